@@ -1,3 +1,12 @@
-"""smoothdp_nb: smoothed differential privacy and smooth-sensitivity releases, for notebooks."""
+"""smoothdp_nb: smoothed differential privacy and smooth-sensitivity releases, for notebooks.
+
+The numerical core (:mod:`smoothdp_nb.core`) is re-exported here; the
+notebook layers (magic, panels, charts) are imported lazily so that
+``import smoothdp_nb`` stays light and works without a notebook.
+"""
+
+from .core import *  # noqa: F401,F403
+from .core import __all__ as _core_all
 
 __version__ = "0.1.0"
+__all__ = list(_core_all)

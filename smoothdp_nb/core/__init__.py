@@ -3,3 +3,20 @@
 Imports only numpy, scipy and pandas (never IPython, ipywidgets or Altair), so
 it can be used from scripts, tests and other libraries.
 """
+
+from . import datasets
+from .mechanisms import ComputationTooLarge, NoisySamplingHistogram, SamplingHistogram
+from .profiles import Composition, adjusted_utility, compose, dp_delta, privacy_profile, remark8_bound
+
+__all__ = [
+    "datasets",
+    "SamplingHistogram",
+    "NoisySamplingHistogram",
+    "ComputationTooLarge",
+    "privacy_profile",
+    "dp_delta",
+    "remark8_bound",
+    "adjusted_utility",
+    "compose",
+    "Composition",
+]

@@ -1,0 +1,147 @@
+"""Independent exact reference computations, written for the tests only.
+
+Everything here enumerates outputs with ``fractions.Fraction`` or sums with
+mpmath at 60 digits; none of it calls the package's numerical code.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import mpmath as mp
+
+mp.mp.dps = 60
+
+
+def pmf_without_replacement(h, T):
+    """Multivariate hypergeometric pmf of the sampled histogram, exactly."""
+    n = sum(h)
+    res = {}
+    for o in itertools.product(*[range(c + 1) for c in h]):
+        if sum(o) == T:
+            res[o] = Fraction(math.prod(math.comb(c, k) for c, k in zip(h, o)), math.comb(n, T))
+    return res
+
+
+def pmf_with_replacement(h, T):
+    """Multinomial pmf of the sampled histogram, exactly."""
+    n = sum(h)
+    res = {}
+    for o in itertools.product(range(T + 1), repeat=len(h)):
+        if sum(o) == T:
+            p = Fraction(math.factorial(T))
+            for c, k in zip(h, o):
+                p *= Fraction(c, n) ** k / math.factorial(k)
+            if p:
+                res[o] = p
+    return res
+
+
+def to_mp(fr):
+    return mp.mpf(fr.numerator) / fr.denominator
+
+
+def hockey(P, Q, eps):
+    """sum_o max(0, P(o) - e^eps Q(o)) at 60 digits."""
+    E = mp.e ** mp.mpf(eps)
+    s = mp.mpf(0)
+    for o in set(P) | set(Q):
+        d = to_mp(P.get(o, Fraction(0))) - E * to_mp(Q.get(o, Fraction(0)))
+        if d > 0:
+            s += d
+    return s
+
+
+def neighbours(h):
+    for a in range(len(h)):
+        if h[a] == 0:
+            continue
+        for b in range(len(h)):
+            if a != b:
+                x = list(h)
+                x[a] -= 1
+                x[b] += 1
+                yield tuple(x)
+
+
+def profile(h, T, eps, replace=False):
+    """delta_eps(x) of Definition 2, by enumerating every output of every neighbour."""
+    f = pmf_with_replacement if replace else pmf_without_replacement
+    P = f(h, T)
+    best = mp.mpf(0)
+    for x in neighbours(h):
+        Q = f(x, T)
+        best = max(best, hockey(P, Q, eps), hockey(Q, P, eps))
+    return best
+
+
+def utility(c, T, t, replace=False):
+    """Adjusted utility, eq. (3), uniform prior, from the definition."""
+    f = pmf_with_replacement if replace else pmf_without_replacement
+    m = len(c)
+    pmfs = []
+    for j in range(m):
+        x = list(c)
+        x[j] += 1
+        pmfs.append(f(tuple(x), T))
+    outs = set().union(*pmfs)
+    t = Fraction(t).limit_denominator(10**12) if not isinstance(t, Fraction) else t
+    best = Fraction(0)
+    for i in range(m):
+        s = Fraction(0)
+        for o in outs:
+            ps = [p.get(o, Fraction(0)) for p in pmfs]
+            tot = sum(ps)
+            post = max(ps) / tot
+            s += pmfs[i].get(o, Fraction(0)) * max(Fraction(0), post - t)
+        best = max(best, s)
+    return best / (1 - t)
+
+
+def log_hypergeom_mp(k, good, bad, draws):
+    return (
+        mp.loggamma(good + 1) - mp.loggamma(k + 1) - mp.loggamma(good - k + 1)
+        + mp.loggamma(bad + 1) - mp.loggamma(draws - k + 1) - mp.loggamma(bad - draws + k + 1)
+        - mp.loggamma(good + bad + 1) + mp.loggamma(draws + 1) + mp.loggamma(good + bad - draws + 1)
+    )
+
+
+def forward_divergence_binary_mp(u, v, T, eps):
+    """log d(x, x') for two categories and huge n, at 60 digits.
+
+    x has u+1 records of a and v of b; x' moves that record to b.  The first
+    K where P(K) > e^eps Q(K) is found by bisection on the (monotone)
+    condition, evaluated with log-gamma at 60 digits; the positive terms
+    are then summed upward until they fall below 1e-40 of the total.
+    """
+    lo, hi = max(0, T - v), min(u + 1, T)
+    eps = mp.mpf(eps)
+
+    def positive(k):
+        if k > u:  # Q(K) = 0 there
+            return True
+        return log_hypergeom_mp(k, u + 1, v, T) - log_hypergeom_mp(k, u, v + 1, T) > eps
+
+    if not positive(hi):
+        return -mp.inf
+    a, b = lo, hi  # find the smallest positive k
+    if positive(a):
+        b = a
+    while b - a > 1:
+        mid = (a + b) // 2
+        if positive(mid):
+            b = mid
+        else:
+            a = mid
+    total = mp.mpf(0)
+    E = mp.e**eps
+    for k in range(b, hi + 1):
+        p = mp.e ** log_hypergeom_mp(k, u + 1, v, T)
+        q = mp.e ** log_hypergeom_mp(k, u, v + 1, T) if k <= u else mp.mpf(0)
+        term = p - E * q
+        total += term
+        if term < total * mp.mpf("1e-40"):
+            break
+    return mp.log(total)

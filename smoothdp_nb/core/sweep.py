@@ -1,0 +1,649 @@
+"""Parameter sweeps and chunked Monte Carlo on any ``concurrent.futures`` executor.
+
+Two entry points:
+
+:func:`sweep`
+    Evaluate ``fn(**params)`` on every point of a parameter grid and collect the results
+    in a tidy table (:class:`SweepResult`).
+:func:`monte_carlo_map`
+    Run ``trials`` Monte Carlo trials in fixed-size chunks and return the per-trial
+    results, concatenated in order.
+
+Both accept any :class:`concurrent.futures.Executor`: ``None`` (the default) runs the work
+in the calling process, a :class:`~concurrent.futures.ThreadPoolExecutor` or
+:class:`~concurrent.futures.ProcessPoolExecutor` runs it locally, and the executor of a
+Dask cluster (``dask.distributed.Client(...).get_executor()``) runs it on that cluster.
+This module never imports Dask itself.
+
+Reproducibility
+---------------
+Random streams are derived with :meth:`numpy.random.SeedSequence.spawn`: one child per
+grid point in :func:`sweep`, one child per chunk in :func:`monte_carlo_map`. The child
+used for a grid point (or chunk) depends only on the seed and on the point's (chunk's)
+index, never on the executor, the task size or the number of workers, so results are
+bit-for-bit identical however the work is distributed.
+
+Pickling
+--------
+With a process pool or a Dask cluster, ``fn`` / ``trial_fn`` and everything passed to it
+are pickled and sent to other processes. Define those functions at the top level of a
+module (not as lambdas or nested functions; in a notebook, top-level functions of the
+notebook work with Dask, which uses cloudpickle, but not always with a standard process
+pool); :func:`functools.partial` of a top-level function is fine.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import dataclasses
+import itertools
+import math
+import numbers
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["SweepResult", "sweep", "monte_carlo_map"]
+
+#: Default number of Monte Carlo trials per chunk (one task per chunk).
+DEFAULT_MC_CHUNK = 100_000
+
+#: With ``progress=None`` a bar appears only when the work takes longer than this (s).
+AUTO_PROGRESS_DELAY = 2.0
+
+SeedLike = int | np.random.SeedSequence | np.random.Generator | None
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _check_executor(executor: Any) -> cf.Executor | None:
+    if executor is None or isinstance(executor, cf.Executor):
+        return executor
+    hint = ""
+    if hasattr(executor, "get_executor"):
+        hint = " (for a Dask client pass client.get_executor())"
+    raise TypeError(
+        "executor must be None or a concurrent.futures.Executor, "
+        f"got {type(executor).__name__}{hint}"
+    )
+
+
+def _root_seed(rng: SeedLike, *, allow_none: bool) -> np.random.SeedSequence | None:
+    """Turn the ``rng`` argument into the SeedSequence that children are spawned from."""
+    if rng is None:
+        return None if allow_none else np.random.SeedSequence()
+    if isinstance(rng, np.random.SeedSequence):
+        return rng
+    if isinstance(rng, np.random.Generator):
+        seed_seq = rng.bit_generator.seed_seq
+        if not isinstance(seed_seq, np.random.SeedSequence):
+            raise TypeError("rng: the Generator's bit generator has no SeedSequence to spawn from")
+        return seed_seq
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
+        if rng < 0:
+            raise ValueError(f"rng must be a non-negative integer seed, got {rng}")
+        return np.random.SeedSequence(int(rng))
+    raise TypeError(
+        "rng must be None, a non-negative int, a numpy SeedSequence or a numpy Generator, "
+        f"got {type(rng).__name__}"
+    )
+
+
+def _positive_int(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be a positive integer, got {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value}")
+    return int(value)
+
+
+def _worker_count(executor: cf.Executor | None) -> int:
+    if executor is None:
+        return 1
+    count = getattr(executor, "_max_workers", None)  # thread and process pools
+    if isinstance(count, int) and count > 0:
+        return count
+    return os.cpu_count() or 1
+
+
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(progress: bool | None, total: int, n_tasks: int, desc: str) -> Any:
+    if progress is False or (progress is None and n_tasks <= 1):
+        return _NoBar()
+    if progress is not None and progress is not True:
+        raise TypeError(f"progress must be True, False or None, got {progress!r}")
+    from tqdm.auto import tqdm  # imported only when a bar may be shown
+
+    delay = 0.0 if progress else AUTO_PROGRESS_DELAY
+    return tqdm(total=total, desc=desc, delay=delay, leave=bool(progress))
+
+
+class _Tasks:
+    """Run ``func(*payload)`` for every payload, in-process or on an executor.
+
+    Iterating yields ``(task index, result, error)`` as tasks finish (``error`` is the
+    exception of a failed task, else None). In-process (``executor=None``) the tasks run
+    in order when iterated and a KeyboardInterrupt simply propagates. With an executor
+    every task is submitted up front. :meth:`stop` cancels what has not started and
+    returns the finished tasks that were not yet yielded, so that an interrupted run
+    keeps everything already computed.
+    """
+
+    def __init__(
+        self,
+        executor: cf.Executor | None,
+        func: Callable[..., Any],
+        payloads: Sequence[tuple[Any, ...]],
+    ) -> None:
+        self._executor = executor
+        self._func = func
+        self._payloads = payloads
+        self._futures: dict[cf.Future, int] = {}
+        self._yielded: set[int] = set()
+
+    @staticmethod
+    def _outcome(fut: cf.Future) -> tuple[Any, BaseException | None]:
+        try:
+            return fut.result(), None
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - e.g. BrokenProcessPool
+            return None, exc
+
+    def __iter__(self) -> Iterator[tuple[int, Any, BaseException | None]]:
+        if self._executor is None:
+            for k, payload in enumerate(self._payloads):
+                try:
+                    out = self._func(*payload)
+                except Exception as exc:  # noqa: BLE001 - reported to the caller
+                    yield k, None, exc
+                else:
+                    yield k, out, None
+            return
+        for k, payload in enumerate(self._payloads):
+            self._futures[self._executor.submit(self._func, *payload)] = k
+        for fut in cf.as_completed(self._futures):
+            k = self._futures[fut]
+            self._yielded.add(k)
+            out, error = self._outcome(fut)
+            yield k, out, error
+
+    def stop(self) -> list[tuple[int, Any, BaseException | None]]:
+        """Cancel the tasks not started; return finished tasks not yet yielded."""
+        for fut in self._futures:
+            fut.cancel()
+        finished = []
+        for fut, k in self._futures.items():
+            if k in self._yielded or not fut.done() or fut.cancelled():
+                continue
+            self._yielded.add(k)
+            out, error = self._outcome(fut)
+            finished.append((k, out, error))
+        return finished
+
+
+# --------------------------------------------------------------------------- grids
+
+
+def _grid_points(grid: Any) -> tuple[list[str], list[dict[str, Any]]]:
+    """Normalise ``grid`` into (parameter names, list of parameter dicts)."""
+    if isinstance(grid, pd.DataFrame):
+        if grid.shape[0] == 0 or grid.shape[1] == 0:
+            raise ValueError("grid: the DataFrame has no rows or no columns")
+        names = list(grid.columns)
+        points = grid.to_dict(orient="records")
+    elif isinstance(grid, Mapping):
+        if not grid:
+            raise ValueError("grid must name at least one parameter, got an empty dict")
+        names = list(grid)
+        axes = []
+        for name, values in grid.items():
+            if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+                raise TypeError(
+                    f"grid[{name!r}] must be a sequence of values, got {type(values).__name__}"
+                    " (wrap a single value in a list)"
+                )
+            values = list(values)
+            if not values:
+                raise ValueError(f"grid[{name!r}] is empty: every parameter needs a value")
+            axes.append(values)
+        points = [dict(zip(names, combo)) for combo in itertools.product(*axes)]
+    elif isinstance(grid, Sequence) and not isinstance(grid, (str, bytes)):
+        if len(grid) == 0:
+            raise ValueError("grid is an empty list: there is nothing to sweep")
+        names = []
+        points = []
+        for i, point in enumerate(grid):
+            if not isinstance(point, Mapping):
+                raise TypeError(
+                    f"grid[{i}] must be a dict of parameter values, got {type(point).__name__}"
+                )
+            for name in point:
+                if name not in names:
+                    names.append(name)
+            points.append(dict(point))
+    else:
+        raise TypeError(
+            "grid must be a dict of parameter -> values, a list of dicts or a pandas "
+            f"DataFrame, got {type(grid).__name__}"
+        )
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"grid: parameter names must be strings, got {name!r}")
+    return names, points
+
+
+def _as_record(value: Any) -> dict[str, Any]:
+    """Turn one return value of ``fn`` into a dict of result columns."""
+    if isinstance(value, (numbers.Number, np.number, np.bool_)):
+        return {"value": value}
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        return {"value": value.item()}
+    if isinstance(value, Mapping):
+        return dict(value)
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict):
+        record = to_dict()
+        if isinstance(record, Mapping):
+            return dict(record)
+    raise TypeError(
+        "fn must return a number, a dict of numbers or an object with to_dict(); "
+        f"got {type(value).__name__}"
+    )
+
+
+def _sweep_chunk(
+    fn: Callable[..., Any],
+    indices: Sequence[int],
+    points: Sequence[Mapping[str, Any]],
+    seeds: Sequence[np.random.SeedSequence] | None,
+    fixed: Mapping[str, Any],
+) -> tuple[list[tuple[int, dict[str, Any] | None, str | None]], bool]:
+    """Evaluate one chunk of grid points (runs in the worker).
+
+    Returns ``(outcomes, interrupted)``; each outcome is ``(index, record, error)``.
+    A KeyboardInterrupt inside ``fn`` stops the chunk and sets ``interrupted``; the
+    points already evaluated are kept.
+    """
+    outcomes: list[tuple[int, dict[str, Any] | None, str | None]] = []
+    for j, (index, params) in enumerate(zip(indices, points)):
+        kwargs = dict(fixed)
+        kwargs.update(params)
+        if seeds is not None:
+            kwargs["rng"] = np.random.default_rng(seeds[j])
+        try:
+            record = _as_record(fn(**kwargs))
+        except KeyboardInterrupt:
+            return outcomes, True
+        except Exception as exc:  # noqa: BLE001 - reported with the parameters
+            outcomes.append((index, None, repr(exc)))
+        else:
+            outcomes.append((index, record, None))
+    return outcomes, False
+
+
+# --------------------------------------------------------------------------- sweep
+
+
+@dataclasses.dataclass(frozen=True)
+class SweepResult:
+    """Outcome of :func:`sweep`.
+
+    Attributes
+    ----------
+    parameters : tuple of str
+        Parameter names, in grid order.
+    points : tuple of dict
+        Every grid point, in grid order.
+    records : tuple of (dict or None)
+        Result columns of each point; ``None`` where the point failed or was not run.
+    failures : tuple of (int, str)
+        ``(point index, repr of the exception)`` for every failed point.
+    partial : bool
+        True when the sweep was interrupted (KeyboardInterrupt) before every point ran.
+    elapsed : float
+        Wall-clock seconds.
+    n_tasks : int
+        Number of tasks (chunks of grid points) the work was split into.
+    """
+
+    parameters: tuple[str, ...]
+    points: tuple[dict[str, Any], ...]
+    records: tuple[dict[str, Any] | None, ...]
+    failures: tuple[tuple[int, str], ...] = ()
+    partial: bool = False
+    elapsed: float = 0.0
+    n_tasks: int = 0
+
+    @property
+    def n_points(self) -> int:
+        """Number of grid points."""
+        return len(self.points)
+
+    @property
+    def n_done(self) -> int:
+        """Number of grid points evaluated successfully."""
+        return sum(record is not None for record in self.records)
+
+    @property
+    def complete(self) -> bool:
+        """True when every grid point was evaluated successfully."""
+        return not self.partial and not self.failures and self.n_done == self.n_points
+
+    @property
+    def errors(self) -> list[tuple[dict[str, Any], str]]:
+        """``(parameters, exception repr)`` of every failed point, in grid order."""
+        return [(dict(self.points[i]), message) for i, message in self.failures]
+
+    def to_frame(self, include_missing: bool = False) -> pd.DataFrame:
+        """Tidy table: one row per grid point, parameter columns then result columns.
+
+        Parameters
+        ----------
+        include_missing : bool, default False
+            If False, only the points evaluated successfully appear (in grid order). If
+            True, every grid point appears, with missing results (failed or not run)
+            as NaN.
+
+        Returns
+        -------
+        pandas.DataFrame
+            A result column whose name clashes with a parameter is suffixed ``_result``.
+        """
+        result_columns: list[str] = []
+        for record in self.records:
+            if record is not None:
+                for key in record:
+                    if key not in result_columns:
+                        result_columns.append(key)
+        rename = {c: (f"{c}_result" if c in self.parameters else c) for c in result_columns}
+        rows = []
+        for params, record in zip(self.points, self.records):
+            if record is None and not include_missing:
+                continue
+            row = {name: params.get(name, np.nan) for name in self.parameters}
+            for key in result_columns:
+                row[rename[key]] = np.nan if record is None else record.get(key, np.nan)
+            rows.append(row)
+        columns = list(self.parameters) + [rename[c] for c in result_columns]
+        return pd.DataFrame(rows, columns=columns)
+
+
+def sweep(
+    fn: Callable[..., Any],
+    grid: Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Any]] | pd.DataFrame,
+    executor: cf.Executor | None = None,
+    *,
+    rng: SeedLike = None,
+    chunksize: int | None = None,
+    progress: bool | None = None,
+    fixed: Mapping[str, Any] | None = None,
+) -> SweepResult:
+    """Evaluate ``fn`` on every point of a parameter grid, on any executor.
+
+    Parameters
+    ----------
+    fn : callable
+        Called as ``fn(**fixed, **params)`` for every grid point ``params`` (plus
+        ``rng=<numpy Generator>`` when the sweep has an ``rng``). It returns a number
+        (result column ``value``), a dict of numbers (one column per key) or an object
+        with a ``to_dict()`` method. With a process pool or a Dask cluster it must be
+        picklable: define it at the top level of a module.
+    grid : dict, list of dict or pandas.DataFrame
+        A dict ``{name: sequence of values}`` sweeps the cartesian product (the last
+        name varies fastest); a list of dicts or a DataFrame (one row per point) gives
+        the points explicitly.
+    executor : concurrent.futures.Executor or None
+        Where the tasks run. ``None`` runs them one after the other in this process;
+        any ``concurrent.futures.Executor`` works, including
+        ``dask.distributed.Client(...).get_executor()``.
+    rng : int, numpy.random.SeedSequence, numpy.random.Generator or None
+        Seed of the sweep. If given, grid point ``i`` receives
+        ``rng=np.random.default_rng(children[i])`` with
+        ``children = SeedSequence(rng).spawn(n_points)``, so results do not depend on the
+        executor, the chunk size or the number of workers. An int gives the same
+        streams on every call; a SeedSequence or Generator is spawned from (as numpy's
+        ``spawn`` does), so repeated calls with the same object get fresh streams.
+    chunksize : int, optional
+        Grid points per task. Default: about four tasks per worker of the executor
+        (up to 1000 tasks in-process, for a fine-grained progress bar).
+    progress : bool or None
+        ``True`` shows a ``tqdm.auto`` progress bar; ``False`` never does; ``None``
+        (default) shows one only for sweeps of more than one task that run for more
+        than a couple of seconds.
+    fixed : dict, optional
+        Keyword arguments passed unchanged to every call (keep them small: they are
+        sent with every task).
+
+    Returns
+    -------
+    SweepResult
+        ``.to_frame()`` gives the tidy table; ``.complete`` tells whether every point
+        succeeded; ``.errors`` lists ``(params, exception repr)`` of failed points (the
+        other points still run); ``.partial`` is True if the sweep was interrupted by a
+        KeyboardInterrupt, in which case the results computed so far are returned.
+
+    Raises
+    ------
+    TypeError
+        If ``fn`` is not callable, ``executor`` is not an Executor, or ``grid``,
+        ``rng``, ``chunksize`` or ``progress`` has the wrong type.
+    ValueError
+        If ``grid`` is empty (or one of its parameters has no values), ``chunksize`` is
+        not positive, or a grid parameter clashes with ``rng``/``fixed``.
+
+    Examples
+    --------
+    >>> def area(width, height):
+    ...     return width * height
+    >>> res = sweep(area, {"width": [1, 2], "height": [10, 20]})
+    >>> res.to_frame()["value"].tolist()
+    [10, 20, 20, 40]
+    """
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+    executor = _check_executor(executor)
+    names, points = _grid_points(grid)
+    fixed = dict(fixed or {})
+    clash = set(names) & set(fixed)
+    if clash:
+        raise ValueError(f"fixed: names {sorted(clash)} are also grid parameters")
+    root = _root_seed(rng, allow_none=True)
+    if root is not None and ("rng" in names or "rng" in fixed):
+        raise ValueError("grid: 'rng' cannot be a parameter when the sweep has an rng")
+
+    n = len(points)
+    if chunksize is None:
+        workers = _worker_count(executor)
+        n_target = 1000 if executor is None else 4 * workers
+        chunksize = max(1, math.ceil(n / n_target))
+    else:
+        chunksize = _positive_int(chunksize, "chunksize")
+    seeds = root.spawn(n) if root is not None else None
+
+    payloads = []
+    for start in range(0, n, chunksize):
+        stop = min(start + chunksize, n)
+        payloads.append(
+            (
+                fn,
+                list(range(start, stop)),
+                points[start:stop],
+                None if seeds is None else seeds[start:stop],
+                fixed,
+            )
+        )
+
+    records: list[dict[str, Any] | None] = [None] * n
+    failures: list[tuple[int, str]] = []
+    bar = _progress_bar(progress, n, len(payloads), "sweep")
+
+    def collect(k: int, out: Any, error: BaseException | None) -> bool:
+        """Store one task's outcome; return True if it reports an interrupt."""
+        if error is not None:
+            # the whole task failed (e.g. fn not picklable, worker process died)
+            for index in payloads[k][1]:
+                failures.append((index, repr(error)))
+            bar.update(len(payloads[k][1]))
+            return False
+        outcomes, interrupted = out
+        for index, record, message in outcomes:
+            if message is None:
+                records[index] = record
+            else:
+                failures.append((index, message))
+        bar.update(len(outcomes))
+        return interrupted
+
+    t0 = time.perf_counter()
+    tasks = _Tasks(executor, _sweep_chunk, payloads)
+    partial = False
+    try:
+        for k, out, error in tasks:
+            if collect(k, out, error):
+                partial = True
+                break
+    except KeyboardInterrupt:
+        partial = True
+    finally:
+        try:
+            for k, out, error in tasks.stop():
+                partial = collect(k, out, error) or partial
+        finally:
+            bar.close()
+    failures.sort()
+    return SweepResult(
+        parameters=tuple(names),
+        points=tuple(points),
+        records=tuple(records),
+        failures=tuple(failures),
+        partial=partial,
+        elapsed=time.perf_counter() - t0,
+        n_tasks=len(payloads),
+    )
+
+
+# --------------------------------------------------------------------------- Monte Carlo
+
+
+def _mc_chunk(
+    trial_fn: Callable[..., Any],
+    size: int,
+    seed: np.random.SeedSequence,
+    kwargs: Mapping[str, Any],
+) -> np.ndarray:
+    """Run one chunk of Monte Carlo trials (runs in the worker)."""
+    out = np.asarray(trial_fn(size, np.random.default_rng(seed), **kwargs))
+    if out.ndim == 0 or out.shape[0] != size:
+        raise ValueError(
+            f"trial_fn(size={size}, rng) must return an array whose first axis has length "
+            f"{size}, got shape {out.shape}"
+        )
+    return out
+
+
+def monte_carlo_map(
+    trial_fn: Callable[..., Any],
+    trials: int,
+    rng: SeedLike,
+    executor: cf.Executor | None = None,
+    chunk: int = DEFAULT_MC_CHUNK,
+    *,
+    kwargs: Mapping[str, Any] | None = None,
+    progress: bool | None = None,
+) -> np.ndarray:
+    """Run ``trials`` Monte Carlo trials in fixed-size chunks on any executor.
+
+    The trials are cut into chunks ``[0, chunk), [chunk, 2*chunk), ...`` (the last one
+    shorter); chunk ``c`` is simulated by ``trial_fn(size_c, rng_c, **kwargs)`` with
+    ``rng_c = np.random.default_rng(children[c])`` and
+    ``children = SeedSequence(rng).spawn(n_chunks)``. The chunk boundaries depend only
+    on ``trials`` and ``chunk`` (never on the executor or the number of workers), so
+    for a given seed and chunk size the result is bit-for-bit the same everywhere.
+
+    Parameters
+    ----------
+    trial_fn : callable
+        ``trial_fn(size, rng, **kwargs)`` simulates ``size`` independent trials with the
+        numpy Generator ``rng`` and returns an array whose first axis has length
+        ``size`` (one entry or row per trial). Vectorise it with numpy: it is called
+        once per chunk, not once per trial. With a process pool or a Dask cluster it
+        must be picklable: define it at the top level of a module.
+    trials : int
+        Total number of trials (positive).
+    rng : int, numpy.random.SeedSequence, numpy.random.Generator or None
+        Seed. An int gives the same result on every call; a SeedSequence or Generator is
+        spawned from (repeated calls get fresh streams); None draws fresh OS entropy.
+    executor : concurrent.futures.Executor or None
+        Where the chunks run; ``None`` runs them in this process. Any
+        ``concurrent.futures.Executor`` works, e.g. a ProcessPoolExecutor or
+        ``dask.distributed.Client(...).get_executor()``.
+    chunk : int, default 100_000
+        Trials per chunk (= per task). Changing it changes the random streams, hence
+        the individual results (not their distribution).
+    kwargs : dict, optional
+        Extra keyword arguments for ``trial_fn`` (small: they are sent with every task).
+    progress : bool or None
+        As in :func:`sweep` (``None``: a bar only for runs longer than a few seconds).
+
+    Returns
+    -------
+    numpy.ndarray
+        The chunks' results concatenated along the first axis, in trial order
+        (length ``trials``).
+
+    Raises
+    ------
+    TypeError, ValueError
+        On bad arguments (naming the parameter), or the error of a failing chunk, with
+        a note naming the chunk's trial range. A KeyboardInterrupt cancels the chunks
+        not yet started and propagates.
+
+    Examples
+    --------
+    >>> def coin_flips(size, rng):
+    ...     return rng.integers(0, 2, size=size)
+    >>> heads = monte_carlo_map(coin_flips, 1000, rng=7, chunk=300)
+    >>> heads.shape
+    (1000,)
+    """
+    if not callable(trial_fn):
+        raise TypeError(f"trial_fn must be callable, got {type(trial_fn).__name__}")
+    trials = _positive_int(trials, "trials")
+    chunk = _positive_int(chunk, "chunk")
+    executor = _check_executor(executor)
+    root = _root_seed(rng, allow_none=False)
+    kwargs = dict(kwargs or {})
+
+    bounds = [(start, min(start + chunk, trials)) for start in range(0, trials, chunk)]
+    seeds = root.spawn(len(bounds))
+    payloads = [
+        (trial_fn, stop - start, seed, kwargs) for (start, stop), seed in zip(bounds, seeds)
+    ]
+    results: list[np.ndarray | None] = [None] * len(payloads)
+    bar = _progress_bar(progress, trials, len(payloads), "monte carlo")
+    tasks = _Tasks(executor, _mc_chunk, payloads)
+    try:
+        for k, out, error in tasks:
+            if error is not None:
+                start, stop = bounds[k]
+                error.add_note(f"monte_carlo_map: chunk {k} (trials {start}..{stop - 1}) failed")
+                raise error
+            results[k] = out
+            bar.update(bounds[k][1] - bounds[k][0])
+    finally:
+        tasks.stop()
+        bar.close()
+    return np.concatenate(results, axis=0)

@@ -280,7 +280,7 @@ class SamplingHistogram:
                 return _lpmf.log_binom_pmf(k, Tf, p[rows], q[rows])
 
             def log_ratio(rows, k):
-                with np.errstate(divide="ignore"):
+                with np.errstate(divide="ignore", invalid="ignore"):
                     return np.log((Tf - k) / (k + 1.0)) + np.log(p[rows]) - np.log(q[rows])
 
             lo = np.zeros(u.size, dtype=np.int64)

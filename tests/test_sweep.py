@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import concurrent.futures as cf
+import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -41,6 +44,12 @@ def fails_on_n100(eps, n, kind):
 def interrupted_at_point(eps, n, kind):
     if (eps, n, kind) == (0.5, 10, "a"):  # grid index 6
         raise KeyboardInterrupt
+    return eps * n
+
+
+def slow_for_large_n(eps, n, kind):
+    if n == 1000:
+        time.sleep(1.0)
     return eps * n
 
 
@@ -232,6 +241,25 @@ def test_sweep_partial_on_interrupt_in_thread_pool():
     assert res.partial and not res.complete
     assert all(r is not None for r in res.records[:6])
     assert res.records[6] is None
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="sends SIGINT to the test process (POSIX only)")
+def test_sweep_partial_on_ctrl_c_while_waiting_for_workers():
+    """A real SIGINT while the main thread waits on the executor keeps finished points."""
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        pytest.skip("SIGINT is not mapped to KeyboardInterrupt in this process")
+    timer = threading.Timer(0.5, os.kill, args=(os.getpid(), signal.SIGINT))
+    with cf.ThreadPoolExecutor(max_workers=2) as threads:
+        timer.start()
+        try:
+            # grid indices 4 and 5 (n=1000) sleep; 0..3 finish at once
+            res = sweep(slow_for_large_n, GRID, threads, chunksize=1, progress=False)
+        finally:
+            timer.cancel()
+    assert res.partial and not res.complete
+    assert all(r is not None for r in res.records[:4])
+    assert res.n_done == 4
+    assert res.elapsed < 2.0  # without the interrupt it takes about 4 s
 
 
 def test_sweep_progress_bar(capsys):

@@ -30,6 +30,12 @@ are pickled and sent to other processes. Define those functions at the top level
 module (not as lambdas or nested functions; in a notebook, top-level functions of the
 notebook work with Dask, which uses cloudpickle, but not always with a standard process
 pool); :func:`functools.partial` of a top-level function is fine.
+
+Dask note: ``client.get_executor()`` submits "pure" tasks by default, so Dask may reuse
+the result of an identical task (same function, same arguments, same seed) that the
+cluster still holds instead of recomputing it. As tasks here are deterministic this
+gives the same numbers; pass ``client.get_executor(pure=False)`` to force recomputation
+(e.g. when timing).
 """
 
 from __future__ import annotations

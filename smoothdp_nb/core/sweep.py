@@ -126,10 +126,12 @@ class _NoBar:
 
 
 def _progress_bar(progress: bool | None, total: int, n_tasks: int, desc: str) -> Any:
+    if progress is not None:
+        if not isinstance(progress, (bool, np.bool_)):
+            raise TypeError(f"progress must be True, False or None, got {progress!r}")
+        progress = bool(progress)
     if progress is False or (progress is None and n_tasks <= 1):
         return _NoBar()
-    if progress is not None and progress is not True:
-        raise TypeError(f"progress must be True, False or None, got {progress!r}")
     from tqdm.auto import tqdm  # imported only when a bar may be shown
 
     delay = 0.0 if progress else AUTO_PROGRESS_DELAY
@@ -179,7 +181,13 @@ class _Tasks:
                     yield k, out, None
             return
         for k, payload in enumerate(self._payloads):
-            self._futures[self._executor.submit(self._func, *payload)] = k
+            try:
+                fut = self._executor.submit(self._func, *payload)
+            except Exception as exc:  # noqa: BLE001 - e.g. arguments Dask cannot pickle
+                self._yielded.add(k)
+                yield k, None, exc
+            else:
+                self._futures[fut] = k
         for fut in cf.as_completed(self._futures):
             k = self._futures[fut]
             self._yielded.add(k)

@@ -49,7 +49,7 @@ def interrupted_at_point(eps, n, kind):
 
 def slow_for_large_n(eps, n, kind):
     if n == 1000:
-        time.sleep(1.0)
+        time.sleep(2.0)
     return eps * n
 
 
@@ -259,7 +259,7 @@ def test_sweep_partial_on_ctrl_c_while_waiting_for_workers():
     assert res.partial and not res.complete
     assert all(r is not None for r in res.records[:4])
     assert res.n_done == 4
-    assert res.elapsed < 2.0  # without the interrupt it takes about 4 s
+    assert res.elapsed < 1.5  # without the interrupt it takes about 8 s
 
 
 def test_sweep_progress_bar(capsys):

@@ -1,0 +1,888 @@
+"""Noise distributions for smooth-sensitivity releases, and their calibration.
+
+Five families, each a :class:`scipy.stats.rv_continuous` subclass; the public
+constructors return *frozen* distributions (``pdf``, ``logpdf``, ``cdf``,
+``sf``, ``ppf``, ``rvs(size, random_state)``, ``mean``, ``var``, ``std``):
+
+* :func:`PolyPlace` -- Hladik & Tetek, "Smooth Sensitivity Revisited: Towards
+  Optimality", Definition 6 (density), Lemma 7 (normalisation; the cdf and ppf
+  below are the antiderivatives ``I1``, ``I2`` of its proof, Appendix A) and
+  Lemma 13 (variance).
+* :func:`GeneralizedCauchy` -- density proportional to ``1/(1+|x|^c)``
+  (Nissim-Raskhodnikova-Smith, lecture notes Lemma 2.7; Hladik-Tetek Claim 16).
+* :func:`StudentT` -- Student's t with ``df`` degrees of freedom (Bun-Steinke;
+  Hladik-Tetek Claim 17).
+* :func:`LaplaceLogNormal` -- ``X * exp(sigma * Y)``, X standard Laplace, Y
+  standard normal (Bun-Steinke; lecture notes Proposition 3, concentrated DP).
+* :func:`Laplace` -- density ``exp(-|x|/b)/(2b)`` (NRS Lemma 2.9;
+  Hladik-Tetek Claim 18; only (epsilon, delta)-DP with smooth sensitivity).
+
+Calibration (noise added = ``SS * scale * Z``; see :func:`calibrate`):
+
+=====================  =========================================  ======================  ==========================
+family                 Z and scale per unit of smooth sensitivity  allowed gamma           guarantee
+=====================  =========================================  ======================  ==========================
+``polyplace``          Z ~ PolyPlace(1/gamma, eps/gamma), scale 1  0 < gamma < eps         eps-DP (Theorem 8)
+``cauchy`` (shape c)   (c+1) / (eps - gamma (c+1))                 gamma < eps/(c+1), c>1  eps-DP (Claim 16)
+``student_t`` (d)      (d+1) / (2 sqrt(d) (eps - gamma (d+1)))     gamma < eps/(d+1), d>0  eps-DP (Claim 17)
+``laplace``            1 / (eps - gamma ln(2/delta))               gamma < eps/ln(2/delta) (eps, delta)-DP (Claim 18)
+``laplace_log_normal`` exp(3 sigma^2/2) / (eps - gamma/sigma)      gamma < eps * sigma     rho-zCDP, rho = eps^2/2
+=====================  =========================================  ======================  ==========================
+
+:func:`noise_std` gives the resulting standard deviation per unit of smooth
+sensitivity, choosing the shape parameter that minimises it when
+``shape=None`` (Appendix B, Figure 1 of Hladik-Tetek).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Any, Optional
+
+import numpy as np
+from scipy import optimize, special
+from scipy.stats import rv_continuous
+
+__all__ = [
+    "PolyPlace",
+    "GeneralizedCauchy",
+    "StudentT",
+    "LaplaceLogNormal",
+    "Laplace",
+    "polyplace_variance",
+    "FAMILIES",
+    "Calibration",
+    "calibrate",
+    "noise_std",
+    "optimal_shape",
+    "gamma_range",
+]
+
+FAMILIES = ("polyplace", "cauchy", "student_t", "laplace", "laplace_log_normal")
+
+
+# --------------------------------------------------------------------------- #
+# small validation helpers
+# --------------------------------------------------------------------------- #
+def _real(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (Real, np.floating, np.integer)):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    v = float(value)
+    if math.isnan(v):
+        raise ValueError(f"{name} must not be NaN")
+    return v
+
+
+def _positive(value: Any, name: str) -> float:
+    v = _real(value, name)
+    if not (0.0 < v < math.inf):
+        raise ValueError(f"{name} must satisfy 0 < {name} < inf, got {value!r}")
+    return v
+
+
+def _rng(random_state: Any) -> np.random.Generator:
+    if random_state is None or isinstance(random_state, (Integral, np.integer)):
+        return np.random.default_rng(random_state)
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        # scipy may hand us its legacy global RandomState; derive a Generator from it
+        return np.random.default_rng(random_state.randint(0, 2**63 - 1, dtype=np.int64))
+    raise TypeError(
+        "random_state must be None, an int seed or a numpy.random.Generator, "
+        f"got {type(random_state).__name__}"
+    )
+
+
+def _scalar_or_array(x: np.ndarray) -> Any:
+    return x[()] if isinstance(x, np.ndarray) and x.ndim == 0 else x
+
+
+# --------------------------------------------------------------------------- #
+# PolyPlace (Definition 6)
+# --------------------------------------------------------------------------- #
+def _pp_log_apow(alpha):
+    """log(a^alpha) with a = (alpha-1)/alpha, computed without cancellation."""
+    return alpha * np.log1p(-1.0 / alpha)
+
+
+def _pp_K(alpha):
+    """K = 2((alpha-1)/alpha)^alpha + alpha - 1, so that N_{s,alpha} = alpha/(2 K s)."""
+    return 2.0 * np.exp(_pp_log_apow(alpha)) + alpha - 1.0
+
+
+def polyplace_variance(s: float | np.ndarray, alpha: float | np.ndarray) -> Any:
+    """Variance of PolyPlace(s, alpha), Lemma 13 of Hladik & Tetek.
+
+    ``sigma^2 = 2 s^2 [(19 alpha^2 + 5) a^alpha + (alpha-2)(alpha-1)^2]
+    / (K (alpha^4 - 5 alpha^2 + 4))`` with ``a = (alpha-1)/alpha`` and
+    ``K = 2 a^alpha + alpha - 1``; this is the paper's expression after
+    dividing numerator and denominator by ``(1 + 1/alpha)^alpha``.  Infinite
+    (``inf``, never negative) for ``1 < alpha <= 2``.
+    """
+    s = np.asarray(s, dtype=float)
+    alpha = np.asarray(alpha, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        apow = np.exp(_pp_log_apow(alpha))
+        num = (19.0 * alpha**2 + 5.0) * apow + (alpha - 2.0) * (alpha - 1.0) ** 2
+        den = _pp_K(alpha) * (alpha**2 - 1.0) * (alpha**2 - 4.0)
+        var = 2.0 * s**2 * num / den
+    var = np.where(alpha > 2.0, var, np.inf)
+    return _scalar_or_array(var)
+
+
+class polyplace_gen(rv_continuous):
+    """PolyPlace(s, alpha) of Definition 6; ``alpha`` is the shape, ``s`` the scipy scale.
+
+    With ``s = 1``:  f(x) = N (alpha-1) (1-|x|)^(alpha-1) for |x| < 1/alpha and
+    f(x) = N (alpha+1) (1-1/alpha^2)^alpha (1+|x|)^(-alpha-1) otherwise, where
+    N = alpha / (2 (2((alpha-1)/alpha)^alpha + alpha - 1)).
+    """
+
+    def _argcheck(self, alpha):
+        return np.isfinite(alpha) & (alpha > 1.0)
+
+    def _logpdf(self, x, alpha):
+        ax = np.abs(x)
+        logN = np.log(alpha) - np.log(2.0) - np.log(_pp_K(alpha))
+        inner = ax * alpha < 1.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            li = logN + np.log(alpha - 1.0) + (alpha - 1.0) * np.log1p(-np.minimum(ax, 1.0))
+            lo = (
+                logN
+                + np.log(alpha + 1.0)
+                + alpha * np.log1p(-1.0 / alpha**2)
+                - (alpha + 1.0) * np.log1p(ax)
+            )
+        return np.where(inner, li, lo)
+
+    def _pdf(self, x, alpha):
+        return np.exp(self._logpdf(x, alpha))
+
+    @staticmethod
+    def _upper_tail(t, alpha):
+        """P(X > t) for t >= 0, from the antiderivatives I1, I2 (proof of Lemma 7)."""
+        K = _pp_K(alpha)
+        inner = t * alpha < 1.0
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            # 1/2 - (alpha-1)(1-(1-t)^alpha)/(2K)
+            ti = 0.5 + (alpha - 1.0) * np.expm1(alpha * np.log1p(-np.minimum(t, 1.0))) / (2.0 * K)
+            # (alpha+1)(1-1/alpha^2)^alpha (1+t)^(-alpha) / (2K)
+            to = np.exp(
+                np.log(alpha + 1.0)
+                + alpha * np.log1p(-1.0 / alpha**2)
+                - alpha * np.log1p(t)
+                - np.log(2.0 * K)
+            )
+        return np.where(inner, ti, to)
+
+    def _cdf(self, x, alpha):
+        tail = self._upper_tail(np.abs(x), alpha)
+        return np.where(x < 0, tail, 1.0 - tail)
+
+    def _sf(self, x, alpha):
+        tail = self._upper_tail(np.abs(x), alpha)
+        return np.where(x > 0, tail, 1.0 - tail)
+
+    @staticmethod
+    def _upper_tail_inv(p, alpha):
+        """t >= 0 with P(X > t) = p, for 0 <= p <= 1/2 (inverse of ``_upper_tail``)."""
+        K = _pp_K(alpha)
+        log_apow = _pp_log_apow(alpha)
+        p_out = (alpha + 1.0) * np.exp(log_apow) / (2.0 * K)  # P(X > 1/alpha)
+        outer = p <= p_out
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            to = np.expm1(
+                np.log1p(-1.0 / alpha**2)
+                + (np.log(alpha + 1.0) - np.log(2.0 * K) - np.log(p)) / alpha
+            )
+            ti = -np.expm1(np.log1p(-(1.0 - 2.0 * p) * K / (alpha - 1.0)) / alpha)
+        return np.where(outer, to, ti)
+
+    def _ppf(self, q, alpha):
+        lower = q < 0.5
+        p = np.where(lower, q, 1.0 - q)  # exact for q >= 1/2 (Sterbenz)
+        t = self._upper_tail_inv(p, alpha)
+        return np.where(lower, -t, t)
+
+    def _isf(self, q, alpha):
+        return -self._ppf(q, alpha)
+
+    def _stats(self, alpha):
+        var = polyplace_variance(1.0, alpha)
+        g1 = np.where(alpha > 3.0, 0.0, np.nan)
+        return 0.0, var, g1, np.nan
+
+    def _rvs(self, alpha, size=None, random_state=None):
+        rng = _rng(random_state)
+        alpha = np.asarray(alpha, dtype=float)
+        if alpha.size == 1:
+            n = int(np.prod(size)) if size is not None else 1
+            out = _polyplace_standard_rvs(float(alpha.reshape(-1)[0]), n, rng)
+            return out.reshape(size) if size is not None else out[0]
+        u = rng.random(size)
+        return self._ppf(u, alpha)
+
+
+def _polyplace_standard_rvs(alpha: float, n: int, rng: np.random.Generator,
+                            chunk: int = 1 << 16) -> np.ndarray:
+    """Inverse-cdf sampling of PolyPlace(1, alpha), vectorised and cache-blocked.
+
+    One uniform gives both the sign and |X|; |X| comes from inverting
+    P(|X| > t), branch by branch, with a single ``log`` and ``exp`` per draw:
+    inner branch  t = 1 - w^(1/alpha),        w = 1 - v K/(alpha-1),
+    outer branch  t = C w^(-1/alpha) - 1,     w = 1 - v,
+    where v = |2U - 1| and C = (1 - 1/alpha^2) ((alpha+1)/K)^(1/alpha).
+    Blocks of 2^16 keep the temporaries in cache (faster than numpy's laplace).
+    """
+    K = float(_pp_K(alpha))
+    p_in = (alpha - 1.0) * (-math.expm1(float(_pp_log_apow(alpha)))) / K  # P(|X| < 1/alpha)
+    c1 = K / (alpha - 1.0)
+    C = (1.0 - 1.0 / alpha**2) * ((alpha + 1.0) / K) ** (1.0 / alpha)
+    out = np.empty(n)
+    v = np.empty(min(chunk, max(n, 1)))
+    av = np.empty_like(v)
+    m = np.empty_like(v)
+    t = np.empty_like(v)
+    for start in range(0, n, chunk):
+        k = min(chunk, n - start)
+        vv, aa, mm, tt, oo = v[:k], av[:k], m[:k], t[:k], out[start:start + k]
+        rng.random(out=vv)
+        vv *= 2.0
+        vv -= 1.0                              # sign carrier in [-1, 1)
+        np.abs(vv, out=aa)                     # v = |2U - 1|
+        np.less(aa, p_in, out=mm)              # 1.0 on the inner branch
+        np.multiply(mm, c1 - 1.0, out=tt)
+        tt += 1.0
+        np.multiply(aa, tt, out=tt)
+        np.subtract(1.0, tt, out=tt)           # w
+        np.maximum(tt, 2.0**-64, out=tt)       # U = 0 would give w = 0
+        np.log(tt, out=tt)
+        np.multiply(mm, 2.0 / alpha, out=aa)
+        aa -= 1.0 / alpha                      # +-1/alpha
+        tt *= aa
+        np.exp(tt, out=tt)
+        np.multiply(mm, -(C + 1.0), out=aa)
+        aa += C
+        np.multiply(aa, tt, out=oo)
+        oo -= 1.0
+        np.multiply(mm, 2.0, out=aa)
+        oo += aa                               # inner: 1 - e ; outer: C e - 1
+        np.copysign(oo, vv, out=oo)
+    return out
+
+
+_polyplace = polyplace_gen(name="polyplace")
+
+
+def PolyPlace(s: float = 1.0, alpha: float = 3.0, loc: float = 0.0):
+    """Frozen PolyPlace(s, alpha) distribution (Hladik & Tetek, Definition 6).
+
+    Parameters
+    ----------
+    s : float
+        Scale, ``s > 0``.  Theorem 8 uses ``s = SS / gamma``.
+    alpha : float
+        Shape, ``alpha > 1``.  Theorem 8 uses ``alpha = epsilon / gamma``.
+        The variance (Lemma 13) is finite only for ``alpha > 2``; ``var()``
+        returns ``inf`` otherwise.
+    loc : float
+        Location (0 for noise).
+
+    Returns
+    -------
+    scipy.stats frozen distribution
+    """
+    s = _positive(s, "s")
+    alpha = _real(alpha, "alpha")
+    if not (1.0 < alpha < math.inf):
+        raise ValueError(f"alpha must satisfy 1 < alpha < inf for PolyPlace, got {alpha!r}")
+    return _polyplace(alpha, loc=_real(loc, "loc"), scale=s)
+
+
+# --------------------------------------------------------------------------- #
+# generalized Cauchy, density proportional to 1/(1+|x|^c)
+# --------------------------------------------------------------------------- #
+class gencauchy_gen(rv_continuous):
+    """Density ``c sin(pi/c) / (2 pi (1 + |x|^c))``, ``c > 1`` (Claim 16's normalisation).
+
+    cdf: for x <= 0, ``F(x) = I_w(1 - 1/c, 1/c) / 2`` with ``w = 1/(1+|x|^c)``
+    (substituting ``u = t^c/(1+t^c)`` turns the integral into a Beta integral),
+    so ``|X| = (B/(1-B))^(1/c)`` with ``B ~ Beta(1/c, 1-1/c)``, i.e. a ratio
+    of two gamma variables.
+    """
+
+    def _argcheck(self, c):
+        return np.isfinite(c) & (c > 1.0)
+
+    def _logpdf(self, x, c):
+        with np.errstate(divide="ignore"):
+            lx = np.log(np.abs(x))
+        return (np.log(c) + np.log(np.sin(np.pi / c)) - np.log(2.0 * np.pi)
+                - np.logaddexp(0.0, c * lx))
+
+    def _pdf(self, x, c):
+        return np.exp(self._logpdf(x, c))
+
+    def _lower(self, x, c):
+        """F(-|x|) = P(X <= -|x|)."""
+        with np.errstate(divide="ignore"):
+            lx = np.log(np.abs(x))
+        w = np.exp(-np.logaddexp(0.0, c * lx))
+        return 0.5 * special.betainc(1.0 - 1.0 / c, 1.0 / c, w)
+
+    def _cdf(self, x, c):
+        lo = self._lower(x, c)
+        return np.where(x <= 0, lo, 1.0 - lo)
+
+    def _sf(self, x, c):
+        lo = self._lower(x, c)
+        return np.where(x >= 0, lo, 1.0 - lo)
+
+    def _ppf(self, q, c):
+        lower = q < 0.5
+        p = np.where(lower, q, 1.0 - q)
+        w = special.betaincinv(1.0 - 1.0 / c, 1.0 / c, 2.0 * p)       # 1/(1+|x|^c)
+        z = special.betaincinv(1.0 / c, 1.0 - 1.0 / c, 1.0 - 2.0 * p)  # |x|^c/(1+|x|^c)
+        with np.errstate(divide="ignore"):
+            t = np.exp((np.log(z) - np.log(w)) / c)
+        return np.where(lower, -t, t)
+
+    def _isf(self, q, c):
+        return -self._ppf(q, c)
+
+    def _stats(self, c):
+        mean = np.where(c > 2.0, 0.0, np.nan)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            var = np.where(c > 3.0, 1.0 / (2.0 * np.cos(2.0 * np.pi / c) + 1.0), np.inf)
+        var = np.where(c > 2.0, var, np.nan)
+        return mean, var, np.where(c > 4.0, 0.0, np.nan), np.nan
+
+    def _rvs(self, c, size=None, random_state=None):
+        rng = _rng(random_state)
+        c = np.broadcast_to(np.asarray(c, dtype=float), size if size is not None else ())
+        g1 = rng.standard_gamma(1.0 / c)
+        g2 = rng.standard_gamma(1.0 - 1.0 / c)
+        with np.errstate(divide="ignore"):
+            mag = np.exp((np.log(g1) - np.log(g2)) / c)
+        sign = np.where(rng.random(size) < 0.5, -1.0, 1.0)
+        return sign * mag
+
+
+_gencauchy = gencauchy_gen(name="generalized_cauchy")
+
+
+def GeneralizedCauchy(c: float = 4.0, scale: float = 1.0, loc: float = 0.0):
+    """Frozen generalized Cauchy distribution, density ``proportional to 1/(1+|x/scale|^c)``.
+
+    NRS lecture notes Lemma 2.7; Hladik & Tetek Claim 16.  Variance
+    ``1/(2 cos(2 pi/c) + 1)`` for ``c > 3`` and infinite for ``2 < c <= 3``.
+
+    Parameters
+    ----------
+    c : float
+        Tail exponent, ``c > 1`` (``c > 3`` for a finite variance).
+    scale, loc : float
+    """
+    c = _real(c, "c")
+    if not (1.0 < c < math.inf):
+        raise ValueError(f"c must satisfy 1 < c < inf for GeneralizedCauchy, got {c!r}")
+    return _gencauchy(c, loc=_real(loc, "loc"), scale=_positive(scale, "scale"))
+
+
+# --------------------------------------------------------------------------- #
+# Student's t
+# --------------------------------------------------------------------------- #
+class studentt_gen(rv_continuous):
+    """Student's t with ``df`` degrees of freedom (Bun & Steinke; Claim 17)."""
+
+    def _argcheck(self, df):
+        return np.isfinite(df) & (df > 0)
+
+    def _logpdf(self, x, df):
+        return (special.gammaln((df + 1.0) / 2.0) - special.gammaln(df / 2.0)
+                - 0.5 * np.log(df * np.pi) - (df + 1.0) / 2.0 * np.log1p(x * x / df))
+
+    def _pdf(self, x, df):
+        return np.exp(self._logpdf(x, df))
+
+    def _cdf(self, x, df):
+        return special.stdtr(df, x)
+
+    def _sf(self, x, df):
+        return special.stdtr(df, -x)
+
+    def _ppf(self, q, df):
+        return special.stdtrit(df, q)
+
+    def _isf(self, q, df):
+        return -special.stdtrit(df, q)
+
+    def _stats(self, df):
+        mean = np.where(df > 1.0, 0.0, np.nan)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            var = np.where(df > 2.0, df / (df - 2.0), np.inf)
+        var = np.where(df > 1.0, var, np.nan)
+        return mean, var, np.where(df > 3.0, 0.0, np.nan), np.nan
+
+    def _rvs(self, df, size=None, random_state=None):
+        return _rng(random_state).standard_t(df, size)
+
+
+_studentt = studentt_gen(name="student_t")
+
+
+def StudentT(df: float = 3.0, scale: float = 1.0, loc: float = 0.0):
+    """Frozen Student's t distribution with ``df > 0`` degrees of freedom.
+
+    Variance ``df/(df-2)`` for ``df > 2``, infinite for ``1 < df <= 2``.
+    """
+    df = _real(df, "df")
+    if not (0.0 < df < math.inf):
+        raise ValueError(f"df must satisfy 0 < df < inf for StudentT, got {df!r}")
+    return _studentt(df, loc=_real(loc, "loc"), scale=_positive(scale, "scale"))
+
+
+# --------------------------------------------------------------------------- #
+# Laplace-log-normal: Z = X exp(sigma Y)
+# --------------------------------------------------------------------------- #
+_T_NODES = np.linspace(-14.0, 14.0, 1401)  # standardised quadrature grid (step 0.02)
+_T_LOGW = np.log(np.full(_T_NODES.size, 0.02))
+
+
+def _lln_log_integral(z, sigma, beta):
+    """log of  int phi(y) exp(-beta y - |z| e^{-sigma y}) dy,  elementwise in z.
+
+    The log-integrand is strictly concave in y, so after centring the grid at
+    its mode y* (solved by bisection) and scaling by its curvature width the
+    trapezoidal rule on a fixed grid is accurate to ~1e-13 relative (analytic,
+    fast-decaying integrand).
+    """
+    z = np.abs(np.asarray(z, dtype=float))
+    flat = z.reshape(-1)
+    out = np.empty_like(flat)
+    for start in range(0, flat.size, 2048):
+        zz = flat[start:start + 2048]
+        with np.errstate(divide="ignore"):
+            L = np.log(sigma * zz)
+        # mode: -y - beta + sigma |z| e^{-sigma y} = 0  <=>  L - sigma y = log(y + beta)
+        lo = np.full(zz.shape, -beta)
+        hi = np.clip(np.abs(L), 1.0, 1e3) / sigma + sigma + 40.0
+        for _ in range(80):
+            mid = 0.5 * (lo + hi)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                pos = (L - sigma * mid) > np.log(mid + beta)
+            lo = np.where(pos, mid, lo)
+            hi = np.where(pos, hi, mid)
+        ystar = 0.5 * (lo + hi)
+        width = 1.0 / np.sqrt(1.0 + sigma * np.maximum(ystar + beta, 0.0))
+        y = ystar[:, None] + width[:, None] * _T_NODES[None, :]
+        with np.errstate(over="ignore"):
+            logg = (-0.5 * y * y - 0.5 * math.log(2.0 * math.pi) - beta * y
+                    - zz[:, None] * np.exp(-sigma * y))
+        out[start:start + zz.size] = special.logsumexp(logg + _T_LOGW, axis=1) + np.log(width)
+    return out.reshape(z.shape)
+
+
+class lln_gen(rv_continuous):
+    """Laplace-log-normal LLN(sigma): Z = X e^{sigma Y}, X ~ Laplace(0, 1), Y ~ N(0, 1).
+
+    Bun & Steinke; lecture notes Proposition 3.  The density
+    ``f(z) = E[e^{-sigma Y} exp(-|z| e^{-sigma Y})] / 2`` has no closed form
+    and is evaluated by quadrature; sampling is exact.
+    """
+
+    def _argcheck(self, sigma):
+        return np.isfinite(sigma) & (sigma > 0)
+
+    def _logpdf(self, x, sigma):
+        sigma = float(np.asarray(sigma).reshape(-1)[0])
+        return _lln_log_integral(x, sigma, sigma) - math.log(2.0)
+
+    def _pdf(self, x, sigma):
+        return np.exp(self._logpdf(x, sigma))
+
+    def _tail(self, t, sigma):
+        """P(Z > |t|) = E[exp(-|t| e^{-sigma Y})] / 2."""
+        sigma = float(np.asarray(sigma).reshape(-1)[0])
+        return np.exp(_lln_log_integral(t, sigma, 0.0)) * 0.5
+
+    def _cdf(self, x, sigma):
+        tail = self._tail(x, sigma)
+        return np.where(x < 0, tail, 1.0 - tail)
+
+    def _sf(self, x, sigma):
+        tail = self._tail(x, sigma)
+        return np.where(x > 0, tail, 1.0 - tail)
+
+    def _ppf(self, q, sigma):
+        q = np.asarray(q, dtype=float)
+        lower = q < 0.5
+        p = np.where(lower, q, 1.0 - q)
+        # bisection on log t for P(Z > t) = p (tail is decreasing in t)
+        lo = np.full(p.shape, -745.0)
+        hi = np.full(p.shape, 710.0)
+        for _ in range(64):
+            mid = 0.5 * (lo + hi)
+            big = self._tail(np.exp(mid), sigma) > p
+            lo = np.where(big, mid, lo)
+            hi = np.where(big, hi, mid)
+        t = np.exp(0.5 * (lo + hi))
+        t = np.where(p >= 0.5, 0.0, t)
+        return np.where(lower, -t, t)
+
+    def _stats(self, sigma):
+        return 0.0, 2.0 * np.exp(2.0 * sigma**2), 0.0, np.nan
+
+    def _rvs(self, sigma, size=None, random_state=None):
+        rng = _rng(random_state)
+        return rng.laplace(size=size) * np.exp(sigma * rng.standard_normal(size))
+
+
+_lln = lln_gen(name="laplace_log_normal")
+
+
+def LaplaceLogNormal(sigma: float = 1.0, scale: float = 1.0, loc: float = 0.0):
+    """Frozen Laplace-log-normal distribution LLN(sigma) (Bun & Steinke).
+
+    ``Z = X exp(sigma Y)`` with X standard Laplace and Y standard normal;
+    ``Var Z = 2 exp(2 sigma^2)``.  pdf/cdf by quadrature (relative accuracy
+    ~1e-12), ppf by bisection; ``rvs`` is exact.
+    """
+    sigma = _positive(sigma, "sigma")
+    return _lln(sigma, loc=_real(loc, "loc"), scale=_positive(scale, "scale"))
+
+
+# --------------------------------------------------------------------------- #
+# Laplace
+# --------------------------------------------------------------------------- #
+class laplace_gen(rv_continuous):
+    """Standard Laplace density ``exp(-|x|)/2`` (scale via scipy's ``scale``)."""
+
+    def _logpdf(self, x):
+        return -np.abs(x) - math.log(2.0)
+
+    def _pdf(self, x):
+        return 0.5 * np.exp(-np.abs(x))
+
+    def _cdf(self, x):
+        return np.where(x < 0, 0.5 * np.exp(-np.abs(x)), 1.0 - 0.5 * np.exp(-np.abs(x)))
+
+    def _sf(self, x):
+        return self._cdf(-x)
+
+    def _ppf(self, q):
+        return np.where(q < 0.5, np.log(2.0 * q), -np.log(2.0 * (1.0 - q)))
+
+    def _isf(self, q):
+        return -self._ppf(q)
+
+    def _stats(self):
+        return 0.0, 2.0, 0.0, 3.0
+
+    def _rvs(self, size=None, random_state=None):
+        return _rng(random_state).laplace(size=size)
+
+
+_laplace = laplace_gen(name="laplace")
+
+
+def Laplace(scale: float = 1.0, loc: float = 0.0):
+    """Frozen Laplace distribution with density ``exp(-|x-loc|/scale) / (2 scale)``."""
+    return _laplace(loc=_real(loc, "loc"), scale=_positive(scale, "scale"))
+
+
+# --------------------------------------------------------------------------- #
+# calibration (Theorem 8; Claims 16-18; Proposition 3)
+# --------------------------------------------------------------------------- #
+def _check_family(family: Any) -> str:
+    if not isinstance(family, str):
+        raise TypeError(f"family must be a string, one of {FAMILIES}, got {type(family).__name__}")
+    key = family.lower().replace("-", "_").replace(" ", "_")
+    aliases = {"generalized_cauchy": "cauchy", "t": "student_t", "studentt": "student_t",
+               "lln": "laplace_log_normal", "poly_place": "polyplace"}
+    key = aliases.get(key, key)
+    if key not in FAMILIES:
+        raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
+    return key
+
+
+def _check_delta(family: str, delta: Any) -> Optional[float]:
+    if family == "laplace":
+        if delta is None:
+            raise ValueError("delta is required for family 'laplace': 0 < delta < 1")
+        d = _real(delta, "delta")
+        if not (0.0 < d < 1.0):
+            raise ValueError(f"delta must satisfy 0 < delta < 1, got {delta!r}")
+        return d
+    if delta is not None:
+        d = _real(delta, "delta")
+        if not (0.0 <= d < 1.0):
+            raise ValueError(f"delta must satisfy 0 <= delta < 1, got {delta!r}")
+    return None
+
+
+_SHAPE_NAME = {"cauchy": "c", "student_t": "d", "laplace_log_normal": "sigma"}
+
+
+def gamma_range(family: str, epsilon: float, delta: Optional[float] = None,
+                shape: Optional[float] = None) -> float:
+    """Supremum of the admissible gamma (exclusive) for ``family`` at ``epsilon``.
+
+    polyplace: epsilon (Theorem 8); cauchy: epsilon/(c+1), or epsilon/4 over
+    all c > 3 (Claim 16); student_t: epsilon/(d+1), or epsilon/3 over all
+    d > 2 (Claim 17); laplace: epsilon/ln(2/delta) (Claim 18);
+    laplace_log_normal: epsilon*sigma, or inf over all sigma.
+    """
+    family = _check_family(family)
+    eps = _positive(epsilon, "epsilon")
+    delta = _check_delta(family, delta)
+    shape = _check_shape(family, shape)
+    if family == "polyplace":
+        return eps
+    if family == "laplace":
+        return eps / math.log(2.0 / delta)
+    if family == "cauchy":
+        return eps / (shape + 1.0) if shape is not None else eps / 4.0
+    if family == "student_t":
+        return eps / (shape + 1.0) if shape is not None else eps / 3.0
+    return eps * shape if shape is not None else math.inf
+
+
+def _check_shape(family: str, shape: Any) -> Optional[float]:
+    if shape is None:
+        return None
+    if family not in _SHAPE_NAME:
+        raise ValueError(f"shape must be None for family {family!r} (it has no free shape parameter)")
+    v = _real(shape, "shape")
+    lower = {"cauchy": 1.0, "student_t": 0.0, "laplace_log_normal": 0.0}[family]
+    if not (lower < v < math.inf):
+        raise ValueError(
+            f"shape ({_SHAPE_NAME[family]}) must satisfy {lower:g} < shape < inf "
+            f"for family {family!r}, got {shape!r}"
+        )
+    return v
+
+
+def _cauchy_std(eps: float, gamma: float, c: float) -> float:
+    """Claim 16: (c+1) / ((eps - gamma (c+1)) sqrt(2 cos(2 pi/c) + 1))."""
+    budget = eps - gamma * (c + 1.0)
+    if c <= 3.0 or budget <= 0.0:
+        return math.inf
+    return (c + 1.0) / (budget * math.sqrt(2.0 * math.cos(2.0 * math.pi / c) + 1.0))
+
+
+def _student_std(eps: float, gamma: float, d: float) -> float:
+    """Claim 17: sqrt(d/(d-2)) (d+1) / (2 sqrt(d) (eps - gamma (d+1)))."""
+    budget = eps - gamma * (d + 1.0)
+    if d <= 2.0 or budget <= 0.0:
+        return math.inf
+    return (d + 1.0) / (2.0 * math.sqrt(d - 2.0) * budget)
+
+
+def _lln_std(eps: float, gamma: float, sigma: float) -> float:
+    """sqrt(2) e^{sigma^2} * e^{3 sigma^2/2} / (eps - gamma/sigma)  (Proposition 3)."""
+    budget = eps - gamma / sigma
+    if budget <= 0.0:
+        return math.inf
+    return math.sqrt(2.0) * math.exp(2.5 * sigma * sigma) / budget
+
+
+def optimal_shape(family: str, epsilon: float, gamma: float) -> float:
+    """Shape parameter minimising the std per unit of smooth sensitivity.
+
+    * ``student_t``: d minimises (d+1)/(sqrt(d-2)(eps - gamma(d+1))); setting
+      the log-derivative to zero gives gamma u^2 + eps u - 6 eps = 0 for
+      u = d + 1, i.e. d = 12 eps/(eps + sqrt(eps^2 + 24 gamma eps)) - 1
+      (finite std needs gamma < eps/3).
+    * ``cauchy``: the root in (3, eps/gamma - 1) of the log-derivative of
+      Claim 16's std, found by Brent's method to full precision
+      (needs gamma < eps/4).
+    * ``laplace_log_normal``: sigma minimises 5 sigma^2/2 - log(eps - gamma/sigma),
+      the positive root of 5 eps sigma^3 - 5 gamma sigma^2 - gamma = 0.
+
+    Returns ``nan`` where no shape gives a finite std.
+    """
+    family = _check_family(family)
+    eps = _positive(epsilon, "epsilon")
+    gamma = _positive(gamma, "gamma")
+    if family == "student_t":
+        if gamma >= eps / 3.0:
+            return math.nan
+        return 12.0 * eps / (eps + math.sqrt(eps * eps + 24.0 * gamma * eps)) - 1.0
+    if family == "cauchy":
+        if gamma >= eps / 4.0:
+            return math.nan
+
+        def dlog(c: float) -> float:
+            th = 2.0 * math.pi / c
+            return (1.0 / (c + 1.0) + gamma / (eps - gamma * (c + 1.0))
+                    - (th / c) * math.sin(th) / (2.0 * math.cos(th) + 1.0))
+
+        lo = 3.0 * (1.0 + 1e-15)
+        hi = eps / gamma - 1.0
+        hi = hi * (1.0 - 1e-15)
+        while dlog(lo) >= 0:  # pragma: no cover - guard against rounding at the edge
+            lo = 3.0 + 2.0 * (lo - 3.0)
+        return optimize.brentq(dlog, lo, hi, xtol=1e-300, rtol=4.0 * np.finfo(float).eps, maxiter=500)
+    if family == "laplace_log_normal":
+        lo = gamma / eps
+        f = lambda s: 5.0 * eps * s**3 - 5.0 * gamma * s**2 - gamma  # noqa: E731
+        hi = max(2.0 * lo, 1.0)
+        while f(hi) <= 0:
+            hi *= 2.0
+        return optimize.brentq(f, lo, hi, xtol=1e-300, rtol=4.0 * np.finfo(float).eps, maxiter=500)
+    raise ValueError(f"family {family!r} has no free shape parameter")
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """How to add noise for one release: ``noise = SS * scale * distribution.rvs()``.
+
+    Attributes
+    ----------
+    family, epsilon, gamma, delta : as requested
+    shape : float or None
+        c (cauchy), d (student_t), sigma (laplace_log_normal), alpha = eps/gamma (polyplace).
+    scale : float
+        Multiplier per unit of smooth sensitivity.
+    distribution : frozen scipy distribution of the standardised noise Z.
+    std : float
+        Standard deviation of ``scale * Z`` (``inf`` if infinite).
+    guarantee : str
+        The privacy statement, e.g. ``"1-DP"`` or ``"rho-zCDP with rho=0.5"``.
+    rho : float or None
+        zCDP parameter (laplace_log_normal only): ``epsilon**2 / 2``.
+    """
+
+    family: str
+    epsilon: float
+    gamma: float
+    delta: Optional[float]
+    shape: Optional[float]
+    scale: float
+    distribution: Any
+    std: float
+    guarantee: str
+    rho: Optional[float] = None
+
+
+def _check_gamma_in_range(family: str, eps: float, gamma: float, delta, shape) -> None:
+    sup = gamma_range(family, eps, delta, shape)
+    if not (gamma < sup):
+        extra = ""
+        if family == "cauchy":
+            extra = f" (c={shape:g})" if shape is not None else " (c > 3)"
+        elif family == "student_t":
+            extra = f" (d={shape:g})" if shape is not None else " (d > 2)"
+        elif family == "laplace":
+            extra = f" (ln(2/delta)={math.log(2.0 / delta):.6g})"
+        raise ValueError(
+            f"gamma must satisfy 0 < gamma < {sup:.6g} for {family} at epsilon={eps:g}{extra}, "
+            f"got {gamma!r}"
+        )
+
+
+def calibrate(family: str, epsilon: float, gamma: float, delta: Optional[float] = None,
+              shape: Optional[float] = None) -> Calibration:
+    """Calibrate noise of ``family`` for a gamma-smooth upper bound on the local sensitivity.
+
+    Parameters
+    ----------
+    family : {"polyplace", "cauchy", "student_t", "laplace", "laplace_log_normal"}
+    epsilon : float
+        Privacy parameter, ``epsilon > 0`` (for ``laplace_log_normal`` the
+        release is ``rho``-zCDP with ``rho = epsilon**2/2``; Proposition 3).
+    gamma : float
+        Smoothness of the sensitivity bound; must lie in the family's range
+        (see :func:`gamma_range`), e.g. ``0 < gamma < epsilon`` for PolyPlace.
+    delta : float, optional
+        Required for ``laplace`` (``0 < delta < 1``); ignored otherwise.
+    shape : float, optional
+        c / d / sigma; ``None`` picks the std-minimising value
+        (:func:`optimal_shape`).
+
+    Raises
+    ------
+    ValueError
+        If gamma is outside the family's range, or a parameter is invalid.
+    """
+    family = _check_family(family)
+    eps = _positive(epsilon, "epsilon")
+    gamma = _positive(gamma, "gamma")
+    delta = _check_delta(family, delta)
+    shape = _check_shape(family, shape)
+    if family == "polyplace":
+        _check_gamma_in_range(family, eps, gamma, delta, shape)
+        alpha = eps / gamma
+        dist = PolyPlace(s=1.0 / gamma, alpha=alpha)
+        std = math.sqrt(polyplace_variance(1.0 / gamma, alpha))
+        return Calibration(family, eps, gamma, None, alpha, 1.0, dist, std, f"{eps:g}-DP")
+    if family == "laplace":
+        _check_gamma_in_range(family, eps, gamma, delta, shape)
+        scale = 1.0 / (eps - gamma * math.log(2.0 / delta))
+        return Calibration(family, eps, gamma, delta, None, scale, Laplace(), math.sqrt(2.0) * scale,
+                           f"({eps:g}, {delta:g})-DP")
+    if shape is None:
+        _check_gamma_in_range(family, eps, gamma, delta, None)
+        shape = optimal_shape(family, eps, gamma)
+    else:
+        _check_gamma_in_range(family, eps, gamma, delta, shape)
+    if family == "cauchy":
+        scale = (shape + 1.0) / (eps - gamma * (shape + 1.0))
+        return Calibration(family, eps, gamma, None, shape, scale, GeneralizedCauchy(shape),
+                           _cauchy_std(eps, gamma, shape), f"{eps:g}-DP")
+    if family == "student_t":
+        scale = (shape + 1.0) / (2.0 * math.sqrt(shape) * (eps - gamma * (shape + 1.0)))
+        return Calibration(family, eps, gamma, None, shape, scale, StudentT(shape),
+                           _student_std(eps, gamma, shape), f"{eps:g}-DP")
+    scale = math.exp(1.5 * shape * shape) / (eps - gamma / shape)
+    rho = eps * eps / 2.0
+    return Calibration(family, eps, gamma, None, shape, scale, LaplaceLogNormal(shape),
+                       _lln_std(eps, gamma, shape), f"rho-zCDP with rho={rho:g}", rho)
+
+
+def noise_std(family: str, epsilon: float, gamma: float, delta: Optional[float] = None,
+              shape: Optional[float] = None) -> float:
+    """Standard deviation of the noise per unit of smooth sensitivity.
+
+    PolyPlace: ``sqrt(Var PolyPlace(1/gamma, eps/gamma))`` (Theorem 8, Lemma 13);
+    cauchy, student_t, laplace: Claims 16, 17, 18 of Hladik & Tetek;
+    laplace_log_normal: ``sqrt(2) e^{5 sigma^2/2} / (eps - gamma/sigma)``
+    (Proposition 3; zCDP with rho = eps^2/2, so not comparable one-to-one).
+    ``shape=None`` uses the minimising shape (Figure 1).
+
+    Returns
+    -------
+    float
+        ``math.inf`` when the std is infinite or gamma is outside the
+        family's range (e.g. PolyPlace with ``epsilon/2 <= gamma``).
+
+    Raises
+    ------
+    ValueError
+        For epsilon <= 0, gamma <= 0, unknown family, missing/invalid delta
+        for laplace, or an invalid shape.
+    """
+    family = _check_family(family)
+    eps = _positive(epsilon, "epsilon")
+    gamma = _positive(gamma, "gamma")
+    delta = _check_delta(family, delta)
+    shape = _check_shape(family, shape)
+    if not gamma < gamma_range(family, eps, delta, shape):
+        return math.inf
+    if family == "polyplace":
+        return float(math.sqrt(polyplace_variance(1.0 / gamma, eps / gamma)))
+    if family == "laplace":
+        return math.sqrt(2.0) / (eps - gamma * math.log(2.0 / delta))
+    if shape is None:
+        shape = optimal_shape(family, eps, gamma)
+        if math.isnan(shape):
+            return math.inf
+    if family == "cauchy":
+        return _cauchy_std(eps, gamma, shape)
+    if family == "student_t":
+        return _student_std(eps, gamma, shape)
+    return _lln_std(eps, gamma, shape)

@@ -432,7 +432,9 @@ def sweep(
         ``spawn`` does), so repeated calls with the same object get fresh streams.
     chunksize : int, optional
         Grid points per task. Default: about four tasks per worker of the executor
-        (up to 1000 tasks in-process, for a fine-grained progress bar).
+        (up to 1000 tasks in-process, for a fine-grained progress bar). Executors that
+        do not expose their worker count (e.g. Dask's) are assumed to have
+        ``os.cpu_count()`` workers; on a cluster, set ``chunksize`` explicitly.
     progress : bool or None
         ``True`` shows a ``tqdm.auto`` progress bar; ``False`` never does; ``None``
         (default) shows one only for sweeps of more than one task that run for more

@@ -20,3 +20,24 @@ __all__ = [
     "compose",
     "Composition",
 ]
+
+from .hull import HullReduction, reduce_to_vertices
+from .smoothed import (
+    SmoothedCurve,
+    SmoothedResult,
+    empirical_bernstein_interval,
+    fit_exponential,
+    smoothed_delta,
+    smoothed_delta_curve,
+)
+
+__all__ += [
+    "HullReduction",
+    "reduce_to_vertices",
+    "SmoothedResult",
+    "SmoothedCurve",
+    "smoothed_delta",
+    "smoothed_delta_curve",
+    "fit_exponential",
+    "empirical_bernstein_interval",
+]

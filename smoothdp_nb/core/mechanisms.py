@@ -372,21 +372,53 @@ class SamplingHistogram:
         return out
 
     def _log_joint_ab(self, u, v, rest, n, T, oa, ob):
-        """log P[(o_a, o_b)] under x (u+1 records of a, v of b, rest others)."""
+        """log P[(o_a, o_b)] under x (u+1 records of a, v of b, rest others).
+
+        The grid path is for moderate n (m > 2), so a table of log-factorials
+        (lgamma, accurate to an ulp) is used: the absolute error of a log-pmf
+        is ~n log(n) * 1e-16, i.e. 1e-11 relative for n = 1e4.
+        """
+        lf = _log_factorials(n)
+        oa_i = np.broadcast_to(oa, np.broadcast_shapes(np.shape(oa), np.shape(ob))).astype(np.int64)
+        ob_i = np.broadcast_to(ob, oa_i.shape).astype(np.int64)
+        u = np.asarray(u, dtype=np.int64)
+        v = np.asarray(v, dtype=np.int64)
+        rest = np.asarray(rest, dtype=np.int64)
+        oc = T - oa_i - ob_i  # records of the other categories in the sample
+
+        def lgc(N, k):
+            ok = (k >= 0) & (k <= N)
+            kk = np.where(ok, k, 0)
+            NN = np.broadcast_to(N, kk.shape)
+            return np.where(ok, lf[NN] - lf[kk] - lf[np.maximum(NN - kk, 0)], -np.inf)
+
         if self.replace:
-            p_a = (u + 1) / n
-            first = _lpmf.log_binom_pmf(oa, T, p_a, (n - u - 1) / n)
-            others = n - u - 1
-            with np.errstate(divide="ignore", invalid="ignore"):
-                pb = np.where(others > 0, v / np.where(others > 0, others, 1), 0.0)
-                qb = np.where(others > 0, rest / np.where(others > 0, others, 1), 1.0)
-            second = _lpmf.log_binom_pmf(ob, T - oa, pb, qb)
+            with np.errstate(divide="ignore"):
+                logs = np.log(np.stack([u + 1.0, v * 1.0, rest * 1.0])) - math.log(n)
+            res = (
+                lf[T] - lf[oa_i] - lf[ob_i] - lf[np.maximum(oc, 0)]
+                + np.where(oa_i > 0, oa_i * logs[0], 0.0)
+                + np.where(ob_i > 0, ob_i * logs[1], 0.0)
+                + np.where(oc > 0, oc * logs[2], 0.0)
+            )
+            res = np.where(oc >= 0, res, -np.inf)
         else:
-            first = _lpmf.log_hypergeom_pmf(oa, u + 1, n - u - 1, T)
-            second = _lpmf.log_hypergeom_pmf(ob, v, rest, T - oa)
-        with np.errstate(invalid="ignore"):
-            res = first + second
+            res = lgc(u + 1, oa_i) + lgc(v, ob_i) + lgc(rest, oc) - (lf[n] - lf[T] - lf[n - T])
         return np.where(np.isnan(res), -np.inf, res)
+
+
+def _log_factorials(n: int) -> np.ndarray:
+    """lf[k] = log k! for k = 0..n (cached per size)."""
+    cached = _LF_CACHE.get("table")
+    if cached is None or len(cached) <= n:
+        from scipy.special import gammaln
+
+        cached = gammaln(np.arange(max(n, 1024) + 1, dtype=float) + 1.0)
+        _LF_CACHE["table"] = cached
+    return cached
+
+
+_LF_CACHE: dict = {}
 
 
 class NoisySamplingHistogram(SamplingHistogram):

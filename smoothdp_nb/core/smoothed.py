@@ -1,0 +1,681 @@
+"""Smoothed DP (Definition 3): Algorithm 1, exactly and fast, and Monte Carlo.
+
+The smoothed delta of an anonymous mechanism M for a set of distributions Pi is
+
+    delta_SDP(eps) = max over pi_1..pi_n in Pi of  E_{x ~ (pi_1..pi_n)} [delta_eps(x)].
+
+By Proposition 7 only the l* vertices of the convex hull of Pi matter, and as
+M is anonymous only the *composition* (how many records follow each vertex)
+does: Algorithm 1 enumerates the compositions and takes the largest
+expectation.
+
+How we compute every expectation at once
+----------------------------------------
+Write ``H_r(x) = E[delta(x + Mult(r, pi_l))]`` for histograms x of n - r
+records.  Then ``H_0 = delta`` and
+
+    H_{r+1}(x) = sum_j pi_l[j] H_r(x + e_j),
+
+one averaging step per record drawn from the last vertex.  Repeating the
+construction vertex by vertex, the expectation for a composition
+``(c_1, ..., c_l)`` is a single dot product of ``Mult(c_1, pi_1)`` with the
+function obtained after ``c_l, ..., c_2`` steps.  For two categories each step
+is two shifted vector operations, so all n + 1 compositions cost O(n^2)
+vector work in total -- instead of O(n^(2m + l* - 3)) for the literal
+algorithm (Theorem 2) -- and every eps is carried along in the same pass,
+because the composition laws do not depend on eps.
+
+Exactness: the averaging is a convex combination of positive numbers (no
+cancellation).  The two-category path runs in float64 scaled by the largest
+delta; a contribution can only be lost to underflow if it is below 2^-1022 of
+that scale, so every expectation above 1e-250 of the scale is exact to
+rounding, and the columns where some expectation is smaller are recomputed in
+log space.  The general path (m > 2 or l* > 2) runs in log space throughout.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.special import gammaln, logsumexp
+
+from . import _lpmf
+from ._validate import as_eps, as_int, as_rng
+from .hull import HullReduction, reduce_to_vertices
+from .mechanisms import ComputationTooLarge, SamplingHistogram, _compositions
+from .profiles import dp_delta, privacy_profile
+
+__all__ = [
+    "SmoothedResult",
+    "SmoothedCurve",
+    "smoothed_delta",
+    "smoothed_delta_curve",
+    "fit_exponential",
+    "empirical_bernstein_interval",
+]
+
+#: default limit on the estimated run time of an exact computation (seconds)
+DEFAULT_BUDGET_SECONDS = 600.0
+# Below this fraction of the scale, float64 may have dropped contributions.
+_FLOAT_SAFE = 1e-250
+# Rough costs used for the up-front estimate (seconds per elementary cell),
+# measured on the 2-core reference machine (see benchmarks/README.md).
+_COST_FLOAT = 2.5e-9
+_COST_LOG = 2.5e-8
+
+
+@dataclass(frozen=True)
+class SmoothedResult:
+    """The smoothed delta of a mechanism for Pi (Definition 3).
+
+    Attributes
+    ----------
+    delta, log_delta : float or ndarray over eps
+        ``max`` over compositions of ``E[delta_eps(x)]`` and its natural log
+        (finite even when delta underflows).
+    eps : ndarray
+    n : int
+    vertices : ndarray (l*, m)
+        The convex-hull vertices of Pi actually used (Proposition 7).
+    vertex_labels, dropped : list
+        Labels of the vertices kept and of the distributions dropped.
+    worst_composition : ndarray of int (l*,) or (E, l*)
+        Number of records following each vertex at the maximum.
+    table : pandas.DataFrame
+        One row per composition and eps: ``eps``, one count column per
+        vertex, ``delta`` and ``log_delta`` (Monte Carlo: also the interval).
+    dp_delta : float
+        The worst case over all databases, for comparison.
+    method : {"exact", "monte-carlo"}
+    ci_low, ci_high : ndarray or None
+        Monte Carlo only: the confidence interval (see ``interval``).
+    """
+
+    mechanism: Any
+    n: int
+    eps: np.ndarray
+    log_delta_values: np.ndarray
+    vertices: np.ndarray
+    vertex_labels: list
+    dropped: list
+    worst_composition_values: np.ndarray
+    table: pd.DataFrame
+    dp_delta: float
+    method: str
+    scalar_eps: bool = False
+    ci_low_values: np.ndarray | None = None
+    ci_high_values: np.ndarray | None = None
+    confidence: float | None = None
+    trials: int | None = None
+    interval: str | None = None
+    seconds: float = 0.0
+    notes: list = field(default_factory=list)
+
+    def _shape(self, arr):
+        if arr is None:
+            return None
+        return float(arr[0]) if self.scalar_eps else arr
+
+    @property
+    def log_delta(self):
+        return self._shape(self.log_delta_values)
+
+    @property
+    def delta(self):
+        return self._shape(np.exp(self.log_delta_values))
+
+    @property
+    def ci_low(self):
+        return self._shape(self.ci_low_values)
+
+    @property
+    def ci_high(self):
+        return self._shape(self.ci_high_values)
+
+    @property
+    def worst_composition(self):
+        w = self.worst_composition_values
+        return w[0] if self.scalar_eps else w
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per eps: delta, log10 delta, DP delta, worst composition (and CI)."""
+        df = pd.DataFrame(
+            {
+                "eps": self.eps,
+                "delta": np.exp(self.log_delta_values),
+                "log10_delta": self.log_delta_values / math.log(10),
+                "dp_delta": self.dp_delta,
+            }
+        )
+        if self.ci_low_values is not None:
+            df["ci_low"] = self.ci_low_values
+            df["ci_high"] = self.ci_high_values
+        for j, lab in enumerate(self.vertex_labels):
+            df[f"n_{lab}"] = self.worst_composition_values[:, j]
+        return df
+
+    def to_dict(self) -> dict:
+        return {
+            "method": self.method,
+            "mechanism": repr(self.mechanism),
+            "n": self.n,
+            "eps": self.eps.tolist(),
+            "delta": np.exp(self.log_delta_values).tolist(),
+            "log_delta": self.log_delta_values.tolist(),
+            "dp_delta": self.dp_delta,
+            "vertices": self.vertices.tolist(),
+            "vertex_labels": [str(v) for v in self.vertex_labels],
+            "dropped": [str(v) for v in self.dropped],
+            "worst_composition": self.worst_composition_values.tolist(),
+            "ci_low": None if self.ci_low_values is None else self.ci_low_values.tolist(),
+            "ci_high": None if self.ci_high_values is None else self.ci_high_values.tolist(),
+            "confidence": self.confidence,
+            "trials": self.trials,
+            "seconds": self.seconds,
+        }
+
+    def __str__(self) -> str:
+        head = (
+            f"Smoothed DP of {self.mechanism!r}, n = {self.n}, {self.method} "
+            f"({len(self.vertex_labels)} hull vertices: {', '.join(map(str, self.vertex_labels))}"
+            + (f"; {len(self.dropped)} dropped" if self.dropped else "")
+            + ")"
+        )
+        lines = [head, f"DP delta (worst case) = {self.dp_delta:.4g}"]
+        for i, e in enumerate(self.eps):
+            ld = self.log_delta_values[i]
+            txt = f"  eps = {e:g}: delta = {_fmt_log(ld)}"
+            if self.ci_low_values is not None:
+                txt += f"  [{self.ci_low_values[i]:.3g}, {self.ci_high_values[i]:.3g}] ({self.confidence:.0%})"
+            txt += f"  at composition {tuple(int(c) for c in self.worst_composition_values[i])}"
+            lines.append(txt)
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<SmoothedResult {self.method}: " + "; ".join(
+            f"eps={e:g} delta={_fmt_log(ld)}" for e, ld in zip(self.eps, self.log_delta_values)
+        ) + ">"
+
+    def chart(self):
+        """Altair chart of the result (requires the notebook extras)."""
+        from .. import charts
+
+        return charts.smoothed_chart(self)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from .. import charts
+
+        return charts.mimebundle(self)
+
+
+def _fmt_log(ld: float) -> str:
+    """Format exp(ld) even when it underflows float64."""
+    if ld == -math.inf:
+        return "0"
+    if ld > math.log(1e-300):
+        return f"{math.exp(ld):.4g}"
+    l10 = ld / math.log(10)
+    ex = math.floor(l10)
+    return f"{10 ** (l10 - ex):.4g}e{ex}"
+
+
+def _progress_bar(total: int, enabled: bool, desc: str):
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, leave=False)
+
+
+# --------------------------------------------------------------------------
+# exact
+# --------------------------------------------------------------------------
+
+
+def _all_histograms(n: int, m: int) -> np.ndarray:
+    if m == 2:
+        k = np.arange(n + 1)
+        return np.stack([k, n - k], axis=1)
+    return _compositions(n, m)
+
+
+def _estimate_exact_seconds(n: int, m: int, l: int, E: int) -> float:
+    if m == 2 and l <= 2:
+        return _COST_FLOAT * E * (n + 1) ** 2 / 2 + 2e-6 * n
+    # sum over compositions of the remaining counts of #histograms * m
+    hists = math.comb(n + m - 1, m - 1)
+    comps = math.comb(n + l - 1, l - 1)
+    return _COST_LOG * E * m * hists * comps / max(1, l)
+
+
+def _log_binom_vector(s: int, p: float) -> np.ndarray:
+    """log Bin(x; s, p) for x = 0..s, by term ratios from an exact mode value."""
+    x = np.arange(s + 1, dtype=float)
+    if p <= 0 or p >= 1 or s == 0:
+        return _lpmf.log_binom_pmf(x, s, p)
+    mode = min(s, int(math.floor((s + 1) * p)))
+    out = np.empty(s + 1)
+    out[mode] = float(_lpmf.log_binom_pmf(mode, s, p))
+    lr = math.log(p) - math.log1p(-p)
+    # up: log P(x+1)/P(x) = log((s-x)/(x+1)) + log(p/q)
+    up = np.log((s - x[mode:s]) / (x[mode:s] + 1.0)) + lr
+    out[mode + 1 :] = out[mode] + np.cumsum(up)
+    down = np.log((s - x[:mode]) / (x[:mode] + 1.0)) + lr
+    out[:mode] = out[mode] - np.cumsum(down[::-1])[::-1]
+    return out
+
+
+def _exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar) -> np.ndarray:
+    """log E for every composition (c1 = n - r, r) of two vertices, m = 2.
+
+    ``logdelta``: (n+1, E) log delta of histogram (k, n-k).  Returns (n+1, E)
+    indexed by r = number of records following vertex 2.
+    """
+    n = logdelta.shape[0] - 1
+    E = logdelta.shape[1]
+    scale = logdelta.max(axis=0)  # per eps
+    finite_scale = np.where(np.isfinite(scale), scale, 0.0)
+    # Row-major (x, eps) so that each averaging step streams contiguous memory.
+    H = np.ascontiguousarray(np.exp(logdelta - finite_scale))
+    tmp = np.empty_like(H)
+    out = np.full((n + 1, E), -np.inf)
+    # log-factorials (lgamma is accurate to an ulp: relative pmf error ~1e-11 at n = 1e5)
+    lf = gammaln(np.arange(n + 1, dtype=float) + 1.0)  # lf[k] = log k!
+    # x log p1 and x log q1 as arrays (a huge finite stand-in for log 0 keeps 0 * log 0 = 0)
+    x = np.arange(n + 1, dtype=float)
+    xlp = x * (math.log(p1) if p1 > 0 else -1e300)
+    xlq = x * (math.log1p(-p1) if p1 < 1 else -1e300)
+    q2 = 1.0 - p2
+    for r in range(n + 1):
+        s = n - r
+        # log Bin(x; s, p1) for x = 0..s
+        lw = (lf[s] - lf[: s + 1]) - lf[s::-1] + xlp[: s + 1] + xlq[s::-1]
+        val = np.exp(lw) @ H[: s + 1]
+        with np.errstate(divide="ignore"):
+            out[r] = np.log(val) + finite_scale
+        if r < n:
+            # H_{r+1}(x) = p2 H_r(x + 1) + (1 - p2) H_r(x): one more record from vertex 2
+            np.multiply(H[1 : s + 1], p2, out=tmp[:s])
+            H[:s] *= q2
+            H[:s] += tmp[:s]
+        if bar is not None and r % 64 == 0:
+            bar.update(min(64, n + 1 - r))
+    # columns with an expectation too small for float64: redo in log space
+    unsafe = np.any(out - finite_scale < math.log(_FLOAT_SAFE), axis=0) & np.isfinite(scale)
+    if np.any(unsafe):
+        out[:, unsafe] = _exact_binary_log(logdelta[:, unsafe], p1, p2)
+    return out
+
+
+def _exact_binary_log(logdelta: np.ndarray, p1: float, p2: float) -> np.ndarray:
+    n = logdelta.shape[0] - 1
+    lp2, lq2 = math.log(p2) if p2 > 0 else -math.inf, math.log1p(-p2) if p2 < 1 else -math.inf
+    H = logdelta.copy()
+    out = np.empty_like(logdelta)
+    for r in range(n + 1):
+        s = n - r
+        lw = _log_binom_vector(s, p1)
+        out[r] = logsumexp(lw[:, None] + H[: s + 1], axis=0)
+        if r < n:
+            H = np.logaddexp(lp2 + H[1 : s + 1], lq2 + H[:s])
+    return out
+
+
+def _exact_general(logdelta: np.ndarray, n: int, m: int, V: np.ndarray, bar) -> tuple[np.ndarray, np.ndarray]:
+    """Log space DP for any m and l* (see module docstring).
+
+    Returns (compositions (C, l), log E (C, E))."""
+    l = V.shape[0]
+    E = logdelta.shape[1]
+    hists = {n: _all_histograms(n, m)}
+    index: dict[int, dict] = {}
+
+    def hist_index(s):
+        if s not in index:
+            hs = hists.setdefault(s, _all_histograms(s, m))
+            index[s] = {tuple(h): i for i, h in enumerate(hs.tolist())}
+        return index[s]
+
+    # up[s][j] = indices in size s+1 of (x + e_j) for every x of size s
+    up: dict[int, np.ndarray] = {}
+
+    def up_map(s):
+        if s not in up:
+            hs = hists.setdefault(s, _all_histograms(s, m))
+            idx = hist_index(s + 1)
+            eye = np.eye(m, dtype=np.int64)
+            up[s] = np.array([[idx[tuple(h + eye[j])] for h in hs] for j in range(m)], dtype=np.int64)
+        return up[s]
+
+    with np.errstate(divide="ignore"):
+        logV = np.log(V)
+    comps: list[tuple] = []
+    vals: list[np.ndarray] = []
+
+    def log_mult(s, v):
+        hs = hists.setdefault(s, _all_histograms(s, m))
+        from scipy.special import gammaln
+
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(hs > 0, hs * logV[v][None, :], 0.0)
+        return gammaln(s + 1.0) - gammaln(hs + 1.0).sum(axis=1) + terms.sum(axis=1)
+
+    def descend(G, size, level, counts):
+        if level == 0:
+            lw = log_mult(size, 0)
+            comps.append((size,) + counts)
+            vals.append(logsumexp(lw[:, None] + G, axis=0))
+            if bar is not None:
+                bar.update(1)
+            return
+        for r in range(size + 1):
+            descend(G, size - r, level - 1, (r,) + counts)
+            if r < size:
+                s = size - r - 1
+                mp_ = up_map(s)
+                G = logsumexp(logV[level][:, None, None] + G[mp_], axis=0)
+
+    descend(logdelta, n, l - 1, ())
+    return np.array(comps, dtype=np.int64), np.array(vals)
+
+
+def smoothed_delta(
+    mechanism,
+    n: int,
+    pi,
+    eps,
+    method: str = "exact",
+    *,
+    progress: bool | None = None,
+    budget: float = DEFAULT_BUDGET_SECONDS,
+    trials: int = 10**4,
+    rng=None,
+    confidence: float = 0.99,
+    candidates: int = 16,
+) -> SmoothedResult:
+    """Smoothed delta (Definition 3) of a sampling mechanism for the set Pi.
+
+    Parameters
+    ----------
+    mechanism : SamplingHistogram or NoisySamplingHistogram
+    n : int >= 1, database size
+    pi : array_like (l, m) or DataFrame
+        The set Pi of distributions over the m categories (rows sum to 1).
+        Only the convex-hull vertices are used (Proposition 7).
+    eps : float or 1-D array
+    method : {"exact", "monte-carlo"}
+        "exact" is Algorithm 1 over every composition (see module docstring).
+        "monte-carlo" samples databases from candidate compositions (all
+        vertex-pure compositions and an even grid, at most ``candidates``)
+        and evaluates delta(x) exactly for each sample.
+    progress : bool or None
+        Show a tqdm progress bar; None shows one when the estimated run time
+        exceeds two seconds.
+    budget : float
+        Refuse (before any work) exact computations estimated to take longer
+        than this many seconds, suggesting method="monte-carlo".
+    trials : int >= 1, Monte Carlo samples per candidate composition
+    rng : None, int or Generator, Monte Carlo randomness
+    confidence : float in (0, 1), Monte Carlo interval level
+
+    Returns
+    -------
+    SmoothedResult
+    """
+    if not isinstance(mechanism, SamplingHistogram):
+        raise TypeError(f"mechanism must be a sampling-histogram mechanism, got {type(mechanism).__name__}")
+    n = as_int(n, "n", minimum=1)
+    e, scalar = as_eps(eps)
+    if method not in ("exact", "monte-carlo"):
+        raise ValueError(f"method must be 'exact' or 'monte-carlo', got {method!r}")
+    red = reduce_to_vertices(pi)
+    mechanism.sample_size(n)  # T <= n check
+    if method == "exact":
+        res = _smoothed_exact(mechanism, n, red, e, progress, budget)
+    else:
+        trials = as_int(trials, "trials", minimum=1)
+        try:
+            confidence = float(confidence)
+        except (TypeError, ValueError):
+            raise TypeError(f"confidence must be a number in (0, 1), got {confidence!r}") from None
+        if not (0 < confidence < 1):
+            raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+        candidates = as_int(candidates, "candidates", minimum=1)
+        res = _smoothed_monte_carlo(mechanism, n, red, e, trials, rng, confidence, candidates, progress)
+    object.__setattr__(res, "scalar_eps", scalar)
+    return res
+
+
+def _smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> SmoothedResult:
+    t0 = time.perf_counter()
+    V = red.vertices
+    l, m = V.shape
+    est = _estimate_exact_seconds(n, m, l, e.size)
+    if est > budget:
+        raise ComputationTooLarge(
+            f"the exact smoothed delta for n={n}, m={m}, {l} hull vertices and {e.size} eps values "
+            f"is estimated to take ~{est:.3g} s (budget {budget:g} s); use method='monte-carlo', "
+            "fewer eps values, or raise budget="
+        )
+    show = (est > 2.0) if progress is None else bool(progress)
+    hists = _all_histograms(n, m)
+    logdelta = privacy_profile(mech, hists, e, log=True)
+    logdelta = logdelta.reshape(len(hists), e.size)
+    if m == 2 and l <= 2:
+        p1 = float(V[0, 0])
+        if l == 1:
+            comps = np.array([[n]])
+            lw = _log_binom_vector(n, p1)
+            vals = logsumexp(lw[:, None] + logdelta, axis=0)[None, :]
+        else:
+            p2 = float(V[1, 0])
+            bar = _progress_bar(n + 1, show, "compositions")
+            vals = _exact_binary(logdelta, p1, p2, bar)
+            if bar is not None:
+                bar.close()
+            r = np.arange(n + 1)
+            comps = np.stack([n - r, r], axis=1)
+    else:
+        bar = _progress_bar(math.comb(n + l - 1, l - 1), show, "compositions")
+        comps, vals = _exact_general(logdelta, n, m, V, bar)
+        if bar is not None:
+            bar.close()
+    return _assemble(mech, n, red, e, comps, vals, "exact", t0)
+
+
+def _assemble(mech, n, red, e, comps, vals, method, t0, lo=None, hi=None, **extra) -> SmoothedResult:
+    best = np.argmax(vals, axis=0)
+    labels = [str(v) for v in red.vertex_labels]
+    frames = []
+    for j, ej in enumerate(e):
+        df = pd.DataFrame(comps, columns=[f"n_{lab}" for lab in labels])
+        df.insert(0, "eps", ej)
+        df["delta"] = np.exp(vals[:, j])
+        df["log_delta"] = vals[:, j]
+        if lo is not None:
+            df["ci_low"] = lo[:, j]
+            df["ci_high"] = hi[:, j]
+        frames.append(df)
+    table = pd.concat(frames, ignore_index=True)
+    ci_low = None if lo is None else lo.max(axis=0)
+    ci_high = None if hi is None else hi.max(axis=0)
+    return SmoothedResult(
+        mechanism=mech,
+        n=n,
+        eps=e,
+        log_delta_values=vals[best, np.arange(e.size)],
+        vertices=red.vertices,
+        vertex_labels=list(red.vertex_labels),
+        dropped=list(red.dropped_labels),
+        worst_composition_values=comps[best],
+        table=table,
+        dp_delta=float(dp_delta(mech, n, e[0] if _needs_eps(mech) else None, categories=red.vertices.shape[1])),
+        method=method,
+        ci_low_values=ci_low,
+        ci_high_values=ci_high,
+        seconds=time.perf_counter() - t0,
+        notes=[red.message],
+        **extra,
+    )
+
+
+def _needs_eps(mech) -> bool:
+    from .mechanisms import NoisySamplingHistogram
+
+    return isinstance(mech, NoisySamplingHistogram)
+
+
+# --------------------------------------------------------------------------
+# Monte Carlo
+# --------------------------------------------------------------------------
+
+
+def empirical_bernstein_interval(values: np.ndarray, alpha: float, bound: float = 1.0, axis: int = 0):
+    """Two-sided empirical Bernstein interval for the mean of [0, bound] samples.
+
+    Maurer & Pontil (2009), Theorem 4, applied to each side with alpha/2:
+    with probability >= 1 - alpha the mean lies within
+    ``sqrt(2 V log(4/alpha) / N) + 7 bound log(4/alpha) / (3 (N - 1))`` of the
+    sample mean (V the unbiased sample variance).  Valid for any distribution
+    on [0, bound]; conservative.  Returns (mean, low, high), clipped to [0, bound].
+    """
+    v = np.asarray(values, dtype=float)
+    N = v.shape[axis]
+    mean = v.mean(axis=axis)
+    if N < 2:
+        return mean, np.zeros_like(mean), np.full_like(mean, bound)
+    var = v.var(axis=axis, ddof=1)
+    L = math.log(4.0 / alpha)
+    half = np.sqrt(2.0 * var * L / N) + 7.0 * bound * L / (3.0 * (N - 1))
+    return mean, np.clip(mean - half, 0.0, bound), np.clip(mean + half, 0.0, bound)
+
+
+def _candidate_compositions(n: int, l: int, k: int) -> np.ndarray:
+    if l == 1:
+        return np.array([[n]])
+    total = math.comb(n + l - 1, l - 1)
+    if total <= k:
+        return _compositions(n, l)
+    # an even grid on the simplex of compositions, vertex-pure ones included
+    g = 1
+    while math.comb(g + 1 + l - 1, l - 1) <= k:
+        g += 1
+    grid = _compositions(g, l)
+    comps = np.floor(grid * n / g).astype(np.int64)
+    comps[:, -1] = n - comps[:, :-1].sum(axis=1)
+    return np.unique(comps, axis=0)
+
+
+def _smoothed_monte_carlo(mech, n, red, e, trials, rng, confidence, k, progress) -> SmoothedResult:
+    t0 = time.perf_counter()
+    V = red.vertices
+    l, m = V.shape
+    comps = _candidate_compositions(n, l, k)
+    seeds = np.random.SeedSequence(as_rng(rng).integers(2**63)).spawn(len(comps))
+    alpha = (1.0 - confidence) / len(comps)  # Bonferroni over the candidates
+    bound = float(dp_delta(mech, n, e[0] if _needs_eps(mech) else None, categories=m))
+    means = np.empty((len(comps), e.size))
+    lows = np.empty_like(means)
+    highs = np.empty_like(means)
+    bar = _progress_bar(len(comps), bool(progress), "candidate compositions")
+    for i, (c, seed) in enumerate(zip(comps, seeds)):
+        gen = np.random.default_rng(seed)
+        hist = np.zeros((trials, m), dtype=np.int64)
+        for v in range(l):
+            if c[v]:
+                hist += gen.multinomial(int(c[v]), V[v], size=trials)
+        uniq, inv = np.unique(hist, axis=0, return_inverse=True)
+        d = privacy_profile(mech, uniq, e).reshape(len(uniq), e.size)[inv.ravel()]
+        means[i], lows[i], highs[i] = empirical_bernstein_interval(d, alpha, bound)
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    with np.errstate(divide="ignore"):
+        vals = np.log(means)
+    return _assemble(
+        mech, n, red, e, comps, vals, "monte-carlo", t0, lo=lows, hi=highs,
+        confidence=confidence, trials=trials,
+        interval=f"empirical Bernstein (Maurer-Pontil), Bonferroni over {len(comps)} candidate compositions",
+    )
+
+
+# --------------------------------------------------------------------------
+# curves over n and the exponential fit
+# --------------------------------------------------------------------------
+
+
+def fit_exponential(n, log_delta) -> dict:
+    """Least-squares fit ``log delta = a + b n`` (delta ~ C exp(b n)).
+
+    Returns a dict with ``slope`` (b, per record), ``intercept`` (a),
+    ``r2`` and ``log10_slope`` (b / ln 10: decades per record).  Points with
+    delta = 0 (log = -inf) are ignored.
+    """
+    x = np.asarray(n, dtype=float)
+    y = np.asarray(log_delta, dtype=float)
+    ok = np.isfinite(y)
+    if ok.sum() < 2:
+        return {"slope": math.nan, "intercept": math.nan, "r2": math.nan, "log10_slope": math.nan}
+    b, a = np.polyfit(x[ok], y[ok], 1)
+    resid = y[ok] - (a + b * x[ok])
+    ss = np.sum((y[ok] - y[ok].mean()) ** 2)
+    r2 = 1.0 - np.sum(resid**2) / ss if ss > 0 else 1.0
+    return {"slope": float(b), "intercept": float(a), "r2": float(r2), "log10_slope": float(b / math.log(10))}
+
+
+@dataclass(frozen=True)
+class SmoothedCurve:
+    """Smoothed delta as a function of n (Figure 2 left / Figure 4)."""
+
+    results: list
+    table: pd.DataFrame
+    fits: pd.DataFrame
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.table.copy()
+
+    def to_dict(self) -> dict:
+        return {"table": self.table.to_dict(orient="list"), "fits": self.fits.to_dict(orient="list")}
+
+    def __str__(self) -> str:
+        lines = ["Smoothed delta vs n (exponential fit log delta = a + b n):"]
+        for row in self.fits.itertuples():
+            lines.append(f"  eps = {row.eps:g}: b = {row.slope:.4g} per record (R^2 = {row.r2:.4f})")
+        return "\n".join(lines)
+
+    def chart(self):
+        from .. import charts
+
+        return charts.curve_chart(self)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from .. import charts
+
+        return charts.mimebundle(self)
+
+
+def smoothed_delta_curve(mechanism, ns, pi, eps, method: str = "exact", **kwargs) -> SmoothedCurve:
+    """Run :func:`smoothed_delta` for every n in ``ns`` and fit exp(a + b n) per eps."""
+    ns = [as_int(v, "ns", minimum=1) for v in np.atleast_1d(ns)]
+    if not ns:
+        raise ValueError("ns must contain at least one database size")
+    results = [smoothed_delta(mechanism, n, pi, eps, method=method, **kwargs) for n in ns]
+    rows = []
+    for r in results:
+        df = r.to_frame()
+        df.insert(0, "n", r.n)
+        rows.append(df)
+    table = pd.concat(rows, ignore_index=True)
+    table["log_delta"] = table["log10_delta"] * math.log(10)
+    fits = []
+    for ev, g in table.groupby("eps", sort=True):
+        f = fit_exponential(g["n"], g["log_delta"])
+        f["eps"] = ev
+        fits.append(f)
+    return SmoothedCurve(results=results, table=table, fits=pd.DataFrame(fits)[["eps", "slope", "intercept", "r2", "log10_slope"]])

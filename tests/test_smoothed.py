@@ -1,0 +1,237 @@
+"""Algorithm 1 (smoothed delta) against independent brute force, hull reduction,
+Monte Carlo intervals and bad input."""
+
+import itertools
+import math
+
+import mpmath as mp
+import numpy as np
+import pandas as pd
+import pytest
+
+import smoothdp_nb as sdp
+
+from . import exact
+
+
+def brute_smoothed(pi, n, T, eps, replace=False):
+    """max over every assignment of a vertex to each record of E[delta(x)],
+    enumerating every database x in X^n (Definition 3 literally)."""
+    cache = {}
+
+    def d(h):
+        if h not in cache:
+            cache[h] = exact.profile(h, T, eps, replace)
+        return cache[h]
+
+    m = len(pi[0])
+    best = mp.mpf(0)
+    for assign in itertools.combinations_with_replacement(range(len(pi)), n):
+        s = mp.mpf(0)
+        for x in itertools.product(range(m), repeat=n):
+            p = mp.mpf(1)
+            for i, xi in enumerate(x):
+                p *= mp.mpf(pi[assign[i]][xi])
+            s += p * d(tuple(x.count(j) for j in range(m)))
+        best = max(best, s)
+    return best
+
+
+def brute_composition_binary(p_list, counts, n, T, eps):
+    """E[delta] for a composition, by exact convolution of binomials (Fractions)."""
+    from fractions import Fraction
+
+    dist = {0: Fraction(1)}
+    for p, c in zip(p_list, counts):
+        pf = Fraction(p).limit_denominator(10**15)
+        for _ in range(c):
+            new = {}
+            for k, w in dist.items():
+                new[k + 1] = new.get(k + 1, 0) + w * pf
+                new[k] = new.get(k, 0) + w * (1 - pf)
+            dist = new
+    return sum(exact.to_mp(w) * exact.profile((k, n - k), T, eps) for k, w in dist.items())
+
+
+CASES_ENUM = [
+    ([[0.3, 0.7], [0.8, 0.2]], 5, 0.5),
+    ([[0.3, 0.7], [0.8, 0.2], [0.5, 0.5]], 6, 0.9),  # an interior point is dropped
+    ([[0.1, 0.9], [0.45, 0.55]], 7, 0.5),
+    ([[0.2, 0.3, 0.5], [0.6, 0.2, 0.2], [0.3, 0.5, 0.2]], 4, 0.5),
+    ([[0.2, 0.3, 0.5], [0.6, 0.2, 0.2], [0.3, 0.5, 0.2], [0.35, 0.35, 0.3]], 3, 0.7),
+]
+
+
+@pytest.mark.parametrize("pi,n,eta", CASES_ENUM)
+def test_exact_matches_enumeration_of_all_databases(pi, n, eta):
+    m = sdp.SamplingHistogram(eta=eta)
+    T = m.sample_size(n)
+    eps = [0.3, 1.5]
+    res = sdp.smoothed_delta(m, n, pi, eps)
+    for j, e in enumerate(eps):
+        want = brute_smoothed(pi, n, T, e)
+        assert res.delta[j] == pytest.approx(float(want), rel=1e-9)
+
+
+@pytest.mark.parametrize("n,eta,eps", [(10, 0.5, [0.5, 3.0]), (12, 0.9, [0.2, 1.0]), (12, 1, [1.0]), (9, 0.7, [6.0])])
+def test_binary_every_composition_against_exact_convolution(n, eta, eps):
+    pi = [[0.15, 0.85], [0.7, 0.3]]
+    m = sdp.SamplingHistogram(eta=eta)
+    T = m.sample_size(n)
+    res = sdp.smoothed_delta(m, n, pi, eps)
+    tab = res.table
+    for e in eps:
+        sub = tab[tab.eps == e]
+        assert len(sub) == n + 1
+        for row in sub.itertuples():
+            want = brute_composition_binary([0.15, 0.7], [row.n_0, row.n_1], n, T, e)
+            if want == 0:
+                assert row.delta == 0
+            else:
+                assert row.log_delta == pytest.approx(float(mp.log(want)), abs=1e-9)
+
+
+def test_tiny_smoothed_values_agree_in_log_space():
+    """Values around 1e-50 and below: compare logs with the exact convolution."""
+    pi = [[0.45, 0.55], [0.55, 0.45]]
+    n = 12
+    m = sdp.SamplingHistogram(T=1)
+    # with T = 1 and eps large the only positive part is the impossible-output event
+    res = sdp.smoothed_delta(m, n, pi, [0.5])
+    want = max(brute_composition_binary([0.45, 0.55], [c, n - c], n, 1, 0.5) for c in range(n + 1))
+    assert res.log_delta[0] == pytest.approx(float(mp.log(want)), abs=1e-9)
+    # a large case where delta underflows float64: the log path takes over
+    big = sdp.smoothed_delta(sdp.SamplingHistogram(eta=0.5), 4000, [[0.45, 0.55], [0.5, 0.5]], 3.0)
+    assert np.isfinite(big.log_delta) and big.log_delta < math.log(1e-300)
+
+
+def test_log_space_fallback_matches_float_path():
+    from smoothdp_nb.core import smoothed as S
+
+    n = 300
+    m = sdp.SamplingHistogram(eta=0.6)
+    h = np.stack([np.arange(n + 1), n - np.arange(n + 1)], axis=1)
+    ld = sdp.privacy_profile(m, h, [0.5, 2.0], log=True)
+    a = S._exact_binary(ld, 0.3, 0.6, None)
+    b = S._exact_binary_log(ld, 0.3, 0.6)
+    np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
+
+
+def test_election_2020_hull_keeps_DC_and_NE3():
+    pi = sdp.datasets.us_2020_district_shares()
+    red = sdp.reduce_to_vertices(pi)
+    assert sorted(red.vertex_labels) == ["DC", "NE-3"]
+    assert len(red.dropped_labels) == 54
+    assert "NE-2" in red.dropped_labels  # the paper's "NE-2" is not a vertex
+    res = sdp.smoothed_delta(sdp.SamplingHistogram(eta=0.998), 2000, pi, [0.5, 7.0])
+    assert sorted(res.vertex_labels) == ["DC", "NE-3"]
+    assert np.all(res.delta < res.dp_delta)
+
+
+def test_figure2_smoothed_delta_decreases_exponentially_in_n():
+    pi = sdp.datasets.us_2020_district_shares()
+    m = sdp.SamplingHistogram(eta=0.998)
+    curve = sdp.smoothed_delta_curve(m, [2000, 4000, 6000, 8000], pi, [0.5, 7.0])
+    for row in curve.fits.itertuples():
+        assert row.slope < 0 and row.r2 > 0.99
+    t = curve.table
+    for e in [0.5, 7.0]:
+        d = t[t.eps == e].sort_values("n")["log10_delta"].to_numpy()
+        assert np.all(np.diff(d) < 0)
+        assert np.all(t[t.eps == e]["delta"] < t[t.eps == e]["dp_delta"])
+
+
+def test_hull_degenerate_inputs():
+    # duplicates and collinear points in the simplex (m = 3)
+    pi = np.array([[0.2, 0.3, 0.5], [0.2, 0.3, 0.5], [0.4, 0.3, 0.3], [0.3, 0.3, 0.4]])
+    red = sdp.reduce_to_vertices(pi)
+    assert red.vertex_labels == [0, 2] and red.dropped_labels == [1, 3]
+    one = sdp.reduce_to_vertices([[0.5, 0.5], [0.5, 0.5]])
+    assert one.vertex_labels == [0]
+    df = pd.DataFrame({"a": [0.1, 0.5, 0.9, 0.3], "b": [0.9, 0.5, 0.1, 0.7]}, index=["w", "x", "y", "z"])
+    red = sdp.reduce_to_vertices(df)
+    assert red.vertex_labels == ["w", "y"] and set(red.dropped_labels) == {"x", "z"}
+    # a square inside the 4-simplex plane: 4 vertices, centre dropped
+    sq = np.array([[0.4, 0.1, 0.1, 0.4], [0.1, 0.4, 0.4, 0.1], [0.4, 0.4, 0.1, 0.1], [0.1, 0.1, 0.4, 0.4],
+                   [0.25, 0.25, 0.25, 0.25]])
+    red = sdp.reduce_to_vertices(sq)
+    assert red.vertex_labels == [0, 1, 2, 3] and red.dropped_labels == [4]
+
+
+def test_monte_carlo_interval_covers_the_exact_value():
+    pi = [[0.2, 0.8], [0.6, 0.4]]
+    n = 40
+    m = sdp.SamplingHistogram(eta=0.8)
+    exact_res = sdp.smoothed_delta(m, n, pi, 1.0)
+    tab = exact_res.table
+    covered = 0
+    runs = 20
+    for seed in range(runs):
+        mc = sdp.smoothed_delta(m, n, pi, 1.0, method="monte-carlo", trials=400, rng=seed, confidence=0.99,
+                                candidates=41)
+        # every candidate's interval must cover that composition's exact value
+        mt = mc.table
+        merged = mt.merge(tab, on=["eps", "n_0", "n_1"], suffixes=("_mc", ""))
+        assert len(merged) == n + 1
+        covered += bool(np.all((merged.ci_low <= merged.delta) & (merged.delta <= merged.ci_high)))
+        assert mc.ci_low <= exact_res.delta <= mc.ci_high
+    assert covered >= 0.99 * runs - 1  # simultaneous (Bonferroni) coverage, conservative
+
+
+def test_monte_carlo_reproducible_and_larger_m():
+    pi = [[0.2, 0.3, 0.5], [0.6, 0.2, 0.2], [0.3, 0.5, 0.2]]
+    m = sdp.SamplingHistogram(eta=0.9)
+    a = sdp.smoothed_delta(m, 30, pi, [1.0, 2.0], method="monte-carlo", trials=300, rng=7)
+    b = sdp.smoothed_delta(m, 30, pi, [1.0, 2.0], method="monte-carlo", trials=300, rng=7)
+    np.testing.assert_array_equal(a.delta, b.delta)
+    np.testing.assert_array_equal(a.ci_high, b.ci_high)
+    assert np.all(a.ci_low <= a.delta) and np.all(a.delta <= a.ci_high)
+    c = sdp.smoothed_delta(m, 30, pi, [1.0, 2.0], method="monte-carlo", trials=300, rng=8)
+    assert not np.array_equal(a.delta, c.delta)
+
+
+def test_empirical_bernstein_is_valid_and_shrinks():
+    rng = np.random.default_rng(0)
+    v = rng.beta(0.5, 30, size=(200, 2000))
+    means, lo, hi = sdp.empirical_bernstein_interval(v, 0.01, axis=1)
+    true = 0.5 / 30.5
+    assert np.mean((lo <= true) & (true <= hi)) >= 0.99
+    _, lo2, hi2 = sdp.empirical_bernstein_interval(v[:, :200], 0.01, axis=1)
+    assert np.mean(hi - lo) < np.mean(hi2 - lo2)
+
+
+def test_refuses_with_an_estimate_and_suggestion():
+    with pytest.raises(sdp.ComputationTooLarge, match="monte-carlo"):
+        sdp.smoothed_delta(sdp.SamplingHistogram(eta=0.5), 10**6, [[0.2, 0.8], [0.6, 0.4]], 1.0, budget=10)
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(pi=[[0.2, 0.7]]), "sum"),
+        (dict(pi=[[0.2, 0.8, 0.1]]), "sum"),
+        (dict(pi=[[-0.1, 1.1]]), "negative"),
+        (dict(pi=[[[0.5, 0.5]]]), "shape"),
+        (dict(n=0), "n must be >= 1"),
+        (dict(method="monte-carlo", trials=0), "trials"),
+        (dict(method="monte-carlo", confidence=1.0), "confidence"),
+        (dict(method="magic"), "method"),
+    ],
+)
+def test_bad_input(kwargs, match):
+    args = dict(mechanism=sdp.SamplingHistogram(eta=0.5), n=10, pi=[[0.2, 0.8], [0.6, 0.4]], eps=1.0)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        sdp.smoothed_delta(**args)
+
+
+def test_result_objects():
+    res = sdp.smoothed_delta(sdp.SamplingHistogram(eta=0.9), 30, [[0.2, 0.8], [0.6, 0.4]], 1.0)
+    assert isinstance(res.delta, float) and isinstance(res.log_delta, float)
+    assert res.worst_composition.sum() == 30
+    assert "eps = 1" in str(res)
+    d = res.to_dict()
+    assert d["n"] == 30 and len(d["delta"]) == 1
+    f = res.to_frame()
+    assert list(f.columns[:4]) == ["eps", "delta", "log10_delta", "dp_delta"]
+    assert res.table.delta.max() == pytest.approx(res.delta)

@@ -32,10 +32,10 @@ __all__ = [
 
 
 def _check_mechanism(mech) -> None:
-    if not isinstance(mech, SamplingHistogram):
+    if not (isinstance(mech, SamplingHistogram) or hasattr(mech, "_log_profile_batch")):
         raise TypeError(
-            "mechanism must be a SamplingHistogram or NoisySamplingHistogram "
-            f"(sampling-average mechanisms have their own profile), got {type(mech).__name__}"
+            "mechanism must be a SamplingHistogram, NoisySamplingHistogram or another mechanism "
+            f"of this package, got {type(mech).__name__}"
         )
 
 
@@ -86,7 +86,10 @@ def privacy_profile(mechanism, hist, eps, log: bool = False):
     for n in np.unique(sizes):
         rows = np.nonzero(sizes == n)[0]
         mechanism.sample_size(int(n))  # validates T <= n early, with a clear message
-        if isinstance(mechanism, NoisySamplingHistogram):
+        if hasattr(mechanism, "_log_profile_batch"):
+            # protocol for other anonymous mechanisms: (k, m) histograms of size n -> (k, E) logs
+            out[rows] = mechanism._log_profile_batch(h[rows], int(n), e)
+        elif isinstance(mechanism, NoisySamplingHistogram):
             out[rows] = _log_profile_noisy(mechanism, h[rows], e)
         else:
             out[rows] = _log_profile_sampling(mechanism, h[rows], int(n), e)

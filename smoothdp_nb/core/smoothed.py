@@ -305,11 +305,16 @@ def _exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar) -> np.ndarray
             H[:s] += tmp[:s]
         if bar is not None and r % 64 == 0:
             bar.update(min(64, n + 1 - r))
-    # columns with an expectation too small for float64: redo in log space
-    unsafe = np.any(out - finite_scale < math.log(_FLOAT_SAFE), axis=0) & np.isfinite(scale)
+    # Columns whose *largest* expectation is too small for float64: redo in
+    # log space.  Elsewhere, compositions far below the maximum (< 1e-250 of
+    # the scale) may have lost contributions to underflow; they are flagged
+    # as not exact in the table (they cannot be the maximum).
+    low = out - finite_scale < math.log(_FLOAT_SAFE)
+    unsafe = np.all(low | ~np.isfinite(out), axis=0) & np.isfinite(scale)
     if np.any(unsafe):
         out[:, unsafe] = _exact_binary_log(logdelta[:, unsafe], p1, p2)
-    return out
+        low[:, unsafe] = False
+    return out, ~low
 
 
 def _exact_binary_log(logdelta: np.ndarray, p1: float, p2: float) -> np.ndarray:
@@ -464,6 +469,7 @@ def _smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> Smoothe
         )
     show = (est > 2.0) if progress is None else bool(progress)
     hists = _all_histograms(n, m)
+    accurate = None
     logdelta = privacy_profile(mech, hists, e, log=True)
     logdelta = logdelta.reshape(len(hists), e.size)
     if m == 2 and l <= 2:
@@ -475,7 +481,7 @@ def _smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> Smoothe
         else:
             p2 = float(V[1, 0])
             bar = _progress_bar(n + 1, show, "compositions")
-            vals = _exact_binary(logdelta, p1, p2, bar)
+            vals, accurate = _exact_binary(logdelta, p1, p2, bar)
             if bar is not None:
                 bar.close()
             r = np.arange(n + 1)
@@ -485,10 +491,10 @@ def _smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> Smoothe
         comps, vals = _exact_general(logdelta, n, m, V, bar)
         if bar is not None:
             bar.close()
-    return _assemble(mech, n, red, e, comps, vals, "exact", t0)
+    return _assemble(mech, n, red, e, comps, vals, "exact", t0, accurate=accurate)
 
 
-def _assemble(mech, n, red, e, comps, vals, method, t0, lo=None, hi=None, **extra) -> SmoothedResult:
+def _assemble(mech, n, red, e, comps, vals, method, t0, lo=None, hi=None, accurate=None, **extra) -> SmoothedResult:
     best = np.argmax(vals, axis=0)
     labels = [str(v) for v in red.vertex_labels]
     frames = []
@@ -497,6 +503,10 @@ def _assemble(mech, n, red, e, comps, vals, method, t0, lo=None, hi=None, **extr
         df.insert(0, "eps", ej)
         df["delta"] = np.exp(vals[:, j])
         df["log_delta"] = vals[:, j]
+        if accurate is not None:
+            # False: below 1e-250 of the largest delta, computed in float64 and
+            # possibly missing underflowed terms (never the maximum)
+            df["exact"] = accurate[:, j]
         if lo is not None:
             df["ci_low"] = lo[:, j]
             df["ci_high"] = hi[:, j]

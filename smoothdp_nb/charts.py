@@ -97,6 +97,9 @@ def _with_log10(frame: pd.DataFrame) -> pd.DataFrame:
         else:
             raise ValueError("frame needs a 'log10_delta', 'log_delta' or 'delta' column")
     df["log10_delta"] = df["log10_delta"].astype(float)
+    if "eps" in df and pd.api.types.is_float_dtype(df["eps"]):
+        # grid arithmetic leaves 1.7999999999999998 in legends and tooltips
+        df["eps"] = df["eps"].round(12)
     return df
 
 
@@ -202,8 +205,12 @@ def delta_vs_eps_chart(frame: pd.DataFrame, title: str | None = None) -> alt.Lay
     if {"ci_low", "ci_high"} <= set(df.columns):
         band = df.assign(ci_lo10=_log10_positive(df["ci_low"]), ci_hi10=_log10_positive(df["ci_high"]))
         band = band[np.isfinite(band["ci_hi10"])]
+    else:
+        band = df.iloc[:0]
+    if len(band):
         # A lower bound of 0 cannot be drawn on a log axis: open the band to the plot floor.
-        floor = float(np.nanmin(np.r_[band["log10_delta"], band["ci_lo10"].replace(-np.inf, np.nan)])) - 1.0
+        finite_lo = band["ci_lo10"].replace(-np.inf, np.nan)
+        floor = float(np.nanmin(np.r_[band["log10_delta"], finite_lo])) - 1.0
         band["ci_lo10"] = band["ci_lo10"].replace(-np.inf, floor)
         band["ci_text"] = [
             f"[{lo:.4e}, {hi:.4e}]" for lo, hi in zip(band["ci_low"], band["ci_high"])
@@ -344,13 +351,18 @@ def profile_chart(
     numeric_x = pd.api.types.is_numeric_dtype(df[x])
     xtype = "Q" if x == "eps" else ("O" if numeric_x else "N")
     enc: dict[str, Any] = {
-        "x": alt.X(f"{x}:{xtype}", title="ε" if x == "eps" else x),
+        "x": alt.X(
+            f"{x}:{xtype}",
+            title="ε" if x == "eps" else x,
+            axis=alt.Axis(labelAngle=0) if xtype == "O" else alt.Undefined,
+        ),
         "y": _y(),
         "tooltip": [alt.Tooltip(f"{c}:N" if c != "eps" else "eps:Q") for c in keys]
         + [alt.Tooltip("delta_text:N", title="δ")],
     }
     if color is not None:
-        enc["color"] = alt.Color(f"{color}:{'O' if pd.api.types.is_numeric_dtype(df[color]) else 'N'}", title="ε" if color == "eps" else color)
+        ctype = "O" if pd.api.types.is_numeric_dtype(df[color]) else "N"
+        enc["color"] = alt.Color(f"{color}:{ctype}", title="ε" if color == "eps" else color)
     layers = [alt.Chart(df).mark_line(point=True).encode(**enc)]
     layers += _dp_rule(_first_dp_delta(df))
     chart = alt.layer(*layers).properties(width=_WIDTH, height=_HEIGHT)
@@ -480,9 +492,11 @@ def mimebundle(obj: Any) -> dict[str, str]:
         shown = summary.head(_MAX_SUMMARY_ROWS)
         parts.append(shown.to_html(index=False, border=0, escape=True))
         if len(summary) > len(shown):
-            parts.append(f"<div><small>… {len(summary) - len(shown)} more rows (see .to_frame())</small></div>")
+            more = len(summary) - len(shown)
+            parts.append(f"<div><small>… {more} more rows (see .to_frame())</small></div>")
     except Exception as exc:  # a summary is a convenience; never break the display
-        parts.append(f"<pre>{html.escape(text)}</pre><!-- summary failed: {html.escape(type(exc).__name__)} -->")
+        note = html.escape(type(exc).__name__)
+        parts.append(f"<pre>{html.escape(text)}</pre><!-- summary failed: {note} -->")
     try:
         svg = render_svg(_chart_for(obj))
         parts.append(f"<div>{svg}</div>")

@@ -187,3 +187,29 @@ def test_mimebundle_falls_back_without_chart(monkeypatch, exact):
     assert "<table" in page and "<svg" not in page
     assert "chart not rendered: RuntimeError: renderer unavailable" in page
     assert "Traceback" not in page and "second line" not in page
+
+
+def test_profile_chart_from_privacy_profile_renders():
+    mech = sdp.SamplingHistogram(eta=0.998)
+    years = [2012, 2016, 2020]
+    eps = np.array([0.5, 1.0, 2.0])
+    hists = np.array([sdp.datasets.election_histogram(y) for y in years])
+    logd = np.asarray(sdp.privacy_profile(mech, hists, eps, log=True))
+    frame = pd.DataFrame(
+        {"year": np.repeat(years, len(eps)), "eps": np.tile(eps, len(years)), "log10_delta": logd.ravel() / math.log(10)}
+    )
+    ch = charts.profile_chart(frame)
+    data = max(ch.to_dict()["datasets"].values(), key=len)
+    assert len(data) == 9
+    _check_offline_html("<div>" + charts.render_svg(ch) + "</div>")
+
+
+def test_degenerate_frames_still_build():
+    # every delta exactly 0 and a Monte Carlo interval of [0, 0]: nothing to draw, no error
+    f = pd.DataFrame({"eps": [1.0, 2.0], "delta": [0.0, 0.0], "dp_delta": 0.5, "ci_low": 0.0, "ci_high": 0.0})
+    ch = charts.delta_vs_eps_chart(f)
+    json.dumps(ch.to_dict(), allow_nan=False)
+    assert "area" not in _marks(ch)
+    fits = pd.DataFrame({"eps": [1.0], "slope": [math.nan], "intercept": [math.nan]})
+    ch = charts.delta_vs_n_chart(pd.DataFrame({"n": [10, 20], "eps": 1.0, "log_delta": [-1.0, -2.0]}), fits)
+    assert _marks(ch) == ["line"]  # no fit to draw, no DP delta given

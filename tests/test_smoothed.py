@@ -236,3 +236,19 @@ def test_result_objects():
     f = res.to_frame()
     assert list(f.columns[:4]) == ["eps", "delta", "log10_delta", "dp_delta"]
     assert res.table.delta.max() == pytest.approx(res.delta)
+
+
+def test_monte_carlo_identical_on_any_executor():
+    from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
+    pi = [[0.2, 0.8], [0.6, 0.4]]
+    m = sdp.SamplingHistogram(eta=0.8)
+    kw = dict(method="monte-carlo", trials=900, rng=3, chunk=200, candidates=5)
+    base = sdp.smoothed_delta(m, 60, pi, [0.5, 1.0], **kw)
+    with ThreadPoolExecutor(2) as ex:
+        thr = sdp.smoothed_delta(m, 60, pi, [0.5, 1.0], executor=ex, **kw)
+    with ProcessPoolExecutor(2) as ex:
+        proc = sdp.smoothed_delta(m, 60, pi, [0.5, 1.0], executor=ex, **kw)
+    for other in (thr, proc):
+        np.testing.assert_array_equal(base.delta, other.delta)
+        np.testing.assert_array_equal(base.ci_high, other.ci_high)

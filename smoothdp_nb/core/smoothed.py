@@ -49,6 +49,7 @@ from ._validate import as_eps, as_int, as_rng
 from .hull import HullReduction, reduce_to_vertices
 from .mechanisms import ComputationTooLarge, SamplingHistogram, _compositions
 from .profiles import dp_delta, privacy_profile
+from .sweep import monte_carlo_map
 
 __all__ = [
     "SmoothedResult",
@@ -402,6 +403,8 @@ def smoothed_delta(
     rng=None,
     confidence: float = 0.99,
     candidates: int = 16,
+    executor=None,
+    chunk: int = 10_000,
 ) -> SmoothedResult:
     """Smoothed delta (Definition 3) of a sampling mechanism for the set Pi.
 
@@ -427,6 +430,13 @@ def smoothed_delta(
     trials : int >= 1, Monte Carlo samples per candidate composition
     rng : None, int or Generator, Monte Carlo randomness
     confidence : float in (0, 1), Monte Carlo interval level
+    candidates : int, Monte Carlo: at most this many candidate compositions
+    executor : concurrent.futures.Executor or None
+        Monte Carlo: where the chunks of trials run (any Executor, e.g. a
+        ProcessPoolExecutor or ``dask.distributed.Client().get_executor()``);
+        results are identical for every executor (per-chunk seeds from
+        ``SeedSequence.spawn``, chunk boundaries fixed by ``chunk``).
+    chunk : int, Monte Carlo trials per task
 
     Returns
     -------
@@ -451,7 +461,9 @@ def smoothed_delta(
         if not (0 < confidence < 1):
             raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
         candidates = as_int(candidates, "candidates", minimum=1)
-        res = _smoothed_monte_carlo(mechanism, n, red, e, trials, rng, confidence, candidates, progress)
+        res = _smoothed_monte_carlo(
+            mechanism, n, red, e, trials, rng, confidence, candidates, progress, executor, as_int(chunk, "chunk", minimum=1)
+        )
     object.__setattr__(res, "scalar_eps", scalar)
     return res
 
@@ -581,7 +593,21 @@ def _candidate_compositions(n: int, l: int, k: int) -> np.ndarray:
     return np.unique(comps, axis=0)
 
 
-def _smoothed_monte_carlo(mech, n, red, e, trials, rng, confidence, k, progress) -> SmoothedResult:
+def _mc_trials(size, rng, mech, counts, vertices, eps):
+    """``size`` databases drawn from a composition, and their exact delta (size, E).
+
+    Module-level so that process pools and Dask can pickle it."""
+    m = vertices.shape[1]
+    hist = np.zeros((size, m), dtype=np.int64)
+    for v, c in enumerate(counts):
+        if c:
+            hist += rng.multinomial(int(c), vertices[v], size=size)
+    # delta depends on the histogram only: evaluate each distinct one once
+    uniq, inv = np.unique(hist, axis=0, return_inverse=True)
+    return privacy_profile(mech, uniq, eps).reshape(len(uniq), eps.size)[inv.ravel()]
+
+
+def _smoothed_monte_carlo(mech, n, red, e, trials, rng, confidence, k, progress, executor, chunk) -> SmoothedResult:
     t0 = time.perf_counter()
     V = red.vertices
     l, m = V.shape
@@ -594,13 +620,10 @@ def _smoothed_monte_carlo(mech, n, red, e, trials, rng, confidence, k, progress)
     highs = np.empty_like(means)
     bar = _progress_bar(len(comps), bool(progress), "candidate compositions")
     for i, (c, seed) in enumerate(zip(comps, seeds)):
-        gen = np.random.default_rng(seed)
-        hist = np.zeros((trials, m), dtype=np.int64)
-        for v in range(l):
-            if c[v]:
-                hist += gen.multinomial(int(c[v]), V[v], size=trials)
-        uniq, inv = np.unique(hist, axis=0, return_inverse=True)
-        d = privacy_profile(mech, uniq, e).reshape(len(uniq), e.size)[inv.ravel()]
+        d = monte_carlo_map(
+            _mc_trials, trials, seed, executor=executor, chunk=chunk, progress=False,
+            kwargs={"mech": mech, "counts": c, "vertices": V, "eps": e},
+        )
         means[i], lows[i], highs[i] = empirical_bernstein_interval(d, alpha, bound)
         if bar is not None:
             bar.update(1)

@@ -1,0 +1,674 @@
+"""The sampling-average mechanism on a finite value grid, and quantized noise laws.
+
+* :class:`SamplingAverage` -- Algorithm 3 of *Smoothed Differential Privacy*
+  (Liu, Wang, Xia): draw ``T = ceil(eta n)`` records without replacement and
+  publish their sum (equivalently their mean), or the mean rounded to the
+  grid step (the 8-bit SGD experiment of Appendix G.2).
+* :func:`quantized_gaussian` -- Definition 5 (Appendix G.1), for any number
+  of bits; :func:`quantized_laplace` -- the same construction for a Laplace law.
+
+Exact privacy profile
+---------------------
+Records take values on a grid ``g_0 < ... < g_{m-1}``.  Each value is written
+``g_j = g_0 + step * w_j`` with integer weights ``w_j`` (``w_j = j`` on an
+evenly spaced grid; otherwise the exact rational lattice spanned by the
+binary floats), so a sum of T records is ``T g_0 + step * s`` with an integer
+``s`` in ``[0, T w_max]``.
+
+Neighbours replace one record of value ``a`` by any other grid value ``b``.
+Let ``A_t(s)`` count the t-subsets of the *other* ``n - 1`` records with weight
+sum ``s``.  The T-subsets of x either avoid the replaced record or contain it,
+so
+
+    P_x(s)  = (A_T(s) + A_{T-1}(s - w_a)) / C(n, T),
+    P_x'(s) = (A_T(s) + A_{T-1}(s - w_b)) / C(n, T),
+
+i.e. ``(1 - T/n) R + (T/n) (w_a + S)`` with R, S the laws of T and T-1 draws
+from the other records.  The tables ``A_t`` are count-and-sum dynamic
+programmes over the occupied grid values (one binomial convolution per
+value), kept in floating point with one exact log-scale per row (every term is
+non-negative, so there is no cancellation).  The "leave one record of value a
+out" tables for all occupied a come from a divide-and-conquer over the values,
+``O(k log k)`` convolution steps for k occupied values instead of ``k^2``.
+The hockey-stick divergence of the two explicit pmfs is then
+:func:`smoothdp_nb.core.divergence.log_hockey_stick`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+from scipy import special
+
+from ._validate import as_histograms, as_int, as_rng
+from .divergence import log1mexp, log_hockey_stick
+from .mechanisms import MAX_CELLS, ComputationTooLarge, _exact_rate
+
+__all__ = ["SamplingAverage", "QuantizedLaw", "quantized_gaussian", "quantized_laplace"]
+
+_OUTPUTS = ("sum", "rounded_mean")
+# Relative tolerance for recognising an evenly spaced float grid.
+_EVEN_RTOL = 1e-9
+
+
+# ---------------------------------------------------------------------------
+# grid handling
+# ---------------------------------------------------------------------------
+def _check_grid(grid) -> np.ndarray:
+    try:
+        g = np.asarray(grid, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"grid must be a 1-D array of numbers, got {grid!r}") from None
+    if g.ndim != 1 or g.size < 2:
+        raise ValueError(f"grid must be a 1-D array of at least 2 values, got shape {g.shape}")
+    if not np.all(np.isfinite(g)):
+        raise ValueError("grid must contain finite values")
+    if np.any(g < -1) or np.any(g > 1):
+        raise ValueError(f"grid values must lie in [-1, 1], got min {g.min()!r}, max {g.max()!r}")
+    if np.any(np.diff(g) <= 0):
+        raise ValueError("grid must be sorted in increasing order without duplicates")
+    return g
+
+
+def _lattice(g: np.ndarray) -> tuple[np.ndarray, float, bool]:
+    """Integer weights w (w_0 = 0) and the step when the grid is evenly spaced;
+    otherwise the values as exact integers on their common binary lattice and
+    ``1/denominator`` as the step."""
+    m = g.size
+    step = (g[-1] - g[0]) / (m - 1)
+    d = np.diff(g)
+    if np.all(np.abs(d - step) <= _EVEN_RTOL * step):
+        return np.arange(m, dtype=np.int64), float(step), True
+    fr = [Fraction(float(x)) for x in g]
+    den = 1
+    for f in fr:
+        den = den * f.denominator // math.gcd(den, f.denominator)
+    ints = np.array([int(f * den) for f in fr], dtype=object)
+    return ints, Fraction(1, den), False
+
+
+class _EvenSums:
+    """Sums of up to T values of an evenly spaced grid: weight sums 0..T*(m-1)."""
+
+    def __init__(self, w: np.ndarray, T: int, g0: float, step: float):
+        self.w = w
+        self.width = T * int(w[-1]) + 1
+        self.zero = 0
+        self.T = T
+        self.g0, self.step = g0, step
+
+    def shift(self, arr: np.ndarray, j: int, k: int, fill: float = 0.0) -> np.ndarray:
+        """Move the last axis by k records of value j (a new array; fill elsewhere)."""
+        sh = k * int(self.w[j])
+        out = np.full(arr.shape, fill)
+        if sh < self.width:
+            out[..., sh:] = arr[..., : self.width - sh]
+        return out
+
+    def values(self, t: int) -> np.ndarray:
+        return t * self.g0 + self.step * np.arange(self.width)
+
+
+class _GeneralSums:
+    """Sums of up to T values of an arbitrary grid, as exact rationals.
+
+    Positions are the distinct achievable sums (on the common binary lattice
+    of the float values), so sums that coincide exactly are one output.
+    """
+
+    def __init__(self, ints: np.ndarray, T: int, unit: Fraction):
+        vals = [int(v) for v in ints]
+        level = {0}
+        allsums = {0}
+        for _ in range(T):
+            level = {x + v for x in level for v in vals}
+            allsums |= level
+            if len(allsums) > 200_000:
+                raise ComputationTooLarge(
+                    f"the grid is not evenly spaced and sums of T={T} of its values take more than "
+                    "200000 distinct values; use an evenly spaced grid or a smaller T"
+                )
+        self.pos = sorted(allsums)
+        self.index = {p: i for i, p in enumerate(self.pos)}
+        self.width = len(self.pos)
+        self.zero = self.index[0]
+        self.vals = vals
+        self.unit = unit
+        self._maps: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+
+    def _map(self, j: int, k: int):
+        key = (j, k)
+        if key not in self._maps:
+            add = k * self.vals[j]
+            src, dst = [], []
+            for i, p in enumerate(self.pos):
+                q = self.index.get(p + add)
+                if q is not None:
+                    src.append(i)
+                    dst.append(q)
+            self._maps[key] = (np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64))
+        return self._maps[key]
+
+    def shift(self, arr: np.ndarray, j: int, k: int, fill: float = 0.0) -> np.ndarray:
+        src, dst = self._map(j, k)
+        out = np.full(arr.shape, fill)
+        out[..., dst] = arr[..., src]
+        return out
+
+    def values(self, t: int) -> np.ndarray:
+        return np.array([float(p * self.unit) for p in self.pos])
+
+
+def _round_half_away(num: np.ndarray, den: int) -> np.ndarray:
+    """round(num / den) with ties away from zero (MATLAB ``round``), exact on integers."""
+    a = np.abs(num)
+    q = (2 * a + den) // (2 * den)
+    return np.sign(num) * q
+
+
+# ---------------------------------------------------------------------------
+# count-and-sum dynamic programme with per-row log scales
+# ---------------------------------------------------------------------------
+class _Table:
+    """Counts ``A[t, s]`` = exp(scale[t]) * rows[t, s] of t-subsets with weight sum s."""
+
+    __slots__ = ("rows", "scale")
+
+    def __init__(self, rows: np.ndarray, scale: np.ndarray):
+        self.rows = rows
+        self.scale = scale
+
+    @classmethod
+    def empty(cls, tmax: int, sums) -> "_Table":
+        rows = np.zeros((tmax + 1, sums.width))
+        rows[0, sums.zero] = 1.0  # the empty sample
+        scale = np.full(tmax + 1, -np.inf)
+        scale[0] = 0.0
+        return cls(rows, scale)
+
+    def times(self, sums, j: int, c: int) -> "_Table":
+        """Multiply the generating function by ``(1 + z y^(g_j))^c`` (c records of value j)."""
+        if c == 0:
+            return self
+        tmax, width = self.rows.shape[0] - 1, self.rows.shape[1]
+        cmax = min(c, tmax)
+        k = np.arange(cmax + 1)
+        t = np.arange(tmax + 1)
+        src = t[:, None] - k[None, :]
+        logc = special.gammaln(c + 1.0) - special.gammaln(k + 1.0) - special.gammaln(c - k + 1.0)
+        L = np.where(src >= 0, logc[None, :] + self.scale[np.maximum(src, 0)], -np.inf)
+        M = L.max(axis=1)
+        Mf = np.where(np.isfinite(M), M, 0.0)
+        fac = np.exp(L - Mf[:, None])  # (tmax+1, cmax+1), 0 where unreachable
+        new = np.zeros_like(self.rows)
+        for kk in range(cmax + 1):
+            moved = self.rows[: tmax + 1 - kk] if kk == 0 else sums.shift(self.rows[: tmax + 1 - kk], j, kk)
+            new[kk:] += fac[kk:, kk, None] * moved
+        top = new.max(axis=1)
+        ok = top > 0
+        new[ok] /= top[ok, None]
+        scale = np.where(ok, Mf + np.log(np.where(ok, top, 1.0)), -np.inf)
+        return _Table(new, scale)
+
+    def log_row(self, t: int) -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            return np.log(self.rows[t]) + self.scale[t]
+
+
+def _leave_one_out(table: _Table, sums, items: list[tuple[int, int]], out: dict) -> None:
+    """For every (grid index, count) item, store the table of all records with
+    one record of that value removed (divide and conquer over the items)."""
+    if len(items) == 1:
+        j, c = items[0]
+        out[j] = table.times(sums, j, c - 1)
+        return
+    half = len(items) // 2
+    left, right = items[:half], items[half:]
+    t_left = table
+    for j, c in right:
+        t_left = t_left.times(sums, j, c)
+    _leave_one_out(t_left, sums, left, out)
+    t_right = table
+    for j, c in left:
+        t_right = t_right.times(sums, j, c)
+    _leave_one_out(t_right, sums, right, out)
+
+
+def _group_logsumexp(logp: np.ndarray, groups: np.ndarray, ngroups: int) -> np.ndarray:
+    """Aggregate log-probabilities (last axis) into ``ngroups`` output cells."""
+    M = np.max(logp, axis=-1, keepdims=True)
+    Mf = np.where(np.isfinite(M), M, 0.0)
+    lin = np.exp(logp - Mf)
+    flat = lin.reshape(-1, lin.shape[-1])
+    acc = np.zeros((flat.shape[0], ngroups))
+    for i in range(flat.shape[0]):
+        acc[i] = np.bincount(groups, weights=flat[i], minlength=ngroups)
+    with np.errstate(divide="ignore"):
+        res = np.log(acc) + Mf.reshape(-1, 1)
+    return res.reshape(logp.shape[:-1] + (ngroups,))
+
+
+# ---------------------------------------------------------------------------
+# the mechanism
+# ---------------------------------------------------------------------------
+class SamplingAverage:
+    """Sampling-average mechanism M_A on a finite value grid (Algorithm 3).
+
+    Draw ``T`` of the ``n`` records without replacement and publish the sum of
+    their values (``output="sum"``; the same information as the exact mean
+    ``sum / T``), or the mean rounded to the nearest multiple of the grid
+    step with ties away from zero (``output="rounded_mean"``; MATLAB
+    ``round``, as in the 8-bit SGD experiment of Appendix G.2).
+
+    Parameters
+    ----------
+    T : int, optional
+        Fixed sample size (give exactly one of T and eta).
+    eta : float, str, Decimal or Fraction, optional
+        Sampling rate in (0, 1]; ``T = ceil(eta n)`` computed exactly from the
+        decimal value.
+    grid : array_like of float
+        The possible record values: sorted, distinct, in [-1, 1].  Databases
+        are histograms of counts over this grid.
+    output : {"sum", "rounded_mean"}
+        What is published.  ``"rounded_mean"`` needs an evenly spaced grid
+        whose values are integer multiples of its step (e.g. ``(i-128)/256``).
+
+    Examples
+    --------
+    >>> m = SamplingAverage(T=2, grid=[0.0, 0.5, 1.0])
+    >>> m.sample_size(5)
+    2
+    """
+
+    def __init__(self, T: int | None = None, eta=None, *, grid, output: str = "sum"):
+        if (eta is None) == (T is None):
+            raise ValueError("give exactly one of eta (a sampling rate) or T (a sample size)")
+        if eta is not None:
+            rate = _exact_rate(eta)
+            if not (0 < rate <= 1):
+                raise ValueError(f"eta must be in (0, 1], got {eta!r}")
+            self._rate: Fraction | None = rate
+            self.eta: float | None = float(rate)
+            self.T: int | None = None
+        else:
+            self._rate = None
+            self.eta = None
+            self.T = as_int(T, "T", minimum=1)
+        if output not in _OUTPUTS:
+            raise ValueError(f"output must be 'sum' or 'rounded_mean', got {output!r}")
+        self.output = output
+        self.grid = _check_grid(grid)
+        self.grid.setflags(write=False)
+        self._w, self._step, self._even = _lattice(self.grid)
+        if output == "rounded_mean":
+            if not self._even:
+                raise ValueError("grid must be evenly spaced for output='rounded_mean'")
+            k0 = self.grid[0] / self._step
+            if abs(k0 - round(k0)) > 1e-6:
+                raise ValueError(
+                    "grid must consist of integer multiples of its step for output='rounded_mean' "
+                    f"(the first value is {k0:.6g} steps from 0)"
+                )
+            self._k0 = int(round(k0))
+
+    # -- description -----------------------------------------------------
+    def __repr__(self) -> str:
+        size = f"eta={self.eta!r}" if self.T is None else f"T={self.T}"
+        return f"SamplingAverage({size}, grid=<{self.grid.size} values>, output={self.output!r})"
+
+    def __eq__(self, other) -> bool:
+        return type(self) is type(other) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def _key(self):
+        return (self._rate, self.T, self.output, self.grid.tobytes())
+
+    @property
+    def label(self) -> str:
+        """Short human-readable description, e.g. for chart legends."""
+        return repr(self)
+
+    # -- sizes -------------------------------------------------------------
+    def sample_size(self, n: int) -> int:
+        """T for a database of n records: ``ceil(eta n)`` (exact) or the fixed T.
+
+        Raises ValueError when a fixed T exceeds n.
+        """
+        n = as_int(n, "n", minimum=1)
+        if self.T is not None:
+            if self.T > n:
+                raise ValueError(f"T must be <= n (sampling without replacement), got T={self.T} > n={n}")
+            return self.T
+        num = self._rate.numerator * n
+        return -((-num) // self._rate.denominator)
+
+    def _hist(self, hist) -> np.ndarray:
+        h, single = as_histograms(hist)
+        if not single:
+            raise ValueError("hist must be a single histogram of shape (len(grid),) here")
+        if h.shape[1] != self.grid.size:
+            raise ValueError(f"hist must have one count per grid value ({self.grid.size}), got {h.shape[1]}")
+        return h[0]
+
+    # -- outputs -----------------------------------------------------------
+    def _sums(self, T: int):
+        """The support of sums of up to T grid values (cached per T)."""
+        cache = self.__dict__.setdefault("_sums_cache", {})
+        if T not in cache:
+            if self._even:
+                cache[T] = _EvenSums(self._w, T, float(self.grid[0]), self._step)
+            else:
+                cache[T] = _GeneralSums(self._w, T, self._step)
+        return cache[T]
+
+    def _rounded_index(self, s: np.ndarray, T: int) -> np.ndarray:
+        """Rounded mean, in steps from the first grid value, of weight sums s."""
+        s = np.asarray(s, dtype=np.int64)
+        return _round_half_away(T * self._k0 + s, T) - self._k0
+
+    def sample_histogram(self, hist, rng=None, size: int | None = None):
+        """Draw the mechanism's output for a database given by its grid histogram.
+
+        Returns a float, or an array of ``size`` independent outputs (the same
+        numbers as the ``value`` column of :meth:`output_pmf`).
+        """
+        h = self._hist(hist)
+        T = self.sample_size(int(h.sum()))
+        gen = as_rng(rng)
+        shape = None if size is None else (as_int(size, "size", minimum=1),)
+        counts = np.atleast_2d(gen.multivariate_hypergeometric(h, T, size=shape))
+        if self._even:
+            s = counts @ self._w
+            if self.output == "sum":
+                vals = T * float(self.grid[0]) + self._step * s
+            else:
+                vals = (self._rounded_index(s, T) + self._k0) * self._step
+        else:
+            vals = np.array(
+                [float(sum(int(c) * v for c, v in zip(row, self._w)) * self._step) for row in counts]
+            )
+        return float(vals[0]) if size is None else vals
+
+    def output_pmf(self, hist):
+        """Exact output distribution of the mechanism on one database.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per possible output, in increasing order: ``value``,
+            ``probability`` and ``log_probability`` (outputs of probability 0
+            are omitted).
+        """
+        import pandas as pd
+
+        h = self._hist(hist)
+        n = int(h.sum())
+        T = self.sample_size(n)
+        sums = self._sums(T)
+        self._guard(T, sums.width, int(np.count_nonzero(h)))
+        tab = _Table.empty(T, sums)
+        for j in np.nonzero(h)[0]:
+            tab = tab.times(sums, int(j), int(h[j]))
+        logp = tab.log_row(T) - _log_comb(n, T)
+        if self.output == "sum":
+            vals = sums.values(T)
+        else:
+            logp, vals = self._rounded(logp[None], T)
+            logp = logp[0]
+        keep = np.isfinite(logp)
+        return pd.DataFrame(
+            {"value": vals[keep], "probability": np.exp(logp[keep]), "log_probability": logp[keep]}
+        )
+
+    def _rounded(self, logp: np.ndarray, T: int) -> tuple[np.ndarray, np.ndarray]:
+        """Post-process sum pmfs (last axis) to rounded-mean pmfs (on the grid)."""
+        grp = self._rounded_index(np.arange(logp.shape[-1]), T)
+        ng = self.grid.size
+        return _group_logsumexp(logp, grp, ng), self.grid.copy()
+
+    def _guard(self, T: int, width: int, k: int) -> None:
+        cells = (T + 1) ** 2 * width * max(1, k) * max(1.0, math.log2(max(k, 2)))
+        if cells > 40 * MAX_CELLS:
+            raise ComputationTooLarge(
+                f"the exact sampling-average computation needs ~{cells:.3g} cells "
+                f"(T={T}, {width} possible sums, {k} occupied grid values); use a smaller T or grid"
+            )
+
+    # -- exact privacy profile ---------------------------------------------------
+    def _log_profile_batch(self, h: np.ndarray, n: int, eps: np.ndarray) -> np.ndarray:
+        """log delta_eps(x) for histograms over the grid, all of size n.
+
+        Parameters
+        ----------
+        h : int array (k, len(grid))
+        n : the common database size
+        eps : float array (E,)
+
+        Returns
+        -------
+        ndarray (k, E) of natural logs; neighbours replace one record by any
+        other grid value, and both directions of the divergence are taken.
+        """
+        h = np.asarray(h, dtype=np.int64)
+        if h.ndim != 2 or h.shape[1] != self.grid.size:
+            raise ValueError(
+                f"hist must have one count per grid value ({self.grid.size}), got shape {h.shape}"
+            )
+        eps = np.asarray(eps, dtype=float)
+        T = self.sample_size(n)
+        out = np.full((h.shape[0], eps.size), -np.inf)
+        cache: dict[bytes, np.ndarray] = {}
+        for i, row in enumerate(h):
+            key = row.tobytes()
+            if key not in cache:
+                cache[key] = self._log_profile_one(row, n, T, eps)
+            out[i] = cache[key]
+        return out
+
+    def _log_profile_one(self, h: np.ndarray, n: int, T: int, eps: np.ndarray) -> np.ndarray:
+        m = self.grid.size
+        sums = self._sums(T)
+        occ = [int(j) for j in np.nonzero(h)[0]]
+        self._guard(T, sums.width, len(occ))
+        tables: dict[int, _Table] = {}
+        _leave_one_out(_Table.empty(T, sums), sums, [(j, int(h[j])) for j in occ], tables)
+        lc = _log_comb(n, T)
+        best = np.full(eps.size, -np.inf)
+        for a in occ:
+            tab = tables[a]
+            base = tab.log_row(T) - lc  # samples that avoid the replaced record
+            lB = tab.log_row(T - 1) - lc  # samples that contain it
+            lp = np.logaddexp(base, sums.shift(lB, a, 1, fill=-np.inf))
+            lq = np.stack([np.logaddexp(base, sums.shift(lB, b, 1, fill=-np.inf)) for b in range(m) if b != a])
+            if self.output == "rounded_mean":
+                lp = self._rounded(lp[None], T)[0][0]
+                lq = self._rounded(lq, T)[0]
+            d1, d2 = _log_hockey_stick_both(lp, lq, eps)  # (m-1, E) each
+            best = np.maximum(best, np.maximum(d1.max(axis=0), d2.max(axis=0)))
+        return np.minimum(best, 0.0)
+
+
+def _log_hockey_stick_both(lp: np.ndarray, lq: np.ndarray, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """log d_eps(P, Q_b) and log d_eps(Q_b, P) for one pmf P against B pmfs Q_b (logs).
+
+    The positive terms ``P(o) (1 - e^(eps - log P(o)/Q(o)))`` are summed in
+    linear scale relative to ``max P`` (no cancellation: each term is
+    computed from its log-ratio); rows where a contributing term would
+    underflow that scale are recomputed fully in log space with
+    :func:`log_hockey_stick`, so the result is exact to rounding either way.
+    """
+    live = np.isfinite(lp) | np.isfinite(lq).any(axis=0)
+    idx = np.nonzero(live)[0]
+    B, E = lq.shape[0], eps.size
+    if idx.size == 0:
+        return np.full((B, E), -np.inf), np.full((B, E), -np.inf)
+    lp = lp[idx[0] : idx[-1] + 1]
+    lq = lq[:, idx[0] : idx[-1] + 1]
+    M = float(np.max(np.concatenate([lp[np.isfinite(lp)], lq[np.isfinite(lq)]])))
+    p = np.exp(lp - M)
+    q = np.exp(lq - M)
+    with np.errstate(invalid="ignore"):
+        D = lq - lp[None, :]  # log Q/P; nan where both are 0
+    both0 = np.isnan(D)
+    low_p = (lp - M < -700.0)[None, :]
+    low_q = lq - M < -700.0
+    out = []
+    for sign, base, low in ((1.0, p[None, :], low_p), (-1.0, q, low_q)):
+        res = np.empty((B, E))
+        redo = np.zeros(B, dtype=bool)
+        for i, e in enumerate(eps):
+            with np.errstate(invalid="ignore"):
+                x = e + sign * D
+            mask = (x < 0) & ~both0
+            terms = np.where(mask, base * -np.expm1(np.minimum(x, 0.0)), 0.0)
+            with np.errstate(divide="ignore"):
+                res[:, i] = np.log(terms.sum(axis=1)) + M
+            redo |= np.any(mask & low, axis=1)
+        if np.any(redo):
+            lpr, lqr = np.broadcast_to(lp, lq.shape)[redo], lq[redo]
+            res[redo] = log_hockey_stick(lpr, lqr, eps) if sign > 0 else log_hockey_stick(lqr, lpr, eps)
+        out.append(res)
+    return out[0], out[1]
+
+
+def _log_comb(n: int, k: int) -> float:
+    return float(special.gammaln(n + 1.0) - special.gammaln(k + 1.0) - special.gammaln(n - k + 1.0))
+
+
+# ---------------------------------------------------------------------------
+# quantized laws (Definition 5)
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class QuantizedLaw:
+    """A law on the quantization grid: ``values[i] = (i - 2^(bits-1)) / 2^bits``."""
+
+    values: np.ndarray
+    pmf: np.ndarray
+
+    def __iter__(self):
+        return iter((self.values, self.pmf))
+
+
+def _check_bits(bits) -> int:
+    b = as_int(bits, "bits")
+    if not (1 <= b <= 16):
+        raise ValueError(f"bits must be in 1..16, got {b}")
+    return b
+
+
+def _check_positive(x, name: str) -> float:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a positive number, got {x!r}") from None
+    if not (math.isfinite(v) and v > 0):
+        raise ValueError(f"{name} must be a positive finite number, got {x!r}")
+    return v
+
+
+def _check_mu(mu) -> float:
+    try:
+        v = float(mu)
+    except (TypeError, ValueError):
+        raise TypeError(f"mu must be a number, got {mu!r}") from None
+    if not math.isfinite(v):
+        raise ValueError(f"mu must be finite, got {mu!r}")
+    return v
+
+
+def _log_interval_mass(log_cdf, log_sf, lo: np.ndarray, hi: np.ndarray, centre: float) -> np.ndarray:
+    """log P((lo, hi]) from a log-cdf / log-sf pair, using the tail that avoids cancellation."""
+    upper = lo >= centre
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = np.where(upper, log_sf(lo), log_cdf(hi))  # the larger of the two
+        b = np.where(upper, log_sf(hi), log_cdf(lo))
+        return a + log1mexp(np.minimum(b - a, 0.0))
+
+
+def _quantize(log_cdf, log_sf, centre: float, bits: int) -> QuantizedLaw:
+    K = 2**bits
+    i = np.arange(K)
+    values = (i - K // 2) / K
+    lo = values
+    hi = (i - K // 2 + 1) / K
+    logm = _log_interval_mass(log_cdf, log_sf, lo, hi, centre)
+    logm = logm - special.logsumexp(logm)  # normalise by Z = mass of (-1/2, 1/2]
+    pmf = np.exp(logm)
+    pmf = pmf / pmf.sum()
+    values.setflags(write=False)
+    pmf.setflags(write=False)
+    return QuantizedLaw(values, pmf)
+
+
+def quantized_gaussian(mu: float, sigma: float, bits: int = 8) -> QuantizedLaw:
+    """The quantized Gaussian N_{bits-bit}(mu, sigma^2) of Definition 5 (Appendix G.1).
+
+    With ``K = 2^bits``, the support is ``x_i = (i - K/2) / K`` for
+    ``i = 0..K-1`` (for 8 bits: ``(i - 128)/256``, from -1/2 to 127/256), and
+
+        PMF(x_i) = p_{mu,sigma}((x_i, x_i + 1/K]) / Z,   Z = p_{mu,sigma}((-1/2, 1/2]),
+
+    where ``p_{mu,sigma}(I)`` is the N(mu, sigma^2) probability of I.  Each
+    point thus receives the mass of the cell *to its right* (a quantizer that
+    rounds down), exactly as in Definition 5, and the cells tile (-1/2, 1/2],
+    so the law is the Gaussian conditioned on that interval, then quantized.
+    Masses are computed as log-differences of the normal cdf (or survival
+    function in the upper tail), so far tails keep full relative precision.
+
+    Parameters
+    ----------
+    mu : float
+    sigma : float > 0
+    bits : int in 1..16
+
+    Returns
+    -------
+    QuantizedLaw
+        Frozen dataclass with ``values`` and ``pmf`` (read-only arrays of
+        length 2^bits, pmf summing to 1 up to rounding); unpacks as
+        ``values, pmf = quantized_gaussian(...)``.
+    """
+    mu = _check_mu(mu)
+    sigma = _check_positive(sigma, "sigma")
+    bits = _check_bits(bits)
+    return _quantize(
+        lambda x: special.log_ndtr((x - mu) / sigma),
+        lambda x: special.log_ndtr((mu - x) / sigma),
+        mu,
+        bits,
+    )
+
+
+def quantized_laplace(mu: float, scale: float, bits: int = 8) -> QuantizedLaw:
+    """The Laplace analogue of Definition 5: Laplace(mu, scale) on (-1/2, 1/2], quantized.
+
+    Same support ``x_i = (i - 2^(bits-1)) / 2^bits`` and the same cells
+    ``(x_i, x_i + 2^-bits]`` as :func:`quantized_gaussian`; the mass of a cell
+    is its probability under the Laplace law with density
+    ``exp(-|x - mu| / scale) / (2 scale)``, normalised by the probability of
+    (-1/2, 1/2].
+
+    Parameters
+    ----------
+    mu : float
+    scale : float > 0
+    bits : int in 1..16
+    """
+    mu = _check_mu(mu)
+    b = _check_positive(scale, "scale")
+
+    def log_cdf(x):
+        z = (np.asarray(x, dtype=float) - mu) / b
+        return np.where(z < 0, z - math.log(2.0), np.log1p(-0.5 * np.exp(-np.abs(z))))
+
+    def log_sf(x):
+        z = (np.asarray(x, dtype=float) - mu) / b
+        return np.where(z > 0, -z - math.log(2.0), np.log1p(-0.5 * np.exp(-np.abs(z))))
+
+    return _quantize(log_cdf, log_sf, mu, _check_bits(bits))

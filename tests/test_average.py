@@ -1,0 +1,300 @@
+"""Sampling-average mechanism (Algorithm 3) and quantized laws (Definition 5).
+
+The exact profile is checked against brute force over all T-subsets with
+exact fractions; the quantized laws against direct integration.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from smoothdp_nb.core.average import SamplingAverage, quantized_gaussian, quantized_laplace
+from smoothdp_nb.core.mechanisms import ComputationTooLarge
+from smoothdp_nb.core.profiles import privacy_profile
+
+EPS = np.array([0.0, 0.2, 0.7, 1.5, 3.0])
+
+
+# -- brute force -------------------------------------------------------------
+def _records(hist, grid):
+    return [Fraction(float(grid[j])) for j in range(len(grid)) for _ in range(int(hist[j]))]
+
+
+def _brute_pmf(hist, grid, T, output):
+    """Exact output pmf by enumerating every T-subset of the records."""
+    vals = _records(hist, grid)
+    step = Fraction(float(grid[1])) - Fraction(float(grid[0]))
+    counts: dict = {}
+    for sub in itertools.combinations(range(len(vals)), T):
+        s = sum((vals[i] for i in sub), Fraction(0))
+        if output == "rounded_mean":
+            q = s / T / step
+            s = (1 if q >= 0 else -1) * math.floor(abs(q) + Fraction(1, 2))  # half away from zero
+        counts[s] = counts.get(s, 0) + 1
+    total = math.comb(len(vals), T)
+    return {k: Fraction(v, total) for k, v in counts.items()}
+
+
+def _hockey(P, Q, e):
+    return sum(max(0.0, float(P.get(k, 0)) - math.exp(e) * float(Q.get(k, 0))) for k in set(P) | set(Q))
+
+
+def _brute_delta(hist, grid, T, output, eps):
+    P = _brute_pmf(hist, grid, T, output)
+    best = np.zeros(len(eps))
+    for a in range(len(grid)):
+        if hist[a] == 0:
+            continue
+        for b in range(len(grid)):
+            if b == a:
+                continue
+            h2 = list(hist)
+            h2[a] -= 1
+            h2[b] += 1
+            Q = _brute_pmf(h2, grid, T, output)
+            for i, e in enumerate(eps):
+                best[i] = max(best[i], _hockey(P, Q, e), _hockey(Q, P, e))
+    return best
+
+
+def _assert_rel(got, want, rtol=1e-9):
+    got = np.asarray(got, dtype=float)
+    want = np.asarray(want, dtype=float)
+    scale = np.maximum(np.abs(want), 1e-300)
+    assert np.all(np.abs(got - want) <= rtol * scale + 1e-15 * (want == 0)), (got, want)
+
+
+def _cases(output, count, seed):
+    rng = np.random.default_rng(seed)
+    pool = np.array([-1.0, -0.75, -0.3, 0.0, 0.125, 0.4, 0.9, 1.0])
+    for i in range(count):
+        m = int(rng.integers(3, 7))
+        if output == "sum" and i % 3 == 0:
+            grid = np.sort(rng.choice(pool, m, replace=False))  # not evenly spaced
+        else:
+            k0 = int(rng.integers(-m, 1))
+            grid = (np.arange(m) + k0) / 8  # evenly spaced, multiples of the step
+        n = int(rng.integers(1, 11))
+        T = int(rng.integers(1, min(4, n) + 1))
+        hist = rng.multinomial(n, np.ones(m) / m)
+        yield grid, hist, T
+
+
+@pytest.mark.parametrize("output", ["sum", "rounded_mean"])
+def test_profile_matches_brute_force(output):
+    for grid, hist, T in _cases(output, 25, seed=11 if output == "sum" else 12):
+        mech = SamplingAverage(T=T, grid=grid, output=output)
+        got = privacy_profile(mech, hist, EPS)
+        _assert_rel(got, _brute_delta(list(hist), list(grid), T, output, EPS))
+
+
+def test_profile_batch_and_eta():
+    grid = np.array([0.0, 0.25, 0.5, 0.75])
+    hists = np.array([[2, 1, 0, 3], [0, 0, 6, 0], [1, 2, 2, 1]])
+    mech = SamplingAverage(eta=0.5, grid=grid)
+    got = privacy_profile(mech, hists, EPS)
+    assert got.shape == (3, EPS.size)
+    for row, h in zip(got, hists):
+        _assert_rel(row, _brute_delta(list(h), list(grid), 3, "sum", EPS))
+    logd = privacy_profile(mech, hists, EPS, log=True)
+    np.testing.assert_allclose(np.exp(logd), got, rtol=1e-12)
+
+
+def test_rounded_mean_ties_away_from_zero():
+    # T = 2 on the grid {-2, -1, 0, 1, 2}/4: every mean below is half a step off the grid.
+    grid = np.arange(-2, 3) / 4
+    mech = SamplingAverage(T=2, grid=grid, output="rounded_mean")
+    df = mech.output_pmf([0, 1, 1, 0, 0])  # records -1/4, 0: mean -1/8 -> -1/4
+    assert list(df["value"]) == [-0.25]
+    df = mech.output_pmf([0, 0, 1, 1, 0])  # 0, 1/4: mean 1/8 -> 1/4
+    assert list(df["value"]) == [0.25]
+    df = mech.output_pmf([1, 1, 0, 0, 0])  # records -1/2, -1/4: mean -3/8 -> -1/2
+    assert list(df["value"]) == [-0.5]
+    df = mech.output_pmf([0, 0, 0, 1, 1])  # 1/4, 1/2: mean 3/8 -> 1/2
+    assert list(df["value"]) == [0.5]
+
+
+@pytest.mark.parametrize("output", ["sum", "rounded_mean"])
+def test_output_pmf_and_sampling(output):
+    grid = np.arange(-3, 3) / 8
+    hist = np.array([1, 0, 3, 2, 0, 2])
+    mech = SamplingAverage(T=3, grid=grid, output=output)
+    df = mech.output_pmf(hist)
+    brute = _brute_pmf(list(hist), list(grid), 3, output)
+    step = Fraction(1, 8)
+    want = {float(k * step) if output == "rounded_mean" else float(k): float(v) for k, v in brute.items()}
+    assert set(np.round(df["value"], 12)) == set(np.round(list(want), 12))
+    for v, p in zip(df["value"], df["probability"]):
+        assert p == pytest.approx(want[min(want, key=lambda k: abs(k - v))], rel=1e-12)
+    np.testing.assert_allclose(df["log_probability"], np.log(df["probability"]))
+    draws = mech.sample_histogram(hist, rng=3, size=4000)
+    assert set(np.round(draws, 12)) <= set(np.round(df["value"], 12))
+    single = mech.sample_histogram(hist, rng=3)
+    assert isinstance(single, float)
+
+
+def test_general_grid_pmf():
+    grid = np.array([-0.3, 0.1, 0.2, 0.9])
+    hist = np.array([2, 1, 1, 1])
+    mech = SamplingAverage(T=2, grid=grid)
+    df = mech.output_pmf(hist)
+    brute = _brute_pmf(list(hist), list(grid), 2, "sum")
+    assert len(df) == len(brute)  # equal exact sums are one output
+    assert df["probability"].sum() == pytest.approx(1.0, abs=1e-14)
+
+
+def test_worst_case_is_eta():
+    # One record differs from the rest: the outputs are disjoint whenever it is sampled.
+    grid = np.array([0.0, 0.5, 1.0])
+    mech = SamplingAverage(T=2, grid=grid)
+    d = privacy_profile(mech, [4, 0, 1], [0.0, 5.0, 50.0])
+    np.testing.assert_allclose(d, 2 / 5, rtol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    m=st.integers(3, 6),
+    T=st.integers(1, 4),
+    extra=st.integers(0, 8),
+    seed=st.integers(0, 2**31),
+    output=st.sampled_from(["sum", "rounded_mean"]),
+)
+def test_profile_properties(m, T, extra, seed, output):
+    rng = np.random.default_rng(seed)
+    n = T + extra
+    hist = rng.multinomial(n, rng.dirichlet(np.ones(m)))
+    grid = np.arange(m) / 8 - 0.25
+    mech = SamplingAverage(T=T, grid=grid, output=output)
+    eps = np.linspace(0, 4, 9)
+    d = privacy_profile(mech, hist, eps)
+    assert np.all(d >= 0) and np.all(d <= 1)
+    assert np.all(np.diff(d) <= 1e-15)
+    assert np.all(d <= T / n + 1e-12)  # outputs agree unless the changed record is drawn
+
+
+# -- quantized laws ------------------------------------------------------------
+@pytest.mark.parametrize("mu,sigma,bits", [(0.0, 0.12, 8), (0.1, 0.12, 8), (0.2, 0.05, 6), (-0.4, 1.5, 3)])
+def test_quantized_gaussian_definition5(mu, sigma, bits):
+    law = quantized_gaussian(mu, sigma, bits=bits)
+    K = 2**bits
+    np.testing.assert_array_equal(law.values, (np.arange(K) - K // 2) / K)
+    cdf = stats.norm(mu, sigma).cdf
+    Z = cdf(0.5) - cdf(-0.5)
+    want = (cdf(law.values + 1 / K) - cdf(law.values)) / Z
+    np.testing.assert_allclose(law.pmf, want, rtol=1e-9, atol=1e-15)
+    assert law.pmf.sum() == pytest.approx(1.0, abs=1e-14)
+    values, pmf = law  # unpacks
+    assert pmf is law.pmf
+
+
+def test_quantized_gaussian_far_tail_mpmath():
+    mpmath.mp.dps = 50
+    mu, sigma = 0.0, 0.05
+    law = quantized_gaussian(mu, sigma, bits=8)
+
+    def mass(a, b):
+        f = lambda x: mpmath.ncdf(x, mu, sigma)  # noqa: E731
+        return f(b) - f(a)
+
+    Z = mass(mpmath.mpf(-0.5), mpmath.mpf(0.5))
+    for i in (0, 5, 128, 250, 255):
+        x = mpmath.mpf(i - 128) / 256
+        want = float(mass(x, x + mpmath.mpf(1) / 256) / Z)
+        assert law.pmf[i] == pytest.approx(want, rel=1e-9)
+    assert law.pmf[0] > 0 and law.pmf[0] < 1e-20  # relative precision in the tail
+
+
+@pytest.mark.parametrize("mu,scale,bits", [(0.0, 0.1, 8), (0.3, 0.05, 8), (-0.2, 2.0, 4)])
+def test_quantized_laplace(mu, scale, bits):
+    law = quantized_laplace(mu, scale, bits=bits)
+    K = 2**bits
+    dist = stats.laplace(mu, scale)
+    Z = dist.cdf(0.5) - dist.cdf(-0.5)
+    want = (dist.cdf(law.values + 1 / K) - dist.cdf(law.values)) / Z
+    np.testing.assert_allclose(law.pmf, want, rtol=1e-9, atol=1e-15)
+    assert law.pmf.sum() == pytest.approx(1.0, abs=1e-14)
+
+
+def test_quantized_laws_feed_the_mechanism():
+    law = quantized_gaussian(0.0, 0.12, bits=3)
+    mech = SamplingAverage(T=2, grid=law.values, output="rounded_mean")
+    hist = np.array([0, 1, 2, 3, 2, 1, 0, 0])
+    d = privacy_profile(mech, hist, [0.5, 2.0])
+    want = _brute_delta(list(hist), list(law.values), 2, "rounded_mean", [0.5, 2.0])
+    _assert_rel(d, want)
+
+
+# -- bad input -------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "kwargs,name",
+    [
+        (dict(T=2, grid=[0.0, 0.5, 1.5]), "grid"),
+        (dict(T=2, grid=[0.0, 0.5, 0.5]), "grid"),
+        (dict(T=2, grid=[0.5, 0.0, 1.0]), "grid"),
+        (dict(T=2, grid=[0.5]), "grid"),
+        (dict(T=2, grid=[0.0, np.nan]), "grid"),
+        (dict(T=0, grid=[0.0, 1.0]), "T"),
+        (dict(eta=1.5, grid=[0.0, 1.0]), "eta"),
+        (dict(eta=0.5, T=2, grid=[0.0, 1.0]), "eta"),
+        (dict(T=2, grid=[0.0, 1.0], output="mean"), "output"),
+        (dict(T=2, grid=[0.0, 0.25, 1.0], output="rounded_mean"), "grid"),
+        (dict(T=2, grid=[0.1, 0.35, 0.6], output="rounded_mean"), "grid"),
+    ],
+)
+def test_bad_mechanism_arguments(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        SamplingAverage(**kwargs)
+
+
+def test_bad_profile_arguments():
+    mech = SamplingAverage(T=5, grid=[0.0, 0.5, 1.0])
+    with pytest.raises(ValueError, match="T"):
+        privacy_profile(mech, [1, 1, 1], 1.0)
+    with pytest.raises(ValueError, match="hist"):
+        mech.output_pmf([3, 3])
+    with pytest.raises(ValueError, match="hist"):
+        privacy_profile(mech, [3, 3, 3, 3], 1.0)
+
+
+@pytest.mark.parametrize(
+    "args,name",
+    [
+        ((0.0, 0.0), "sigma"),
+        ((0.0, -1.0), "sigma"),
+        ((0.0, np.inf), "sigma"),
+        ((np.nan, 0.1), "mu"),
+    ],
+)
+def test_bad_gaussian(args, name):
+    with pytest.raises(ValueError, match=name):
+        quantized_gaussian(*args)
+
+
+@pytest.mark.parametrize("bits", [0, 17, -3])
+def test_bad_bits(bits):
+    with pytest.raises(ValueError, match="bits"):
+        quantized_gaussian(0.0, 0.1, bits=bits)
+    with pytest.raises(ValueError, match="bits"):
+        quantized_laplace(0.0, 0.1, bits=bits)
+
+
+def test_bad_laplace_scale():
+    with pytest.raises(ValueError, match="scale"):
+        quantized_laplace(0.0, 0.0)
+
+
+def test_general_grid_too_large():
+    grid = np.linspace(-1, 1, 40) + 1e-3 * np.sin(np.arange(40))
+    grid = np.clip(grid, -1, 1)
+    mech = SamplingAverage(T=8, grid=grid)
+    with pytest.raises(ComputationTooLarge):
+        mech.output_pmf(np.ones(40, dtype=int))

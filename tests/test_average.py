@@ -298,3 +298,59 @@ def test_general_grid_too_large():
     mech = SamplingAverage(T=8, grid=grid)
     with pytest.raises(ComputationTooLarge):
         mech.output_pmf(np.ones(40, dtype=int))
+
+
+@pytest.mark.parametrize("output", ["sum", "rounded_mean"])
+def test_profile_matches_direct_pmfs_midsize(output):
+    """Larger case (n = 60, 16 grid values, many occupied): the divide-and-conquer
+    profile equals the hockey-stick of the two full output pmfs, every neighbour."""
+    from smoothdp_nb.core.divergence import log_hockey_stick
+
+    law = quantized_gaussian(0.05, 0.2, bits=4)
+    hist = np.random.default_rng(5).multinomial(60, law.pmf)
+    mech = SamplingAverage(T=7, grid=law.values, output=output)
+    eps = np.array([0.0, 0.5, 2.0, 4.0])
+    got = privacy_profile(mech, hist, eps, log=True)
+
+    def logpmf(h):
+        df = mech.output_pmf(h)
+        return dict(zip(np.round(df["value"], 12), df["log_probability"]))
+
+    base = logpmf(hist)
+    best = np.full(eps.size, -np.inf)
+    for a in np.nonzero(hist)[0]:
+        for b in range(law.values.size):
+            if b == a:
+                continue
+            h2 = hist.copy()
+            h2[a] -= 1
+            h2[b] += 1
+            other = logpmf(h2)
+            keys = sorted(set(base) | set(other))
+            lp = np.array([base.get(k, -np.inf) for k in keys])
+            lq = np.array([other.get(k, -np.inf) for k in keys])
+            best = np.maximum(best, log_hockey_stick(lp, lq, eps))
+            best = np.maximum(best, log_hockey_stick(lq, lp, eps))
+    np.testing.assert_allclose(got, best, rtol=1e-9)
+
+
+def test_edge_sizes():
+    grid = np.array([-0.5, 0.0, 0.5])
+    # T = n: the output is the sum of the whole database, so any change is visible.
+    np.testing.assert_allclose(privacy_profile(SamplingAverage(T=3, grid=grid), [1, 1, 1], [0.0, 9.0]), 1.0)
+    # n = 1
+    np.testing.assert_allclose(privacy_profile(SamplingAverage(eta=0.3, grid=grid), [0, 1, 0], [1.0]), [1.0])
+    # T = 1: delta is T/n at eps = 0 only if some neighbour moves all the mass
+    d = privacy_profile(SamplingAverage(T=1, grid=grid), [2, 2, 0], [0.0, 0.5])
+    _assert_rel(d, _brute_delta([2, 2, 0], list(grid), 1, "sum", [0.0, 0.5]))
+
+
+def test_sampling_frequencies_match_pmf():
+    law = quantized_gaussian(0.0, 0.12, bits=5)
+    hist = np.random.default_rng(2).multinomial(40, law.pmf)
+    mech = SamplingAverage(T=6, grid=law.values, output="rounded_mean")
+    df = mech.output_pmf(hist)
+    draws = mech.sample_histogram(hist, rng=7, size=20000)
+    freq = np.array([(draws == v).mean() for v in df["value"]])
+    assert np.all(np.abs(freq - df["probability"]) < 5 * np.sqrt(df["probability"] / 20000) + 1e-3)
+    assert df["probability"].sum() == pytest.approx(1.0, abs=1e-13)

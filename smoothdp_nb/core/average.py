@@ -73,7 +73,7 @@ def _check_grid(grid) -> np.ndarray:
     return g
 
 
-def _lattice(g: np.ndarray) -> tuple[np.ndarray, float, bool]:
+def _lattice(g: np.ndarray) -> tuple[np.ndarray, float | Fraction, bool]:
     """Integer weights w (w_0 = 0) and the step when the grid is evenly spaced;
     otherwise the values as exact integers on their common binary lattice and
     ``1/denominator`` as the step."""
@@ -107,6 +107,13 @@ class _EvenSums:
         if sh < self.width:
             out[..., sh:] = arr[..., : self.width - sh]
         return out
+
+    def shift_all(self, arr: np.ndarray, fill: float) -> np.ndarray:
+        """(m, width): row b is ``arr`` moved by one record of value b."""
+        W = int(self.w[-1])
+        padded = np.concatenate([np.full(W, fill), arr])
+        windows = np.lib.stride_tricks.sliding_window_view(padded, self.width)
+        return windows[W - self.w]
 
     def values(self, t: int) -> np.ndarray:
         return t * self.g0 + self.step * np.arange(self.width)
@@ -158,6 +165,10 @@ class _GeneralSums:
         out[..., dst] = arr[..., src]
         return out
 
+    def shift_all(self, arr: np.ndarray, fill: float) -> np.ndarray:
+        """(m, width): row b is ``arr`` moved by one record of value b."""
+        return np.stack([self.shift(arr, b, 1, fill) for b in range(len(self.vals))])
+
     def values(self, t: int) -> np.ndarray:
         return np.array([float(p * self.unit) for p in self.pos])
 
@@ -193,7 +204,7 @@ class _Table:
         """Multiply the generating function by ``(1 + z y^(g_j))^c`` (c records of value j)."""
         if c == 0:
             return self
-        tmax, width = self.rows.shape[0] - 1, self.rows.shape[1]
+        tmax = self.rows.shape[0] - 1
         cmax = min(c, tmax)
         k = np.arange(cmax + 1)
         t = np.arange(tmax + 1)
@@ -237,18 +248,13 @@ def _leave_one_out(table: _Table, sums, items: list[tuple[int, int]], out: dict)
     _leave_one_out(t_right, sums, right, out)
 
 
-def _group_logsumexp(logp: np.ndarray, groups: np.ndarray, ngroups: int) -> np.ndarray:
-    """Aggregate log-probabilities (last axis) into ``ngroups`` output cells."""
+def _group_logsumexp(logp: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Aggregate log-probabilities (last axis) over contiguous runs beginning at ``starts``."""
     M = np.max(logp, axis=-1, keepdims=True)
     Mf = np.where(np.isfinite(M), M, 0.0)
-    lin = np.exp(logp - Mf)
-    flat = lin.reshape(-1, lin.shape[-1])
-    acc = np.zeros((flat.shape[0], ngroups))
-    for i in range(flat.shape[0]):
-        acc[i] = np.bincount(groups, weights=flat[i], minlength=ngroups)
+    acc = np.add.reduceat(np.exp(logp - Mf), starts, axis=-1)
     with np.errstate(divide="ignore"):
-        res = np.log(acc) + Mf.reshape(-1, 1)
-    return res.reshape(logp.shape[:-1] + (ngroups,))
+        return np.log(acc) + Mf
 
 
 # ---------------------------------------------------------------------------
@@ -429,8 +435,9 @@ class SamplingAverage:
     def _rounded(self, logp: np.ndarray, T: int) -> tuple[np.ndarray, np.ndarray]:
         """Post-process sum pmfs (last axis) to rounded-mean pmfs (on the grid)."""
         grp = self._rounded_index(np.arange(logp.shape[-1]), T)
-        ng = self.grid.size
-        return _group_logsumexp(logp, grp, ng), self.grid.copy()
+        # the rounded mean is non-decreasing in the sum and takes every grid value
+        starts = np.searchsorted(grp, np.arange(self.grid.size), side="left")
+        return _group_logsumexp(logp, starts), self.grid.copy()
 
     def _guard(self, T: int, width: int, k: int) -> None:
         cells = (T + 1) ** 2 * width * max(1, k) * max(1.0, math.log2(max(k, 2)))
@@ -484,8 +491,9 @@ class SamplingAverage:
             tab = tables[a]
             base = tab.log_row(T) - lc  # samples that avoid the replaced record
             lB = tab.log_row(T - 1) - lc  # samples that contain it
-            lp = np.logaddexp(base, sums.shift(lB, a, 1, fill=-np.inf))
-            lq = np.stack([np.logaddexp(base, sums.shift(lB, b, 1, fill=-np.inf)) for b in range(m) if b != a])
+            lall = np.logaddexp(base[None, :], sums.shift_all(lB, -np.inf))  # (m, width): x' for every b
+            lp = lall[a]
+            lq = np.delete(lall, a, axis=0)
             if self.output == "rounded_mean":
                 lp = self._rounded(lp[None], T)[0][0]
                 lq = self._rounded(lq, T)[0]

@@ -1,0 +1,351 @@
+"""Result objects for computations the other core modules return as plain arrays.
+
+* :class:`ProfileResult` -- a privacy profile ``delta_eps(x)`` over several
+  databases and several eps, built by :func:`profile` from
+  :func:`~smoothdp_nb.core.profiles.privacy_profile`.
+* :class:`NoiseComparison` -- the table of :func:`~smoothdp_nb.core.release.compare_noise`
+  (noise std per unit of smooth sensitivity, per family and gamma).
+* :class:`ReleaseReport` -- a :class:`~smoothdp_nb.core.release.Release` together with
+  the name of what was released, so that it displays like the other results.
+
+Like every result of the package they offer ``.to_frame()`` (tidy pandas
+frame), ``.to_dict()`` (JSON-ready), a readable ``str()``, ``.chart()`` (an
+Altair chart) and ``_repr_mimebundle_`` (notebook display).  Altair and the
+chart builders are imported only inside ``chart()`` and
+``_repr_mimebundle_``: importing this module costs numpy and pandas only.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .profiles import dp_delta as _dp_delta
+from .profiles import privacy_profile
+
+__all__ = ["ProfileResult", "profile", "NoiseComparison", "ReleaseReport"]
+
+_LN10 = math.log(10.0)
+
+
+def _fmt_log10(value: float) -> str:
+    """``10 ** value`` in e-notation, also far below the float64 range."""
+    if not np.isfinite(value):
+        return "0" if value < 0 else "inf"
+    ex = math.floor(value)
+    mant = 10.0 ** (value - ex)
+    if round(mant, 3) >= 10.0:
+        mant, ex = mant / 10.0, ex + 1
+    return f"{mant:.4f}e{ex:+03d}"
+
+
+def _jsonable_float(v: float) -> float | None:
+    """JSON has no NaN or infinity: map them to None."""
+    v = float(v)
+    return v if math.isfinite(v) else None
+
+
+# --------------------------------------------------------------------------
+# privacy profiles
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProfileResult:
+    """The privacy profile ``delta_eps(x)`` of a mechanism on several databases.
+
+    Attributes
+    ----------
+    labels : tuple
+        One label per database (e.g. election years).
+    eps : numpy.ndarray, shape (E,)
+    log_delta : numpy.ndarray, shape (k, E)
+        Natural logarithm of ``delta_eps(x)`` per database and eps (``-inf``
+        for an exact zero; finite far below the float64 range).
+    dp_delta : numpy.ndarray, shape (k,)
+        The worst case over all databases of the same size (Theorem 1), for
+        comparison; NaN where it could not be computed.
+    mechanism : object
+        The mechanism, e.g. ``SamplingHistogram(eta=0.998)``.
+    sizes : numpy.ndarray, shape (k,)
+        Number of records n of each database.
+    source : str
+        Where the databases came from (``"inline"`` or a dataset name).
+    """
+
+    labels: tuple
+    eps: np.ndarray
+    log_delta: np.ndarray
+    dp_delta: np.ndarray
+    mechanism: Any
+    sizes: np.ndarray
+    source: str = "inline"
+
+    @property
+    def delta(self) -> np.ndarray:
+        """``delta_eps(x)`` as floats (underflows to 0 below about 1e-308)."""
+        return np.exp(self.log_delta)
+
+    def to_frame(self) -> pd.DataFrame:
+        """Tidy frame: one row per database and eps.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``label, n, eps, delta, log10_delta, dp_delta``.
+        """
+        k, e = self.log_delta.shape
+        return pd.DataFrame(
+            {
+                "label": np.repeat(np.asarray(self.labels, dtype=object), e),
+                "n": np.repeat(self.sizes, e),
+                "eps": np.tile(self.eps, k),
+                "delta": np.exp(self.log_delta).ravel(),
+                "log10_delta": (self.log_delta / _LN10).ravel(),
+                "dp_delta": np.repeat(self.dp_delta, e),
+            }
+        )
+
+    def to_dict(self) -> dict:
+        """JSON-ready description (logs as ``log10_delta``; ``None`` for -inf/NaN)."""
+        return {
+            "kind": "profile",
+            "mechanism": repr(self.mechanism),
+            "source": self.source,
+            "labels": [x.item() if isinstance(x, np.generic) else x for x in self.labels],
+            "n": [int(v) for v in self.sizes],
+            "eps": [float(v) for v in self.eps],
+            "log10_delta": [[_jsonable_float(v / _LN10) for v in row] for row in self.log_delta],
+            "dp_delta": [_jsonable_float(v) for v in self.dp_delta],
+        }
+
+    def __str__(self) -> str:
+        k, e = self.log_delta.shape
+        head = f"Privacy profile of {self.mechanism!r} on {k} database(s) ({self.source}), {e} eps value(s)"
+        lines = [head]
+        width = max(5, max(len(str(x)) for x in self.labels))
+        shown_eps = self.eps[:6]
+        lines.append(
+            f"{'label':>{width}}  {'n':>12}  "
+            + "  ".join(f"{'eps=' + format(v, 'g'):>13}" for v in shown_eps)
+            + f"  {'DP delta':>10}"
+        )
+        rows = range(k) if k <= 30 else list(range(15)) + [-1] + list(range(k - 15, k))
+        for i in rows:
+            if i == -1:
+                lines.append(f"{'...':>{width}}")
+                continue
+            vals = "  ".join(f"{_fmt_log10(v / _LN10):>13}" for v in self.log_delta[i, : len(shown_eps)])
+            dp = f"{self.dp_delta[i]:.4g}" if np.isfinite(self.dp_delta[i]) else "n/a"
+            lines.append(f"{str(self.labels[i]):>{width}}  {int(self.sizes[i]):>12,}  {vals}  {dp:>10}")
+        if e > len(shown_eps):
+            lines.append(f"({e - len(shown_eps)} more eps values: see .to_frame())")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        k, e = self.log_delta.shape
+        return f"<ProfileResult {self.mechanism!r}: {k} database(s) x {e} eps>"
+
+    def chart(self):
+        """Altair chart: log10 delta per database (one colour per eps), DP delta as a rule."""
+        from .. import results_charts
+
+        return results_charts.profile_result_chart(self)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from .. import results_charts
+
+        return results_charts.bundle(self, results_charts.profile_summary(self))
+
+
+def profile(mechanism, hists, eps, labels: Sequence | None = None, *, source: str = "inline") -> ProfileResult:
+    """Privacy profile of ``mechanism`` on each database in ``hists``.
+
+    Parameters
+    ----------
+    mechanism : SamplingHistogram or NoisySamplingHistogram
+    hists : array_like of int, shape (m,) or (k, m)
+        Category counts of one or several databases.
+    eps : float or 1-D array of floats >= 0
+    labels : sequence, optional
+        One label per database; default ``0, 1, ..., k-1``.
+    source : str
+        Free text saying where the databases came from (shown in the summary).
+
+    Returns
+    -------
+    ProfileResult
+
+    Examples
+    --------
+    >>> from smoothdp_nb import SamplingHistogram
+    >>> r = profile(SamplingHistogram(eta=0.5), [[6, 4], [9, 1]], [0.5, 1.0], labels=["a", "b"])
+    >>> r.to_frame().shape
+    (4, 6)
+    """
+    h = np.asarray(hists)
+    if h.ndim == 1:
+        h = h[None, :]
+    e = np.atleast_1d(np.asarray(eps, dtype=float))
+    if e.ndim != 1 or e.size == 0:
+        raise ValueError(f"eps must be a number or a non-empty 1-D list of numbers, got {eps!r}")
+    logd = np.asarray(privacy_profile(mechanism, h, e, log=True), dtype=float).reshape(h.shape[0], e.size)
+    if labels is None:
+        labels = tuple(range(h.shape[0]))
+    else:
+        labels = tuple(labels)
+        if len(labels) != h.shape[0]:
+            raise ValueError(f"labels: {len(labels)} labels for {h.shape[0]} databases")
+    sizes = h.sum(axis=1).astype(np.int64)
+    dps = np.full(h.shape[0], np.nan)
+    cache: dict[int, float] = {}
+    for i, n in enumerate(sizes):
+        n = int(n)
+        if n not in cache:
+            try:
+                val = _dp_delta(mechanism, n, e, categories=h.shape[1])
+                cache[n] = float(np.max(val))
+            except (ValueError, TypeError):  # e.g. ComputationTooLarge for the noisy mechanism
+                cache[n] = math.nan
+        dps[i] = cache[n]
+    return ProfileResult(
+        labels=labels, eps=e, log_delta=logd, dp_delta=dps, mechanism=mechanism, sizes=sizes, source=source
+    )
+
+
+# --------------------------------------------------------------------------
+# noise comparison
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NoiseComparison:
+    """Noise standard deviation per unit of smooth sensitivity, per family and gamma.
+
+    Wraps the frame of :func:`~smoothdp_nb.core.release.compare_noise`
+    (columns ``family, epsilon, delta, gamma, shape, std``; ``std`` is
+    ``inf`` where a family cannot be calibrated at that gamma).
+    """
+
+    table: pd.DataFrame
+    epsilon: float
+    delta: float | None = None
+
+    def to_frame(self) -> pd.DataFrame:
+        """The tidy table (a copy)."""
+        return self.table.copy()
+
+    def best(self) -> pd.DataFrame:
+        """Per family: the gamma with the smallest std and that std."""
+        t = self.table[np.isfinite(self.table["std"])]
+        if t.empty:
+            return pd.DataFrame(columns=["family", "gamma", "shape", "std"])
+        idx = t.groupby("family", sort=False)["std"].idxmin()
+        return t.loc[idx, ["family", "gamma", "shape", "std"]].sort_values("std").reset_index(drop=True)
+
+    def to_dict(self) -> dict:
+        """JSON-ready: epsilon, delta, and the table as records (inf/NaN -> None)."""
+        recs = []
+        for r in self.table.to_dict(orient="records"):
+            recs.append({k: (_jsonable_float(v) if isinstance(v, float) else v) for k, v in r.items()})
+        return {"kind": "noise-comparison", "epsilon": self.epsilon, "delta": self.delta, "rows": recs}
+
+    def __str__(self) -> str:
+        d = f", delta = {self.delta:g}" if self.delta is not None else ""
+        g = self.table["gamma"].unique()
+        lines = [
+            f"Noise comparison at epsilon = {self.epsilon:g}{d}: std per unit of smooth sensitivity, "
+            f"{len(g)} gamma value(s) in [{g.min():g}, {g.max():g}]",
+            "best gamma per family:",
+        ]
+        for r in self.best().itertuples(index=False):
+            shp = "" if not np.isfinite(r.shape) else f" (shape {r.shape:.4g})"
+            lines.append(f"  {r.family:<20} gamma = {r.gamma:<10.4g} std = {r.std:.4g}{shp}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<NoiseComparison epsilon={self.epsilon:g}: {len(self.table)} rows>"
+
+    def chart(self):
+        """Altair chart: std against gamma, one line per family (log y axis)."""
+        from .. import results_charts
+
+        return results_charts.noise_chart(self.table, title=f"Noise std per unit SS, ε = {self.epsilon:g}")
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from .. import results_charts
+
+        return results_charts.bundle(self, results_charts.noise_summary(self))
+
+
+# --------------------------------------------------------------------------
+# releases
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReleaseReport:
+    """A smooth-sensitivity :class:`~smoothdp_nb.core.release.Release` with its context.
+
+    The released ``value`` is private; ``noise_scale``, ``noise_std`` and the
+    smooth sensitivity are **data-dependent diagnostics for the curator**
+    (they are not covered by the privacy guarantee), and the chart, which
+    draws the noise density around the released value, is one of them.
+
+    Attributes
+    ----------
+    release : Release
+    name : str
+        What was released, e.g. ``"df['income']"``.
+    """
+
+    release: Any
+    name: str = "x"
+    notes: tuple = field(default_factory=tuple)
+
+    @property
+    def value(self) -> float:
+        """The private value."""
+        return self.release.value
+
+    def to_dict(self) -> dict:
+        """The release's public fields (never the true value) plus ``name``."""
+        d = {"kind": "release", "name": self.name}
+        d.update(self.release.to_dict())
+        return {k: (_jsonable_float(v) if isinstance(v, float) else v) for k, v in d.items()}
+
+    def to_frame(self) -> pd.DataFrame:
+        """One-row frame of :meth:`to_dict`."""
+        return pd.DataFrame([self.to_dict()])
+
+    def __str__(self) -> str:
+        r = self.release
+        lines = [
+            f"Private {r.query} of {self.name} (n = {r.n}, bounds = [{r.bounds[0]:g}, {r.bounds[1]:g}]): "
+            f"{r.value:.6g}",
+            f"  guarantee: {r.guarantee}; noise {r.noise}"
+            + (f" (shape {r.shape:.4g})" if r.shape is not None else "")
+            + f", gamma = {r.gamma:.4g} ({r.gamma_source})",
+            f"  curator-only diagnostics (data-dependent, do not publish): smooth sensitivity = "
+            f"{r.smooth_sensitivity:.4g}, noise std = {r.noise_std:.4g}",
+        ]
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<ReleaseReport {self.name}: {self.release!r}>"
+
+    def chart(self):
+        """Altair chart of the noise density around the released value (curator-only)."""
+        from .. import results_charts
+
+        return results_charts.release_chart(self)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from .. import results_charts
+
+        return results_charts.bundle(self, results_charts.release_summary(self))

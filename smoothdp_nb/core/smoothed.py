@@ -64,6 +64,8 @@ __all__ = [
 DEFAULT_BUDGET_SECONDS = 600.0
 # Below this fraction of the scale, float64 may have dropped contributions.
 _FLOAT_SAFE = 1e-250
+# log(2 / 1e-320): binomial weights beyond the Hoeffding radius for this level are skipped
+_HOEFFDING_LOG = math.log(2.0) + 320 * math.log(10.0)
 # Rough costs used for the up-front estimate (seconds per elementary cell),
 # measured on the 2-core reference machine (see benchmarks/README.md).
 _COST_FLOAT = 2.5e-9
@@ -294,9 +296,13 @@ def _exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar) -> np.ndarray
     q2 = 1.0 - p2
     for r in range(n + 1):
         s = n - r
-        # log Bin(x; s, p1) for x = 0..s
-        lw = (lf[s] - lf[: s + 1]) - lf[s::-1] + xlp[: s + 1] + xlq[s::-1]
-        val = np.exp(lw) @ H[: s + 1]
+        # log Bin(x; s, p1), only where it can exceed 1e-320: by Hoeffding,
+        # P(|X - s p1| >= t) <= 2 exp(-2 t^2 / s) < 1e-320 for t below.
+        t = math.sqrt(0.5 * s * _HOEFFDING_LOG) + 1.0
+        a = max(0, int(math.floor(s * p1 - t)))
+        b = min(s, int(math.ceil(s * p1 + t)))
+        lw = (lf[s] - lf[a : b + 1]) - lf[s - a :: -1][: b - a + 1] + xlp[a : b + 1] + xlq[s - a :: -1][: b - a + 1]
+        val = np.exp(lw) @ H[a : b + 1]
         with np.errstate(divide="ignore"):
             out[r] = np.log(val) + finite_scale
         if r < n:

@@ -1,0 +1,135 @@
+"""Execute every tutorial notebook top to bottom in a fresh kernel (issue 7).
+
+* The kernel is the interpreter running pytest (a temporary kernelspec that
+  points at ``sys.executable``), so the notebooks see the package under test.
+* ``SMOOTHDP_CI=1`` is set in the kernel's environment: every notebook's
+  ``parameters`` cell reads it and switches to small sizes.
+* nbmake/nbval can miss a magic's ``UsageError`` (execution stops, the test
+  passes); here every code cell must have an ``execution_count`` (1, 2, 3, ...
+  in order) and no cell may carry an ``error`` output or a ``UsageError`` on
+  stderr.
+* The notebooks are stored without outputs (checked below).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+pytest.importorskip("ipykernel")
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK_DIR = ROOT / "notebooks"
+EXPECTED = [
+    "01_quickstart.ipynb",
+    "02_elections_figure1.ipynb",
+    "03_smoothed_dp_figure2.ipynb",
+    "04_quantized_sgd.ipynb",
+    "05_properties.ipynb",
+    "06_smooth_sensitivity.ipynb",
+    "07_course_dp_basics.ipynb",
+]
+NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
+KERNEL_NAME = "smoothdp-test-python"
+#: per-cell timeout (seconds) in CI mode
+CELL_TIMEOUT = 300
+
+
+def make_kernelspec(directory: Path, python: str = sys.executable, name: str = KERNEL_NAME) -> Path:
+    """Write a kernelspec for ``python`` under ``directory/kernels/name``; return ``directory``."""
+    spec = directory / "kernels" / name
+    spec.mkdir(parents=True, exist_ok=True)
+    (spec / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": f"smoothdp test ({Path(python).name})",
+                "language": "python",
+            }
+        )
+    )
+    return directory
+
+
+def execute_notebook(path: Path, kernel_dir: Path, timeout: int = CELL_TIMEOUT, env: dict | None = None):
+    """Run ``path`` in a fresh kernel from ``kernel_dir``; return the executed notebook."""
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+
+    nb = nbformat.read(path, as_version=4)
+    ksm = KernelSpecManager(kernel_dirs=[str(kernel_dir / "kernels")], ensure_native_kernel=False)
+    km = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=ksm)
+    kernel_env = dict(os.environ)
+    kernel_env.update(env or {})
+    client = nbclient.NotebookClient(
+        nb,
+        km=km,
+        timeout=timeout,
+        kernel_name=KERNEL_NAME,
+        allow_errors=False,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    # the kernel inherits this environment (SMOOTHDP_CI for the parameters cell)
+    client.execute(env=kernel_env)
+    return nb
+
+
+def assert_all_cells_ran(nb, name: str) -> int:
+    """Every code cell executed, in order, without error outputs; returns the count."""
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code, f"{name}: no code cells"
+    counts = [c.get("execution_count") for c in code]
+    missing = [i for i, n in enumerate(counts) if n is None]
+    assert not missing, f"{name}: code cells {missing} did not run (execution stopped early?)"
+    assert counts == list(range(1, len(code) + 1)), f"{name}: execution counts {counts}"
+    for i, c in enumerate(code):
+        for out in c.get("outputs", []):
+            assert out.get("output_type") != "error", f"{name}: cell {i} raised {out.get('ename')}: {out.get('evalue')}"
+            if out.get("output_type") == "stream" and out.get("name") == "stderr":
+                assert "UsageError" not in out.get("text", ""), f"{name}: cell {i}: {out['text']}"
+    return len(code)
+
+
+@pytest.fixture(scope="module")
+def kernel_dir(tmp_path_factory):
+    return make_kernelspec(tmp_path_factory.mktemp("kernelspec"))
+
+
+def test_all_notebooks_present():
+    names = [p.name for p in NOTEBOOKS]
+    assert names and set(names) <= set(EXPECTED), names
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_is_stripped(path):
+    """Notebooks are committed without outputs, execution counts or widget state."""
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    for i, c in enumerate(nb.cells):
+        if c.cell_type == "code":
+            assert c.get("outputs") == [], f"{path.name}: cell {i} has outputs"
+            assert c.get("execution_count") is None, f"{path.name}: cell {i} has an execution count"
+    assert "widgets" not in nb.metadata, f"{path.name}: widget state saved in the notebook"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_has_parameters_cell(path):
+    nb = nbformat.read(path, as_version=4)
+    tagged = [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+    assert len(tagged) == 1, f"{path.name}: expected one cell tagged 'parameters'"
+    assert "SMOOTHDP_CI" in tagged[0].source
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_executes(path, kernel_dir):
+    t0 = time.perf_counter()
+    nb = execute_notebook(path, kernel_dir, env={"SMOOTHDP_CI": "1"})
+    n = assert_all_cells_ran(nb, path.name)
+    print(f"{path.name}: {n} code cells in {time.perf_counter() - t0:.1f} s")

@@ -1,0 +1,845 @@
+"""One computation described in TOML: validation and execution.
+
+The ``%%smoothdp`` magic and ``python -m smoothdp_nb run`` both go through
+:func:`run_spec`, so a spec that works in a notebook works in a script and
+its errors read the same in both places.
+
+A spec is a TOML document (or the equivalent dict) with a ``compute`` key
+naming the computation and flat keys for its parameters; the mechanism is a
+table (``[mechanism]`` section or inline ``mechanism = {eta = 0.998}``).
+
+Computations
+------------
+``compute = "profile"``
+    Privacy profile delta_eps(x) of a mechanism on one or several databases.
+    Keys: ``mechanism``, ``eps``, and either ``histogram`` (counts, or a
+    list of count lists) with optional ``labels``, or ``dataset``
+    (``"us-elections"``: every election's top-2 votes, labels = years,
+    optional ``years`` filter; ``"us-2020-districts"``: Biden/Trump votes
+    per unit, labels = districts).  Result: :class:`~smoothdp_nb.core.results.ProfileResult`.
+``compute = "smoothed"``
+    Smoothed delta over a set Pi (Definition 3).  Keys: ``mechanism``,
+    ``n`` (one integer), ``pi`` (inline list of probability vectors, a
+    dataset ``"us-2020-districts"`` / ``"us-elections-history"``, or the name
+    of a variable of the notebook), ``eps``, ``method`` (``"exact"`` or
+    ``"monte-carlo"``), Monte Carlo: ``trials``, ``confidence``,
+    ``candidates``, ``seed``; exact: ``budget`` (seconds).
+    Result: :class:`~smoothdp_nb.core.smoothed.SmoothedResult`.
+``compute = "sweep"``
+    The same over several database sizes: ``n`` is a list or a range
+    ``{start = 100, stop = 100000, num = 25, log = true}`` (rounded to
+    integers, duplicates dropped).  Result:
+    :class:`~smoothdp_nb.core.smoothed.SmoothedCurve` with exponential fits.
+``compute = "release"``
+    Smooth-sensitivity release of a column.  Keys: the data as ``data``
+    (name of a DataFrame, Series or array in the namespace) with
+    ``column``, or ``values`` (inline list), or ``csv`` (a file) with
+    ``column``; ``query`` (median, trimmed_mean, mean), ``epsilon``,
+    ``gamma`` (default: data-independent), ``noise`` (polyplace, cauchy,
+    student_t, laplace, laplace_log_normal), ``bounds = [low, high]``
+    (required), ``delta``, ``shape``, ``trim``, ``seed`` (leave out for real
+    releases).  Result: :class:`~smoothdp_nb.core.results.ReleaseReport`.
+``compute = "noise"``
+    Noise std per unit of smooth sensitivity for several families
+    (Hladik-Tetek Figure 1).  Keys: ``epsilon``, ``gamma`` (number, list or
+    range), ``delta`` (for laplace), ``families``, ``reference``.  Result:
+    :class:`~smoothdp_nb.core.results.NoiseComparison`.
+
+Common keys: ``title`` (for reports).  Every ``eps``/``gamma`` may be a
+number, a list, or a range table ``{start, stop, num, log}``.  When
+``compute`` is left out it is inferred from the other keys if that is
+unambiguous.  Unknown keys are errors (:class:`SpecError`, which names the
+key, the allowed values, the closest valid key and the line).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+import tomllib
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["SpecError", "Spec", "parse_spec", "run_spec", "COMPUTATIONS", "PI_DATASETS", "PROFILE_DATASETS"]
+
+COMPUTATIONS = ("profile", "smoothed", "sweep", "release", "noise")
+PROFILE_DATASETS = ("us-elections", "us-2020-districts")
+PI_DATASETS = ("us-2020-districts", "us-elections-history")
+METHODS = ("exact", "monte-carlo")
+MECHANISM_KINDS = ("sampling", "noisy-sampling")
+QUERIES = ("median", "trimmed_mean", "mean")
+NOISE_FAMILIES = ("polyplace", "cauchy", "student_t", "laplace", "laplace_log_normal")
+
+#: Largest number of grid points a range table may produce.
+MAX_RANGE = 10_000
+
+
+class SpecError(ValueError):
+    """A key or value of a spec is invalid.
+
+    Attributes
+    ----------
+    key : str or None
+        The dotted key (``"mechanism.eta"``), when the error is about one key.
+    line : int or None
+        1-based line of the key in the TOML text, when known.
+    """
+
+    def __init__(self, message: str, key: str | None = None, line: int | None = None):
+        self.key = key
+        self.line = line
+        self.message = message
+        super().__init__(self._text())
+
+    def _text(self) -> str:
+        where = f" (line {self.line})" if self.line else ""
+        prefix = f"{self.key}{where}: " if self.key else (f"line {self.line}: " if self.line else "")
+        return prefix + self.message
+
+    def with_line(self, line: int | None) -> "SpecError":
+        """The same error, located at ``line``."""
+        self.line = line
+        self.args = (self._text(),)
+        return self
+
+
+# --------------------------------------------------------------------------
+# value checkers: (key, value) -> converted value, or SpecError
+# --------------------------------------------------------------------------
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (Real, np.floating, np.integer)) and not isinstance(v, bool)
+
+
+def _number(key: str, v: Any, *, lo: float | None = None, hi: float | None = None,
+            lo_open: bool = False, hi_open: bool = False) -> float:
+    rng = _range_text(lo, hi, lo_open, hi_open)
+    if not _is_number(v):
+        raise SpecError(f"must be a number{rng}, got {v!r}", key)
+    x = float(v)
+    bad = (
+        math.isnan(x)
+        or (lo is not None and (x < lo or (lo_open and x == lo)))
+        or (hi is not None and (x > hi or (hi_open and x == hi)))
+    )
+    if bad:
+        raise SpecError(f"must be a number{rng}, got {v!r}", key)
+    return x
+
+
+def _range_text(lo, hi, lo_open, hi_open) -> str:
+    if lo is None and hi is None:
+        return ""
+    parts = []
+    if lo is not None:
+        parts.append(f"{lo:g} {'<' if lo_open else '<='} value")
+    if hi is not None:
+        parts.append(f"value {'<' if hi_open else '<='} {hi:g}")
+    return " with " + " and ".join(parts)
+
+
+def _integer(key: str, v: Any, *, lo: int = 1) -> int:
+    if isinstance(v, bool) or not (isinstance(v, (Integral, np.integer)) or (_is_number(v) and float(v).is_integer())):
+        raise SpecError(f"must be an integer >= {lo}, got {v!r}", key)
+    if int(v) < lo:
+        raise SpecError(f"must be an integer >= {lo}, got {v!r}", key)
+    return int(v)
+
+
+def _boolean(key: str, v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise SpecError(f"must be true or false, got {v!r}", key)
+    return v
+
+
+def _choice(key: str, v: Any, allowed: tuple[str, ...], aliases: Mapping[str, str] | None = None) -> str:
+    if isinstance(v, str):
+        norm = v.strip().lower()
+        norm = (aliases or {}).get(norm, norm)
+        if norm in allowed:
+            return norm
+    close = difflib.get_close_matches(str(v).lower(), allowed, n=1, cutoff=0.5)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise SpecError(f"must be one of {', '.join(repr(a) for a in allowed)}, got {v!r}{hint}", key)
+
+
+def _range_table(key: str, v: Mapping[str, Any]) -> np.ndarray:
+    """``{start, stop, num, log}`` -> evenly spaced values (geometric when log = true)."""
+    allowed = ("start", "stop", "num", "log")
+    _check_keys(key, v, allowed)
+    for req in ("start", "stop", "num"):
+        if req not in v:
+            raise SpecError(f"a range needs start, stop and num (optional: log); {req!r} is missing", key)
+    log = _boolean(f"{key}.log", v.get("log", False))
+    lo = 0.0 if log else None
+    start = _number(f"{key}.start", v["start"], lo=lo, lo_open=log)
+    stop = _number(f"{key}.stop", v["stop"], lo=lo, lo_open=log)
+    num = _integer(f"{key}.num", v["num"], lo=1)
+    if num > MAX_RANGE:
+        raise SpecError(f"must be an integer with 1 <= num <= {MAX_RANGE}, got {num}", f"{key}.num")
+    return np.geomspace(start, stop, num) if log else np.linspace(start, stop, num)
+
+
+def _values(key: str, v: Any, *, lo: float = 0.0, lo_open: bool = False) -> np.ndarray:
+    """A number, a list of numbers or a range table -> 1-D float array."""
+    if isinstance(v, Mapping):
+        arr = _range_table(key, v)
+    elif isinstance(v, (list, tuple)):
+        if not v:
+            raise SpecError("must not be an empty list", key)
+        arr = np.array([_number(f"{key}[{i}]", x) for i, x in enumerate(v)], dtype=float)
+    elif _is_number(v):
+        arr = np.array([float(v)])
+    else:
+        raise SpecError(
+            f"must be a number, a list of numbers or a range {{start, stop, num, log}}, got {v!r}", key
+        )
+    rel = "<" if lo_open else "<="
+    if np.any(~np.isfinite(arr)) or np.any(arr < lo) or (lo_open and np.any(arr == lo)):
+        raise SpecError(f"every value must be finite with {lo:g} {rel} value, got {arr.tolist()!r}", key)
+    return arr
+
+
+def _sizes(key: str, v: Any) -> list[int]:
+    """Database sizes: an integer, a list or a range, rounded to integers, unique, sorted."""
+    if isinstance(v, Mapping):
+        arr = _range_table(key, v)
+        out = sorted({int(round(x)) for x in arr})
+    elif isinstance(v, (list, tuple)):
+        if not v:
+            raise SpecError("must not be an empty list", key)
+        out = sorted({_integer(f"{key}[{i}]", x) for i, x in enumerate(v)})
+    else:
+        out = [_integer(key, v)]
+    if out[0] < 1:
+        raise SpecError(f"database sizes must be >= 1, got {out[0]}", key)
+    return out
+
+
+def _check_keys(where: str | None, table: Mapping[str, Any], allowed: tuple[str, ...], context: str = "") -> None:
+    for k in table:
+        if k not in allowed:
+            close = difflib.get_close_matches(k, allowed, n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            full = f"{where}.{k}" if where else k
+            ctx = f" {context}" if context else ""
+            raise SpecError(f"unknown key{ctx}; allowed: {', '.join(allowed)}{hint}", full)
+
+
+# --------------------------------------------------------------------------
+# the schema
+# --------------------------------------------------------------------------
+
+_COMMON = ("compute", "title")
+_SMOOTHED = ("mechanism", "n", "pi", "eps", "method", "trials", "confidence", "candidates", "seed", "budget")
+KEYS: dict[str, tuple[str, ...]] = {
+    "profile": _COMMON + ("mechanism", "eps", "histogram", "labels", "dataset", "years"),
+    "smoothed": _COMMON + _SMOOTHED,
+    "sweep": _COMMON + _SMOOTHED,
+    "release": _COMMON
+    + ("data", "column", "values", "csv", "query", "epsilon", "gamma", "noise", "bounds", "delta", "shape", "trim", "seed"),
+    "noise": _COMMON + ("epsilon", "gamma", "delta", "families", "reference"),
+}
+MECHANISM_KEYS = ("kind", "eta", "T", "replace", "noise_epsilon")
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A validated spec: the computation and its converted parameters.
+
+    Attributes
+    ----------
+    compute : str
+        One of :data:`COMPUTATIONS`.
+    params : dict
+        Validated, converted parameters (numpy arrays for grids, a mechanism
+        object, ...); names that refer to the namespace stay strings until
+        :func:`run_spec` resolves them.
+    title : str
+    raw : dict
+        The parsed TOML.
+    text : str or None
+        The TOML text, if the spec came as text.
+    """
+
+    compute: str
+    params: dict
+    title: str
+    raw: dict = field(repr=False)
+    text: str | None = field(default=None, repr=False)
+
+
+def _infer_compute(doc: Mapping[str, Any]) -> str:
+    if "histogram" in doc or "dataset" in doc:
+        return "profile"
+    if "pi" in doc:
+        n = doc.get("n")
+        return "sweep" if isinstance(n, (list, tuple, Mapping)) else "smoothed"
+    if any(k in doc for k in ("column", "values", "csv", "data", "bounds", "query")):
+        return "release"
+    if "families" in doc or ("gamma" in doc and "epsilon" in doc):
+        return "noise"
+    raise SpecError(f"is required: one of {', '.join(repr(c) for c in COMPUTATIONS)}", "compute")
+
+
+def _mechanism(v: Any):
+    from .core.mechanisms import NoisySamplingHistogram, SamplingHistogram
+
+    if not isinstance(v, Mapping):
+        raise SpecError(
+            "must be a table, e.g. [mechanism] eta = 0.998, or mechanism = {eta = 0.998} "
+            f"(keys: {', '.join(MECHANISM_KEYS)}), got {v!r}",
+            "mechanism",
+        )
+    _check_keys("mechanism", v, MECHANISM_KEYS)
+    kind = _choice(
+        "mechanism.kind",
+        v.get("kind", "noisy-sampling" if "noise_epsilon" in v else "sampling"),
+        MECHANISM_KINDS,
+        {"noisy": "noisy-sampling", "sampling-histogram": "sampling", "noisy-sampling-histogram": "noisy-sampling"},
+    )
+    if ("eta" in v) == ("T" in v):
+        raise SpecError("give exactly one of eta (a sampling rate in (0, 1]) or T (a sample size >= 1)", "mechanism")
+    kw: dict[str, Any] = {}
+    if "eta" in v:
+        eta = v["eta"]
+        if isinstance(eta, str):  # exact decimal text, e.g. "0.998"
+            try:
+                ok = 0 < float(eta) <= 1
+            except ValueError:
+                ok = False
+            if not ok:
+                raise SpecError(f"must be a sampling rate with 0 < eta <= 1, got {eta!r}", "mechanism.eta")
+        else:
+            _number("mechanism.eta", eta, lo=0.0, hi=1.0, lo_open=True)
+        kw["eta"] = eta
+    else:
+        kw["T"] = _integer("mechanism.T", v["T"], lo=1)
+    if kind == "noisy-sampling":
+        if "noise_epsilon" not in v:
+            raise SpecError("is required for kind = 'noisy-sampling' (a number > 0)", "mechanism.noise_epsilon")
+        if "replace" in v:
+            raise SpecError("is not available for kind = 'noisy-sampling' (it samples without replacement)",
+                            "mechanism.replace")
+        ne = _number("mechanism.noise_epsilon", v["noise_epsilon"], lo=0.0, lo_open=True)
+        return NoisySamplingHistogram(kw.get("eta"), T=kw.get("T"), noise_epsilon=ne)
+    if "noise_epsilon" in v:
+        raise SpecError("is only for kind = 'noisy-sampling'", "mechanism.noise_epsilon")
+    replace = _boolean("mechanism.replace", v.get("replace", False))
+    return SamplingHistogram(kw.get("eta"), T=kw.get("T"), replace=replace)
+
+
+def _require(doc: Mapping[str, Any], key: str, compute: str, what: str) -> Any:
+    if key not in doc:
+        raise SpecError(f"is required for compute = {compute!r}: {what}", key)
+    return doc[key]
+
+
+def _validate(doc: Mapping[str, Any]) -> tuple[str, dict]:
+    compute = _choice("compute", doc["compute"], COMPUTATIONS, {"smoothed-delta": "smoothed", "noise-comparison": "noise",
+                                                               "privacy-profile": "profile"}) \
+        if "compute" in doc else _infer_compute(doc)
+    _check_keys(None, doc, KEYS[compute], context=f"for compute = {compute!r}")
+    if "title" in doc and not isinstance(doc["title"], str):
+        raise SpecError(f"must be a string, got {doc['title']!r}", "title")
+    p: dict[str, Any] = {}
+    if compute in ("profile", "smoothed", "sweep"):
+        p["mechanism"] = _mechanism(_require(doc, "mechanism", compute, "a table with eta or T"))
+        p["eps"] = _values("eps", _require(doc, "eps", compute, "a number >= 0, a list or a range"))
+    if compute == "profile":
+        _validate_profile(doc, p)
+    elif compute in ("smoothed", "sweep"):
+        _validate_smoothed(doc, p, compute)
+    elif compute == "release":
+        _validate_release(doc, p)
+    else:
+        _validate_noise(doc, p)
+    return compute, p
+
+
+def _validate_profile(doc: Mapping[str, Any], p: dict) -> None:
+    if ("histogram" in doc) == ("dataset" in doc):
+        raise SpecError(
+            "give exactly one of histogram (counts like [60, 40] or [[60, 40], [55, 45]]) "
+            f"or dataset (one of {', '.join(repr(d) for d in PROFILE_DATASETS)})",
+            "histogram" if "histogram" in doc else "dataset",
+        )
+    if "histogram" in doc:
+        h = doc["histogram"]
+        rows = h if (isinstance(h, list) and h and isinstance(h[0], list)) else [h]
+        if not isinstance(h, list) or not h:
+            raise SpecError(f"must be a list of counts or a list of lists of counts, got {h!r}", "histogram")
+        clean = []
+        for i, row in enumerate(rows):
+            if not isinstance(row, list) or len(row) < 2:
+                raise SpecError(f"every histogram needs >= 2 category counts, got {row!r}", f"histogram[{i}]")
+            clean.append([_integer(f"histogram[{i}]", c, lo=0) for c in row])
+        if len({len(r) for r in clean}) != 1:
+            raise SpecError("all histograms must have the same number of categories", "histogram")
+        p["hists"] = np.array(clean, dtype=np.int64)
+        p["source"] = "inline"
+        if "labels" in doc:
+            lab = doc["labels"]
+            if not isinstance(lab, list) or len(lab) != len(clean):
+                raise SpecError(f"must be a list of {len(clean)} label(s), one per histogram, got {lab!r}", "labels")
+            p["labels"] = list(lab)
+        if "years" in doc:
+            raise SpecError("is only for dataset = 'us-elections'", "years")
+        return
+    ds = _choice("dataset", doc["dataset"], PROFILE_DATASETS, {"us-elections-history": "us-elections"})
+    if "labels" in doc:
+        raise SpecError("is only for inline histograms (a dataset brings its own labels)", "labels")
+    p["dataset"] = ds
+    p["source"] = ds
+    if "years" in doc:
+        if ds != "us-elections":
+            raise SpecError("is only for dataset = 'us-elections'", "years")
+        ys = doc["years"]
+        ys = ys if isinstance(ys, list) else [ys]
+        p["years"] = [_integer("years", y, lo=1920) for y in ys]
+
+
+def _validate_smoothed(doc: Mapping[str, Any], p: dict, compute: str) -> None:
+    n = _require(doc, "n", compute, "the database size" + (" (list or range)" if compute == "sweep" else ""))
+    if compute == "smoothed":
+        if isinstance(n, (list, Mapping)):
+            raise SpecError("must be one integer >= 1 for compute = 'smoothed'; use compute = 'sweep' for several n", "n")
+        p["n"] = _integer("n", n)
+    else:
+        p["ns"] = _sizes("n", n)
+    pi = _require(doc, "pi", compute, f"a list of probability vectors, a dataset ({', '.join(PI_DATASETS)}) "
+                  "or the name of a variable")
+    if isinstance(pi, str):
+        p["pi"] = pi.strip()  # a dataset or a namespace name: resolved in run_spec
+    elif isinstance(pi, list) and pi:
+        rows = pi if isinstance(pi[0], list) else [pi]
+        arr = []
+        for i, row in enumerate(rows):
+            if not isinstance(row, list) or len(row) < 2:
+                raise SpecError(f"every distribution needs >= 2 probabilities, got {row!r}", f"pi[{i}]")
+            vals = [_number(f"pi[{i}]", x, lo=0.0, hi=1.0) for x in row]
+            if abs(sum(vals) - 1.0) > 1e-9:
+                raise SpecError(f"probabilities must sum to 1, got sum {sum(vals):.12g}", f"pi[{i}]")
+            arr.append(vals)
+        if len({len(r) for r in arr}) != 1:
+            raise SpecError("all distributions must have the same number of categories", "pi")
+        p["pi"] = np.array(arr, dtype=float)
+    else:
+        raise SpecError(
+            f"must be a list of probability vectors, a dataset ({', '.join(repr(d) for d in PI_DATASETS)}) "
+            f"or the name of a variable, got {pi!r}",
+            "pi",
+        )
+    p["method"] = _choice("method", doc.get("method", "exact"), METHODS,
+                          {"monte_carlo": "monte-carlo", "mc": "monte-carlo", "montecarlo": "monte-carlo"})
+    mc_only = [k for k in ("trials", "confidence", "candidates", "seed") if k in doc]
+    if p["method"] == "exact" and mc_only:
+        raise SpecError("is only used with method = 'monte-carlo'", mc_only[0])
+    if p["method"] == "monte-carlo" and "budget" in doc:
+        raise SpecError("is only used with method = 'exact'", "budget")
+    kw: dict[str, Any] = {}
+    if "trials" in doc:
+        kw["trials"] = _integer("trials", doc["trials"])
+    if "confidence" in doc:
+        kw["confidence"] = _number("confidence", doc["confidence"], lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+    if "candidates" in doc:
+        kw["candidates"] = _integer("candidates", doc["candidates"])
+    if "seed" in doc:
+        kw["rng"] = _integer("seed", doc["seed"], lo=0)
+    if "budget" in doc:
+        kw["budget"] = _number("budget", doc["budget"], lo=0.0, lo_open=True)
+    p["options"] = kw
+
+
+def _validate_release(doc: Mapping[str, Any], p: dict) -> None:
+    sources = [k for k in ("data", "values", "csv") if k in doc]
+    if len(sources) != 1:
+        raise SpecError(
+            "give exactly one data source: data (a variable name) with column, values (a list of numbers) "
+            "or csv (a file path) with column",
+            sources[1] if len(sources) > 1 else "data",
+        )
+    src = sources[0]
+    if src == "values":
+        vals = doc["values"]
+        if not isinstance(vals, list) or not vals:
+            raise SpecError(f"must be a non-empty list of numbers, got {vals!r}", "values")
+        p["values"] = np.array([_number(f"values[{i}]", v) for i, v in enumerate(vals)])
+        if "column" in doc:
+            raise SpecError("is only used with data or csv", "column")
+    else:
+        if not isinstance(doc[src], str) or not doc[src].strip():
+            raise SpecError(f"must be a {'variable name' if src == 'data' else 'file path'} (a string), got {doc[src]!r}", src)
+        p[src] = doc[src].strip()
+        if "column" in doc:
+            if not isinstance(doc["column"], (str, int)) or isinstance(doc["column"], bool):
+                raise SpecError(f"must be a column name, got {doc['column']!r}", "column")
+            p["column"] = doc["column"]
+        elif src == "csv":
+            raise SpecError("is required with csv: the column to release", "column")
+    p["query"] = _choice("query", doc.get("query", "median"), QUERIES, {"trimmed-mean": "trimmed_mean", "trimmed": "trimmed_mean"})
+    p["epsilon"] = _number("epsilon", _require(doc, "epsilon", "release", "a number > 0"), lo=0.0, lo_open=True)
+    p["noise"] = _choice("noise", doc.get("noise", "polyplace"), NOISE_FAMILIES,
+                         {"student-t": "student_t", "t": "student_t", "laplace-log-normal": "laplace_log_normal",
+                          "generalized-cauchy": "cauchy"})
+    b = _require(doc, "bounds", "release", "[low, high], data-independent limits of the data")
+    if not isinstance(b, list) or len(b) != 2:
+        raise SpecError(f"must be [low, high] with low < high, got {b!r}", "bounds")
+    lo, hi = (_number("bounds", x) for x in b)
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise SpecError(f"must be [low, high] with finite low < high, got {b!r}", "bounds")
+    p["bounds"] = (lo, hi)
+    if "gamma" in doc:
+        p["gamma"] = _number("gamma", doc["gamma"], lo=0.0, lo_open=True)
+    if "delta" in doc:
+        p["delta"] = _number("delta", doc["delta"], lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+    elif p["noise"] == "laplace":
+        raise SpecError("is required for noise = 'laplace' (0 < delta < 1)", "delta")
+    if "shape" in doc:
+        p["shape"] = _number("shape", doc["shape"], lo=0.0, lo_open=True)
+    if "trim" in doc:
+        t = doc["trim"]
+        if isinstance(t, bool) or not _is_number(t):
+            raise SpecError(f"must be an integer count or a fraction in [0, 0.5), got {t!r}", "trim")
+        p["trim"] = t
+    if "seed" in doc:
+        p["rng"] = _integer("seed", doc["seed"], lo=0)
+
+
+def _validate_noise(doc: Mapping[str, Any], p: dict) -> None:
+    p["epsilon"] = _number("epsilon", _require(doc, "epsilon", "noise", "a number > 0"), lo=0.0, lo_open=True)
+    p["gamma"] = _values("gamma", _require(doc, "gamma", "noise", "a number, list or range of values > 0"),
+                         lo=0.0, lo_open=True)
+    fams = doc.get("families", ["polyplace", "student_t", "cauchy", "laplace"])
+    if not isinstance(fams, list) or not fams:
+        raise SpecError(f"must be a non-empty list of {', '.join(NOISE_FAMILIES)}, got {fams!r}", "families")
+    p["families"] = [_choice("families", f, NOISE_FAMILIES, {"student-t": "student_t", "t": "student_t",
+                                                             "laplace-log-normal": "laplace_log_normal"}) for f in fams]
+    if "delta" in doc:
+        p["delta"] = _number("delta", doc["delta"], lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+    elif "laplace" in p["families"]:
+        raise SpecError("is required when 'laplace' is among the families (0 < delta < 1, e.g. 1e-5)", "delta")
+    p["reference"] = _boolean("reference", doc.get("reference", False))
+
+
+# --------------------------------------------------------------------------
+# parsing
+# --------------------------------------------------------------------------
+
+
+def _line_of(text: str | None, key: str | None) -> int | None:
+    """Best-effort 1-based line where ``key`` (dotted; last part searched) is assigned."""
+    if not text or not key:
+        return None
+    parts = [re.sub(r"\[\d+\]$", "", part) for part in key.split(".")]
+    name = parts[-1]
+    pat = re.compile(r"(^|[\s{,;])" + re.escape(name) + r"\s*=")
+    section = parts[0] if len(parts) > 1 else None
+    in_section = section is None
+    lines = text.splitlines()
+    for i, ln in enumerate(lines, 1):
+        s = ln.strip()
+        if section is not None and s.startswith("["):
+            in_section = s.strip("[] ") == section
+        if section is not None and not in_section and not re.search(re.escape(section) + r"\s*=", ln):
+            continue
+        if pat.search(ln):
+            return i
+    if section is not None:  # the table itself, e.g. a missing key inside it
+        for i, ln in enumerate(lines, 1):
+            if re.search(r"^\s*\[\s*" + re.escape(section) + r"\s*\]|" + re.escape(section) + r"\s*=", ln):
+                return i
+    return None
+
+
+def parse_toml(text: str) -> dict:
+    """Parse TOML text; syntax errors become :class:`SpecError` with the line."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        msg = str(exc)
+        m = re.search(r"line (\d+)", msg)
+        raise SpecError(f"invalid TOML: {msg}", None, int(m.group(1)) if m else None) from None
+
+
+def parse_spec(spec: str | Mapping[str, Any]) -> Spec:
+    """Validate a spec (TOML text or dict) without running it.
+
+    Parameters
+    ----------
+    spec : str or mapping
+        TOML text or the equivalent dict.
+
+    Returns
+    -------
+    Spec
+
+    Raises
+    ------
+    SpecError
+        For invalid TOML, unknown keys and invalid values (with key and line).
+    """
+    if isinstance(spec, str):
+        text: str | None = spec
+        doc = parse_toml(spec)
+    elif isinstance(spec, Mapping):
+        text, doc = None, dict(spec)
+    else:
+        raise SpecError(f"a spec must be TOML text or a dict, got {type(spec).__name__}")
+    if not doc:
+        raise SpecError(f"the spec is empty: start with compute = one of {', '.join(repr(c) for c in COMPUTATIONS)}",
+                        "compute")
+    try:
+        compute, params = _validate(doc)
+    except SpecError as err:
+        if err.line is None:
+            err.with_line(_line_of(text, err.key))
+        raise
+    title = doc.get("title") or _default_title(compute, params)
+    return Spec(compute=compute, params=params, title=title, raw=doc, text=text)
+
+
+def _default_title(compute: str, p: dict) -> str:
+    if compute == "profile":
+        return f"Privacy profile of {p['mechanism']!r} ({p['source']})"
+    if compute == "smoothed":
+        return f"Smoothed delta of {p['mechanism']!r}, n = {p['n']}"
+    if compute == "sweep":
+        return f"Smoothed delta of {p['mechanism']!r} over n = {p['ns'][0]}..{p['ns'][-1]}"
+    if compute == "release":
+        return f"Smooth-sensitivity release ({p['query']}, epsilon = {p['epsilon']:g})"
+    return f"Noise comparison at epsilon = {p['epsilon']:g}"
+
+
+# --------------------------------------------------------------------------
+# running
+# --------------------------------------------------------------------------
+
+
+def _election_hists(years: list[int] | None) -> tuple[np.ndarray, list]:
+    from .core import datasets
+
+    df = datasets.us_presidential_elections()
+    if years is not None:
+        missing = sorted(set(years) - set(df["year"]))
+        if missing:
+            raise SpecError(f"no US presidential election in {missing}; allowed: 1920, 1924, ..., 2020", "years")
+        df = df[df["year"].isin(years)]
+    return df[["winner_votes", "runner_up_votes"]].to_numpy(np.int64), df["year"].tolist()
+
+
+def _pi_from(name: str, namespace: Mapping[str, Any]) -> Any:
+    from .core import datasets
+
+    if name == "us-2020-districts":
+        return datasets.us_2020_district_shares()
+    if name == "us-elections-history":
+        df = datasets.us_presidential_elections()
+        dem = np.where(df["winner_party"] == "Democratic", df["winner_votes"], df["runner_up_votes"])
+        top2 = df["top2_total"].to_numpy(dtype=float)
+        return pd.DataFrame({"democratic": dem / top2, "republican": 1.0 - dem / top2},
+                            index=pd.Index(df["year"].to_numpy(), name="year"))
+    if name in namespace:
+        return namespace[name]
+    close = difflib.get_close_matches(name, list(PI_DATASETS) + [k for k in namespace if not k.startswith("_")], n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise SpecError(f"{name!r} is neither a dataset ({', '.join(repr(d) for d in PI_DATASETS)}) "
+                    f"nor a variable of the namespace{hint}", "pi")
+
+
+def _release_data(p: dict, namespace: Mapping[str, Any], base: Path | None) -> tuple[Any, str]:
+    if "values" in p:
+        return p["values"], "values"
+    if "csv" in p:
+        path = Path(p["csv"])
+        if not path.is_absolute() and base is not None:
+            path = base / path
+        if not path.exists():
+            raise SpecError(f"file not found: {path}", "csv")
+        obj: Any = pd.read_csv(path)
+        name = path.name
+    else:
+        name = p["data"]
+        if name not in namespace:
+            close = difflib.get_close_matches(name, [k for k in namespace if not k.startswith("_")], n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise SpecError(f"no variable {name!r} in the namespace{hint}", "data")
+        obj = namespace[name]
+    col = p.get("column")
+    if isinstance(obj, pd.DataFrame):
+        if col is None:
+            raise SpecError(f"is required: {name} is a DataFrame (columns: {', '.join(map(str, obj.columns))})",
+                            "column")
+        if col not in obj.columns:
+            close = difflib.get_close_matches(str(col), [str(c) for c in obj.columns], n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise SpecError(f"{name} has no column {col!r} (columns: {', '.join(map(str, obj.columns))}){hint}",
+                            "column")
+        return obj[col].to_numpy(), f"{name}[{col!r}]"
+    if col is not None:
+        raise SpecError(f"{name} is a {type(obj).__name__}, not a DataFrame: leave out column", "column")
+    if isinstance(obj, pd.Series):
+        return obj.to_numpy(), name
+    return np.asarray(obj), name
+
+
+def _smoothed_at(n: int, mechanism: Any, pi: Any, eps: np.ndarray, method: str, options: dict) -> dict:
+    """One point of an exact sweep (top level, so process pools can pickle it)."""
+    from .core.smoothed import smoothed_delta
+
+    return {"result": smoothed_delta(mechanism, n, pi, eps, method=method, progress=False, **options)}
+
+
+def _curve_from(results: list) -> Any:
+    """Assemble a SmoothedCurve from per-n results (as smoothed_delta_curve does)."""
+    from .core.smoothed import SmoothedCurve, fit_exponential
+
+    frames = []
+    for r in results:
+        df = r.to_frame()
+        df.insert(0, "n", r.n)
+        frames.append(df)
+    table = pd.concat(frames, ignore_index=True)
+    table["log_delta"] = table["log10_delta"] * math.log(10)
+    fits = []
+    for ev, g in table.groupby("eps", sort=True):
+        f = fit_exponential(g["n"], g["log_delta"])
+        f["eps"] = ev
+        fits.append(f)
+    return SmoothedCurve(results=results, table=table,
+                         fits=pd.DataFrame(fits)[["eps", "slope", "intercept", "r2", "log10_slope"]])
+
+
+def run_spec(
+    spec: str | Mapping[str, Any] | Spec,
+    namespace: Mapping[str, Any] | None = None,
+    *,
+    executor: Any = None,
+    progress: bool | None = None,
+    base_dir: str | Path | None = None,
+) -> Any:
+    """Validate and run one spec; return its result object.
+
+    Parameters
+    ----------
+    spec : str, mapping or Spec
+        TOML text, the equivalent dict, or a :class:`Spec` from :func:`parse_spec`.
+    namespace : mapping, optional
+        Variables that ``data = "..."`` and ``pi = "..."`` may name (the
+        notebook's user namespace in the magic).
+    executor : concurrent.futures.Executor, optional
+        Runs Monte Carlo chunks, and the points of an exact sweep.
+    progress : bool or None
+        Progress bars of the core (None: only for long computations).
+    base_dir : path, optional
+        Directory against which a relative ``csv`` path is resolved.
+
+    Returns
+    -------
+    ProfileResult, SmoothedResult, SmoothedCurve, ReleaseReport or NoiseComparison
+
+    Raises
+    ------
+    SpecError
+        For an invalid spec (the key, the allowed values and the line).
+        Errors of the core computations propagate with their own messages.
+
+    Examples
+    --------
+    >>> r = run_spec('compute = "profile"\\nhistogram = [60, 40]\\neps = 0.5\\nmechanism = {T = 10}')
+    >>> r.to_frame()["label"].tolist()
+    [0]
+    """
+    parsed = spec if isinstance(spec, Spec) else parse_spec(spec)
+    ns: Mapping[str, Any] = namespace if namespace is not None else {}
+    try:
+        return _RUNNERS[parsed.compute](parsed.params, ns, executor, progress,
+                                        Path(base_dir) if base_dir is not None else None)
+    except SpecError as err:
+        if err.line is None:
+            err.with_line(_line_of(parsed.text, err.key))
+        raise
+
+
+def _run_profile(p, ns, executor, progress, base):
+    from .core.results import profile
+
+    if "dataset" in p:
+        if p["dataset"] == "us-elections":
+            hists, labels = _election_hists(p.get("years"))
+        else:
+            from .core import datasets
+
+            df = datasets.us_2020_districts()
+            hists, labels = df[["biden_votes", "trump_votes"]].to_numpy(np.int64), df["district"].tolist()
+    else:
+        hists, labels = p["hists"], p.get("labels")
+    return profile(p["mechanism"], hists, p["eps"], labels=labels, source=p["source"])
+
+
+def _resolve_pi(p, ns):
+    return _pi_from(p["pi"], ns) if isinstance(p["pi"], str) else p["pi"]
+
+
+def _run_smoothed(p, ns, executor, progress, base):
+    from .core.smoothed import smoothed_delta
+
+    kw = dict(p["options"])
+    if p["method"] == "monte-carlo" and executor is not None:
+        kw["executor"] = executor
+    return smoothed_delta(p["mechanism"], p["n"], _resolve_pi(p, ns), p["eps"], method=p["method"],
+                          progress=progress, **kw)
+
+
+def _run_sweep(p, ns, executor, progress, base):
+    from .core.smoothed import smoothed_delta_curve
+    from .core.sweep import sweep
+
+    pi = _resolve_pi(p, ns)
+    kw = dict(p["options"])
+    if p["method"] == "exact" and executor is not None and len(p["ns"]) > 1:
+        res = sweep(_smoothed_at, {"n": p["ns"]}, executor, progress=progress,
+                    fixed={"mechanism": p["mechanism"], "pi": pi, "eps": p["eps"], "method": "exact", "options": kw})
+        if res.failures:
+            i, msg = res.failures[0]
+            raise RuntimeError(f"sweep point n = {res.points[i]['n']} failed: {msg}")
+        return _curve_from([rec["result"] for rec in res.records])
+    if p["method"] == "monte-carlo" and executor is not None:
+        kw["executor"] = executor
+    return smoothed_delta_curve(p["mechanism"], p["ns"], pi, p["eps"], method=p["method"], progress=progress, **kw)
+
+
+def _run_release(p, ns, executor, progress, base):
+    from .core.release import release
+    from .core.results import ReleaseReport
+
+    x, name = _release_data(p, ns, base)
+    kw = {k: p[k] for k in ("gamma", "delta", "shape", "trim", "rng") if k in p}
+    rel = release(x, query=p["query"], epsilon=p["epsilon"], noise=p["noise"], bounds=p["bounds"], **kw)
+    notes = ("seeded noise: for experiments only, not for a real release",) if "rng" in p else ()
+    return ReleaseReport(rel, name=name, notes=notes)
+
+
+def _run_noise(p, ns, executor, progress, base):
+    from .core.release import compare_noise
+    from .core.results import NoiseComparison
+
+    table = compare_noise(p["epsilon"], p["gamma"], delta=p.get("delta"), families=p["families"],
+                          reference=p["reference"])
+    return NoiseComparison(table=table, epsilon=p["epsilon"], delta=p.get("delta"))
+
+
+_RUNNERS: dict[str, Callable[..., Any]] = {
+    "profile": _run_profile,
+    "smoothed": _run_smoothed,
+    "sweep": _run_sweep,
+    "release": _run_release,
+    "noise": _run_noise,
+}

@@ -5,11 +5,16 @@ it can be used from scripts, tests and other libraries.
 """
 
 from . import datasets
+from .average import QuantizedLaw, SamplingAverage, quantized_gaussian, quantized_laplace
 from .mechanisms import ComputationTooLarge, NoisySamplingHistogram, SamplingHistogram
 from .profiles import Composition, adjusted_utility, compose, dp_delta, privacy_profile, remark8_bound
 
 __all__ = [
     "datasets",
+    "SamplingAverage",
+    "QuantizedLaw",
+    "quantized_gaussian",
+    "quantized_laplace",
     "SamplingHistogram",
     "NoisySamplingHistogram",
     "ComputationTooLarge",

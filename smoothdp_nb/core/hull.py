@@ -58,6 +58,9 @@ class HullReduction:
 
 def as_distributions(pi, name: str = "pi") -> tuple[np.ndarray, list]:
     """Validate Pi: a (l, m) array (or DataFrame) of probability vectors."""
+    if isinstance(pi, (list, tuple)) and pi and all(hasattr(q, "pmf") and hasattr(q, "values") for q in pi):
+        # quantized laws (e.g. quantized_gaussian(...)): their pmfs over a common grid
+        pi = np.stack([np.asarray(q.pmf, dtype=float) for q in pi])
     if isinstance(pi, pd.DataFrame):
         labels = list(pi.index)
         arr = pi.to_numpy(dtype=float)

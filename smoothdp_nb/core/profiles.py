@@ -187,7 +187,14 @@ def dp_delta(mechanism, n: int, eps=None, *, categories: int = 2, log: bool = Fa
         vals = privacy_profile(mechanism, hists, eps, log=True)
         res = np.max(vals, axis=0)
         return res if log else np.exp(res)
-    if mechanism.replace:
+    if hasattr(mechanism, "grid"):
+        # Sampling average (Algorithm 3): the changed record is sampled with
+        # probability T/n, and with all other records at one grid value g0 and
+        # the changed one g0 vs another value the outputs are disjoint, so the
+        # worst case of the sum is exactly T/n (Theorem 4).  After rounding
+        # the mean, T/n remains an upper bound.
+        logd = math.log(T) - math.log(n)
+    elif mechanism.replace:
         logd = math.log(-math.expm1(T * math.log1p(-1.0 / n))) if n > 1 else 0.0
     else:
         logd = math.log(T) - math.log(n)

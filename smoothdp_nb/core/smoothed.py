@@ -448,8 +448,13 @@ def smoothed_delta(
     -------
     SmoothedResult
     """
-    if not isinstance(mechanism, SamplingHistogram):
-        raise TypeError(f"mechanism must be a sampling-histogram mechanism, got {type(mechanism).__name__}")
+    if not (isinstance(mechanism, SamplingHistogram) or hasattr(mechanism, "_log_profile_batch")):
+        raise TypeError(f"mechanism must be a mechanism of this package, got {type(mechanism).__name__}")
+    if hasattr(mechanism, "grid") and method == "exact":
+        raise ValueError(
+            "method='exact' enumerates every histogram and is available for the sampling-histogram "
+            "mechanisms; use method='monte-carlo' for the sampling-average mechanism"
+        )
     n = as_int(n, "n", minimum=1)
     e, scalar = as_eps(eps)
     if method not in ("exact", "monte-carlo"):

@@ -28,6 +28,7 @@ __all__ = [
     "noise_summary",
     "release_summary",
     "bundle",
+    "summary_frame",
 ]
 
 _WIDTH = 420
@@ -199,6 +200,22 @@ def release_summary(report: Any) -> pd.DataFrame:
 # --------------------------------------------------------------------------
 # rich display
 # --------------------------------------------------------------------------
+
+
+def summary_frame(obj: Any) -> pd.DataFrame | None:
+    """The compact summary table of any result object of the package (None if unknown)."""
+    from .core.results import NoiseComparison, ProfileResult, ReleaseReport
+
+    if isinstance(obj, ProfileResult):
+        return profile_summary(obj)
+    if isinstance(obj, NoiseComparison):
+        return noise_summary(obj)
+    if isinstance(obj, ReleaseReport):
+        return release_summary(obj)
+    try:
+        return charts._summary_frame(obj)  # smoothed results and curves
+    except Exception:
+        return None
 
 
 def bundle(obj: Any, summary: pd.DataFrame | None = None, chart: bool = True) -> dict[str, str]:

@@ -1,0 +1,148 @@
+"""The Binder environment works: a fresh venv from binder/requirements.txt runs the quickstart.
+
+repo2docker copies the repository into the image and, because a ``binder/``
+folder exists, ignores the root ``pyproject.toml`` and runs
+``pip install -r binder/requirements.txt`` from the repository root (so the
+final ``.`` line installs the package itself).  This test does the same on a
+copy of the repository (so the working tree is not touched by the build),
+with Python 3.12 when it is available (binder/runtime.txt) and the running
+interpreter otherwise (reported in the test output), then executes
+``notebooks/01_quickstart.ipynb`` with nbclient *inside that venv* -- only the
+pinned packages are available to the kernel and to nbclient.
+
+Slow (a few minutes, mostly downloads): marked ``slow``; CI runs it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BINDER = ROOT / "binder"
+_PIN = re.compile(r"^[A-Za-z0-9_.\-\[\]]+==[A-Za-z0-9_.+\-!]+$")
+_IGNORE = shutil.ignore_patterns(
+    ".git", ".venv*", "venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache",
+    ".hypothesis", ".ipynb_checkpoints", "reports",
+)
+
+
+def _requirements() -> list[str]:
+    lines = []
+    for raw in (BINDER / "requirements.txt").read_text().splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if line:
+            lines.append(line)
+    return lines
+
+
+def _runtime_python() -> tuple[str, str]:
+    """(path, note): a Python matching binder/runtime.txt, or the running one."""
+    want = (BINDER / "runtime.txt").read_text().strip()  # e.g. "python-3.12"
+    version = want.split("-", 1)[1]
+    candidates = [shutil.which(f"python{version}")]
+    pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    candidates += sorted(str(p) for p in pyenv_root.glob(f"versions/{version}*/bin/python{version}"))
+    for c in candidates:
+        if not c:
+            continue
+        try:
+            out = subprocess.run([c, "-c", "import sys, venv; print('%d.%d' % sys.version_info[:2])"],
+                                 capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if out.returncode == 0 and out.stdout.strip() == version:
+            return c, f"Python {version} ({c}) as in binder/runtime.txt"
+    return sys.executable, (
+        f"Python {version} not found: built with the running Python "
+        f"{sys.version_info.major}.{sys.version_info.minor} instead"
+    )
+
+
+def test_runtime_pins_python_312():
+    assert (BINDER / "runtime.txt").read_text().strip() == "python-3.12"
+
+
+def test_requirements_are_exact_pins_and_install_the_repo():
+    reqs = _requirements()
+    assert reqs[-1] == ".", "the last requirement must be '.' (the package, from the repo root)"
+    pinned = reqs[:-1]
+    bad = [r for r in pinned if not _PIN.match(r)]
+    assert not bad, f"not exact pins: {bad}"
+    names = {re.split(r"[=\[]", r, 1)[0].lower().replace("_", "-") for r in pinned}
+    # every runtime dependency of pyproject.toml, plus the front end
+    import tomllib
+
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    wanted = {re.split(r"[<>=!~\[ ;]", d, 1)[0].lower().replace("_", "-") for d in deps}
+    missing = sorted(wanted - names)
+    assert not missing, f"binder/requirements.txt lacks runtime dependencies {missing}"
+    assert {"jupyterlab", "ipykernel"} <= names
+
+
+_RUNNER = textwrap.dedent(
+    """
+    import json, sys
+    from pathlib import Path
+    import nbformat, nbclient
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+
+    path, kdir = Path(sys.argv[1]), sys.argv[2]
+    spec = Path(kdir) / "kernels" / "binder-venv"
+    spec.mkdir(parents=True, exist_ok=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "binder venv", "language": "python"}))
+    ksm = KernelSpecManager(kernel_dirs=[str(Path(kdir) / "kernels")], ensure_native_kernel=False)
+    km = KernelManager(kernel_name="binder-venv", kernel_spec_manager=ksm)
+    nb = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(nb, km=km, kernel_name="binder-venv", timeout=600,
+                                     resources={"metadata": {"path": str(path.parent)}})
+    client.execute()
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    counts = [c.get("execution_count") for c in code]
+    assert counts == list(range(1, len(code) + 1)), counts
+    errors = [o for c in code for o in c.outputs if o.output_type == "error"]
+    assert not errors, errors
+    import smoothdp_nb
+    print("OK", len(code), "cells;", "smoothdp_nb from", smoothdp_nb.__file__)
+    """
+)
+
+
+@pytest.mark.slow
+def test_binder_environment_runs_quickstart(tmp_path):
+    python, note = _runtime_python()
+    print(note)
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT, repo, ignore=_IGNORE)
+    venv = tmp_path / "venv"
+    subprocess.run([python, "-m", "venv", str(venv)], check=True)
+    vpy = str(venv / "bin" / "python")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    pip = subprocess.run(
+        [vpy, "-m", "pip", "install", "--disable-pip-version-check", "-q", "-r", "binder/requirements.txt"],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=1800,
+    )
+    assert pip.returncode == 0, f"pip install -r binder/requirements.txt failed:\n{pip.stdout[-3000:]}\n{pip.stderr[-3000:]}"
+    check = subprocess.run([vpy, "-m", "pip", "check"], env=env, capture_output=True, text=True)
+    assert check.returncode == 0, f"inconsistent pins:\n{check.stdout}{check.stderr}"
+    runner = tmp_path / "run_quickstart.py"
+    runner.write_text(_RUNNER)
+    env["SMOOTHDP_CI"] = "1"
+    out = subprocess.run(
+        [vpy, str(runner), str(repo / "notebooks" / "01_quickstart.ipynb"), str(tmp_path / "kernels")],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200,
+    )
+    assert out.returncode == 0, f"quickstart failed in the Binder venv ({note}):\n{out.stdout[-3000:]}\n{out.stderr[-4000:]}"
+    assert "OK" in out.stdout
+    # the package came from the copy of the repository (the '.' line), not from elsewhere
+    assert str(venv) in out.stdout, out.stdout

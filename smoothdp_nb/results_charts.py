@@ -53,8 +53,17 @@ def profile_result_chart(result: Any) -> alt.LayerChart:
     df["label"] = labels.to_numpy() if pd.api.types.is_numeric_dtype(labels) else labels.astype(str).to_numpy()
     k, e = len(result.labels), len(result.eps)
     x = "eps" if (k == 1 or (e > 8 and k <= 12)) else "label"
+    name = {"us-elections": "year", "us-2020-districts": "district"}.get(result.source, "label")
+    df = df.rename(columns={"label": name})
     title = f"Privacy profile of {result.mechanism!r}"
-    return charts.profile_chart(df, x=x, title=title)
+    chart = charts.profile_chart(df, x=name if x == "label" else x, title=title)
+    if x == "label" and k > 12:
+        # many databases: slanted labels, so that years or district codes stay legible
+        enc = chart.layer[0].encoding
+        x_enc = enc.x.copy()
+        x_enc.axis = alt.Axis(labelAngle=-45)
+        enc.x = x_enc
+    return chart
 
 
 def profile_summary(result: Any) -> pd.DataFrame:

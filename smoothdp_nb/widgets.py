@@ -44,7 +44,7 @@ import copy
 import html
 import math
 import time
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import altair as alt
 import ipywidgets as W
@@ -53,14 +53,18 @@ import pandas as pd
 
 from . import charts
 from .core import datasets as _datasets
-from .core.mechanisms import SamplingHistogram
+from .core.mechanisms import ComputationTooLarge, SamplingHistogram
 from .core.noise import FAMILIES, calibrate, gamma_range
 from .core.profiles import dp_delta, privacy_profile
-from .core.release import compare_noise, default_gamma
-from .core.release import release as _release
 from .core.sensitivity import evaluate_query, smooth_sensitivity
 from .core.smoothed import smoothed_delta
-from .core.mechanisms import ComputationTooLarge
+
+
+def _release_api():
+    """``release``, ``compare_noise`` and ``default_gamma`` of the core (imported on first use)."""
+    from .core import release as mod
+
+    return mod
 
 __all__ = [
     "LiveChart",
@@ -697,7 +701,7 @@ class NoiseComparisonPanel(_Panel):
         fams = tuple(self.families.value)
         if not fams and not self.reference.value:
             raise ValueError("choose at least one noise family")
-        frame = compare_noise(eps, gammas, delta=float(self.delta.value), families=fams or ("polyplace",),
+        frame = _release_api().compare_noise(eps, gammas, delta=float(self.delta.value), families=fams or ("polyplace",),
                               reference=bool(self.reference.value))
         if not fams:
             frame = frame[frame["family"] == "laplace_global"]
@@ -808,7 +812,7 @@ class ReleasePanel(_Panel):
         -------
         Release
         """
-        rel = _release(self._x, rng=rng, reveal_true=bool(self.reveal.value), **self.params())
+        rel = _release_api().release(self._x, rng=rng, reveal_true=bool(self.reveal.value), **self.params())
         self.current = rel
         self.releases.append(rel)
         self.refresh()
@@ -817,7 +821,7 @@ class ReleasePanel(_Panel):
     # -- chart --------------------------------------------------------------------
     def _noise(self) -> tuple[Any, float, dict]:
         p = self.params()
-        gamma = p["gamma"] if p["gamma"] is not None else default_gamma(p["noise"], p["epsilon"], p["delta"])
+        gamma = p["gamma"] if p["gamma"] is not None else _release_api().default_gamma(p["noise"], p["epsilon"], p["delta"])
         cal = calibrate(p["noise"], p["epsilon"], gamma, delta=p["delta"])
         ss = smooth_sensitivity(self._x, p["query"], gamma, bounds=self.bounds)
         return cal, float(ss * cal.scale), {**p, "gamma": gamma}

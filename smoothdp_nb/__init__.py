@@ -10,3 +10,16 @@ from .core import __all__ as _core_all
 
 __version__ = "0.1.0"
 __all__ = list(_core_all)
+
+
+def load_ipython_extension(ip) -> None:
+    """``%load_ext smoothdp_nb``: register the ``%%smoothdp`` / ``%smoothdp`` magics."""
+    from .magics import load_ipython_extension as _load
+
+    _load(ip)
+
+
+def unload_ipython_extension(ip) -> None:
+    from .magics import unload_ipython_extension as _unload
+
+    _unload(ip)

@@ -45,9 +45,20 @@ def election_report(lost: float = 0.002, t: float = 0.51) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m smoothdp_nb", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command")
+    sub.add_parser(
+        "run",
+        help="run a TOML spec (like a %%%%smoothdp cell): run spec.toml [--out report.html] [--json out.json]",
+        add_help=False,
+    )
     rep = sub.add_parser("report", help="print the election privacy report (default)")
     rep.add_argument("--lost", type=float, default=None, help="fraction of votes lost (default: 0.002 and 0.0001)")
     rep.add_argument("--threshold", type=float, default=0.51, help="accuracy threshold t (default 0.51)")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "run":
+        # the run command has its own parser (smoothdp_nb.cli)
+        from .cli import main_run
+
+        return main_run(argv[1:])
     args = parser.parse_args(argv)
     if args.command in (None, "report"):
         losts = [args.lost] if getattr(args, "lost", None) else [0.002, 0.0001]

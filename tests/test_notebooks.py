@@ -103,8 +103,7 @@ def kernel_dir(tmp_path_factory):
 
 
 def test_all_notebooks_present():
-    names = [p.name for p in NOTEBOOKS]
-    assert names and set(names) <= set(EXPECTED), names
+    assert [p.name for p in NOTEBOOKS] == EXPECTED
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])

@@ -697,26 +697,6 @@ def _smoothed_at(n: int, mechanism: Any, pi: Any, eps: np.ndarray, method: str, 
     return {"result": smoothed_delta(mechanism, n, pi, eps, method=method, progress=False, **options)}
 
 
-def _curve_from(results: list) -> Any:
-    """Assemble a SmoothedCurve from per-n results (as smoothed_delta_curve does)."""
-    from .core.smoothed import SmoothedCurve, fit_exponential
-
-    frames = []
-    for r in results:
-        df = r.to_frame()
-        df.insert(0, "n", r.n)
-        frames.append(df)
-    table = pd.concat(frames, ignore_index=True)
-    table["log_delta"] = table["log10_delta"] * math.log(10)
-    fits = []
-    for ev, g in table.groupby("eps", sort=True):
-        f = fit_exponential(g["n"], g["log_delta"])
-        f["eps"] = ev
-        fits.append(f)
-    return SmoothedCurve(results=results, table=table,
-                         fits=pd.DataFrame(fits)[["eps", "slope", "intercept", "r2", "log10_slope"]])
-
-
 def run_spec(
     spec: str | Mapping[str, Any] | Spec,
     namespace: Mapping[str, Any] | None = None,
@@ -810,7 +790,9 @@ def _run_sweep(p, ns, executor, progress, base):
         if res.failures:
             i, msg = res.failures[0]
             raise RuntimeError(f"sweep point n = {res.points[i]['n']} failed: {msg}")
-        return _curve_from([rec["result"] for rec in res.records])
+        from .core.smoothed import SmoothedCurve
+
+        return SmoothedCurve.from_results([rec["result"] for rec in res.records])
     if p["method"] == "monte-carlo" and executor is not None:
         kw["executor"] = executor
     return smoothed_delta_curve(p["mechanism"], p["ns"], pi, p["eps"], method=p["method"], progress=progress, **kw)

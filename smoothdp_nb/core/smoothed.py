@@ -681,6 +681,27 @@ class SmoothedCurve:
     table: pd.DataFrame
     fits: pd.DataFrame
 
+    @classmethod
+    def from_results(cls, results: list) -> "SmoothedCurve":
+        """Assemble the curve (table over n and eps, exponential fit per eps)
+        from :class:`SmoothedResult` objects computed for several n."""
+        if not results:
+            raise ValueError("results must contain at least one SmoothedResult")
+        rows = []
+        for r in results:
+            df = r.to_frame()
+            df.insert(0, "n", r.n)
+            rows.append(df)
+        table = pd.concat(rows, ignore_index=True)
+        table["log_delta"] = table["log10_delta"] * math.log(10)
+        fits = []
+        for ev, g in table.groupby("eps", sort=True):
+            f = fit_exponential(g["n"], g["log_delta"])
+            f["eps"] = ev
+            fits.append(f)
+        cols = ["eps", "slope", "intercept", "r2", "log10_slope"]
+        return cls(results=list(results), table=table, fits=pd.DataFrame(fits)[cols])
+
     def to_frame(self) -> pd.DataFrame:
         return self.table.copy()
 
@@ -710,16 +731,4 @@ def smoothed_delta_curve(mechanism, ns, pi, eps, method: str = "exact", **kwargs
     if not ns:
         raise ValueError("ns must contain at least one database size")
     results = [smoothed_delta(mechanism, n, pi, eps, method=method, **kwargs) for n in ns]
-    rows = []
-    for r in results:
-        df = r.to_frame()
-        df.insert(0, "n", r.n)
-        rows.append(df)
-    table = pd.concat(rows, ignore_index=True)
-    table["log_delta"] = table["log10_delta"] * math.log(10)
-    fits = []
-    for ev, g in table.groupby("eps", sort=True):
-        f = fit_exponential(g["n"], g["log_delta"])
-        f["eps"] = ev
-        fits.append(f)
-    return SmoothedCurve(results=results, table=table, fits=pd.DataFrame(fits)[["eps", "slope", "intercept", "r2", "log10_slope"]])
+    return SmoothedCurve.from_results(results)

@@ -23,3 +23,14 @@ def unload_ipython_extension(ip) -> None:
     from .magics import unload_ipython_extension as _unload
 
     _unload(ip)
+
+
+def __getattr__(name: str):
+    # The notebook layers import Altair/ipywidgets: load them on first use only.
+    if name in ("panels", "charts", "magics", "spec"):
+        import importlib
+
+        module = importlib.import_module(f".{name}", __name__)
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -132,3 +132,14 @@ def test_notebook_executes(path, kernel_dir):
     nb = execute_notebook(path, kernel_dir, env={"SMOOTHDP_CI": "1"})
     n = assert_all_cells_ran(nb, path.name)
     print(f"{path.name}: {n} code cells in {time.perf_counter() - t0:.1f} s")
+
+
+def test_tutorials_headless_html(tmp_path):
+    """smoothdp_nb.tutorials executes notebooks into HTML reports (one small notebook here)."""
+    from smoothdp_nb import tutorials
+
+    out = tmp_path / "reports"
+    assert tutorials.main(["--ci", "--only", "07", "--out", str(out), "--notebooks", str(NOTEBOOK_DIR)]) == 0
+    page = (out / "07_course_dp_basics.html").read_text(encoding="utf-8")
+    assert "<svg" in page and "Randomized response" in page
+    assert "07_course_dp_basics.html" in (out / "index.html").read_text(encoding="utf-8")

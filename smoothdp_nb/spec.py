@@ -792,7 +792,15 @@ def _run_sweep(p, ns, executor, progress, base):
             raise RuntimeError(f"sweep point n = {res.points[i]['n']} failed: {msg}")
         from .core.smoothed import SmoothedCurve
 
-        return SmoothedCurve.from_results([rec["result"] for rec in res.records])
+        done = [rec["result"] for rec in res.records if rec is not None]
+        if res.partial:
+            if not done:
+                raise KeyboardInterrupt("sweep interrupted before any point finished")
+            # interrupted: keep what was computed, and say so
+            curve = SmoothedCurve.from_results(done)
+            print(f"sweep interrupted: {len(done)} of {len(res.points)} values of n computed")
+            return curve
+        return SmoothedCurve.from_results(done)
     if p["method"] == "monte-carlo" and executor is not None:
         kw["executor"] = executor
     return smoothed_delta_curve(p["mechanism"], p["ns"], pi, p["eps"], method=p["method"], progress=progress, **kw)

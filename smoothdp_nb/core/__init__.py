@@ -46,3 +46,7 @@ __all__ += [
     "fit_exponential",
     "empirical_bernstein_interval",
 ]
+
+from .sweep import SweepResult, monte_carlo_map, sweep
+
+__all__ += ["sweep", "monte_carlo_map", "SweepResult"]

@@ -230,9 +230,9 @@ def _fmt_log(ld: float) -> str:
 def _progress_bar(total: int, enabled: bool, desc: str):
     if not enabled:
         return None
-    from tqdm.auto import tqdm
+    from ._progress import progress_bar
 
-    return tqdm(total=total, desc=desc, leave=False)
+    return progress_bar(total, desc, leave=False)
 
 
 # --------------------------------------------------------------------------

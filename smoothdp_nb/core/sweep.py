@@ -132,10 +132,10 @@ def _progress_bar(progress: bool | None, total: int, n_tasks: int, desc: str) ->
         progress = bool(progress)
     if progress is False or (progress is None and n_tasks <= 1):
         return _NoBar()
-    from tqdm.auto import tqdm  # imported only when a bar may be shown
+    from ._progress import progress_bar  # imported only when a bar may be shown
 
     delay = 0.0 if progress else AUTO_PROGRESS_DELAY
-    return tqdm(total=total, desc=desc, delay=delay, leave=bool(progress))
+    return progress_bar(total, desc, delay=delay, leave=bool(progress))
 
 
 class _Tasks:

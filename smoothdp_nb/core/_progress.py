@@ -1,0 +1,23 @@
+"""Progress bars for long computations, without pulling in the notebook stack.
+
+``tqdm.auto`` imports IPython and ipywidgets whenever they are installed; the
+core must not import them on its own.  So a notebook bar is used only when the
+code already runs under IPython (``IPython`` is in ``sys.modules``), and a
+plain text bar otherwise.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+__all__ = ["progress_bar"]
+
+
+def progress_bar(total: int, desc: str, **kwargs: Any):
+    """A tqdm bar suited to where we run (notebook widget or terminal)."""
+    if "IPython" in sys.modules:
+        from tqdm.auto import tqdm
+    else:
+        from tqdm import tqdm
+    return tqdm(total=total, desc=desc, **kwargs)

@@ -780,7 +780,7 @@ def _run_smoothed(p, ns, executor, progress, base):
 
 def _run_sweep(p, ns, executor, progress, base):
     from .core.smoothed import smoothed_delta_curve
-    from .core.sweep import sweep
+    from .core.sweeps import sweep
 
     pi = _resolve_pi(p, ns)
     kw = dict(p["options"])

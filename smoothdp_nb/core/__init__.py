@@ -47,6 +47,6 @@ __all__ += [
     "empirical_bernstein_interval",
 ]
 
-from .sweep import SweepResult, monte_carlo_map, sweep
+from .sweeps import SweepResult, monte_carlo_map, sweep
 
 __all__ += ["sweep", "monte_carlo_map", "SweepResult"]

@@ -22,7 +22,7 @@ Calibration (noise added = ``SS * scale * Z``; see :func:`calibrate`):
 =====================  =========================================  ======================  ==========================
 family                 Z and scale per unit of smooth sensitivity  allowed gamma           guarantee
 =====================  =========================================  ======================  ==========================
-``polyplace``          Z ~ PolyPlace(1/gamma, eps/gamma), scale 1  0 < gamma < eps         eps-DP (Theorem 8)
+``polyplace``          Z ~ PolyPlace(1, eps/gamma), scale 1/gamma  0 < gamma < eps         eps-DP (Theorem 8)
 ``cauchy`` (shape c)   (c+1) / (eps - gamma (c+1))                 gamma < eps/(c+1), c>1  eps-DP (Claim 16)
 ``student_t`` (d)      (d+1) / (2 sqrt(d) (eps - gamma (d+1)))     gamma < eps/(d+1), d>0  eps-DP (Claim 17)
 ``laplace``            1 / (eps - gamma ln(2/delta))               gamma < eps/ln(2/delta) (eps, delta)-DP (Claim 18)
@@ -816,10 +816,11 @@ def calibrate(family: str, epsilon: float, gamma: float, delta: Optional[float] 
     shape = _check_shape(family, shape)
     if family == "polyplace":
         _check_gamma_in_range(family, eps, gamma, delta, shape)
+        # Theorem 8: SS * Z' with Z' ~ PolyPlace(1/gamma, eps/gamma) = (SS/gamma) * PolyPlace(1, eps/gamma)
         alpha = eps / gamma
-        dist = PolyPlace(s=1.0 / gamma, alpha=alpha)
+        dist = PolyPlace(s=1.0, alpha=alpha)
         std = math.sqrt(polyplace_variance(1.0 / gamma, alpha))
-        return Calibration(family, eps, gamma, None, alpha, 1.0, dist, std, f"{eps:g}-DP")
+        return Calibration(family, eps, gamma, None, alpha, 1.0 / gamma, dist, std, f"{eps:g}-DP")
     if family == "laplace":
         _check_gamma_in_range(family, eps, gamma, delta, shape)
         scale = 1.0 / (eps - gamma * math.log(2.0 / delta))

@@ -49,7 +49,7 @@ from ._validate import as_eps, as_int, as_rng
 from .hull import HullReduction, reduce_to_vertices
 from .mechanisms import ComputationTooLarge, SamplingHistogram, _compositions
 from .profiles import dp_delta, privacy_profile
-from .sweep import monte_carlo_map
+from .sweeps import monte_carlo_map
 
 __all__ = [
     "SmoothedResult",

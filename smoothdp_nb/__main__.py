@@ -46,6 +46,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m smoothdp_nb", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command")
     sub.add_parser(
+        "tutorials",
+        help="execute the tutorial notebooks into HTML reports (--out DIR, --ci) or open JupyterLab (--lab)",
+        add_help=False,
+    )
+    sub.add_parser(
         "run",
         help="run a TOML spec (like a %%%%smoothdp cell): run spec.toml [--out report.html] [--json out.json]",
         add_help=False,
@@ -54,6 +59,10 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--lost", type=float, default=None, help="fraction of votes lost (default: 0.002 and 0.0001)")
     rep.add_argument("--threshold", type=float, default=0.51, help="accuracy threshold t (default 0.51)")
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "tutorials":
+        from .tutorials import main as tutorials_main
+
+        return tutorials_main(argv[1:])
     if argv and argv[0] == "run":
         # the run command has its own parser (smoothdp_nb.cli)
         from .cli import main_run

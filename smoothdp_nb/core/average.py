@@ -45,7 +45,7 @@ from scipy import special
 
 from ._validate import as_histograms, as_int, as_rng
 from .divergence import log1mexp, log_hockey_stick
-from .mechanisms import MAX_CELLS, ComputationTooLarge, _exact_rate
+from .mechanisms import MAX_CELLS, ComputationTooLarge, sampling_size_spec
 
 __all__ = ["SamplingAverage", "QuantizedLaw", "quantized_gaussian", "quantized_laplace"]
 
@@ -291,19 +291,7 @@ class SamplingAverage:
     """
 
     def __init__(self, T: int | None = None, eta=None, *, grid, output: str = "sum"):
-        if (eta is None) == (T is None):
-            raise ValueError("give exactly one of eta (a sampling rate) or T (a sample size)")
-        if eta is not None:
-            rate = _exact_rate(eta)
-            if not (0 < rate <= 1):
-                raise ValueError(f"eta must be in (0, 1], got {eta!r}")
-            self._rate: Fraction | None = rate
-            self.eta: float | None = float(rate)
-            self.T: int | None = None
-        else:
-            self._rate = None
-            self.eta = None
-            self.T = as_int(T, "T", minimum=1)
+        self._rate, self.eta, self.T = sampling_size_spec(eta, T)
         if output not in _OUTPUTS:
             raise ValueError(f"output must be 'sum' or 'rounded_mean', got {output!r}")
         self.output = output

@@ -73,6 +73,18 @@ def _exact_rate(eta) -> Fraction:
         raise TypeError(f"eta must be a number in (0, 1], got {eta!r}") from None
 
 
+def sampling_size_spec(eta, T) -> tuple[Fraction | None, float | None, int | None]:
+    """Validate "a rate eta or a fixed size T" (exactly one): -> (exact rate, eta, T)."""
+    if (eta is None) == (T is None):
+        raise ValueError("give exactly one of eta (a sampling rate) or T (a sample size)")
+    if eta is not None:
+        rate = _exact_rate(eta)
+        if not (0 < rate <= 1):
+            raise ValueError(f"eta must be in (0, 1], got {eta!r}")
+        return rate, float(rate), None
+    return None, None, as_int(T, "T", minimum=1)
+
+
 class SamplingHistogram:
     """Sampling-histogram mechanism M_H (Algorithm 2; Appendix F with replacement).
 
@@ -95,19 +107,7 @@ class SamplingHistogram:
     """
 
     def __init__(self, eta=None, *, T: int | None = None, replace: bool = False):
-        if (eta is None) == (T is None):
-            raise ValueError("give exactly one of eta (a sampling rate) or T (a sample size)")
-        if eta is not None:
-            rate = _exact_rate(eta)
-            if not (0 < rate <= 1):
-                raise ValueError(f"eta must be in (0, 1], got {eta!r}")
-            self._rate: Fraction | None = rate
-            self.eta = float(rate)
-            self.T = None
-        else:
-            self._rate = None
-            self.eta = None
-            self.T = as_int(T, "T", minimum=1)
+        self._rate, self.eta, self.T = sampling_size_spec(eta, T)
         if not isinstance(replace, (bool, np.bool_)):
             raise TypeError(f"replace must be True or False, got {replace!r}")
         self.replace = bool(replace)

@@ -343,7 +343,6 @@ def _exact_general(logdelta: np.ndarray, n: int, m: int, V: np.ndarray, bar) -> 
 
     Returns (compositions (C, l), log E (C, E))."""
     l = V.shape[0]
-    E = logdelta.shape[1]
     hists = {n: _all_histograms(n, m)}
     index: dict[int, dict] = {}
 

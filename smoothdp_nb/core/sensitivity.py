@@ -169,7 +169,8 @@ def _padded(xs: np.ndarray, bounds: Tuple[float, float]) -> np.ndarray:
 # --------------------------------------------------------------------------- #
 # core: max of (p_j - p_i) e^{-gamma (j - i - w)} over i <= a, j >= b, j - i >= w
 # --------------------------------------------------------------------------- #
-def _window_max(p: np.ndarray, a: int, b: int, w: int, gamma: float) -> float:
+def _window_max(p: np.ndarray, a: int, b: int, w: int, gamma: float,
+                i_min: int = 0, j_max: Optional[int] = None) -> float:
     """The maximum above, by vectorised divide and conquer in the log domain.
 
     The winning pair (i, j) is re-evaluated in the linear domain at the end so
@@ -177,8 +178,8 @@ def _window_max(p: np.ndarray, a: int, b: int, w: int, gamma: float) -> float:
     """
     n2 = p.size  # n + 2; valid j in [b, n+1], i in [0, a]
     rlo = np.array([b], dtype=np.int64)
-    rhi = np.array([n2 - 1], dtype=np.int64)
-    clo = np.array([0], dtype=np.int64)
+    rhi = np.array([n2 - 1 if j_max is None else min(j_max, n2 - 1)], dtype=np.int64)
+    clo = np.array([max(i_min, 0)], dtype=np.int64)
     chi = np.array([a], dtype=np.int64)
     best = -math.inf
     best_pair = (0, 0)
@@ -341,4 +342,20 @@ def smooth_sensitivity(x: Any, query: Query = "median", gamma: float = 0.1,
     bnd = _check_bounds(bounds)
     xs = _check_data(x, bnd)
     a, b, w, den = _window(xs.size, q, trim)
-    return _window_max(_padded(xs, bnd), a, b, w, g) / den
+    p = _padded(xs, bnd)
+    # Pruning (exact): every pair has value <= (high-low) e^{-gamma (j-i-w)} and
+    # j - i - w = (j - b) + (a - i) - 1, so with a lower bound LB on SS (from a few
+    # A(k)) pairs with a - i or j - b > K + 1, K = floor(ln((high-low)/LB)/gamma) + 1,
+    # cannot win.
+    span = bnd[1] - bnd[0]
+    lb = 0.0
+    k = 0
+    while k <= xs.size:
+        lb = max(lb, math.exp(-g * k) * _order_stat_A(p, a, b, w, k))
+        k = 2 * k + 1
+    if lb > 0.0:
+        K = int(math.floor(math.log(span / lb) / g)) + 1
+        i_min, j_max = a - K - 1, b + K + 1
+    else:
+        i_min, j_max = 0, None
+    return _window_max(p, a, b, w, g, i_min, j_max) / den

@@ -7,9 +7,10 @@ notebook layers (magic, panels, charts) are imported lazily so that
 
 from .core import *  # noqa: F401,F403
 from .core import __all__ as _core_all
+from .core.release import release
 
 __version__ = "0.1.0"
-__all__ = list(_core_all)
+__all__ = list(_core_all) + ["release"]
 
 
 def load_ipython_extension(ip) -> None:

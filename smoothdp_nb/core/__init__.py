@@ -50,3 +50,24 @@ __all__ += [
 from .sweeps import SweepResult, monte_carlo_map, sweep
 
 __all__ += ["sweep", "monte_carlo_map", "SweepResult"]
+
+from . import noise
+from .noise import calibrate, noise_std, optimal_shape
+from .release import Release, compare_noise, default_gamma
+from .sensitivity import evaluate_query, local_sensitivity, sensitivity_at_distance, smooth_sensitivity
+
+# ``release`` (the function) is exported by the top-level package only: here the
+# name belongs to the submodule smoothdp_nb.core.release.
+__all__ += [
+    "noise",
+    "noise_std",
+    "calibrate",
+    "optimal_shape",
+    "Release",
+    "compare_noise",
+    "default_gamma",
+    "local_sensitivity",
+    "smooth_sensitivity",
+    "sensitivity_at_distance",
+    "evaluate_query",
+]

@@ -50,6 +50,9 @@ from .mechanisms import MAX_CELLS, ComputationTooLarge, sampling_size_spec
 __all__ = ["SamplingAverage", "QuantizedLaw", "quantized_gaussian", "quantized_laplace"]
 
 _OUTPUTS = ("sum", "rounded_mean")
+# Below this linear-scale value (relative to the largest probability), the fast
+# profile path hands over to the all-pairs log-space path.
+_LINEAR_FLOOR = 1e-280
 # Relative tolerance for recognising an evenly spaced float grid.
 _EVEN_RTOL = 1e-9
 
@@ -467,27 +470,142 @@ class SamplingAverage:
         return out
 
     def _log_profile_one(self, h: np.ndarray, n: int, T: int, eps: np.ndarray) -> np.ndarray:
-        m = self.grid.size
         sums = self._sums(T)
         occ = [int(j) for j in np.nonzero(h)[0]]
         self._guard(T, sums.width, len(occ))
         tables: dict[int, _Table] = {}
         _leave_one_out(_Table.empty(T, sums), sums, [(j, int(h[j])) for j in occ], tables)
         lc = _log_comb(n, T)
+        logR = np.stack([tables[a].log_row(T) - lc for a in occ])  # samples avoiding the record
+        logS = np.stack([tables[a].log_row(T - 1) - lc for a in occ])  # samples containing it
+        if self._even and T >= 1:
+            res = self._log_profile_pruned(occ, logR, logS, T, eps, sums)
+            if res is not None:
+                return res
+        return self._log_profile_all(occ, logR, logS, T, eps, sums)
+
+    def _pair_divergences(self, logR_a, logS_a, a: int, bs, T: int, eps: np.ndarray, sums):
+        """log d_eps(P_x, P_x') and log d_eps(P_x', P_x) for x' = x with one record a -> b,
+        every b in ``bs`` (rows), computed in log space (the reference computation)."""
+        lall = np.logaddexp(logR_a[None, :], sums.shift_all(logS_a, -np.inf))  # (m, width)
+        lp = lall[a]
+        lq = lall[np.asarray(bs, dtype=np.int64)]
+        if self.output == "rounded_mean":
+            lp = self._rounded(lp[None], T)[0][0]
+            lq = self._rounded(lq, T)[0]
+        return _log_hockey_stick_both(lp, lq, eps)  # (len(bs), E) each
+
+    def _log_profile_all(self, occ, logR, logS, T: int, eps: np.ndarray, sums) -> np.ndarray:
+        """Every removed value a against every replacement b (reference path)."""
+        m = self.grid.size
         best = np.full(eps.size, -np.inf)
-        for a in occ:
-            tab = tables[a]
-            base = tab.log_row(T) - lc  # samples that avoid the replaced record
-            lB = tab.log_row(T - 1) - lc  # samples that contain it
-            lall = np.logaddexp(base[None, :], sums.shift_all(lB, -np.inf))  # (m, width): x' for every b
-            lp = lall[a]
-            lq = np.delete(lall, a, axis=0)
-            if self.output == "rounded_mean":
-                lp = self._rounded(lp[None], T)[0][0]
-                lq = self._rounded(lq, T)[0]
-            d1, d2 = _log_hockey_stick_both(lp, lq, eps)  # (m-1, E) each
+        for i, a in enumerate(occ):
+            bs = [b for b in range(m) if b != a]
+            d1, d2 = self._pair_divergences(logR[i], logS[i], a, bs, T, eps, sums)
             best = np.maximum(best, np.maximum(d1.max(axis=0), d2.max(axis=0)))
         return np.minimum(best, 0.0)
+
+    def _log_profile_pruned(self, occ, logR, logS, T: int, eps: np.ndarray, sums):
+        """Same result as :meth:`_log_profile_all` (evenly spaced grids), faster.
+
+        In one common linear scale, with ``r = (1 - T/n) R`` (samples avoiding
+        the replaced record) and ``s = (T/n) S`` (samples containing it, before
+        adding its value), ``P = r + s(. - w_a)`` and ``Q_b = r + s(. - w_b)``, so
+
+        * ``d(Q_b, P) = sum_u [s(u) - y_a(u + w_b)]_+`` with
+          ``y_a = (e^eps - 1) r + e^eps s(. - w_a)``: one array per (a, eps),
+          and every b is a window of it (no copy), restricted to the support
+          of s;
+        * ``d(P, Q_b) <= U_a = sum [s(. - w_a) - (e^eps - 1) r]_+`` (free of b);
+          this direction is evaluated only when ``U_a`` can beat the best value
+          found so far (a's with the largest ``U_a`` first).
+
+        Rounded-mean outputs group both pmfs (post-processing) and compare the
+        grouped laws, with the same pruning bound (post-processing can only
+        decrease the divergence).  Linear-scale sums of non-negative terms are
+        only used to locate the maximising pairs: every pair within 1e-6 of
+        the best is recomputed in log space with :func:`_log_hockey_stick_both`,
+        so the returned value is the reference computation's.  Returns None (use
+        the reference path) when the values are too small for one linear scale.
+        """
+        m = self.grid.size
+        E = eps.size
+        W = sums.width
+        w = np.asarray(self._w, dtype=np.int64)
+        wmax = int(w[-1])
+        fin = np.concatenate([logR[np.isfinite(logR)], logS[np.isfinite(logS)]])
+        if fin.size == 0:
+            return None
+        M = float(fin.max())
+        ee = np.exp(eps)
+        c = np.expm1(eps)
+        if not np.all(np.isfinite(ee)):
+            return None
+        with np.errstate(under="ignore"):
+            r = np.exp(logR - M)  # (A, W)
+            s = np.exp(logS - M)
+        # support of s (the same for every a up to the removed record)
+        nzs = np.nonzero(s.any(axis=0))[0]
+        if nzs.size == 0:
+            return None
+        lo, hi = int(nzs[0]), int(nzs[-1])
+        ws = hi - lo + 1
+        st = s[:, lo : hi + 1]
+        # live outputs: supp r union supp s(. - w_b), b on the grid
+        nzr = np.nonzero(r.any(axis=0))[0]
+        olo = min(lo, int(nzr[0])) if nzr.size else lo
+        ohi = min(W - 1, max(hi + wmax, int(nzr[-1]) if nzr.size else hi))
+        rounded = self.output == "rounded_mean"
+        if rounded:
+            grp = self._rounded_index(np.arange(olo, ohi + 1), T)
+            gstarts = np.concatenate([[0], np.nonzero(np.diff(grp))[0] + 1])
+        best = np.zeros(E)
+        found: list[tuple[int, np.ndarray, np.ndarray]] = []
+        own_all = np.zeros((len(occ), W))
+        for i, a in enumerate(occ):
+            own_all[i, lo + w[a] : hi + 1 + w[a]] = st[i]
+        U1 = np.stack([np.maximum(own_all - ck * r, 0.0).sum(axis=1) for ck in c], axis=1) * (1 + 1e-9)
+        bidx = np.arange(m)
+        for i in np.argsort(-U1[:, 0]):
+            a = occ[i]
+            bs = bidx[bidx != a]
+            own = own_all[i]
+            vals = np.zeros((bs.size, E))
+            if rounded:
+                P = np.add.reduceat(r[i, olo : ohi + 1] + own[olo : ohi + 1], gstarts)
+                Qs = np.zeros((bs.size, ohi - olo + 1))
+                for j, b in enumerate(bs):
+                    Qs[j, lo + w[b] - olo : hi + 1 + w[b] - olo] = st[i]
+                Q = np.add.reduceat(Qs, gstarts, axis=1) + np.add.reduceat(r[i, olo : ohi + 1], gstarts)[None, :]
+                for k in range(E):
+                    vals[:, k] = np.maximum(Q - ee[k] * P[None, :], 0.0).sum(axis=1)
+                    if U1[i, k] > best[k]:
+                        d1 = np.maximum(P[None, :] - ee[k] * Q, 0.0).sum(axis=1)
+                        vals[:, k] = np.maximum(vals[:, k], d1)
+            else:
+                ypad = np.zeros(W + ws)
+                for k in range(E):
+                    ypad[:W] = c[k] * r[i] + ee[k] * own
+                    Y = np.lib.stride_tricks.sliding_window_view(ypad, ws)[lo + w[bs]]  # (nb, ws)
+                    vals[:, k] = np.maximum(st[i][None, :] - Y, 0.0).sum(axis=1)
+                    if U1[i, k] > best[k]:
+                        x = (own - c[k] * r[i])[olo : ohi + 1]
+                        Sb = np.zeros((bs.size, ohi - olo + 1))
+                        for j, b in enumerate(bs):
+                            Sb[j, lo + w[b] - olo : hi + 1 + w[b] - olo] = st[i]
+                        d1 = np.maximum(x[None, :] - ee[k] * Sb, 0.0).sum(axis=1)
+                        vals[:, k] = np.maximum(vals[:, k], d1)
+            best = np.maximum(best, vals.max(axis=0))
+            found.append((i, bs, vals))
+        if np.any(best < _LINEAR_FLOOR):  # too close to the underflow of the linear scale
+            return None
+        out = np.full(E, -np.inf)
+        for i, bs, vals in found:
+            top = np.any(vals >= best[None, :] * (1 - 1e-6), axis=1)
+            if np.any(top):
+                d1, d2 = self._pair_divergences(logR[i], logS[i], occ[i], bs[top], T, eps, sums)
+                out = np.maximum(out, np.maximum(d1.max(axis=0), d2.max(axis=0)))
+        return np.minimum(out, 0.0)
 
 
 def _log_hockey_stick_both(lp: np.ndarray, lq: np.ndarray, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

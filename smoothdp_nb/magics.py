@@ -113,6 +113,9 @@ class SmoothDPMagics(Magics):
             ``"us-elections-history"`` or the name of a notebook variable),
             ``method = "exact"`` (``budget`` seconds) or ``"monte-carlo"``
             (``trials``, ``confidence``, ``candidates``, ``seed``).
+            ``executor = "dask"`` (``scheduler = "tcp://127.0.0.1:8786"`` for
+            a running cluster, else a local one with ``workers`` processes),
+            ``"processes"`` or ``"threads"``: where the work runs (same results).
         ``"sweep"``: the same for several n, with exponential fits.
             ``n = [100, 200]`` or ``n = {start = 100, stop = 100000, num = 25, log = true}``
             (rounded to integers, duplicates dropped).

@@ -23,8 +23,11 @@ Computations
     dataset ``"us-2020-districts"`` / ``"us-elections-history"``, or the name
     of a variable of the notebook), ``eps``, ``method`` (``"exact"`` or
     ``"monte-carlo"``), Monte Carlo: ``trials``, ``confidence``,
-    ``candidates``, ``seed``; exact: ``budget`` (seconds).
-    Result: :class:`~smoothdp_nb.core.smoothed.SmoothedResult`.
+    ``candidates``, ``seed``; exact: ``budget`` (seconds).  Where the work
+    runs: ``executor = "dask"`` (with ``scheduler = "tcp://host:8786"`` for an
+    existing cluster, else a local cluster of ``workers`` processes),
+    ``"processes"`` or ``"threads"`` (``workers``, default 2); results are the
+    same on every executor.  Result: :class:`~smoothdp_nb.core.smoothed.SmoothedResult`.
 ``compute = "sweep"``
     The same over several database sizes: ``n`` is a list or a range
     ``{start = 100, stop = 100000, num = 25, log = true}`` (rounded to
@@ -54,6 +57,8 @@ key, the allowed values, the closest valid key and the line).
 
 from __future__ import annotations
 
+import contextlib
+import concurrent.futures as cf
 import difflib
 import math
 import re
@@ -238,7 +243,10 @@ def _check_keys(where: str | None, table: Mapping[str, Any], allowed: tuple[str,
 # --------------------------------------------------------------------------
 
 _COMMON = ("compute", "title")
-_SMOOTHED = ("mechanism", "n", "pi", "eps", "method", "trials", "confidence", "candidates", "seed", "budget")
+_SMOOTHED = ("mechanism", "n", "pi", "eps", "method", "trials", "confidence", "candidates", "seed", "budget",
+             "executor", "scheduler", "workers")
+#: ``executor = ...`` values: where Monte Carlo chunks and sweep points run
+EXECUTORS = ("dask", "processes", "threads")
 KEYS: dict[str, tuple[str, ...]] = {
     "profile": _COMMON + ("mechanism", "eps", "histogram", "labels", "dataset", "years"),
     "smoothed": _COMMON + _SMOOTHED,
@@ -456,6 +464,20 @@ def _validate_smoothed(doc: Mapping[str, Any], p: dict, compute: str) -> None:
     if "budget" in doc:
         kw["budget"] = _number("budget", doc["budget"], lo=0.0, lo_open=True)
     p["options"] = kw
+    if "executor" in doc:
+        p["executor"] = _choice("executor", doc["executor"], EXECUTORS)
+    for key in ("scheduler", "workers"):
+        if key in doc and "executor" not in doc:
+            raise SpecError("needs executor = 'dask', 'processes' or 'threads'", key)
+    if "scheduler" in doc:
+        if p["executor"] != "dask":
+            raise SpecError("is only used with executor = 'dask'", "scheduler")
+        if not isinstance(doc["scheduler"], str) or not doc["scheduler"].strip():
+            raise SpecError(f"must be a scheduler address such as 'tcp://127.0.0.1:8786', got {doc['scheduler']!r}",
+                            "scheduler")
+        p["scheduler"] = doc["scheduler"].strip()
+    if "workers" in doc:
+        p["workers"] = _integer("workers", doc["workers"], lo=1)
 
 
 def _validate_release(doc: Mapping[str, Any], p: dict) -> None:
@@ -739,13 +761,51 @@ def run_spec(
     """
     parsed = spec if isinstance(spec, Spec) else parse_spec(spec)
     ns: Mapping[str, Any] = namespace if namespace is not None else {}
-    try:
-        return _RUNNERS[parsed.compute](parsed.params, ns, executor, progress,
-                                        Path(base_dir) if base_dir is not None else None)
-    except SpecError as err:
-        if err.line is None:
-            err.with_line(_line_of(parsed.text, err.key))
-        raise
+    with _spec_executor(parsed.params, executor) as ex:
+        try:
+            return _RUNNERS[parsed.compute](parsed.params, ns, ex, progress,
+                                            Path(base_dir) if base_dir is not None else None)
+        except SpecError as err:
+            if err.line is None:
+                err.with_line(_line_of(parsed.text, err.key))
+            raise
+
+
+@contextlib.contextmanager
+def _spec_executor(p: Mapping[str, Any], given: Any):
+    """The executor a spec asks for (``executor = "dask"`` and so on), closed afterwards.
+
+    An executor passed by the caller (``--executor NAME`` in the magic) wins.
+    """
+    kind = p.get("executor")
+    if given is not None or kind is None:
+        yield given
+        return
+    workers = p.get("workers", 2)
+    if kind == "threads":
+        with cf.ThreadPoolExecutor(workers) as ex:
+            yield ex
+    elif kind == "processes":
+        with cf.ProcessPoolExecutor(workers) as ex:
+            yield ex
+    else:
+        try:
+            from dask.distributed import Client, LocalCluster
+        except ImportError:
+            raise SpecError("executor = 'dask' needs dask: pip install 'smoothdp_nb[dask]'", "executor") from None
+        if "scheduler" in p:
+            client = Client(p["scheduler"])
+            cluster = None
+        else:
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+            client = Client(cluster)
+        try:
+            # pure=False: identical tasks must be recomputed, not served from Dask's cache
+            yield client.get_executor(pure=False)
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
 
 
 def _run_profile(p, ns, executor, progress, base):

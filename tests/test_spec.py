@@ -210,3 +210,37 @@ def test_core_results_import_is_light():
             "bad = [m for m in ('altair', 'IPython', 'ipywidgets') if m in sys.modules]; print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_executor_keys_run_and_give_identical_results():
+    from smoothdp_nb.spec import run_spec
+
+    base = {"compute": "smoothed", "mechanism": {"eta": 0.8}, "n": 60, "pi": [[0.2, 0.8], [0.6, 0.4]],
+            "eps": [0.5, 1.0], "method": "monte-carlo", "trials": 400, "seed": 3, "candidates": 4}
+    ref = run_spec(base)
+    for kind in ("threads", "processes"):
+        other = run_spec({**base, "executor": kind, "workers": 2})
+        np.testing.assert_array_equal(ref.delta, other.delta)
+
+
+def test_executor_dask_local_cluster():
+    pytest.importorskip("dask.distributed", reason="the dask extra is not installed")
+    from smoothdp_nb.spec import run_spec
+
+    base = {"compute": "smoothed", "mechanism": {"eta": 0.8}, "n": 40, "pi": [[0.2, 0.8], [0.6, 0.4]],
+            "eps": 1.0, "method": "monte-carlo", "trials": 200, "seed": 5, "candidates": 3}
+    np.testing.assert_array_equal(run_spec(base).delta, run_spec({**base, "executor": "dask"}).delta)
+
+
+@pytest.mark.parametrize(
+    "extra,key",
+    [({"executor": "spark"}, "executor"), ({"scheduler": "tcp://x:1"}, "scheduler"),
+     ({"executor": "threads", "scheduler": "tcp://x:1"}, "scheduler"), ({"executor": "threads", "workers": 0}, "workers")],
+)
+def test_executor_key_errors(extra, key):
+    from smoothdp_nb.spec import SpecError, parse_spec
+
+    base = {"compute": "smoothed", "mechanism": {"eta": 0.8}, "n": 40, "pi": [[0.2, 0.8], [0.6, 0.4]], "eps": 1.0}
+    with pytest.raises(SpecError) as err:
+        parse_spec({**base, **extra})
+    assert err.value.key == key

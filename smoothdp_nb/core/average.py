@@ -473,11 +473,23 @@ class SamplingAverage:
         sums = self._sums(T)
         occ = [int(j) for j in np.nonzero(h)[0]]
         self._guard(T, sums.width, len(occ))
-        tables: dict[int, _Table] = {}
-        _leave_one_out(_Table.empty(T, sums), sums, [(j, int(h[j])) for j in occ], tables)
         lc = _log_comb(n, T)
-        logR = np.stack([tables[a].log_row(T) - lc for a in occ])  # samples avoiding the record
-        logS = np.stack([tables[a].log_row(T - 1) - lc for a in occ])  # samples containing it
+        tables: dict[int, _Table] = {}
+        if self._even:
+            # count-and-sum tables over the occupied range only (weights relative
+            # to the smallest occupied value), then placed on the full sum axis
+            lo, hi = occ[0], occ[-1]
+            loc = _EvenSums(np.arange(hi - lo + 1), T, 0.0, 1.0)
+            _leave_one_out(_Table.empty(T, loc), loc, [(j - lo, int(h[j])) for j in occ], tables)
+            logR = np.full((len(occ), sums.width), -np.inf)
+            logS = np.full((len(occ), sums.width), -np.inf)
+            for i, a in enumerate(occ):
+                logR[i, T * lo : T * lo + loc.width] = tables[a - lo].log_row(T) - lc
+                logS[i, (T - 1) * lo : (T - 1) * lo + loc.width] = tables[a - lo].log_row(T - 1) - lc
+        else:
+            _leave_one_out(_Table.empty(T, sums), sums, [(j, int(h[j])) for j in occ], tables)
+            logR = np.stack([tables[a].log_row(T) - lc for a in occ])  # samples avoiding the record
+            logS = np.stack([tables[a].log_row(T - 1) - lc for a in occ])  # samples containing it
         if self._even and T >= 1:
             res = self._log_profile_pruned(occ, logR, logS, T, eps, sums)
             if res is not None:
@@ -504,6 +516,34 @@ class SamplingAverage:
             d1, d2 = self._pair_divergences(logR[i], logS[i], a, bs, T, eps, sums)
             best = np.maximum(best, np.maximum(d1.max(axis=0), d2.max(axis=0)))
         return np.minimum(best, 0.0)
+
+    def _fast_pairs(self, i, a, bs, r, st, own_all, lo, hi, olo, ohi, ee, c, w, ws, y, rounded, gstarts, forward):
+        """Linear-scale divergences, one direction, of the pairs (a -> b), b in bs: (len(bs), E)."""
+        E = ee.size
+        vals = np.empty((bs.size, E))
+        if rounded or forward:
+            Sb = np.zeros((bs.size, ohi - olo + 1))
+            for j, b in enumerate(bs):
+                Sb[j, lo + w[b] - olo : hi + 1 + w[b] - olo] = st[i]
+            rr = r[i, olo : ohi + 1]
+            own = own_all[i, olo : ohi + 1]
+        if rounded:
+            P = np.add.reduceat(rr + own, gstarts)
+            Q = np.add.reduceat(Sb, gstarts, axis=1) + np.add.reduceat(rr, gstarts)[None, :]
+            for k in range(E):
+                if forward:
+                    vals[:, k] = np.maximum(P[None, :] - ee[k] * Q, 0.0).sum(axis=1)
+                else:
+                    vals[:, k] = np.maximum(Q - ee[k] * P[None, :], 0.0).sum(axis=1)
+        elif forward:
+            for k in range(E):
+                x = own - c[k] * rr
+                vals[:, k] = np.maximum(x[None, :] - ee[k] * Sb, 0.0).sum(axis=1)
+        else:
+            for k in range(E):
+                Y = np.lib.stride_tricks.sliding_window_view(y[i, k], ws)[lo + w[bs]]  # (nb, ws)
+                vals[:, k] = np.maximum(st[i][None, :] - Y, 0.0).sum(axis=1)
+        return vals
 
     def _log_profile_pruned(self, occ, logR, logS, T: int, eps: np.ndarray, sums):
         """Same result as :meth:`_log_profile_all` (evenly spaced grids), faster.
@@ -559,42 +599,51 @@ class SamplingAverage:
         if rounded:
             grp = self._rounded_index(np.arange(olo, ohi + 1), T)
             gstarts = np.concatenate([[0], np.nonzero(np.diff(grp))[0] + 1])
-        best = np.zeros(E)
-        found: list[tuple[int, np.ndarray, np.ndarray]] = []
-        own_all = np.zeros((len(occ), W))
+        A = len(occ)
+        own_all = np.zeros((A, W))
         for i, a in enumerate(occ):
             own_all[i, lo + w[a] : hi + 1 + w[a]] = st[i]
         U1 = np.stack([np.maximum(own_all - ck * r, 0.0).sum(axis=1) for ck in c], axis=1) * (1 + 1e-9)
+        # y[i, k] = (e^eps - 1) r + e^eps s(. - w_a), padded with +inf past the last output
+        y = np.full((A, E, W + wmax + 1), np.inf)
+        y[:, :, :W] = c[None, :, None] * r[:, None, :] + ee[None, :, None] * own_all[:, None, :]
+        # groups of G consecutive replacements: min of y over each window of G outputs
+        G = 32
+        ymin = y.copy()
+        span = 1
+        while span < G:
+            ymin[:, :, :-span] = np.minimum(ymin[:, :, :-span], ymin[:, :, span:])
+            span *= 2
+        gstart = np.arange(0, m, G)
+        U2 = np.empty((A, gstart.size, E))
+        for i in range(A):
+            for k in range(E):
+                win = np.lib.stride_tricks.sliding_window_view(ymin[i, k], ws)[lo + w[gstart]]
+                U2[i, :, k] = np.maximum(st[i][None, :] - win, 0.0).sum(axis=1)
+        U2 = U2 * (1 + 1e-9)
         bidx = np.arange(m)
-        for i in np.argsort(-U1[:, 0]):
-            a = occ[i]
-            bs = bidx[bidx != a]
-            own = own_all[i]
-            vals = np.zeros((bs.size, E))
-            if rounded:
-                P = np.add.reduceat(r[i, olo : ohi + 1] + own[olo : ohi + 1], gstarts)
-                Qs = np.zeros((bs.size, ohi - olo + 1))
-                for j, b in enumerate(bs):
-                    Qs[j, lo + w[b] - olo : hi + 1 + w[b] - olo] = st[i]
-                Q = np.add.reduceat(Qs, gstarts, axis=1) + np.add.reduceat(r[i, olo : ohi + 1], gstarts)[None, :]
-                for k in range(E):
-                    vals[:, k] = np.maximum(Q - ee[k] * P[None, :], 0.0).sum(axis=1)
-                    if U1[i, k] > best[k]:
-                        d1 = np.maximum(P[None, :] - ee[k] * Q, 0.0).sum(axis=1)
-                        vals[:, k] = np.maximum(vals[:, k], d1)
-            else:
-                ypad = np.zeros(W + ws)
-                for k in range(E):
-                    ypad[:W] = c[k] * r[i] + ee[k] * own
-                    Y = np.lib.stride_tricks.sliding_window_view(ypad, ws)[lo + w[bs]]  # (nb, ws)
-                    vals[:, k] = np.maximum(st[i][None, :] - Y, 0.0).sum(axis=1)
-                    if U1[i, k] > best[k]:
-                        x = (own - c[k] * r[i])[olo : ohi + 1]
-                        Sb = np.zeros((bs.size, ohi - olo + 1))
-                        for j, b in enumerate(bs):
-                            Sb[j, lo + w[b] - olo : hi + 1 + w[b] - olo] = st[i]
-                        d1 = np.maximum(x[None, :] - ee[k] * Sb, 0.0).sum(axis=1)
-                        vals[:, k] = np.maximum(vals[:, k], d1)
+        best = np.zeros(E)
+        found: list[tuple[int, np.ndarray, np.ndarray]] = []
+        done1 = np.zeros(A, dtype=bool)
+        items = sorted(((-U2[i, g, 0], i, g) for i in range(A) for g in range(gstart.size)))
+        for i in np.argsort(-U1[:, 0]):  # the direction d(P, Q_b): every b at once
+            k1 = U1[i] > best
+            if not np.any(k1):
+                continue
+            bs = bidx[bidx != occ[i]]
+            vals = self._fast_pairs(i, occ[i], bs, r, st, own_all, lo, hi, olo, ohi, ee, c, w, ws, y, rounded,
+                                    gstarts if rounded else None, forward=True)
+            best = np.maximum(best, vals.max(axis=0))
+            found.append((i, bs, vals))
+        for _, i, g in items:  # the direction d(Q_b, P), by groups of replacements
+            if not np.any(U2[i, g] > best):
+                continue
+            bs = bidx[gstart[g] : gstart[g] + G]
+            bs = bs[bs != occ[i]]
+            if bs.size == 0:
+                continue
+            vals = self._fast_pairs(i, occ[i], bs, r, st, own_all, lo, hi, olo, ohi, ee, c, w, ws, y, rounded,
+                                    gstarts if rounded else None, forward=False)
             best = np.maximum(best, vals.max(axis=0))
             found.append((i, bs, vals))
         if np.any(best < _LINEAR_FLOOR):  # too close to the underflow of the linear scale

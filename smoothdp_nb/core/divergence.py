@@ -27,7 +27,7 @@ from typing import Callable
 import numpy as np
 from scipy.special import logsumexp
 
-__all__ = ["log1mexp", "log_hockey_stick", "log_monotone_tail_sum", "LogConcaveCounts"]
+__all__ = ["log1mexp", "log_hockey_stick", "log_monotone_tail_sum", "log_pmf_on_support", "LogConcaveCounts"]
 
 # The window is widened until the neglected tail is below this fraction of the sum.
 _TAIL_REL_TOL = 2.0**-60
@@ -144,13 +144,8 @@ def log_monotone_tail_sum(
         kk = np.where(valid, k, ws[:, None])
         rows = todo[:, None]
         # One accurate log-pmf at the window start, then the exact term
-        # ratios accumulated: far cheaper than evaluating every term afresh,
-        # and the summed rounding stays ~1e-13 relative over a window.
-        first = dist.logpmf(rows, kk[:, :1])
-        steps = dist.log_ratio(rows, kk[:, :-1])
-        with np.errstate(invalid="ignore"):
-            lt = np.concatenate([first, first + np.cumsum(steps, axis=1)], axis=1)
-        lt = np.where(valid & ~np.isnan(lt), lt, -np.inf)
+        # ratios accumulated: far cheaper than evaluating every term afresh.
+        lt = _log_terms_from(dist, rows, kk, valid)
         lt = lt + np.where(valid, log_factor(rows, kk), 0.0)
         total = logsumexp(lt, axis=1)
         # Proven bounds on what lies outside the window (only where truncated).
@@ -180,3 +175,28 @@ def log_monotone_tail_sum(
         todo = todo[~ok]
         width[todo] *= 4
     return out
+
+
+def _log_terms_from(dist: LogConcaveCounts, rows: np.ndarray, k: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """log P(k) on a row-wise contiguous grid: one accurate value at the first
+    column, then the exact term ratios accumulated (rounding ~1e-13 relative)."""
+    first = dist.logpmf(rows, k[:, :1])
+    steps = dist.log_ratio(rows, k[:, :-1])
+    with np.errstate(invalid="ignore"):
+        lt = np.concatenate([first, first + np.cumsum(steps, axis=1)], axis=1)
+    return np.where(valid & ~np.isnan(lt), lt, -np.inf)
+
+
+def log_pmf_on_support(dist: LogConcaveCounts, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The whole support of the given rows: ``(k, log P(k), valid)``, each (B', L).
+
+    For distributions with a short support (e.g. sampling 99.8 % of the records
+    leaves 0.2 % n + 1 possible counts) evaluating everything once and
+    reusing it for every eps is cheaper than windowed tails per eps.
+    """
+    lo, hi = dist.lo[rows], dist.hi[rows]
+    L = int((hi - lo).max()) + 1
+    k = lo[:, None] + np.arange(L)[None, :]
+    valid = k <= hi[:, None]
+    kk = np.where(valid, k, lo[:, None])
+    return kk, _log_terms_from(dist, rows[:, None], kk, valid), valid

@@ -39,12 +39,14 @@ from scipy.special import logsumexp
 
 from . import _lpmf
 from ._validate import as_histograms, as_int, as_rng
-from .divergence import LogConcaveCounts, log1mexp, log_monotone_tail_sum
+from .divergence import LogConcaveCounts, log1mexp, log_monotone_tail_sum, log_pmf_on_support
 
 __all__ = ["SamplingHistogram", "NoisySamplingHistogram", "ComputationTooLarge"]
 
 # Refuse explicit enumerations above this many (output x component) cells.
 MAX_CELLS = 5 * 10**7
+# Supports shorter than this are evaluated whole, once for all eps.
+_SHORT_SUPPORT = 128
 
 
 class ComputationTooLarge(ValueError):
@@ -307,6 +309,28 @@ class SamplingHistogram:
         return LogConcaveCounts(logpmf=logpmf, log_ratio=log_ratio, lo=lo, hi=hi, mode=mode, sd=sd)
 
     def _log_pair_divergence_binary(self, u, v, n, T, eps):
+        B, E = u.size, eps.size
+        dist = self._binary_dist(u, v, n, T)
+        short = (dist.hi - dist.lo) < _SHORT_SUPPORT
+        out = np.empty((B, E))
+        if np.any(short):
+            out[short] = self._log_pair_divergence_short(u, v, T, eps, dist, np.nonzero(short)[0])
+        if np.any(~short):
+            out[~short] = self._log_pair_divergence_tails(u[~short], v[~short], n, T, eps)
+        return out
+
+    def _log_pair_divergence_short(self, u, v, T, eps, dist, rows):
+        """Whole short supports once, reused for every eps (exact: no truncation)."""
+        k, lp, valid = log_pmf_on_support(dist, rows)
+        lr = self._log_ratio(u[rows, None], v[rows, None], k, T - k)
+        out = np.empty((rows.size, eps.size))
+        for j, e in enumerate(eps):
+            x = e - lr
+            terms = np.where(valid & (x < 0), lp + log1mexp(np.minimum(x, 0.0)), -np.inf)
+            out[:, j] = logsumexp(terms, axis=1)
+        return out
+
+    def _log_pair_divergence_tails(self, u, v, n, T, eps):
         B, E = u.size, eps.size
         # One row per (pair, eps): the distribution depends on the pair only.
         uu = np.repeat(u, E)

@@ -492,8 +492,11 @@ def _smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> Smoothe
     show = (est > 2.0) if progress is None else bool(progress)
     hists = _all_histograms(n, m)
     accurate = None
-    logdelta = privacy_profile(mech, hists, e, log=True)
-    logdelta = logdelta.reshape(len(hists), e.size)
+    full = privacy_profile(mech, hists, e, log=True).reshape(len(hists), e.size)
+    # Several eps often give bit-identical profiles (e.g. when only outputs
+    # impossible under the neighbour count matter): average each distinct one once.
+    logdelta, col = np.unique(full, axis=1, return_inverse=True)
+    col = np.asarray(col).ravel()
     if m == 2 and l <= 2:
         p1 = float(V[0, 0])
         if l == 1:
@@ -513,6 +516,9 @@ def _smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> Smoothe
         comps, vals = _exact_general(logdelta, n, m, V, bar)
         if bar is not None:
             bar.close()
+    vals = vals[:, col]
+    if accurate is not None:
+        accurate = accurate[:, col]
     return _assemble(mech, n, red, e, comps, vals, "exact", t0, accurate=accurate)
 
 

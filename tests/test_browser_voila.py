@@ -30,7 +30,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -58,13 +57,27 @@ PAGE_TIMEOUT = 60_000  # ms for the kernel to run the notebook and the chart to 
 CELLS = [
     "import smoothdp_nb as sdp\n"
     "panel = sdp.panels.smoothed_dp(n=300, eps_points=6)\n"
-    "panel.n.max = 2000\n",
+    "panel.n.max = 2000\n"
+    "_ = panel.widget.add_class('sdp-smoothed')  # a CSS hook for the test (add_class returns the box)\n",
     "panel",
+    "elections = sdp.panels.election()\n"
+    "_ = elections.widget.add_class('sdp-election')\n",
+    "elections",
 ]
 
-# The drawn chart, whichever renderer vega-embed picked: pixels or SVG markup.
-NODE = "document.querySelector('.vega-embed canvas, .vega-embed svg.marks')"
-SNAPSHOT = f"(n => n ? (n.tagName === 'CANVAS' ? n.toDataURL() : n.outerHTML) : null)({NODE})"
+
+def _node(scope: str) -> str:
+    """JS expression: the drawn chart of a panel, whichever renderer vega-embed picked."""
+    return f"document.querySelector('.{scope} .vega-embed canvas, .{scope} .vega-embed svg.marks')"
+
+
+def _snapshot(scope: str) -> str:
+    """JS expression: the chart's pixels (canvas) or markup (SVG)."""
+    return f"(n => n ? (n.tagName === 'CANVAS' ? n.toDataURL() : n.outerHTML) : null)({_node(scope)})"
+
+
+NODE = _node("sdp-smoothed")
+SNAPSHOT = _snapshot("sdp-smoothed")
 
 
 def _notebook(path: Path) -> None:
@@ -133,12 +146,12 @@ def _tail(log, n: int = 4000) -> str:
     return log.read().decode("utf-8", "replace")[-n:]
 
 
-def _settled(page, tries: int = 40) -> str:
+def _settled(page, snapshot: str = SNAPSHOT, tries: int = 40) -> str:
     """The chart's snapshot once two snapshots 250 ms apart agree (first render finished)."""
-    last = page.evaluate(SNAPSHOT)
+    last = page.evaluate(snapshot)
     for _ in range(tries):
         page.wait_for_timeout(250)
-        now = page.evaluate(SNAPSHOT)
+        now = page.evaluate(snapshot)
         if now == last:
             return now
         last = now
@@ -155,9 +168,11 @@ def browser():
             b.close()
 
 
-def test_voila_panel_slider_updates_chart_in_place(voila, browser):
+@pytest.fixture(scope="module")
+def page(voila, browser):
+    """The Voila page, outside requests aborted; yields (page, blocked urls, page errors)."""
     url, log = voila
-    page = browser.new_page(viewport={"width": 1200, "height": 1000})
+    page = browser.new_page(viewport={"width": 1200, "height": 1600})
     blocked: list[str] = []
     errors: list[str] = []
 
@@ -175,31 +190,44 @@ def test_voila_panel_slider_updates_chart_in_place(voila, browser):
     try:
         t0 = time.perf_counter()
         page.goto(url, timeout=PAGE_TIMEOUT)
-        page.wait_for_function(f"(() => {{ const n = {NODE}; return n && (n.tagName !== 'CANVAS' || n.width > 0); }})()",
-                               timeout=PAGE_TIMEOUT)
-        before = _settled(page)
-        print(f"[bench] voila page with chart: {time.perf_counter() - t0:.1f} s")
-        page.evaluate(f"{NODE}.dataset.mark = 'first'")
-
-        slider = page.locator(".widget-slider", has_text="n (records)").first
-        readout_before = slider.locator(".widget-readout").inner_text()
-        handle = slider.locator(".noUi-handle").first
-        box = handle.bounding_box()
-        track = slider.locator(".noUi-target").first.bounding_box()
-        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-        t1 = time.perf_counter()
-        page.mouse.move(x, y)
-        page.mouse.down()
-        page.mouse.move(track["x"] + 0.6 * track["width"], y, steps=8)
-        page.mouse.up()
-        readout_after = slider.locator(".widget-readout").inner_text()
-        page.wait_for_function(f"{SNAPSHOT} !== {json.dumps(before)}", timeout=30_000)
-        print(f"[bench] slider release -> chart redrawn: {1000 * (time.perf_counter() - t1):.0f} ms")
-        page.wait_for_timeout(300)
-        same_node = page.evaluate(f"(() => {{ const n = {NODE}; return !!n && n.dataset.mark === 'first'; }})()")
-        count = page.evaluate("document.querySelectorAll('.vega-embed canvas, .vega-embed svg.marks').length")
+        for scope in ("sdp-smoothed", "sdp-election"):
+            page.wait_for_function(
+                f"(() => {{ const n = {_node(scope)}; return n && (n.tagName !== 'CANVAS' || n.width > 0); }})()",
+                timeout=PAGE_TIMEOUT)
+        print(f"[bench] voila page with both charts: {time.perf_counter() - t0:.1f} s")
+        yield page, blocked, errors
     finally:
         page.close()
+
+
+def _drag(page, slider, fraction: float) -> None:
+    """Drag a slider's handle with the mouse to ``fraction`` of its track."""
+    handle = slider.locator(".noUi-handle").first
+    box = handle.bounding_box()
+    track = slider.locator(".noUi-target").first.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(track["x"] + fraction * track["width"], y, steps=8)
+    page.mouse.up()
+
+
+def test_voila_panel_slider_updates_chart_in_place(page):
+    page, blocked, errors = page
+    before = _settled(page)
+    page.evaluate(f"{NODE}.dataset.mark = 'first'")
+
+    slider = page.locator(".sdp-smoothed .widget-slider", has_text="n (records)").first
+    readout_before = slider.locator(".widget-readout").inner_text()
+    t1 = time.perf_counter()
+    _drag(page, slider, 0.6)
+    readout_after = slider.locator(".widget-readout").inner_text()
+    page.wait_for_function(f"{SNAPSHOT} !== {json.dumps(before)}", timeout=30_000)
+    print(f"[bench] slider release -> chart redrawn: {1000 * (time.perf_counter() - t1):.0f} ms")
+    page.wait_for_timeout(300)
+    same_node = page.evaluate(f"(() => {{ const n = {NODE}; return !!n && n.dataset.mark === 'first'; }})()")
+    count = page.evaluate(
+        "document.querySelectorAll('.sdp-smoothed .vega-embed canvas, .sdp-smoothed .vega-embed svg.marks').length")
 
     assert readout_after != readout_before, (readout_before, readout_after)
     # Voila's lab template links Font Awesome (icon fonts for widget buttons) from jsDelivr; it is
@@ -210,3 +238,39 @@ def test_voila_panel_slider_updates_chart_in_place(voila, browser):
     assert not needed, f"requests outside 127.0.0.1: {needed}"
     assert not errors, errors
     assert same_node and count == 1, "the chart was re-embedded instead of updated in place"
+
+
+ELECTION = _node("sdp-election")
+STATUS = "document.querySelector('.sdp-election').innerText"
+
+
+def test_voila_election_panel_coarse_while_dragging_then_full(page):
+    """Dragging eta answers with a coarse eps grid from the kernel's event loop, then the full grid."""
+    page, blocked, errors = page
+    before = _settled(page, _snapshot("sdp-election"))
+    page.evaluate(f"{ELECTION}.dataset.mark = 'first'")
+    # record every status line the kernel shows while the slider moves
+    page.evaluate("""() => {
+        window.statuses = [];
+        const root = document.querySelector('.sdp-election');
+        new MutationObserver(() => {
+            const t = root.innerText;
+            if (t.includes('largest')) window.statuses.push(t.includes('coarse grid') ? 'coarse' : 'full');
+        }).observe(root, {subtree: true, childList: true, characterData: true});
+    }""")
+    slider = page.locator(".sdp-election .widget-slider", has_text="η").first
+    t1 = time.perf_counter()
+    _drag(page, slider, 0.5)
+    page.wait_for_function("window.statuses.includes('coarse')", timeout=30_000)
+    t_coarse = time.perf_counter() - t1
+    page.wait_for_function(
+        "window.statuses.length && window.statuses[window.statuses.length - 1] === 'full'"
+        " && !document.querySelector('.sdp-election').innerText.includes('refining')", timeout=30_000)
+    print(f"[bench] election, drag eta: coarse grid shown {1000 * t_coarse:.0f} ms after the drag began, "
+          f"full grid after {1000 * (time.perf_counter() - t1):.0f} ms; statuses seen: {page.evaluate('window.statuses')}")
+    after = _settled(page, _snapshot("sdp-election"))
+    same_node = page.evaluate(f"(() => {{ const n = {ELECTION}; return !!n && n.dataset.mark === 'first'; }})()")
+    assert after != before, "the election chart did not change"
+    assert same_node, "the election chart was re-embedded instead of updated in place"
+    assert not errors, errors
+    assert not [u for u in blocked if "/@fortawesome/fontawesome-free" not in u], blocked

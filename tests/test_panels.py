@@ -176,6 +176,50 @@ def test_election_panel():
     assert panel.last_error is None
 
 
+def test_election_panel_caches_exact_columns():
+    panel = panels.election()
+    calls = panel.core_calls
+    full = panel.chart_data(0).set_index(["year", "eps"])["log10_delta"]
+    _timed("election: eta 0.998 -> 0.99 (uncached)", lambda: setattr(panel.eta, "value", 0.99))
+    _timed("election: eta 0.99 -> 0.998 (cached)", lambda: setattr(panel.eta, "value", 0.998))
+    assert panel.core_calls == calls + 1  # the way back costs no core call
+    again = panel.chart_data(0).set_index(["year", "eps"])["log10_delta"]
+    pd.testing.assert_series_equal(again, full)
+    _timed("election: view per eps (cached)", lambda: setattr(panel.view, "value", "eps"))
+    assert panel.core_calls == calls + 1
+    # an eps range change computes only the new eps values; cached and fresh columns agree exactly
+    panel.eps.value = (0.5, 3.5)  # grid 0.5, 2.0, 3.5: 0.5 and 2.0 cached
+    assert panel.core_calls == calls + 2
+    fresh = panels.election(eps=(0.5, 3.5)).chart_data(0).set_index(["year", "eps"])["log10_delta"]
+    pd.testing.assert_series_equal(panel.chart_data(0).set_index(["year", "eps"])["log10_delta"], fresh)
+
+
+def test_election_panel_coarse_grid_then_full_in_event_loop():
+    import asyncio
+
+    panel = panels.election(refine_delay=0.05)
+
+    async def drag():
+        t0 = time.perf_counter()
+        panel.eta.value = 0.95  # as a kernel handles a widget message: inside the running loop
+        first = time.perf_counter() - t0
+        coarse = (panel.coarse, sorted(panel.chart_data(0)["eps"].unique()), panel.status.value)
+        panel.eta.value = 0.951  # dragging on: the refinement is postponed
+        assert panel.coarse
+        await asyncio.sleep(0.5)
+        return first, coarse
+
+    first, (was_coarse, coarse_eps, status) = asyncio.run(drag())
+    print(f"[bench] election: first (coarse) response {1000 * first:.0f} ms; "
+          f"full grid last took {1000 * panel.last_seconds:.0f} ms")
+    assert was_coarse and coarse_eps == pytest.approx([0.5]) and "coarse grid (1 of 3" in status
+    assert not panel.coarse and "refining" not in panel.status.value
+    assert sorted(panel.chart_data(0)["eps"].unique()) == pytest.approx([0.5, 1.25, 2.0])
+    assert panel.eta.value == pytest.approx(0.951)
+    exact = panels.election(eta=0.951).chart_data(0).set_index(["year", "eps"])["log10_delta"]
+    pd.testing.assert_series_equal(panel.chart_data(0).set_index(["year", "eps"])["log10_delta"], exact)
+
+
 # --------------------------------------------------------------------------
 # noise comparison
 # --------------------------------------------------------------------------

@@ -419,12 +419,15 @@ class SamplingHistogram:
         if self.replace:
             with np.errstate(divide="ignore"):
                 logs = np.log(np.stack([u + 1.0, v * 1.0, rest * 1.0])) - math.log(n)
-            res = (
-                lf[T] - lf[oa_i] - lf[ob_i] - lf[np.maximum(oc, 0)]
-                + np.where(oa_i > 0, oa_i * logs[0], 0.0)
-                + np.where(ob_i > 0, ob_i * logs[1], 0.0)
-                + np.where(oc > 0, oc * logs[2], 0.0)
-            )
+            # 0 * log 0 = 0 (a category with no records is never drawn); np.where
+            # picks the right branch, the discarded one may be nan
+            with np.errstate(invalid="ignore"):
+                res = (
+                    lf[T] - lf[oa_i] - lf[ob_i] - lf[np.maximum(oc, 0)]
+                    + np.where(oa_i > 0, oa_i * logs[0], 0.0)
+                    + np.where(ob_i > 0, ob_i * logs[1], 0.0)
+                    + np.where(oc > 0, oc * logs[2], 0.0)
+                )
             res = np.where(oc >= 0, res, -np.inf)
         else:
             res = lgc(u + 1, oa_i) + lgc(v, ob_i) + lgc(rest, oc) - (lf[n] - lf[T] - lf[n - T])

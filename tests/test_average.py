@@ -411,3 +411,16 @@ def test_fast_profile_tiny_delta_and_log_fallback(monkeypatch):
     assert got[-1] < np.log(1e-20)
     monkeypatch.setattr(average, "_LINEAR_FLOOR", 2.0)
     np.testing.assert_allclose(privacy_profile(SamplingAverage(T=21, grid=grid), hist, eps, log=True), want, rtol=1e-12)
+
+
+def test_profile_guard_follows_the_divide_and_conquer_cost():
+    """T = 20 on the 8-bit grid (Figure 5 at n = 400) is accepted; T = 60 with
+    ~200 occupied values is refused before any work."""
+    law = quantized_gaussian(0.0, 0.12)
+    mech = SamplingAverage(T=60, grid=law.values)
+    hist = np.random.default_rng(0).multinomial(3600, law.pmf)
+    with pytest.raises(ComputationTooLarge):
+        privacy_profile(mech, hist, [1.0])
+    hist = np.random.default_rng(0).multinomial(400, law.pmf)
+    small = SamplingAverage(T=20, grid=law.values)
+    small._guard(20, small._sums(20).width, int(np.count_nonzero(hist)), 400)  # no exception

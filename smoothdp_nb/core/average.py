@@ -430,8 +430,18 @@ class SamplingAverage:
         starts = np.searchsorted(grp, np.arange(self.grid.size), side="left")
         return _group_logsumexp(logp, starts), self.grid.copy()
 
-    def _guard(self, T: int, width: int, k: int) -> None:
-        cells = (T + 1) ** 2 * width * max(1, k) * max(1.0, math.log2(max(k, 2)))
+    def _guard(self, T: int, width: int, k: int, n: int | None = None) -> None:
+        """Refuse computations whose dynamic programme is too large.
+
+        Each multiplication by ``(1 + z y^w)^c`` costs ``(T + 1) width (min(c, T) + 1)``
+        cells; the output pmf needs k of them, the privacy profile (divide and
+        conquer over the k occupied values, n records) about ``k log2 k``
+        with ``c ~ n / k``."""
+        if n is None:
+            cells = (T + 1) ** 2 * width * max(1, k) * max(1.0, math.log2(max(k, 2)))
+        else:
+            per = min(T + 1.0, 1.0 + n / max(k, 1))
+            cells = (T + 1) * width * max(1, k) * max(1.0, math.log2(max(k, 2))) * per
         if cells > 40 * MAX_CELLS:
             raise ComputationTooLarge(
                 f"the exact sampling-average computation needs ~{cells:.3g} cells "
@@ -472,7 +482,7 @@ class SamplingAverage:
     def _log_profile_one(self, h: np.ndarray, n: int, T: int, eps: np.ndarray) -> np.ndarray:
         sums = self._sums(T)
         occ = [int(j) for j in np.nonzero(h)[0]]
-        self._guard(T, sums.width, len(occ))
+        self._guard(T, sums.width, len(occ), n)
         lc = _log_comb(n, T)
         tables: dict[int, _Table] = {}
         if self._even:

@@ -32,6 +32,14 @@ out" tables for all occupied a come from a divide-and-conquer over the values,
 ``O(k log k)`` convolution steps for k occupied values instead of ``k^2``.
 The hockey-stick divergence of the two explicit pmfs is then
 :func:`smoothdp_nb.core.divergence.log_hockey_stick`.
+
+On evenly spaced grids the tables span only the occupied range, and the
+search over (a, b) runs in one linear scale: every replacement b is a window
+of one array per (a, eps), whole groups of 32 replacements (and whole removed
+values a, for the other direction) are skipped when a proven upper bound
+cannot beat the best pair found, and the winning pairs are recomputed in log
+space.  Deltas below ~1e-280 of the largest probability use the all-pairs log
+path (see ``SamplingAverage._log_profile_pruned``).
 """
 
 from __future__ import annotations

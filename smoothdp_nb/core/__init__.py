@@ -30,6 +30,7 @@ from .hull import HullReduction, reduce_to_vertices
 from .smoothed import (
     SmoothedCurve,
     SmoothedResult,
+    betting_interval,
     empirical_bernstein_interval,
     fit_exponential,
     smoothed_delta,
@@ -45,6 +46,7 @@ __all__ += [
     "smoothed_delta_curve",
     "fit_exponential",
     "empirical_bernstein_interval",
+    "betting_interval",
 ]
 
 from .sweeps import SweepResult, monte_carlo_map, sweep

@@ -58,6 +58,7 @@ __all__ = [
     "smoothed_delta_curve",
     "fit_exponential",
     "empirical_bernstein_interval",
+    "betting_interval",
 ]
 
 #: default limit on the estimated run time of an exact computation (seconds)
@@ -410,6 +411,7 @@ def smoothed_delta(
     candidates: int = 16,
     executor=None,
     chunk: int = 10_000,
+    interval: str = "betting",
 ) -> SmoothedResult:
     """Smoothed delta (Definition 3) of a sampling mechanism for the set Pi.
 
@@ -442,6 +444,13 @@ def smoothed_delta(
         results are identical for every executor (per-chunk seeds from
         ``SeedSequence.spawn``, chunk boundaries fixed by ``chunk``).
     chunk : int, Monte Carlo trials per task
+    interval : {"betting", "bernstein"}
+        Monte Carlo: the confidence interval of each candidate's mean delta,
+        valid for any law on [0, T/n] (the DP bound on delta(x)), Bonferroni
+        over the candidates.  "betting" (default): :func:`betting_interval`,
+        the hedged-capital interval of Waudby-Smith & Ramdas, much narrower at
+        small trial counts and small deltas; "bernstein":
+        :func:`empirical_bernstein_interval` (Maurer & Pontil).
 
     Returns
     -------
@@ -471,8 +480,11 @@ def smoothed_delta(
         if not (0 < confidence < 1):
             raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
         candidates = as_int(candidates, "candidates", minimum=1)
+        if interval not in _INTERVALS:
+            raise ValueError(f"interval must be one of {sorted(_INTERVALS)}, got {interval!r}")
         res = _smoothed_monte_carlo(
-            mechanism, n, red, e, trials, rng, confidence, candidates, progress, executor, as_int(chunk, "chunk", minimum=1)
+            mechanism, n, red, e, trials, rng, confidence, candidates, progress, executor,
+            as_int(chunk, "chunk", minimum=1), interval,
         )
     object.__setattr__(res, "scalar_eps", scalar)
     return res
@@ -593,6 +605,107 @@ def empirical_bernstein_interval(values: np.ndarray, alpha: float, bound: float 
     return mean, np.clip(mean - half, 0.0, bound), np.clip(mean + half, 0.0, bound)
 
 
+def betting_interval(
+    values: np.ndarray,
+    alpha: float,
+    bound: float = 1.0,
+    axis: int = 0,
+    *,
+    c: float = 0.75,
+    theta: float = 0.5,
+    iterations: int = 48,
+):
+    """Two-sided "hedged capital" betting confidence interval for the mean of [0, bound] samples.
+
+    Waudby-Smith & Ramdas (2024), *Estimating means of bounded random variables
+    by betting*, JRSS-B 86(1), Theorem 3 and Section 5 (fixed-sample CI).  With
+    ``x_i = values_i / bound`` in [0, 1] and a candidate mean m, two gamblers bet
+    for and against m:
+
+        K+_t(m) = prod_{i<=t} (1 + min(lam_i, c/m)     (x_i - m))
+        K-_t(m) = prod_{i<=t} (1 - min(lam_i, c/(1-m)) (x_i - m))
+
+    with the predictable plug-in bets ``lam_i = sqrt(2 log(2/alpha) / (N s2_{i-1}))``,
+    ``s2_t = (1/4 + sum_{j<=t} (x_j - mu_j)^2) / (t+1)``,
+    ``mu_t = (1/2 + sum_{j<=t} x_j) / (t+1)`` (``s2_0 = 1/4``).  Under the true
+    mean both are non-negative martingales, so by Ville's inequality the hedged
+    capital ``max(theta K+, (1-theta) K-)`` ever reaches ``1/alpha`` with
+    probability <= alpha.  The interval is the set of m where it does not, over
+    all t <= N (the running intersection, still valid):
+    ``[inf{m: theta max_t K+_t(m) < 1/alpha}, sup{m: (1-theta) max_t K-_t(m) < 1/alpha}]``.
+    K+ is non-increasing and K- non-decreasing in m, so each endpoint is found
+    by a vectorised bisection in log(m) (resp. log(1-m)), ``iterations`` steps,
+    rounded outwards.
+
+    Valid for any distribution on [0, bound] (i.i.d. samples, taken in the
+    given order), at every sample size; typically much narrower than
+    :func:`empirical_bernstein_interval`, above all when the mean and the
+    variance are small against ``bound``.  Vectorised over the other axes.
+    Returns (mean, low, high), in the units of ``values``.
+    """
+    if not (0 < alpha < 1):
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    if not (0 < c < 1):
+        raise ValueError(f"c must be in (0, 1), got {c!r}")
+    if not (0 < theta < 1):
+        raise ValueError(f"theta must be in (0, 1), got {theta!r}")
+    v = np.asarray(values, dtype=float)
+    mean = v.mean(axis=axis)
+    x = np.clip(np.moveaxis(v, axis, 0) / bound, 0.0, 1.0)
+    N = x.shape[0]
+    shape = x.shape[1:]
+    x = x.reshape(N, -1)
+    t = np.arange(1, N + 1, dtype=float)[:, None]
+    mu = (0.5 + np.cumsum(x, axis=0)) / (t + 1)
+    s2 = (0.25 + np.cumsum((x - mu) ** 2, axis=0)) / (t + 1)
+    s2_prev = np.vstack([np.full((1, x.shape[1]), 0.25), s2[:-1]])
+    lam = np.sqrt(2.0 * math.log(2.0 / alpha) / (N * s2_prev))
+    thr_plus = math.log(1.0 / (theta * alpha))
+    thr_minus = math.log(1.0 / ((1.0 - theta) * alpha))
+
+    def rejected_plus(m):  # theta max_t K+_t(m) >= 1/alpha ; m of shape (cols,)
+        with np.errstate(divide="ignore"):
+            bet = np.minimum(lam, c / m)
+        logk = np.cumsum(np.log1p(bet * (x - m)), axis=0)
+        return logk.max(axis=0) >= thr_plus
+
+    def rejected_minus(m):  # (1 - theta) max_t K-_t(m) >= 1/alpha
+        with np.errstate(divide="ignore"):
+            bet = np.minimum(lam, c / (1.0 - m))
+        logk = np.cumsum(np.log1p(-bet * (x - m)), axis=0)
+        return logk.max(axis=0) >= thr_minus
+
+    def boundary(rejected, to_m):
+        # bisection on u = log(m) (lower end) or log(1 - m) (upper end) in [log(tiny), 0]:
+        # rejected(to_m(lo)) is True, rejected(to_m(hi)) is False
+        cols = x.shape[1]
+        lo = np.full(cols, math.log(1e-300))
+        hi = np.zeros(cols)
+        at_edge = ~rejected(to_m(lo))  # nothing rejected: the interval reaches the edge
+        for _ in range(iterations):
+            mid = 0.5 * (lo + hi)
+            r = rejected(to_m(mid))
+            lo = np.where(r, mid, lo)
+            hi = np.where(r, hi, mid)
+        return lo, at_edge
+
+    if N == 0:
+        raise ValueError("values must contain at least one sample")
+    u, edge = boundary(rejected_plus, np.exp)
+    low = np.where(edge, 0.0, np.exp(u))
+    u, edge = boundary(rejected_minus, lambda u: -np.expm1(u))
+    high = np.where(edge, 1.0, -np.expm1(u))
+    low = low.reshape(shape) * bound
+    high = high.reshape(shape) * bound
+    return mean, low, high
+
+
+_INTERVALS = {
+    "betting": (betting_interval, "hedged-capital betting (Waudby-Smith & Ramdas)"),
+    "bernstein": (empirical_bernstein_interval, "empirical Bernstein (Maurer-Pontil)"),
+}
+
+
 def _candidate_compositions(n: int, l: int, k: int) -> np.ndarray:
     if l == 1:
         return np.array([[n]])
@@ -623,7 +736,7 @@ def _mc_trials(size, rng, mech, counts, vertices, eps):
     return privacy_profile(mech, uniq, eps).reshape(len(uniq), eps.size)[inv.ravel()]
 
 
-def _smoothed_monte_carlo(mech, n, red, e, trials, rng, confidence, k, progress, executor, chunk) -> SmoothedResult:
+def _smoothed_monte_carlo(mech, n, red, e, trials, rng, confidence, k, progress, executor, chunk, interval="betting") -> SmoothedResult:
     t0 = time.perf_counter()
     V = red.vertices
     l, m = V.shape
@@ -635,12 +748,13 @@ def _smoothed_monte_carlo(mech, n, red, e, trials, rng, confidence, k, progress,
     lows = np.empty_like(means)
     highs = np.empty_like(means)
     bar = _progress_bar(len(comps), bool(progress), "candidate compositions")
+    ci_fn, ci_name = _INTERVALS[interval]
     for i, (c, seed) in enumerate(zip(comps, seeds)):
         d = monte_carlo_map(
             _mc_trials, trials, seed, executor=executor, chunk=chunk, progress=False,
             kwargs={"mech": mech, "counts": c, "vertices": V, "eps": e},
         )
-        means[i], lows[i], highs[i] = empirical_bernstein_interval(d, alpha, bound)
+        means[i], lows[i], highs[i] = ci_fn(d, alpha, bound)
         if bar is not None:
             bar.update(1)
     if bar is not None:
@@ -650,7 +764,7 @@ def _smoothed_monte_carlo(mech, n, red, e, trials, rng, confidence, k, progress,
     return _assemble(
         mech, n, red, e, comps, vals, "monte-carlo", t0, lo=lows, hi=highs,
         confidence=confidence, trials=trials,
-        interval=f"empirical Bernstein (Maurer-Pontil), Bonferroni over {len(comps)} candidate compositions",
+        interval=f"{ci_name}, Bonferroni over {len(comps)} candidate compositions",
     )
 
 

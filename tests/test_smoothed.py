@@ -105,17 +105,37 @@ def test_tiny_smoothed_values_agree_in_log_space():
     assert np.isfinite(big.log_delta) and big.log_delta < math.log(1e-300)
 
 
-def test_log_space_fallback_matches_float_path():
+def _reference_log_space(logdelta, p1, p2):
+    """Algorithm 1's composition expectations in plain log space (slow, simple)."""
+    from scipy.special import logsumexp
+    from scipy.stats import binom
+
+    n = logdelta.shape[0] - 1
+    H = logdelta.copy()
+    out = np.empty_like(logdelta)
+    for r in range(n + 1):
+        s = n - r
+        lw = binom.logpmf(np.arange(s + 1), s, p1)
+        out[r] = logsumexp(lw[:, None] + H[: s + 1], axis=0)
+        if r < n:
+            H = np.logaddexp(np.log(p2) + H[1 : s + 1], np.log1p(-p2) + H[:s])
+    return out
+
+
+@pytest.mark.parametrize("n,eta,p1,p2", [(300, 0.6, 0.3, 0.6), (1500, 0.5, 0.45, 0.55), (900, 0.9, 0.02, 0.99)])
+def test_float_and_block_paths_match_log_space(n, eta, p1, p2):
+    """Both fast paths agree with a plain log-space recursion, including
+    expectations far below the float64 range (1e-500 and less)."""
     from smoothdp_nb.core import smoothed as S
 
-    n = 300
-    m = sdp.SamplingHistogram(eta=0.6)
+    m = sdp.SamplingHistogram(eta=eta)
     h = np.stack([np.arange(n + 1), n - np.arange(n + 1)], axis=1)
-    ld = sdp.privacy_profile(m, h, [0.5, 2.0], log=True)
-    a, accurate = S._exact_binary(ld, 0.3, 0.6, None)
-    assert accurate.all()
-    b = S._exact_binary_log(ld, 0.3, 0.6)
-    np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
+    ld = sdp.privacy_profile(m, h, [0.5, 3.0], log=True)
+    ref = _reference_log_space(ld, p1, p2)
+    fin = np.isfinite(ref)
+    for got in (S._exact_binary(ld, p1, p2, None)[0], S._exact_binary_blocks(ld, p1, p2, block=64)):
+        assert np.array_equal(np.isfinite(got), fin)
+        np.testing.assert_allclose(got[fin], ref[fin], rtol=1e-11, atol=1e-9)
 
 
 def test_election_2020_hull_keeps_DC_and_NE3():

@@ -65,6 +65,8 @@ __all__ = [
 DEFAULT_BUDGET_SECONDS = 600.0
 # Below this fraction of the scale, float64 may have dropped contributions.
 _FLOAT_SAFE = 1e-250
+# block size of the block-floating-point averaging (see _exact_binary)
+_BLOCK = 256
 # log(2 / 1e-320): binomial weights beyond the Hoeffding radius for this level are skipped
 _HOEFFDING_LOG = math.log(2.0) + 320 * math.log(10.0)
 # Rough costs used for the up-front estimate (seconds per elementary cell),
@@ -274,11 +276,18 @@ def _log_binom_vector(s: int, p: float) -> np.ndarray:
     return out
 
 
-def _exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar) -> np.ndarray:
+def _exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar) -> tuple[np.ndarray, np.ndarray]:
     """log E for every composition (c1 = n - r, r) of two vertices, m = 2.
 
     ``logdelta``: (n+1, E) log delta of histogram (k, n-k).  Returns (n+1, E)
-    indexed by r = number of records following vertex 2.
+    indexed by r = number of records following vertex 2 (and an all-True
+    "exact" mask).
+
+    Fast path: plain float64 scaled by the largest delta.  A contribution can
+    only be lost to underflow below 1e-308 of that scale, so expectations
+    above 1e-250 of it are exact to rounding; eps columns with any smaller
+    expectation are recomputed with the block-floating-point path, which is
+    exact at every magnitude.
     """
     n = logdelta.shape[0] - 1
     E = logdelta.shape[1]
@@ -288,17 +297,14 @@ def _exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar) -> np.ndarray
     H = np.ascontiguousarray(np.exp(logdelta - finite_scale))
     tmp = np.empty_like(H)
     out = np.full((n + 1, E), -np.inf)
-    # log-factorials (lgamma is accurate to an ulp: relative pmf error ~1e-11 at n = 1e5)
-    lf = gammaln(np.arange(n + 1, dtype=float) + 1.0)  # lf[k] = log k!
-    # x log p1 and x log q1 as arrays (a huge finite stand-in for log 0 keeps 0 * log 0 = 0)
+    lf = gammaln(np.arange(n + 1, dtype=float) + 1.0)  # lf[k] = log k! (ulp-accurate)
     x = np.arange(n + 1, dtype=float)
-    xlp = x * (math.log(p1) if p1 > 0 else -1e300)
+    xlp = x * (math.log(p1) if p1 > 0 else -1e300)  # huge finite stand-in for log 0: 0 * log 0 = 0
     xlq = x * (math.log1p(-p1) if p1 < 1 else -1e300)
     q2 = 1.0 - p2
     for r in range(n + 1):
         s = n - r
-        # log Bin(x; s, p1), only where it can exceed 1e-320: by Hoeffding,
-        # P(|X - s p1| >= t) <= 2 exp(-2 t^2 / s) < 1e-320 for t below.
+        # log Bin(x; s, p1), only where it can exceed 1e-320 (Hoeffding)
         t = math.sqrt(0.5 * s * _HOEFFDING_LOG) + 1.0
         a = max(0, int(math.floor(s * p1 - t)))
         b = min(s, int(math.ceil(s * p1 + t)))
@@ -313,29 +319,93 @@ def _exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar) -> np.ndarray
             H[:s] += tmp[:s]
         if bar is not None and r % 64 == 0:
             bar.update(min(64, n + 1 - r))
-    # Columns whose *largest* expectation is too small for float64: redo in
-    # log space.  Elsewhere, compositions far below the maximum (< 1e-250 of
-    # the scale) may have lost contributions to underflow; they are flagged
-    # as not exact in the table (they cannot be the maximum).
-    low = out - finite_scale < math.log(_FLOAT_SAFE)
-    unsafe = np.all(low | ~np.isfinite(out), axis=0) & np.isfinite(scale)
-    if np.any(unsafe):
-        out[:, unsafe] = _exact_binary_log(logdelta[:, unsafe], p1, p2)
-        low[:, unsafe] = False
-    return out, ~low
+    low = (out - finite_scale < math.log(_FLOAT_SAFE)) & np.isfinite(scale)
+    redo = np.any(low, axis=0)
+    if np.any(redo):
+        out[:, redo] = _exact_binary_blocks(logdelta[:, redo], p1, p2)
+    return out, np.ones_like(out, dtype=bool)
 
 
-def _exact_binary_log(logdelta: np.ndarray, p1: float, p2: float) -> np.ndarray:
+def _exact_binary_blocks(logdelta: np.ndarray, p1: float, p2: float, block: int = _BLOCK) -> np.ndarray:
+    """log E for every composition (c1 = n - r, r) of two vertices, m = 2.
+
+    ``logdelta``: (n+1, E) log delta of histogram (k, n-k).  Returns (n+1, E)
+    indexed by r = number of records following vertex 2.
+
+    Block floating point: H is stored as float64 values times one scale
+    ``exp(scale[b])`` per block of ``block`` consecutive x (and per eps).  The
+    averaging step only mixes x with x + 1, so a value crosses into the
+    neighbouring block one entry per step and only the entries at block
+    boundaries need the ratio of the two scales.  Blocks are renormalised
+    often enough that nothing overflows; a term can only be lost to underflow
+    if it is below 2^-1022 of its block's largest term, which is itself part
+    of the expectation -- so every expectation is exact to rounding, however
+    small (1e-5000 included), at float64 speed.
+    """
     n = logdelta.shape[0] - 1
-    lp2, lq2 = math.log(p2) if p2 > 0 else -math.inf, math.log1p(-p2) if p2 < 1 else -math.inf
-    H = logdelta.copy()
-    out = np.empty_like(logdelta)
+    E = logdelta.shape[1]
+    B = block
+    nb = n // B + 1  # blocks cover x = 0 .. nb*B - 1 >= n
+    L = nb * B
+    lg = np.full((L, E), -np.inf)
+    lg[: n + 1] = logdelta
+    scale = lg.reshape(nb, B, E).max(axis=1)  # (nb, E)
+    scale = np.where(np.isfinite(scale), scale, 0.0)
+    H = np.exp(lg - np.repeat(scale, B, axis=0))  # (L, E), 0 beyond x = n
+    H3 = H.reshape(nb, B, E)
+    tmp = np.empty_like(H)
+    out = np.full((n + 1, E), -np.inf)
+    lf = gammaln(np.arange(n + 1, dtype=float) + 1.0)  # lf[k] = log k! (ulp-accurate)
+    x = np.arange(L, dtype=float)
+    xlp = x * (math.log(p1) if p1 > 0 else -1e300)  # huge finite stand-in for log 0: 0 * log 0 = 0
+    xlq = x * (math.log1p(-p1) if p1 < 1 else -1e300)
+    q2 = 1.0 - p2
+    ends = np.arange(B - 1, L - 1, B)  # last x of each block but the final one
+    since = 0
     for r in range(n + 1):
         s = n - r
-        lw = _log_binom_vector(s, p1)
-        out[r] = logsumexp(lw[:, None] + H[: s + 1], axis=0)
+        # log Bin(x; s, p1), only where it can exceed 1e-320 (Hoeffding:
+        # P(|X - s p1| >= t) <= 2 exp(-2 t^2 / s) < 1e-320 for the t below)
+        t = math.sqrt(0.5 * s * _HOEFFDING_LOG) + 1.0
+        a = max(0, int(math.floor(s * p1 - t)))
+        b = min(s, int(math.ceil(s * p1 + t)))
+        ba, bb = a // B, b // B
+        lw = np.full(((bb - ba + 1) * B,), -np.inf)
+        seg = slice(a - ba * B, b - ba * B + 1)
+        lw[seg] = (lf[s] - lf[a : b + 1]) - lf[s - a :: -1][: b - a + 1] + xlp[a : b + 1] + xlq[s - a :: -1][: b - a + 1]
+        lw = lw.reshape(-1, B)
+        top = lw.max(axis=1)  # (blocks,)
+        dots = np.einsum("bk,bke->be", np.exp(lw - top[:, None]), H3[ba : bb + 1])
+        with np.errstate(divide="ignore"):
+            v = np.log(dots) + top[:, None] + scale[ba : bb + 1]
+        vmax = v.max(axis=0)
+        safe = np.where(np.isfinite(vmax), vmax, 0.0)
+        with np.errstate(divide="ignore"):
+            out[r] = np.log(np.exp(v - safe).sum(axis=0)) + safe
         if r < n:
-            H = np.logaddexp(lp2 + H[1 : s + 1], lq2 + H[:s])
+            # H_{r+1}(x) = (1 - p2) H_r(x) + p2 H_r(x + 1): one more record from vertex 2;
+            # at a block's last x, H_r(x + 1) is in the next block's scale.
+            np.multiply(H[1 : s + 1], p2, out=tmp[:s])
+            e_in = ends[ends < s]
+            if e_in.size:
+                bi = e_in // B
+                jump = scale[bi + 1] - scale[bi]
+                tmp[e_in] *= np.exp(np.minimum(jump, 700.0))
+                big = bool(np.any(jump > 300.0))
+            else:
+                big = False
+            H[:s] *= q2
+            H[:s] += tmp[:s]
+            H[s] = 0.0
+            since += 1
+            if big or since >= 8:
+                # renormalise: each block's largest value back to 1
+                m_ = H3.max(axis=1)
+                ok = m_ > 0
+                with np.errstate(divide="ignore"):
+                    scale = np.where(ok, scale + np.log(np.where(ok, m_, 1.0)), scale)
+                H3 /= np.where(ok, m_, 1.0)[:, None, :]
+                since = 0
     return out
 
 

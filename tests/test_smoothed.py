@@ -133,7 +133,7 @@ def test_float_and_block_paths_match_log_space(n, eta, p1, p2):
     ld = sdp.privacy_profile(m, h, [0.5, 3.0], log=True)
     ref = _reference_log_space(ld, p1, p2)
     fin = np.isfinite(ref)
-    for got in (S._exact_binary(ld, p1, p2, None)[0], S._exact_binary_blocks(ld, p1, p2, block=64)):
+    for got in (S._exact_binary(ld, p1, p2, None), S._exact_binary_blocks(ld, p1, p2, block=64)):
         assert np.array_equal(np.isfinite(got), fin)
         np.testing.assert_allclose(got[fin], ref[fin], rtol=1e-11, atol=1e-9)
 

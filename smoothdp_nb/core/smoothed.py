@@ -276,12 +276,11 @@ def _log_binom_vector(s: int, p: float) -> np.ndarray:
     return out
 
 
-def _exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar) -> tuple[np.ndarray, np.ndarray]:
+def _exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar) -> np.ndarray:
     """log E for every composition (c1 = n - r, r) of two vertices, m = 2.
 
     ``logdelta``: (n+1, E) log delta of histogram (k, n-k).  Returns (n+1, E)
-    indexed by r = number of records following vertex 2 (and an all-True
-    "exact" mask).
+    indexed by r = number of records following vertex 2.
 
     Fast path: plain float64 scaled by the largest delta.  A contribution can
     only be lost to underflow below 1e-308 of that scale, so expectations
@@ -323,7 +322,7 @@ def _exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar) -> tuple[np.n
     redo = np.any(low, axis=0)
     if np.any(redo):
         out[:, redo] = _exact_binary_blocks(logdelta[:, redo], p1, p2)
-    return out, np.ones_like(out, dtype=bool)
+    return out
 
 
 def _exact_binary_blocks(logdelta: np.ndarray, p1: float, p2: float, block: int = _BLOCK) -> np.ndarray:
@@ -573,7 +572,6 @@ def _smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> Smoothe
         )
     show = (est > 2.0) if progress is None else bool(progress)
     hists = _all_histograms(n, m)
-    accurate = None
     full = privacy_profile(mech, hists, e, log=True).reshape(len(hists), e.size)
     # Several eps often give bit-identical profiles (e.g. when only outputs
     # impossible under the neighbour count matter): average each distinct one once.
@@ -588,7 +586,7 @@ def _smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> Smoothe
         else:
             p2 = float(V[1, 0])
             bar = _progress_bar(n + 1, show, "compositions")
-            vals, accurate = _exact_binary(logdelta, p1, p2, bar)
+            vals = _exact_binary(logdelta, p1, p2, bar)
             if bar is not None:
                 bar.close()
             r = np.arange(n + 1)
@@ -599,12 +597,10 @@ def _smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> Smoothe
         if bar is not None:
             bar.close()
     vals = vals[:, col]
-    if accurate is not None:
-        accurate = accurate[:, col]
-    return _assemble(mech, n, red, e, comps, vals, "exact", t0, accurate=accurate)
+    return _assemble(mech, n, red, e, comps, vals, "exact", t0)
 
 
-def _assemble(mech, n, red, e, comps, vals, method, t0, lo=None, hi=None, accurate=None, **extra) -> SmoothedResult:
+def _assemble(mech, n, red, e, comps, vals, method, t0, lo=None, hi=None, **extra) -> SmoothedResult:
     best = np.argmax(vals, axis=0)
     labels = [str(v) for v in red.vertex_labels]
     frames = []
@@ -613,10 +609,6 @@ def _assemble(mech, n, red, e, comps, vals, method, t0, lo=None, hi=None, accura
         df.insert(0, "eps", ej)
         df["delta"] = np.exp(vals[:, j])
         df["log_delta"] = vals[:, j]
-        if accurate is not None:
-            # False: below 1e-250 of the largest delta, computed in float64 and
-            # possibly missing underflowed terms (never the maximum)
-            df["exact"] = accurate[:, j]
         if lo is not None:
             df["ci_low"] = lo[:, j]
             df["ci_high"] = hi[:, j]

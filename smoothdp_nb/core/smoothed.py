@@ -29,8 +29,9 @@ Exactness: the averaging is a convex combination of positive numbers (no
 cancellation).  The two-category path runs in float64 scaled by the largest
 delta; a contribution can only be lost to underflow if it is below 2^-1022 of
 that scale, so every expectation above 1e-250 of the scale is exact to
-rounding, and the columns where some expectation is smaller are recomputed in
-log space.  The general path (m > 2 or l* > 2) runs in log space throughout.
+rounding.  Columns with smaller expectations are recomputed in block floating
+point (one scale per block of 256 histograms), which is exact at every
+magnitude.  The general path (m > 2 or l* > 2) runs in log space throughout.
 """
 
 from __future__ import annotations

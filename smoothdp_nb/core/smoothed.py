@@ -66,6 +66,7 @@ __all__ = [
 DEFAULT_BUDGET_SECONDS = 600.0
 # Below this fraction of the scale, float64 may have dropped contributions.
 _FLOAT_SAFE = 1e-250
+_LOG_FLOAT_SAFE = math.log(_FLOAT_SAFE)
 # block size of the block-floating-point averaging (see _exact_binary)
 _BLOCK = 256
 # log(2 / 1e-320): binomial weights beyond the Hoeffding radius for this level are skipped
@@ -302,6 +303,8 @@ def _exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar) -> np.ndarray
     xlp = x * (math.log(p1) if p1 > 0 else -1e300)  # huge finite stand-in for log 0: 0 * log 0 = 0
     xlq = x * (math.log1p(-p1) if p1 < 1 else -1e300)
     q2 = 1.0 - p2
+    finite_col = np.isfinite(scale)
+    low_now = np.zeros(E, dtype=bool)
     for r in range(n + 1):
         s = n - r
         # log Bin(x; s, p1), only where it can exceed 1e-320 (Hoeffding)
@@ -312,6 +315,9 @@ def _exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar) -> np.ndarray
         val = np.exp(lw) @ H[a : b + 1]
         with np.errstate(divide="ignore"):
             out[r] = np.log(val) + finite_scale
+        low_now |= (out[r] - finite_scale < _LOG_FLOAT_SAFE) & finite_col
+        if low_now.all():
+            break  # every column needs the block path anyway: stop wasting time here
         if r < n:
             # H_{r+1}(x) = p2 H_r(x + 1) + (1 - p2) H_r(x): one more record from vertex 2
             np.multiply(H[1 : s + 1], p2, out=tmp[:s])
@@ -319,8 +325,7 @@ def _exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar) -> np.ndarray
             H[:s] += tmp[:s]
         if bar is not None and r % 64 == 0:
             bar.update(min(64, n + 1 - r))
-    low = (out - finite_scale < math.log(_FLOAT_SAFE)) & np.isfinite(scale)
-    redo = np.any(low, axis=0)
+    redo = low_now
     if np.any(redo):
         out[:, redo] = _exact_binary_blocks(logdelta[:, redo], p1, p2)
     return out
@@ -360,6 +365,10 @@ def _exact_binary_blocks(logdelta: np.ndarray, p1: float, p2: float, block: int 
     xlp = x * (math.log(p1) if p1 > 0 else -1e300)  # huge finite stand-in for log 0: 0 * log 0 = 0
     xlq = x * (math.log1p(-p1) if p1 < 1 else -1e300)
     q2 = 1.0 - p2
+    if q2 == 0.0:  # every record from vertex 2 is category 0: H shifts by one per step
+        return _exact_binary_blocks_shift(logdelta, p1)
+    rho = p2 / q2
+    log_q2 = math.log(q2)
     ends = np.arange(B - 1, L - 1, B)  # last x of each block but the final one
     since = 0
     for r in range(n + 1):
@@ -375,7 +384,7 @@ def _exact_binary_blocks(logdelta: np.ndarray, p1: float, p2: float, block: int 
         lw[seg] = (lf[s] - lf[a : b + 1]) - lf[s - a :: -1][: b - a + 1] + xlp[a : b + 1] + xlq[s - a :: -1][: b - a + 1]
         lw = lw.reshape(-1, B)
         top = lw.max(axis=1)  # (blocks,)
-        dots = np.einsum("bk,bke->be", np.exp(lw - top[:, None]), H3[ba : bb + 1])
+        dots = np.matmul(np.exp(lw - top[:, None])[:, None, :], H3[ba : bb + 1])[:, 0, :]
         with np.errstate(divide="ignore"):
             v = np.log(dots) + top[:, None] + scale[ba : bb + 1]
         vmax = v.max(axis=0)
@@ -383,20 +392,21 @@ def _exact_binary_blocks(logdelta: np.ndarray, p1: float, p2: float, block: int 
         with np.errstate(divide="ignore"):
             out[r] = np.log(np.exp(v - safe).sum(axis=0)) + safe
         if r < n:
-            # H_{r+1}(x) = (1 - p2) H_r(x) + p2 H_r(x + 1): one more record from vertex 2;
-            # at a block's last x, H_r(x + 1) is in the next block's scale.
-            np.multiply(H[1 : s + 1], p2, out=tmp[:s])
-            e_in = ends[ends < s]
-            if e_in.size:
-                bi = e_in // B
-                jump = scale[bi + 1] - scale[bi]
-                tmp[e_in] *= np.exp(np.minimum(jump, 700.0))
-                big = bool(np.any(jump > 300.0))
+            # H_{r+1}(x) = (1 - p2) H_r(x) + p2 H_r(x + 1): one more record from vertex 2.
+            # Written as q2 (H(x) + rho H(x + 1)) with the factor q2 moved into
+            # every block's scale, it costs two passes instead of three.  At a
+            # block's last x, H_r(x + 1) is in the next block's scale.
+            np.multiply(H[1 : s + 1], rho, out=tmp[:s])
+            nbi = s // B  # blocks 0 .. nbi-1 end at some x <= s - 1 (their next x is <= s)
+            if nbi:
+                jump = scale[1 : nbi + 1] - scale[:nbi]
+                tmp[ends[:nbi]] *= np.exp(np.minimum(jump, 700.0))
+                big = jump.max() > 300.0
             else:
                 big = False
-            H[:s] *= q2
             H[:s] += tmp[:s]
             H[s] = 0.0
+            scale += log_q2
             since += 1
             if big or since >= 8:
                 # renormalise: each block's largest value back to 1
@@ -406,6 +416,17 @@ def _exact_binary_blocks(logdelta: np.ndarray, p1: float, p2: float, block: int 
                     scale = np.where(ok, scale + np.log(np.where(ok, m_, 1.0)), scale)
                 H3 /= np.where(ok, m_, 1.0)[:, None, :]
                 since = 0
+    return out
+
+
+def _exact_binary_blocks_shift(logdelta: np.ndarray, p1: float) -> np.ndarray:
+    """p2 = 1: the r records of vertex 2 are all category 0, so
+    E_r = E[delta(Bin(n - r, p1) + r)] -- a log-space dot product per r."""
+    n = logdelta.shape[0] - 1
+    out = np.empty_like(logdelta)
+    for r in range(n + 1):
+        lw = _log_binom_vector(n - r, p1)
+        out[r] = logsumexp(lw[:, None] + logdelta[r:], axis=0)
     return out
 
 

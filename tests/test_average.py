@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+import smoothdp_nb as sdp
 from smoothdp_nb.core.average import SamplingAverage, quantized_gaussian, quantized_laplace
 from smoothdp_nb.core.mechanisms import ComputationTooLarge
 from smoothdp_nb.core.profiles import privacy_profile
@@ -424,3 +425,51 @@ def test_profile_guard_follows_the_divide_and_conquer_cost():
     hist = np.random.default_rng(0).multinomial(400, law.pmf)
     small = SamplingAverage(T=20, grid=law.values)
     small._guard(20, small._sums(20).width, int(np.count_nonzero(hist)), 400)  # no exception
+
+
+# ---------------------------------------------------------------------------
+# Theorem 4: continuous_limit_profile
+# ---------------------------------------------------------------------------
+def test_continuous_limit_reaches_eta_at_every_eps():
+    from scipy import stats
+
+    eps = [0.25, 1.0, 5.0]
+    df = sdp.continuous_limit_profile(stats.beta(2, 3).cdf, 10, 2, eps, bits=[1, 3, 10], databases=4, rng=11)
+    assert list(df.columns) == ["bits", "grid_values", "eps", "delta", "se", "min_delta", "eta"]
+    assert len(df) == 9 and set(df.grid_values) == {2, 8, 1024}
+    assert np.all(df.delta <= df.eta + 1e-12)  # never above the DP delta T/n
+    fine = df[df.bits == 10]
+    np.testing.assert_allclose(fine.min_delta, 0.2, rtol=1e-9)  # every database, every eps
+    coarse = df[df.bits == 1]
+    assert np.all(coarse.delta < 0.2 * 0.9)
+    # larger eps helps on a coarse grid, not on a fine one
+    assert coarse.delta.iloc[-1] < coarse.delta.iloc[0]
+
+
+def test_continuous_limit_matches_privacy_profile():
+    from scipy import stats
+
+    df = sdp.continuous_limit_profile(stats.uniform.cdf, 6, 2, [1.0], bits=[2], databases=1, rng=3)
+    h = np.random.default_rng(3).multinomial(6, np.full(4, 0.25), size=1)
+    d = sdp.privacy_profile(sdp.SamplingAverage(T=2, grid=[0, 0.25, 0.5, 0.75]), h, 1.0)
+    assert df.delta.iloc[0] == pytest.approx(float(np.ravel(d)[0]), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "kwargs,exc,match",
+    [
+        (dict(cdf=None), TypeError, "cdf"),
+        (dict(cdf=lambda x: 2 * x), ValueError, "cdf"),
+        (dict(T=11), ValueError, "T must be <= n"),
+        (dict(bits=[17]), ValueError, "bits"),
+        (dict(bits=[0]), ValueError, "bits"),
+        (dict(eps=[-1.0]), ValueError, "eps"),
+    ],
+)
+def test_continuous_limit_bad_input(kwargs, exc, match):
+    from scipy import stats
+
+    args = dict(cdf=stats.uniform.cdf, n=10, T=2, eps=[1.0], bits=[2], databases=2, rng=0)
+    args.update(kwargs)
+    with pytest.raises(exc, match=match):
+        sdp.continuous_limit_profile(**args)

@@ -5,7 +5,7 @@ it can be used from scripts, tests and other libraries.
 """
 
 from . import datasets
-from .average import QuantizedLaw, SamplingAverage, quantized_gaussian, quantized_laplace
+from .average import QuantizedLaw, SamplingAverage, continuous_limit_profile, quantized_gaussian, quantized_laplace
 from .mechanisms import ComputationTooLarge, NoisySamplingHistogram, SamplingHistogram
 from .profiles import Composition, adjusted_utility, compose, dp_delta, privacy_profile, remark8_bound
 
@@ -15,6 +15,7 @@ __all__ = [
     "QuantizedLaw",
     "quantized_gaussian",
     "quantized_laplace",
+    "continuous_limit_profile",
     "SamplingHistogram",
     "NoisySamplingHistogram",
     "ComputationTooLarge",

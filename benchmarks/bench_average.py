@@ -6,9 +6,12 @@ Run on demand:  python benchmarks/bench_average.py [--quick] [--trials N] [--can
    (N = 225, T = 15, 8-bit grid of 256 values, eps = 1, 3, 5; databases drawn
    from the quantized Gaussians mu = 0 and 0.1, sigma = 0.12), both outputs,
    and the exact deltas of one database from each Gaussian.
-2. A Monte Carlo smoothed delta of one Figure 5 setting (Pi = those two
-   Gaussians, T = ceil(sqrt(n))) over 8 values of n, on 2 worker processes,
-   printing run times and trial counts.
+2. A Monte Carlo smoothed delta of one Figure 5 setting (setting 1 of
+   Appendix G.2: Pi = quantized N(0, 0.15^2), N(0.2, 0.15^2); T = sqrt(n);
+   output = mean rounded to the 8-bit grid) over the 8 values of n of
+   notebook 04's default run, 50 trials x 3 candidate compositions per n
+   (the notebook's defaults), on 2 worker processes, with a progress bar,
+   printing run times, trial counts and the 99 % betting band.
 """
 
 from __future__ import annotations
@@ -53,16 +56,18 @@ def per_database(reps: int) -> None:
 
 
 def figure5(ns, trials: int, candidates: int, workers: int) -> None:
-    g0 = quantized_gaussian(0.0, 0.12)
-    g1 = quantized_gaussian(0.1, 0.12)
+    from tqdm import tqdm
+
+    g0 = quantized_gaussian(0.0, 0.15)
+    g1 = quantized_gaussian(0.2, 0.15)
     pi = np.stack([g0.pmf, g1.pmf])
-    print(f"Figure 5 setting (Pi = quantized N(0, 0.12^2), N(0.1, 0.12^2); T = ceil(sqrt(n)); output 'sum'), "
-          f"{trials} trials x <= {candidates} candidate compositions per n, {workers} processes:")
+    print(f"Figure 5 setting 1 (Pi = quantized N(0, 0.15^2), N(0.2, 0.15^2); T = ceil(sqrt(n)); output "
+          f"'rounded_mean'), {trials} trials x <= {candidates} candidate compositions per n, {workers} processes:")
     total = 0.0
     with ProcessPoolExecutor(workers) as ex:
-        for n in ns:
+        for n in tqdm(ns, desc="n"):
             T = math.ceil(math.sqrt(n))
-            mech = SamplingAverage(T=T, grid=g0.values)
+            mech = SamplingAverage(T=T, grid=g0.values, output="rounded_mean")
             t = time.perf_counter()
             r = sdp.smoothed_delta(mech, n, pi, EPS, method="monte-carlo", trials=trials, rng=n,
                                    candidates=candidates, executor=ex, chunk=max(1, -(-trials // workers)),
@@ -84,10 +89,10 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args()
     per_database(4 if args.quick else 10)
-    ns = [100, 150, 200, 250, 300, 350, 400, 450]
+    ns = [64, 100, 144, 196, 256, 324, 400, 484]  # notebook 04's default run
     if args.quick:
         ns = ns[:3]
-    trials = args.trials or (10 if args.quick else 40)
+    trials = args.trials or (10 if args.quick else 50)
     figure5(ns, trials, args.candidates, args.workers)
 
 

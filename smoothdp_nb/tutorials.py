@@ -1,16 +1,17 @@
 """Run the tutorial notebooks: headless into HTML reports, or open them in JupyterLab.
 
 ``python -m smoothdp_nb.tutorials --out reports/`` (or, once hooked into
-``__main__``, ``python -m smoothdp_nb tutorials --out reports/``) executes every
+``python -m smoothdp_nb tutorials --out reports/``) executes every
 ``notebooks/NN_*.ipynb`` top to bottom in a fresh kernel of the running
 interpreter and writes ``reports/NN_*.html`` plus ``reports/index.html``.
 ``--ci`` sets ``SMOOTHDP_CI=1`` (each notebook's ``parameters`` cell then uses
 small sizes).  ``--lab`` launches JupyterLab on the notebooks instead (the
 ``lab`` extra: ``pip install "smoothdp_nb[lab]"``).
 
-Needs ``nbclient``, ``nbformat`` and ``ipykernel``; HTML is written with
-``nbconvert`` when it is installed and with a small built-in renderer
-otherwise (charts are static SVG in the outputs, so both work offline).
+Needs ``nbclient``, ``nbformat`` and ``ipykernel``.  HTML is written by a
+small built-in renderer rather than nbconvert, whose default template loads
+require.js and MathJax from a CDN: the reports must open offline, and the
+charts are static SVG in the outputs.
 """
 
 from __future__ import annotations
@@ -107,13 +108,8 @@ def _simple_html(nb, title: str) -> str:
 
 
 def to_html(nb, title: str) -> str:
-    """HTML of an executed notebook (nbconvert if available, else the built-in renderer)."""
-    try:
-        from nbconvert import HTMLExporter
-    except ImportError:
-        return _simple_html(nb, title)
-    body, _ = HTMLExporter().from_notebook_node(nb)
-    return body
+    """Self-contained HTML of an executed notebook (no remote scripts or styles)."""
+    return _simple_html(nb, title)
 
 
 def _run(args) -> int:

@@ -22,30 +22,19 @@ from __future__ import annotations
 import functools
 import http.server
 import json
-import os
 import threading
-from pathlib import Path
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
-if not os.path.exists(CHROMIUM):
-    pytest.skip(f"{CHROMIUM} not found (Debian: apt-get install chromium)", allow_module_level=True)
+from .browser_support import CHROMIUM, CHROMIUM_ARGS as ARGS, require_chromium
+
+require_chromium()
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright not installed (pip install playwright)")
 pytest.importorskip("vl_convert", reason="vl-convert-python is needed for offline JavaScript")
 
 import altair as alt  # noqa: E402
 
 from smoothdp_nb import panels  # noqa: E402
-
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
 
 # A stand-in for the anywidget model: get/set/on/save_changes over a plain object.
 HARNESS = """<!doctype html>

@@ -34,22 +34,13 @@ from pathlib import Path
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
-if not os.path.exists(CHROMIUM):
-    pytest.skip(f"{CHROMIUM} not found (Debian: apt-get install chromium)", allow_module_level=True)
+from .browser_support import CHROMIUM, CHROMIUM_ARGS as ARGS, require_chromium
+
+require_chromium()
 
 from playwright.sync_api import sync_playwright  # noqa: E402  (test extra)
 
 pytestmark = pytest.mark.slow
-
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
 
 STARTUP_TIMEOUT = 60  # seconds for Voila to listen
 PAGE_TIMEOUT = 60_000  # ms for the kernel to run the notebook and the chart to appear

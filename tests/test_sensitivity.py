@@ -2,7 +2,6 @@
 
 import itertools
 import math
-import warnings
 from functools import lru_cache
 
 import numpy as np

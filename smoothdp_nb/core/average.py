@@ -642,7 +642,6 @@ class SamplingAverage:
         bidx = np.arange(m)
         best = np.zeros(E)
         found: list[tuple[int, np.ndarray, np.ndarray]] = []
-        done1 = np.zeros(A, dtype=bool)
         items = sorted(((-U2[i, g, 0], i, g) for i in range(A) for g in range(gstart.size)))
         for i in np.argsort(-U1[:, 0]):  # the direction d(P, Q_b): every b at once
             k1 = U1[i] > best

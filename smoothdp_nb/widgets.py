@@ -40,6 +40,7 @@ so panels work without internet access.
 
 from __future__ import annotations
 
+import abc
 import copy
 import html
 import math
@@ -368,7 +369,7 @@ def release_chart(density: pd.DataFrame, marks: pd.DataFrame, title: str | None 
 # --------------------------------------------------------------------------
 
 
-class _Panel:
+class _Panel(abc.ABC):
     """Common machinery: controls, status line, live chart, observers."""
 
     title: str = ""
@@ -392,12 +393,14 @@ class _Panel:
             if hasattr(control, "value") and not isinstance(control, W.Button):
                 control.observe(self._on_change, names="value")
 
-    # subclasses implement these two
+    # every panel says which controls it shows and how it draws its chart
+    @abc.abstractmethod
     def _control_list(self) -> list[W.Widget]:
-        raise NotImplementedError
+        """The panel's controls, in display order."""
 
+    @abc.abstractmethod
     def _build_chart(self) -> alt.TopLevelMixin:
-        raise NotImplementedError
+        """The chart for the current control values (calls the core)."""
 
     # -- update cycle ---------------------------------------------------------
     def _on_change(self, change: Mapping[str, Any] | None = None) -> None:

@@ -278,6 +278,33 @@ def _log_binom_vector(s: int, p: float) -> np.ndarray:
     return out
 
 
+class _BinomialWeights:
+    """log Bin(x; s, p) for x in a window, for every s <= n, from shared tables.
+
+    Only x within the Hoeffding radius of s p is returned: by Hoeffding,
+    P(|X - s p| >= t) <= 2 exp(-2 t^2 / s) < 1e-320 there, below anything
+    float64 can add to a sum of positive terms.  log-factorials come from
+    lgamma (accurate to an ulp: relative pmf error ~1e-11 at n = 1e5).
+    """
+
+    def __init__(self, n: int, p: float):
+        self.p = p
+        self.lf = gammaln(np.arange(n + 1, dtype=float) + 1.0)  # lf[k] = log k!
+        x = np.arange(n + 1, dtype=float)
+        # a huge finite stand-in for log 0 keeps 0 * log 0 = 0
+        self.xlp = x * (math.log(p) if p > 0 else -1e300)
+        self.xlq = x * (math.log1p(-p) if p < 1 else -1e300)
+
+    def window(self, s: int) -> tuple[int, int, np.ndarray]:
+        """(a, b, log Bin(x; s, p) for x = a..b)."""
+        t = math.sqrt(0.5 * s * _HOEFFDING_LOG) + 1.0
+        a = max(0, int(math.floor(s * self.p - t)))
+        b = min(s, int(math.ceil(s * self.p + t)))
+        lf, k = self.lf, b - a + 1
+        lw = (lf[s] - lf[a : b + 1]) - lf[s - a :: -1][:k] + self.xlp[a : b + 1] + self.xlq[s - a :: -1][:k]
+        return a, b, lw
+
+
 def _exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar) -> np.ndarray:
     """log E for every composition (c1 = n - r, r) of two vertices, m = 2.
 
@@ -298,20 +325,13 @@ def _exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar) -> np.ndarray
     H = np.ascontiguousarray(np.exp(logdelta - finite_scale))
     tmp = np.empty_like(H)
     out = np.full((n + 1, E), -np.inf)
-    lf = gammaln(np.arange(n + 1, dtype=float) + 1.0)  # lf[k] = log k! (ulp-accurate)
-    x = np.arange(n + 1, dtype=float)
-    xlp = x * (math.log(p1) if p1 > 0 else -1e300)  # huge finite stand-in for log 0: 0 * log 0 = 0
-    xlq = x * (math.log1p(-p1) if p1 < 1 else -1e300)
+    weights = _BinomialWeights(n, p1)
     q2 = 1.0 - p2
     finite_col = np.isfinite(scale)
     low_now = np.zeros(E, dtype=bool)
     for r in range(n + 1):
         s = n - r
-        # log Bin(x; s, p1), only where it can exceed 1e-320 (Hoeffding)
-        t = math.sqrt(0.5 * s * _HOEFFDING_LOG) + 1.0
-        a = max(0, int(math.floor(s * p1 - t)))
-        b = min(s, int(math.ceil(s * p1 + t)))
-        lw = (lf[s] - lf[a : b + 1]) - lf[s - a :: -1][: b - a + 1] + xlp[a : b + 1] + xlq[s - a :: -1][: b - a + 1]
+        a, b, lw = weights.window(s)
         val = np.exp(lw) @ H[a : b + 1]
         with np.errstate(divide="ignore"):
             out[r] = np.log(val) + finite_scale
@@ -360,10 +380,7 @@ def _exact_binary_blocks(logdelta: np.ndarray, p1: float, p2: float, block: int 
     H3 = H.reshape(nb, B, E)
     tmp = np.empty_like(H)
     out = np.full((n + 1, E), -np.inf)
-    lf = gammaln(np.arange(n + 1, dtype=float) + 1.0)  # lf[k] = log k! (ulp-accurate)
-    x = np.arange(L, dtype=float)
-    xlp = x * (math.log(p1) if p1 > 0 else -1e300)  # huge finite stand-in for log 0: 0 * log 0 = 0
-    xlq = x * (math.log1p(-p1) if p1 < 1 else -1e300)
+    weights = _BinomialWeights(n, p1)
     q2 = 1.0 - p2
     if q2 == 0.0:  # every record from vertex 2 is category 0: H shifts by one per step
         return _exact_binary_blocks_shift(logdelta, p1)
@@ -373,15 +390,10 @@ def _exact_binary_blocks(logdelta: np.ndarray, p1: float, p2: float, block: int 
     since = 0
     for r in range(n + 1):
         s = n - r
-        # log Bin(x; s, p1), only where it can exceed 1e-320 (Hoeffding:
-        # P(|X - s p1| >= t) <= 2 exp(-2 t^2 / s) < 1e-320 for the t below)
-        t = math.sqrt(0.5 * s * _HOEFFDING_LOG) + 1.0
-        a = max(0, int(math.floor(s * p1 - t)))
-        b = min(s, int(math.ceil(s * p1 + t)))
+        a, b, lw_ab = weights.window(s)
         ba, bb = a // B, b // B
-        lw = np.full(((bb - ba + 1) * B,), -np.inf)
-        seg = slice(a - ba * B, b - ba * B + 1)
-        lw[seg] = (lf[s] - lf[a : b + 1]) - lf[s - a :: -1][: b - a + 1] + xlp[a : b + 1] + xlq[s - a :: -1][: b - a + 1]
+        lw = np.full(((bb - ba + 1) * B,), -np.inf)  # padded to whole blocks
+        lw[a - ba * B : b - ba * B + 1] = lw_ab
         lw = lw.reshape(-1, B)
         top = lw.max(axis=1)  # (blocks,)
         dots = np.matmul(np.exp(lw - top[:, None])[:, None, :], H3[ba : bb + 1])[:, 0, :]

@@ -26,7 +26,7 @@ import threading
 
 import pytest
 
-from .browser_support import CHROMIUM, CHROMIUM_ARGS as ARGS, require_chromium
+from .browser_support import CHROMIUM, CHROMIUM_ARGS as ARGS, offline_page, require_chromium
 
 require_chromium()
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright not installed (pip install playwright)")
@@ -92,28 +92,11 @@ def browser():
         b.close()
 
 
-def _offline_page(browser, base):
-    page = browser.new_page()
-    blocked: list[str] = []
-    errors: list[str] = []
-
-    def route(r):
-        if r.request.url.startswith(base):
-            r.continue_()
-        else:
-            blocked.append(r.request.url)
-            r.abort()
-
-    page.route("**/*", route)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    return page, blocked, errors
-
-
 def test_exported_chart_renders_offline(server, browser):
     root, base = server
     panel = panels.smoothed_dp(n=300, eps_points=6)
     panel.live.current_chart().save(str(root / "chart.html"), inline=True)
-    page, blocked, errors = _offline_page(browser, base)
+    page, blocked, errors = offline_page(browser, (base,))
     page.goto(f"{base}/chart.html")
     page.wait_for_selector("svg, canvas", timeout=20_000)
     assert not blocked, f"requests outside 127.0.0.1: {blocked}"
@@ -133,7 +116,7 @@ def test_panel_widget_updates_in_place_in_browser(server, browser):
     (root / "state.json").write_text(json.dumps(state), encoding="utf-8")
     (root / "panel.html").write_text(HARNESS, encoding="utf-8")
 
-    page, blocked, errors = _offline_page(browser, base)
+    page, blocked, errors = offline_page(browser, (base,))
     page.goto(f"{base}/panel.html")
     page.wait_for_function("window.ready === true", timeout=30_000)
     page.wait_for_selector("#chart canvas, #chart svg", timeout=20_000)

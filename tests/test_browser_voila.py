@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pytest
 
-from .browser_support import CHROMIUM, CHROMIUM_ARGS as ARGS, require_chromium
+from .browser_support import CHROMIUM, CHROMIUM_ARGS as ARGS, offline_page, require_chromium
 
 require_chromium()
 
@@ -163,21 +163,11 @@ def browser():
 def page(voila, browser):
     """The Voila page, outside requests aborted; yields (page, blocked urls, page errors)."""
     url, log = voila
-    page = browser.new_page(viewport={"width": 1200, "height": 1600})
-    blocked: list[str] = []
-    errors: list[str] = []
-
-    def route(r):
-        if r.request.url.startswith("http://127.0.0.1:") or r.request.url.startswith("ws://127.0.0.1:"):
-            r.continue_()
-        elif r.request.url.startswith(("data:", "blob:")):
-            r.continue_()
-        else:
-            blocked.append(r.request.url)
-            r.abort()
-
-    page.route("**/*", route)
-    page.on("pageerror", lambda e: errors.append(str(e)))
+    # the Voila server and its websocket on the loopback, and inline data only
+    page, blocked, errors = offline_page(
+        browser, ("http://127.0.0.1:", "ws://127.0.0.1:", "data:", "blob:"),
+        viewport={"width": 1200, "height": 1600},
+    )
     try:
         t0 = time.perf_counter()
         page.goto(url, timeout=PAGE_TIMEOUT)

@@ -30,6 +30,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from .core._format import format_log10
+
 __all__ = [
     "MAX_ROWS",
     "delta_vs_eps_chart",
@@ -59,30 +61,6 @@ _EXP_LABEL = (
 # --------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------
-
-
-def format_log10(value: float, digits: int = 4) -> str:
-    """Format ``10 ** value`` in e-notation, also when it underflows float64.
-
-    Parameters
-    ----------
-    value : float
-        A base-10 logarithm.
-    digits : int
-        Significant digits of the mantissa.
-
-    Returns
-    -------
-    str
-        ``"0"`` for ``-inf``, otherwise e.g. ``"3.162e-321"``.
-    """
-    if not np.isfinite(value):
-        return "0" if value < 0 else "inf"
-    ex = math.floor(value)
-    mant = 10.0 ** (value - ex)
-    if round(mant, digits - 1) >= 10.0:  # rounding carried into the exponent
-        mant, ex = mant / 10.0, ex + 1
-    return f"{mant:.{digits - 1}f}e{ex:+03d}"  # like Python: e-05, e+01
 
 
 def _with_log10(frame: pd.DataFrame) -> pd.DataFrame:
@@ -374,11 +352,6 @@ def profile_chart(
 # --------------------------------------------------------------------------
 
 
-def _smoothed_frame(result: Any) -> pd.DataFrame:
-    """The per-eps frame of a SmoothedResult (worst composition, CI, DP delta)."""
-    return result.to_frame()
-
-
 def smoothed_chart(result: Any) -> alt.LayerChart:
     """Chart of a :class:`~smoothdp_nb.SmoothedResult`: delta against eps.
 
@@ -391,7 +364,7 @@ def smoothed_chart(result: Any) -> alt.LayerChart:
     altair.LayerChart
     """
     title = f"Smoothed δ, n = {result.n} ({result.method})"
-    return delta_vs_eps_chart(_smoothed_frame(result), title=title)
+    return delta_vs_eps_chart(result.to_frame(), title=title)
 
 
 def curve_chart(curve: Any) -> alt.LayerChart:

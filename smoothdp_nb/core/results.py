@@ -24,23 +24,14 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from ._format import format_log10
+
 from .profiles import dp_delta as _dp_delta
 from .profiles import privacy_profile
 
 __all__ = ["ProfileResult", "profile", "NoiseComparison", "ReleaseReport"]
 
 _LN10 = math.log(10.0)
-
-
-def _fmt_log10(value: float) -> str:
-    """``10 ** value`` in e-notation, also far below the float64 range."""
-    if not np.isfinite(value):
-        return "0" if value < 0 else "inf"
-    ex = math.floor(value)
-    mant = 10.0 ** (value - ex)
-    if round(mant, 3) >= 10.0:
-        mant, ex = mant / 10.0, ex + 1
-    return f"{mant:.4f}e{ex:+03d}"
 
 
 def _jsonable_float(v: float) -> float | None:
@@ -139,7 +130,7 @@ class ProfileResult:
             if i == -1:
                 lines.append(f"{'...':>{width}}")
                 continue
-            vals = "  ".join(f"{_fmt_log10(v / _LN10):>13}" for v in self.log_delta[i, : len(shown_eps)])
+            vals = "  ".join(f"{format_log10(v / _LN10):>13}" for v in self.log_delta[i, : len(shown_eps)])
             dp = f"{self.dp_delta[i]:.4g}" if np.isfinite(self.dp_delta[i]) else "n/a"
             lines.append(f"{str(self.labels[i]):>{width}}  {int(self.sizes[i]):>12,}  {vals}  {dp:>10}")
         if e > len(shown_eps):

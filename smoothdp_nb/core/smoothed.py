@@ -46,6 +46,7 @@ import pandas as pd
 from scipy.special import gammaln, logsumexp
 
 from . import _lpmf
+from ._format import format_log
 from ._validate import as_eps, as_int, as_rng
 from .hull import HullReduction, reduce_to_vertices
 from .mechanisms import ComputationTooLarge, SamplingHistogram, _compositions
@@ -197,7 +198,7 @@ class SmoothedResult:
         lines = [head, f"DP delta (worst case) = {self.dp_delta:.4g}"]
         for i, e in enumerate(self.eps):
             ld = self.log_delta_values[i]
-            txt = f"  eps = {e:g}: delta = {_fmt_log(ld)}"
+            txt = f"  eps = {e:g}: delta = {format_log(ld)}"
             if self.ci_low_values is not None:
                 txt += f"  [{self.ci_low_values[i]:.3g}, {self.ci_high_values[i]:.3g}] ({self.confidence:.0%})"
             txt += f"  at composition {tuple(int(c) for c in self.worst_composition_values[i])}"
@@ -206,7 +207,7 @@ class SmoothedResult:
 
     def __repr__(self) -> str:
         return f"<SmoothedResult {self.method}: " + "; ".join(
-            f"eps={e:g} delta={_fmt_log(ld)}" for e, ld in zip(self.eps, self.log_delta_values)
+            f"eps={e:g} delta={format_log(ld)}" for e, ld in zip(self.eps, self.log_delta_values)
         ) + ">"
 
     def chart(self):
@@ -219,17 +220,6 @@ class SmoothedResult:
         from .. import charts
 
         return charts.mimebundle(self)
-
-
-def _fmt_log(ld: float) -> str:
-    """Format exp(ld) even when it underflows float64."""
-    if ld == -math.inf:
-        return "0"
-    if ld > math.log(1e-300):
-        return f"{math.exp(ld):.4g}"
-    l10 = ld / math.log(10)
-    ex = math.floor(l10)
-    return f"{10 ** (l10 - ex):.4g}e{ex}"
 
 
 def _progress_bar(total: int, enabled: bool, desc: str):

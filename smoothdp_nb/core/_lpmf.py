@@ -46,8 +46,10 @@ def stirlerr(n: np.ndarray) -> np.ndarray:
     truncation error is below 1e-17 at the cut-offs used.
     """
     n = np.asarray(n, dtype=float)
-    out = np.empty_like(n)
     small = n <= 15.0
+    if not small.any():  # the common case: the series everywhere
+        return _stirlerr_series(n)
+    out = np.empty_like(n)
     if np.any(small):
         ns = n[small]
         idx = ns.astype(np.int64)
@@ -60,13 +62,15 @@ def stirlerr(n: np.ndarray) -> np.ndarray:
         out[small] = vals
     big = ~small
     if np.any(big):
-        nb = n[big]
-        nn = nb * nb
-        s0, s1, s2, s3, s4 = 1 / 12, 1 / 360, 1 / 1260, 1 / 1680, 1 / 1188
-        # The five-term series is accurate to < 1e-17 for n > 15; cheaper tails
-        # would only matter for speed, which is dominated by bd0 anyway.
-        out[big] = (s0 - (s1 - (s2 - (s3 - s4 / nn) / nn) / nn) / nn) / nb
+        out[big] = _stirlerr_series(n[big])
     return out
+
+
+def _stirlerr_series(n: np.ndarray) -> np.ndarray:
+    # The five-term asymptotic series is accurate to < 1e-17 for n > 15.
+    nn = n * n
+    s0, s1, s2, s3, s4 = 1 / 12, 1 / 360, 1 / 1260, 1 / 1680, 1 / 1188
+    return (s0 - (s1 - (s2 - (s3 - s4 / nn) / nn) / nn) / nn) / n
 
 
 def bd0(x: np.ndarray, np_: np.ndarray) -> np.ndarray:
@@ -75,31 +79,37 @@ def bd0(x: np.ndarray, np_: np.ndarray) -> np.ndarray:
     When ``|x - np_| < 0.1 (x + np_)`` the direct formula would subtract
     nearly equal numbers, so we use the series
     ``(x - np_) v + 2x sum_j v^(2j+1)/(2j+1)`` with ``v = (x - np_)/(x + np_)``;
-    |v| < 0.1 makes 14 terms more than enough for double precision.
+    each term is below ``v^2`` times the previous one, so with ``|v| < 0.1``
+    nine terms reach double precision (fewer when every |v| is smaller).
     """
     x = np.asarray(x, dtype=float)
     np_ = np.asarray(np_, dtype=float)
     x, np_ = np.broadcast_arrays(x, np_)
-    out = np.empty(x.shape, dtype=float)
     diff = x - np_
     close = np.abs(diff) < 0.1 * (x + np_)
+    if close.all():  # the common case: no masking needed
+        return _bd0_series(x, diff, x + np_)
+    out = np.empty(x.shape, dtype=float)
     if np.any(close):
-        xc, dc = x[close], diff[close]
-        v = dc / (x[close] + np_[close])
-        s = dc * v
-        ej = 2.0 * xc * v
-        v2 = v * v
-        for j in range(1, 15):
-            ej = ej * v2
-            s = s + ej / (2 * j + 1)
-        out[close] = s
+        out[close] = _bd0_series(x[close], diff[close], x[close] + np_[close])
     far = ~close
-    if np.any(far):
-        xf, mf = x[far], np_[far]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            val = np.where(xf == 0, mf, xf * np.log(xf / mf) + mf - xf)
-        out[far] = val
+    xf, mf = x[far], np_[far]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out[far] = np.where(xf == 0, mf, xf * np.log(xf / mf) + mf - xf)
     return out
+
+
+def _bd0_series(x: np.ndarray, diff: np.ndarray, total: np.ndarray) -> np.ndarray:
+    v = diff / total
+    v2 = v * v
+    vmax2 = float(v2.max(initial=0.0))
+    # terms j = 1..J with vmax2^J < 1e-17 (relative to the leading term)
+    J = 9 if vmax2 <= 0.0 else max(1, min(9, math.ceil(-17.0 / math.log10(vmax2)) if vmax2 < 1 else 9))
+    # Horner: sum_{j=1..J} v2^j / (2j+1)
+    acc = np.full(v.shape, 1.0 / (2 * J + 1))
+    for j in range(J - 1, 0, -1):
+        acc = acc * v2 + 1.0 / (2 * j + 1)
+    return diff * v + 2.0 * x * v * v2 * acc
 
 
 def log_binom_pmf(k, n, p, q=None) -> np.ndarray:
@@ -114,8 +124,10 @@ def log_binom_pmf(k, n, p, q=None) -> np.ndarray:
     p = np.asarray(p, dtype=float)
     q = 1.0 - p if q is None else np.asarray(q, dtype=float)
     k, n, p, q = np.broadcast_arrays(k, n, p, q)
+    mid = (k > 0) & (k < n) & (p > 0) & (q > 0)
+    if mid.all():  # the common case: no masking needed
+        return _log_binom_interior(k, n, p, q)
     out = np.full(k.shape, -np.inf)
-
     inside = (k >= 0) & (k <= n)
     # Degenerate success probabilities: all mass at 0 or n.
     p0 = inside & (p == 0)
@@ -133,19 +145,16 @@ def log_binom_pmf(k, n, p, q=None) -> np.ndarray:
     if np.any(atn):
         nn, pp, qq = n[atn], p[atn], q[atn]
         out[atn] = np.where(qq < 0.1, -bd0(nn, nn * pp) - nn * qq, nn * np.log(pp))
-    mid = regular & (k > 0) & (k < n)
     if np.any(mid):
-        kk, nn, pp, qq = k[mid], n[mid], p[mid], q[mid]
-        lc = (
-            stirlerr(nn)
-            - stirlerr(kk)
-            - stirlerr(nn - kk)
-            - bd0(kk, nn * pp)
-            - bd0(nn - kk, nn * qq)
-        )
-        lf = math.log(2.0 * math.pi) + np.log(kk) + np.log1p(-kk / nn)
-        out[mid] = lc - 0.5 * lf
+        out[mid] = _log_binom_interior(k[mid], n[mid], p[mid], q[mid])
     return out
+
+
+def _log_binom_interior(k, n, p, q):
+    """Loader's formula for 0 < k < n and 0 < p < 1."""
+    lc = stirlerr(n) - stirlerr(k) - stirlerr(n - k) - bd0(k, n * p) - bd0(n - k, n * q)
+    lf = math.log(2.0 * math.pi) + np.log(k) + np.log1p(-k / n)
+    return lc - 0.5 * lf
 
 
 def log_hypergeom_pmf(k, good, bad, draws) -> np.ndarray:
@@ -170,11 +179,14 @@ def log_hypergeom_pmf(k, good, bad, draws) -> np.ndarray:
     out = np.full(k.shape, -np.inf)
     if np.any(inside):
         kk, gg, bb, dd, pp, qq = (a[inside] for a in (k, good, bad, draws, p, q))
-        out[inside] = (
-            log_binom_pmf(kk, gg, pp, qq)
-            + log_binom_pmf(dd - kk, bb, pp, qq)
-            - log_binom_pmf(dd, gg + bb, pp, qq)
-        )
+        # the three binomial factors in one vectorised call
+        b3 = log_binom_pmf(
+            np.concatenate([kk, dd - kk, dd]),
+            np.concatenate([gg, bb, gg + bb]),
+            np.tile(pp, 3),
+            np.tile(qq, 3),
+        ).reshape(3, -1)
+        out[inside] = b3[0] + b3[1] - b3[2]
     return out
 
 

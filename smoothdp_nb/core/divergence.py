@@ -21,16 +21,20 @@ below the float64 range (1e-5000) are representable.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 from scipy.special import logsumexp
 
-__all__ = ["log1mexp", "log_hockey_stick", "log_monotone_tail_sum", "log_pmf_on_support", "LogConcaveCounts"]
+__all__ = ["log1mexp", "log_hockey_stick", "log_monotone_tail_sum", "LogConcaveCounts"]
 
 # The window is widened until the neglected tail is below this fraction of the sum.
 _TAIL_REL_TOL = 2.0**-60
+_LOG_TOL_INV = 60 * math.log(2.0)
+# cells per chunk of rows (32768 float64 = 256 kB per temporary array)
+_CHUNK_CELLS = 32768
 
 
 def log1mexp(x: np.ndarray) -> np.ndarray:
@@ -83,33 +87,64 @@ class LogConcaveCounts:
 
     ``logpmf(rows, k)`` evaluates log-probabilities of the distributions with
     batch indices ``rows`` (shape (B', 1)) at integers ``k`` (shape (B', L));
-    ``log_ratio(rows, k)`` returns ``log P(k+1)/P(k)`` (used for the geometric
-    tail bound); ``lo``/``hi`` are the support bounds, ``mode`` a
-    mode and ``sd`` the standard deviation, each of shape (B,).
+    ``ratio(rows, k)`` returns the term ratio ``P(k+1)/P(k)`` for
+    ``lo <= k < hi`` (a rational function of k for the binomial and
+    hypergeometric laws, so it is cheap and exact to rounding);
+    ``lo``/``hi`` are the support bounds, ``mode`` a mode and ``sd`` the
+    standard deviation, each of shape (B,).
     """
 
     logpmf: Callable[[np.ndarray, np.ndarray], np.ndarray]
-    log_ratio: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    ratio: Callable[[np.ndarray, np.ndarray], np.ndarray]
     lo: np.ndarray
     hi: np.ndarray
     mode: np.ndarray
     sd: np.ndarray
 
 
+def _relative_pmf(dist: LogConcaveCounts, rows: np.ndarray, anchor: np.ndarray, n_left: np.ndarray, n_right: np.ndarray):
+    """``P(k) / P(anchor)`` on both sides of each row's anchor, in linear space.
+
+    Returns ``(left, right)`` of shapes (B, max n_left) and (B, max n_right):
+    ``left[:, i]`` is at ``k = anchor - 1 - i``, ``right[:, i]`` at
+    ``k = anchor + 1 + i``; entries beyond a row's own length are 0.  The
+    anchor is a mode of the range, so every value is <= 1 and nothing can
+    overflow; what underflows is below 1e-308 of the anchor's term.  Products
+    of exact term ratios carry a relative rounding error of ~1e-16 per step.
+    """
+    r = rows[:, None]
+    Lr, Ll = int(n_right.max(initial=0)), int(n_left.max(initial=0))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # float grids: mixed int/float arithmetic would convert on every operation
+        af = anchor.astype(float)[:, None]
+        k = af + np.arange(Lr, dtype=float)[None, :]
+        step = np.where(np.arange(Lr)[None, :] < n_right[:, None], dist.ratio(r, k), 0.0)
+        right = np.cumprod(step, axis=1)
+        k = af - 1.0 - np.arange(Ll, dtype=float)[None, :]
+        step = np.where(np.arange(Ll)[None, :] < n_left[:, None], 1.0 / dist.ratio(r, k), 0.0)
+        left = np.cumprod(step, axis=1)
+    return left, right
+
+
 def log_monotone_tail_sum(
     dist: LogConcaveCounts,
     start: np.ndarray,
     stop: np.ndarray,
-    log_factor: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    factor: Callable[[np.ndarray, np.ndarray], np.ndarray],
 ) -> np.ndarray:
     """``log sum_{start <= k <= stop} P(k) f(k)`` for a batch, with ``0 <= f <= 1``.
 
-    Only a window around the part of ``[start, stop]`` that carries mass is
-    evaluated.  For a log-concave P, once past the mode the ratio
+    The terms are evaluated in a window around the range's largest term (its
+    *anchor*: the mode, clipped into the range) as ``P(anchor)`` -- one
+    accurate log-pmf -- times products of exact term ratios, so no term needs
+    a logarithm or an exponential.  For a log-concave P the ratio
     ``rho = P(k+1)/P(k)`` is non-increasing, so everything beyond a window end
-    ``e`` is at most ``P(e) rho/(1 - rho)`` (and symmetrically on the left);
-    since ``f <= 1`` the same bounds the neglected terms.  Rows whose bound is
-    not below ``2^-60`` of their window sum are recomputed with a wider window.
+    ``e`` past the mode is at most ``P(e) rho/(1 - rho)`` (and symmetrically on
+    the left); since ``f <= 1`` the same bounds the neglected terms.  The
+    first window is where a Gaussian with the law's standard deviation would
+    fall below 2^-60 of the anchor; rows whose *proven* bound is not below
+    ``2^-60`` of their window sum are recomputed with a window four times as
+    wide (ultimately the whole range, where nothing is neglected).
 
     Parameters
     ----------
@@ -117,8 +152,9 @@ def log_monotone_tail_sum(
         The batch of distributions (B rows).
     start, stop : int arrays of shape (B,)
         Inclusive summation range per row (empty when ``start > stop``).
-    log_factor : callable ``(row_index, k) -> log f(k)``
-        ``row_index`` has shape (B', 1) and ``k`` shape (B', L).
+    factor : callable ``(row_index, k) -> f(k)``
+        Linear values in [0, 1]; ``row_index`` has shape (B', 1) and ``k``
+        shape (B', L).
 
     Returns
     -------
@@ -129,74 +165,67 @@ def log_monotone_tail_sum(
     B = start.shape[0]
     out = np.full(B, -np.inf)
     todo = np.nonzero(start <= stop)[0]
-    width = (np.ceil(10.0 * dist.sd) + 16).astype(np.int64)
+    anchor = np.clip(dist.mode, start, stop)
+    # Gaussian guess: exp(-((k-mode)^2 - d^2) / (2 sd^2)) < 2^-60 beyond this.
+    d = np.abs(anchor - dist.mode).astype(float)
+    # (+10: room for a factor f as small as e^-10 at the anchor, typical at a threshold)
+    width = (np.ceil(np.sqrt(d * d + 2 * (_LOG_TOL_INV + 10) * dist.sd**2) - d) + 8).astype(np.int64)
+    log_anchor = np.full(B, -np.inf)
+    if todo.size:  # the one accurate log-pmf per row, whatever the window
+        log_anchor[todo] = dist.logpmf(todo[:, None], anchor[todo][:, None])[:, 0]
     while todo.size:
-        s, t = start[todo], stop[todo]
-        mode = np.clip(dist.mode[todo], s, t)
-        w = width[todo]
-        # Window: around the mode if the range contains it, else from the end
-        # nearest to the mode outward.
-        ws = np.maximum(s, mode - w)
-        we = np.minimum(t, mode + w)
-        L = int((we - ws).max()) + 1
-        k = ws[:, None] + np.arange(L)[None, :]
-        valid = k <= we[:, None]
-        kk = np.where(valid, k, ws[:, None])
-        rows = todo[:, None]
-        # One accurate log-pmf at the window start, then the exact term
-        # ratios accumulated: far cheaper than evaluating every term afresh.
-        lt = _log_terms_from(dist, rows, kk, valid)
-        lt = lt + np.where(valid, log_factor(rows, kk), 0.0)
-        total = logsumexp(lt, axis=1)
-        # Proven bounds on what lies outside the window (only where truncated).
-        bound = np.full(todo.size, -np.inf)
-        right = we < t
-        if np.any(right):
-            r = todo[right]
-            e = we[right]
-            lpe = dist.logpmf(r[:, None], e[:, None])[:, 0]
-            lrho = dist.log_ratio(r[:, None], e[:, None])[:, 0]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                b = np.where(lrho < 0, lpe + lrho - np.log(-np.expm1(lrho)), np.inf)
-            bound[right] = b
-        left = ws > s
-        if np.any(left):
-            r = todo[left]
-            e = ws[left]
-            lpe = dist.logpmf(r[:, None], e[:, None])[:, 0]
-            # log P(e-1)/P(e) = -log_ratio(e-1)
-            lrho = -dist.log_ratio(r[:, None], (e - 1)[:, None])[:, 0]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                b = np.where(lrho < 0, lpe + lrho - np.log(-np.expm1(lrho)), np.inf)
-            bound[left] = np.logaddexp(bound[left], b)
-        with np.errstate(invalid="ignore"):
-            ok = (bound - total <= np.log(_TAIL_REL_TOL)) | (bound == -np.inf)
-        out[todo[ok]] = total[ok]
+        s, t, a, w = start[todo], stop[todo], anchor[todo], width[todo]
+        ws = np.maximum(s, a - w)
+        we = np.minimum(t, a + w)
+        total = np.empty(todo.size)
+        bound = np.empty(todo.size)
+        # Rows are taken in chunks so that every temporary stays small: large
+        # temporaries come as fresh pages from the OS each time, which costs
+        # more than the arithmetic on them.
+        step = max(1, _CHUNK_CELLS // (int((we - ws).max()) + 1))
+        for i in range(0, todo.size, step):
+            c = slice(i, i + step)
+            total[c], bound[c] = _window_sum(dist, todo[c], s[c], t[c], a[c], ws[c], we[c], factor)
+        ok = (bound <= _TAIL_REL_TOL * total) | ((ws <= s) & (we >= t))
+        done = todo[ok]
+        with np.errstate(divide="ignore"):
+            out[done] = log_anchor[done] + np.log(total[ok])
         todo = todo[~ok]
         width[todo] *= 4
     return out
 
 
-def _log_terms_from(dist: LogConcaveCounts, rows: np.ndarray, k: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    """log P(k) on a row-wise contiguous grid: one accurate value at the first
-    column, then the exact term ratios accumulated (rounding ~1e-13 relative)."""
-    first = dist.logpmf(rows, k[:, :1])
-    steps = dist.log_ratio(rows, k[:, :-1])
-    with np.errstate(invalid="ignore"):
-        lt = np.concatenate([first, first + np.cumsum(steps, axis=1)], axis=1)
-    return np.where(valid & ~np.isnan(lt), lt, -np.inf)
-
-
-def log_pmf_on_support(dist: LogConcaveCounts, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The whole support of the given rows: ``(k, log P(k), valid)``, each (B', L).
-
-    For distributions with a short support (e.g. sampling 99.8 % of the records
-    leaves 0.2 % n + 1 possible counts) evaluating everything once and
-    reusing it for every eps is cheaper than windowed tails per eps.
-    """
-    lo, hi = dist.lo[rows], dist.hi[rows]
-    L = int((hi - lo).max()) + 1
-    k = lo[:, None] + np.arange(L)[None, :]
-    valid = k <= hi[:, None]
-    kk = np.where(valid, k, lo[:, None])
-    return kk, _log_terms_from(dist, rows[:, None], kk, valid), valid
+def _window_sum(dist, todo, s, t, a, ws, we, factor) -> tuple[np.ndarray, np.ndarray]:
+    """For rows ``todo``: (sum of P(k) f(k) / P(a) over the window [ws, we],
+    proven bound on the same sum over [s, t] outside the window)."""
+    left, right = _relative_pmf(dist, todo, a, a - ws, we - a)
+    rows = todo[:, None]
+    af = a.astype(float)[:, None]
+    kl = np.maximum(af - 1.0 - np.arange(left.shape[1], dtype=float)[None, :], dist.lo[rows])
+    kr = np.minimum(af + 1.0 + np.arange(right.shape[1], dtype=float)[None, :], dist.hi[rows])
+    # Beyond a row's window the relative pmf is an exact 0 and k is clipped to
+    # the support, where f is finite.
+    total = factor(rows, af)[:, 0]
+    if left.shape[1]:
+        total = total + (left * factor(rows, kl)).sum(axis=1)
+    if right.shape[1]:
+        total = total + (right * factor(rows, kr)).sum(axis=1)
+    # Geometric bounds on what lies outside the window, relative to P(a).  A
+    # relative pmf that underflowed to 0 is bounded by the smallest subnormal
+    # (the cushion also covers rounding in the subnormal range).
+    bound = np.zeros(todo.size)
+    cut = we < t
+    if np.any(cut):
+        rel = right[cut, (we - a)[cut] - 1] if right.shape[1] else np.ones(cut.sum())
+        rel = np.where(we[cut] > a[cut], rel, 1.0) + 1e-320
+        rho = dist.ratio(todo[cut][:, None], we[cut][:, None].astype(float))[:, 0]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            bound[cut] = np.where(rho < 1, rel * rho / (1 - rho), np.inf)
+    cut = ws > s
+    if np.any(cut):
+        rel = left[cut, (a - ws)[cut] - 1] if left.shape[1] else np.ones(cut.sum())
+        rel = np.where(ws[cut] < a[cut], rel, 1.0) + 1e-320
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rho = 1.0 / dist.ratio(todo[cut][:, None], (ws[cut] - 1)[:, None].astype(float))[:, 0]
+            bound[cut] += np.where(rho < 1, rel * rho / (1 - rho), np.inf)
+    return total, bound

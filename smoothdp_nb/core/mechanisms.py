@@ -39,14 +39,12 @@ from scipy.special import logsumexp
 
 from . import _lpmf
 from ._validate import as_histograms, as_int, as_rng
-from .divergence import LogConcaveCounts, log1mexp, log_monotone_tail_sum, log_pmf_on_support
+from .divergence import LogConcaveCounts, log1mexp, log_monotone_tail_sum
 
 __all__ = ["SamplingHistogram", "NoisySamplingHistogram", "ComputationTooLarge"]
 
 # Refuse explicit enumerations above this many (output x component) cells.
 MAX_CELLS = 5 * 10**7
-# Supports shorter than this are evaluated whole, once for all eps.
-_SHORT_SUPPORT = 128
 
 
 class ComputationTooLarge(ValueError):
@@ -281,9 +279,9 @@ class SamplingHistogram:
             def logpmf(rows, k):
                 return _lpmf.log_binom_pmf(k, Tf, p[rows], q[rows])
 
-            def log_ratio(rows, k):
+            def ratio(rows, k):  # P(k+1)/P(k)
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    return np.log((Tf - k) / (k + 1.0)) + np.log(p[rows]) - np.log(q[rows])
+                    return (Tf - k) / (k + 1.0) * (p[rows] / q[rows])
 
             lo = np.zeros(u.size, dtype=np.int64)
             hi = np.full(u.size, T, dtype=np.int64)
@@ -296,41 +294,26 @@ class SamplingHistogram:
             def logpmf(rows, k):
                 return _lpmf.log_hypergeom_pmf(k, good[rows], bad[rows], Tf)
 
-            def log_ratio(rows, k):
-                g, b = good[rows], bad[rows]
+            shift = bad - Tf + 1.0
+
+            def ratio(rows, k):  # P(k+1)/P(k)
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    return np.log((g - k) * (Tf - k)) - np.log((k + 1.0) * (b - Tf + k + 1.0))
+                    return ((good[rows] - k) * (Tf - k)) / ((k + 1.0) * (k + shift[rows]))
 
             lo = np.maximum(0, T - v).astype(np.int64)
             hi = np.minimum(u + 1, T).astype(np.int64)
             mode = np.floor((Tf + 1) * (good + 1) / (N + 2)).astype(np.int64)
             var = Tf * (good / N) * (bad / N) * ((N - Tf) / (N - 1)) if n > 1 else np.zeros(u.size)
             sd = np.sqrt(np.maximum(var, 0.0))
-        return LogConcaveCounts(logpmf=logpmf, log_ratio=log_ratio, lo=lo, hi=hi, mode=mode, sd=sd)
+        return LogConcaveCounts(logpmf=logpmf, ratio=ratio, lo=lo, hi=hi, mode=mode, sd=sd)
 
     def _log_pair_divergence_binary(self, u, v, n, T, eps):
-        B, E = u.size, eps.size
-        dist = self._binary_dist(u, v, n, T)
-        short = (dist.hi - dist.lo) < _SHORT_SUPPORT
-        out = np.empty((B, E))
-        if np.any(short):
-            out[short] = self._log_pair_divergence_short(u, v, T, eps, dist, np.nonzero(short)[0])
-        if np.any(~short):
-            out[~short] = self._log_pair_divergence_tails(u[~short], v[~short], n, T, eps)
-        return out
+        """Tail sums from the closed-form threshold, one row per (pair, eps).
 
-    def _log_pair_divergence_short(self, u, v, T, eps, dist, rows):
-        """Whole short supports once, reused for every eps (exact: no truncation)."""
-        k, lp, valid = log_pmf_on_support(dist, rows)
-        lr = self._log_ratio(u[rows, None], v[rows, None], k, T - k)
-        out = np.empty((rows.size, eps.size))
-        for j, e in enumerate(eps):
-            x = e - lr
-            terms = np.where(valid & (x < 0), lp + log1mexp(np.minimum(x, 0.0)), -np.inf)
-            out[:, j] = logsumexp(terms, axis=1)
-        return out
-
-    def _log_pair_divergence_tails(self, u, v, n, T, eps):
+        Each row is anchored at its own largest term (see
+        :func:`log_monotone_tail_sum`), so a divergence far below the
+        distribution's mode is as accurate as one near it.
+        """
         B, E = u.size, eps.size
         # One row per (pair, eps): the distribution depends on the pair only.
         uu = np.repeat(u, E)
@@ -339,13 +322,37 @@ class SamplingHistogram:
         dist = self._binary_dist(uu, vv, n, T)
         start = self._binary_threshold(uu, vv, T, ee)
 
-        def log_factor(rows, k):
-            lr = self._log_ratio(uu[rows], vv[rows], k, T - k)
-            x = ee[rows] - lr
-            return np.where(x < 0, log1mexp(np.minimum(x, 0.0)), -np.inf)
-
-        res = log_monotone_tail_sum(dist, start, dist.hi, log_factor)
+        res = log_monotone_tail_sum(dist, start, dist.hi, self._divergence_factor(uu, vv, T, ee))
         return res.reshape(B, E)
+
+    def _divergence_factor(self, u, v, T, eps):
+        """The factor ``f(rows, k) = max(0, 1 - e^eps Q(k)/P(k))`` for the rows
+        (u, v, eps): P is the law of o_a = k under x, Q under its neighbour x'
+        (one a-record turned into b), and each divergence term is ``P(k) f(k)``.
+        ``k`` must lie in the support of P."""
+        u = np.asarray(u, dtype=float)
+        v = np.asarray(v, dtype=float)
+        eps = np.broadcast_to(np.asarray(eps, dtype=float), u.shape)
+        if self.replace:
+
+            def factor(rows, k):
+                lr = self._log_ratio(u[rows], v[rows], k, T - k)
+                with np.errstate(invalid="ignore"):
+                    f = -np.expm1(np.minimum(eps[rows] - lr, 0.0))
+                return np.nan_to_num(f, nan=0.0)  # nan only where P(k) = 0
+
+            return factor
+        # Q/P = (u + 1 - o_a)(v + 1) / ((u + 1)(v + 1 - o_b)) with o_b = T - o_a:
+        # a rational function, so no logarithm is needed; o_b <= v on the
+        # support, so the denominator is >= 1.
+        good = u + 1.0
+        scale = np.exp(eps) * (v + 1.0) / good
+        shift = v + 1.0 - T
+
+        def factor(rows, k):
+            return np.maximum(1.0 - scale[rows] * (good[rows] - k) / (k + shift[rows]), 0.0)
+
+        return factor
 
     def _binary_threshold(self, u, v, T, eps):
         """Smallest o_a that can have log r > eps (one below the closed-form

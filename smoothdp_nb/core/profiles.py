@@ -116,8 +116,14 @@ def _log_profile_sampling(mech: SamplingHistogram, h: np.ndarray, n: int, eps: n
     u_all = np.concatenate(us)
     v_all = np.concatenate(vs)
     own = np.concatenate(owner)
-    pairs, inverse = np.unique(np.stack([u_all, v_all], axis=1), axis=0, return_inverse=True)
-    logF = mech._log_pair_divergence(pairs[:, 0], pairs[:, 1], n, T, eps)
+    # One scalar key per pair (u, v <= n): a 1-D unique is far cheaper than np.unique(axis=0).
+    if n < 2**31:
+        keys, inverse = np.unique(u_all * (n + 1) + v_all, return_inverse=True)
+        pu, pv = keys // (n + 1), keys % (n + 1)
+    else:  # the key would overflow int64
+        pairs, inverse = np.unique(np.stack([u_all, v_all], axis=1), axis=0, return_inverse=True)
+        pu, pv = pairs[:, 0], pairs[:, 1]
+    logF = mech._log_pair_divergence(pu, pv, n, T, eps)
     vals = logF[inverse.ravel()]
     out = np.full((k, eps.size), -np.inf)
     np.maximum.at(out, own, vals)
@@ -301,22 +307,21 @@ def _log_utility_binary(mech, u, v, n, T, t):
     v = np.asarray(v, dtype=np.int64)
     dist = mech._binary_dist(u, v, n, T)
 
-    def log_factor(rows, k):
+    def factor(rows, k):
         lr = np.abs(mech._log_ratio(u[rows], v[rows], k, T - k))
         f = expit(lr) - t  # sigma(|lr|) = max posterior, >= 1/2
-        with np.errstate(divide="ignore"):
-            return np.where(f > 0, np.log(np.maximum(f, 0.0)), -np.inf)
+        return np.where(f > 0, f, 0.0)
 
     if t < 0.5:
-        return log_monotone_tail_sum(dist, dist.lo, dist.hi, log_factor)
+        return log_monotone_tail_sum(dist, dist.lo, dist.hi, factor)
     L = math.log(t) - math.log1p(-t)  # logit(t) >= 0
     Ls = np.full(u.size, L)
     upper_start = mech._binary_threshold(u, v, T, Ls)
     # log r(u, v; K, T-K) < -L  <=>  log r(v, u; T-K, K) > L
     lower_end = T - mech._binary_threshold(v, u, T, Ls)
-    upper = log_monotone_tail_sum(dist, upper_start, dist.hi, log_factor)
+    upper = log_monotone_tail_sum(dist, upper_start, dist.hi, factor)
     lower_end = np.minimum(lower_end, upper_start - 1)  # keep the two tails disjoint
-    lower = log_monotone_tail_sum(dist, dist.lo, lower_end, log_factor)
+    lower = log_monotone_tail_sum(dist, dist.lo, lower_end, factor)
     return np.logaddexp(upper, lower)
 
 

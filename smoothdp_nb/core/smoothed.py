@@ -68,8 +68,10 @@ DEFAULT_BUDGET_SECONDS = 600.0
 # Below this fraction of the scale, float64 may have dropped contributions.
 _FLOAT_SAFE = 1e-250
 _LOG_FLOAT_SAFE = math.log(_FLOAT_SAFE)
-# block size of the block-floating-point averaging (see _exact_binary)
+# block size of the block-floating-point averaging (see _exact_binary_blocks)
 _BLOCK = 256
+# compositions per block of the float64 path (see _exact_binary)
+_DP_STEPS = 64
 # log(2 / 1e-320): binomial weights beyond the Hoeffding radius for this level are skipped
 _HOEFFDING_LOG = math.log(2.0) + 320 * math.log(10.0)
 # Rough costs used for the up-front estimate (seconds per elementary cell),
@@ -295,49 +297,112 @@ class _BinomialWeights:
         return a, b, lw
 
 
-def _exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar) -> np.ndarray:
+def _binom_pmf_table(K: int, p: float) -> np.ndarray:
+    """(K+1, K+1) table: row s holds Bin(x; s, p) for x = 0..s (zeros beyond).
+
+    Small s only (the kernels of a block), so log-gamma is accurate to ~1e-14.
+    """
+    s = np.arange(K + 1, dtype=float)[:, None]
+    x = np.arange(K + 1, dtype=float)[None, :]
+    inside = x <= s
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # 0 * log 0 = 0: a certain outcome (p = 0 or 1) has probability 1
+        xlp = np.where(x > 0, x * math.log(p) if p > 0 else -np.inf, 0.0)
+        ylq = np.where(s - x > 0, (s - x) * math.log1p(-p) if p < 1 else -np.inf, 0.0)
+        logc = gammaln(s + 1) - gammaln(x + 1) - gammaln(np.maximum(s - x, 0) + 1)
+        return np.where(inside, np.exp(logc + xlp + ylq), 0.0)
+
+
+def _block_mixing(K: int, p1: float, p2: float) -> np.ndarray:
+    """(K, K) matrix whose column j is the law of Bin(K-1-j, p1) + Bin(j, p2).
+
+    Inside a block of K compositions r0 .. r0+K-1, composition r0+j differs
+    from the block's base (n - r0 - K + 1 records of vertex 1, r0 of vertex 2)
+    by K-1-j more records of vertex 1 and j more of vertex 2.
+    """
+    t1, t2 = _binom_pmf_table(K, p1), _binom_pmf_table(K, p2)
+    return np.stack([np.convolve(t1[K - 1 - j, : K - j], t2[j, : j + 1]) for j in range(K)], axis=1)
+
+
+def _advance_matrices(K: int, p2: float) -> tuple[np.ndarray, np.ndarray]:
+    """(B0, B1) such that K averaging steps on H stored in chunks of Q = K+1
+    values are ``chunk @ B0 + next_chunk @ B1`` (a banded Toeplitz product
+    split across two chunks)."""
+    Q = K + 1
+    kern = _binom_pmf_table(K, p2)[K]  # H_{r+K}(x) = sum_i kern[i] H_r(x + i)
+    t = np.arange(Q)
+    diff = t[:, None] - t[None, :]  # source offset tau' - tau within a chunk
+    B0 = np.where((diff >= 0) & (diff <= K), kern[np.clip(diff, 0, K)], 0.0)
+    diff1 = diff + Q  # source in the next chunk
+    B1 = np.where((diff1 >= 0) & (diff1 <= K), kern[np.clip(diff1, 0, K)], 0.0)
+    return B0, B1
+
+
+def _exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar, block: int = _DP_STEPS) -> np.ndarray:
     """log E for every composition (c1 = n - r, r) of two vertices, m = 2.
 
     ``logdelta``: (n+1, E) log delta of histogram (k, n-k).  Returns (n+1, E)
     indexed by r = number of records following vertex 2.
 
-    Fast path: plain float64 scaled by the largest delta.  A contribution can
-    only be lost to underflow below 1e-308 of that scale, so expectations
-    above 1e-250 of it are exact to rounding; eps columns with any smaller
-    expectation are recomputed with the block-floating-point path, which is
-    exact at every magnitude.
+    The recurrence: with ``H_r(x) = E[delta(x + Bin(r, p2))]``,
+    ``E_r = sum_x Bin(x; n - r, p1) H_r(x)`` and one more record from vertex
+    2 is one averaging step ``H_{r+1}(x) = (1 - p2) H_r(x) + p2 H_r(x + 1)``.
+    Rather than one Python-level step per composition, compositions are
+    taken ``K = block`` at a time, as matrix products (the O(n^2) work is the
+    same, but at BLAS speed and with n/K instead of n interpreter round trips):
+
+    * all K expectations of a block come from K lags of one correlation of
+      ``H_{r0}`` with the binomial weights of the block's base, mixed by
+      :func:`_block_mixing`;
+    * ``H`` advances K steps at once by a banded Toeplitz product, computed on
+      a chunked layout by :func:`_advance_matrices`.
+
+    Every quantity is a sum of non-negative terms, so there is no
+    cancellation; plain float64 scaled by the largest delta.  A contribution
+    can only be lost to underflow below 1e-308 of that scale, so
+    expectations above 1e-250 of it are exact to rounding; eps columns with
+    any smaller expectation are recomputed with the block-floating-point
+    path, which is exact at every magnitude.
     """
     n = logdelta.shape[0] - 1
     E = logdelta.shape[1]
     scale = logdelta.max(axis=0)  # per eps
     finite_scale = np.where(np.isfinite(scale), scale, 0.0)
-    # Row-major (x, eps) so that each averaging step streams contiguous memory.
-    H = np.ascontiguousarray(np.exp(logdelta - finite_scale))
-    tmp = np.empty_like(H)
+    finite_col = np.isfinite(scale)
+    K = block
+    Q = K + 1
+    chunks = (n + 1) // Q + 2  # one spare chunk: the advance reads "the next chunk"
+    M = np.zeros((E, chunks, Q))
+    flat = M.reshape(E, chunks * Q)  # a view: H_r(x) of column e is flat[e, x]
+    flat[:, : n + 1] = np.exp(logdelta - finite_scale).T
+    B0, B1 = _advance_matrices(K, p2)
+    mixing = {K: _block_mixing(K, p1, p2)}
     out = np.full((n + 1, E), -np.inf)
     weights = _BinomialWeights(n, p1)
-    q2 = 1.0 - p2
-    finite_col = np.isfinite(scale)
-    low_now = np.zeros(E, dtype=bool)
-    for r in range(n + 1):
-        s = n - r
-        a, b, lw = weights.window(s)
-        val = np.exp(lw) @ H[a : b + 1]
+    low = np.zeros(E, dtype=bool)
+    for r0 in range(0, n + 1, K):
+        r1 = min(r0 + K, n + 1) - 1
+        k = r1 - r0 + 1
+        a, b, lw = weights.window(n - r1)  # the block's base: n - r1 records of vertex 1
+        w = np.exp(lw)
+        # lags[e, t] = sum_x w(x) H_{r0}(a + x + t), t = 0 .. k-1
+        lags = np.stack([np.correlate(flat[e, a : b + k], w, "valid") for e in range(E)])
+        if k not in mixing:
+            mixing[k] = _block_mixing(k, p1, p2)
+        vals = lags @ mixing[k]  # (E, k): E_{r0 + j}
         with np.errstate(divide="ignore"):
-            out[r] = np.log(val) + finite_scale
-        low_now |= (out[r] - finite_scale < _LOG_FLOAT_SAFE) & finite_col
-        if low_now.all():
+            out[r0 : r1 + 1] = np.log(vals.T) + finite_scale
+        low |= (out[r0 : r1 + 1].min(axis=0) - finite_scale < _LOG_FLOAT_SAFE) & finite_col
+        if low.all():
             break  # every column needs the block path anyway: stop wasting time here
-        if r < n:
-            # H_{r+1}(x) = p2 H_r(x + 1) + (1 - p2) H_r(x): one more record from vertex 2
-            np.multiply(H[1 : s + 1], p2, out=tmp[:s])
-            H[:s] *= q2
-            H[:s] += tmp[:s]
-        if bar is not None and r % 64 == 0:
-            bar.update(min(64, n + 1 - r))
-    redo = low_now
-    if np.any(redo):
-        out[:, redo] = _exact_binary_blocks(logdelta[:, redo], p1, p2)
+        if r1 < n:
+            # H_{r0+K}(x) for x = 0 .. n - r0 - K lies in the first c chunks
+            c = (n - r0 - K) // Q + 1
+            M[:, :c] = M[:, :c] @ B0 + M[:, 1 : c + 1] @ B1
+        if bar is not None:
+            bar.update(k)
+    if np.any(low):
+        out[:, low] = _exact_binary_blocks(logdelta[:, low], p1, p2)
     return out
 
 
@@ -583,6 +648,18 @@ def smoothed_delta(
     return res
 
 
+def _distinct_columns(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct columns of a, index of each original column among them).
+
+    Bit-identical columns are found by their bytes (np.unique(axis=1) sorts
+    whole columns and costs far more than the smoothed delta itself).
+    """
+    seen: dict[bytes, int] = {}
+    col = np.array([seen.setdefault(np.ascontiguousarray(a[:, j]).tobytes(), len(seen)) for j in range(a.shape[1])])
+    first = np.unique(col, return_index=True)[1]
+    return a[:, first], col
+
+
 def _smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> SmoothedResult:
     t0 = time.perf_counter()
     V = red.vertices
@@ -599,8 +676,7 @@ def _smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> Smoothe
     full = privacy_profile(mech, hists, e, log=True).reshape(len(hists), e.size)
     # Several eps often give bit-identical profiles (e.g. when only outputs
     # impossible under the neighbour count matter): average each distinct one once.
-    logdelta, col = np.unique(full, axis=1, return_inverse=True)
-    col = np.asarray(col).ravel()
+    logdelta, col = _distinct_columns(full)
     if m == 2 and l <= 2:
         p1 = float(V[0, 0])
         if l == 1:
@@ -627,17 +703,18 @@ def _smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> Smoothe
 def _assemble(mech, n, red, e, comps, vals, method, t0, lo=None, hi=None, **extra) -> SmoothedResult:
     best = np.argmax(vals, axis=0)
     labels = [str(v) for v in red.vertex_labels]
-    frames = []
-    for j, ej in enumerate(e):
-        df = pd.DataFrame(comps, columns=[f"n_{lab}" for lab in labels])
-        df.insert(0, "eps", ej)
-        df["delta"] = np.exp(vals[:, j])
-        df["log_delta"] = vals[:, j]
-        if lo is not None:
-            df["ci_low"] = lo[:, j]
-            df["ci_high"] = hi[:, j]
-        frames.append(df)
-    table = pd.concat(frames, ignore_index=True)
+    # one row per (eps, composition), eps-major; built column by column in one go
+    C, E = comps.shape[0], e.size
+    columns = {"eps": np.repeat(e, C)}
+    for i, lab in enumerate(labels):
+        columns[f"n_{lab}"] = np.tile(comps[:, i], E)
+    flat = vals.T.ravel()
+    columns["delta"] = np.exp(flat)
+    columns["log_delta"] = flat
+    if lo is not None:
+        columns["ci_low"] = lo.T.ravel()
+        columns["ci_high"] = hi.T.ravel()
+    table = pd.DataFrame(columns)
     ci_low = None if lo is None else lo.max(axis=0)
     ci_high = None if hi is None else hi.max(axis=0)
     return SmoothedResult(

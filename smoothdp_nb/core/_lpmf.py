@@ -179,14 +179,19 @@ def log_hypergeom_pmf(k, good, bad, draws) -> np.ndarray:
     out = np.full(k.shape, -np.inf)
     if np.any(inside):
         kk, gg, bb, dd, pp, qq = (a[inside] for a in (k, good, bad, draws, p, q))
-        # the three binomial factors in one vectorised call
-        b3 = log_binom_pmf(
-            np.concatenate([kk, dd - kk, dd]),
-            np.concatenate([gg, bb, gg + bb]),
-            np.tile(pp, 3),
-            np.tile(qq, 3),
-        ).reshape(3, -1)
-        out[inside] = b3[0] + b3[1] - b3[2]
+        tt = gg + bb
+        # the binomial factors in one vectorised call; the normalising one
+        # once when every urn has the same size and draws (a common case)
+        same = bool(np.all(tt == tt[0]) and np.all(dd == dd[0]))
+        norm = slice(0, 1) if same else slice(None)
+        b = log_binom_pmf(
+            np.concatenate([kk, dd - kk, dd[norm]]),
+            np.concatenate([gg, bb, tt[norm]]),
+            np.concatenate([pp, pp, pp[norm]]),
+            np.concatenate([qq, qq, qq[norm]]),
+        )
+        m = kk.size
+        out[inside] = b[:m] + b[m : 2 * m] - b[2 * m :]
     return out
 
 

@@ -102,30 +102,6 @@ class LogConcaveCounts:
     sd: np.ndarray
 
 
-def _relative_pmf(dist: LogConcaveCounts, rows: np.ndarray, anchor: np.ndarray, n_left: np.ndarray, n_right: np.ndarray):
-    """``P(k) / P(anchor)`` on both sides of each row's anchor, in linear space.
-
-    Returns ``(left, right)`` of shapes (B, max n_left) and (B, max n_right):
-    ``left[:, i]`` is at ``k = anchor - 1 - i``, ``right[:, i]`` at
-    ``k = anchor + 1 + i``; entries beyond a row's own length are 0.  The
-    anchor is a mode of the range, so every value is <= 1 and nothing can
-    overflow; what underflows is below 1e-308 of the anchor's term.  Products
-    of exact term ratios carry a relative rounding error of ~1e-16 per step.
-    """
-    r = rows[:, None]
-    Lr, Ll = int(n_right.max(initial=0)), int(n_left.max(initial=0))
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        # float grids: mixed int/float arithmetic would convert on every operation
-        af = anchor.astype(float)[:, None]
-        k = af + np.arange(Lr, dtype=float)[None, :]
-        step = np.where(np.arange(Lr)[None, :] < n_right[:, None], dist.ratio(r, k), 0.0)
-        right = np.cumprod(step, axis=1)
-        k = af - 1.0 - np.arange(Ll, dtype=float)[None, :]
-        step = np.where(np.arange(Ll)[None, :] < n_left[:, None], 1.0 / dist.ratio(r, k), 0.0)
-        left = np.cumprod(step, axis=1)
-    return left, right
-
-
 def log_monotone_tail_sum(
     dist: LogConcaveCounts,
     start: np.ndarray,
@@ -198,34 +174,41 @@ def log_monotone_tail_sum(
 def _window_sum(dist, todo, s, t, a, ws, we, factor) -> tuple[np.ndarray, np.ndarray]:
     """For rows ``todo``: (sum of P(k) f(k) / P(a) over the window [ws, we],
     proven bound on the same sum over [s, t] outside the window)."""
-    left, right = _relative_pmf(dist, todo, a, a - ws, we - a)
     rows = todo[:, None]
-    af = a.astype(float)[:, None]
-    kl = np.maximum(af - 1.0 - np.arange(left.shape[1], dtype=float)[None, :], dist.lo[rows])
-    kr = np.minimum(af + 1.0 + np.arange(right.shape[1], dtype=float)[None, :], dist.hi[rows])
-    # Beyond a row's window the relative pmf is an exact 0 and k is clipped to
-    # the support, where f is finite.
+    af = a.astype(float)[:, None]  # float grids: int/float mixes convert on every operation
     total = factor(rows, af)[:, 0]
-    if left.shape[1]:
-        total = total + (left * factor(rows, kl)).sum(axis=1)
-    if right.shape[1]:
-        total = total + (right * factor(rows, kr)).sum(axis=1)
-    # Geometric bounds on what lies outside the window, relative to P(a).  A
-    # relative pmf that underflowed to 0 is bounded by the smallest subnormal
-    # (the cushion also covers rounding in the subnormal range).
     bound = np.zeros(todo.size)
-    cut = we < t
-    if np.any(cut):
-        rel = right[cut, (we - a)[cut] - 1] if right.shape[1] else np.ones(cut.sum())
-        rel = np.where(we[cut] > a[cut], rel, 1.0) + 1e-320
-        rho = dist.ratio(todo[cut][:, None], we[cut][:, None].astype(float))[:, 0]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            bound[cut] = np.where(rho < 1, rel * rho / (1 - rho), np.inf)
-    cut = ws > s
-    if np.any(cut):
-        rel = left[cut, (a - ws)[cut] - 1] if left.shape[1] else np.ones(cut.sum())
-        rel = np.where(ws[cut] < a[cut], rel, 1.0) + 1e-320
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rho = 1.0 / dist.ratio(todo[cut][:, None], (ws[cut] - 1)[:, None].astype(float))[:, 0]
-            bound[cut] += np.where(rho < 1, rel * rho / (1 - rho), np.inf)
+    for end, outer, side in ((we, t, 1), (ws, s, -1)):
+        steps = side * (end - a)  # terms on this side of the anchor, per row
+        rel_end = np.ones(todo.size)  # P(end)/P(a)
+        L = int(steps.max(initial=0))
+        if L:
+            # k = a, a +- 1, ... clipped at the window's end: P(k)/P(a) is a
+            # product of exact term ratios (each value <= 1: a is the largest
+            # term), and a step is taken only where the clipped grid still
+            # moves, so the padding of short rows is an exact 0.
+            grid = af + side * np.arange(L + 1, dtype=float)[None, :]
+            grid = np.minimum(grid, end[:, None]) if side > 0 else np.maximum(grid, end[:, None])
+            here, nxt = grid[:, :-1], grid[:, 1:]
+            # (np.where, not a product: where the grid stands still the ratio
+            # may be 0 or infinite, e.g. at the end of a degenerate law)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                if side > 0:
+                    step = np.where(nxt > here, dist.ratio(rows, here), 0.0)  # P(k+1)/P(k)
+                else:
+                    step = np.where(nxt < here, 1.0 / dist.ratio(rows, nxt), 0.0)  # P(k-1)/P(k)
+            rel = np.cumprod(step, axis=1)
+            total = total + (rel * factor(rows, nxt)).sum(axis=1)
+            moved = steps > 0
+            rel_end[moved] = rel[np.nonzero(moved)[0], steps[moved] - 1]
+        # Geometric bound on the terms beyond the window's end (log-concavity:
+        # the ratio only decreases away from the mode).  A relative pmf that
+        # underflowed to 0 is bounded by the smallest subnormal, plus a cushion
+        # for rounding in the subnormal range.
+        cut = end != outer
+        if np.any(cut):
+            e = end[cut][:, None].astype(float)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                rho = dist.ratio(rows[cut], e)[:, 0] if side > 0 else 1.0 / dist.ratio(rows[cut], e - 1.0)[:, 0]
+                bound[cut] += np.where(rho < 1, (rel_end[cut] + 1e-320) * rho / (1 - rho), np.inf)
     return total, bound

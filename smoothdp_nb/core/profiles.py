@@ -100,6 +100,8 @@ def _log_profile_sampling(mech: SamplingHistogram, h: np.ndarray, n: int, eps: n
     """log delta for histograms of a common size n (rows of h)."""
     T = mech.sample_size(n)
     k, m = h.shape
+    if m == 2:
+        return _log_profile_binary(mech, h, n, T, eps)
     # For every ordered pair (a, b) with h_a >= 1: the neighbour moves one
     # a-record to b; d(x, x') = F(h_a - 1, h_b) and d(x', x) = F(h_b, h_a - 1).
     us, vs, owner = [], [], []
@@ -128,6 +130,29 @@ def _log_profile_sampling(mech: SamplingHistogram, h: np.ndarray, n: int, eps: n
     out = np.full((k, eps.size), -np.inf)
     np.maximum.at(out, own, vals)
     return out
+
+
+def _log_profile_binary(mech: SamplingHistogram, h: np.ndarray, n: int, T: int, eps: np.ndarray) -> np.ndarray:
+    """m = 2: the same four divergences per histogram as the general case,
+    indexed by u alone (every pair has u + v = n - 1)."""
+    h0, h1 = h[:, 0], h[:, 1]
+    # the four (u) per row: x -> x' moves an a-record (a = 0 or 1); d(x, x') and d(x', x)
+    cand = np.stack([h0 - 1, h1, h1 - 1, h0])  # (4, k)
+    valid = np.stack([h0 >= 1, h0 >= 1, h1 >= 1, h1 >= 1])
+    U = cand[valid]
+    if n <= 16 * U.size:  # dense index: cheaper than sorting
+        needed = np.zeros(n, dtype=bool)
+        needed[U] = True
+        us = np.nonzero(needed)[0]
+        where = np.cumsum(needed) - 1
+        idx = where[np.where(valid, cand, 0)]
+    else:
+        us, inv = np.unique(U, return_inverse=True)
+        idx = np.zeros(cand.shape, dtype=np.int64)
+        idx[valid] = inv.ravel()
+    logF = mech._log_pair_divergence(us, n - 1 - us, n, T, eps)  # (len(us), E)
+    vals = np.where(valid[:, :, None], logF[idx], -np.inf)  # (4, k, E)
+    return vals.max(axis=0)
 
 
 def _neighbours(h: np.ndarray) -> list[np.ndarray]:

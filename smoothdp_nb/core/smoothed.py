@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -115,7 +116,7 @@ class SmoothedResult:
     vertex_labels: list
     dropped: list
     worst_composition_values: np.ndarray
-    table: pd.DataFrame
+    table_columns: dict = field(repr=False)  # the table's columns; the DataFrame is built on first use
     dp_delta: float
     method: str
     scalar_eps: bool = False
@@ -126,6 +127,11 @@ class SmoothedResult:
     interval: str | None = None
     seconds: float = 0.0
     notes: list = field(default_factory=list)
+
+    @cached_property
+    def table(self) -> pd.DataFrame:
+        """One row per eps and composition (see the class docstring)."""
+        return pd.DataFrame(self.table_columns)
 
     def _shape(self, arr):
         if arr is None:
@@ -313,23 +319,23 @@ def _binom_pmf_table(K: int, p: float) -> np.ndarray:
         return np.where(inside, np.exp(logc + xlp + ylq), 0.0)
 
 
-def _block_mixing(K: int, p1: float, p2: float) -> np.ndarray:
-    """(K, K) matrix whose column j is the law of Bin(K-1-j, p1) + Bin(j, p2).
+def _block_mixing(K: int, t1: np.ndarray, t2: np.ndarray) -> np.ndarray:
+    """(K, K) matrix whose column j is the law of Bin(K-1-j, p1) + Bin(j, p2),
+    from the tables ``t1``, ``t2`` of :func:`_binom_pmf_table` (size >= K-1).
 
     Inside a block of K compositions r0 .. r0+K-1, composition r0+j differs
     from the block's base (n - r0 - K + 1 records of vertex 1, r0 of vertex 2)
     by K-1-j more records of vertex 1 and j more of vertex 2.
     """
-    t1, t2 = _binom_pmf_table(K, p1), _binom_pmf_table(K, p2)
     return np.stack([np.convolve(t1[K - 1 - j, : K - j], t2[j, : j + 1]) for j in range(K)], axis=1)
 
 
-def _advance_matrices(K: int, p2: float) -> tuple[np.ndarray, np.ndarray]:
+def _advance_matrices(K: int, t2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(B0, B1) such that K averaging steps on H stored in chunks of Q = K+1
     values are ``chunk @ B0 + next_chunk @ B1`` (a banded Toeplitz product
-    split across two chunks)."""
+    split across two chunks); ``t2`` is the table of Bin(., p2) up to size K."""
     Q = K + 1
-    kern = _binom_pmf_table(K, p2)[K]  # H_{r+K}(x) = sum_i kern[i] H_r(x + i)
+    kern = t2[K]  # H_{r+K}(x) = sum_i kern[i] H_r(x + i)
     t = np.arange(Q)
     diff = t[:, None] - t[None, :]  # source offset tau' - tau within a chunk
     B0 = np.where((diff >= 0) & (diff <= K), kern[np.clip(diff, 0, K)], 0.0)
@@ -375,8 +381,9 @@ def _exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar, block: int = 
     M = np.zeros((E, chunks, Q))
     flat = M.reshape(E, chunks * Q)  # a view: H_r(x) of column e is flat[e, x]
     flat[:, : n + 1] = np.exp(logdelta - finite_scale).T
-    B0, B1 = _advance_matrices(K, p2)
-    mixing = {K: _block_mixing(K, p1, p2)}
+    t1, t2 = _binom_pmf_table(K, p1), _binom_pmf_table(K, p2)
+    B0, B1 = _advance_matrices(K, t2)
+    mixing = {K: _block_mixing(K, t1, t2)}
     out = np.full((n + 1, E), -np.inf)
     weights = _BinomialWeights(n, p1)
     low = np.zeros(E, dtype=bool)
@@ -388,7 +395,7 @@ def _exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar, block: int = 
         # lags[e, t] = sum_x w(x) H_{r0}(a + x + t), t = 0 .. k-1
         lags = np.stack([np.correlate(flat[e, a : b + k], w, "valid") for e in range(E)])
         if k not in mixing:
-            mixing[k] = _block_mixing(k, p1, p2)
+            mixing[k] = _block_mixing(k, t1, t2)
         vals = lags @ mixing[k]  # (E, k): E_{r0 + j}
         with np.errstate(divide="ignore"):
             out[r0 : r1 + 1] = np.log(vals.T) + finite_scale
@@ -714,7 +721,6 @@ def _assemble(mech, n, red, e, comps, vals, method, t0, lo=None, hi=None, **extr
     if lo is not None:
         columns["ci_low"] = lo.T.ravel()
         columns["ci_high"] = hi.T.ravel()
-    table = pd.DataFrame(columns)
     ci_low = None if lo is None else lo.max(axis=0)
     ci_high = None if hi is None else hi.max(axis=0)
     return SmoothedResult(
@@ -726,7 +732,7 @@ def _assemble(mech, n, red, e, comps, vals, method, t0, lo=None, hi=None, **extr
         vertex_labels=list(red.vertex_labels),
         dropped=list(red.dropped_labels),
         worst_composition_values=comps[best],
-        table=table,
+        table_columns=columns,
         dp_delta=float(dp_delta(mech, n, e[0] if _needs_eps(mech) else None, categories=red.vertices.shape[1])),
         method=method,
         ci_low_values=ci_low,

@@ -150,34 +150,46 @@ def log_monotone_tail_sum(
     if todo.size:  # the one accurate log-pmf per row, whatever the window
         log_anchor[todo] = dist.logpmf(todo[:, None], anchor[todo][:, None])[:, 0]
     while todo.size:
+        # Rows sorted by window length and taken in chunks: little padding,
+        # and every temporary stays small (large temporaries come as fresh
+        # pages from the OS each time, which costs more than the arithmetic).
         s, t, a, w = start[todo], stop[todo], anchor[todo], width[todo]
         ws = np.maximum(s, a - w)
         we = np.minimum(t, a + w)
+        order = np.argsort(we - ws, kind="stable")
+        todo, s, t, a, ws, we = (x[order] for x in (todo, s, t, a, ws, we))
         total = np.empty(todo.size)
         bound = np.empty(todo.size)
-        # Rows are taken in chunks so that every temporary stays small: large
-        # temporaries come as fresh pages from the OS each time, which costs
-        # more than the arithmetic on them.
-        step = max(1, _CHUNK_CELLS // (int((we - ws).max()) + 1))
-        for i in range(0, todo.size, step):
-            c = slice(i, i + step)
-            total[c], bound[c] = _window_sum(dist, todo[c], s[c], t[c], a[c], ws[c], we[c], factor)
+        grow = np.empty(todo.size)
+        cells = we - ws + 1  # non-decreasing
+        i = 0
+        while i < todo.size:
+            # the most rows whose padded block (rows x longest window) fits
+            j = i + max(1, int(np.searchsorted(np.arange(1, todo.size - i + 1) * cells[i:], _CHUNK_CELLS, side="right")))
+            c = slice(i, j)
+            total[c], bound[c], grow[c] = _window_sum(dist, todo[c], s[c], t[c], a[c], ws[c], we[c], factor)
+            i = j
         ok = (bound <= _TAIL_REL_TOL * total) | ((ws <= s) & (we >= t))
         done = todo[ok]
         with np.errstate(divide="ignore"):
             out[done] = log_anchor[done] + np.log(total[ok])
-        todo = todo[~ok]
-        width[todo] *= 4
+        todo, grow = todo[~ok], grow[~ok]
+        # Widen by what the geometric decay at the window's end says is
+        # missing (an upper bound, as the ratio only decreases further out);
+        # fall back to a fourfold window where that estimate is unavailable.
+        width[todo] = np.where(np.isfinite(grow), width[todo] + grow + 2, width[todo] * 4).astype(np.int64)
     return out
 
 
-def _window_sum(dist, todo, s, t, a, ws, we, factor) -> tuple[np.ndarray, np.ndarray]:
+def _window_sum(dist, todo, s, t, a, ws, we, factor) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For rows ``todo``: (sum of P(k) f(k) / P(a) over the window [ws, we],
-    proven bound on the same sum over [s, t] outside the window)."""
+    proven bound on the same sum over [s, t] outside the window, how many
+    more steps on each side make that bound small enough (inf if unknown))."""
     rows = todo[:, None]
     af = a.astype(float)[:, None]  # float grids: int/float mixes convert on every operation
     total = factor(rows, af)[:, 0]
     bound = np.zeros(todo.size)
+    side_bounds = []
     for end, outer, side in ((we, t, 1), (ws, s, -1)):
         steps = side * (end - a)  # terms on this side of the anchor, per row
         rel_end = np.ones(todo.size)  # P(end)/P(a)
@@ -206,9 +218,21 @@ def _window_sum(dist, todo, s, t, a, ws, we, factor) -> tuple[np.ndarray, np.nda
         # underflowed to 0 is bounded by the smallest subnormal, plus a cushion
         # for rounding in the subnormal range.
         cut = end != outer
+        b = np.zeros(todo.size)
+        rho = np.zeros(todo.size)
         if np.any(cut):
             e = end[cut][:, None].astype(float)
             with np.errstate(divide="ignore", invalid="ignore"):
-                rho = dist.ratio(rows[cut], e)[:, 0] if side > 0 else 1.0 / dist.ratio(rows[cut], e - 1.0)[:, 0]
-                bound[cut] += np.where(rho < 1, (rel_end[cut] + 1e-320) * rho / (1 - rho), np.inf)
-    return total, bound
+                r = dist.ratio(rows[cut], e)[:, 0] if side > 0 else 1.0 / dist.ratio(rows[cut], e - 1.0)[:, 0]
+                b[cut] = np.where(r < 1, (rel_end[cut] + 1e-320) * r / (1 - r), np.inf)
+            rho[cut] = r
+        bound += b
+        side_bounds.append((b, rho))
+    # steps m with rho^m * b <= tol * total / 2 on each side
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        grow = np.zeros(todo.size)
+        for b, rho in side_bounds:
+            need = np.log(_TAIL_REL_TOL * total / (2 * b)) / np.log(rho)
+            m = np.where(b == 0, 0.0, np.where((rho > 0) & (rho < 1) & (total > 0), np.ceil(np.maximum(need, 0.0)), np.inf))
+            grow = np.maximum(grow, m)
+    return total, bound, grow

@@ -10,6 +10,9 @@ an orthonormal basis), then:
 * r = 1: the points lie on a segment -- its two end points;
 * r >= 2: Qhull on the r-dimensional coordinates.
 
+For m = 2 the points are (p, 1 - p), so the hull is simply the smallest and
+the largest p.
+
 Duplicates are removed first (the first occurrence is kept).
 """
 
@@ -94,11 +97,16 @@ def reduce_to_vertices(pi) -> HullReduction:
     from scipy.spatial import ConvexHull, QhullError
 
     arr, labels = as_distributions(pi)
-    _, first = np.unique(np.round(arr, 15), axis=0, return_index=True)
+    if arr.shape[1] == 2:  # rows are (p, 1 - p): one coordinate says it all
+        _, first = np.unique(np.round(arr[:, 0], 15), return_index=True)
+    else:
+        _, first = np.unique(np.round(arr, 15), axis=0, return_index=True)
     first = np.sort(first)
     pts = arr[first]
     if len(pts) == 1:
         keep = [0]
+    elif arr.shape[1] == 2:  # a segment: its two ends
+        keep = sorted({int(np.argmin(pts[:, 0])), int(np.argmax(pts[:, 0]))})
     else:
         centred = pts - pts.mean(axis=0)
         _, s, vt = np.linalg.svd(centred, full_matrices=False)

@@ -68,7 +68,6 @@ __all__ = [
 DEFAULT_BUDGET_SECONDS = 600.0
 # Below this fraction of the scale, float64 may have dropped contributions.
 _FLOAT_SAFE = 1e-250
-_LOG_FLOAT_SAFE = math.log(_FLOAT_SAFE)
 # block size of the block-floating-point averaging (see _exact_binary_blocks)
 _BLOCK = 256
 # compositions per block of the float64 path (see _exact_binary)
@@ -384,7 +383,7 @@ def _exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar, block: int = 
     t1, t2 = _binom_pmf_table(K, p1), _binom_pmf_table(K, p2)
     B0, B1 = _advance_matrices(K, t2)
     mixing = {K: _block_mixing(K, t1, t2)}
-    out = np.full((n + 1, E), -np.inf)
+    scaled = np.zeros((n + 1, E))
     weights = _BinomialWeights(n, p1)
     low = np.zeros(E, dtype=bool)
     for r0 in range(0, n + 1, K):
@@ -396,10 +395,9 @@ def _exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar, block: int = 
         lags = np.stack([np.correlate(flat[e, a : b + k], w, "valid") for e in range(E)])
         if k not in mixing:
             mixing[k] = _block_mixing(k, t1, t2)
-        vals = lags @ mixing[k]  # (E, k): E_{r0 + j}
-        with np.errstate(divide="ignore"):
-            out[r0 : r1 + 1] = np.log(vals.T) + finite_scale
-        low |= (out[r0 : r1 + 1].min(axis=0) - finite_scale < _LOG_FLOAT_SAFE) & finite_col
+        vals = lags @ mixing[k]  # (E, k): E_{r0 + j}, relative to the scale
+        scaled[r0 : r1 + 1] = vals.T
+        low |= (vals.min(axis=1) < _FLOAT_SAFE) & finite_col
         if low.all():
             break  # every column needs the block path anyway: stop wasting time here
         if r1 < n:
@@ -408,6 +406,8 @@ def _exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar, block: int = 
             M[:, :c] = M[:, :c] @ B0 + M[:, 1 : c + 1] @ B1
         if bar is not None:
             bar.update(k)
+    with np.errstate(divide="ignore"):
+        out = np.log(scaled) + finite_scale
     if np.any(low):
         out[:, low] = _exact_binary_blocks(logdelta[:, low], p1, p2)
     return out

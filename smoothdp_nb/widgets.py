@@ -593,8 +593,8 @@ class ElectionPanel(_Panel):
     (about 10^8 records); the chart shows ``delta_eps(x)`` per year for a few
     eps values, or per eps for each year.
 
-    Speed: the profile costs about 1-2 ms per (election, eps) without
-    replacement (10-30 ms with replacement), so the panel
+    Speed: the profile costs about 0.2 ms per (election, eps) without
+    replacement (about 0.4 ms with replacement), so the panel
 
     * caches each exact column ``delta_eps`` over the 26 elections by
       ``(eta, replace, eps)``: revisiting a setting or changing only the view

@@ -21,9 +21,10 @@ construction vertex by vertex, the expectation for a composition
 ``(c_1, ..., c_l)`` is a single dot product of ``Mult(c_1, pi_1)`` with the
 function obtained after ``c_l, ..., c_2`` steps.  For two categories each step
 is two shifted vector operations, so all n + 1 compositions cost O(n^2)
-vector work in total -- instead of O(n^(2m + l* - 3)) for the literal
-algorithm (Theorem 2) -- and every eps is carried along in the same pass,
-because the composition laws do not depend on eps.
+work in total -- instead of O(n^(2m + l* - 3)) for the literal algorithm
+(Theorem 2) -- and every eps is carried along in the same pass, because the
+composition laws do not depend on eps.  The two-vertex float path takes the
+compositions 64 at a time as BLAS matrix products (see :func:`_exact_binary`).
 
 Exactness: the averaging is a convex combination of positive numbers (no
 cancellation).  The two-category path runs in float64 scaled by the largest

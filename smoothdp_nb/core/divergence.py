@@ -11,7 +11,9 @@ This is the one place that evaluates
 * :func:`log_monotone_tail_sum` for the large cases, where the likelihood
   ratio is monotone in a scalar count K, so the positive part of the
   divergence is a *tail* ``K >= k0`` of a discrete log-concave distribution.
-  Only a window of that tail is evaluated; the neglected part is bounded by a
+  Only a window of that tail is evaluated, relative to its largest term
+  (products of exact term ratios in float64, so no term needs a log or an
+  exponential, and nothing can overflow); the neglected part is bounded by a
   geometric series (log-concavity makes consecutive pmf ratios monotone), and
   the window is widened until that bound is below 2^-60 of the sum.
 
@@ -130,7 +132,8 @@ def log_monotone_tail_sum(
         Inclusive summation range per row (empty when ``start > stop``).
     factor : callable ``(row_index, k) -> f(k)``
         Linear values in [0, 1]; ``row_index`` has shape (B', 1) and ``k``
-        shape (B', L).
+        shape (B', L) (floats holding integers).  Must be finite on the whole
+        support: padding positions repeat a window's end.
 
     Returns
     -------

@@ -11,6 +11,7 @@ import math
 from fractions import Fraction
 
 import mpmath as mp
+import numpy as np
 
 mp.mp.dps = 60
 
@@ -145,3 +146,25 @@ def forward_divergence_binary_mp(u, v, T, eps):
         if term < total * mp.mpf("1e-40"):
             break
     return mp.log(total)
+
+
+def composition_expectations_log(logdelta, p1, p2):
+    """Algorithm 1's expectation for every two-vertex composition, plainly:
+    ``E_r = sum_x Bin(x; n - r, p1) H_r(x)`` with one averaging step
+    ``H_{r+1}(x) = p2 H_r(x+1) + (1-p2) H_r(x)`` per record, every operation
+    in log space (slow and simple; shares nothing with the package's paths)."""
+    from scipy.special import logsumexp
+    from scipy.stats import binom
+
+    n = logdelta.shape[0] - 1
+    H = logdelta.copy()
+    out = np.empty_like(logdelta)
+    with np.errstate(divide="ignore"):
+        lp2, lq2 = np.log(p2), np.log1p(-p2)
+        for r in range(n + 1):
+            s = n - r
+            lw = binom.logpmf(np.arange(s + 1), s, p1)
+            out[r] = logsumexp(lw[:, None] + H[: s + 1], axis=0)
+            if r < n:
+                H = np.logaddexp(lp2 + H[1 : s + 1], lq2 + H[:s])
+    return out

@@ -82,31 +82,11 @@ def test_blocked_recursion_against_plain_log_space(n, block, p1, p2):
     m = sdp.SamplingHistogram(eta=0.75)
     h = np.stack([np.arange(n + 1), n - np.arange(n + 1)], axis=1)
     ld = sdp.privacy_profile(m, h, [0.2, 1.0, 1.0, 4.0], log=True)
-    want = _plain_log_space(ld, p1, p2)
+    want = exact.composition_expectations_log(ld, p1, p2)
     got = S._exact_binary(ld, p1, p2, None, block=block)
     fin = np.isfinite(want)
     assert np.array_equal(np.isfinite(got), fin)
     np.testing.assert_allclose(got[fin], want[fin], rtol=1e-12, atol=1e-10)
-
-
-def _plain_log_space(logdelta, p1, p2):
-    """E_r = sum_x Bin(x; n - r, p1) H_r(x), H_{r+1}(x) = p2 H_r(x+1) + (1-p2) H_r(x),
-    every operation a logsumexp (mpmath-free but independent of the blocks)."""
-    from scipy.special import logsumexp
-    from scipy.stats import binom
-
-    n = logdelta.shape[0] - 1
-    H = logdelta.copy()
-    out = np.empty_like(logdelta)
-    with np.errstate(divide="ignore"):
-        lp2, lq2 = np.log(p2), np.log1p(-p2)
-        for r in range(n + 1):
-            s = n - r
-            lw = binom.logpmf(np.arange(s + 1), s, p1)
-            out[r] = logsumexp(lw[:, None] + H[: s + 1], axis=0)
-            if r < n:
-                H = np.logaddexp(lp2 + H[1 : s + 1], lq2 + H[:s])
-    return out
 
 
 def test_binary_profile_table_matches_pairwise_evaluation():

@@ -105,23 +105,6 @@ def test_tiny_smoothed_values_agree_in_log_space():
     assert np.isfinite(big.log_delta) and big.log_delta < math.log(1e-300)
 
 
-def _reference_log_space(logdelta, p1, p2):
-    """Algorithm 1's composition expectations in plain log space (slow, simple)."""
-    from scipy.special import logsumexp
-    from scipy.stats import binom
-
-    n = logdelta.shape[0] - 1
-    H = logdelta.copy()
-    out = np.empty_like(logdelta)
-    for r in range(n + 1):
-        s = n - r
-        lw = binom.logpmf(np.arange(s + 1), s, p1)
-        out[r] = logsumexp(lw[:, None] + H[: s + 1], axis=0)
-        if r < n:
-            H = np.logaddexp(np.log(p2) + H[1 : s + 1], np.log1p(-p2) + H[:s])
-    return out
-
-
 @pytest.mark.parametrize("n,eta,p1,p2", [(300, 0.6, 0.3, 0.6), (1500, 0.5, 0.45, 0.55), (900, 0.9, 0.02, 0.99)])
 def test_float_and_block_paths_match_log_space(n, eta, p1, p2):
     """Both fast paths agree with a plain log-space recursion, including
@@ -131,7 +114,7 @@ def test_float_and_block_paths_match_log_space(n, eta, p1, p2):
     m = sdp.SamplingHistogram(eta=eta)
     h = np.stack([np.arange(n + 1), n - np.arange(n + 1)], axis=1)
     ld = sdp.privacy_profile(m, h, [0.5, 3.0], log=True)
-    ref = _reference_log_space(ld, p1, p2)
+    ref = exact.composition_expectations_log(ld, p1, p2)
     fin = np.isfinite(ref)
     for got in (S._exact_binary(ld, p1, p2, None), S._exact_binary_blocks(ld, p1, p2, block=64)):
         assert np.array_equal(np.isfinite(got), fin)

@@ -410,11 +410,14 @@ def _exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar, block: int = 
     with np.errstate(divide="ignore"):
         out = np.log(scaled) + finite_scale
     if np.any(low):
-        out[:, low] = _exact_binary_blocks(logdelta[:, low], p1, p2)
+        if bar is not None:  # the slower exact pass starts over
+            bar.reset(total=n + 1)
+            bar.set_description("compositions (block floating point)")
+        out[:, low] = _exact_binary_blocks(logdelta[:, low], p1, p2, bar=bar)
     return out
 
 
-def _exact_binary_blocks(logdelta: np.ndarray, p1: float, p2: float, block: int = _BLOCK) -> np.ndarray:
+def _exact_binary_blocks(logdelta: np.ndarray, p1: float, p2: float, block: int = _BLOCK, bar=None) -> np.ndarray:
     """log E for every composition (c1 = n - r, r) of two vertices, m = 2.
 
     ``logdelta``: (n+1, E) log delta of histogram (k, n-k).  Returns (n+1, E)
@@ -466,6 +469,8 @@ def _exact_binary_blocks(logdelta: np.ndarray, p1: float, p2: float, block: int 
         safe = np.where(np.isfinite(vmax), vmax, 0.0)
         with np.errstate(divide="ignore"):
             out[r] = np.log(np.exp(v - safe).sum(axis=0)) + safe
+        if bar is not None and r % 64 == 63:
+            bar.update(64)
         if r < n:
             # H_{r+1}(x) = (1 - p2) H_r(x) + p2 H_r(x + 1): one more record from vertex 2.
             # Written as q2 (H(x) + rho H(x + 1)) with the factor q2 moved into

@@ -330,20 +330,15 @@ FIG1_GAMMAS = [1e-3, 0.01, 0.03, 0.05, 0.08, 0.12, 0.2, 0.3]
 @pytest.mark.parametrize("gamma", FIG1_GAMMAS)
 def test_figure1_optimal_shapes_against_direct_minimisation(gamma):
     eps, delta = 1.0, 1e-5
-    # Student's t (Claim 17), d in (2, eps/gamma - 1)
-    if gamma < eps / 3:
-        dm, sm = direct_min(lambda d: claim17(eps, gamma, d), 2.0, eps / gamma - 1)
-        assert optimal_shape("student_t", eps, gamma) == pytest.approx(float(dm), rel=1e-9)
-        assert noise_std("student_t", eps, gamma) == pytest.approx(float(sm), rel=1e-9)
-    else:
-        assert noise_std("student_t", eps, gamma) == math.inf
-    # generalized Cauchy (Claim 16), c in (3, eps/gamma - 1)
-    if gamma < eps / 4:
-        cm, sm = direct_min(lambda c: claim16(eps, gamma, c), 3.0, eps / gamma - 1)
-        assert optimal_shape("cauchy", eps, gamma) == pytest.approx(float(cm), rel=1e-9)
-        assert noise_std("cauchy", eps, gamma) == pytest.approx(float(sm), rel=1e-9)
-    else:
-        assert noise_std("cauchy", eps, gamma) == math.inf
+    # Student's t (Claim 17), d in (2, eps/gamma - 1); generalized Cauchy
+    # (Claim 16), c in (3, eps/gamma - 1): defined while gamma < eps/3 (eps/4)
+    for family, claim, lower, limit in (("student_t", claim17, 2.0, eps / 3), ("cauchy", claim16, 3.0, eps / 4)):
+        if gamma < limit:
+            shape, std = direct_min(lambda d: claim(eps, gamma, d), lower, eps / gamma - 1)
+            assert optimal_shape(family, eps, gamma) == pytest.approx(float(shape), rel=1e-9)
+            assert noise_std(family, eps, gamma) == pytest.approx(float(std), rel=1e-9)
+        else:
+            assert noise_std(family, eps, gamma) == math.inf
     # Laplace (Claim 18)
     if gamma < eps / math.log(2 / delta):
         assert noise_std("laplace", eps, gamma, delta=delta) == pytest.approx(float(claim18(eps, gamma, delta)), rel=1e-13)

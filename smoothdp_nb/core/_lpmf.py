@@ -102,9 +102,9 @@ def bd0(x: np.ndarray, np_: np.ndarray) -> np.ndarray:
 def _bd0_series(x: np.ndarray, diff: np.ndarray, total: np.ndarray) -> np.ndarray:
     v = diff / total
     v2 = v * v
-    vmax2 = float(v2.max(initial=0.0))
+    vmax2 = float(v2.max(initial=0.0))  # < 0.01 (callers keep |v| < 0.1)
     # terms j = 1..J with vmax2^J < 1e-17 (relative to the leading term)
-    J = 9 if vmax2 <= 0.0 else max(1, min(9, math.ceil(-17.0 / math.log10(vmax2)) if vmax2 < 1 else 9))
+    J = 1 if vmax2 == 0.0 else min(9, max(1, math.ceil(-17.0 / math.log10(vmax2))))
     # Horner: sum_{j=1..J} v2^j / (2j+1)
     acc = np.full(v.shape, 1.0 / (2 * J + 1))
     for j in range(J - 1, 0, -1):

@@ -7,7 +7,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["as_eps", "as_histograms", "as_int", "as_rng"]
+__all__ = ["as_eps", "as_histograms", "as_int", "as_open_unit", "as_rng"]
 
 
 def as_eps(eps, name: str = "eps") -> tuple[np.ndarray, bool]:
@@ -23,6 +23,17 @@ def as_eps(eps, name: str = "eps") -> tuple[np.ndarray, bool]:
     if np.any(np.isnan(arr)) or np.any(arr < 0):
         raise ValueError(f"{name} must be >= 0 (and not NaN), got {eps!r}")
     return np.atleast_1d(arr), arr.ndim == 0
+
+
+def as_open_unit(value, name: str) -> float:
+    """A number strictly between 0 and 1 (a confidence, a level, a threshold)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number in (0, 1), got {value!r}") from None
+    if not (0 < v < 1):
+        raise ValueError(f"{name} must be in (0, 1), got {value!r}")
+    return v
 
 
 def as_int(value, name: str, *, minimum: int | None = None) -> int:

@@ -17,7 +17,7 @@ from typing import Sequence
 import numpy as np
 from scipy.special import expit, logsumexp
 
-from ._validate import as_eps, as_histograms, as_int
+from ._validate import as_eps, as_histograms, as_int, as_open_unit
 from .divergence import log_hockey_stick, log_monotone_tail_sum
 from .mechanisms import MAX_CELLS, ComputationTooLarge, NoisySamplingHistogram, SamplingHistogram, _compositions
 
@@ -298,12 +298,7 @@ def adjusted_utility(mechanism, hist_minus_i, t, *, log: bool = False):
         Natural log of the utility instead.
     """
     _check_mechanism(mechanism)
-    try:
-        t = float(t)
-    except (TypeError, ValueError):
-        raise TypeError(f"t must be a number in (0, 1), got {t!r}") from None
-    if not (0 < t < 1):
-        raise ValueError(f"t must be in (0, 1), got {t!r}")
+    t = as_open_unit(t, "t")
     hm = np.atleast_2d(np.asarray(hist_minus_i))
     if hm.ndim != 2 or hm.shape[1] < 2 or hm.shape[0] == 0:
         raise ValueError("hist_minus_i must have shape (m,) or (k, m) with m >= 2")

@@ -49,7 +49,7 @@ from scipy.special import gammaln, logsumexp
 
 from . import _lpmf
 from ._format import format_log
-from ._validate import as_eps, as_int, as_rng
+from ._validate import as_eps, as_int, as_open_unit, as_rng
 from .hull import HullReduction, reduce_to_vertices
 from .mechanisms import ComputationTooLarge, SamplingHistogram, _compositions
 from .profiles import dp_delta, privacy_profile
@@ -293,6 +293,15 @@ class _BinomialWeights:
         self.xlp = x * (math.log(p) if p > 0 else -1e300)
         self.xlq = x * (math.log1p(-p) if p < 1 else -1e300)
 
+    def table(self) -> np.ndarray:
+        """Every law at once: row s holds Bin(x; s, p) for x = 0..s, zeros beyond."""
+        n = len(self.lf) - 1
+        s = np.arange(n + 1)[:, None]
+        x = np.arange(n + 1)[None, :]
+        y = np.maximum(s - x, 0)
+        logp = self.lf[s] - self.lf[x] - self.lf[y] + self.xlp[x] + self.xlq[y]
+        return np.where(x <= s, np.exp(logp), 0.0)
+
     def window(self, s: int) -> tuple[int, int, np.ndarray]:
         """(a, b, log Bin(x; s, p) for x = a..b)."""
         t = math.sqrt(0.5 * s * _HOEFFDING_LOG) + 1.0
@@ -303,25 +312,9 @@ class _BinomialWeights:
         return a, b, lw
 
 
-def _binom_pmf_table(K: int, p: float) -> np.ndarray:
-    """(K+1, K+1) table: row s holds Bin(x; s, p) for x = 0..s (zeros beyond).
-
-    Small s only (the kernels of a block), so log-gamma is accurate to ~1e-14.
-    """
-    s = np.arange(K + 1, dtype=float)[:, None]
-    x = np.arange(K + 1, dtype=float)[None, :]
-    inside = x <= s
-    with np.errstate(divide="ignore", invalid="ignore"):
-        # 0 * log 0 = 0: a certain outcome (p = 0 or 1) has probability 1
-        xlp = np.where(x > 0, x * math.log(p) if p > 0 else -np.inf, 0.0)
-        ylq = np.where(s - x > 0, (s - x) * math.log1p(-p) if p < 1 else -np.inf, 0.0)
-        logc = gammaln(s + 1) - gammaln(x + 1) - gammaln(np.maximum(s - x, 0) + 1)
-        return np.where(inside, np.exp(logc + xlp + ylq), 0.0)
-
-
 def _block_mixing(K: int, t1: np.ndarray, t2: np.ndarray) -> np.ndarray:
     """(K, K) matrix whose column j is the law of Bin(K-1-j, p1) + Bin(j, p2),
-    from the tables ``t1``, ``t2`` of :func:`_binom_pmf_table` (size >= K-1).
+    from the tables ``t1``, ``t2`` of :meth:`_BinomialWeights.table` (size >= K-1).
 
     Inside a block of K compositions r0 .. r0+K-1, composition r0+j differs
     from the block's base (n - r0 - K + 1 records of vertex 1, r0 of vertex 2)
@@ -381,7 +374,8 @@ def _exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar, block: int = 
     M = np.zeros((E, chunks, Q))
     flat = M.reshape(E, chunks * Q)  # a view: H_r(x) of column e is flat[e, x]
     flat[:, : n + 1] = np.exp(logdelta - finite_scale).T
-    t1, t2 = _binom_pmf_table(K, p1), _binom_pmf_table(K, p2)
+    # Bin(., p) for up to K records: small sizes, so log-gamma is accurate to ~1e-14
+    t1, t2 = _BinomialWeights(K, p1).table(), _BinomialWeights(K, p2).table()
     B0, B1 = _advance_matrices(K, t2)
     mixing = {K: _block_mixing(K, t1, t2)}
     scaled = np.zeros((n + 1, E))
@@ -644,12 +638,7 @@ def smoothed_delta(
         res = _smoothed_exact(mechanism, n, red, e, progress, budget)
     else:
         trials = as_int(trials, "trials", minimum=1)
-        try:
-            confidence = float(confidence)
-        except (TypeError, ValueError):
-            raise TypeError(f"confidence must be a number in (0, 1), got {confidence!r}") from None
-        if not (0 < confidence < 1):
-            raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+        confidence = as_open_unit(confidence, "confidence")
         candidates = as_int(candidates, "candidates", minimum=1)
         if interval not in _INTERVALS:
             raise ValueError(f"interval must be one of {sorted(_INTERVALS)}, got {interval!r}")
@@ -818,12 +807,7 @@ def betting_interval(
     variance are small against ``bound``.  Vectorised over the other axes.
     Returns (mean, low, high), in the units of ``values``.
     """
-    if not (0 < alpha < 1):
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-    if not (0 < c < 1):
-        raise ValueError(f"c must be in (0, 1), got {c!r}")
-    if not (0 < theta < 1):
-        raise ValueError(f"theta must be in (0, 1), got {theta!r}")
+    alpha, c, theta = (as_open_unit(x, name) for x, name in ((alpha, "alpha"), (c, "c"), (theta, "theta")))
     v = np.asarray(values, dtype=float)
     mean = v.mean(axis=axis)
     x = np.clip(np.moveaxis(v, axis, 0) / bound, 0.0, 1.0)

@@ -109,14 +109,14 @@ def test_tiny_smoothed_values_agree_in_log_space():
 def test_float_and_block_paths_match_log_space(n, eta, p1, p2):
     """Both fast paths agree with a plain log-space recursion, including
     expectations far below the float64 range (1e-500 and less)."""
-    from smoothdp_nb.core import smoothed as S
+    from smoothdp_nb.core.smoothed import binary as S
 
     m = sdp.SamplingHistogram(eta=eta)
     h = np.stack([np.arange(n + 1), n - np.arange(n + 1)], axis=1)
     ld = sdp.privacy_profile(m, h, [0.5, 3.0], log=True)
     ref = exact.composition_expectations_log(ld, p1, p2)
     fin = np.isfinite(ref)
-    for got in (S._exact_binary(ld, p1, p2, None), S._exact_binary_blocks(ld, p1, p2, block=64)):
+    for got in (S.exact_binary(ld, p1, p2, None), S.exact_binary_blocks(ld, p1, p2, block=64)):
         assert np.array_equal(np.isfinite(got), fin)
         np.testing.assert_allclose(got[fin], ref[fin], rtol=1e-11, atol=1e-9)
 

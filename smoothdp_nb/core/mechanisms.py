@@ -39,16 +39,13 @@ from scipy.special import logsumexp
 
 from . import _lpmf
 from ._validate import as_histograms, as_int, as_rng
+from .budget import ComputationTooLarge
 from .divergence import LogConcaveCounts, log1mexp, log_monotone_tail_sum
 
-__all__ = ["SamplingHistogram", "NoisySamplingHistogram", "ComputationTooLarge"]
+__all__ = ["SamplingHistogram", "NoisySamplingHistogram"]
 
 # Refuse explicit enumerations above this many (output x component) cells.
 MAX_CELLS = 5 * 10**7
-
-
-class ComputationTooLarge(ValueError):
-    """Raised (before any work) when an exact computation would be too big."""
 
 
 def _exact_rate(eta) -> Fraction:

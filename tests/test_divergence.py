@@ -78,7 +78,7 @@ def test_empty_and_zero_tail_sums():
 def test_blocked_recursion_against_plain_log_space(n, block, p1, p2):
     """Every composition's expectation from the blocked float path equals a
     plain log-space recursion (one averaging step per record): full and
-    partial blocks, degenerate vertices, several eps columns (two identical)."""
+    partial blocks, degenerate vertices, several epsilon columns (two identical)."""
     m = sdp.SamplingHistogram(eta=0.75)
     h = np.stack([np.arange(n + 1), n - np.arange(n + 1)], axis=1)
     ld = sdp.privacy_profile(m, h, [0.2, 1.0, 1.0, 4.0], log=True)

@@ -2,7 +2,7 @@
 
 The smoothed delta of an anonymous mechanism M for a set of distributions Pi is
 
-    delta_SDP(eps) = max over pi_1..pi_n in Pi of  E_{x ~ (pi_1..pi_n)} [delta_eps(x)].
+    delta_SDP(epsilon) = max over pi_1..pi_n in Pi of  E_{x ~ (pi_1..pi_n)} [delta_eps(x)].
 
 By Proposition 7 only the l* vertices of the convex hull of Pi matter, and as
 M is anonymous only the *composition* (how many records follow each vertex)
@@ -22,8 +22,8 @@ construction vertex by vertex, the expectation for a composition
 function obtained after ``c_l, ..., c_2`` steps.  For two categories each step
 is two shifted vector operations, so all n + 1 compositions cost O(n^2)
 work in total -- instead of O(n^(2m + l* - 3)) for the literal algorithm
-(Theorem 2) -- and every eps is carried along in the same pass, because the
-composition laws do not depend on eps.  The two-vertex float path takes the
+(Theorem 2) -- and every epsilon is carried along in the same pass, because the
+composition laws do not depend on epsilon.  The two-vertex float path takes the
 compositions 64 at a time as BLAS matrix products (see :func:`exact_binary`).
 
 Exactness: the averaging is a convex combination of positive numbers (no
@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import as_eps, as_int, as_open_unit
+from .._validate import as_epsilon, as_int, as_open_unit
 from ..budget import DEFAULT_BUDGET_SECONDS
 from ..hull import reduce_to_vertices
 from ..intervals import INTERVALS
@@ -55,7 +55,7 @@ def smoothed_delta(
     mechanism,
     n: int,
     pi,
-    eps,
+    epsilon,
     method: str = "exact",
     *,
     progress: bool | None = None,
@@ -77,7 +77,7 @@ def smoothed_delta(
     pi : array_like (l, m) or DataFrame
         The set Pi of distributions over the m categories (rows sum to 1).
         Only the convex-hull vertices are used (Proposition 7).
-    eps : float or 1-D array
+    epsilon : float or 1-D array
     method : {"exact", "monte-carlo"}
         "exact" is Algorithm 1 over every composition (see module docstring).
         "monte-carlo" samples databases from candidate compositions (all
@@ -119,7 +119,7 @@ def smoothed_delta(
             "mechanisms; use method='monte-carlo' for the sampling-average mechanism"
         )
     n = as_int(n, "n", minimum=1)
-    e, scalar = as_eps(eps)
+    e, scalar = as_epsilon(epsilon)
     if method not in ("exact", "monte-carlo"):
         raise ValueError(f"method must be 'exact' or 'monte-carlo', got {method!r}")
     red = reduce_to_vertices(pi)
@@ -136,14 +136,14 @@ def smoothed_delta(
             mechanism, n, red, e, trials, rng, confidence, candidates, progress, executor,
             as_int(chunk, "chunk", minimum=1), interval,
         )
-    object.__setattr__(res, "scalar_eps", scalar)
+    object.__setattr__(res, "scalar_epsilon", scalar)
     return res
 
 
-def smoothed_delta_curve(mechanism, ns, pi, eps, method: str = "exact", **kwargs) -> SmoothedCurve:
-    """Run :func:`smoothed_delta` for every n in ``ns`` and fit exp(a + b n) per eps."""
+def smoothed_delta_curve(mechanism, ns, pi, epsilon, method: str = "exact", **kwargs) -> SmoothedCurve:
+    """Run :func:`smoothed_delta` for every n in ``ns`` and fit exp(a + b n) per epsilon."""
     ns = [as_int(v, "ns", minimum=1) for v in np.atleast_1d(ns)]
     if not ns:
         raise ValueError("ns must contain at least one database size")
-    results = [smoothed_delta(mechanism, n, pi, eps, method=method, **kwargs) for n in ns]
+    results = [smoothed_delta(mechanism, n, pi, epsilon, method=method, **kwargs) for n in ns]
     return SmoothedCurve.from_results(results)

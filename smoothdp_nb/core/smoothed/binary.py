@@ -133,13 +133,13 @@ def exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar, block: int = _
     Every quantity is a sum of non-negative terms, so there is no
     cancellation; plain float64 scaled by the largest delta.  A contribution
     can only be lost to underflow below 1e-308 of that scale, so
-    expectations above 1e-250 of it are exact to rounding; eps columns with
+    expectations above 1e-250 of it are exact to rounding; epsilon columns with
     any smaller expectation are recomputed with the block-floating-point
     path, which is exact at every magnitude.
     """
     n = logdelta.shape[0] - 1
     E = logdelta.shape[1]
-    scale = logdelta.max(axis=0)  # per eps
+    scale = logdelta.max(axis=0)  # per epsilon
     finite_scale = np.where(np.isfinite(scale), scale, 0.0)
     finite_col = np.isfinite(scale)
     K = block
@@ -192,7 +192,7 @@ def exact_binary_blocks(logdelta: np.ndarray, p1: float, p2: float, block: int =
     indexed by r = number of records following vertex 2.
 
     Block floating point: H is stored as float64 values times one scale
-    ``exp(scale[b])`` per block of ``block`` consecutive x (and per eps).  The
+    ``exp(scale[b])`` per block of ``block`` consecutive x (and per epsilon).  The
     averaging step only mixes x with x + 1, so a value crosses into the
     neighbouring block one entry per step and only the entries at block
     boundaries need the ratio of the two scales.  Blocks are renormalised

@@ -41,14 +41,14 @@ def smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> Smoothed
     est = estimate_exact_seconds(n, m, l, e.size)
     if est > budget:
         raise ComputationTooLarge(
-            f"the exact smoothed delta for n={n}, m={m}, {l} hull vertices and {e.size} eps values "
+            f"the exact smoothed delta for n={n}, m={m}, {l} hull vertices and {e.size} epsilon values "
             f"is estimated to take ~{est:.3g} s (budget {budget:g} s); use method='monte-carlo', "
-            "fewer eps values, or raise budget="
+            "fewer epsilon values, or raise budget="
         )
     show = (est > 2.0) if progress is None else bool(progress)
     hists = all_histograms(n, m)
     full = privacy_profile(mech, hists, e, log=True).reshape(len(hists), e.size)
-    # Several eps often give bit-identical profiles (e.g. when only outputs
+    # Several epsilon often give bit-identical profiles (e.g. when only outputs
     # impossible under the neighbour count matter): average each distinct one once.
     logdelta, col = _distinct_columns(full)
     if m == 2 and l <= 2:

@@ -35,7 +35,7 @@ def _candidate_compositions(n: int, l: int, k: int) -> np.ndarray:
     return np.unique(comps, axis=0)
 
 
-def _mc_trials(size, rng, mech, counts, vertices, eps):
+def _mc_trials(size, rng, mech, counts, vertices, epsilon):
     """``size`` databases drawn from a composition, and their exact delta (size, E).
 
     Module-level so that process pools and Dask can pickle it."""
@@ -46,7 +46,7 @@ def _mc_trials(size, rng, mech, counts, vertices, eps):
             hist += rng.multinomial(int(c), vertices[v], size=size)
     # delta depends on the histogram only: evaluate each distinct one once
     uniq, inv = np.unique(hist, axis=0, return_inverse=True)
-    return privacy_profile(mech, uniq, eps).reshape(len(uniq), eps.size)[inv.ravel()]
+    return privacy_profile(mech, uniq, epsilon).reshape(len(uniq), epsilon.size)[inv.ravel()]
 
 
 def smoothed_monte_carlo(mech, n, red, e, trials, rng, confidence, k, progress, executor, chunk, interval="betting") -> SmoothedResult:
@@ -65,7 +65,7 @@ def smoothed_monte_carlo(mech, n, red, e, trials, rng, confidence, k, progress, 
     for i, (c, seed) in enumerate(zip(comps, seeds)):
         d = monte_carlo_map(
             _mc_trials, trials, seed, executor=executor, chunk=chunk, progress=False,
-            kwargs={"mech": mech, "counts": c, "vertices": V, "eps": e},
+            kwargs={"mech": mech, "counts": c, "vertices": V, "epsilon": e},
         )
         means[i], lows[i], highs[i] = ci_fn(d, alpha, bound)
         if bar is not None:

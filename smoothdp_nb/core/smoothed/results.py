@@ -24,10 +24,10 @@ class SmoothedResult:
 
     Attributes
     ----------
-    delta, log_delta : float or ndarray over eps
+    delta, log_delta : float or ndarray over epsilon
         ``max`` over compositions of ``E[delta_eps(x)]`` and its natural log
         (finite even when delta underflows).
-    eps : ndarray
+    epsilon : ndarray
     n : int
     vertices : ndarray (l*, m)
         The convex-hull vertices of Pi actually used (Proposition 7).
@@ -36,7 +36,7 @@ class SmoothedResult:
     worst_composition : ndarray of int (l*,) or (E, l*)
         Number of records following each vertex at the maximum.
     table : pandas.DataFrame
-        One row per composition and eps: ``eps``, one count column per
+        One row per composition and epsilon: ``epsilon``, one count column per
         vertex, ``delta`` and ``log_delta`` (Monte Carlo: also the interval).
     dp_delta : float
         The worst case over all databases, for comparison.
@@ -47,7 +47,7 @@ class SmoothedResult:
 
     mechanism: Any
     n: int
-    eps: np.ndarray
+    epsilon: np.ndarray
     log_delta_values: np.ndarray
     vertices: np.ndarray
     vertex_labels: list
@@ -56,7 +56,7 @@ class SmoothedResult:
     table_columns: dict = field(repr=False)  # the table's columns; the DataFrame is built on first use
     dp_delta: float
     method: str
-    scalar_eps: bool = False
+    scalar_epsilon: bool = False
     ci_low_values: np.ndarray | None = None
     ci_high_values: np.ndarray | None = None
     confidence: float | None = None
@@ -67,13 +67,13 @@ class SmoothedResult:
 
     @cached_property
     def table(self) -> pd.DataFrame:
-        """One row per eps and composition (see the class docstring)."""
+        """One row per epsilon and composition (see the class docstring)."""
         return pd.DataFrame(self.table_columns)
 
     def _shape(self, arr):
         if arr is None:
             return None
-        return float(arr[0]) if self.scalar_eps else arr
+        return float(arr[0]) if self.scalar_epsilon else arr
 
     @property
     def log_delta(self):
@@ -94,13 +94,13 @@ class SmoothedResult:
     @property
     def worst_composition(self):
         w = self.worst_composition_values
-        return w[0] if self.scalar_eps else w
+        return w[0] if self.scalar_epsilon else w
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per eps: delta, log10 delta, DP delta, worst composition (and CI)."""
+        """One row per epsilon: delta, log10 delta, DP delta, worst composition (and CI)."""
         df = pd.DataFrame(
             {
-                "eps": self.eps,
+                "epsilon": self.epsilon,
                 "delta": np.exp(self.log_delta_values),
                 "log10_delta": self.log_delta_values / math.log(10),
                 "dp_delta": self.dp_delta,
@@ -118,7 +118,7 @@ class SmoothedResult:
             "method": self.method,
             "mechanism": repr(self.mechanism),
             "n": self.n,
-            "eps": self.eps.tolist(),
+            "epsilon": self.epsilon.tolist(),
             "delta": np.exp(self.log_delta_values).tolist(),
             "log_delta": self.log_delta_values.tolist(),
             "dp_delta": self.dp_delta,
@@ -141,9 +141,9 @@ class SmoothedResult:
             + ")"
         )
         lines = [head, f"DP delta (worst case) = {self.dp_delta:.4g}"]
-        for i, e in enumerate(self.eps):
+        for i, e in enumerate(self.epsilon):
             ld = self.log_delta_values[i]
-            txt = f"  eps = {e:g}: delta = {format_log(ld)}"
+            txt = f"  epsilon = {e:g}: delta = {format_log(ld)}"
             if self.ci_low_values is not None:
                 txt += f"  [{self.ci_low_values[i]:.3g}, {self.ci_high_values[i]:.3g}] ({self.confidence:.0%})"
             txt += f"  at composition {tuple(int(c) for c in self.worst_composition_values[i])}"
@@ -152,7 +152,7 @@ class SmoothedResult:
 
     def __repr__(self) -> str:
         return f"<SmoothedResult {self.method}: " + "; ".join(
-            f"eps={e:g} delta={format_log(ld)}" for e, ld in zip(self.eps, self.log_delta_values)
+            f"epsilon={e:g} delta={format_log(ld)}" for e, ld in zip(self.epsilon, self.log_delta_values)
         ) + ">"
 
     def chart(self):
@@ -170,9 +170,9 @@ class SmoothedResult:
 def assemble_result(mech, n, red, e, comps, vals, method, t0, lo=None, hi=None, **extra) -> SmoothedResult:
     best = np.argmax(vals, axis=0)
     labels = [str(v) for v in red.vertex_labels]
-    # one row per (eps, composition), eps-major; built column by column in one go
+    # one row per (epsilon, composition), epsilon-major; built column by column in one go
     C, E = comps.shape[0], e.size
-    columns = {"eps": np.repeat(e, C)}
+    columns = {"epsilon": np.repeat(e, C)}
     for i, lab in enumerate(labels):
         columns[f"n_{lab}"] = np.tile(comps[:, i], E)
     flat = vals.T.ravel()
@@ -186,7 +186,7 @@ def assemble_result(mech, n, red, e, comps, vals, method, t0, lo=None, hi=None, 
     return SmoothedResult(
         mechanism=mech,
         n=n,
-        eps=e,
+        epsilon=e,
         log_delta_values=vals[best, np.arange(e.size)],
         vertices=red.vertices,
         vertex_labels=list(red.vertex_labels),
@@ -238,7 +238,7 @@ class SmoothedCurve:
 
     @classmethod
     def from_results(cls, results: list) -> "SmoothedCurve":
-        """Assemble the curve (table over n and eps, exponential fit per eps)
+        """Assemble the curve (table over n and epsilon, exponential fit per epsilon)
         from :class:`SmoothedResult` objects computed for several n."""
         if not results:
             raise ValueError("results must contain at least one SmoothedResult")
@@ -250,11 +250,11 @@ class SmoothedCurve:
         table = pd.concat(rows, ignore_index=True)
         table["log_delta"] = table["log10_delta"] * math.log(10)
         fits = []
-        for ev, g in table.groupby("eps", sort=True):
+        for ev, g in table.groupby("epsilon", sort=True):
             f = fit_exponential(g["n"], g["log_delta"])
-            f["eps"] = ev
+            f["epsilon"] = ev
             fits.append(f)
-        cols = ["eps", "slope", "intercept", "r2", "log10_slope"]
+        cols = ["epsilon", "slope", "intercept", "r2", "log10_slope"]
         return cls(results=list(results), table=table, fits=pd.DataFrame(fits)[cols])
 
     def to_frame(self) -> pd.DataFrame:
@@ -266,7 +266,7 @@ class SmoothedCurve:
     def __str__(self) -> str:
         lines = ["Smoothed delta vs n (exponential fit log delta = a + b n):"]
         for row in self.fits.itertuples():
-            lines.append(f"  eps = {row.eps:g}: b = {row.slope:.4g} per record (R^2 = {row.r2:.4f})")
+            lines.append(f"  epsilon = {row.epsilon:g}: b = {row.slope:.4g} per record (R^2 = {row.r2:.4f})")
         return "\n".join(lines)
 
     def chart(self):

@@ -301,7 +301,7 @@ class SamplingAverage:
     2
     """
 
-    def __init__(self, T: int | None = None, eta=None, *, grid, output: str = "sum"):
+    def __init__(self, eta=None, *, T: int | None = None, grid, output: str = "sum"):
         self._rate, self.eta, self.T = sampling_size_spec(eta, T)
         if output not in _OUTPUTS:
             raise ValueError(f"output must be 'sum' or 'rounded_mean', got {output!r}")

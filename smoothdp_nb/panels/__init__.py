@@ -1,9 +1,17 @@
 """Live notebook panels (``sdp.panels.smoothed_dp()`` and friends).
 
-Each function returns a panel object that displays as an ipywidgets box with
-controls and an Altair ``JupyterChart`` updated in place; see
-:mod:`smoothdp_nb.widgets` for how.  Requires ``ipywidgets`` and
-``anywidget``; ``vl-convert-python`` makes the chart work offline.
+Each function returns a panel that displays as an ipywidgets box with
+controls, a status line and an Altair ``JupyterChart`` updated in place
+(:mod:`.live`); the charts are the builders of :mod:`smoothdp_nb.display`,
+the same as the result objects' and the notebooks'.  One module per panel:
+
+* :func:`smoothed_dp` -- :class:`~.smoothed.SmoothedDPPanel`;
+* :func:`election` -- :class:`~.election.ElectionPanel`;
+* :func:`noise_comparison` -- :class:`~.noise.NoiseComparisonPanel`;
+* :func:`release` -- :class:`~.release.ReleasePanel`.
+
+Requires ``ipywidgets`` and ``anywidget``; ``vl-convert-python`` makes the
+chart work offline.
 
 Examples
 --------
@@ -17,14 +25,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .widgets import (
-    ElectionPanel,
-    LiveChart,
-    NoiseComparisonPanel,
-    ReleasePanel,
-    SmoothedDPPanel,
-    enable_offline,
-)
+from .election import ElectionPanel
+from .live import LiveChart, enable_offline
+from .noise import NoiseComparisonPanel
+from .release import ReleasePanel
+from .smoothed import SmoothedDPPanel
 
 __all__ = [
     "smoothed_dp",
@@ -44,9 +49,9 @@ def smoothed_dp(**kwargs: Any) -> SmoothedDPPanel:
     """Panel: smoothed delta of the sampling histogram against epsilon.
 
     Sliders for eta, n, the epsilon range and Pi (an interval of two-category
-    distributions, or the 2020 district shares); exact computation within a
-    time budget, coarse Monte Carlo beyond it.  Keyword arguments go to
-    :class:`~smoothdp_nb.widgets.SmoothedDPPanel`.
+    distributions, or the 2020 district shares); the exact method whenever its
+    estimated cost is within the budget, Monte Carlo (said so in the chart)
+    beyond it.  Keyword arguments go to :class:`SmoothedDPPanel`.
     """
     return SmoothedDPPanel(**kwargs)
 
@@ -54,7 +59,7 @@ def smoothed_dp(**kwargs: Any) -> SmoothedDPPanel:
 def election(**kwargs: Any) -> ElectionPanel:
     """Panel: privacy profile of the sampling histogram on the US elections 1920-2020.
 
-    Keyword arguments go to :class:`~smoothdp_nb.widgets.ElectionPanel`.
+    Keyword arguments go to :class:`ElectionPanel`.
     """
     return ElectionPanel(**kwargs)
 
@@ -62,7 +67,7 @@ def election(**kwargs: Any) -> ElectionPanel:
 def noise_comparison(**kwargs: Any) -> NoiseComparisonPanel:
     """Panel: noise std per unit of smooth sensitivity against gamma, per family.
 
-    Keyword arguments go to :class:`~smoothdp_nb.widgets.NoiseComparisonPanel`.
+    Keyword arguments go to :class:`NoiseComparisonPanel`.
     """
     return NoiseComparisonPanel(**kwargs)
 
@@ -70,9 +75,10 @@ def noise_comparison(**kwargs: Any) -> NoiseComparisonPanel:
 def release(series: Any, **kwargs: Any) -> ReleasePanel:
     """Panel: private release of a statistic of ``series`` with smooth-sensitivity noise.
 
-    The true value is never shown unless "reveal true value" is ticked; new
-    noisy values are drawn only by the Release button.  Keyword arguments
+    The chart shows public numbers only unless "curator diagnostics" is
+    ticked; the true value only while "reveal true value" is ticked; new noisy
+    values are drawn only by the Release button.  Keyword arguments
     (``bounds=``, ``query=``, ``epsilon=``, ``noise=``, ``delta=``) go to
-    :class:`~smoothdp_nb.widgets.ReleasePanel`.
+    :class:`ReleasePanel`.
     """
     return ReleasePanel(series, **kwargs)

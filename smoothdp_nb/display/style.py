@@ -1,0 +1,157 @@
+"""One look for every chart: sizes, fonts, palette, log axes, titles.
+
+Conventions (the same in every builder, so that a lecturer can project any
+figure of the package):
+
+* **Log axes.**  Quantities spanning many orders of magnitude (delta, noise
+  std, gamma) are plotted as ``log10(value)`` on a *linear* scale -- delta may
+  lie far below the float64 range, where a Vega log scale cannot go -- with
+  ticks only at integer exponents (``tickMinStep=1``) labelled ``10⁻³²``.
+  An invisible layer (:func:`decade_extent`) stretches the domain to whole
+  decades, so that a range narrower than one decade still shows two labelled
+  ticks.  None of this depends on the data in the chart's *structure*: live
+  panels can replace the data in place.
+* **Palette.**  Okabe & Ito's colour-blind-safe qualitative scheme (without
+  its yellow, which vanishes on a projector), in a fixed order.
+* **Line styles.**  Solid: exact values; dashed: references (DP delta, fits,
+  bounds).  Legends draw the style they refer to.
+* **Titles.**  Axis titles name the quantity and its unit once; chart titles
+  start with the paper's figure number when they reproduce one.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "WIDTH",
+    "HEIGHT",
+    "PALETTE",
+    "DASHES",
+    "MAX_ROWS",
+    "EXPONENT_LABEL",
+    "log_axis",
+    "log10_field",
+    "decade_extent",
+    "extent_layer",
+    "color",
+    "title",
+    "finish",
+]
+
+#: plot area in pixels (readable on a projector, fits a notebook column)
+WIDTH = 460
+HEIGHT = 280
+
+#: Okabe & Ito (2008) without yellow: blue, orange, green, vermillion, purple, sky blue, black
+PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000"]
+
+#: stroke dash arrays by role
+DASHES = {"solid": [1, 0], "dashed": [6, 4], "dotted": [2, 3]}
+
+#: rows per chart dataset; Altair's default data transformer refuses more than 5000
+MAX_ROWS = 4000
+
+_FONT = {"labelFontSize": 12, "titleFontSize": 13}
+
+_SUPERSCRIPT = {"-": "⁻", "−": "⁻", **{str(d): "⁰¹²³⁴⁵⁶⁷⁸⁹"[d] for d in range(10)}}
+
+
+def _superscript_expr(value: str) -> str:
+    """Vega expression writing the integer ``value`` in superscript digits."""
+    expr = f"'' + {value}"
+    for plain, sup in _SUPERSCRIPT.items():
+        expr = f"replace({expr}, regexp('{plain}', 'g'), '{sup}')"
+    return expr
+
+
+#: axis labels of a log10 value: ``10⁻³²``; non-integers (never produced with tickMinStep=1) keep a mantissa
+EXPONENT_LABEL = (
+    f"datum.value == floor(datum.value) ? '10' + {_superscript_expr('datum.value')} : "
+    "format(pow(10, datum.value - floor(datum.value)), '.2~f') + '·10' + "
+    f"{_superscript_expr('floor(datum.value)')}"
+)
+
+
+def log_axis(title: str, **kw: Any) -> alt.Axis:
+    """Axis of a log10 field: ticks at integer exponents only, labelled ``10^k``."""
+    return alt.Axis(title=title, tickMinStep=1, labelExpr=EXPONENT_LABEL, tickCount=6, labelOverlap=True,
+                    **_FONT, **kw)
+
+
+def axis(title: str, **kw: Any) -> alt.Axis:
+    """A linear axis with the package's fonts and overlap removal."""
+    return alt.Axis(title=title, labelOverlap=True, **_FONT, **kw)
+
+
+def log10_field(values: Any) -> np.ndarray:
+    """``log10`` of non-negative values (``-inf`` for 0), as float64."""
+    with np.errstate(divide="ignore"):
+        return np.log10(np.clip(np.asarray(values, dtype=float), 0.0, None))
+
+
+def decade_extent(log10_values: Any, pad_below: float = 0.0) -> tuple[float, float] | None:
+    """The whole decades around the finite values (at least one decade wide), or None."""
+    v = np.asarray(log10_values, dtype=float)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return None
+    lo, hi = math.floor(float(v.min()) - pad_below), math.ceil(float(v.max()))
+    if hi - lo < 1:
+        hi = lo + 1
+    return float(lo), float(hi)
+
+
+def extent_layer(encoding: alt.X | alt.Y, log10_values: Any, *, pad_below: float = 0.0) -> alt.Chart:
+    """An invisible layer whose two points stretch a log10 axis to whole decades.
+
+    ``encoding`` is the axis' own position encoding (same field, same axis),
+    so the layer adds nothing to the axis title.  Always present (with zero
+    rows when there is nothing to stretch): the chart's structure does not
+    depend on the data.
+    """
+    field = str(encoding.shorthand).split(":")[0]
+    ext = decade_extent(log10_values, pad_below)
+    frame = pd.DataFrame({field: [] if ext is None else list(ext)}, dtype=float)
+    channel = "y" if isinstance(encoding, alt.Y) else "x"
+    return alt.Chart(frame).mark_point(opacity=0, size=0).encode(**{channel: encoding})
+
+
+def color(field: str, title: str, kind: str = "N", *, domain: Sequence[Any] | None = None,
+          dashes: Sequence[Sequence[float]] | None = None, **kw: Any) -> alt.Color:
+    """Colour encoding with the palette; a legend with line symbols."""
+    scale = alt.Scale(range=PALETTE) if domain is None else alt.Scale(domain=list(domain), range=PALETTE[: len(domain)])
+    legend = alt.Legend(title=title or None, symbolType="stroke", symbolStrokeWidth=3, labelFontSize=12,
+                        titleFontSize=12, labelLimit=320)
+    return alt.Color(f"{field}:{kind}", scale=scale, legend=legend, **kw)
+
+
+def dash(field: str, title: str, domain: Sequence[str], styles: Sequence[str]) -> alt.StrokeDash:
+    """Stroke-dash encoding whose legend draws each style (solid, dashed, dotted)."""
+    return alt.StrokeDash(
+        f"{field}:N",
+        scale=alt.Scale(domain=list(domain), range=[DASHES[s] for s in styles]),
+        legend=alt.Legend(title=title or None, symbolType="stroke", symbolStrokeWidth=2, symbolSize=400,
+                          labelFontSize=12, titleFontSize=12, labelLimit=320),
+    )
+
+
+def title(text: str, subtitle: str | Sequence[str] | None = None) -> alt.TitleParams:
+    """Chart title (the paper's figure number first, when there is one)."""
+    sub = [subtitle] if isinstance(subtitle, str) else (list(subtitle) if subtitle else alt.Undefined)
+    return alt.TitleParams(text, subtitle=sub, fontSize=15, subtitleFontSize=12, anchor="start",
+                           subtitleColor="#333", limit=WIDTH + 160)
+
+
+def finish(chart: alt.TopLevelMixin, heading: str | alt.TitleParams | None = None, *, width: int = WIDTH,
+           height: int = HEIGHT) -> alt.TopLevelMixin:
+    """Size the chart and set its title (no ``configure``: charts stay composable)."""
+    chart = chart.properties(width=width, height=height)
+    if heading is None:
+        return chart
+    return chart.properties(title=heading if isinstance(heading, alt.TitleParams) else title(heading))

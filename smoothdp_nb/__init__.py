@@ -9,7 +9,7 @@ registry :mod:`smoothdp_nb.core.rendering`, whose loader, installed here,
 imports :mod:`.display` the first time a chart or rich display is needed.
 """
 
-from .core import *  # noqa: F401,F403
+from .core import *
 from .core import __all__ as _core_all
 from .core import rendering as _rendering
 from .core.release import release

@@ -25,10 +25,11 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
-__all__ = ["Renderer", "RendererRegistry", "renderers", "chart", "mimebundle"]
+__all__ = ["Renderer", "RendererRegistry", "chart", "mimebundle", "renderers"]
 
 
 @dataclass(frozen=True)

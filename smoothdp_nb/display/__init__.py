@@ -21,7 +21,13 @@ no CDN).
 from __future__ import annotations
 
 from ..core._format import format_log10
-from .delta import bound_chart, delta_vs_epsilon_chart, delta_vs_n_chart, figure1_chart, profile_chart
+from .delta import (
+    bound_chart,
+    delta_vs_epsilon_chart,
+    delta_vs_n_chart,
+    figure1_chart,
+    profile_chart,
+)
 from .noise import noise_chart
 from .register import register as _register
 from .register import summary_bundle
@@ -30,20 +36,20 @@ from .render import render_png, render_svg
 from .style import MAX_ROWS, PALETTE
 
 __all__ = [
-    "delta_vs_epsilon_chart",
-    "delta_vs_n_chart",
-    "profile_chart",
-    "figure1_chart",
-    "bound_chart",
-    "noise_chart",
-    "release_chart",
-    "release_density",
-    "render_svg",
-    "render_png",
-    "summary_bundle",
-    "format_log10",
     "MAX_ROWS",
     "PALETTE",
+    "bound_chart",
+    "delta_vs_epsilon_chart",
+    "delta_vs_n_chart",
+    "figure1_chart",
+    "format_log10",
+    "noise_chart",
+    "profile_chart",
+    "release_chart",
+    "release_density",
+    "render_png",
+    "render_svg",
+    "summary_bundle",
 ]
 
 _register()

@@ -11,7 +11,8 @@ data (empty layers stay), so the live panels can update them in place.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import altair as alt
 import numpy as np
@@ -20,12 +21,12 @@ import pandas as pd
 from . import frames, style
 
 __all__ = [
+    "bound_chart",
     "delta_vs_epsilon_chart",
     "delta_vs_n_chart",
-    "profile_chart",
     "figure1_chart",
-    "bound_chart",
     "informative_band",
+    "profile_chart",
 ]
 
 _LN10 = math.log(10.0)
@@ -76,8 +77,9 @@ def _dp_layers(value: float | None, y: alt.Y, dash: alt.StrokeDash) -> list[alt.
 def _note_layer(text: str | None) -> alt.Chart:
     """A line of text inside the plot's top-left corner (zero rows: nothing)."""
     note = pd.DataFrame({"note": [] if not text else [text]}, dtype=object)
-    return alt.Chart(note).mark_text(align="left", baseline="top", fontSize=12, color="#D55E00",
-                                     fontWeight="bold").encode(x=alt.value(6), y=alt.value(6), text="note:N")
+    return alt.Chart(note).mark_text(align="right", baseline="top", fontSize=12, color="#D55E00",
+                                     fontWeight="bold").encode(x=alt.value(style.WIDTH - 6), y=alt.value(8),
+                                                               text="note:N")
 
 
 def delta_vs_epsilon_chart(frame: pd.DataFrame, title: str | alt.TitleParams | None = None, *,
@@ -119,7 +121,7 @@ def delta_vs_epsilon_chart(frame: pd.DataFrame, title: str | alt.TitleParams | N
         tooltip=[alt.Tooltip("epsilon:Q", title="ε"), alt.Tooltip("interval:N", title="interval")],
     )
     extra = [c for c in df.columns if c.startswith("n_")]
-    line = alt.Chart(df).mark_line(point=alt.OverlayMarkDef(filled=True, size=40), color=style.PALETTE[0],
+    line = alt.Chart(df).mark_line(point=alt.OverlayMarkDef(filled=True, size=40, color=style.PALETTE[0]), color=style.PALETTE[0],
                                    strokeWidth=2.5).encode(
         x=x, y=y, strokeDash=dash,
         tooltip=[alt.Tooltip("epsilon:Q", title="ε"), alt.Tooltip("delta_text:N", title="δ")]
@@ -186,15 +188,15 @@ def delta_vs_n_chart(table: pd.DataFrame, fits: pd.DataFrame | None = None,
         alt.Chart(bands).mark_area(opacity=0.2).encode(x=x, y=alt.Y("lo:Q", axis=style.log_axis("smoothed δ")),
                                                        y2="hi:Q", color=colour, detail="epsilon_label:N"),
         alt.Chart(df).mark_line(point=alt.OverlayMarkDef(filled=True, size=40), strokeWidth=2.5).encode(
-            x=x, y=y, color=colour, strokeDash=dash,
+            x=x, y=y, color=colour,
             tooltip=[alt.Tooltip("n:Q", title="n"), alt.Tooltip("epsilon_label:N", title="ε"),
                      alt.Tooltip("delta_text:N", title="δ")]),
-        alt.Chart(fit_df).mark_line(strokeWidth=1.5, opacity=0.9).encode(
-            x=x, y=y, color=colour, strokeDash=dash, detail="epsilon_label:N",
+        alt.Chart(fit_df).mark_line(strokeWidth=1.5, opacity=0.9, strokeDash=style.DASHES["dashed"]).encode(
+            x=x, y=y, color=colour, detail="epsilon_label:N",
             tooltip=[alt.Tooltip("epsilon_label:N", title="ε"), alt.Tooltip("fit:N", title="fit")]),
     ]
     layers += _dp_layers(frames.first_dp_delta(df), y, dash)
-    layers.append(_note_layer(note))
+    layers += [style.dash_key(dash), _note_layer(note)]
     return style.finish(alt.layer(*layers), title)
 
 
@@ -248,7 +250,7 @@ def profile_chart(frame: pd.DataFrame, x: str = "year", color: str | None = None
         x_enc = alt.X(f"{x}:{'O' if numeric_x else 'N'}", axis=style.axis(x, labelAngle=-45), sort=None)
     y = alt.Y("log10_delta:Q", axis=style.log_axis("δ_ε(x)"), scale=alt.Scale(zero=False))
     dash = style.dash("series", "", ["δ(x)", _DP], ["solid", "dashed"])
-    enc: dict[str, Any] = {"x": x_enc, "y": y, "strokeDash": dash,
+    enc: dict[str, Any] = {"x": x_enc, "y": y,
                            "tooltip": [alt.Tooltip(f"{c}:N") for c in keys if c != "epsilon"]
                            + ([alt.Tooltip("epsilon_label:N", title="ε")] if "epsilon" in keys else [])
                            + [alt.Tooltip("delta_text:N", title="δ")]}
@@ -264,7 +266,7 @@ def profile_chart(frame: pd.DataFrame, x: str = "year", color: str | None = None
     line = alt.Chart(df).mark_line(point=alt.OverlayMarkDef(filled=True, size=30), strokeWidth=2).encode(**enc)
     dp = frames.first_dp_delta(df)
     values = np.r_[df["log10_delta"].to_numpy(float), [math.log10(dp)] if dp else []]
-    layers = [style.extent_layer(y, values), line, *_dp_layers(dp, y, dash)]
+    layers = [style.extent_layer(y, values), line, *_dp_layers(dp, y, dash), style.dash_key(dash)]
     return style.finish(alt.layer(*layers), title)
 
 
@@ -299,7 +301,7 @@ def figure1_chart(frame: pd.DataFrame, title: str | None = None) -> alt.VConcatC
     dp = frames.first_dp_delta(df)
     top = alt.layer(
         style.extent_layer(y, np.r_[top_df["log10_delta"].to_numpy(float), [math.log10(dp)] if dp else []]),
-        alt.Chart(top_df).mark_line(point=alt.OverlayMarkDef(filled=True, size=30), color=style.PALETTE[0],
+        alt.Chart(top_df).mark_line(point=alt.OverlayMarkDef(filled=True, size=30, color=style.PALETTE[0]), color=style.PALETTE[0],
                                     strokeWidth=2).encode(x=x, y=y, strokeDash=dash, tooltip=tips),
         *_dp_layers(dp, y, dash),
     ).properties(width=style.WIDTH, height=200)
@@ -307,7 +309,7 @@ def figure1_chart(frame: pd.DataFrame, title: str | None = None) -> alt.VConcatC
     yu = alt.Y("log10_utility:Q", axis=style.log_axis("adjusted utility, eq. (3)"), scale=alt.Scale(zero=False))
     bottom = alt.layer(
         style.extent_layer(yu, bottom_df["log10_utility"]),
-        alt.Chart(bottom_df).mark_line(point=alt.OverlayMarkDef(filled=True, size=30, shape="diamond"),
+        alt.Chart(bottom_df).mark_line(point=alt.OverlayMarkDef(filled=True, size=40, shape="diamond", color=style.PALETTE[3]),
                                        color=style.PALETTE[3], strokeWidth=2).encode(x=x, y=yu, tooltip=tips),
     ).properties(width=style.WIDTH, height=200)
     chart = alt.vconcat(top, bottom, spacing=12).resolve_scale(y="independent")
@@ -338,13 +340,17 @@ def bound_chart(exact: pd.DataFrame, bound: pd.DataFrame, title: str | alt.Title
     both["delta_text"] = frames.delta_text(both["log10_delta"])
     both = frames.thin(both, "n")
     y = alt.Y("log10_delta:Q", axis=style.log_axis("smoothed δ"), scale=alt.Scale(zero=False))
-    line = alt.Chart(both).mark_line(point=alt.OverlayMarkDef(filled=True, size=30), strokeWidth=2).encode(
-        x=alt.X("n:Q", axis=style.axis("n (records)", format="~s"), scale=alt.Scale(zero=False)),
-        y=y,
-        color=_eps_color(both),
-        strokeDash=style.dash("series", "", [exact_label, bound_label], ["solid", "dashed"]),
-        detail="series:N",
-        tooltip=[alt.Tooltip("series:N", title=""), alt.Tooltip("n:Q"), alt.Tooltip("epsilon_label:N", title="ε"),
-                 alt.Tooltip("delta_text:N", title="δ")],
-    )
-    return style.finish(alt.layer(style.extent_layer(y, both["log10_delta"]), line), title)
+    x = alt.X("n:Q", axis=style.axis("n (records)", format="~s"), scale=alt.Scale(zero=False))
+    colour = _eps_color(both)
+    tips = [alt.Tooltip("series:N", title=""), alt.Tooltip("n:Q"), alt.Tooltip("epsilon_label:N", title="ε"),
+            alt.Tooltip("delta_text:N", title="δ")]
+    layers = [
+        style.extent_layer(y, both["log10_delta"]),
+        alt.Chart(both[both["series"] == exact_label]).mark_line(
+            point=alt.OverlayMarkDef(filled=True, size=30), strokeWidth=2.5).encode(x=x, y=y, color=colour, tooltip=tips),
+        alt.Chart(both[both["series"] == bound_label]).mark_line(
+            point=alt.OverlayMarkDef(filled=False, size=30), strokeWidth=2, strokeDash=style.DASHES["dashed"]).encode(
+            x=x, y=y, color=colour, tooltip=tips),
+        style.dash_key(style.dash("series", "", [exact_label, bound_label], ["solid", "dashed"])),
+    ]
+    return style.finish(alt.layer(*layers), title)

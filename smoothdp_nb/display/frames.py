@@ -7,7 +7,7 @@ Altair embeds at most 5000 rows, so large grids are thinned evenly first.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -15,7 +15,7 @@ import pandas as pd
 from ..core._format import format_log10
 from .style import MAX_ROWS
 
-__all__ = ["with_log10", "max_per", "thin", "finite", "delta_text", "first_dp_delta"]
+__all__ = ["delta_text", "finite", "first_dp_delta", "max_per", "thin", "with_log10"]
 
 _LN10 = math.log(10.0)
 

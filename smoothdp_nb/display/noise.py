@@ -71,10 +71,13 @@ def noise_chart(frame: pd.DataFrame, gamma: float | None = None,
         Both axes in log10 with ticks at powers of ten.
     """
     df = _prepare(frame).iloc[: style.MAX_ROWS]
-    domain = [FAMILY_LABELS[f] for f in FAMILY_LABELS] + sorted(set(df["noise"]) - set(FAMILY_LABELS.values()))
+    # the families present, each in its fixed colour (PolyPlace is always blue)
+    fixed = list(FAMILY_LABELS.values())
+    present = [lab for lab in fixed if lab in set(df["noise"])] + sorted(set(df["noise"]) - set(fixed))
+    palette = {lab: style.PALETTE[i % len(style.PALETTE)] for i, lab in enumerate(fixed + present)}
     x = alt.X("log10_gamma:Q", axis=style.log_axis("γ (smoothness of the sensitivity)"), scale=alt.Scale(zero=False))
     y = alt.Y("log10_std:Q", axis=style.log_axis("noise std / smooth sensitivity"), scale=alt.Scale(zero=False))
-    colour = style.color("noise", "noise", domain=domain[: len(style.PALETTE)])
+    colour = style.color("noise", "noise", domain=present, range_=[palette[lab] for lab in present])
     dash = style.dash("line", "", ["smooth sensitivity", "reference"], ["solid", "dashed"])
     tips = [alt.Tooltip("noise:N"), alt.Tooltip("gamma:Q", title="γ", format=".4g"),
             alt.Tooltip("std_text:N", title="std / SS")]

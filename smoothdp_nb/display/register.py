@@ -9,7 +9,7 @@ from ..core.results import NoiseComparison, ProfileResult, ReleaseReport
 from ..core.smoothed.results import SmoothedCurve, SmoothedResult
 from . import render, results
 
-__all__ = ["KINDS", "register", "kind_of", "summary_bundle"]
+__all__ = ["KINDS", "kind_of", "register", "summary_bundle"]
 
 #: result class -> (kind, chart builder, summary table)
 KINDS: dict[type, tuple[str, Any, Any]] = {

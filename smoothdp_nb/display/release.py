@@ -11,7 +11,8 @@ diagnostics=True)``, or the panel's diagnostics box), and then with the label
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import altair as alt
 import numpy as np
@@ -20,7 +21,7 @@ import pandas as pd
 from ..core import noise as _noise
 from . import style
 
-__all__ = ["DIAGNOSTIC_LABEL", "release_density", "release_chart"]
+__all__ = ["DIAGNOSTIC_LABEL", "release_chart", "release_density"]
 
 #: the label every drawing of a data-dependent quantity carries
 DIAGNOSTIC_LABEL = "data-dependent: not covered by the privacy guarantee"
@@ -95,13 +96,14 @@ def release_chart(releases: Sequence[Any], bounds: tuple[float, float], *, name:
     pts = pd.DataFrame(rows, columns=["release", "value", "which", "value_text", "lattice_text", "epsilon"])
     x = alt.X("value:Q", axis=style.axis(f"{query} of {name}", tickCount=6, format="~g"),
               scale=alt.Scale(domain=[lo, hi], nice=False, zero=False))
-    y = alt.Y("release:Q", axis=style.axis("release number", tickMinStep=1, format="d"),
+    y = alt.Y("release:Q", axis=style.axis("release number", tickMinStep=1,
+                                          labelExpr="datum.value == floor(datum.value) ? datum.value : ''"),
               scale=alt.Scale(zero=False, nice=False))
-    colour = style.color("which", "", domain=["latest release", "earlier releases", "true value (hidden when published)"])
+    colour = style.color("which", "", domain=["latest release", "earlier releases", "true value (teaching only)"])
     extent = pd.DataFrame({"value": [lo, hi], "release": [0.5, max(k, 1) + 0.5]})
     latest = pts.tail(1)
     truth = pd.DataFrame({"value": [] if true_value is None else [float(true_value)],
-                          "which": [] if true_value is None else ["true value (hidden when published)"]})
+                          "which": [] if true_value is None else ["true value (teaching only)"]})
     notes = pd.DataFrame({"note": [note] if note else []}, dtype=object)
     tips = [alt.Tooltip("release:Q", title="release"), alt.Tooltip("value_text:N", title="value"),
             alt.Tooltip("lattice_text:N", title="lattice step"), alt.Tooltip("epsilon:Q", title="ε")]

@@ -16,7 +16,7 @@ import altair as alt
 
 from ..core.rendering import Renderer
 
-__all__ = ["render_svg", "render_png", "bundle", "MAX_SUMMARY_ROWS"]
+__all__ = ["MAX_SUMMARY_ROWS", "bundle", "render_png", "render_svg"]
 
 #: rows of the summary table shown above a chart
 MAX_SUMMARY_ROWS = 20
@@ -68,7 +68,7 @@ def bundle(obj: Any, renderer: Renderer, chart: bool = True) -> dict[str, str]:
     if renderer.summary is not None:
         try:
             summary = renderer.summary(obj)
-        except Exception as exc:  # a summary is a convenience
+        except Exception as exc:  # noqa: BLE001  (a summary is a convenience: never break the display)
             parts.append(f"<!-- summary failed: {html.escape(type(exc).__name__)} -->")
     if summary is not None:
         shown = summary.head(MAX_SUMMARY_ROWS)
@@ -80,7 +80,7 @@ def bundle(obj: Any, renderer: Renderer, chart: bool = True) -> dict[str, str]:
     if chart:
         try:
             parts.append(f"<div>{render_svg(renderer.chart(obj))}</div>")
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001  (nor a chart)
             msg = html.escape(f"{type(exc).__name__}: {exc}".splitlines()[0][:200])
             parts.append(f"<div><small>(chart not rendered: {msg})</small></div>")
     parts.append("</div>")

@@ -18,18 +18,18 @@ from ..core._format import format_log10
 from . import delta, frames, noise, release, style
 
 __all__ = [
-    "mechanism_label",
-    "profile_result_chart",
-    "profile_summary",
-    "smoothed_result_chart",
-    "smoothed_summary",
     "curve_chart",
     "curve_summary",
+    "mechanism_label",
+    "monte_carlo_note",
     "noise_comparison_chart",
     "noise_summary",
+    "profile_result_chart",
+    "profile_summary",
     "release_report_chart",
     "release_summary",
-    "monte_carlo_note",
+    "smoothed_result_chart",
+    "smoothed_summary",
 ]
 
 _LN10 = math.log(10.0)
@@ -79,16 +79,22 @@ def monte_carlo_note(result: Any) -> str | None:
     """The line a Monte Carlo chart carries (None for exact results)."""
     if getattr(result, "method", "exact") != "monte-carlo":
         return None
-    conf = getattr(result, "confidence", None)
     trials = getattr(result, "trials", None)
-    band = f"band: {conf:.0%} interval where under one decade wide" if conf else "band where informative"
-    return f"Monte Carlo estimate ({trials} trials per composition); {band}"
+    return f"Monte Carlo estimate, {trials} trials per composition"
+
+
+def _band_text(result: Any) -> str:
+    conf = getattr(result, "confidence", None)
+    level = f"{conf:.0%} " if conf else ""
+    return f"band: {level}interval, drawn where under one decade wide"
 
 
 def smoothed_result_chart(result: Any) -> alt.LayerChart:
     """Chart of a ``SmoothedResult``: smoothed delta against epsilon (Figure 2, right)."""
-    title = style.title(f"Smoothed δ (Definition 3), n = {result.n:,}",
-                        f"{mechanism_label(result.mechanism)}, {result.method}; dashed: DP δ")
+    sub = f"{mechanism_label(result.mechanism)}, {result.method}; dashed: DP δ"
+    if result.method == "monte-carlo":
+        sub += f"; {_band_text(result)}"
+    title = style.title(f"Smoothed δ (Definition 3), n = {result.n:,}", sub)
     return delta.delta_vs_epsilon_chart(result.to_frame(), title=title, note=monte_carlo_note(result))
 
 
@@ -109,8 +115,9 @@ def curve_chart(curve: Any) -> alt.LayerChart:
     """Chart of a ``SmoothedCurve``: smoothed delta against n with the exponential fits (Figure 2, left)."""
     methods = {getattr(r, "method", "exact") for r in curve.results}
     note = monte_carlo_note(curve.results[0]) if methods == {"monte-carlo"} else None
+    sub = "dashed: exponential fit and DP δ" + (f"; {_band_text(curve.results[0])}" if note else "")
     return delta.delta_vs_n_chart(curve.table, curve.fits, title=style.title(
-        "Smoothed δ against n (Theorem 3: exponentially small in n)", "dashed: exponential fit and DP δ"), note=note)
+        "Smoothed δ against n (Theorem 3: exponentially small in n)", sub), note=note)
 
 
 def curve_summary(curve: Any) -> pd.DataFrame:

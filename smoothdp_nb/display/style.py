@@ -22,26 +22,27 @@ figure of the package):
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import altair as alt
 import numpy as np
 import pandas as pd
 
 __all__ = [
-    "WIDTH",
-    "HEIGHT",
-    "PALETTE",
     "DASHES",
-    "MAX_ROWS",
     "EXPONENT_LABEL",
-    "log_axis",
-    "log10_field",
+    "HEIGHT",
+    "MAX_ROWS",
+    "PALETTE",
+    "WIDTH",
+    "color",
     "decade_extent",
     "extent_layer",
-    "color",
-    "title",
     "finish",
+    "log10_field",
+    "log_axis",
+    "title",
 ]
 
 #: plot area in pixels (readable on a projector, fits a notebook column)
@@ -70,22 +71,23 @@ def _superscript_expr(value: str) -> str:
     return expr
 
 
-#: axis labels of a log10 value: ``10⁻³²``; non-integers (never produced with tickMinStep=1) keep a mantissa
-EXPONENT_LABEL = (
-    f"datum.value == floor(datum.value) ? '10' + {_superscript_expr('datum.value')} : "
-    "format(pow(10, datum.value - floor(datum.value)), '.2~f') + '·10' + "
-    f"{_superscript_expr('floor(datum.value)')}"
-)
+#: axis labels of a log10 value: ``10⁻³²`` at integers; other ticks (Vega adds half decades on
+#: one-decade axes) stay unlabelled, so that no label repeats or carries a mantissa
+EXPONENT_LABEL = f"datum.value == floor(datum.value) ? '10' + {_superscript_expr('datum.value')} : ''"
+
+#: a font with the superscript digits (the generic sans-serif of some systems lacks ⁴-⁹ and ⁻)
+LABEL_FONT = "DejaVu Sans, Verdana, sans-serif"
 
 
 def log_axis(title: str, **kw: Any) -> alt.Axis:
     """Axis of a log10 field: ticks at integer exponents only, labelled ``10^k``."""
     return alt.Axis(title=title, tickMinStep=1, labelExpr=EXPONENT_LABEL, tickCount=6, labelOverlap=True,
-                    **_FONT, **kw)
+                    labelFont=LABEL_FONT, **_FONT, **kw)
 
 
 def axis(title: str, **kw: Any) -> alt.Axis:
-    """A linear axis with the package's fonts and overlap removal."""
+    """A linear axis with the package's fonts, at most about 8 ticks and overlap removal."""
+    kw.setdefault("tickCount", 8)
     return alt.Axis(title=title, labelOverlap=True, **_FONT, **kw)
 
 
@@ -123,11 +125,15 @@ def extent_layer(encoding: alt.X | alt.Y, log10_values: Any, *, pad_below: float
 
 
 def color(field: str, title: str, kind: str = "N", *, domain: Sequence[Any] | None = None,
-          dashes: Sequence[Sequence[float]] | None = None, **kw: Any) -> alt.Color:
-    """Colour encoding with the palette; a legend with line symbols."""
-    scale = alt.Scale(range=PALETTE) if domain is None else alt.Scale(domain=list(domain), range=PALETTE[: len(domain)])
-    legend = alt.Legend(title=title or None, symbolType="stroke", symbolStrokeWidth=3, labelFontSize=12,
-                        titleFontSize=12, labelLimit=320)
+          range_: Sequence[str] | None = None, **kw: Any) -> alt.Color:
+    """Colour encoding with the palette (or ``range_``); a legend with line symbols."""
+    colours = list(range_) if range_ is not None else PALETTE
+    if domain is None:
+        scale = alt.Scale(range=colours)
+    else:
+        scale = alt.Scale(domain=list(domain), range=[colours[i % len(colours)] for i in range(len(domain))])
+    legend = alt.Legend(title=title or None, symbolType="stroke", symbolStrokeWidth=3, symbolOpacity=1,
+                        labelFontSize=12, titleFontSize=12, labelLimit=320)
     return alt.Color(f"{field}:{kind}", scale=scale, legend=legend, **kw)
 
 
@@ -137,8 +143,20 @@ def dash(field: str, title: str, domain: Sequence[str], styles: Sequence[str]) -
         f"{field}:N",
         scale=alt.Scale(domain=list(domain), range=[DASHES[s] for s in styles]),
         legend=alt.Legend(title=title or None, symbolType="stroke", symbolStrokeWidth=2, symbolSize=400,
-                          labelFontSize=12, titleFontSize=12, labelLimit=320),
+                          symbolOpacity=1, labelFontSize=12, titleFontSize=12, labelLimit=320,
+                          symbolStrokeColor="#333"),
     )
+
+
+def dash_key(encoding: alt.StrokeDash) -> alt.Chart:
+    """An empty layer that carries the line-style legend, drawn in dark grey.
+
+    Vega-Lite draws the symbols of a strokeDash legend transparent when the
+    same layer also encodes colour by a field; layers with a colour field
+    therefore set their dash as a mark property, and this layer (no colour
+    field) owns the legend.
+    """
+    return alt.Chart(pd.DataFrame({"series": []}, dtype=object)).mark_rule(color="#333").encode(strokeDash=encoding)
 
 
 def title(text: str, subtitle: str | Sequence[str] | None = None) -> alt.TitleParams:

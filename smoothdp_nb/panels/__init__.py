@@ -32,16 +32,16 @@ from .release import ReleasePanel
 from .smoothed import SmoothedDPPanel
 
 __all__ = [
-    "smoothed_dp",
-    "election",
-    "noise_comparison",
-    "release",
-    "SmoothedDPPanel",
     "ElectionPanel",
+    "LiveChart",
     "NoiseComparisonPanel",
     "ReleasePanel",
-    "LiveChart",
+    "SmoothedDPPanel",
+    "election",
     "enable_offline",
+    "noise_comparison",
+    "release",
+    "smoothed_dp",
 ]
 
 

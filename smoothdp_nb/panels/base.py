@@ -27,8 +27,9 @@ import abc
 import html
 import math
 import time
+from collections.abc import Mapping
 from decimal import Decimal
-from typing import Any, Mapping
+from typing import Any
 
 import altair as alt
 import ipywidgets as W
@@ -38,8 +39,15 @@ import traitlets
 from ..core.budget import ComputationTooLarge
 from .live import STABLE_PREFIX, LiveChart
 
-__all__ = ["Panel", "snap", "snap_log", "DecimalSlider", "DecimalRangeSlider", "DecimalLogSlider",
-           "CONTROL_WIDTH"]
+__all__ = [
+    "CONTROL_WIDTH",
+    "DecimalLogSlider",
+    "DecimalRangeSlider",
+    "DecimalSlider",
+    "Panel",
+    "snap",
+    "snap_log",
+]
 
 CONTROL_WIDTH = "460px"
 _STYLE = {"description_width": "initial"}

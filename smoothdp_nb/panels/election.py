@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import altair as alt
 import ipywidgets as W
@@ -107,7 +108,7 @@ class ElectionPanel(Panel):
         if self.coarse_points <= 0 or len(missing) <= self.coarse_points:
             return full
         picks = {missing[int(i)] for i in np.round(np.linspace(0, len(missing) - 1, self.coarse_points))}
-        cached = set(float(e) for e in full) - set(missing)
+        cached = {float(e) for e in full} - set(missing)
         return np.array(sorted(cached | picks))
 
     def compute(self, epsilon: Sequence[float] | None = None) -> pd.DataFrame:

@@ -20,11 +20,12 @@ panels work without internet access.
 from __future__ import annotations
 
 import copy
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import altair as alt
 
-__all__ = ["LiveChart", "enable_offline", "rename_datasets", "STABLE_PREFIX"]
+__all__ = ["STABLE_PREFIX", "LiveChart", "enable_offline", "rename_datasets"]
 
 #: stable dataset names: panel_0, panel_1, ... in order of first use
 STABLE_PREFIX = "panel_"

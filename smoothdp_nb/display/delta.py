@@ -41,9 +41,9 @@ def _eps_label(values: Sequence[float]) -> list[str]:
     return [f"{float(v):.3g}" for v in values]
 
 
-def _eps_color(df: pd.DataFrame) -> alt.Color:
-    order = [lab for _, lab in sorted(set(zip(df["epsilon"], df["epsilon_label"])))]
-    return style.color("epsilon_label", "ε", domain=order or None)
+def _eps_color(df: pd.DataFrame | None = None) -> alt.Color:
+    # ordered by the numeric epsilon, without a data-dependent domain: live panels update in place
+    return style.color("epsilon_label", "ε", sort=alt.EncodingSortField("epsilon", op="min"))
 
 
 def informative_band(low: Any, high: Any, decades: float = BAND_DECADES) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -257,12 +257,8 @@ def profile_chart(frame: pd.DataFrame, x: str = "year", color: str | None = None
     if color is not None:
         if color == "epsilon":
             enc["color"] = _eps_color(df)
-        else:
-            order = list(dict.fromkeys(df[color].tolist()))
-            enc["color"] = style.color(color, color if color not in ("series", "setting") else "",
-                                       "N", domain=[str(v) for v in order] if len(order) <= len(style.PALETTE) else None)
-            if len(order) <= len(style.PALETTE):
-                df[color] = df[color].astype(str)
+        else:  # in order of appearance (e.g. the order the series were concatenated)
+            enc["color"] = style.color(color, color if color not in ("series", "setting") else "", "N", sort=None)
     line = alt.Chart(df).mark_line(point=alt.OverlayMarkDef(filled=True, size=30), strokeWidth=2).encode(**enc)
     dp = frames.first_dp_delta(df)
     values = np.r_[df["log10_delta"].to_numpy(float), [math.log10(dp)] if dp else []]

@@ -221,16 +221,19 @@ class Panel(abc.ABC):
         """The rows of the ``layer``-th dataset reference currently on screen."""
         return pd.DataFrame(self.live.data[f"{STABLE_PREFIX}{layer}"])
 
-    def chart_frame(self, mark: str) -> pd.DataFrame:
-        """The rows of the first layer drawing ``mark`` (e.g. ``"line"``) currently on screen."""
-        spec = self.live.skeleton
-        for layer in _layers(spec):
+    def layer_name(self, mark: str) -> str:
+        """The dataset name of the first visible layer drawing ``mark`` (e.g. ``"line"``)."""
+        for layer in _layers(self.live.skeleton):
             m = layer.get("mark")
-            kind = m.get("type") if isinstance(m, dict) else m
+            kind, opacity = (m.get("type"), m.get("opacity")) if isinstance(m, dict) else (m, None)
             name = layer.get("data", {}).get("name")
-            if kind == mark and name:
-                return pd.DataFrame(self.live.data[name])
+            if kind == mark and name and opacity != 0:  # opacity 0: the axes' invisible extent layers
+                return name
         raise KeyError(f"no {mark!r} layer on screen")
+
+    def chart_frame(self, mark: str) -> pd.DataFrame:
+        """The rows of the first visible layer drawing ``mark`` currently on screen."""
+        return pd.DataFrame(self.live.data[self.layer_name(mark)])
 
 
 def _layers(spec: dict) -> list[dict]:

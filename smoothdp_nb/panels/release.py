@@ -121,10 +121,14 @@ class ReleasePanel(Panel):
         return rel
 
     # -- chart --------------------------------------------------------------------
+    def _calibrate(self, p: dict) -> tuple[float, Any]:
+        """Gamma and the calibration of the current settings (data-independent; raises on bad settings)."""
+        gamma = p["gamma"] if p["gamma"] is not None else default_gamma(p["noise"], p["epsilon"], p["delta"])
+        return gamma, calibrate(p["noise"], p["epsilon"], gamma, delta=p["delta"])
+
     def _density(self, p: dict) -> pd.DataFrame:
         """Noise density of the current settings around the latest release (curator-only)."""
-        gamma = p["gamma"] if p["gamma"] is not None else default_gamma(p["noise"], p["epsilon"], p["delta"])
-        cal = calibrate(p["noise"], p["epsilon"], gamma, delta=p["delta"])
+        gamma, cal = self._calibrate(p)
         ss = smooth_sensitivity(self._x, p["query"], gamma, bounds=self.bounds)
         scale = float(ss * cal.scale)
         self._noise_std = float(ss * cal.std)
@@ -133,6 +137,7 @@ class ReleasePanel(Panel):
 
     def _build_chart(self) -> alt.TopLevelMixin:
         p = self.params()
+        self._calibrate(p)  # say now, not at the next Release, when the settings cannot be calibrated
         density = self._density(p) if self.diagnostics.value else None
         if not self.diagnostics.value:
             self._noise_std = None  # forget it when hidden

@@ -74,11 +74,13 @@ def test_live_chart_pushes_data_in_place_and_reembeds_on_structure_change():
     assert live.update(_line(pd.DataFrame({"a": [1, 2], "b": [3, 9]}))) == "same"
     bar = alt.Chart(pd.DataFrame({"a": [1], "b": [2]})).mark_bar().encode(x="a:Q", y="b:Q")
     assert live.update(bar) == "chart"
-    assert jc.spec["mark"]["type"] == "bar" and (live.pushes, live.embeds) == (1, 2)
+    # a new structure: a new widget in the same box, the old one closed (no stale view listening)
+    assert live.jupyter_chart is not jc and live.box.children == (live.jupyter_chart,) and jc.comm is None
+    assert live.jupyter_chart.spec["mark"]["type"] == "bar" and (live.pushes, live.embeds) == (1, 2)
     # after pushes, a new display first brings the widget's own spec up to date
     live.update(alt.Chart(pd.DataFrame({"a": [1], "b": [7]})).mark_bar().encode(x="a:Q", y="b:Q"))
     live.sync()
-    assert jc.chart.to_dict()["datasets"]["panel_0"] == [{"a": 1, "b": 7}]
+    assert live.jupyter_chart.chart.to_dict()["datasets"]["panel_0"] == [{"a": 1, "b": 7}]
 
 
 def test_offline_javascript_bundled():
@@ -93,7 +95,8 @@ def test_offline_javascript_bundled():
 
 def test_smoothed_panel_structure(smoothed):
     assert isinstance(smoothed.chart, alt.JupyterChart)
-    assert smoothed.controls in smoothed.widget.children and smoothed.chart in smoothed.widget.children
+    assert smoothed.controls in smoothed.widget.children and smoothed.chart in smoothed.live.box.children
+    assert smoothed.live.box in smoothed.widget.children
     bundle = smoothed._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert smoothed.widget.model_id in json.dumps(bundle["application/vnd.jupyter.widget-view+json"])

@@ -145,12 +145,16 @@ class Panel(abc.ABC):
         self.live = LiveChart(self._build_chart())
         self.last_seconds = time.perf_counter() - t0
         self.status.value = self._status_text()
-        self.chart: alt.JupyterChart = self.live.jupyter_chart
         self.controls = W.VBox(self._control_list())
-        self.widget = W.VBox([W.HTML(f"<b>{html.escape(self.title)}</b>"), self.controls, self.status, self.chart])
+        self.widget = W.VBox([W.HTML(f"<b>{html.escape(self.title)}</b>"), self.controls, self.status, self.live.box])
         for control in self._control_list():
             if hasattr(control, "value") and not isinstance(control, W.Button):
                 control.observe(self._on_change, names="value")
+
+    @property
+    def chart(self) -> alt.JupyterChart:
+        """The chart widget currently shown."""
+        return self.live.jupyter_chart
 
     @abc.abstractmethod
     def _control_list(self) -> list[W.Widget]:

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import altair as alt
+import ipywidgets as W
 
 __all__ = ["STABLE_PREFIX", "LiveChart", "enable_offline", "rename_datasets"]
 
@@ -114,18 +115,26 @@ def _chart_from_spec(skeleton: dict, data: Mapping[str, list]) -> alt.TopLevelMi
 class LiveChart:
     """A :class:`altair.JupyterChart` whose data can be replaced in place.
 
+    A chart whose structure changes is shown in a *new* ``JupyterChart``
+    swapped into :attr:`box` (the old widget is closed): re-embedding a new
+    spec into the same widget would leave the old view's data listener
+    attached in the browser (Altair 6 registers one per embedding), and the
+    next data update would raise in the stale view.
+
     Parameters
     ----------
     chart : altair chart
         The first chart to show.
     in_place : bool, default True
         Send only new data to the browser when the structure is unchanged.
-        With False every update replaces the chart (re-embedding it).
+        With False every update replaces the chart.
 
     Attributes
     ----------
     jupyter_chart : altair.JupyterChart
-        The widget.
+        The widget currently shown.
+    box : ipywidgets.Box
+        The container to display; holds :attr:`jupyter_chart`.
     data : dict
         The current dataset values (list of records) by stable name.
     pushes, embeds : int
@@ -141,6 +150,7 @@ class LiveChart:
         # the data channel is JupyterChart's own VegaFusion update path; without it, re-embed
         self.in_place = bool(in_place) and alt.JupyterChart.class_traits().get("_py_to_js_updates") is not None
         self.jupyter_chart = alt.JupyterChart(_chart_from_spec(skeleton, data))
+        self.box = W.Box([self.jupyter_chart])
         self._stale = False  # data pushed since the chart object was last assigned
         self.pushes = 0
         self.embeds = 1
@@ -187,10 +197,17 @@ class LiveChart:
             ]
             return "data"
         self._skeleton, self.data = skeleton, data
-        self.jupyter_chart.chart = _chart_from_spec(skeleton, data)
+        self._replace()
+        return "chart"
+
+    def _replace(self) -> None:
+        """Show the current skeleton and data in a new widget (see the class docstring)."""
+        old = self.jupyter_chart
+        self.jupyter_chart = alt.JupyterChart(self.current_chart())
+        self.box.children = (self.jupyter_chart,)
+        old.close()
         self._stale = False
         self.embeds += 1
-        return "chart"
 
     def sync(self) -> None:
         """Make the widget's own spec carry the latest data (before a new display).
@@ -200,6 +217,4 @@ class LiveChart:
         so it is brought up to date here.
         """
         if self._stale:
-            self.jupyter_chart.chart = self.current_chart()
-            self._stale = False
-            self.embeds += 1
+            self._replace()

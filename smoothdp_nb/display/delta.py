@@ -201,7 +201,7 @@ def delta_vs_n_chart(table: pd.DataFrame, fits: pd.DataFrame | None = None,
 
 
 def profile_chart(frame: pd.DataFrame, x: str = "year", color: str | None = None,
-                  title: str | alt.TitleParams | None = None) -> alt.LayerChart:
+                  title: str | alt.TitleParams | None = None, *, y_title: str = "δ_ε(x)") -> alt.LayerChart:
     """Privacy profile ``delta_eps(x)`` (Definition 2) per database, e.g. per election year.
 
     Parameters
@@ -216,6 +216,8 @@ def profile_chart(frame: pd.DataFrame, x: str = "year", color: str | None = None
         Column for the colour; defaults to ``epsilon`` when ``x`` is the database
         column and to the database column when ``x == "epsilon"``.
     title : str or altair.TitleParams, optional
+    y_title : str
+        The vertical axis' title (e.g. "smoothed δ" for smoothed values per mechanism).
 
     Returns
     -------
@@ -246,9 +248,11 @@ def profile_chart(frame: pd.DataFrame, x: str = "year", color: str | None = None
     elif x == "year" and numeric_x:
         x_enc = alt.X("year:Q", axis=style.axis("election year", format="d", tickMinStep=4),
                       scale=alt.Scale(zero=False, nice=False))
+    elif numeric_x:  # e.g. a count of records: a quantitative axis, thinned by Vega
+        x_enc = alt.X(f"{x}:Q", axis=style.axis(x, format="~g"), scale=alt.Scale(zero=False, nice=False))
     else:
         x_enc = alt.X(f"{x}:{'O' if numeric_x else 'N'}", axis=style.axis(x, labelAngle=-45), sort=None)
-    y = alt.Y("log10_delta:Q", axis=style.log_axis("δ_ε(x)"), scale=alt.Scale(zero=False))
+    y = alt.Y("log10_delta:Q", axis=style.log_axis(y_title), scale=alt.Scale(zero=False))
     dash = style.dash("series", "", ["δ(x)", _DP], ["solid", "dashed"])
     enc: dict[str, Any] = {"x": x_enc, "y": y,
                            "tooltip": [alt.Tooltip(f"{c}:N") for c in keys if c != "epsilon"]

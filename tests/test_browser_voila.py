@@ -40,11 +40,12 @@ from pathlib import Path
 
 import pytest
 
-from .browser_support import CHROMIUM, CHROMIUM_ARGS as ARGS, offline_page, require_chromium
+from .browser_support import CHROMIUM, offline_page, require_chromium
+from .browser_support import CHROMIUM_ARGS as ARGS
 
 require_chromium()
 
-from playwright.sync_api import sync_playwright  # noqa: E402  (test extra)
+from playwright.sync_api import sync_playwright
 
 pytestmark = pytest.mark.slow
 
@@ -56,13 +57,13 @@ PANELS = ("sdp-smoothed", "sdp-election", "sdp-noise", "sdp-release")
 
 CELLS = [
     "import numpy as np\nimport pandas as pd\nimport smoothdp_nb as sdp\n",
-    "smoothed = sdp.panels.smoothed_dp(n=300, epsilon_points=6, max_n=2000)\n"
-    "_ = smoothed.widget.add_class('sdp-smoothed')  # a CSS hook for the test (add_class returns the box)\n"
-    "smoothed",
+    ("smoothed = sdp.panels.smoothed_dp(n=300, epsilon_points=6, max_n=2000)\n"
+     "_ = smoothed.widget.add_class('sdp-smoothed')  # a CSS hook for the test (add_class returns the box)\n"
+     "smoothed"),
     "election = sdp.panels.election()\n_ = election.widget.add_class('sdp-election')\nelection",
     "noise = sdp.panels.noise_comparison()\n_ = noise.widget.add_class('sdp-noise')\nnoise",
-    "share = pd.Series(np.random.default_rng(0).beta(5, 4, 500), name='share')\n"
-    "release = sdp.panels.release(share, bounds=(0, 1))\n_ = release.widget.add_class('sdp-release')\nrelease",
+    ("share = pd.Series(np.random.default_rng(0).beta(5, 4, 500), name='share')\n"
+     "release = sdp.panels.release(share, bounds=(0, 1))\n_ = release.widget.add_class('sdp-release')\nrelease"),
 ]
 
 # Voila's template links Font Awesome (icon fonts for widget buttons) from jsDelivr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import math
 import re
@@ -17,12 +18,12 @@ import pytest
 alt = pytest.importorskip("altair")
 vlc = pytest.importorskip("vl_convert")
 
-import smoothdp_nb as sdp  # noqa: E402
-from smoothdp_nb import display  # noqa: E402
-from smoothdp_nb.core import rendering  # noqa: E402
-from smoothdp_nb.core.results import NoiseComparison, ReleaseReport, profile  # noqa: E402
-from smoothdp_nb.display import delta, render, style  # noqa: E402
-from smoothdp_nb.panels.live import rename_datasets  # noqa: E402
+import smoothdp_nb as sdp
+from smoothdp_nb import display
+from smoothdp_nb.core import rendering
+from smoothdp_nb.core.results import NoiseComparison, ReleaseReport, profile
+from smoothdp_nb.display import delta, render, style
+from smoothdp_nb.panels.live import rename_datasets
 
 PI = [[0.2, 0.8], [0.6, 0.4]]
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,8 +74,15 @@ def _marks(chart) -> list[str]:
 def _rows(chart, mark: str) -> list[list[dict]]:
     """The data rows of every layer drawing ``mark``."""
     spec = chart.to_dict()
-    return [spec["datasets"][u["data"]["name"]] for u in _units(spec)
-            if (u["mark"] if isinstance(u["mark"], str) else u["mark"]["type"]) == mark]
+    return [u["data"]["values"] if "values" in u["data"] else spec["datasets"][u["data"]["name"]]
+            for u in _units(spec) if (u["mark"] if isinstance(u["mark"], str) else u["mark"]["type"]) == mark]
+
+
+def _sizes(chart) -> list[int]:
+    """Rows of every layer's data (named datasets or inline records)."""
+    spec = chart.to_dict()
+    return [len(u["data"]["values"]) if "values" in u["data"] else len(spec["datasets"][u["data"]["name"]])
+            for u in _units(spec) if "data" in u]
 
 
 def _svg_texts(svg: str) -> list[tuple[float, float, str]]:
@@ -191,7 +199,7 @@ def _overlaps(labels: list[tuple[float, float, str]], size: float = 12.0) -> lis
         rows.setdefault(round(y), []).append((x, t))
     for row in rows.values():
         row.sort()
-        for (x0, t0), (x1, t1) in zip(row, row[1:]):
+        for (x0, t0), (x1, t1) in itertools.pairwise(row):
             if x1 - x0 < 0.55 * size * (len(t0) + len(t1)) / 2 + 2:
                 bad.append((t0, t1))
     return bad
@@ -288,11 +296,11 @@ def test_monte_carlo_chart_says_so_and_keeps_the_exact_structure(exact, monte_ca
 def test_row_limit_thins_large_grids():
     frame = pd.DataFrame({"epsilon": np.linspace(0, 5, 9000), "log10_delta": np.linspace(-1, -50, 9000)})
     chart = display.delta_vs_epsilon_chart(frame)
-    assert max(len(v) for v in chart.to_dict()["datasets"].values()) <= style.MAX_ROWS
+    assert 0 < max(_sizes(chart)) <= style.MAX_ROWS
     table = pd.DataFrame({"n": np.repeat(np.arange(3000), 2), "epsilon": np.tile([1.0, 2.0], 3000),
                           "log10_delta": -np.arange(6000) / 100})
     chart = display.delta_vs_n_chart(table)
-    assert 0 < max(len(v) for v in chart.to_dict()["datasets"].values()) <= style.MAX_ROWS
+    assert 0 < max(_sizes(chart)) <= style.MAX_ROWS
 
 
 def test_degenerate_frames_still_build():
@@ -323,10 +331,12 @@ def test_release_chart_shows_public_numbers_only(income):
     assert "area" not in _marks(chart)  # no noise density without diagnostics
     spec = json.dumps(chart.to_dict())
     public = {float(rel.value), 1.0, 0.0, 100.0}
-    numbers = {float(v) for rows in chart.to_dict()["datasets"].values() for r in rows for v in r.values()
-               if isinstance(v, (int, float))}
+    spec = chart.to_dict()
+    rows = [r for u in _units(spec) if "data" in u
+            for r in (u["data"].get("values") or spec.get("datasets", {}).get(u["data"].get("name"), []))]
+    numbers = {float(v) for r in rows for v in r.values() if isinstance(v, (int, float))}
     assert numbers <= public | {0.5, 1.5}, numbers - public  # 0.5 and 1.5: the release-number axis' extent
-    assert "smooth sensitivity" not in spec.lower()
+    assert "smooth sensitivity" not in json.dumps(spec).lower()
     svg = render.render_svg(chart)
     assert rel.guarantee in svg
     html = report._repr_mimebundle_()["text/html"]

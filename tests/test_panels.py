@@ -19,10 +19,10 @@ pytest.importorskip("anywidget")
 alt = pytest.importorskip("altair")
 vlc = pytest.importorskip("vl_convert")
 
-from smoothdp_nb import panels  # noqa: E402
-from smoothdp_nb.core.smoothed.cost import estimate_exact_seconds  # noqa: E402
-from smoothdp_nb.panels.base import snap, snap_log  # noqa: E402
-from smoothdp_nb.panels.live import LiveChart, enable_offline, rename_datasets  # noqa: E402
+from smoothdp_nb import panels
+from smoothdp_nb.core.smoothed.cost import estimate_exact_seconds
+from smoothdp_nb.panels.base import snap, snap_log
+from smoothdp_nb.panels.live import LiveChart, enable_offline, rename_datasets
 
 
 def _timed(label, fn):

@@ -64,12 +64,12 @@ def _dp_layers(value: float | None, y: alt.Y, dash: alt.StrokeDash) -> list[alt.
     rows = [] if value is None else [{"log10_delta": math.log10(value), "series": _DP,
                                       "delta_text": f"{value:.4g}", "label": "DP δ"}]
     ref = pd.DataFrame(rows, columns=["log10_delta", "series", "delta_text", "label"])
-    base = alt.Chart(ref)
+    base = alt.Chart(style.data(ref))
     rule = base.mark_rule(color="#555", strokeWidth=1.5).encode(
         y=y, strokeDash=dash, tooltip=[alt.Tooltip("label:N", title=""), alt.Tooltip("delta_text:N", title="δ")]
     )
     text = base.mark_text(align="left", baseline="bottom", dx=4, dy=-2, color="#555", fontSize=12).encode(
-        y=y, x=alt.value(0), text="label:N"
+        y=y, x=alt.XValue(0), text=alt.Text("label:N")
     )
     return [rule, text]
 
@@ -77,9 +77,9 @@ def _dp_layers(value: float | None, y: alt.Y, dash: alt.StrokeDash) -> list[alt.
 def _note_layer(text: str | None) -> alt.Chart:
     """A line of text inside the plot's top-left corner (zero rows: nothing)."""
     note = pd.DataFrame({"note": [] if not text else [text]}, dtype=object)
-    return alt.Chart(note).mark_text(align="right", baseline="top", fontSize=12, color="#D55E00",
-                                     fontWeight="bold").encode(x=alt.value(style.WIDTH - 6), y=alt.value(8),
-                                                               text="note:N")
+    return alt.Chart(style.data(note)).mark_text(align="right", baseline="top", fontSize=12, color="#D55E00",
+                                     fontWeight="bold").encode(x=alt.XValue(style.WIDTH - 6), y=alt.YValue(8),
+                                                               text=alt.Text("note:N"))
 
 
 def delta_vs_epsilon_chart(frame: pd.DataFrame, title: str | alt.TitleParams | None = None, *,
@@ -116,12 +116,12 @@ def delta_vs_epsilon_chart(frame: pd.DataFrame, title: str | alt.TitleParams | N
                              "interval": [f"[{a:.3e}, {b:.3e}]" for a, b in zip(df["ci_low"][mask], df["ci_high"][mask])]})
     else:
         band = pd.DataFrame({"epsilon": [], "lo": [], "hi": [], "interval": []})
-    band_layer = alt.Chart(band).mark_area(opacity=0.25, color=style.PALETTE[0]).encode(
-        x=x, y=alt.Y("lo:Q", axis=style.log_axis("smoothed δ")), y2="hi:Q",
+    band_layer = alt.Chart(style.data(band)).mark_area(opacity=0.25, color=style.PALETTE[0]).encode(
+        x=x, y=alt.Y("lo:Q", axis=style.log_axis("smoothed δ")), y2=alt.Y2("hi:Q"),
         tooltip=[alt.Tooltip("epsilon:Q", title="ε"), alt.Tooltip("interval:N", title="interval")],
     )
     extra = [c for c in df.columns if c.startswith("n_")]
-    line = alt.Chart(df).mark_line(point=alt.OverlayMarkDef(filled=True, size=40, color=style.PALETTE[0]), color=style.PALETTE[0],
+    line = alt.Chart(style.data(df)).mark_line(point=alt.OverlayMarkDef(filled=True, size=40, color=style.PALETTE[0]), color=style.PALETTE[0],
                                    strokeWidth=2.5).encode(
         x=x, y=y, strokeDash=dash,
         tooltip=[alt.Tooltip("epsilon:Q", title="ε"), alt.Tooltip("delta_text:N", title="δ")]
@@ -185,14 +185,14 @@ def delta_vs_n_chart(table: pd.DataFrame, fits: pd.DataFrame | None = None,
         bands = pd.DataFrame({"n": [], "epsilon_label": [], "lo": [], "hi": []})
     layers: list[alt.Chart] = [
         style.extent_layer(y, np.r_[df["log10_delta"].to_numpy(float), fit_df["log10_delta"].to_numpy(float)]),
-        alt.Chart(bands).mark_area(opacity=0.2).encode(x=x, y=alt.Y("lo:Q", axis=style.log_axis("smoothed δ")),
-                                                       y2="hi:Q", color=colour, detail="epsilon_label:N"),
-        alt.Chart(df).mark_line(point=alt.OverlayMarkDef(filled=True, size=40), strokeWidth=2.5).encode(
+        alt.Chart(style.data(bands)).mark_area(opacity=0.2).encode(x=x, y=alt.Y("lo:Q", axis=style.log_axis("smoothed δ")),
+                                                       y2=alt.Y2("hi:Q"), color=colour, detail=alt.Detail("epsilon_label:N")),
+        alt.Chart(style.data(df)).mark_line(point=alt.OverlayMarkDef(filled=True, size=40), strokeWidth=2.5).encode(
             x=x, y=y, color=colour,
             tooltip=[alt.Tooltip("n:Q", title="n"), alt.Tooltip("epsilon_label:N", title="ε"),
                      alt.Tooltip("delta_text:N", title="δ")]),
-        alt.Chart(fit_df).mark_line(strokeWidth=1.5, opacity=0.9, strokeDash=style.DASHES["dashed"]).encode(
-            x=x, y=y, color=colour, detail="epsilon_label:N",
+        alt.Chart(style.data(fit_df)).mark_line(strokeWidth=1.5, opacity=0.9, strokeDash=style.DASHES["dashed"]).encode(
+            x=x, y=y, color=colour, detail=alt.Detail("epsilon_label:N"),
             tooltip=[alt.Tooltip("epsilon_label:N", title="ε"), alt.Tooltip("fit:N", title="fit")]),
     ]
     layers += _dp_layers(frames.first_dp_delta(df), y, dash)
@@ -263,7 +263,7 @@ def profile_chart(frame: pd.DataFrame, x: str = "year", color: str | None = None
             enc["color"] = _eps_color(df)
         else:  # in order of appearance (e.g. the order the series were concatenated)
             enc["color"] = style.color(color, color if color not in ("series", "setting") else "", "N", sort=None)
-    line = alt.Chart(df).mark_line(point=alt.OverlayMarkDef(filled=True, size=30), strokeWidth=2).encode(**enc)
+    line = alt.Chart(style.data(df)).mark_line(point=alt.OverlayMarkDef(filled=True, size=30), strokeWidth=2).encode(**enc)
     dp = frames.first_dp_delta(df)
     values = np.r_[df["log10_delta"].to_numpy(float), [math.log10(dp)] if dp else []]
     layers = [style.extent_layer(y, values), line, *_dp_layers(dp, y, dash), style.dash_key(dash)]
@@ -301,7 +301,7 @@ def figure1_chart(frame: pd.DataFrame, title: str | None = None) -> alt.VConcatC
     dp = frames.first_dp_delta(df)
     top = alt.layer(
         style.extent_layer(y, np.r_[top_df["log10_delta"].to_numpy(float), [math.log10(dp)] if dp else []]),
-        alt.Chart(top_df).mark_line(point=alt.OverlayMarkDef(filled=True, size=30, color=style.PALETTE[0]), color=style.PALETTE[0],
+        alt.Chart(style.data(top_df)).mark_line(point=alt.OverlayMarkDef(filled=True, size=30, color=style.PALETTE[0]), color=style.PALETTE[0],
                                     strokeWidth=2).encode(x=x, y=y, strokeDash=dash, tooltip=tips),
         *_dp_layers(dp, y, dash),
     ).properties(width=style.WIDTH, height=200)
@@ -309,7 +309,7 @@ def figure1_chart(frame: pd.DataFrame, title: str | None = None) -> alt.VConcatC
     yu = alt.Y("log10_utility:Q", axis=style.log_axis("adjusted utility, eq. (3)"), scale=alt.Scale(zero=False))
     bottom = alt.layer(
         style.extent_layer(yu, bottom_df["log10_utility"]),
-        alt.Chart(bottom_df).mark_line(point=alt.OverlayMarkDef(filled=True, size=40, shape="diamond", color=style.PALETTE[3]),
+        alt.Chart(style.data(bottom_df)).mark_line(point=alt.OverlayMarkDef(filled=True, size=40, shape="diamond", color=style.PALETTE[3]),
                                        color=style.PALETTE[3], strokeWidth=2).encode(x=x, y=yu, tooltip=tips),
     ).properties(width=style.WIDTH, height=200)
     chart = alt.vconcat(top, bottom, spacing=12).resolve_scale(y="independent")
@@ -346,9 +346,9 @@ def bound_chart(exact: pd.DataFrame, bound: pd.DataFrame, title: str | alt.Title
             alt.Tooltip("delta_text:N", title="δ")]
     layers = [
         style.extent_layer(y, both["log10_delta"]),
-        alt.Chart(both[both["series"] == exact_label]).mark_line(
+        alt.Chart(style.data(both[both["series"] == exact_label])).mark_line(
             point=alt.OverlayMarkDef(filled=True, size=30), strokeWidth=2.5).encode(x=x, y=y, color=colour, tooltip=tips),
-        alt.Chart(both[both["series"] == bound_label]).mark_line(
+        alt.Chart(style.data(both[both["series"] == bound_label])).mark_line(
             point=alt.OverlayMarkDef(filled=False, size=30), strokeWidth=2, strokeDash=style.DASHES["dashed"]).encode(
             x=x, y=y, color=colour, tooltip=tips),
         style.dash_key(style.dash("series", "", [exact_label, bound_label], ["solid", "dashed"])),

@@ -87,8 +87,8 @@ def noise_chart(frame: pd.DataFrame, gamma: float | None = None,
     layers = [
         style.extent_layer(y, df["log10_std"]),
         style.extent_layer(x, np.r_[df["log10_gamma"].to_numpy(float), rule["log10_gamma"].to_numpy(float)]),
-        alt.Chart(df).mark_line(strokeWidth=2.5).encode(x=x, y=y, color=colour, strokeDash=dash, tooltip=tips),
-        alt.Chart(rule).mark_rule(color="#555", strokeDash=style.DASHES["dotted"]).encode(x=x),
-        alt.Chart(at).mark_point(filled=True, size=70, opacity=1).encode(x=x, y=y, color=colour, tooltip=tips),
+        alt.Chart(style.data(df)).mark_line(strokeWidth=2.5).encode(x=x, y=y, color=colour, strokeDash=dash, tooltip=tips),
+        alt.Chart(style.data(rule)).mark_rule(color="#555", strokeDash=style.DASHES["dotted"]).encode(x=x),
+        alt.Chart(style.data(at)).mark_point(filled=True, size=70, opacity=1).encode(x=x, y=y, color=colour, tooltip=tips),
     ]
     return style.finish(alt.layer(*layers), title)

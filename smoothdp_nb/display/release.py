@@ -108,18 +108,18 @@ def release_chart(releases: Sequence[Any], bounds: tuple[float, float], *, name:
     tips = [alt.Tooltip("release:Q", title="release"), alt.Tooltip("value_text:N", title="value"),
             alt.Tooltip("lattice_text:N", title="lattice step"), alt.Tooltip("epsilon:Q", title="ε")]
     strip = alt.layer(
-        alt.Chart(extent).mark_point(opacity=0, size=0).encode(x=x, y=y),
-        alt.Chart(latest).mark_rule(strokeWidth=2, color=style.PALETTE[0]).encode(x=x, tooltip=tips),
-        alt.Chart(truth).mark_rule(strokeWidth=2, strokeDash=style.DASHES["dotted"]).encode(x=x, color=colour),
-        alt.Chart(pts).mark_point(filled=True, size=90, opacity=1).encode(x=x, y=y, color=colour, tooltip=tips),
-        alt.Chart(notes).mark_text(align="left", baseline="top", fontSize=12, color="#333").encode(
-            x=alt.value(4), y=alt.value(-16), text="note:N"),
+        alt.Chart(style.data(extent)).mark_point(opacity=0, size=0).encode(x=x, y=y),
+        alt.Chart(style.data(latest)).mark_rule(strokeWidth=2, color=style.PALETTE[0]).encode(x=x, tooltip=tips),
+        alt.Chart(style.data(truth)).mark_rule(strokeWidth=2, strokeDash=style.DASHES["dotted"]).encode(x=x, color=colour),
+        alt.Chart(style.data(pts)).mark_point(filled=True, size=90, opacity=1).encode(x=x, y=y, color=colour, tooltip=tips),
+        alt.Chart(style.data(notes)).mark_text(align="left", baseline="top", fontSize=12, color="#333").encode(
+            x=alt.XValue(4), y=alt.YValue(-16), text=alt.Text("note:N")),
     )
     heading = style.title(f"Private {query} of {name}")
     if density is None:
         return style.finish(strip, heading, height=200)
     d = density[(density["x"] >= lo) & (density["x"] <= hi)]
-    top = alt.Chart(d).mark_area(opacity=0.35, line=True, color=style.PALETTE[4]).encode(
+    top = alt.Chart(style.data(d)).mark_area(opacity=0.35, line=True, color=style.PALETTE[4]).encode(
         x=alt.X("x:Q", axis=style.axis("", labels=False), scale=alt.Scale(domain=[lo, hi], nice=False, zero=False)),
         y=alt.Y("density:Q", axis=style.axis("noise density")),
         tooltip=[alt.Tooltip("x:Q", format=".6g"), alt.Tooltip("density:Q", format=".4g")],

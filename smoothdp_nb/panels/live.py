@@ -89,6 +89,11 @@ def rename_datasets(spec: dict) -> tuple[dict, dict[str, list]]:
                     new = f"{STABLE_PREFIX}{len(data)}"
                     data[new] = datasets[value["name"]]
                     out[key] = {**value, "name": new}
+                elif key == "data" and isinstance(value, dict) and isinstance(value.get("values"), list):
+                    # Altair leaves empty inline data in place: name it like the others
+                    new = f"{STABLE_PREFIX}{len(data)}"
+                    data[new] = value["values"]
+                    out[key] = {k: v for k, v in value.items() if k != "values"} | {"name": new}
                 elif key == "datasets":
                     continue
                 else:

@@ -74,7 +74,8 @@ def noise_chart(frame: pd.DataFrame, gamma: float | None = None,
     # the families present, each in its fixed colour (PolyPlace is always blue)
     fixed = list(FAMILY_LABELS.values())
     present = [lab for lab in fixed if lab in set(df["noise"])] + sorted(set(df["noise"]) - set(fixed))
-    palette = {lab: style.PALETTE[i % len(style.PALETTE)] for i, lab in enumerate(fixed + present)}
+    extra = [lab for lab in present if lab not in fixed]
+    palette = {lab: style.PALETTE[i % len(style.PALETTE)] for i, lab in enumerate(fixed + extra)}
     x = alt.X("log10_gamma:Q", axis=style.log_axis("γ (smoothness of the sensitivity)"), scale=alt.Scale(zero=False))
     y = alt.Y("log10_std:Q", axis=style.log_axis("noise std / smooth sensitivity"), scale=alt.Scale(zero=False))
     colour = style.color("noise", "noise", domain=present, range_=[palette[lab] for lab in present])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import html
+import inspect
 import math
 import time
 from collections.abc import Callable
@@ -154,6 +155,11 @@ def _release_diagnostics():
     from smoothdp_nb.display.results import public_note
 
     x = _release_data()
+    if "diagnostics" in inspect.signature(sdp.release).parameters:  # the release's own, opted-in diagnostics
+        from smoothdp_nb.core.results import ReleaseReport
+
+        rel = sdp.release(x, "median", epsilon=1.0, bounds=(0.0, 1.0), rng=4, diagnostics=True)
+        return ReleaseReport(release=rel, name="share").chart()
     rel = sdp.release(x, "median", epsilon=1.0, bounds=(0.0, 1.0), rng=4)
     cal = calibrate(rel.noise, rel.epsilon, rel.gamma)
     scale = float(smooth_sensitivity(x, "median", rel.gamma, bounds=(0.0, 1.0)) * cal.scale)

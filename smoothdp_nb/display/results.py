@@ -185,7 +185,13 @@ def release_report_chart(report: Any) -> alt.TopLevelMixin:
 
 
 def release_summary(report: Any) -> pd.DataFrame:
-    """Field/value table: public fields; the diagnostics (if opted in) marked as data-dependent."""
+    """Field/value table: public fields; the diagnostics (if opted in) marked as data-dependent.
+
+    The report's own ``summary_frame()`` when it has one (one definition of the table).
+    """
+    own = getattr(report, "summary_frame", None)
+    if callable(own):
+        return own()
     r = report.release
     rows = [
         ("released value", f"{r.value:.10g}"),

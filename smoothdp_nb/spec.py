@@ -100,9 +100,10 @@ class SpecError(ValueError):
         1-based line of the key in the TOML text, when known.
     """
 
-    def __init__(self, message: str, key: str | None = None, line: int | None = None):
+    def __init__(self, message: str, key: str | None = None, line: int | None = None, near: str | None = None):
         self.key = key
         self.line = line
+        self.near = near  # a key whose line to show when ``key`` itself is missing from the spec
         self.message = message
         super().__init__(self._text())
 
@@ -324,7 +325,8 @@ def _mechanism(v: Any):
         kw["T"] = _integer("mechanism.T", v["T"], lo=1)
     if kind == "noisy-sampling":
         if "noise_epsilon" not in v:
-            raise SpecError("is required for kind = 'noisy-sampling' (a number > 0)", "mechanism.noise_epsilon")
+            raise SpecError("is required for kind = 'noisy-sampling' (a number > 0)", "mechanism.noise_epsilon",
+                            near="mechanism")
         if "replace" in v:
             raise SpecError("is not available for kind = 'noisy-sampling' (it samples without replacement)",
                             "mechanism.replace")
@@ -338,7 +340,7 @@ def _mechanism(v: Any):
 
 def _require(doc: Mapping[str, Any], key: str, compute: str, what: str) -> Any:
     if key not in doc:
-        raise SpecError(f"is required for compute = {compute!r}: {what}", key)
+        raise SpecError(f"is required for compute = {compute!r}: {what}", key, near="compute")
     return doc[key]
 
 
@@ -497,7 +499,7 @@ def _validate_release(doc: Mapping[str, Any], p: dict) -> None:
                 raise SpecError(f"must be a column name, got {doc['column']!r}", "column")
             p["column"] = doc["column"]
         elif src == "csv":
-            raise SpecError("is required with csv: the column to release", "column")
+            raise SpecError("is required with csv: the column to release", "column", near="csv")
     p["query"] = _choice("query", doc.get("query", "median"), QUERIES, {"trimmed-mean": "trimmed_mean", "trimmed": "trimmed_mean"})
     p["epsilon"] = _number("epsilon", _require(doc, "epsilon", "release", "a number > 0"), lo=0.0, lo_open=True)
     p["noise"] = _choice("noise", doc.get("noise", "polyplace"), NOISE_FAMILIES,
@@ -512,7 +514,7 @@ def _validate_release(doc: Mapping[str, Any], p: dict) -> None:
     if "delta" in doc:
         p["delta"] = _number("delta", doc["delta"], lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     elif p["noise"] == "laplace":
-        raise SpecError("is required for noise = 'laplace' (0 < delta < 1)", "delta")
+        raise SpecError("is required for noise = 'laplace' (0 < delta < 1)", "delta", near="noise")
     if "shape" in doc:
         p["shape"] = _number("shape", doc["shape"], lo=0.0, lo_open=True)
     # the core's calibration checks gamma's range for the family, the shape and delta
@@ -551,7 +553,8 @@ def _validate_noise(doc: Mapping[str, Any], p: dict) -> None:
     if "delta" in doc:
         p["delta"] = _number("delta", doc["delta"], lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     elif "laplace" in p["families"]:
-        raise SpecError("is required when 'laplace' is among the families (0 < delta < 1, e.g. 1e-5)", "delta")
+        raise SpecError("is required when 'laplace' is among the families (0 < delta < 1, e.g. 1e-5)", "delta",
+                        near="families")
     p["reference"] = _boolean("reference", doc.get("reference", False))
 
 
@@ -585,6 +588,15 @@ def _line_of(text: str | None, key: str | None) -> int | None:
     return None
 
 
+def _locate(text: str | None, err: SpecError) -> int | None:
+    """The line of an error's key, else of the key it is near, else of ``compute``."""
+    for key in (err.key, err.near, "compute"):
+        line = _line_of(text, key)
+        if line is not None:
+            return line
+    return None
+
+
 def parse_toml(text: str) -> dict:
     """Parse TOML text; syntax errors become :class:`SpecError` with the line."""
     try:
@@ -592,7 +604,9 @@ def parse_toml(text: str) -> dict:
     except tomllib.TOMLDecodeError as exc:
         msg = str(exc)
         m = re.search(r"line (\d+)", msg)
-        raise SpecError(f"invalid TOML: {msg}", None, int(m.group(1)) if m else None) from None
+        # "at end of document": the last non-blank line
+        last = max((i for i, ln in enumerate(text.splitlines(), 1) if ln.strip()), default=1)
+        raise SpecError(f"invalid TOML: {msg}", None, int(m.group(1)) if m else last) from None
 
 
 def parse_spec(spec: str | Mapping[str, Any]) -> Spec:
@@ -626,7 +640,7 @@ def parse_spec(spec: str | Mapping[str, Any]) -> Spec:
         compute, params = _validate(doc)
     except SpecError as err:
         if err.line is None:
-            err.with_line(_line_of(text, err.key))
+            err.with_line(_locate(text, err))
         raise
     title = doc.get("title") or _default_title(compute, params)
     return Spec(compute=compute, params=params, title=title, raw=doc, text=text)
@@ -789,7 +803,7 @@ def run_spec(
                                             Path(base_dir) if base_dir is not None else None)
     except SpecError as err:
         if err.line is None:
-            err.with_line(_line_of(parsed.text, err.key))
+            err.with_line(_locate(parsed.text, err))
         raise
     except (TypeError, ValueError, MemoryError) as exc:
         # the core refused a value or a size: a user error, reported at the key it concerns

@@ -160,7 +160,7 @@ def as_decimal_text(text, name: str) -> Fraction:
 
 
 def as_bounds(bounds, name: str = "bounds") -> tuple[float, float]:
-    """A pair ``(low, high)`` of finite numbers with ``low < high``."""
+    """A pair ``(low, high)`` of finite numbers with ``low < high`` and a finite width ``high - low``."""
     if bounds is None:
         raise ValueError(f"{name}=(low, high) is required (data-independent limits, finite, low < high)")
     if isinstance(bounds, (str, bytes)) or not hasattr(bounds, "__len__") or len(bounds) != 2:
@@ -169,6 +169,9 @@ def as_bounds(bounds, name: str = "bounds") -> tuple[float, float]:
     hi = as_real(bounds[1], f"{name} high")
     if not lo < hi:
         raise ValueError(f"{name} must satisfy low < high, got low={lo!r}, high={hi!r}")
+    if not math.isfinite(hi - lo):
+        raise ValueError(f"{name} must have a width high - low below {np.finfo(float).max:.4g} (a finite double), "
+                         f"got low={lo!r}, high={hi!r}")
     return lo, hi
 
 

@@ -64,7 +64,7 @@ def as_real(value, name: str, *, lo: float | None = None, hi: float | None = Non
         or (hi is not None and (x > hi or (hi_open and x == hi)))
     )
     if bad:
-        fin = "" if (not finite or allowed.startswith("a finite")) else " (finite)"
+        fin = "" if (not finite or (lo is None) == (hi is None)) else " (finite)"
         raise ValueError(f"{name} must be {allowed}{fin}, got {value!r}")
     return x
 
@@ -94,7 +94,7 @@ def as_int(value, name: str, *, minimum: int | None = None, maximum: int | None 
                              f"got {value!r}")
     v = int(value)
     if (minimum is not None and v < minimum) or (maximum is not None and v > maximum):
-        raise ValueError(f"{name} must be an integer{bounds}, got {v}")
+        raise ValueError(f"{name} must be{bounds}, got {v}")
     return v
 
 

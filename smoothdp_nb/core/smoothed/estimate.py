@@ -35,6 +35,7 @@ from .cost import estimate_exact_seconds
 from .monte_carlo import _candidate_compositions
 
 __all__ = ["profile_units", "estimate_exact", "estimate_monte_carlo", "expected_distinct_histograms", "candidate_count",
+           "sampling_average_units",
            "estimate_smoothed"]
 
 # seconds per (histogram, epsilon) of a two-category sampling-histogram profile: a + b sqrt(n)
@@ -65,10 +66,7 @@ def profile_units(mechanism, n: int, m: int) -> tuple[float, float]:
     """
     if isinstance(mechanism, SamplingAverage):
         K = mechanism.grid.size
-        T = mechanism.sample_size(n)
-        width = T * (K - 1) + 1
-        k = min(n, K)
-        return _AVG_CELL * k * K * width, 3.0 * K * width * 8
+        return sampling_average_units(K, mechanism.sample_size(n), min(n, K))
     if isinstance(mechanism, NoisySamplingHistogram):
         cells = float(mechanism.sample_size(n) + 1) ** m
         return _NOISY_CELL * cells, 8.0 * cells * 4
@@ -79,6 +77,17 @@ def profile_units(mechanism, n: int, m: int) -> tuple[float, float]:
         cells = m * (m - 1) * float(T + 1) ** 2
         return _SH_GRID_CELL * cells, 9 * 8.0 * min(cells, MAX_CELLS / 4)
     return _UNKNOWN, 0.0
+
+
+def sampling_average_units(K: int, T: int, occupied: float) -> tuple[float, float]:
+    """(seconds, peak bytes) of one sampling-average profile: K grid values, T draws, ``occupied`` values used.
+
+    The search over (removed value, replacement) pairs visits every possible
+    sum (``T (K - 1) + 1`` of them) for each of the ``occupied`` x K pairs, and
+    holds about three arrays of K x (number of sums) floats.
+    """
+    width = T * (K - 1) + 1
+    return _AVG_CELL * occupied * K * width, 3.0 * K * width * 8
 
 
 def estimate_exact(mechanism, n: int, m: int, l: int, E: int) -> Estimate:

@@ -918,6 +918,13 @@ def _run_sweep(p, ns, executor, progress, base):
     pi = _resolve_pi(p, ns)
     kw = dict(p["options"])
     if p["method"] == "exact" and executor is not None and len(p["ns"]) > 1:
+        from .core.budget import DEFAULT_BUDGET_SECONDS, check_budget
+        from .core.smoothed import estimate_smoothed
+
+        # every point estimated before the first starts (in turn: the executor may have one worker)
+        check_budget(estimate_smoothed(p["mechanism"], p["ns"], pi, p["epsilon"], "exact"),
+                     kw.get("budget", DEFAULT_BUDGET_SECONDS), f"the sweep over {len(p['ns'])} values of n",
+                     "use fewer or smaller n, or method = 'monte-carlo'", parameter="n")
         res = sweep(_smoothed_at, {"n": p["ns"]}, executor, progress=progress,
                     fixed={"mechanism": p["mechanism"], "pi": pi, "epsilon": p["epsilon"], "method": "exact", "options": kw})
         if res.failures:

@@ -114,7 +114,9 @@ SPECS: list[tuple[str, str, str | None, bool]] = [
     # ---------------------------------------------------------------- runaway jobs, refused before they start
     ("mc-trials-1e9", MC + "n = 100\ntrials = 1000000000  # <-", "trials", False),
     ("mc-trials-1e12", MC + "n = 100\ntrials = 1000000000000  # <-", "trials", False),
-    ("mc-candidates-1e9", MC + "n = 100\ncandidates = 1000000000  # <-", "candidates", False),
+    ("mc-candidates-1e9", 'compute = "smoothed"\nepsilon = 1\n' + M + '\nmethod = "monte-carlo"\ntrials = 10\n'
+     "pi = [[0.2, 0.3, 0.5], [0.5, 0.3, 0.2], [0.3, 0.5, 0.2]]\nn = 10000\ncandidates = 1000000000  # <-",
+     "candidates", False),
     ("exact-n-1e7", SMOOTHED + "n = 10000000  # <-", "n", False),
     ("exact-m3-memory", 'compute = "smoothed"\nepsilon = 1\n' + M + "\npi = [[0.2, 0.3, 0.5], [0.5, 0.3, 0.2]]\nbudget = 1e9\nn = 20000  # <-", "n", False),
     ("sweep-runaway", 'compute = "sweep"\nepsilon = 1\n' + M + "\npi = [[0.4, 0.6], [0.6, 0.4]]\nn = [1000, 100000, 10000000]  # <-", "n", False),

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from .._validate import as_epsilon, as_int
 from ..average import SamplingAverage
@@ -104,12 +104,20 @@ def estimate_exact(mechanism, n: int, m: int, l: int, E: int) -> Estimate:
     return Estimate(seconds, max(nbytes, per_bytes))
 
 
+def _binom_pmf(c: int, p: float) -> np.ndarray:
+    """Bin(c, p) pmf on 0..c (scipy.stats is slow to import; the estimates run before every job)."""
+    k = np.arange(c + 1)
+    logp = (special.gammaln(c + 1.0) - special.gammaln(k + 1.0) - special.gammaln(c - k + 1.0)
+            + special.xlogy(k, p) + special.xlog1py(c - k, -p))
+    return np.exp(logp)
+
+
 def _count_pmf(n_counts: np.ndarray, probs: np.ndarray) -> np.ndarray:
     """pmf of a sum of independent binomials Bin(n_v, p_v) (the count of one category), on 0..sum n_v."""
     pmf = np.ones(1)
     for c, p in zip(n_counts, probs):
         if c:
-            pmf = np.convolve(pmf, stats.binom.pmf(np.arange(int(c) + 1), int(c), float(p)))
+            pmf = np.convolve(pmf, _binom_pmf(int(c), float(p)))
     return pmf
 
 
@@ -121,7 +129,7 @@ def _marginal_pmf(counts: np.ndarray, probs: np.ndarray) -> np.ndarray:
     mean = float(counts @ probs)
     sd = math.sqrt(float(counts @ (probs * (1 - probs)))) + 1e-12
     k = np.arange(max(0, math.floor(mean - 12 * sd)), min(n, math.ceil(mean + 12 * sd)) + 2)
-    return np.diff(stats.norm.cdf(k - 0.5, mean, sd))
+    return np.diff(special.ndtr((k - 0.5 - mean) / sd))
 
 
 def expected_distinct_histograms(counts, vertices, draws: int) -> float:

@@ -52,8 +52,8 @@ _UNKNOWN = 1e-3
 _DRAW = 1.5e-6
 # bytes per (histogram, epsilon) of the two-category exact path (profile table and engine arrays)
 _EXACT2_BYTES = 900.0
-# bytes per histogram of the general engine (index dict entry, shift maps) and per (histogram, epsilon)
-_GENERAL_HIST_BYTES, _GENERAL_VALUE_BYTES = 400.0, 64.0
+# bytes of one entry (a tuple key) of the general engine's histogram index
+_INDEX_ENTRY_BYTES = 170.0
 
 
 def profile_units(mechanism, n: int, m: int) -> tuple[float, float]:
@@ -100,7 +100,11 @@ def estimate_exact(mechanism, n: int, m: int, l: int, E: int) -> Estimate:
     if m == 2 and l <= 2:
         nbytes = _EXACT2_BYTES * hists * E
     else:
-        nbytes = hists * (_GENERAL_HIST_BYTES + _GENERAL_VALUE_BYTES * E * (m + 1))
+        # the general engine keeps the histograms of every size s <= n it visits (sum over s of
+        # C(s + m - 1, m - 1) = C(n + m, m) rows: arrays, shift maps and an index dict entry each);
+        # with one vertex only size n
+        rows = hists if l == 1 else math.comb(n + m, m)
+        nbytes = rows * (16.0 * m + _INDEX_ENTRY_BYTES) + hists * E * 8.0 * (m + 3)
     return Estimate(seconds, max(nbytes, per_bytes))
 
 

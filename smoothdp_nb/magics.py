@@ -195,7 +195,7 @@ class SmoothDPMagics(Magics):
             args = parse_argstring(self.smoothdp, opts_text)
         except UsageError:
             raise
-        except SystemExit:  # argparse exits on unknown options
+        except (SystemExit, ValueError):  # argparse exits on unknown options; shlex on unbalanced quotes
             raise UsageError(f"%smoothdp: invalid options {opts_text.strip()!r} (see %smoothdp?)") from None
         executor = None
         if args.executor:

@@ -237,6 +237,7 @@ LINES_BAD = [  # (line, key the error names)
     ('compute = "profile"; histogram = [6, 4]; epsilon = 1; mechanism = {eta = "0.5_0"}', "mechanism.eta"),
     ('{compute = "noise", epsilon = inf, gamma = 0.1, families = ["cauchy"]}', "epsilon"),
     ('compute = "noise"; epsilon = 1; gamma = [0.1,', None),
+    ('"; compute = "noise"', None),  # an unbalanced quote before the spec (found by the fuzz)
     ('compute = "release"; values = [1, 2]; epsilon = 1; bounds = [0, 1]; gamma = 2', "gamma"),
 ]
 

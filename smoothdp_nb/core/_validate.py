@@ -25,6 +25,7 @@ __all__ = [
     "as_open_unit",
     "as_int",
     "as_epsilon",
+    "as_float_array",
     "as_decimal_text",
     "as_bounds",
     "as_histograms",
@@ -115,6 +116,19 @@ def _reject_non_numbers(value, name: str) -> None:
         return
     if not _is_real(value):
         raise TypeError(f"{name} must be a number or a 1-D array of numbers, got {type(value).__name__} {value!r}")
+
+
+def as_float_array(value, name: str) -> np.ndarray:
+    """An array of numbers as float64 (strings, bools and other objects refused, even numeric strings)."""
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"{name} must be an array of numbers, got the string {value!r}")
+    if isinstance(value, (list, tuple, np.ndarray)):
+        _reject_non_numbers(value, name)
+    elif not _is_real(value):
+        arr0 = np.asarray(value)
+        if arr0.dtype.kind not in "iuf":
+            raise TypeError(f"{name} must be an array of numbers, got {type(value).__name__}")
+    return np.asarray(value, dtype=float)
 
 
 def as_epsilon(epsilon, name: str = "epsilon") -> tuple[np.ndarray, bool]:

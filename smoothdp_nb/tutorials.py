@@ -196,11 +196,12 @@ async def _execute_async(path: Path, kernel_dir: Path, kernel_name: str, *, time
         raise
     finally:
         # nbclient leaves a kernel it did not create running: stop it now, not at exit
+        # (now=True: the notebook is done; a polite shutdown request costs 1-2 s per kernel)
         try:
             if client.kc is not None:
                 client.kc.stop_channels()
             if km.has_kernel:
-                await km.shutdown_kernel(now=False)
+                await km.shutdown_kernel(now=True)
         finally:
             if err is not subprocess.DEVNULL:
                 err.close()

@@ -110,7 +110,7 @@ class _Progress:
             return
         first = next((ln.strip() for ln in source.splitlines() if ln.strip()), "")
         self.running[name] = f"{name.split('_', 1)[0]} cell {k}/{n}" + (f" `{first[:28]}`" if first else "")
-        self.bar.set_description_str(" | ".join(self.running.values()), refresh=True)
+        self.bar.set_description_str(" | ".join(v for _, v in sorted(self.running.items())), refresh=True)
 
     def advance(self, cells: int = 1) -> None:
         if self.bar is not None:
@@ -119,7 +119,7 @@ class _Progress:
     def end_notebook(self, name: str) -> None:
         self.running.pop(name, None)
         if self.bar is not None:
-            self.bar.set_description_str(" | ".join(self.running.values()), refresh=True)
+            self.bar.set_description_str(" | ".join(v for _, v in sorted(self.running.items())), refresh=True)
 
     def close(self) -> None:
         if self.bar is not None:

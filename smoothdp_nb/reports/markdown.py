@@ -39,6 +39,9 @@ _MATHML_ATTRIBUTES = frozenset(
 )
 
 
+_BARE_AMP = re.compile(r"&(?!#\d+;|#x[0-9a-fA-F]+;|[A-Za-z]\w*;)")
+
+
 class _UnsafeMathML(ValueError):
     """latex2mathml wrote an element or attribute outside the allow-list."""
 
@@ -82,7 +85,9 @@ def tex_to_html(tex: str, display: bool = False) -> str:
     try:
         from latex2mathml.converter import convert
 
-        root = ET.fromstring(convert(tex.strip(), display="block" if display else "inline"))
+        mathml = convert(tex.strip(), display="block" if display else "inline")
+        # a bare "&" copied from \text{...} is text, not the start of an entity
+        root = ET.fromstring(_BARE_AMP.sub("&amp;", mathml))
         out: list[str] = []
         _serialize(root, out)
         return "".join(out)

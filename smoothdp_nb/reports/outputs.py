@@ -127,8 +127,8 @@ def _pick(data: Mapping[str, Any]) -> tuple[str, Any] | None:
     return None
 
 
-def _render_rich(data: Mapping[str, Any], skip: tuple[str, ...] = ()) -> str:
-    alt = _as_text(data.get("text/plain", "figure"))[:200]
+def _render_rich(data: Mapping[str, Any], skip: tuple[str, ...] = (), alt: str | None = None) -> str:
+    alt = alt if alt is not None else _as_text(data.get("text/plain", "figure"))[:200]
     rest = {k: v for k, v in data.items() if k not in skip}
     while (picked := _pick(rest)) is not None:
         mime, payload = picked
@@ -157,8 +157,8 @@ def _render_widget(out: Mapping[str, Any], state: Mapping[str, Any]) -> str:
     if is_progress_widget(view, _as_text(data.get("text/plain", "")), state):
         return ""
     # text/plain of a widget is its Python repr (VBox(children=(...))): never shown
-    body = _render_rich(data, skip=(WIDGET_MIME, "text/plain"))
     snap = out.get("metadata", {}).get("smoothdp_snapshot", {})
+    body = _render_rich(data, skip=(WIDGET_MIME, "text/plain"), alt=f"chart of the live panel {snap.get('title') or ''}")
     caption = []
     if snap.get("title"):
         caption.append(f"<b>{html.escape(snap['title'])}</b>")

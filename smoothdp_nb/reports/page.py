@@ -212,6 +212,8 @@ def notebook_page(nb: Any, stem: str, *, run: RunInfo = RunInfo(), error: str | 
                 meta = []
                 if cell.get("execution_count") is not None:
                     meta.append(f"[{cell['execution_count']}]")
+                elif error:
+                    meta.append("not run")
                 took = _seconds(cell)
                 if took is not None and took >= 1:
                     meta.append(_duration(took))

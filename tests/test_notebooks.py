@@ -78,7 +78,12 @@ def execute_notebook(path: Path, kernel_dir: Path, timeout: int = CELL_TIMEOUT, 
         resources={"metadata": {"path": str(path.parent)}},
     )
     # the kernel inherits this environment (SMOOTHDP_CI for the parameters cell)
-    client.execute(env=kernel_env)
+    try:
+        client.execute(env=kernel_env)
+    finally:
+        # nbclient leaves running a kernel whose manager it was given: stop it here
+        if km.has_kernel:
+            km.shutdown_kernel(now=True)
     return nb
 
 

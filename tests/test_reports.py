@@ -278,3 +278,13 @@ def test_index_page_lists_status_time_and_headlines():
     assert "not run yet" in text and "No headline numbers declared" in text
     assert text.count("No headline numbers declared") == 1  # only the ok notebook without one
     assert "<strong>it</strong>" in page and "script" not in p.names()
+
+
+def test_stream_chunks_are_merged_before_carriage_returns_apply():
+    from smoothdp_nb.reports.outputs import render_outputs
+
+    chunks = [stream("a\n"), stream("b\n"), stream("  0%|   | 0/3 [00:00<?, ?it/s]", "stderr"),
+              stream("\r100%|###| 3/3 [00:01<00:00]", "stderr"), stream("\rdone\n", "stderr"), stream("c\n")]
+    out = render_outputs(chunks)
+    assert re.findall(r'<pre class="stream (\w+)">(.*?)</pre>', out, re.S) == [
+        ("stdout", "a\nb\n"), ("stderr", "done\n"), ("stdout", "c\n")]

@@ -7,7 +7,7 @@ notebook's kernel to capture live panels.  Needs the ``tutorials`` extra
 """
 
 from .markdown import inline_markdown_to_html, markdown_to_html, tex_to_html
-from .outputs import render_output
+from .outputs import render_output, render_outputs
 from .page import Entry, RunInfo, headline_html, index_page, notebook_page, notebook_summary, notebook_title
 
 __all__ = [
@@ -21,5 +21,6 @@ __all__ = [
     "notebook_summary",
     "notebook_title",
     "render_output",
+    "render_outputs",
     "tex_to_html",
 ]

@@ -28,7 +28,7 @@ from typing import Any, Mapping
 
 from .markdown import markdown_to_html, tex_to_html
 
-__all__ = ["PREFERENCE", "WIDGET_MIME", "render_output", "clean_stream", "is_progress_widget"]
+__all__ = ["PREFERENCE", "WIDGET_MIME", "render_output", "render_outputs", "clean_stream", "is_progress_widget"]
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 #: the report's order of preference among the MIME types of one output
@@ -161,7 +161,7 @@ def _render_widget(out: Mapping[str, Any], state: Mapping[str, Any]) -> str:
     body = _render_rich(data, skip=(WIDGET_MIME, "text/plain"), alt=f"chart of the live panel {snap.get('title') or ''}")
     caption = []
     if snap.get("title"):
-        caption.append(f"<b>{html.escape(snap['title'])}</b>")
+        caption.append(f"<b>{html.escape(snap['title'])}</b><br>")
     if snap.get("controls"):
         caption.append("Shown at " + ", ".join(html.escape(c) for c in snap["controls"]) + ".")
     caption.append(("Static snapshot. " if body else "") + LIVE_PANEL_NOTE)
@@ -193,3 +193,21 @@ def render_output(out: Mapping[str, Any], widget_state: Mapping[str, Any] | None
     if WIDGET_MIME in data:
         return _render_widget(out, widget_state or {})
     return _render_rich(data)
+
+
+def render_outputs(outputs: list[Mapping[str, Any]], widget_state: Mapping[str, Any] | None = None) -> str:
+    """HTML for all outputs of a cell, consecutive stream chunks of one stream merged.
+
+    A kernel sends a stream in chunks (each ``print``, each tqdm redraw);
+    joined, they read as one block, and a ``\\r`` that rewinds a line written
+    by an earlier chunk is applied as a terminal would.
+    """
+    merged: list[Mapping[str, Any]] = []
+    for out in outputs:
+        last = merged[-1] if merged else None
+        if (last is not None and out.get("output_type") == "stream" and last.get("output_type") == "stream"
+                and out.get("name") == last.get("name")):
+            merged[-1] = {**last, "text": _as_text(last.get("text", "")) + _as_text(out.get("text", ""))}
+        else:
+            merged.append(out)
+    return "".join(render_output(o, widget_state) for o in merged)

@@ -26,7 +26,7 @@ from importlib import resources
 from typing import Any, Iterable, Mapping, Sequence
 
 from .markdown import first_heading, inline_markdown_to_html, markdown_to_html
-from .outputs import render_output
+from .outputs import render_outputs
 
 __all__ = ["RunInfo", "Entry", "notebook_title", "notebook_summary", "headline_html", "notebook_page",
            "index_page"]
@@ -134,7 +134,7 @@ def headline_html(nb: Any) -> str | None:
         if c.get("cell_type") == "markdown":
             parts.append(markdown_to_html(c.get("source", "")))
         elif c.get("cell_type") == "code":
-            parts.extend(render_output(o, state) for o in c.get("outputs", []))
+            parts.append(render_outputs(c.get("outputs", []), state))
     return "".join(parts)
 
 
@@ -220,7 +220,7 @@ def notebook_page(nb: Any, stem: str, *, run: RunInfo = RunInfo(), error: str | 
                 piece.append(f"<div class='source'><span class='meta'>{html.escape(' · '.join(meta))}</span>"
                              f"{_highlight(cell['source'])}</div>")
             if "remove-output" not in tags:
-                outs = "".join(render_output(o, state) for o in cell.get("outputs", []))
+                outs = render_outputs(cell.get("outputs", []), state)
                 if outs:
                     piece.append(f"<div class='outputs'>{outs}</div>")
             piece.append("</div>")

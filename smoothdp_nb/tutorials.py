@@ -347,6 +347,10 @@ def run_all(notebooks: list[Path], out: Path, *, ci: bool = False, timeout: int 
     total = time.perf_counter() - t_all
     write_index(total)
     failed = sum(1 for e in entries.values() if e.status != "ok")
+    no_headline = [e.stem for e in entries.values() if e.status == "ok" and e.headline is None]
+    if no_headline:  # for the notebooks' authors; the contents page shows their summary only
+        print(f"no cell tagged 'headline' in {', '.join(no_headline)} (see notebooks/README.md)",
+              file=stream, flush=True)
     print(f"{len(notebooks) - failed}/{len(notebooks)} notebooks ran in {total:.1f} s; "
           f"reports in {out.resolve()}/index.html", file=stream, flush=True)
     return failed

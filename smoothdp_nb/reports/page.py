@@ -255,11 +255,8 @@ def index_page(entries: Sequence[Entry], run: RunInfo = RunInfo(), heading: str 
             row.append(f"<span class='summary'>{inline_markdown_to_html(e.summary)}</span>")
         if e.error:
             row.append(f"<span class='error-line'>{html.escape(e.error)}</span>")
-        if e.headline:
+        if e.headline:  # a notebook without a headline cell shows its summary only
             row.append(f"<div class='headline'>{e.headline}</div>")
-        elif e.status == "ok":
-            row.append("<div class='headline none'>No headline numbers declared (tag a cell "
-                       "<code>headline</code>).</div>")
         row.append("</li>")
         items.append("".join(row))
     done = [e for e in entries if e.status == "ok"]

@@ -212,14 +212,14 @@ def test_runner_end_to_end_on_synthetic_notebooks(tmp_path, capfd):
     assert re.search(r"01_tiny\.ipynb .* ok", err) and "02_broken.ipynb" in err and "FAILED: ValueError: boom" in err
 
     tiny = (out / "01_tiny.html").read_text(encoding="utf-8")
-    streams = re.findall(r'<pre class="stream stdout">(.*?)</pre>', tiny, re.S)
+    streams = re.findall(r'<pre class="stream stdout">(.*?)</pre>', tiny, re.DOTALL)
     assert streams == ["kept\n"]  # the overwritten part of the line is gone
     assert "loop:" not in tiny and "3/3" not in tiny  # tqdm's widget bar is dropped
     assert "VBox(" not in tiny and "Tiny panel" in tiny and "n = 3" in tiny
     panel = tiny[tiny.index('<figure class="live-panel">'):].split("</figure>")[0]
     assert panel.count("data:image/svg+xml;base64,") == 1 and "open the notebook in Jupyter" in panel
     broken = (out / "02_broken.html").read_text(encoding="utf-8")
-    assert "did not run to the end" in broken and re.search(r'<pre class="error">.*ValueError: boom', broken, re.S)
+    assert "did not run to the end" in broken and re.search(r'<pre class="error">.*ValueError: boom', broken, re.DOTALL)
     assert "<pre class=\"stream" not in broken and "not run" in broken  # the cell after the error
 
     index = (out / "index.html").read_text(encoding="utf-8")

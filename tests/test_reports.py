@@ -8,7 +8,6 @@ holding U+03B4, ...), not copied from the renderer's output.
 from __future__ import annotations
 
 import base64
-import html
 import re
 from html.parser import HTMLParser
 
@@ -21,7 +20,7 @@ pytest.importorskip("markdown_it")
 pytest.importorskip("mdit_py_plugins")
 pytest.importorskip("latex2mathml")
 
-from smoothdp_nb.reports import (  # noqa: E402
+from smoothdp_nb.reports import (
     Entry,
     RunInfo,
     headline_html,
@@ -33,8 +32,8 @@ from smoothdp_nb.reports import (  # noqa: E402
     render_output,
     tex_to_html,
 )
-from smoothdp_nb.reports.markdown import _MATHML_ELEMENTS  # noqa: E402
-from smoothdp_nb.reports.outputs import LIVE_PANEL_NOTE, WIDGET_MIME, clean_stream  # noqa: E402
+from smoothdp_nb.reports.markdown import _MATHML_ELEMENTS
+from smoothdp_nb.reports.outputs import LIVE_PANEL_NOTE, WIDGET_MIME, clean_stream
 
 V4 = nbformat.v4
 SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>'
@@ -285,5 +284,5 @@ def test_stream_chunks_are_merged_before_carriage_returns_apply():
     chunks = [stream("a\n"), stream("b\n"), stream("  0%|   | 0/3 [00:00<?, ?it/s]", "stderr"),
               stream("\r100%|###| 3/3 [00:01<00:00]", "stderr"), stream("\rdone\n", "stderr"), stream("c\n")]
     out = render_outputs(chunks)
-    assert re.findall(r'<pre class="stream (\w+)">(.*?)</pre>', out, re.S) == [
+    assert re.findall(r'<pre class="stream (\w+)">(.*?)</pre>', out, re.DOTALL) == [
         ("stdout", "a\nb\n"), ("stderr", "done\n"), ("stdout", "c\n")]

@@ -8,7 +8,15 @@ notebook's kernel to capture live panels.  Needs the ``tutorials`` extra
 
 from .markdown import inline_markdown_to_html, markdown_to_html, tex_to_html
 from .outputs import render_output, render_outputs
-from .page import Entry, RunInfo, headline_html, index_page, notebook_page, notebook_summary, notebook_title
+from .page import (
+    Entry,
+    RunInfo,
+    headline_html,
+    index_page,
+    notebook_page,
+    notebook_summary,
+    notebook_title,
+)
 
 __all__ = [
     "Entry",

@@ -24,11 +24,12 @@ import base64
 import html
 import json
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .markdown import markdown_to_html, tex_to_html
 
-__all__ = ["PREFERENCE", "WIDGET_MIME", "render_output", "render_outputs", "clean_stream", "is_progress_widget"]
+__all__ = ["PREFERENCE", "WIDGET_MIME", "clean_stream", "is_progress_widget", "render_output", "render_outputs"]
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 #: the report's order of preference among the MIME types of one output
@@ -114,7 +115,7 @@ def _vega_svg(mime: str, spec: Any) -> str | None:
         if mime.startswith("application/vnd.vegalite"):
             return vlc.vegalite_to_svg(spec, allowed_base_urls=[])
         return vlc.vega_to_svg(spec, allowed_base_urls=[])
-    except Exception:  # a spec that does not render falls through to the next MIME type
+    except Exception:  # noqa: BLE001 -- a spec that does not render falls through to the next MIME type
         return None
 
 

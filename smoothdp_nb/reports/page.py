@@ -21,15 +21,23 @@ import datetime as _dt
 import functools
 import html
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from .markdown import first_heading, inline_markdown_to_html, markdown_to_html
 from .outputs import render_outputs
 
-__all__ = ["RunInfo", "Entry", "notebook_title", "notebook_summary", "headline_html", "notebook_page",
-           "index_page"]
+__all__ = [
+    "Entry",
+    "RunInfo",
+    "headline_html",
+    "index_page",
+    "notebook_page",
+    "notebook_summary",
+    "notebook_title",
+]
 
 #: scripts: none; requests: none but data: pictures; inline styles only
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
@@ -41,7 +49,7 @@ class RunInfo:
     """How the reports were produced (printed in each page's footer)."""
 
     mode: str = "full"
-    started: str = field(default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+    started: str = field(default_factory=lambda: _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"))
     version: str = ""
     total_seconds: float | None = None
 
@@ -141,8 +149,8 @@ def headline_html(nb: Any) -> str | None:
 def _seconds(cell: Mapping[str, Any]) -> float | None:
     timing = cell.get("metadata", {}).get("execution", {}) or {}
     try:
-        start = _dt.datetime.fromisoformat(timing["iopub.execute_input"].replace("Z", "+00:00"))
-        end = _dt.datetime.fromisoformat(timing["shell.execute_reply"].replace("Z", "+00:00"))
+        start = _dt.datetime.fromisoformat(timing["iopub.execute_input"])
+        end = _dt.datetime.fromisoformat(timing["shell.execute_reply"])
     except (KeyError, ValueError, AttributeError):
         return None
     return (end - start).total_seconds()

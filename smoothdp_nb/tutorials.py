@@ -133,6 +133,15 @@ def _client_class():
     class ReportClient(nbclient.NotebookClient):
         progress: _Progress | None = None
         label: str = ""
+        interrupted: list[bool] | None = None  # shared by the notebooks of one run
+
+        async def _async_cleanup_kernel(self) -> None:
+            # nbclient calls this from its SIGINT/SIGTERM handler (with a kernel manager
+            # passed in, it does not call it at the end of a run): note the interruption
+            # so that the run stops instead of going on with the next notebook
+            if self.interrupted is not None:
+                self.interrupted.append(True)
+            await super()._async_cleanup_kernel()
 
         async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
             if cell.cell_type != "code" or not cell.source.strip():
@@ -171,8 +180,13 @@ def _client_class():
     return ReportClient
 
 
+class _Interrupted(Exception):
+    """The user pressed Ctrl-C (or the run got SIGTERM) while a notebook ran."""
+
+
 async def _execute_async(path: Path, kernel_dir: Path, kernel_name: str, *, timeout: int, env: dict,
-                         progress: _Progress | None, stderr_log: Path | None) -> Any:
+                         progress: _Progress | None, stderr_log: Path | None,
+                         interrupted: list[bool] | None = None) -> Any:
     """Execute one notebook in a fresh kernel, shut the kernel down, return the notebook.
 
     Raises ``nbclient.exceptions.CellExecutionError`` (and others) with the
@@ -187,12 +201,14 @@ async def _execute_async(path: Path, kernel_dir: Path, kernel_name: str, *, time
     km = AsyncKernelManager(kernel_name=kernel_name, kernel_spec_manager=ksm, log=_QUIET)
     client = _client_class()(nb, km=km, kernel_name=kernel_name, timeout=timeout, log=_QUIET,
                              resources={"metadata": {"path": str(path.parent)}})
-    client.progress, client.label = progress, path.stem
+    client.progress, client.label, client.interrupted = progress, path.stem, interrupted
     # a local file, closed below; opening it does not hold the event loop up noticeably
     err = open(stderr_log, "wb") if stderr_log is not None else subprocess.DEVNULL  # noqa: ASYNC230, SIM115
     try:
         await client.async_execute(env={**os.environ, **env}, stderr=err, stdout=err)
     except Exception as exc:
+        if interrupted:
+            raise _Interrupted from None
         exc.notebook = nb  # type: ignore[attr-defined]
         raise
     finally:
@@ -201,7 +217,7 @@ async def _execute_async(path: Path, kernel_dir: Path, kernel_name: str, *, time
         try:
             if client.kc is not None:
                 client.kc.stop_channels()
-            if km.has_kernel:
+            if km is not None and km.has_kernel:
                 await km.shutdown_kernel(now=True)
         finally:
             if err is not subprocess.DEVNULL:
@@ -303,6 +319,7 @@ def run_all(notebooks: list[Path], out: Path, *, ci: bool = False, timeout: int 
     bar = _Progress(sum(counts.values()), stream, progress)
     env = {"SMOOTHDP_CI": "1"} if ci else {}
     kdir, kname = _kernel_dir()
+    interrupted: list[bool] = []
     t_all = time.perf_counter()
 
     def write_index(total: float | None = None) -> None:
@@ -326,12 +343,17 @@ def run_all(notebooks: list[Path], out: Path, *, ci: bool = False, timeout: int 
 
     async def one(p: Path, gate: asyncio.Semaphore) -> None:
         async with gate:
+            if interrupted:  # Ctrl-C while this one waited for its turn
+                return
             bar.start_notebook(p.stem, counts[p])
             log = kdir / f"{p.stem}.stderr.log"
             t0 = time.perf_counter()
             nb, error = None, None
             try:
-                nb = await _execute_async(p, kdir, kname, timeout=timeout, env=env, progress=bar, stderr_log=log)
+                nb = await _execute_async(p, kdir, kname, timeout=timeout, env=env, progress=bar, stderr_log=log,
+                                          interrupted=interrupted)
+            except _Interrupted:
+                raise
             except Exception as exc:  # noqa: BLE001 -- report it, keep the partial notebook, go on with the others
                 nb, error = getattr(exc, "notebook", None), _short_error(exc)
                 ran = sum(1 for c in (nb.cells if nb is not None else []) if c.cell_type == "code"
@@ -345,11 +367,24 @@ def run_all(notebooks: list[Path], out: Path, *, ci: bool = False, timeout: int 
 
     async def main_loop() -> None:
         gate = asyncio.Semaphore(jobs)
-        await asyncio.gather(*(one(p, gate) for p in notebooks))
+        tasks = [asyncio.create_task(one(p, gate)) for p in notebooks]
+        try:
+            await asyncio.gather(*tasks)
+        except _Interrupted:
+            # stop the other notebooks too (their kernels are shut down as they unwind)
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
 
     write_index()
     try:
         asyncio.run(main_loop())
+    except (KeyboardInterrupt, asyncio.CancelledError, _Interrupted):
+        # Ctrl-C: nbclient's handler has stopped the kernels; the finished reports stay
+        bar.close()
+        write_index(time.perf_counter() - t_all)
+        raise KeyboardInterrupt from None
     finally:
         bar.close()
         shutil.rmtree(kdir, ignore_errors=True)
@@ -381,7 +416,11 @@ def _run(args) -> int:
     if not nbs:
         print(f"no notebooks NN_*.ipynb in {args.notebooks}", file=sys.stderr)
         return 2
-    failed = run_all(nbs, Path(args.out), ci=args.ci, timeout=args.timeout, jobs=args.jobs)
+    try:
+        failed = run_all(nbs, Path(args.out), ci=args.ci, timeout=args.timeout, jobs=args.jobs)
+    except KeyboardInterrupt:
+        print(f"interrupted; the reports finished so far are in {Path(args.out).resolve()}", file=sys.stderr)
+        return 130
     return 1 if failed else 0
 
 

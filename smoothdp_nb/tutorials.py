@@ -166,6 +166,7 @@ def _client_class():
                     continue
                 expr = ("__import__('smoothdp_nb.reports.snapshot', fromlist=['widget_snapshot'])"
                         f".widget_snapshot({model_id!r})")
+                assert self.kc is not None  # inside async_execute: the client is connected
                 msg_id = self.kc.execute("", silent=True, store_history=False, user_expressions={"s": expr})
                 reply = await self.async_wait_for_reply(msg_id)
                 found = ((reply or {}).get("content", {}).get("user_expressions", {}).get("s", {}))
@@ -203,9 +204,10 @@ async def _execute_async(path: Path, kernel_dir: Path, kernel_name: str, *, time
                              resources={"metadata": {"path": str(path.parent)}})
     client.progress, client.label, client.interrupted = progress, path.stem, interrupted
     # a local file, closed below; opening it does not hold the event loop up noticeably
-    err = open(stderr_log, "wb") if stderr_log is not None else subprocess.DEVNULL  # noqa: ASYNC230, SIM115
+    log = open(stderr_log, "wb") if stderr_log is not None else None  # noqa: ASYNC230, SIM115
     try:
-        await client.async_execute(env={**os.environ, **env}, stderr=err, stdout=err)
+        sink = log if log is not None else subprocess.DEVNULL
+        await client.async_execute(env={**os.environ, **env}, stderr=sink, stdout=sink)
     except Exception as exc:
         if interrupted:
             raise _Interrupted from None
@@ -220,18 +222,18 @@ async def _execute_async(path: Path, kernel_dir: Path, kernel_name: str, *, time
             if km is not None and km.has_kernel:
                 await km.shutdown_kernel(now=True)
         finally:
-            if err is not subprocess.DEVNULL:
-                err.close()
+            if log is not None:
+                log.close()
     code = [c for c in nb.cells if c.cell_type == "code"]
     missing = [i for i, c in enumerate(code) if c.get("execution_count") is None]
     if missing:
-        exc = RuntimeError(f"{path.name}: code cells {missing} did not run")
-        exc.notebook = nb  # type: ignore[attr-defined]
-        raise exc
+        stopped = RuntimeError(f"{path.name}: code cells {missing} did not run")
+        stopped.notebook = nb  # type: ignore[attr-defined]
+        raise stopped
     return nb
 
 
-def execute(path: Path, kernel_dir: Path, kernel_name: str, timeout: int = 1800, env: dict | None = None):
+def execute(path: Path, kernel_dir: Path, kernel_name: str, timeout: int = 1800, env: dict | None = None) -> Any:
     """Execute one notebook in a fresh kernel; returns the executed notebook (raises on error).
 
     The kernel is shut down before this returns; its stderr is discarded.
@@ -240,7 +242,7 @@ def execute(path: Path, kernel_dir: Path, kernel_name: str, timeout: int = 1800,
                                       progress=None, stderr_log=None))
 
 
-def to_html(nb, title: str) -> str:
+def to_html(nb: Any, title: str) -> str:
     """Self-contained, offline HTML of an executed notebook (see :func:`smoothdp_nb.reports.notebook_page`)."""
     from .reports import notebook_page
 
@@ -463,7 +465,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ci", action="store_true", help="small parameters (sets SMOOTHDP_CI=1)")
     parser.add_argument("--timeout", type=_positive_int("--timeout"), default=1800, help="per-cell timeout in seconds")
     parser.add_argument("--jobs", type=_positive_int("--jobs"), default=2,
-                        help="notebooks executed at once, each in its own kernel (default 2: measured faster on 2 cores)")
+                        help="notebooks executed at once, each in its own kernel (default 2)")
     parser.add_argument("--lab", action="store_true", help="launch JupyterLab on the notebooks instead")
     args = parser.parse_args(argv)
     args.notebooks = Path(args.notebooks or _default_dir()).resolve()

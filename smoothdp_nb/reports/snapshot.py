@@ -72,13 +72,15 @@ def widget_snapshot(model_id: str) -> _JSONBundle:
     if root is None:
         return _JSONBundle(payload)
     for w in _walk(root):
-        if isinstance(w, alt.JupyterChart) and payload["svg"] is None:
-            from ..charts import render_svg
+        value = getattr(w, "value", None)
+        if isinstance(w, alt.JupyterChart):
+            if payload["svg"] is None and isinstance(w.chart, alt.TopLevelMixin):
+                from ..charts import render_svg
 
-            payload["svg"] = render_svg(w.chart)
-        elif type(w).__name__ == "HTML" and payload["title"] is None and getattr(w, "value", ""):
+                payload["svg"] = render_svg(w.chart)
+        elif type(w).__name__ == "HTML" and payload["title"] is None and isinstance(value, str) and value:
             # the panel's first HTML line is its title (markup stripped; the report escapes it)
-            payload["title"] = html.unescape(_TAGS.sub("", w.value)).strip() or None
+            payload["title"] = html.unescape(_TAGS.sub("", value)).strip() or None
         else:
             text = _control_text(w)
             if text is not None:

@@ -104,13 +104,20 @@ class _Progress:
     def start_notebook(self, name: str, cells: int) -> None:
         if self.bar is None:
             self.say(f"{name:<32} running ({cells} code cells)")
+            return
+        self.running[name] = f"{name.split('_', 1)[0]} starting kernel"
+        self._describe()
+
+    def _describe(self) -> None:
+        assert self.bar is not None
+        self.bar.set_description_str(" | ".join(v for _, v in sorted(self.running.items())), refresh=True)
 
     def cell(self, name: str, k: int, n: int, source: str) -> None:
         if self.bar is None:
             return
         first = next((ln.strip() for ln in source.splitlines() if ln.strip()), "")
         self.running[name] = f"{name.split('_', 1)[0]} cell {k}/{n}" + (f" `{first[:28]}`" if first else "")
-        self.bar.set_description_str(" | ".join(v for _, v in sorted(self.running.items())), refresh=True)
+        self._describe()
 
     def advance(self, cells: int = 1) -> None:
         if self.bar is not None:
@@ -119,7 +126,7 @@ class _Progress:
     def end_notebook(self, name: str) -> None:
         self.running.pop(name, None)
         if self.bar is not None:
-            self.bar.set_description_str(" | ".join(v for _, v in sorted(self.running.items())), refresh=True)
+            self._describe()
 
     def close(self) -> None:
         if self.bar is not None:

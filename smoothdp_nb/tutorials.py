@@ -421,6 +421,9 @@ def _run(args) -> int:
     if missing:
         print(f"missing {', '.join(missing)}: pip install \"smoothdp_nb[tutorials]\"", file=sys.stderr)
         return 2
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        print(f"--out must be a directory, got the file {args.out}", file=sys.stderr)
+        return 2
     nbs = find_notebooks(args.notebooks, args.only)
     if not nbs:
         print(f"no notebooks NN_*.ipynb in {args.notebooks}", file=sys.stderr)

@@ -225,3 +225,19 @@ def test_runner_end_to_end_on_synthetic_notebooks(tmp_path, capfd):
     index = (out / "index.html").read_text(encoding="utf-8")
     assert "1 of 2 notebooks" in index and "CI = True, answer <strong>42</strong>" in index
     assert "ran</span>" in index and "failed</span>" in index and "<mi>δ</mi>" in index
+
+
+def test_runner_rejects_bad_arguments(tmp_path, capsys):
+    from smoothdp_nb import tutorials
+
+    for bad in (["--jobs", "0"], ["--timeout", "-5"], ["--jobs", "two"]):
+        with pytest.raises(SystemExit) as info:
+            tutorials.main(bad)
+        assert info.value.code == 2
+        assert f"{bad[0]} must be a positive integer" in capsys.readouterr().err
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    assert tutorials.main(["--out", str(a_file)]) == 2
+    assert "--out must be a directory" in capsys.readouterr().err
+    assert tutorials.main(["--only", "99", "--out", str(tmp_path / "r"), "--notebooks", str(NOTEBOOK_DIR)]) == 2
+    assert "no notebooks" in capsys.readouterr().err

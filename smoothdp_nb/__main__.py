@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command")
     sub.add_parser(
         "tutorials",
-        help="execute the tutorial notebooks into HTML reports (--out DIR, --ci) or open JupyterLab (--lab)",
+        help="execute the tutorial notebooks into HTML reports (--out DIR, --ci, --jobs N) or open JupyterLab (--lab)",
         add_help=False,
     )
     sub.add_parser(

@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command")
     sub.add_parser(
         "tutorials",
-        help="execute the tutorial notebooks into HTML reports (--out DIR, --ci) or open JupyterLab (--lab)",
+        help="execute the tutorial notebooks into HTML reports (--out DIR, --ci, --jobs N) or open JupyterLab (--lab)",
         add_help=False,
     )
     sub.add_parser(
@@ -75,6 +75,11 @@ def main(argv: list[str] | None = None) -> int:
 
         return main_run(argv[1:])
     args = parser.parse_args(argv)
+    lost = getattr(args, "lost", None)
+    if lost is not None and not 0 < lost < 1:
+        parser.error(f"--lost must be a fraction in (0, 1), got {lost}")
+    if not 0.5 <= getattr(args, "threshold", 0.51) < 1:
+        parser.error(f"--threshold must be in [0.5, 1) (epsilon = ln(t / (1 - t)) >= 0), got {args.threshold}")
     if args.command in (None, "report"):
         losts = [args.lost] if getattr(args, "lost", None) else [0.002, 0.0001]
         t = getattr(args, "threshold", 0.51)

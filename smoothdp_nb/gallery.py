@@ -16,6 +16,7 @@ import math
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -197,12 +198,12 @@ FIGURES: dict[str, tuple[str, Callable]] = {
 }
 
 
-def build(out: Path, names: list[str] | None = None, scale: float = 2.0) -> list[dict]:
+def build(out: Path, names: list[str] | None = None, scale: float = 2.0) -> list[dict[str, Any]]:
     """Render the figures to ``out`` (SVG, PNG and ``index.html``); returns one record per figure."""
     from smoothdp_nb.display import render_png, render_svg
 
     out.mkdir(parents=True, exist_ok=True)
-    records = []
+    records: list[dict[str, Any]] = []
     for name in names or list(FIGURES):
         if name not in FIGURES:
             raise ValueError(f"unknown figure {name!r}; choose from {', '.join(FIGURES)}")

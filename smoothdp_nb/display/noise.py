@@ -82,9 +82,10 @@ def noise_chart(frame: pd.DataFrame, gamma: float | None = None,
     dash = style.dash("line", "", ["smooth sensitivity", "reference"], ["solid", "dashed"])
     tips = [alt.Tooltip("noise:N"), alt.Tooltip("gamma:Q", title="γ", format=".4g"),
             alt.Tooltip("std_text:N", title="std / SS")]
-    ok = gamma is not None and np.isfinite(gamma) and gamma > 0
-    at = _prepare(values_at(df, float(gamma))) if ok and len(df) else _prepare(pd.DataFrame(columns=["family", "gamma", "std"]))
-    rule = pd.DataFrame({"log10_gamma": [math.log10(gamma)] if ok else []}, dtype=float)
+    g = float(gamma) if gamma is not None else math.nan
+    ok = bool(np.isfinite(g) and g > 0)
+    at = _prepare(values_at(df, g)) if ok and len(df) else _prepare(pd.DataFrame(columns=["family", "gamma", "std"]))
+    rule = pd.DataFrame({"log10_gamma": [math.log10(g)] if ok else []}, dtype=float)
     layers = [
         style.extent_layer(y, df["log10_std"]),
         style.extent_layer(x, np.r_[df["log10_gamma"].to_numpy(float), rule["log10_gamma"].to_numpy(float)]),

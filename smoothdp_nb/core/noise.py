@@ -37,6 +37,7 @@ sensitivity, choosing the shape parameter that minimises it when
 from __future__ import annotations
 
 import math
+import functools
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any, Optional
@@ -819,6 +820,18 @@ def calibrate(family: str, epsilon: float, gamma: float, delta: Optional[float] 
     ValueError
         If gamma is outside the family's range, or a parameter is invalid.
     """
+    family = _check_family(family)
+    eps = _positive(epsilon, "epsilon")
+    gamma = _positive(gamma, "gamma")
+    delta = _check_delta(family, delta)
+    shape = _check_shape(family, shape)
+    return _calibrate(family, eps, gamma, delta, shape)
+
+
+@functools.lru_cache(maxsize=256)
+def _calibrate(family: str, epsilon: float, gamma: float, delta: Optional[float] = None,
+               shape: Optional[float] = None) -> Calibration:
+    """:func:`calibrate` on validated arguments (cached: freezing a scipy distribution costs ~1 ms)."""
     family = _check_family(family)
     eps = _positive(epsilon, "epsilon")
     gamma = _positive(gamma, "gamma")

@@ -328,11 +328,24 @@ class gencauchy_gen(rv_continuous):
         return np.exp(self._logpdf(x, c))
 
     def _lower(self, x, c):
-        """F(-|x|) = P(X <= -|x|)."""
+        """F(-|x|) = P(X <= -|x|).
+
+        With ``L = c log|x|``: for ``|x| >= 1`` it is ``I_w(1 - 1/c, 1/c) / 2``
+        with ``w = 1/(1 + |x|^c) = expit(-L)``; for ``|x| < 1`` the complement
+        ``1/2 - I_v(1/c, 1 - 1/c) / 2`` with ``v = |x|^c/(1 + |x|^c) = expit(L)``,
+        so that neither ``w`` near 1 nor the cancellation in ``1 - w`` loses
+        the body (``w`` rounds to 1 for ``|x|^c < 2^-53``); beyond ``L = 28``
+        the leading term of the beta series, in log space (no underflow of w).
+        """
         with np.errstate(divide="ignore"):
-            lx = np.log(np.abs(x))
-        w = np.exp(-np.logaddexp(0.0, c * lx))
-        return 0.5 * special.betainc(1.0 - 1.0 / c, 1.0 / c, w)
+            L = c * np.log(np.abs(x))
+        a, b = 1.0 - 1.0 / c, 1.0 / c
+        outer = 0.5 * special.betainc(a, b, special.expit(-L))
+        # far tail (w < e^-28, or underflowing): I_w(a, b) = w^a (1 + O(w)) / (a B(a, b)), w = e^-L (1 + O(w))
+        with np.errstate(over="ignore", invalid="ignore"):
+            far = 0.5 * np.exp(-a * L - np.log(a) - special.betaln(a, b))
+        inner = 0.5 - 0.5 * special.betainc(b, a, special.expit(L))
+        return np.where(L >= 0, np.where(L > 28.0, far, outer), inner)
 
     def _cdf(self, x, c):
         lo = self._lower(x, c)
@@ -346,19 +359,28 @@ class gencauchy_gen(rv_continuous):
         lower = q < 0.5
         p = np.where(lower, q, 1.0 - q)
         a, b = 1.0 - 1.0 / c, 1.0 / c
-        w = special.betaincinv(a, b, 2.0 * p)       # 1/(1+|x|^c)
-        # betaincinv loses accuracy deep in the tail: polish log w by Newton on
-        # log I_w(a, b) = log(2p), whose derivative is w^a (1-w)^(b-1) / (B(a,b) I_w)
-        logB = special.betaln(a, b)
+        # tail side (p < I_{1/2}(a, b)/2): w = 1/(1+|x|^c) from I_w(a, b) = 2p, |x|^c = (1-w)/w;
+        # body side: v = 1 - w from I_v(b, a) = 1 - 2p (exact subtraction for p >= 1/4)
+        p_half = 0.5 * special.betainc(a, b, 0.5)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            w = special.betaincinv(a, b, 2.0 * p)
+            # betaincinv loses accuracy deep in the tail: polish log w by Newton on
+            # log I_w(a, b) = log(2p), whose derivative is w^a (1-w)^(b-1) / (B(a,b) I_w)
+            logB = special.betaln(a, b)
             for _ in range(3):
                 small = (w > 0) & (w < 0.25)
                 I = special.betainc(a, b, w)
                 step = (np.log(I) - np.log(2.0 * p)) * I * np.exp(logB - a * np.log(w) - (b - 1.0) * np.log1p(-w))
                 w = np.where(small & np.isfinite(step), w * np.exp(-step), w)
-        z = special.betaincinv(b, a, 1.0 - 2.0 * p)  # |x|^c/(1+|x|^c)
-        with np.errstate(divide="ignore"):
-            t = np.exp((np.log(z) - np.log(w)) / c)
+            L_tail = np.log1p(-w) - np.log(w)
+            # w below 1e-12 (or underflowing): I_w(a, b) = w^a (1 + O(w)) / (a B(a, b)), so
+            # log w = (log(2p) + log a + log B) / a to relative O(w), in log space
+            log_w = (np.log(2.0 * p) + np.log(a) + logB) / a
+            L_tail = np.where(log_w < math.log(1e-12), -log_w, L_tail)
+            v = special.betaincinv(b, a, 1.0 - 2.0 * p)
+            L_body = np.log(v) - np.log1p(-v)
+            L = np.where(p <= p_half, L_tail, L_body)  # L = c log|x|
+            t = np.exp(L / c)
         return np.where(lower, -t, t)
 
     def _isf(self, q, c):
@@ -490,10 +512,12 @@ def _lln_log_integral(z, sigma, beta):
         ystar = 0.5 * (lo + hi)
         width = 1.0 / np.sqrt(1.0 + sigma * np.maximum(ystar + beta, 0.0))
         y = ystar[:, None] + width[:, None] * _T_NODES[None, :]
-        with np.errstate(over="ignore"):
+        with np.errstate(over="ignore", invalid="ignore"):  # 0 * inf at z = 0, replaced below
             logg = (-0.5 * y * y - 0.5 * math.log(2.0 * math.pi) - beta * y
                     - zz[:, None] * np.exp(-sigma * y))
-        out[start:start + zz.size] = special.logsumexp(logg + _T_LOGW, axis=1) + np.log(width)
+        res = special.logsumexp(logg + _T_LOGW, axis=1) + np.log(width)
+        # z = 0: int phi(y) e^{-beta y} dy = e^{beta^2/2} exactly (the grid has no mode to centre on)
+        out[start:start + zz.size] = np.where(zz == 0.0, 0.5 * beta * beta, res)
     return out.reshape(z.shape)
 
 

@@ -215,7 +215,8 @@ def _show(result: Any, chart: bool, table: bool) -> None:
     if chart:
         display(result)
     else:
-        display(results_charts.bundle(result, results_charts.summary_frame(result), chart=False), raw=True)
+        summary = result.summary_frame() if hasattr(result, "summary_frame") else results_charts.summary_frame(result)
+        display(results_charts.bundle(result, summary, chart=False), raw=True)
     if table:
         display(result.to_frame())
 

@@ -2,7 +2,14 @@
 
 Five families, each a :class:`scipy.stats.rv_continuous` subclass; the public
 constructors return *frozen* distributions (``pdf``, ``logpdf``, ``cdf``,
-``sf``, ``ppf``, ``rvs(size, random_state)``, ``mean``, ``var``, ``std``):
+``sf``, ``ppf``, ``rvs(size, random_state)``, ``mean``, ``var``, ``std``).
+
+``rvs`` / ``sample`` draw **floats**: they are distributions for simulation
+and plots, not releases.  A float ``true + s * Z`` leaks through its low-order
+bits (Mironov 2012); to publish a value use
+:func:`smoothdp_nb.release`, which samples the lattice cell exactly
+(:mod:`.lattice`).
+
 
 * :func:`PolyPlace` -- Hladik & Tetek, "Smooth Sensitivity Revisited: Towards
   Optimality", Definition 6 (density), Lemma 7 (normalisation; the cdf and ppf
@@ -281,6 +288,9 @@ _polyplace = polyplace_gen(name="polyplace")
 def PolyPlace(s: float = 1.0, alpha: float = 3.0, loc: float = 0.0):
     """Frozen PolyPlace(s, alpha) distribution (Hladik & Tetek, Definition 6).
 
+    ``rvs`` draws floats, for simulation only; to publish a noisy value use
+    :func:`smoothdp_nb.release` (exact lattice sampling, Mironov 2012).
+
     Parameters
     ----------
     s : float
@@ -334,8 +344,9 @@ class gencauchy_gen(rv_continuous):
         with ``w = 1/(1 + |x|^c) = expit(-L)``; for ``|x| < 1`` the complement
         ``1/2 - I_v(1/c, 1 - 1/c) / 2`` with ``v = |x|^c/(1 + |x|^c) = expit(L)``,
         so that neither ``w`` near 1 nor the cancellation in ``1 - w`` loses
-        the body (``w`` rounds to 1 for ``|x|^c < 2^-53``); beyond ``L = 28``
-        the leading term of the beta series, in log space (no underflow of w).
+        the body (``w`` rounds to 1 for ``|x|^c < 2^-53``); for ``|L| > 28``
+        the leading term of the beta series, in log space (no underflow of
+        ``w`` or ``v``; relative error ``O(e^-28)``).
         """
         with np.errstate(divide="ignore"):
             L = c * np.log(np.abs(x))
@@ -344,8 +355,10 @@ class gencauchy_gen(rv_continuous):
         # far tail (w < e^-28, or underflowing): I_w(a, b) = w^a (1 + O(w)) / (a B(a, b)), w = e^-L (1 + O(w))
         with np.errstate(over="ignore", invalid="ignore"):
             far = 0.5 * np.exp(-a * L - np.log(a) - special.betaln(a, b))
+            # near 0 (v = e^L (1 + O(v)) < e^-28): I_v(b, a) = v^b (1 + O(v)) / (b B(a, b)), v^b = |x| e^{O(v)}
+            near = 0.5 - 0.5 * np.exp(b * L - np.log(b) - special.betaln(a, b))
         inner = 0.5 - 0.5 * special.betainc(b, a, special.expit(L))
-        return np.where(L >= 0, np.where(L > 28.0, far, outer), inner)
+        return np.where(L >= 0, np.where(L > 28.0, far, outer), np.where(L < -28.0, near, inner))
 
     def _cdf(self, x, c):
         lo = self._lower(x, c)
@@ -379,6 +392,9 @@ class gencauchy_gen(rv_continuous):
             L_tail = np.where(log_w < math.log(1e-12), -log_w, L_tail)
             v = special.betaincinv(b, a, 1.0 - 2.0 * p)
             L_body = np.log(v) - np.log1p(-v)
+            # v below e^-28 (or underflowing): I_v(b, a) = v^b (1 + O(v)) / (b B(a, b)), likewise
+            log_v = (np.log1p(-2.0 * p) + np.log(b) + logB) / b
+            L_body = np.where(log_v < -28.0, log_v, L_body)
             L = np.where(p <= p_half, L_tail, L_body)  # L = c log|x|
             t = np.exp(L / c)
         return np.where(lower, -t, t)
@@ -409,6 +425,9 @@ _gencauchy = gencauchy_gen(name="generalized_cauchy")
 
 def GeneralizedCauchy(c: float = 4.0, scale: float = 1.0, loc: float = 0.0):
     """Frozen generalized Cauchy distribution, density ``proportional to 1/(1+|x/scale|^c)``.
+
+    ``rvs`` draws floats, for simulation only; to publish a noisy value use
+    :func:`smoothdp_nb.release` (exact lattice sampling, Mironov 2012).
 
     NRS lecture notes Lemma 2.7; Hladik & Tetek Claim 16.  Variance
     ``1/(2 cos(2 pi/c) + 1)`` for ``c > 3`` and infinite for ``2 < c <= 3``.
@@ -469,6 +488,9 @@ _studentt = studentt_gen(name="student_t")
 
 def StudentT(df: float = 3.0, scale: float = 1.0, loc: float = 0.0):
     """Frozen Student's t distribution with ``df > 0`` degrees of freedom.
+
+    ``rvs`` draws floats, for simulation only; to publish a noisy value use
+    :func:`smoothdp_nb.release` (exact lattice sampling, Mironov 2012).
 
     Variance ``df/(df-2)`` for ``df > 2``, infinite for ``1 < df <= 2``.
     """
@@ -584,7 +606,9 @@ def LaplaceLogNormal(sigma: float = 1.0, scale: float = 1.0, loc: float = 0.0):
 
     ``Z = X exp(sigma Y)`` with X standard Laplace and Y standard normal;
     ``Var Z = 2 exp(2 sigma^2)``.  pdf/cdf by quadrature (relative accuracy
-    ~1e-12), ppf by bisection; ``rvs`` is exact.
+    ~1e-12), ppf by bisection; ``rvs`` draws floats from the exact
+    representation (for simulation, not for releases: use
+    :func:`smoothdp_nb.release`).
     """
     sigma = _positive(sigma, "sigma")
     return _lln(sigma, loc=_real(loc, "loc"), scale=_positive(scale, "scale"))
@@ -625,7 +649,11 @@ _laplace = laplace_gen(name="laplace")
 
 
 def Laplace(scale: float = 1.0, loc: float = 0.0):
-    """Frozen Laplace distribution with density ``exp(-|x-loc|/scale) / (2 scale)``."""
+    """Frozen Laplace distribution with density ``exp(-|x-loc|/scale) / (2 scale)``.
+
+    ``rvs`` draws floats, for simulation only; to publish a noisy value use
+    :func:`smoothdp_nb.release` (exact lattice sampling, Mironov 2012).
+    """
     return _laplace(loc=_real(loc, "loc"), scale=_positive(scale, "scale"))
 
 

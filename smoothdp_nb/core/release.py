@@ -301,12 +301,7 @@ def release(
     for flag, name in ((diagnostics, "diagnostics"), (reveal_true, "reveal_true")):
         if not isinstance(flag, (bool, np.bool_)):
             raise TypeError(f"{name} must be True or False, got {type(flag).__name__}")
-    low, high = _check_bounds(bounds)
-    if not math.isfinite(high - low):
-        raise ValueError(
-            f"bounds must satisfy high - low < {np.finfo(float).max:.4g} (a finite double), "
-            f"got low={low!r}, high={high!r}"
-        )
+    low, high = _check_bounds(bounds)  # also: high - low a finite double
     step = _lattice.default_lattice((low, high)) if lattice is None else _lattice.check_lattice(lattice, (low, high))
     denom = sensitivity_grid(g)
     gamma_s = g - math.log(2.0) / denom - 2.0**-30

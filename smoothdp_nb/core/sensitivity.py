@@ -82,6 +82,11 @@ def _check_bounds(bounds: Any) -> Tuple[float, float]:
         raise ValueError(f"bounds must be finite: low < high, got {bounds!r}")
     if not lo < hi:
         raise ValueError(f"bounds must satisfy low < high, got low={lo!r}, high={hi!r}")
+    if not math.isfinite(hi - lo):  # the sensitivities are differences of values in the bounds
+        raise ValueError(
+            f"bounds must satisfy high - low < {np.finfo(float).max:.4g} (a finite double), "
+            f"got low={lo!r}, high={hi!r}"
+        )
     return lo, hi
 
 

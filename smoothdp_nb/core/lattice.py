@@ -337,7 +337,12 @@ def _standard_ppf(family: str, shape: Optional[float], q: float) -> float:
 
 
 def _search(prob: _Problem, u: _LazyUniform, k: int, p: int, factor=None) -> Optional[int]:
-    """The cell of U if certain at precision ``p`` (None if undecided)."""
+    """The cell of U if certain at precision ``p`` (None if undecided).
+
+    Walks a few cells from the float candidate (almost always right or one
+    off); a candidate further off (a poor float quantile far in a tail)
+    falls back to bisection over the clamp range, about 60 cdf enclosures.
+    """
     cache = {}
 
     def F(j):
@@ -345,7 +350,7 @@ def _search(prob: _Problem, u: _LazyUniform, k: int, p: int, factor=None) -> Opt
             cache[j] = prob.cdf_at(j, p, factor)
         return cache[j]
 
-    for _ in range(4 * 64 + 16):  # walk from the candidate; the candidate is rarely off by one
+    for _ in range(8):
         low_ok = high_ok = True
         if k > prob.k_lo:
             f_lo, f_hi = F(k)
@@ -360,7 +365,18 @@ def _search(prob: _Problem, u: _LazyUniform, k: int, p: int, factor=None) -> Opt
                 continue
             high_ok = u.below(g_lo)
         return k if (low_ok and high_ok) else None
-    return None  # pragma: no cover - a far-off candidate: caller refines and re-proposes
+    # bisection: invariant U >= F(a_lo) (or lo = k_lo) and U < F(a_{hi+1}) (or hi = k_hi)
+    lo, hi = prob.k_lo, prob.k_hi
+    while lo < hi:
+        mid = (lo + hi + 1) // 2  # lo < mid <= hi: the boundary a_mid between cells mid - 1 and mid
+        f_lo, f_hi = F(mid)
+        if u.at_least(f_hi):
+            lo = mid
+        elif u.below(f_lo):
+            hi = mid - 1
+        else:
+            return None
+    return lo
 
 
 def sample_cell(family: str, shape: Optional[float], true: float, scale: float, lattice: float,

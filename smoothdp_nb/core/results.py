@@ -10,9 +10,9 @@
 
 Like every result of the package they offer ``.to_frame()`` (tidy pandas
 frame), ``.to_dict()`` (JSON-ready), a readable ``str()``, ``.chart()`` (an
-Altair chart) and ``_repr_mimebundle_`` (notebook display).  Altair and the
-chart builders are imported only inside ``chart()`` and
-``_repr_mimebundle_``: importing this module costs numpy and pandas only.
+Altair chart) and ``_repr_mimebundle_`` (notebook display).  Both go through
+the renderer registry :mod:`smoothdp_nb.core.rendering` (filled by the display
+package): importing this module costs numpy and pandas only.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from . import rendering
 from ._format import format_log10
 
 from .profiles import dp_delta as _dp_delta
@@ -143,14 +144,10 @@ class ProfileResult:
 
     def chart(self):
         """Altair chart: log10 delta per database (one colour per epsilon), DP delta as a rule."""
-        from .. import results_charts
-
-        return results_charts.profile_result_chart(self)
+        return rendering.chart(self, "profile")
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        from .. import results_charts
-
-        return results_charts.bundle(self, results_charts.profile_summary(self))
+        return rendering.mimebundle(self, "profile")
 
 
 def profile(mechanism, hists, epsilon, labels: Sequence | None = None, *, source: str = "inline") -> ProfileResult:
@@ -263,14 +260,10 @@ class NoiseComparison:
 
     def chart(self):
         """Altair chart: std against gamma, one line per family (log y axis)."""
-        from .. import results_charts
-
-        return results_charts.noise_chart(self.table, title=f"Noise std per unit SS, ε = {self.epsilon:g}")
+        return rendering.chart(self, "noise-comparison")
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        from .. import results_charts
-
-        return results_charts.bundle(self, results_charts.noise_summary(self))
+        return rendering.mimebundle(self, "noise-comparison")
 
 
 # --------------------------------------------------------------------------
@@ -283,7 +276,7 @@ class ReleaseReport:
     """A smooth-sensitivity :class:`~smoothdp_nb.core.release.Release` with its context.
 
     Every representation (``str``, ``repr``, :meth:`to_dict`, :meth:`to_frame`,
-    :meth:`summary_frame`, the rich display) shows the release's public
+    the rich display) shows the release's public
     numbers only: value, lattice, query, n, bounds, epsilon, delta, rho,
     gamma, family, shape, guarantee.  The data-dependent diagnostics (smooth
     sensitivity, noise scale and std, and the noise-density chart drawn from
@@ -320,29 +313,6 @@ class ReleaseReport:
         frame.insert(0, "kind", "release")
         return frame
 
-    def summary_frame(self) -> pd.DataFrame:
-        """Two columns ``field, value``: public rows, then labelled diagnostics if opted in."""
-        r = self.release
-        rows = [
-            ("released value", repr(r.value)),
-            ("lattice", f"{_lattice_text(r.lattice)} (outputs are multiples of it: Mironov 2012)"),
-            ("query", f"{r.query} of {self.name}"),
-            ("n, bounds", f"{r.n}, [{r.bounds[0]:g}, {r.bounds[1]:g}]"),
-            ("guarantee", r.guarantee),
-            ("noise", r.noise + (f" (shape {r.shape:.6g})" if r.shape is not None else "")),
-            ("γ", f"{r.gamma:.6g} ({r.gamma_source})"),
-        ]
-        if r.diagnostics is not None:
-            d = r.diagnostics
-            tag = " [diagnostic: NOT covered by the guarantee]"
-            rows += [
-                ("smooth sensitivity" + tag, f"{d.smooth_sensitivity:.6g}"),
-                ("sensitivity bound used" + tag, f"{d.sensitivity_bound:.6g}"),
-                ("noise scale" + tag, f"{d.noise_scale:.6g}"),
-                ("noise std" + tag, f"{d.noise_std:.6g}"),
-            ]
-        return pd.DataFrame(rows, columns=["field", "value"])
-
     def __str__(self) -> str:
         r = self.release
         lines = [
@@ -366,40 +336,12 @@ class ReleaseReport:
         return f"<ReleaseReport {self.name}: {self.release!r}>"
 
     def chart(self):
-        """Altair chart of the noise density around the released value (diagnostic, curator-only).
-
-        Raises
-        ------
-        ValueError
-            Unless the release was made with ``diagnostics=True``: the density
-            is drawn from the data-dependent noise scale.
-        """
-        if self.release.diagnostics is None:
-            raise ValueError(
-                "diagnostics: the noise-density chart is data-dependent; release with diagnostics=True "
-                "to draw it (curator only, not covered by the privacy guarantee)"
-            )
-        from .. import results_charts
-
-        return results_charts.release_chart(_ChartView(self))
+        """Altair chart of the released value on the bounds' axis (the noise density only with diagnostics)."""
+        return rendering.chart(self, "release")
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        from .. import results_charts
-
-        return results_charts.bundle(self, self.summary_frame(), chart=self.release.diagnostics is not None)
+        return rendering.mimebundle(self, "release")
 
 
 def _lattice_text(step: float) -> str:
     return f"2**{math.frexp(step)[1] - 1} = {step:.6g}"
-
-
-class _ChartView:
-    """The report as the display layer's ``release_chart`` reads it (diagnostics spelled out, labelled)."""
-
-    def __init__(self, report: ReleaseReport):
-        r, d = report.release, report.release.diagnostics
-        self.name = report.name
-        self.release = type("ReleaseWithDiagnostics", (), dict(
-            value=r.value, query=r.query, noise=r.noise, shape=r.shape, epsilon=r.epsilon, gamma=r.gamma,
-            delta=r.delta, guarantee=f"{r.guarantee}; density: {d.label}", noise_scale=d.noise_scale,
-            noise_std=d.noise_std, smooth_sensitivity=d.smooth_sensitivity))()

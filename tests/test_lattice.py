@@ -63,7 +63,7 @@ def test_dyadic_comparison_is_exact():
 
 
 def test_lattice_range_and_default():
-    assert L.lattice_range((0.0, 100.0)) == (2.0**-1022 if math.ulp(100.0) < 2.0**-1022 else math.ulp(100.0), 64.0)
+    assert L.lattice_range((0.0, 100.0)) == (max(math.ulp(100.0), 2.0 ** (-1022)), 64.0)
     assert L.default_lattice((0.0, 100.0)) == 2.0**-14
     assert L.default_lattice((0.0, 1.0)) == 2.0**-20
     assert L.default_lattice((1e15, 1e15 + 1.0)) == math.ulp(1e15 + 1.0)  # raised to the float spacing

@@ -63,7 +63,9 @@ from __future__ import annotations
 import math
 import secrets
 import threading
-from typing import Any, Callable, Optional, Tuple
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
 
 import mpmath
 import numpy as np
@@ -71,7 +73,7 @@ from scipy import special
 
 from . import noise as _noise
 
-__all__ = ["default_lattice", "check_lattice", "lattice_range", "sample_cell", "cell_probability"]
+__all__ = ["cell_probability", "check_lattice", "default_lattice", "lattice_range", "sample_cell"]
 
 #: default lattice step: this many halvings below the largest power of two <= high - low
 DEFAULT_LATTICE_BITS = 20
@@ -94,13 +96,17 @@ _P0 = 64  # first certification precision
 # the lattice
 # --------------------------------------------------------------------------- #
 def _width_exponent(low: float, high: float) -> int:
-    """floor(log2(high - low)), without overflowing for bounds near +-1.8e308."""
-    half = high / 2.0 - low / 2.0  # exact enough: only its binary exponent is used
-    m, e = math.frexp(half)  # half = m 2^e, 0.5 <= m < 1
-    return e  # floor(log2(2 * half)) = e  (2 half = m 2^(e+1), m in [0.5, 1))
+    """floor(log2(high - low)), exactly (rational arithmetic: no rounding, no overflow)."""
+    width = Fraction(high) - Fraction(low)
+    e = width.numerator.bit_length() - width.denominator.bit_length()
+    while Fraction(2) ** e > width:
+        e -= 1
+    while Fraction(2) ** (e + 1) <= width:
+        e += 1
+    return e
 
 
-def lattice_range(bounds: Tuple[float, float]) -> Tuple[float, float]:
+def lattice_range(bounds: tuple[float, float]) -> tuple[float, float]:
     """Smallest and largest admissible lattice step for ``bounds``.
 
     Smallest: ``ulp(max(|low|, |high|))``, so that every lattice point in the
@@ -114,7 +120,7 @@ def lattice_range(bounds: Tuple[float, float]) -> Tuple[float, float]:
     return smallest, math.ldexp(1.0, _width_exponent(low, high))
 
 
-def default_lattice(bounds: Tuple[float, float]) -> float:
+def default_lattice(bounds: tuple[float, float]) -> float:
     """``2^(floor(log2(high - low)) - 20)``, raised to :func:`lattice_range`'s minimum.
 
     About a millionth of the data range: far below any useful noise level, yet
@@ -125,7 +131,7 @@ def default_lattice(bounds: Tuple[float, float]) -> float:
     return max(step, smallest)
 
 
-def check_lattice(lattice: Any, bounds: Tuple[float, float]) -> float:
+def check_lattice(lattice: Any, bounds: tuple[float, float]) -> float:
     """Validate a user lattice step: a power of two within :func:`lattice_range`."""
     smallest, largest = lattice_range(bounds)
     allowed = f"a power of two with {smallest:.6g} <= lattice <= {largest:.6g} for bounds {bounds}"
@@ -142,7 +148,7 @@ def check_lattice(lattice: Any, bounds: Tuple[float, float]) -> float:
 # --------------------------------------------------------------------------- #
 # random bits and the lazily refined uniform
 # --------------------------------------------------------------------------- #
-def bit_source(gen: Optional[np.random.Generator]) -> Callable[[], int]:
+def bit_source(gen: np.random.Generator | None) -> Callable[[], int]:
     """64 fresh random bits per call: from ``gen``, or from OS entropy when ``gen`` is None."""
     if gen is None:
         return lambda: secrets.randbits(64)
@@ -152,7 +158,7 @@ def bit_source(gen: Optional[np.random.Generator]) -> Callable[[], int]:
 class _LazyUniform:
     """U in [m / 2^bits, (m + 1) / 2^bits); more bits on demand."""
 
-    __slots__ = ("m", "bits", "_draw")
+    __slots__ = ("_draw", "bits", "m")
 
     def __init__(self, draw: Callable[[], int]):
         self._draw = draw
@@ -246,7 +252,7 @@ _TAILS = {
 }
 
 
-def _density_bound(family: str, shape: Optional[float]) -> float:
+def _density_bound(family: str, shape: float | None) -> float:
     """An upper bound on the standard density (all five are unimodal at 0).
 
     Laplace 1/2; Cauchy(c) ``c sin(pi/c) / (2 pi) < 1/2``; Student's t below
@@ -278,7 +284,7 @@ def _cdf_bounds(ctx, tail, shape, a_lo, a_hi, p, f_max):
 class _Problem:
     """One release: true value, noise scale, lattice, clamp range, family."""
 
-    def __init__(self, family: str, shape: Optional[float], true: float, scale: float,
+    def __init__(self, family: str, shape: float | None, true: float, scale: float,
                  lattice: float, k_lo: int, k_hi: int):
         self.family, self.shape = family, shape
         self.tail = _TAILS[family]
@@ -323,7 +329,7 @@ class _Problem:
         return int(min(max(round(v), self.k_lo), self.k_hi))
 
 
-def _standard_ppf(family: str, shape: Optional[float], q: float) -> float:
+def _standard_ppf(family: str, shape: float | None, q: float) -> float:
     """Float inverse cdf of the standard noise (only proposes a candidate cell)."""
     q = min(max(q, 1e-300), 1.0 - 2.0**-60)
     with np.errstate(all="ignore"):
@@ -336,7 +342,7 @@ def _standard_ppf(family: str, shape: Optional[float], q: float) -> float:
         return float(_noise._gencauchy._ppf(np.asarray(q), np.asarray(shape)))
 
 
-def _search(prob: _Problem, u: _LazyUniform, k: int, p: int, factor=None) -> Optional[int]:
+def _search(prob: _Problem, u: _LazyUniform, k: int, p: int, factor=None) -> int | None:
     """The cell of U if certain at precision ``p`` (None if undecided).
 
     Walks a few cells from the float candidate (almost always right or one
@@ -379,8 +385,8 @@ def _search(prob: _Problem, u: _LazyUniform, k: int, p: int, factor=None) -> Opt
     return lo
 
 
-def sample_cell(family: str, shape: Optional[float], true: float, scale: float, lattice: float,
-                k_lo: int, k_hi: int, gen: Optional[np.random.Generator]) -> int:
+def sample_cell(family: str, shape: float | None, true: float, scale: float, lattice: float,
+                k_lo: int, k_hi: int, gen: np.random.Generator | None) -> int:
     """Draw ``k`` exactly from the law of ``clamp(round((true + scale * Z) / lattice), k_lo, k_hi)``.
 
     Parameters
@@ -476,7 +482,7 @@ def _sample_mixture(prob: _Problem, u: _LazyUniform, v: _LazyUniform) -> int:
 # --------------------------------------------------------------------------- #
 # exact cell probabilities (for tests and audits)
 # --------------------------------------------------------------------------- #
-def cell_probability(family: str, shape: Optional[float], true: float, scale: float, lattice: float,
+def cell_probability(family: str, shape: float | None, true: float, scale: float, lattice: float,
                      k: int, k_lo: int, k_hi: int, prec: int = 200) -> Any:
     """``P(K = k)`` for the clamped lattice law, as an mpmath number at ``prec`` bits.
 

@@ -40,9 +40,10 @@ Security of the released bits
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from numbers import Integral
-from typing import Any, Dict, Iterable, Optional, Sequence, Tuple, Union
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -58,7 +59,7 @@ from .sensitivity import (
     smooth_sensitivity,
 )
 
-__all__ = ["Release", "ReleaseDiagnostics", "release", "compare_noise", "default_gamma", "DEFAULT_GAMMA"]
+__all__ = ["DEFAULT_GAMMA", "Release", "ReleaseDiagnostics", "compare_noise", "default_gamma", "release"]
 
 #: data-independent default smoothness: a fraction of epsilon (laplace: NRS's
 #: beta = epsilon / (2 ln(2/delta)), half its admissible range)
@@ -74,7 +75,7 @@ DEFAULT_GAMMA = {
 DIAGNOSTICS_LABEL = "data-dependent: NOT covered by the privacy guarantee (curator only, do not publish)"
 
 
-def default_gamma(noise: str, epsilon: float, delta: Optional[float] = None) -> float:
+def default_gamma(noise: str, epsilon: float, delta: float | None = None) -> float:
     """The data-independent default gamma for a noise family (see :data:`DEFAULT_GAMMA`)."""
     family = _noise._check_family(noise)
     eps = _noise._positive(epsilon, "epsilon")
@@ -84,7 +85,7 @@ def default_gamma(noise: str, epsilon: float, delta: Optional[float] = None) -> 
     return eps / 10.0
 
 
-def _generator(rng: Any) -> Optional[np.random.Generator]:
+def _generator(rng: Any) -> np.random.Generator | None:
     """None (OS entropy for every bit) or a Generator for reproducible experiments."""
     if rng is None:
         return None
@@ -132,7 +133,7 @@ class ReleaseDiagnostics:
     noise_std: float
     label: str = DIAGNOSTICS_LABEL
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"smooth_sensitivity": self.smooth_sensitivity, "sensitivity_bound": self.sensitivity_bound,
                 "noise_scale": self.noise_scale, "noise_std": self.noise_std, "label": self.label}
 
@@ -175,17 +176,17 @@ class Release:
     lattice: float
     query: str
     n: int
-    bounds: Tuple[float, float]
+    bounds: tuple[float, float]
     epsilon: float
-    delta: Optional[float]
-    rho: Optional[float]
+    delta: float | None
+    rho: float | None
     gamma: float
     gamma_source: str
     noise: str
-    shape: Optional[float]
+    shape: float | None
     guarantee: str
-    diagnostics: Optional[ReleaseDiagnostics] = None
-    true_value: Optional[float] = field(default=None, repr=False, compare=False)
+    diagnostics: ReleaseDiagnostics | None = None
+    true_value: float | None = field(default=None, repr=False, compare=False)
 
     def __repr__(self) -> str:
         d = f", delta={self.delta!r}" if self.delta is not None else ""
@@ -201,9 +202,9 @@ class Release:
 
     __str__ = __repr__
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """The public fields; ``diagnostics`` (labelled) only if opted in; never ``true_value``."""
-        out: Dict[str, Any] = {
+        out: dict[str, Any] = {
             "value": self.value, "lattice": self.lattice, "query": self.query, "n": self.n,
             "bounds_low": self.bounds[0], "bounds_high": self.bounds[1],
             "epsilon": self.epsilon, "delta": self.delta, "rho": self.rho,
@@ -227,14 +228,14 @@ def release(
     x: Any,
     query: str = "median",
     epsilon: float = 1.0,
-    gamma: Optional[float] = None,
+    gamma: float | None = None,
     noise: str = "polyplace",
-    bounds: Optional[Tuple[float, float]] = None,
+    bounds: tuple[float, float] | None = None,
     rng: Any = None,
-    delta: Optional[float] = None,
-    shape: Optional[float] = None,
+    delta: float | None = None,
+    shape: float | None = None,
     trim: Any = None,
-    lattice: Optional[float] = None,
+    lattice: float | None = None,
     diagnostics: bool = False,
     reveal_true: bool = False,
 ) -> Release:
@@ -335,15 +336,15 @@ def release(
     )
 
 
-def _noise_shape(cal: _noise.Calibration) -> Optional[float]:
+def _noise_shape(cal: _noise.Calibration) -> float | None:
     """The shape parameter of the standardised noise Z (alpha for PolyPlace, none for Laplace)."""
     return None if cal.family == "laplace" else cal.shape
 
 
 def compare_noise(
     epsilon: float,
-    gamma: Union[float, Iterable[float]],
-    delta: Optional[float] = None,
+    gamma: float | Iterable[float],
+    delta: float | None = None,
     families: Sequence[str] = ("polyplace", "student_t", "cauchy", "laplace"),
     reference: bool = False,
 ) -> pd.DataFrame:

@@ -578,7 +578,7 @@ class SmoothedDPPanel(_Panel):
         r = self.result
         what = "exact" if r.method == "exact" else f"Monte Carlo, {r.trials} trials per composition"
         return (f"n = {r.n}, {what}; {len(r.vertex_labels)} hull vertices; "
-                f"DP δ = {r.dp_delta:.4g}")
+                f"DP δ = {np.max(r.dp_delta):.4g}")
 
 
 # --------------------------------------------------------------------------

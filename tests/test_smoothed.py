@@ -277,8 +277,12 @@ def test_monte_carlo_for_the_sampling_average():
         probs = np.prod(laws[np.arange(n)[None, :], xs], axis=1)
         total = float(probs @ deltas)
         assert row.ci_low - 1e-12 <= total <= row.ci_high + 1e-12
-    with pytest.raises(ValueError, match="monte-carlo"):
-        sdp.smoothed_delta(m, n, [q1, q2], epsilon)
+    # and the exact Algorithm 1 gives the enumeration's expectation for every composition
+    ex = sdp.smoothed_delta(m, n, [q1, q2], epsilon)
+    for row in ex.table.itertuples():
+        laws = np.array([q1] * row.n_0 + [q2] * (n - row.n_0))
+        total = float(np.prod(laws[np.arange(n)[None, :], xs], axis=1) @ deltas)
+        assert row.delta == pytest.approx(total, rel=1e-12)
 
 
 # --------------------------------------------------------------------------

@@ -13,11 +13,12 @@ from scipy.special import logsumexp
 from .._progress import optional_progress_bar
 from ..budget import ComputationTooLarge
 from ..hull import HullReduction
+from ..mechanisms import count_histograms
 from ..profiles import privacy_profile
 from .binary import exact_binary, log_binom_vector
 from .cost import estimate_exact_seconds
 from .general import all_histograms, exact_general
-from .results import SmoothedResult, assemble_result
+from .results import SmoothedResult, assemble_result, dp_pair
 
 __all__ = ["smoothed_exact"]
 
@@ -38,16 +39,22 @@ def smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> Smoothed
     t0 = time.perf_counter()
     V = red.vertices
     l, m = V.shape
-    est = estimate_exact_seconds(n, m, l, e.size)
+    count = count_histograms(n, m)
+    # Algorithm 1 = the profile of every histogram, then the averaging engines
+    est_profiles = mech.profile_seconds(n, m, count, e.size)
+    est = estimate_exact_seconds(n, m, l, e.size) + est_profiles
     if est > budget:
         raise ComputationTooLarge(
-            f"the exact smoothed delta for n={n}, m={m}, {l} hull vertices and {e.size} epsilon values "
-            f"is estimated to take ~{est:.3g} s (budget {budget:g} s); use method='monte-carlo', "
-            "fewer epsilon values, or raise budget="
+            f"the exact smoothed delta of {mech!r} for n={n}, m={m}, {l} hull vertices and {e.size} "
+            f"epsilon values is estimated to take ~{est:.3g} s ({count:.3g} histograms, their profiles "
+            f"~{est_profiles:.3g} s; budget {budget:g} s); use method='monte-carlo', fewer epsilon "
+            "values, or raise budget="
         )
     show = (est > 2.0) if progress is None else bool(progress)
     hists = all_histograms(n, m)
     full = privacy_profile(mech, hists, e, log=True).reshape(len(hists), e.size)
+    # the worst case over every database of n records: the same enumeration (Theorem 1)
+    dp = dp_pair(mech, n, e, m, all_profiles=full)
     # Several epsilon often give bit-identical profiles (e.g. when only outputs
     # impossible under the neighbour count matter): average each distinct one once.
     logdelta, col = _distinct_columns(full)
@@ -71,4 +78,4 @@ def smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> Smoothed
         if bar is not None:
             bar.close()
     vals = vals[:, col]
-    return assemble_result(mech, n, red, e, comps, vals, "exact", t0)
+    return assemble_result(mech, n, red, e, comps, vals, "exact", t0, dp)

@@ -380,7 +380,7 @@ class SamplingAverage(SampleSize, Mechanism):
         out = self._log_profile_batch(hists, n, epsilon)
         return np.minimum(out, self.dp_delta(n, epsilon, log=True))
 
-    def profile_seconds(self, n: int, m: int, count: int, n_epsilon: int) -> float:
+    def profile_seconds(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> float:
         """From the size of the count-and-sum tables of one profile (see
         :meth:`_guard`): ~3e-9 s per table cell, distinct histograms only."""
         T = self.sample_size(n)

@@ -20,6 +20,8 @@ __all__ = ["Mechanism", "compositions", "count_histograms", "MAX_CELLS"]
 
 # Refuse explicit enumerations above this many (output x component) cells.
 MAX_CELLS = 5 * 10**7
+# a lower bound on the time of one output law (a Python call and a few arrays)
+_MIN_LAW_SECONDS = 1e-5
 # cells (pairs x outputs x epsilon) per chunk of the generic divergence kernel
 _PAIR_CHUNK_CELLS = 2**22
 
@@ -190,20 +192,42 @@ class Mechanism(ABC):
         with np.errstate(invalid="ignore"):
             return L - np.logaddexp.reduce(L, axis=1, keepdims=True)
 
-    def profile_seconds(self, n: int, m: int, count: int, n_epsilon: int) -> float:
+    def profile_seconds(self, n: int, m: int, count: int, n_epsilon: int,
+                        budget: float = DEFAULT_BUDGET_SECONDS) -> float:
         """Estimated seconds of :meth:`log_profile_batch` on ``count`` histograms.
 
-        Default: one output law is timed, and the generic path evaluates
+        Default: one output law is timed (at small n, extrapolated), and the
+        generic path evaluates
         ``1 + m (m - 1)`` laws per histogram (at most) plus a divergence per
-        neighbour over the K outputs (~2e-8 s per output and epsilon).
+        neighbour over the K outputs (~2e-8 s per output and epsilon).  When
+        even 10 microseconds per law would exceed ``budget``, that
+        lower bound is returned without timing anything (one law may itself be
+        slow at large n).
         """
-        probe = compositions(n, m)[0] if count_histograms(n, m) < 10**6 else np.eye(1, m, dtype=np.int64)[0] * n
-        t0 = time.perf_counter()
-        outs, _ = self.log_output_pmf(probe)
-        per_law = time.perf_counter() - t0
-        K = len(outs)
         neigh = m * (m - 1)
+        floor = count * (1 + neigh) * _MIN_LAW_SECONDS
+        if floor > budget:  # hopeless whatever one law costs: do not even time one
+            return floor
+        per_law, K = self._law_cost(n, m)
         return count * ((1 + neigh) * per_law + 2 * neigh * K * n_epsilon * 2e-8)
+
+    def _law_cost(self, n: int, m: int) -> tuple[float, float]:
+        """(seconds, outputs) of one output law at n records, extrapolated from
+        timed laws at 16 and 32 records (one law at large n may be slow itself):
+        a power law through the two, exponent clipped to [0, 4]."""
+        def timed(k):
+            t0 = time.perf_counter()
+            outs, _ = self.log_output_pmf(np.eye(1, m, dtype=np.int64)[0] * k)
+            return max(time.perf_counter() - t0, _MIN_LAW_SECONDS), len(outs)
+
+        if n <= 32:
+            return timed(n)
+        def grow(a, b):
+            return min(4.0, max(0.0, math.log2(b / a)))
+
+        (t1, k1), (t2, k2) = timed(16), timed(32)
+        r = n / 32
+        return t2 * r ** grow(t1, t2), k2 * r ** grow(k1, k2)
 
     def dp_delta(self, n: int, epsilon: np.ndarray, categories: int | None = None, log: bool = False,
                  budget: float = DEFAULT_BUDGET_SECONDS, all_profiles: np.ndarray | None = None) -> np.ndarray:
@@ -220,7 +244,7 @@ class Mechanism(ABC):
             logd = np.minimum(all_profiles.max(axis=0), np.log(self.delta_upper_bound(n, epsilon)))
             return logd if log else np.minimum(np.exp(logd), self.delta_upper_bound(n, epsilon))
         count = count_histograms(n, m)
-        est = self.profile_seconds(n, m, count, epsilon.size)
+        est = self.profile_seconds(n, m, count, epsilon.size, budget)
         if est > budget:
             raise ComputationTooLarge(
                 f"the DP delta of {self!r} enumerates all {count:.3g} databases of n={n} records on "

@@ -239,9 +239,9 @@ class SampledWinner(PostProcessed):
         res = out.max(axis=0)
         return np.minimum(res, np.log(self.delta_upper_bound(n, epsilon)))
 
-    def profile_seconds(self, n: int, m: int, count: int, n_epsilon: int) -> float:
+    def profile_seconds(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> float:
         if m != 2:
-            return super().profile_seconds(n, m, count, n_epsilon)
+            return super().profile_seconds(n, m, count, n_epsilon, budget)
         return 2e-5 * count + 2e-6 * count * n_epsilon + 1e-4
 
     def _log_divergences(self, u, v, n, T, epsilon):

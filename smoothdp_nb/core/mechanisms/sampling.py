@@ -198,7 +198,7 @@ class SamplingHistogram(SampleSize, Mechanism):
             out = self._log_profile_grid(hists, n, T, epsilon)
         return np.minimum(out, self.dp_delta(n, epsilon, log=True))
 
-    def profile_seconds(self, n: int, m: int, count: int, n_epsilon: int) -> float:
+    def profile_seconds(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> float:
         """m = 2: a few tail sums per histogram (~2e-6 s each with E epsilons
         batched); m > 2: the (T+1)^2 grid per distinct neighbour pair."""
         if m == 2:

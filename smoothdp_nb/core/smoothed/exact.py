@@ -41,7 +41,7 @@ def smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> Smoothed
     l, m = V.shape
     count = count_histograms(n, m)
     # Algorithm 1 = the profile of every histogram, then the averaging engines
-    est_profiles = mech.profile_seconds(n, m, count, e.size)
+    est_profiles = mech.profile_seconds(n, m, count, e.size, budget)
     est = estimate_exact_seconds(n, m, l, e.size) + est_profiles
     if est > budget:
         raise ComputationTooLarge(

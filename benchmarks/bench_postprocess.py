@@ -14,7 +14,6 @@ Run on demand:  python benchmarks/bench_postprocess.py
 
 from __future__ import annotations
 
-import math
 import os
 import time
 
@@ -39,7 +38,7 @@ def main() -> None:
     eps = np.log(np.array([0.5, 0.51, 0.6]) / (1 - np.array([0.5, 0.51, 0.6])))
     for eta in ("0.998", "0.9999"):
         w = sdp.postprocess(sdp.SamplingHistogram(eta=eta), sdp.winner)
-        t = best_of(lambda: sdp.privacy_profile(w, hist, eps, log=True))
+        t = best_of(lambda w=w: sdp.privacy_profile(w, hist, eps, log=True))
         d = sdp.privacy_profile(w, hist, eps, log=True)
         zeros = int(np.sum(np.all(d == -np.inf, axis=1)))
         print(f"winner, eta = {eta}: 26 elections x 3 epsilon in {t * 1e3:.1f} ms; exactly 0 at every epsilon: {zeros} of 26")

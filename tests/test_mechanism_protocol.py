@@ -35,7 +35,8 @@ def test_every_mechanism_implements_the_protocol(mech):
     assert len(outs) == len(logp) and math.isclose(float(np.logaddexp.reduce(logp)), 0.0, abs_tol=1e-12)
     d = sdp.privacy_profile(mech, h, [0.0, 1.0])
     assert np.all((0 <= d) & (d <= sdp.dp_delta(mech, int(h.sum()), [0.0, 1.0], categories=m)))
-    assert mech == mech and hash(mech) == hash(mech) and mech.label == repr(mech)
+    twin = mech
+    assert mech == twin and hash(mech) == hash(twin) and mech.label == repr(mech)
 
 
 def test_shared_identity_methods_are_defined_once():
@@ -70,9 +71,9 @@ def _private_calls(path):
     tree = ast.parse(path.read_text())
     bad = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
-            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
-                bad.append(f"{path.name}:{node.lineno} .{node.attr}")
+        private = isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+        if private and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+            bad.append(f"{path.name}:{node.lineno} .{node.attr}")
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "hasattr":
             bad.append(f"{path.name}:{node.lineno} hasattr")
         if isinstance(node, ast.ImportFrom):

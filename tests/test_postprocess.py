@@ -31,7 +31,7 @@ def test_winner_fast_path_matches_enumeration_in_fractions(eta):
         got = sdp.privacy_profile(fast, np.array(hists), epsilon)
         slow = sdp.privacy_profile(generic_winner(base), np.array(hists), epsilon)
         for h, g, s in zip(hists, got, slow):
-            want = [float(exact.profile_of_law(lambda x: exact.winner_law(x, T), h, e)) for e in epsilon]
+            want = [float(exact.profile_of_law(lambda x, T=T: exact.winner_law(x, T), h, e)) for e in epsilon]
             assert g == pytest.approx(want, rel=1e-9, abs=1e-15)
             assert s == pytest.approx(want, rel=1e-9, abs=1e-15)
             assert np.all((np.array(want) == 0) == (g == 0))  # exact zeros stay exact

@@ -11,8 +11,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -20,12 +20,12 @@ from ._validate import as_epsilon, as_histograms, as_int, as_open_unit
 from .mechanisms import Mechanism
 
 __all__ = [
-    "privacy_profile",
-    "dp_delta",
-    "remark8_bound",
+    "Composition",
     "adjusted_utility",
     "compose",
-    "Composition",
+    "dp_delta",
+    "privacy_profile",
+    "remark8_bound",
 ]
 
 

@@ -18,16 +18,16 @@ from .sampling import SamplingHistogram
 from .size import sampling_size_spec
 
 __all__ = [
-    "Mechanism",
-    "SamplingHistogram",
-    "NoisySamplingHistogram",
-    "FiniteMechanism",
-    "PostProcessing",
-    "postprocess",
-    "winner",
-    "compositions",
-    "count_histograms",
-    "sampling_size_spec",
     "MAX_CELLS",
     "ComputationTooLarge",
+    "FiniteMechanism",
+    "Mechanism",
+    "NoisySamplingHistogram",
+    "PostProcessing",
+    "SamplingHistogram",
+    "compositions",
+    "count_histograms",
+    "postprocess",
+    "sampling_size_spec",
+    "winner",
 ]

@@ -7,7 +7,8 @@ import itertools
 import math
 import time
 from abc import ABC, abstractmethod
-from typing import Any, Hashable
+from collections.abc import Hashable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -16,7 +17,7 @@ from .._validate import as_histograms, as_int, as_rng
 from ..budget import DEFAULT_BUDGET_SECONDS, ComputationTooLarge
 from ..divergence import log_hockey_stick
 
-__all__ = ["Mechanism", "compositions", "count_histograms", "MAX_CELLS"]
+__all__ = ["MAX_CELLS", "Mechanism", "compositions", "count_histograms"]
 
 # Refuse explicit enumerations above this many (output x component) cells.
 MAX_CELLS = 5 * 10**7
@@ -271,7 +272,7 @@ class Mechanism(ABC):
             terms = np.where(np.isfinite(L) & np.isfinite(lg), L + lg, -np.inf)
         return float(np.max(np.logaddexp.reduce(terms, axis=1)))
 
-    def postprocessed(self, f: Any) -> "Mechanism":
+    def postprocessed(self, f: Any) -> Mechanism:
         """This mechanism followed by the output map ``f`` (see :func:`postprocess`)."""
         from .postprocess import PostProcessed, as_output_map
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 
 import numpy as np
 from scipy.special import logsumexp

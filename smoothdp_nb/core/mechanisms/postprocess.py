@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -23,7 +23,7 @@ from .. import _lpmf
 from ..divergence import log1mexp, log_monotone_tail_sum
 from .base import Mechanism, factorize_outputs
 
-__all__ = ["postprocess", "PostProcessing", "PostProcessed", "winner", "SampledWinner"]
+__all__ = ["PostProcessed", "PostProcessing", "SampledWinner", "postprocess", "winner"]
 
 
 class PostProcessing(ABC):

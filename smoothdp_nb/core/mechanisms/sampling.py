@@ -28,7 +28,7 @@ import numpy as np
 from scipy.special import expit, logsumexp
 
 from .. import _lpmf
-from .._validate import as_histograms, as_int, as_rng
+from .._validate import as_int, as_rng
 from ..budget import ComputationTooLarge
 from ..divergence import LogConcaveCounts, log1mexp, log_monotone_tail_sum
 from .base import MAX_CELLS, Mechanism, compositions

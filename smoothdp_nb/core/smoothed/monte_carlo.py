@@ -10,8 +10,8 @@ import numpy as np
 
 from .._progress import optional_progress_bar
 from .._validate import as_rng
-from ..intervals import INTERVALS
 from ..budget import ComputationTooLarge
+from ..intervals import INTERVALS
 from ..mechanisms import compositions
 from ..profiles import privacy_profile
 from ..sweeps import monte_carlo_map

@@ -14,7 +14,7 @@ import pandas as pd
 
 from .._format import format_log
 
-__all__ = ["SmoothedResult", "SmoothedCurve", "fit_exponential", "assemble_result", "dp_pair"]
+__all__ = ["SmoothedCurve", "SmoothedResult", "assemble_result", "dp_pair", "fit_exponential"]
 
 
 @dataclass(frozen=True)
@@ -265,7 +265,7 @@ class SmoothedCurve:
     fits: pd.DataFrame
 
     @classmethod
-    def from_results(cls, results: list) -> "SmoothedCurve":
+    def from_results(cls, results: list) -> SmoothedCurve:
         """Assemble the curve (table over n and epsilon, exponential fit per epsilon)
         from :class:`SmoothedResult` objects computed for several n."""
         if not results:

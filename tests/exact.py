@@ -249,3 +249,56 @@ def winner_law(h, T):
         for j in top:
             law[j] = law.get(j, Fraction(0)) + p / len(top)
     return law
+
+
+def hypergeom_tail_mp(good, bad, T, k, upper):
+    """P(K >= k) (upper) or P(K < k) of the hypergeometric law, at 60 digits: the
+    side away from the mode summed term by term until the terms fall below
+    1e-40 of the sum, the other side as its complement."""
+    lo, hi = max(0, T - bad), min(good, T)
+    mode = (T + 1) * (good + 1) // (good + bad + 2)
+
+    def pmf(j):
+        return mp.e ** log_hypergeom_mp(j, good, bad, T) if lo <= j <= hi else mp.mpf(0)
+
+    def run(start, step):  # sum outward from start (away from the mode)
+        total, j = mp.mpf(0), start
+        while lo <= j <= hi:
+            term = pmf(j)
+            total += term
+            if term < total * mp.mpf("1e-40"):
+                break
+            j += step
+        return total
+
+    if k > mode:
+        ge = run(k, 1)
+        return ge if upper else 1 - ge
+    lt = run(k - 1, -1)
+    return 1 - lt if upper else lt
+
+
+def winner_profile_mp(h, T, epsilon):
+    """log delta_eps(x) of the announced winner (two categories, sampling without
+    replacement, ties split evenly) from the hypergeometric laws at 60 digits:
+    max over both moves and both directions of the divergence over {a wins, b wins}."""
+    n = h[0] + h[1]
+    E = mp.e ** mp.mpf(epsilon)
+    best = mp.mpf(0)
+    k_lo, k_hi = (T + 1) // 2, T // 2 + 1
+    for a in (0, 1):
+        if h[a] == 0:
+            continue
+        u, v = h[a] - 1, h[1 - a]
+
+        def wins(good, bad):
+            return (hypergeom_tail_mp(good, bad, T, k_lo, True) + hypergeom_tail_mp(good, bad, T, k_hi, True)) / 2
+
+        def loses(good, bad):
+            return (hypergeom_tail_mp(good, bad, T, k_lo, False) + hypergeom_tail_mp(good, bad, T, k_hi, False)) / 2
+
+        P = (wins(u + 1, v), loses(u + 1, v))  # a wins / b wins under x
+        Q = (wins(u, v + 1), loses(u, v + 1))  # under the neighbour
+        for A, B in ((P, Q), (Q, P)):
+            best = max(best, sum(max(mp.mpf(0), p - E * q) for p, q in zip(A, B)))
+    return mp.log(best) if best > 0 else -mp.inf

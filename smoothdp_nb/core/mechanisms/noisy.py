@@ -81,7 +81,7 @@ class NoisySamplingHistogram(SampleSize, Mechanism):
         s = np.arange(T + 1, dtype=float)[:, None]
         c = np.arange(T + 1, dtype=float)[None, :]
         # log Z(s) = log(1 + r - r^(s+1)) - log(1 - r), with r = e^-lam
-        log_one_minus_r = float(log1mexp(-lam))
+        log_one_minus_r = float(log1mexp(np.asarray(-lam)))
         log_z = np.log1p(np.exp(-lam) - np.exp(-lam * (s + 1))) - log_one_minus_r
         logk = -lam * np.abs(c - s) - log_z
         # the lumped cell sums r^(k - s) over k >= T

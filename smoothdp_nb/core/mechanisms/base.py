@@ -91,9 +91,10 @@ class Mechanism(ABC):
     log_utility(hist_minus_i, t)
         Fast path for the adversary's adjusted utility of eq. (3), before the
         factor 1/(1-t); the default enumerates the output laws.
-    profile_seconds(n, m, count, n_epsilon)
+    profile_seconds(n, m, count, n_epsilon, budget)
         Estimated run time of :meth:`log_profile_batch` on ``count``
-        histograms (drives the refusals of the exact computations).
+        histograms (drives the refusals of the exact computations, with the
+        engines' cost model of :mod:`smoothdp_nb.core.smoothed.cost`).
     postprocessed(f)
         The mechanism followed by the output map f (Proposition 4); a
         mechanism with a faster form of a known map (e.g. the winner of a

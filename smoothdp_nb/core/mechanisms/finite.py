@@ -38,9 +38,17 @@ class FiniteMechanism(Mechanism):
 
     Examples
     --------
-    Randomized response on one bit per record, published as a histogram of
-    the flipped bits, is ``pmf(hist) = {out: ...}``; see the tutorial of
-    notebook 05 and ``tests/test_finite_mechanism.py``.
+    Randomized response on one bit per record (kept with probability 3/4),
+    publishing the number of reports of category 0:
+
+    >>> from scipy.stats import binom
+    >>> def rr(hist):
+    ...     h0, h1 = hist
+    ...     law = np.convolve(binom.pmf(range(h0 + 1), h0, 0.75), binom.pmf(range(h1 + 1), h1, 0.25))
+    ...     return dict(enumerate(law))
+    >>> mech = FiniteMechanism(rr, categories=2, name="randomized response")
+    >>> round(float(mech.dp_delta(1, np.array([0.0]))[0]), 12)  # one record: (e^ln3 - 1) / (1 + e^ln3)
+    0.5
     """
 
     def __init__(self, pmf: Callable[[tuple], Mapping[Hashable, float]], *, categories: int,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import as_epsilon, as_histograms, as_int, as_open_unit
+from ._validate import as_epsilon, as_histograms, as_int, as_open_unit, as_real
 from .mechanisms import Mechanism
 
 __all__ = [
@@ -233,15 +233,10 @@ def compose(guarantees: Sequence[tuple[float, float]]) -> Composition:
     eps_total = 0.0
     delta_total = 0.0
     for i, pair in enumerate(items):
-        try:
-            e, d = pair
-            e, d = float(e), float(d)
-        except (TypeError, ValueError):
-            raise TypeError(f"guarantees[{i}] must be an (epsilon, delta) pair of numbers, got {pair!r}") from None
-        if not (e >= 0):
-            raise ValueError(f"guarantees[{i}]: epsilon must be >= 0, got {e!r}")
-        if not (0 <= d <= 1):
-            raise ValueError(f"guarantees[{i}]: delta must be in [0, 1], got {d!r}")
+        if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
+            raise TypeError(f"guarantees[{i}] must be an (epsilon, delta) pair of numbers, got {pair!r}")
+        e = as_real(pair[0], f"guarantees[{i}] epsilon", lo=0.0, finite=False)
+        d = as_real(pair[1], f"guarantees[{i}] delta", lo=0.0, hi=1.0)
         eps_total += e
         delta_total += d
     return Composition(eps_total, min(1.0, math.fsum([float(p[1]) for p in items])))

@@ -11,12 +11,11 @@ import numpy as np
 from scipy.special import logsumexp
 
 from .._progress import optional_progress_bar
-from ..budget import ComputationTooLarge
+from ..budget import check_budget
 from ..hull import HullReduction
-from ..mechanisms import count_histograms
 from ..profiles import privacy_profile
 from .binary import exact_binary, log_binom_vector
-from .cost import estimate_exact_seconds
+from .estimate import estimate_exact
 from .general import all_histograms, exact_general
 from .results import SmoothedResult, assemble_result, dp_pair
 
@@ -39,18 +38,10 @@ def smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> Smoothed
     t0 = time.perf_counter()
     V = red.vertices
     l, m = V.shape
-    count = count_histograms(n, m)
-    # Algorithm 1 = the profile of every histogram, then the averaging engines
-    est_profiles = mech.profile_seconds(n, m, count, e.size, budget)
-    est = estimate_exact_seconds(n, m, l, e.size) + est_profiles
-    if est > budget:
-        raise ComputationTooLarge(
-            f"the exact smoothed delta of {mech!r} for n={n}, m={m}, {l} hull vertices and {e.size} "
-            f"epsilon values is estimated to take ~{est:.3g} s ({count:.3g} histograms, their profiles "
-            f"~{est_profiles:.3g} s; budget {budget:g} s); use method='monte-carlo', fewer epsilon "
-            "values, or raise budget="
-        )
-    show = (est > 2.0) if progress is None else bool(progress)
+    est = estimate_exact(mech, n, m, l, e.size)
+    check_budget(est, budget, f"the exact smoothed delta for n={n}, m={m}, {l} hull vertices and {e.size} epsilon "
+                 "values", "use method='monte-carlo' or fewer epsilon values", parameter="n")
+    show = (est.seconds > 2.0) if progress is None else bool(progress)
     hists = all_histograms(n, m)
     full = privacy_profile(mech, hists, e, log=True).reshape(len(hists), e.size)
     # the worst case over every database of n records: the same enumeration (Theorem 1)

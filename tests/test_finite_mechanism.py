@@ -164,10 +164,12 @@ def test_results_charts_and_text_work_for_any_mechanism():
     res = sdp.smoothed_delta(RR3, 3, [[0.5, 0.25, 0.25], [0.1, 0.3, 0.6]], [0.2, 0.9])
     assert "FiniteMechanism(rr3, categories=3)" in str(res)
     assert set(res.to_frame().columns) >= {"epsilon", "delta", "dp_delta"}
-    from smoothdp_nb import charts
-
-    spec = charts.smoothed_chart(res).to_dict()
-    assert spec["layer"]
+    spec = res.chart().to_dict()  # the display layer's builder, through the core's renderer registry
+    assert spec["title"]["subtitle"][0].startswith("FiniteMechanism(rr3, categories=3), exact")
+    rows = [r for layer in spec["layer"] for r in layer.get("data", {}).get("values", []) if "delta_text" in r]
+    drawn = sorted(r["log10_delta"] for r in rows if r.get("epsilon") is not None)
+    finite = [math.log10(d) for d in res.delta if d > 0]  # a delta of exactly 0 has no point on a log axis
+    assert len(finite) >= 1 and drawn == pytest.approx(sorted(finite), rel=1e-12)
 
 
 def test_bad_input_and_bad_laws():

@@ -20,7 +20,7 @@ from .results import SmoothedResult, assemble_result, dp_pair
 __all__ = ["smoothed_monte_carlo"]
 
 
-def _candidatecompositions(n: int, l: int, k: int) -> np.ndarray:
+def _candidate_compositions(n: int, l: int, k: int) -> np.ndarray:
     if l == 1:
         return np.array([[n]])
     total = math.comb(n + l - 1, l - 1)
@@ -54,7 +54,7 @@ def smoothed_monte_carlo(mech, n, red, e, trials, rng, confidence, k, progress, 
     t0 = time.perf_counter()
     V = red.vertices
     l, m = V.shape
-    comps = _candidatecompositions(n, l, k)
+    comps = _candidate_compositions(n, l, k)
     seeds = np.random.SeedSequence(as_rng(rng).integers(2**63)).spawn(len(comps))
     alpha = (1.0 - confidence) / len(comps)  # Bonferroni over the candidates
     # every delta(x) lies in [0, bound]: the range of the confidence intervals

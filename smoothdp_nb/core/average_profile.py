@@ -115,24 +115,29 @@ def leave_one_out_counts(weights: np.ndarray, counts: np.ndarray, T: int) -> tup
                 X, Y = Y, X
         tabs.append(X)
     out = []
+    # Division by (1 + z y^v) as strided sums.  Lay the rows out as
+    # G = (A_T, -A_{T-1}, A_{T-2}, ...) with row stride Wp = W + T span (zeros
+    # after each row), so that A_{T-1-k}(y - k v) (-1)^(k+1) = G[Wp + y + k (Wp - v)]:
+    # for every record weight v one strided view of shape (T, W + v) summed
+    # over its first axis gives X(y) = -S(y) and R(u) = A_T(u) + X(u - v).
+    Wp = W + T * span
+    lead = span
     for X in tabs:
         rows = X[pad:].reshape(T + 1, W)
-        # S_a(u) = sum_k (-1)^k A_{T-1-k}(u - k v_a): each term is a window of one padded row
-        lead = (T - 1) * span
-        P = np.zeros((T, lead + W), dtype=X.dtype)
-        P[:, lead:] = rows[:T]
-        S = np.zeros((v.size, W), dtype=X.dtype)
-        for k in range(T):
-            win = np.lib.stride_tricks.sliding_window_view(P[T - 1 - k], W)[lead - k * v]
-            if k % 2 == 0:
-                S += win
-            else:
-                S -= win
-        # R_a(u) = A_T(u) - S_a(u - v_a): per-row shifts by a flat gather
-        Sp = np.zeros((v.size, span + W), dtype=X.dtype)
-        Sp[:, span:] = S
-        idx = (span - v)[:, None] + np.arange(W)[None, :]
-        R = rows[T][None, :] - np.take_along_axis(Sp, idx, axis=1)
+        G = np.zeros(lead + (T + 1) * Wp, dtype=X.dtype)
+        body = G[lead:].reshape(T + 1, Wp)
+        body[0::2, :W] = rows[T::-1][0::2]
+        body[1::2, :W] = rows[T::-1][1::2]
+        body[1::2, :W] *= np.array(-1).astype(X.dtype) if X.dtype == np.float64 else np.uint64(2**64 - 1)
+        R = np.empty((v.size, W), dtype=X.dtype)
+        S = np.empty((v.size, W), dtype=X.dtype)
+        item = G.itemsize
+        for i, vi in enumerate(v.tolist()):
+            view = np.ndarray((T, W + vi), dtype=G.dtype, buffer=G, offset=(lead + Wp - vi) * item,
+                              strides=((Wp - vi) * item, item))
+            Xs = view.sum(axis=0)
+            np.negative(Xs[vi:], out=S[i])
+            np.add(rows[T], Xs[:W], out=R[i])
         out.append((R, S, rows[T]))
     (Ru, Su, Pu), (Rf, Sf, Pf) = out
     return _combine(Ru, Rf), _combine(Su, Sf), _combine(Pu, Pf)
@@ -141,8 +146,12 @@ def leave_one_out_counts(weights: np.ndarray, counts: np.ndarray, T: int) -> tup
 def _combine(L: np.ndarray, F: np.ndarray) -> np.ndarray:
     """float(V) from V mod 2^64 (uint64) and a float64 value within 2^62 of V."""
     Lf = L.astype(np.float64)
-    h = np.rint((F - Lf) / _TWO64)
-    return h * _TWO64 + Lf
+    h = np.subtract(F, Lf)
+    h *= 1.0 / _TWO64
+    np.rint(h, out=h)
+    h *= _TWO64  # exact: h is a small integer
+    h += Lf
+    return h
 
 
 # ---------------------------------------------------------------------------
@@ -180,8 +189,8 @@ def candidate_pairs(R: np.ndarray, S: np.ndarray, P: np.ndarray, v: np.ndarray, 
       <= U_i = sum_u [S_i(u - v_i) - c R_i(u)]_+`` (free of beta);
     * ``d(Q, P) <= g(beta) = sum_x [max_i S_i(x) - c P(x + beta)]_+`` (free of i).
 
-    Exact values for the replacements at both ends of the grid give a first
-    lower bound on the maximum; a value of i (direction d(P, Q), all beta) or
+    The exact values at the replacement with the largest block bound (usually
+    an end of the grid) give a first lower bound on the maximum; a value of i (direction d(P, Q), all beta) or
     of beta (direction d(Q, P), all i) is evaluated only if its bound can
     reach the best lower bound so far.  Every evaluated pair whose upper
     value reaches the final lower bound is returned, so the maximising pairs
@@ -227,20 +236,35 @@ def candidate_pairs(R: np.ndarray, S: np.ndarray, P: np.ndarray, v: np.ndarray, 
         out[:, off + beta : off + beta + Ws] = Sz
         return out
 
+    ratio = (1 + _SLACK) / (1 - _SLACK)
+    Sup, Slo = Sz * ratio, Sz / ratio  # S skewed up / down by the slack (see _hinge)
+    if starts is not None:
+        Rg = grp(Rp)
+        Pg = grp(Pp)
+
     def eval_beta(b: int) -> None:  # d(Q, P) for every i at one replacement
         beta = int(shifts[b])
         rows = own[v != beta]
         if rows.size == 0:
             return
-        Sb = shifted_S(beta)[rows]
         up = np.empty((rows.size, E))
-        for k in range(E):
-            Z = cc[k] * Pp[None, :] + Sv[rows]
-            q, p = grp(Rp[rows] + Sb), grp(ee[k] * Pp)[None, :]
-            a_, b_ = (grp(Sb), grp(Z)) if starts is None else (q, p)
-            lo_ = _hinge(a_, b_, upper=False)
-            up[:, k] = _hinge(a_, b_, upper=True)
-            best[k] = max(best[k], float(lo_.max()))
+        if starts is None:
+            # sum_x [S_i(x) - c P(x + beta) - S_i(x + beta - v_i)]_+, skewed as in _hinge
+            cols = slice(off + beta, off + beta + Ws)
+            Pb = Pp[cols]
+            Svb = Sv[rows, cols]
+            Du, Dl = Sup[rows] - Svb, Slo[rows] - Svb
+            for k in range(E):
+                cP = cc[k] * Pb
+                up[:, k] = np.maximum(Du - cP, 0.0).sum(axis=1) * ((1 - _SLACK) * (1 + 1e-9))
+                low = np.maximum(Dl - cP, 0.0).sum(axis=1) * ((1 + _SLACK) * (1 - 1e-9))
+                best[k] = max(best[k], float(low.max()))
+        else:
+            Q = Rg[rows] + grp(shifted_S(beta)[rows])
+            for k in range(E):
+                ePg = ee[k] * Pg
+                up[:, k] = _hinge(Q, ePg[None, :], upper=True)
+                best[k] = max(best[k], float(_hinge(Q, ePg[None, :], upper=False).max()))
         evaluated.append((rows, np.full(rows.size, b), up))
 
     def eval_row(i: int, bs: np.ndarray) -> None:  # d(P, Q) for one i, replacements bs
@@ -262,41 +286,42 @@ def candidate_pairs(R: np.ndarray, S: np.ndarray, P: np.ndarray, v: np.ndarray, 
         evaluated.append((np.full(bs.size, i), bs, up))
 
     m = shifts.size
-    # replacements at both ends first: usually the maximum (a far-away value)
-    for b in sorted({0, m - 1}):
-        eval_beta(b)
-    # d(P, Q): rows whose bound can reach the best
-    U = np.stack([_hinge(Sv, cc[k] * Rp, upper=True) for k in range(E)], axis=1)  # (A, E)
-    for i in np.argsort(-U.max(axis=1)):
-        if np.any(U[i] >= best):
-            eval_row(int(i), np.arange(m))
-    # d(Q, P): replacements whose bound can reach the best
-    # first in blocks of K sums: sum_{x in block} [S(x) - c P(x + beta)]_+ <= K [max_block S - c min P]_+
+    # d(Q, P), bounded first in blocks of K sums:
+    # sum_{x in block} [S_i(x) - c P(x + beta)]_+ <= K [max_{i, x in block} S_i(x) - c min_{block} P(. + beta)]_+
     K = 16
     nblk = -(-Ws // K)
     Smax = np.zeros(nblk * K)
     Smax[:Ws] = Sz.max(axis=0)
     Sblk = Smax.reshape(nblk, K).max(axis=1)
     Pmin = np.concatenate([Pp, np.zeros(nblk * K)])
-    span_ = 1
-    while span_ < K:  # Pmin[y] = min P[y .. y + K - 1]
-        Pmin[:-span_] = np.minimum(Pmin[:-span_], Pmin[span_:])
-        span_ *= 2
-    starts_b = off + shifts
-    blkmin = np.lib.stride_tricks.as_strided(
-        Pmin[starts_b.min():], shape=(m, nblk), strides=(Pmin.strides[0], K * Pmin.strides[0])
-    )[starts_b - starts_b.min()]
-    rest = np.array([b for b in range(m) if b not in (0, m - 1)], dtype=np.int64)
-    alive = np.zeros(rest.size, dtype=bool)
-    for k in range(E):
-        alive |= K * _hinge(Sblk[None, :], cc[k] * blkmin[rest], upper=True) >= best[k]
-    rest = rest[alive]
-    if rest.size:
+    width = 1
+    while width < K:  # Pmin[y] = min P[y .. y + K - 1]
+        Pmin[:-width] = np.minimum(Pmin[:-width], Pmin[width:])
+        width *= 2
+    first = off + int(shifts.min())
+    blkmin = np.ndarray((m, nblk), dtype=float, buffer=Pmin, offset=first * Pmin.itemsize,
+                        strides=(Pmin.itemsize, K * Pmin.itemsize))[off + shifts - first]
+    coarse = np.stack([K * _hinge(Sblk[None, :], cc[k] * blkmin, upper=True) for k in range(E)], axis=1)
+    # the replacement with the largest bound (usually a far end of the grid) gives a first best
+    top = int(np.argmax(coarse.max(axis=1)))
+    eval_beta(top)
+    rest = np.nonzero(np.any(coarse >= best, axis=1))[0]
+    rest = rest[rest != top]
+    if rest.size:  # then the exact bound g(beta), sum by sum
         win = np.lib.stride_tricks.sliding_window_view(Pp, Ws)[off + shifts[rest]]  # (., Ws): P(x + beta)
         g = np.stack([_hinge(Smax[None, :Ws], cc[k] * win, upper=True) for k in range(E)], axis=1)
         for j in np.argsort(-g.max(axis=1)):
             if np.any(g[j] >= best):
                 eval_beta(int(rest[j]))
+    # d(P, Q): rows whose bound can reach the best
+    # (first for all i at once: R_i >= min_i R_i, and S_i(u - v_i) = P - R_i)
+    Rmin = R.min(axis=0)
+    Ug = np.array([_hinge(P, ee[k] * Rmin, upper=True) for k in range(E)])
+    if np.any(Ug >= best):
+        U = np.stack([_hinge(Sv, cc[k] * Rp, upper=True) for k in range(E)], axis=1)  # (A, E)
+        for i in np.argsort(-U.max(axis=1)):
+            if np.any(U[i] >= best):
+                eval_row(int(i), np.arange(m))
     out: dict[int, set[int]] = {}
     for rows, bs, up in evaluated:
         keep = np.any(up >= best[None, :], axis=1)

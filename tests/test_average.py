@@ -489,10 +489,12 @@ def _int_subset_counts(weights, T):
     return rows
 
 
-@pytest.mark.parametrize("n,T,seed", [(12, 4, 0), (60, 9, 1), (130, 22, 2), (90, 45, 3)])
+@pytest.mark.parametrize("n,T,seed", [(12, 4, 0), (60, 9, 1), (130, 22, 2), (90, 45, 3), (420, 21, 4)])
 def test_leave_one_out_counts_are_exact_integers(n, T, seed):
     """R_a and S_a against Python-integer subset counts; the larger cases exceed
-    2^64 (C(130, 22) ~ 2^82), so the float64 residue decides the high bits."""
+    2^64 (C(130, 22) ~ 2^82), so the float64 residue decides the high bits, and
+    C(420, 21) ~ 2^114 needs the third residue (mod 2^31 - 1)."""
+    from smoothdp_nb.core import average_profile
     from smoothdp_nb.core.average_profile import exact_path_applies, leave_one_out_counts
 
     rng = np.random.default_rng(seed)
@@ -501,6 +503,7 @@ def test_leave_one_out_counts_are_exact_integers(n, T, seed):
     c = counts_by_value[v]
     v = v - v[0]
     assert exact_path_applies(n, T)
+    assert average_profile._residues_needed(n, T) == (3 if n == 420 else 2)
     R, S, P = leave_one_out_counts(v, c, T)
     records = [int(x) for x, k in zip(v, c) for _ in range(k)]
     full = _int_subset_counts(records, T)
@@ -520,6 +523,6 @@ def test_leave_one_out_counts_are_exact_integers(n, T, seed):
 def test_leave_one_out_counts_refuses_beyond_its_error_bound():
     from smoothdp_nb.core.average_profile import exact_path_applies, leave_one_out_counts
 
-    assert exact_path_applies(225, 15) and exact_path_applies(324, 18)
+    assert exact_path_applies(225, 15) and exact_path_applies(484, 22)
     assert not exact_path_applies(2000, 200)
     assert leave_one_out_counts(np.array([0, 1]), np.array([1000, 1000]), 200) is None

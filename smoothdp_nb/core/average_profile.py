@@ -37,10 +37,14 @@ terms, each ``<= B``, with one rounding per addition, so
 
     |F - V| <= (T + 1) B ((n + 1) u + (T + 1) u) + (a final subtraction) <= (n + T + 4)(T + 2) u B.
 
-The path is taken only when ``(n + T + 4)(T + 2) u B < 2^61`` (a factor two of
-margin); otherwise :func:`leave_one_out_counts` returns None and the caller
-uses the divide-and-conquer tables.  At the authors' setting (n = 225,
-T = 15) ``B = C(225, 15) ~ 2^77.6`` and the bound is ~2^37.
+Two residues are used when ``(n + T + 4)(T + 2) u B < 2^61`` (a factor two of
+margin).  At the authors' setting (n = 225, T = 15) ``B = C(225, 15) ~ 2^77.6``
+and the bound is ~2^37.  Up to 2^92 a third residue, modulo the prime
+``p = 2^31 - 1`` (int64 arithmetic, reduced every 30 additions so nothing
+overflows), pins V modulo ``2^64 p`` by the Chinese remainder theorem and the
+float64 value then only has to be within 2^93 (Figure 5 at n = 484, T = 22:
+``B ~ 2^125.6``, bound ~2^87).  Beyond that :func:`leave_one_out_counts`
+returns None and the caller uses the divide-and-conquer tables.
 """
 
 from __future__ import annotations
@@ -53,6 +57,8 @@ __all__ = ["leave_one_out_counts", "exact_path_applies", "candidate_pairs"]
 
 _TWO64 = 2.0**64
 _UNIT = 2.0**-53
+_PRIME = 2**31 - 1  # third residue when counts exceed what two can locate
+_INV_TWO64 = pow(2**64 % _PRIME, -1, _PRIME)
 
 
 def _log2_max_count(n: int, T: int) -> float:
@@ -61,12 +67,21 @@ def _log2_max_count(n: int, T: int) -> float:
     return (math.lgamma(n + 1) - math.lgamma(t + 1) - math.lgamma(n - t + 1)) / math.log(2)
 
 
-def exact_path_applies(n: int, T: int) -> bool:
-    """True when the float64 residue is accurate enough for the two-residue reconstruction."""
+def _residues_needed(n: int, T: int) -> int:
+    """2 (mod 2^64 and float64), 3 (also mod the prime 2^31 - 1), or 0 (beyond the error bound)."""
     if T < 1 or T > n:
-        return False
+        return 0
     log2_err = math.log2((n + T + 4) * (T + 2) * _UNIT) + _log2_max_count(n, T)
-    return log2_err < 61.0
+    if log2_err < 61.0:
+        return 2
+    if log2_err < 92.0:
+        return 3
+    return 0
+
+
+def exact_path_applies(n: int, T: int) -> bool:
+    """True when the float64 residue is accurate enough for the reconstruction (module docstring)."""
+    return _residues_needed(n, T) > 0
 
 
 def leave_one_out_counts(weights: np.ndarray, counts: np.ndarray, T: int) -> tuple[np.ndarray, np.ndarray] | None:
@@ -92,7 +107,8 @@ def leave_one_out_counts(weights: np.ndarray, counts: np.ndarray, T: int) -> tup
     v = np.asarray(weights, dtype=np.int64)
     c = np.asarray(counts, dtype=np.int64)
     n = int(c.sum())
-    if not exact_path_applies(n, T):
+    nres = _residues_needed(n, T)
+    if nres == 0:
         return None
     span = int(v[-1])
     W = T * span + 1  # row width: sums of up to T records
@@ -102,17 +118,24 @@ def leave_one_out_counts(weights: np.ndarray, counts: np.ndarray, T: int) -> tup
     # `pad` zeros, so "row t += row t-1 moved by v" is one slice operation for
     # every row at once; reading past a row's start lands in zeros (the previous
     # row's support ends at (t-2) span < W - v).
+    dtypes = [np.uint64, np.float64] + ([np.int64] if nres == 3 else [])
     tabs = []
-    for dtype in (np.uint64, np.float64):
+    for dtype in dtypes:
         X = np.zeros(size, dtype=dtype)
         X[pad] = 1  # the empty subset
         Y = X.copy()
         lo = pad + W
         hi = pad + (T + 1) * W
+        steps = 0
         for vj, cj in zip(v.tolist(), c.tolist()):
             for _ in range(cj):  # one record: (1 + z y^v)
                 np.add(X[lo:hi], X[lo - W - vj : hi - W - vj], out=Y[lo:hi])
                 X, Y = Y, X
+                steps += 1
+                if dtype is np.int64 and steps % 30 == 0:  # values < 2^(31 + 30): reduce
+                    np.remainder(X, _PRIME, out=X)
+        if dtype is np.int64:
+            np.remainder(X, _PRIME, out=X)
         tabs.append(X)
     out = []
     # Division by (1 + z y^v) as strided sums.  Lay the rows out as
@@ -126,9 +149,8 @@ def leave_one_out_counts(weights: np.ndarray, counts: np.ndarray, T: int) -> tup
         rows = X[pad:].reshape(T + 1, W)
         G = np.zeros(lead + (T + 1) * Wp, dtype=X.dtype)
         body = G[lead:].reshape(T + 1, Wp)
-        body[0::2, :W] = rows[T::-1][0::2]
-        body[1::2, :W] = rows[T::-1][1::2]
-        body[1::2, :W] *= np.array(-1).astype(X.dtype) if X.dtype == np.float64 else np.uint64(2**64 - 1)
+        body[:, :W] = rows[T::-1]
+        body[1::2, :W] *= np.uint64(2**64 - 1) if X.dtype == np.uint64 else X.dtype.type(-1)
         R = np.empty((v.size, W), dtype=X.dtype)
         S = np.empty((v.size, W), dtype=X.dtype)
         item = G.itemsize
@@ -138,20 +160,37 @@ def leave_one_out_counts(weights: np.ndarray, counts: np.ndarray, T: int) -> tup
             Xs = view.sum(axis=0)
             np.negative(Xs[vi:], out=S[i])
             np.add(rows[T], Xs[:W], out=R[i])
+        if X.dtype == np.int64:
+            np.remainder(R, _PRIME, out=R)
+            np.remainder(S, _PRIME, out=S)
         out.append((R, S, rows[T]))
-    (Ru, Su, Pu), (Rf, Sf, Pf) = out
-    return _combine(Ru, Rf), _combine(Su, Sf), _combine(Pu, Pf)
+    return tuple(_combine(*parts) for parts in zip(*out))
 
 
-def _combine(L: np.ndarray, F: np.ndarray) -> np.ndarray:
-    """float(V) from V mod 2^64 (uint64) and a float64 value within 2^62 of V."""
+def _combine(L: np.ndarray, F: np.ndarray, r: np.ndarray | None = None) -> np.ndarray:
+    """float(V) from V mod 2^64 (uint64), a float64 value F near V and optionally V mod p (int64).
+
+    Two residues: ``V = L + 2^64 h`` with ``h = round((F - L) / 2^64)``, exact
+    when ``|F - V| < 2^62``.  Three: ``V = L + 2^64 k + 2^64 p h`` with
+    ``k = (r - L) 2^-64 mod p`` (Chinese remainders) and ``h = round((F - L - 2^64 k)
+    / (2^64 p))``, exact when ``|F - V| < 2^93``; then ``float(V) = float(h p + k)
+    2^64 + float(L)``, h p + k computed exactly in int64.
+    """
     Lf = L.astype(np.float64)
-    h = np.subtract(F, Lf)
-    h *= 1.0 / _TWO64
-    np.rint(h, out=h)
-    h *= _TWO64  # exact: h is a small integer
-    h += Lf
-    return h
+    if r is None:
+        h = np.subtract(F, Lf)
+        h *= 1.0 / _TWO64
+        np.rint(h, out=h)
+        h *= _TWO64  # exact: h is a small integer
+        h += Lf
+        return h
+    Lp = np.remainder(L, np.uint64(_PRIME)).astype(np.int64)
+    k = np.remainder(r - Lp, _PRIME)
+    k *= _INV_TWO64
+    np.remainder(k, _PRIME, out=k)  # 0 <= k < p: V = L + 2^64 k mod 2^64 p
+    base = k * _TWO64 + Lf
+    h = np.rint((F - base) / (_TWO64 * _PRIME)).astype(np.int64)
+    return (h * _PRIME + k).astype(np.float64) * _TWO64 + Lf
 
 
 # ---------------------------------------------------------------------------

@@ -214,7 +214,7 @@ def _hinge(a: np.ndarray, b: np.ndarray, upper: bool, axis: int = -1) -> np.ndar
 
 
 def candidate_pairs(R: np.ndarray, S: np.ndarray, P: np.ndarray, v: np.ndarray, shifts: np.ndarray,
-                    eps: np.ndarray, T: int, group=None) -> list[tuple[int, np.ndarray]]:
+                    epsilon: np.ndarray, T: int, group=None) -> list[tuple[int, np.ndarray]]:
     """Pairs (removed value i, replacements) among which every maximiser of the divergence lies.
 
     In count units (divide by C(n, T) for probabilities), replacing one record
@@ -243,7 +243,7 @@ def candidate_pairs(R: np.ndarray, S: np.ndarray, P: np.ndarray, v: np.ndarray, 
     L beginning at local sum u0.
     """
     A, W = R.shape
-    E = eps.size
+    E = epsilon.size
     span = int(v[-1])
     Ws = W - span  # support width of S (sums of T - 1 records)
     shifts = np.asarray(shifts, dtype=np.int64)
@@ -265,8 +265,8 @@ def candidate_pairs(R: np.ndarray, S: np.ndarray, P: np.ndarray, v: np.ndarray, 
     np.put_along_axis(Sv, idx, S[:, :Ws], axis=1)
     Sz = S[:, :Ws]
     own = np.arange(A)
-    ee = np.exp(eps)
-    cc = np.expm1(eps)
+    ee = np.exp(epsilon)
+    cc = np.expm1(epsilon)
     best = np.zeros(E)  # lower bounds on the maximum, per eps
     evaluated: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (rows i, shift index b, upper values (., E))
 

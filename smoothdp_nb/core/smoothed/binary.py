@@ -135,11 +135,30 @@ def window_log_bound(logdelta: np.ndarray) -> float:
     return math.log(2.0) + 60 * math.log(2.0) + float(fin.max() - fin.min())
 
 
-# ranges (natural logs) that keep every product of the blocked path a normal float64
-_CHUNK_RANGE = 150.0  # within one chunk of H, nonzero entries relative to its largest
-_JUMP_RANGE = 200.0  # between the scales of two neighbouring chunks
-_SEG_RANGE = 340.0  # within one segment of the correlation, for H and for the weights
-_SEGMENT = 8  # chunks per segment of the correlation
+# Ranges (natural logs) that keep every product of the blocked path a normal
+# float64 (> 2^-1022 = e^-708): operands of the advance >= e^-500 of their
+# scale times kernel weights >= 2^-250 = e^-173; correlation operands >= e^-340
+# (weights) and e^-340 (H) of their scales; lags >= e^-340 times mixing
+# weights >= 2^-500 = e^-347.
+_ADVANCE_RANGE = 500.0
+_SEG_RANGE = 340.0
+_SEGMENT = 8  # at most this many chunks per segment of the correlation
+
+
+def _log_slope(logdelta: np.ndarray) -> float:
+    """Largest |log delta(x + 1) - log delta(x)| between nonzero neighbours: a
+    bound on the slope of every log H_r too (each H_r(x + 1) / H_r(x) is a
+    weighted mean of ratios delta(y + 1) / delta(y))."""
+    with np.errstate(invalid="ignore"):  # -inf - -inf: two zeros, no slope
+        d = np.diff(logdelta, axis=0)
+    fin = np.isfinite(d)
+    return float(np.abs(d[fin]).max()) if np.any(fin) else 0.0
+
+
+def _log_min_nonzero(X: np.ndarray) -> np.ndarray:
+    """log of the smallest nonzero entry along the last axis (0 when all are zero)."""
+    with np.errstate(divide="ignore"):
+        return np.log(np.where(X > 0, X, 1.0).min(axis=-1))
 
 
 def exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar, block: int = _DP_STEPS) -> np.ndarray:
@@ -161,35 +180,37 @@ def exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar, block: int = _
       (:func:`_advance_matrices`), after bringing the two chunks to the larger
       of their scales.
     * The K expectations of a block come from K lags of the correlation of
-      ``H_{r0}`` with the binomial weights of the block's base (segments of
-      ``_SEGMENT`` chunks, each with its own scale for H and for the weights,
-      combined in log space), mixed by :func:`_block_mixing`.
+      ``H_{r0}`` with the binomial weights of the block's base (in segments,
+      each with its own scale for H and for the weights, combined in log
+      space), mixed by :func:`_block_mixing`.
 
     Why no term is lost.  Every quantity is a sum of products of non-negative
-    numbers, so the only way to lose a term is underflow.  The path checks,
-    as it goes, that (a) within a chunk every nonzero value is at least
-    e^-150 of the chunk's largest, (b) neighbouring chunk scales differ by at
-    most 200 (natural log), (c) within a correlation segment the weights
-    and H span at most 340, and K is chosen so that (d) every nonzero binomial
-    weight of up to K records (advance kernel and mixing matrix) is at least
-    2^-250.  Then every operand is >= e^-350 of its scale and every product
-    of two operands >= 2^-1000 > 2^-1022: all arithmetic is on normal
-    float64 numbers, so each result carries only the relative rounding
-    error of sums of non-negative terms (a few ulp per operation, as in an
-    unscaled float64 computation without underflow), and a zero is produced
-    only from exact zeros.  The binomial weights are truncated to the
-    window whose tail probability (Hoeffding) is below ``2^-60 min delta /
-    max delta``, so the weights left out change every expectation by less
-    than 2^-60 of itself (:func:`window_log_bound`).  An epsilon column
-    whose data violate (a)-(c) (delta changing by more than e^150 within K
-    records) is recomputed by :func:`exact_binary_blocks`, one averaging
-    step per composition.
+    numbers, so the only way to lose a term is underflow.  K is chosen so
+    that every nonzero binomial weight of up to K records (advance kernel,
+    mixing matrix) is >= 2^-250 and a chunk pair spans less than e^-240 of
+    range at the largest slope of log delta; segments likewise.  The path
+    then checks, as it goes, the quantities the argument needs: every
+    nonzero operand of an advance is >= e^-500 of the pair's scale, every
+    nonzero weight and H value of a correlation segment >= e^-340 of the
+    segment's scales, every nonzero lag >= e^-340 of the largest.  Then every
+    product is >= e^-687 > 2^-1022: all arithmetic is on normal float64
+    numbers, so each result carries only the relative rounding error of sums
+    of non-negative terms (a few ulp per operation, as in float64 without
+    underflow), and a zero is produced only from exact zeros.  The binomial
+    weights are truncated to the window whose tail probability (Hoeffding)
+    is below ``2^-60 min delta / max delta``, so the weights left out change
+    every expectation by less than 2^-60 of itself (:func:`window_log_bound`).
+    An epsilon column whose values fail a check is recomputed by
+    :func:`exact_binary_blocks`, one averaging step per composition.
     """
     n = logdelta.shape[0] - 1
     E = logdelta.shape[1]
     if p2 >= 1.0:  # every record from vertex 2 is category 0: H shifts by one per step
         return exact_binary_shift(logdelta, p1)
+    slope = _log_slope(logdelta)
     K = _steps_per_block(p1, p2, block)
+    if slope > 0:
+        K = max(1, min(K, int(0.5 * (_ADVANCE_RANGE - 20.0) / slope) - 1))
     Q = K + 1
     C = (n + 1) // Q + 2  # one spare chunk: the advance reads "the next chunk"
     lg = np.full((E, C * Q), -np.inf)
@@ -198,8 +219,8 @@ def exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar, block: int = _
     sc = lg3.max(axis=2)  # (E, C), -inf for an all-zero chunk
     fsc = np.where(np.isfinite(sc), sc, 0.0)
     M = np.exp(lg3 - fsc[:, :, None])
-    with np.errstate(invalid="ignore"):
-        failed = np.any(np.where(np.isfinite(lg3), lg3 - fsc[:, :, None] < -_CHUNK_RANGE, False), axis=(1, 2))
+    lmin = _log_min_nonzero(M)  # (E, C)
+    failed = np.zeros(E, dtype=bool)
     # Bin(., p) for up to K records: small sizes, so log-gamma is accurate to ~1e-14
     t1, t2 = BinomialWeights(K, p1).table(), BinomialWeights(K, p2).table()
     B0, B1 = _advance_matrices(K, t2)
@@ -207,6 +228,7 @@ def exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar, block: int = _
     out = np.full((n + 1, E), -np.inf)
     weights = BinomialWeights(n, p1)
     log_bound = window_log_bound(logdelta)
+    g_h = int(_SEG_RANGE / slope) if slope > 0 else _SEGMENT * Q  # H spans < e^-340 over g_h values
     for r0 in range(0, n + 1, K):
         r1 = min(r0 + K, n + 1) - 1
         k = r1 - r0 + 1
@@ -214,9 +236,9 @@ def exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar, block: int = _
         a, b, lw = weights.window(s, log_bound)
         # lags[e, t] = sum_x w(x) H_{r0}(x + t), t = 0 .. k-1, segment by segment
         lags = np.full((E, k), -np.inf)
-        # segments short enough that the weights span < _SEG_RANGE within each
-        slope = float(np.abs(np.diff(lw)).max()) if lw.size > 1 else 0.0
-        G = max(1, min(_SEGMENT * Q, int(0.9 * _SEG_RANGE / slope) if slope > 0 else _SEGMENT * Q))
+        slope_w = float(np.abs(np.diff(lw)).max()) if lw.size > 1 else 0.0
+        G = min(_SEGMENT * Q, g_h - k + 1, int(0.9 * _SEG_RANGE / slope_w) if slope_w > 0 else _SEGMENT * Q)
+        G = max(1, G)
         for x0 in range(a, b + 1, G):
             x1 = min(x0 + G, b + 1)
             lws = lw[x0 - a : x1 - a]
@@ -228,11 +250,14 @@ def exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar, block: int = _
             seg_sc = sc[:, c0 : c1 + 1]
             sh = seg_sc.max(axis=1)  # (E,)
             fsh = np.where(np.isfinite(sh), sh, 0.0)
-            with np.errstate(invalid="ignore"):
-                spread = np.where(np.isfinite(seg_sc), seg_sc - fsh[:, None], 0.0).min(axis=1)
-            failed |= spread < -(_SEG_RANGE - _CHUNK_RANGE)
             fac = np.exp(seg_sc - fsh[:, None])  # 0 for all-zero chunks
             Hs = (M[:, c0 : c1 + 1] * fac[:, :, None]).reshape(E, -1)[:, x0 - c0 * Q : x1 + k - 1 - c0 * Q]
+            hm = Hs.max(axis=1)  # the segment's own largest value (its chunks' may lie outside it)
+            live = hm > 0
+            Hs = Hs / np.where(live, hm, 1.0)[:, None]
+            with np.errstate(divide="ignore"):
+                sh = np.where(live, fsh + np.log(np.where(live, hm, 1.0)), -np.inf)
+            failed |= (_log_min_nonzero(Hs) < -_SEG_RANGE) | (lws.min() - sw < -_SEG_RANGE)
             for e in range(E):
                 if not np.isfinite(sh[e]):
                     continue
@@ -243,9 +268,9 @@ def exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar, block: int = _
             mixing[k] = _block_mixing(k, t1, t2)
         top = lags.max(axis=1)
         ftop = np.where(np.isfinite(top), top, 0.0)
-        with np.errstate(invalid="ignore"):
-            failed |= np.where(np.isfinite(lags), lags - ftop[:, None] < -_SEG_RANGE, False).any(axis=1)
-        vals = np.exp(lags - ftop[:, None]) @ mixing[k]  # (E, k): E_{r0 + j} relative to exp(top)
+        ln = np.exp(lags - ftop[:, None])
+        failed |= _log_min_nonzero(ln) < -_SEG_RANGE
+        vals = ln @ mixing[k]  # (E, k): E_{r0 + j} relative to exp(top)
         with np.errstate(divide="ignore"):
             out[r0 : r1 + 1] = (np.log(vals) + ftop[:, None]).T
         if r1 < n:
@@ -255,18 +280,19 @@ def exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar, block: int = _
             s0, s1 = sc[:, :c], sc[:, 1 : c + 1]
             top2 = np.maximum(s0, s1)
             ftop2 = np.where(np.isfinite(top2), top2, 0.0)
-            f0, f1 = np.exp(s0 - ftop2), np.exp(s1 - ftop2)
             with np.errstate(invalid="ignore"):
-                jump = np.where(np.isfinite(s0) & np.isfinite(s1), np.abs(s0 - s1), 0.0)
-            failed |= jump.max(axis=1) > _JUMP_RANGE
+                low0 = np.where(np.isfinite(s0), lmin[:, :c] + s0 - ftop2, 0.0)
+                low1 = np.where(np.isfinite(s1), lmin[:, 1 : c + 1] + s1 - ftop2, 0.0)
+            failed |= np.minimum(low0, low1).min(axis=1) < -_ADVANCE_RANGE
+            f0, f1 = np.exp(s0 - ftop2), np.exp(s1 - ftop2)
             X = (M[:, :c] * f0[:, :, None]) @ B0 + (M[:, 1 : c + 1] * f1[:, :, None]) @ B1
             mx = X.max(axis=2)  # (E, c)
             ok = mx > 0
             X /= np.where(ok, mx, 1.0)[:, :, None]
             with np.errstate(divide="ignore"):
                 sc[:, :c] = np.where(ok, ftop2 + np.log(np.where(ok, mx, 1.0)), -np.inf)
-            failed |= np.where(X > 0, X, 1.0).min(axis=(1, 2)) < math.exp(-_CHUNK_RANGE)
             M[:, :c] = X
+            lmin[:, :c] = _log_min_nonzero(X)
             M[:, c:] = 0.0
             sc[:, c:] = -np.inf
         if bar is not None:

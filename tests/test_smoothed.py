@@ -425,3 +425,46 @@ def test_monte_carlo_interval_option():
     assert bet.ci_low <= exact_res.delta <= bet.ci_high
     with pytest.raises(ValueError, match="interval"):
         sdp.smoothed_delta(m, 40, pi, 1.0, interval="wald", **kw)
+
+
+# ---------------------------------------------------------------------------
+# the exact cost model (core/smoothed/cost.py)
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "n,eta,p1,p2,epsilon",
+    [(300, 0.6, 0.3, 0.6, [0.5, 3.0]), (2000, 0.9, 0.3, 0.6, [1.0]), (3000, 0.998, 0.45, 0.55, [0.5, 2.0, 7.0]),
+     (1200, 0.5, 0.02, 0.99, [1.0])],
+)
+def test_cost_model_counts_the_engines_work(n, eta, p1, p2, epsilon):
+    """The work units the cost model predicts are the ones the engine performs
+    (advance and correlation multiply-adds within 1 %, blocks exactly,
+    segments within a factor 2: the engine shortens them where delta is steep)."""
+    from smoothdp_nb.core.smoothed import binary as S
+    from smoothdp_nb.core.smoothed.cost import binary_work_units
+
+    m = sdp.SamplingHistogram(eta=eta)
+    h = np.stack([np.arange(n + 1), n - np.arange(n + 1)], axis=1)
+    ld = sdp.privacy_profile(m, h, epsilon, log=True)
+    work = {}
+    S.exact_binary(ld, p1, p2, None, work=work)
+    K = S._steps_per_block(p1, p2, 128)
+    if S._log_slope(ld) * (K + 1) * 2 < S._ADVANCE_RANGE - 20:  # K not shortened by the data
+        want = binary_work_units(n, ld.shape[1], p1, p2, log_bound=S.window_log_bound(ld))
+        assert work["blocks"] == want["blocks"]
+        assert work["advance"] == pytest.approx(want["advance"], rel=0.01)
+        assert work["correlation"] == pytest.approx(want["correlation"], rel=0.01)
+        assert want["segments"] / 2 <= work["segments"] <= 2 * want["segments"]
+
+
+def test_cost_model_scales_and_prices():
+    from smoothdp_nb.core.smoothed.cost import estimate_exact_cost, estimate_exact_seconds
+
+    V = [[0.3, 0.7], [0.6, 0.4]]
+    t4, b4 = estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 10**4, V, 1)
+    t5, b5 = estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 10**5, V, 1)
+    assert 15 < t5 / t4 < 110  # O(n^2) engine plus O(n) profile
+    assert b5 > 5 * b4 and isinstance(b5, int)
+    assert estimate_exact_cost(None, 10**4, V, 7)[0] > 3 * t4
+    assert estimate_exact_seconds(10**4, 2, 2, 1) == pytest.approx(t4)
+    three = [[0.2, 0.3, 0.5], [0.6, 0.2, 0.2], [0.3, 0.5, 0.2]]
+    assert estimate_exact_cost(None, 60, three, 1)[0] > estimate_exact_cost(None, 30, three, 1)[0]

@@ -161,7 +161,8 @@ def _log_min_nonzero(X: np.ndarray) -> np.ndarray:
         return np.log(np.where(X > 0, X, 1.0).min(axis=-1))
 
 
-def exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar, block: int = _DP_STEPS) -> np.ndarray:
+def exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar, block: int = _DP_STEPS,
+                 work: dict | None = None) -> np.ndarray:
     """log E for every composition (c1 = n - r, r) of two vertices, m = 2, exact at every magnitude.
 
     ``logdelta``: (n+1, E) log delta of histogram (k, n-k).  Returns (n+1, E)
@@ -202,6 +203,10 @@ def exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar, block: int = _
     every expectation by less than 2^-60 of itself (:func:`window_log_bound`).
     An epsilon column whose values fail a check is recomputed by
     :func:`exact_binary_blocks`, one averaging step per composition.
+
+    ``work``, if given, receives the counts of work units (multiply-adds of
+    the advance and of the correlation, correlation segments, blocks) that
+    :func:`smoothdp_nb.core.smoothed.cost.binary_work_units` predicts.
     """
     n = logdelta.shape[0] - 1
     E = logdelta.shape[1]
@@ -229,6 +234,9 @@ def exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar, block: int = _
     weights = BinomialWeights(n, p1)
     log_bound = window_log_bound(logdelta)
     g_h = int(_SEG_RANGE / slope) if slope > 0 else _SEGMENT * Q  # H spans < e^-340 over g_h values
+    units = dict(advance=0, correlation=0, segments=0, blocks=0) if work is None else work
+    for key in ("advance", "correlation", "segments", "blocks"):
+        units.setdefault(key, 0)
     for r0 in range(0, n + 1, K):
         r1 = min(r0 + K, n + 1) - 1
         k = r1 - r0 + 1
@@ -258,6 +266,8 @@ def exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar, block: int = _
             with np.errstate(divide="ignore"):
                 sh = np.where(live, fsh + np.log(np.where(live, hm, 1.0)), -np.inf)
             failed |= (_log_min_nonzero(Hs) < -_SEG_RANGE) | (lws.min() - sw < -_SEG_RANGE)
+            units["segments"] += 1
+            units["correlation"] += E * wn.size * k
             for e in range(E):
                 if not np.isfinite(sh[e]):
                     continue
@@ -286,6 +296,7 @@ def exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar, block: int = _
             failed |= np.minimum(low0, low1).min(axis=1) < -_ADVANCE_RANGE
             f0, f1 = np.exp(s0 - ftop2), np.exp(s1 - ftop2)
             X = (M[:, :c] * f0[:, :, None]) @ B0 + (M[:, 1 : c + 1] * f1[:, :, None]) @ B1
+            units["advance"] += 2 * E * c * Q * Q
             mx = X.max(axis=2)  # (E, c)
             ok = mx > 0
             X /= np.where(ok, mx, 1.0)[:, :, None]
@@ -295,6 +306,7 @@ def exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar, block: int = _
             lmin[:, :c] = _log_min_nonzero(X)
             M[:, c:] = 0.0
             sc[:, c:] = -np.inf
+        units["blocks"] += 1
         if bar is not None:
             bar.update(k)
     if np.any(failed):

@@ -15,7 +15,7 @@ from ..budget import ComputationTooLarge
 from ..hull import HullReduction
 from ..profiles import privacy_profile
 from .binary import exact_binary, log_binom_vector
-from .cost import estimate_exact_seconds
+from .cost import estimate_exact_cost
 from .general import all_histograms, exact_general
 from .results import SmoothedResult, assemble_result
 
@@ -38,7 +38,7 @@ def smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> Smoothed
     t0 = time.perf_counter()
     V = red.vertices
     l, m = V.shape
-    est = estimate_exact_seconds(n, m, l, e.size)
+    est = estimate_exact_cost(mech, n, V, e.size)[0]
     if est > budget:
         raise ComputationTooLarge(
             f"the exact smoothed delta for n={n}, m={m}, {l} hull vertices and {e.size} epsilon values "

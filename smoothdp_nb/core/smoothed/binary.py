@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.linalg.blas import dtrmm
 from scipy.special import gammaln, logsumexp
 
 from .. import _lpmf
@@ -295,8 +296,14 @@ def exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar, block: int = _
                 low1 = np.where(np.isfinite(s1), lmin[:, 1 : c + 1] + s1 - ftop2, 0.0)
             failed |= np.minimum(low0, low1).min(axis=1) < -_ADVANCE_RANGE
             f0, f1 = np.exp(s0 - ftop2), np.exp(s1 - ftop2)
-            X = (M[:, :c] * f0[:, :, None]) @ B0 + (M[:, 1 : c + 1] * f1[:, :, None]) @ B1
-            units["advance"] += 2 * E * c * Q * Q
+            # B0 is lower triangular and B1 strictly upper: triangular products (BLAS
+            # trmm) skip the zero halves, on the transposed (Fortran-order) views
+            Y0 = (M[:, :c] * f0[:, :, None]).reshape(-1, Q)
+            Y1 = (M[:, 1 : c + 1] * f1[:, :, None]).reshape(-1, Q)
+            X = dtrmm(1.0, B0, Y0.T, side=0, lower=1, trans_a=1, overwrite_b=1).T
+            X += dtrmm(1.0, B1, Y1.T, side=0, lower=0, trans_a=1, overwrite_b=1).T
+            X = X.reshape(E, c, Q)
+            units["advance"] += E * c * Q * Q  # the nonzero halves of B0 and B1
             mx = X.max(axis=2)  # (E, c)
             ok = mx > 0
             X /= np.where(ok, mx, 1.0)[:, :, None]

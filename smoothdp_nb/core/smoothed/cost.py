@@ -21,7 +21,7 @@ import math
 __all__ = ["estimate_exact_cost", "estimate_exact_seconds", "binary_work_units"]
 
 # seconds per unit, single BLAS thread (benchmarks/README.md, "cost model")
-_PER_ADVANCE = 6e-11  # one multiply-add of the banded advance (BLAS)
+_PER_ADVANCE = 9e-11  # one multiply-add of the banded advance (BLAS trmm, zero halves not counted)
 _PER_CORRELATION = 2.5e-10  # one multiply-add of np.correlate
 _PER_SEGMENT = 2e-5  # Python round trip per correlation segment and epsilon column
 _PER_BLOCK = 2e-4  # Python round trip per block of compositions
@@ -37,7 +37,7 @@ def binary_work_units(n: int, n_columns: int, p1: float, p2: float, log_bound: f
 
     Mirrors the loop of :func:`~smoothdp_nb.core.smoothed.binary.exact_binary`
     (without fallback): blocks of K compositions, the advance of the live
-    chunks (two (c x Q) @ (Q x Q) products per column), and the correlation of
+    chunks (two triangular (c x Q) @ (Q x Q) products per column), and the correlation of
     each block's binomial window (``log_bound`` as from
     :func:`~smoothdp_nb.core.smoothed.binary.window_log_bound`; None guesses
     it from n) in segments of at most 8 chunks.
@@ -71,7 +71,7 @@ def binary_work_units(n: int, n_columns: int, p1: float, p2: float, log_bound: f
         units["blocks"] += 1
         if r1 < n:
             c = (n - r0 - K) // Q + 1
-            units["advance"] += 2 * E * c * Q * Q
+            units["advance"] += E * c * Q * Q  # triangular halves of the two products
     return units
 
 

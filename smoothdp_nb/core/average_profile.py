@@ -258,8 +258,11 @@ def candidate_pairs(R: np.ndarray, S: np.ndarray, P: np.ndarray, v: np.ndarray, 
 
     Pp = np.zeros(L)
     Pp[off : off + W] = P
-    Rp = np.zeros((A, L))
-    Rp[:, off : off + W] = R
+
+    def padded(X: np.ndarray) -> np.ndarray:  # rows of R on the padded output axis
+        out = np.zeros((X.shape[0], L))
+        out[:, off : off + W] = X
+        return out
     Sv = np.zeros((A, L))  # S_i(u - v_i): the records' own contribution to P
     idx = (off + v)[:, None] + np.arange(Ws)[None, :]
     np.put_along_axis(Sv, idx, S[:, :Ws], axis=1)
@@ -276,9 +279,10 @@ def candidate_pairs(R: np.ndarray, S: np.ndarray, P: np.ndarray, v: np.ndarray, 
         return out
 
     ratio = (1 + _SLACK) / (1 - _SLACK)
-    Sup, Slo = Sz * ratio, Sz / ratio  # S skewed up / down by the slack (see _hinge)
-    if starts is not None:
-        Rg = grp(Rp)
+    if starts is None:
+        Sup, Slo = Sz * ratio, Sz / ratio  # S skewed up / down by the slack (see _hinge)
+    else:
+        Rg = grp(padded(R))
         Pg = grp(Pp)
 
     def eval_beta(b: int) -> None:  # d(Q, P) for every i at one replacement
@@ -313,12 +317,13 @@ def candidate_pairs(R: np.ndarray, S: np.ndarray, P: np.ndarray, v: np.ndarray, 
         Q = np.zeros((bs.size, L))
         cols = (off + shifts[bs])[:, None] + np.arange(Ws)[None, :]
         np.put_along_axis(Q, cols, np.broadcast_to(Sz[i], (bs.size, Ws)), axis=1)
+        Ri = padded(R[i : i + 1])
         up = np.empty((bs.size, E))
         for k in range(E):
             if starts is None:
-                a_, b_ = Sv[i][None, :], cc[k] * Rp[i][None, :] + ee[k] * Q
+                a_, b_ = Sv[i][None, :], cc[k] * Ri + ee[k] * Q
             else:
-                a_, b_ = grp(Pp)[None, :], ee[k] * grp(Rp[i][None, :] + Q)
+                a_, b_ = grp(Pp)[None, :], ee[k] * grp(Ri + Q)
             lo_ = _hinge(a_, b_, upper=False)
             up[:, k] = _hinge(a_, b_, upper=True)
             best[k] = max(best[k], float(lo_.max()))
@@ -357,6 +362,7 @@ def candidate_pairs(R: np.ndarray, S: np.ndarray, P: np.ndarray, v: np.ndarray, 
     Rmin = R.min(axis=0)
     Ug = np.array([_hinge(P, ee[k] * Rmin, upper=True) for k in range(E)])
     if np.any(Ug >= best):
+        Rp = padded(R)
         U = np.stack([_hinge(Sv, cc[k] * Rp, upper=True) for k in range(E)], axis=1)  # (A, E)
         for i in np.argsort(-U.max(axis=1)):
             if np.any(U[i] >= best):

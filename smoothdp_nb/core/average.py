@@ -33,13 +33,19 @@ out" tables for all occupied a come from a divide-and-conquer over the values,
 The hockey-stick divergence of the two explicit pmfs is then
 :func:`smoothdp_nb.core.divergence.log_hockey_stick`.
 
-On evenly spaced grids the tables span only the occupied range, and the
-search over (a, b) runs in one linear scale: every replacement b is a window
-of one array per (a, epsilon), whole groups of 32 replacements (and whole removed
-values a, for the other direction) are skipped when a proven upper bound
-cannot beat the best pair found, and the winning pairs are recomputed in log
-space.  Deltas below ~1e-280 of the largest probability use the all-pairs log
-path (see ``SamplingAverage._log_profile_pruned``).
+On evenly spaced grids (whenever the counts stay below ~2^130, e.g. n = 484,
+T = 22) the tables are exact integer counts instead
+(:mod:`smoothdp_nb.core.average_profile`: the removal of one record is a
+polynomial division, exact in modular arithmetic), and the search over (a, b)
+runs on those counts with rigorous bounds, only the surviving pairs being
+recomputed in log space (``SamplingAverage._log_profile_counts``).  Otherwise
+the divide-and-conquer tables span only the occupied range, and the search
+runs in one linear scale: every replacement b is a window of one array per
+(a, epsilon), whole groups of 32 replacements (and whole removed values a, for
+the other direction) are skipped when a proven upper bound cannot beat the
+best pair found, and the winning pairs are recomputed in log space.  Deltas
+below ~1e-280 of the largest probability use the all-pairs log path (see
+``SamplingAverage._log_profile_pruned``).
 """
 
 from __future__ import annotations

@@ -160,7 +160,7 @@ def main(quick: bool = False, big: bool = False) -> None:
     three = [[0.2, 0.3, 0.5], [0.6, 0.2, 0.2], [0.3, 0.5, 0.2]]
     t, r = timed(lambda: sdp.smoothed_delta(sdp.SamplingHistogram(eta=0.9), 60, three, 1.0, progress=False))
     print(f"m = 3, three vertices, n = 60: {t:.2f} s (delta = {r.delta:.4g})")
-    mm, pi, epsilon = history_config()
+    mm = history_config()[0]
     pid = sdp.datasets.us_2020_district_shares()
     t, r = timed(lambda: sdp.smoothed_delta(mm, 10**4, pid, [0.5, 1, 2, 7], progress=False))
     print(f"2020 districts (DC, NE-3), 4 epsilon, n = 10^4: {t:.2f} s")

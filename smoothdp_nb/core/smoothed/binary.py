@@ -6,9 +6,11 @@ The recursion (see :mod:`smoothdp_nb.core.smoothed`): with
 composition ``(n - r, r)``, and one more record of vertex 2 is one averaging
 step ``H_{r+1}(x) = (1 - p2) H_r(x) + p2 H_r(x + 1)``.
 
-* :func:`exact_binary` -- float64 scaled by the largest delta, 64 compositions
-  per BLAS product; exact to rounding for expectations above 1e-250 of the scale.
-* :func:`exact_binary_blocks` -- block floating point, exact at every magnitude.
+* :func:`exact_binary` -- block floating point in chunks of K + 1 values, K = 128
+  compositions per pair of triangular BLAS products, exact at every magnitude
+  (the argument is in its docstring; checked as it runs).
+* :func:`exact_binary_blocks` -- block floating point, one averaging step per
+  composition: the fallback for data that fail those checks.
 * :func:`exact_binary_shift` -- the degenerate vertex p2 = 1.
 """
 
@@ -24,8 +26,6 @@ from .. import _lpmf
 
 __all__ = ["BinomialWeights", "log_binom_vector", "exact_binary", "exact_binary_blocks", "exact_binary_shift"]
 
-# Below this fraction of the scale, float64 may have dropped contributions.
-_FLOAT_SAFE = 1e-250
 # block size of the block-floating-point averaging (see exact_binary_blocks)
 _BLOCK = 256
 # compositions per block of the float64 path (see exact_binary)

@@ -457,7 +457,7 @@ def test_cost_model_counts_the_engines_work(n, eta, p1, p2, epsilon):
 
 
 def test_cost_model_scales_and_prices():
-    from smoothdp_nb.core.smoothed.cost import estimate_exact_cost, estimate_exact_seconds
+    from smoothdp_nb.core.smoothed.cost import engine_seconds, estimate_exact_cost, estimate_exact_seconds
 
     V = [[0.3, 0.7], [0.6, 0.4]]
     t4, b4 = estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 10**4, V, 1)
@@ -465,6 +465,7 @@ def test_cost_model_scales_and_prices():
     assert 15 < t5 / t4 < 110  # O(n^2) engine plus O(n) profile
     assert b5 > 5 * b4 and isinstance(b5, int)
     assert estimate_exact_cost(None, 10**4, V, 7)[0] > 3 * t4
-    assert estimate_exact_seconds(10**4, 2, 2, 1) == pytest.approx(t4)
+    assert estimate_exact_seconds(10**4, 2, 2, 1) == pytest.approx(engine_seconds(10**4, V, 1))
+    assert 0 < estimate_exact_seconds(10**4, 2, 2, 1) < t4  # the profiles come on top
     three = [[0.2, 0.3, 0.5], [0.6, 0.2, 0.2], [0.3, 0.5, 0.2]]
     assert estimate_exact_cost(None, 60, three, 1)[0] > estimate_exact_cost(None, 30, three, 1)[0]

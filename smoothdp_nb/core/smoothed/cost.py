@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["estimate_exact_cost", "estimate_exact_seconds", "binary_work_units"]
+__all__ = ["estimate_exact_cost", "estimate_exact_seconds", "engine_seconds", "binary_work_units"]
 
 # seconds per unit, single BLAS thread (benchmarks/README.md, "cost model")
 _PER_ADVANCE = 9e-11  # one multiply-add of the banded advance (BLAS trmm, zero halves not counted)
 _PER_CORRELATION = 2.5e-10  # one multiply-add of np.correlate
 _PER_SEGMENT = 2e-5  # Python round trip per correlation segment and epsilon column
 _PER_BLOCK = 2e-4  # Python round trip per block of compositions
-_PER_PROFILE = 1.5e-6  # privacy profile, per histogram and epsilon at n = 1e5 (grows like n^0.25)
 _PER_LOG_STEP = 2.5e-8  # general engine: one log-space term
 # guess of the spread of log delta (natural log per record) for the window width
 _SPREAD_PER_RECORD = 0.005
@@ -75,18 +74,36 @@ def binary_work_units(n: int, n_columns: float, p1: float, p2: float, log_bound:
     return units
 
 
-def _profile_seconds(n: int, n_epsilon: int) -> float:
-    return 0.01 + _PER_PROFILE * (n + 1) * n_epsilon * (max(n, 1) / 1e5) ** 0.25
+def engine_seconds(n: int, vertices, n_epsilon: int) -> float:
+    """Seconds of the exact engine's recursion alone (the profiles are priced in :mod:`.estimate`)."""
+    import numpy as np
+
+    V = np.atleast_2d(np.asarray(vertices, dtype=float))
+    l, m = V.shape
+    E = max(1, int(n_epsilon))
+    if l == 1:  # a single weighted sum over the histograms
+        return 0.0
+    if m == 2 and l == 2:
+        # epsilon values whose profiles coincide are averaged once; how many do is known only
+        # after the profile (the authors' 21 give 7 to 12 distinct columns for n = 1e4 .. 1e5):
+        # E^0.85 columns is within x1.6 of both extremes (all distinct, or 21 -> 7-12)
+        cols = E**0.85
+        u = binary_work_units(n, cols, float(V[0, 0]), float(V[1, 0]))
+        return (_PER_ADVANCE * u["advance"] + _PER_CORRELATION * u["correlation"]
+                + _PER_SEGMENT * u["segments"] * cols + _PER_BLOCK * u["blocks"])
+    hists = math.comb(n + m - 1, m - 1)
+    comps = math.comb(n + l - 1, l - 1)
+    return _PER_LOG_STEP * E * m * hists * comps / max(1, l)
 
 
 def estimate_exact_cost(mechanism, n: int, vertices, n_epsilon: int) -> tuple[float, int]:
-    """(seconds, bytes) the exact smoothed delta is expected to take.
+    """(seconds, bytes) the exact smoothed delta is expected to take, before any work.
 
     Parameters
     ----------
     mechanism : object
-        The mechanism (its kind does not change the model yet; kept so the
-        callers need not change when it does).
+        The mechanism (its privacy profiles are priced by
+        :func:`smoothdp_nb.core.smoothed.estimate.profile_units`).
     n : int
         Number of records.
     vertices : array_like (l, m)
@@ -98,34 +115,26 @@ def estimate_exact_cost(mechanism, n: int, vertices, n_epsilon: int) -> tuple[fl
     -------
     (float, int)
         Estimated seconds on the 2-core reference machine with one BLAS
-        thread, and peak bytes of the main arrays.
+        thread (the n + 1 profiles and the engine), and peak bytes of the
+        main arrays.
     """
     import numpy as np
+
+    from .estimate import estimate_exact
 
     V = np.atleast_2d(np.asarray(vertices, dtype=float))
     l, m = V.shape
     E = max(1, int(n_epsilon))
-    if m == 2 and l <= 2:
-        p1 = float(V[0, 0])
-        p2 = float(V[-1, 0])
-        # epsilon values whose profiles coincide are averaged once; how many do is known only
-        # after the profile (the authors' 21 give 7 to 12 distinct columns for n = 1e4 .. 1e5):
-        # E^0.85 columns is within x1.6 of both extremes (all distinct, or 21 -> 7-12)
-        cols = E**0.85
-        u = binary_work_units(n, cols, p1, p2)
-        seconds = (_PER_ADVANCE * u["advance"] + _PER_CORRELATION * u["correlation"]
-                   + _PER_SEGMENT * u["segments"] * cols + _PER_BLOCK * u["blocks"] + _profile_seconds(n, E))
-        return seconds, int(8 * (n + 1) * (6 * E + 4 * E))
-    hists = math.comb(n + m - 1, m - 1)
-    comps = math.comb(n + l - 1, l - 1)
-    seconds = _PER_LOG_STEP * E * m * hists * comps / max(1, l) + _profile_seconds(n, E)
-    return seconds, int(8 * hists * (E + m) * 4)
+    est = estimate_exact(mechanism, n, m, l, E)
+    # estimate_exact prices the engine with the default vertices; use the actual ones
+    seconds = est.seconds - estimate_exact_seconds(n, m, l, E) + engine_seconds(n, V, E)
+    return seconds, int(est.bytes)
 
 
 def estimate_exact_seconds(n: int, m: int, l: int, E: int) -> float:
-    """Seconds only, from the shape alone (vertices at 0.3 / 0.6 for the binary model)."""
-    if m == 2 and l <= 2:
-        V = [[0.3, 0.7], [0.6, 0.4]][:l]
-    else:
-        V = [[1.0 / m] * m] * l
-    return estimate_exact_cost(None, n, V, E)[0]
+    """Seconds of the engine alone, from the shape (vertices at 0.3 / 0.6 for two categories)."""
+    if l == 1:
+        return 0.0
+    if m == 2 and l == 2:
+        return engine_seconds(n, [[0.3, 0.7], [0.6, 0.4]], E)
+    return engine_seconds(n, [[1.0 / m] * m] * l, E)

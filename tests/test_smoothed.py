@@ -468,8 +468,8 @@ def test_cost_model_scales_and_prices():
     t5, b5 = estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 10**5, V, 1)
     assert 15 < t5 / t4 < 110  # O(n^2) engine plus O(n) profile
     assert b5 > 5 * b4 and isinstance(b5, int)
-    assert estimate_exact_cost(None, 10**4, V, 7)[0] > 3 * t4
+    assert estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 10**4, V, 7)[0] > 3 * t4
     assert estimate_exact_seconds(10**4, 2, 2, 1) == pytest.approx(engine_seconds(10**4, V, 1))
     assert 0 < estimate_exact_seconds(10**4, 2, 2, 1) < t4  # the profiles come on top
     three = [[0.2, 0.3, 0.5], [0.6, 0.2, 0.2], [0.3, 0.5, 0.2]]
-    assert estimate_exact_cost(None, 60, three, 1)[0] > estimate_exact_cost(None, 30, three, 1)[0]
+    assert estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 60, three, 1)[0] > estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 30, three, 1)[0]

@@ -33,13 +33,19 @@ out" tables for all occupied a come from a divide-and-conquer over the values,
 The hockey-stick divergence of the two explicit pmfs is then
 :func:`smoothdp_nb.core.divergence.log_hockey_stick`.
 
-On evenly spaced grids the tables span only the occupied range, and the
-search over (a, b) runs in one linear scale: every replacement b is a window
-of one array per (a, epsilon), whole groups of 32 replacements (and whole removed
-values a, for the other direction) are skipped when a proven upper bound
-cannot beat the best pair found, and the winning pairs are recomputed in log
-space.  Deltas below ~1e-280 of the largest probability use the all-pairs log
-path (see ``SamplingAverage._log_profile_pruned``).
+On evenly spaced grids (whenever the counts stay below ~2^130, e.g. n = 484,
+T = 22) the tables are exact integer counts instead
+(:mod:`smoothdp_nb.core.average_profile`: the removal of one record is a
+polynomial division, exact in modular arithmetic), and the search over (a, b)
+runs on those counts with rigorous bounds, only the surviving pairs being
+recomputed in log space (``SamplingAverage._log_profile_counts``).  Otherwise
+the divide-and-conquer tables span only the occupied range, and the search
+runs in one linear scale: every replacement b is a window of one array per
+(a, epsilon), whole groups of 32 replacements (and whole removed values a, for
+the other direction) are skipped when a proven upper bound cannot beat the
+best pair found, and the winning pairs are recomputed in log space.  Deltas
+below ~1e-280 of the largest probability use the all-pairs log path (see
+``SamplingAverage._log_profile_pruned``).
 """
 
 from __future__ import annotations
@@ -53,6 +59,7 @@ import numpy as np
 from scipy import special
 
 from ._validate import as_epsilon, as_histograms, as_int, as_rng
+from .average_profile import candidate_pairs, leave_one_out_counts
 from .budget import DEFAULT_BUDGET_SECONDS, Estimate, check_budget
 from .divergence import log1mexp, log_hockey_stick
 from .mechanisms import MAX_CELLS, ComputationTooLarge, sampling_size_spec
@@ -123,12 +130,12 @@ class _EvenSums:
             out[..., sh:] = arr[..., : self.width - sh]
         return out
 
-    def shift_all(self, arr: np.ndarray, fill: float) -> np.ndarray:
-        """(m, width): row b is ``arr`` moved by one record of value b."""
+    def shift_all(self, arr: np.ndarray, fill: float, rows=None) -> np.ndarray:
+        """(len(rows), width): row k is ``arr`` moved by one record of value rows[k] (default: every value)."""
         W = int(self.w[-1])
         padded = np.concatenate([np.full(W, fill), arr])
         windows = np.lib.stride_tricks.sliding_window_view(padded, self.width)
-        return windows[W - self.w]
+        return windows[W - (self.w if rows is None else self.w[rows])]
 
     def values(self, t: int) -> np.ndarray:
         return t * self.g0 + self.step * np.arange(self.width)
@@ -180,9 +187,10 @@ class _GeneralSums:
         out[..., dst] = arr[..., src]
         return out
 
-    def shift_all(self, arr: np.ndarray, fill: float) -> np.ndarray:
-        """(m, width): row b is ``arr`` moved by one record of value b."""
-        return np.stack([self.shift(arr, b, 1, fill) for b in range(len(self.vals))])
+    def shift_all(self, arr: np.ndarray, fill: float, rows=None) -> np.ndarray:
+        """(len(rows), width): row k is ``arr`` moved by one record of value rows[k] (default: every value)."""
+        rows = range(len(self.vals)) if rows is None else rows
+        return np.stack([self.shift(arr, int(b), 1, fill) for b in rows])
 
     def values(self, t: int) -> np.ndarray:
         return np.array([float(p * self.unit) for p in self.pos])
@@ -528,13 +536,18 @@ class SamplingAverage(SampleSize, Mechanism):
             # count-and-sum tables over the occupied range only (weights relative
             # to the smallest occupied value), then placed on the full sum axis
             lo, hi = occ[0], occ[-1]
-            loc = _EvenSums(np.arange(hi - lo + 1), T, 0.0, 1.0)
-            _leave_one_out(_Table.empty(T, loc), loc, [(j - lo, int(h[j])) for j in occ], tables)
+            occ_arr = np.asarray(occ, dtype=np.int64)
+            counts = leave_one_out_counts(occ_arr - lo, h[occ_arr], T)
             logR = np.full((len(occ), sums.width), -np.inf)
             logS = np.full((len(occ), sums.width), -np.inf)
-            for i, a in enumerate(occ):
-                logR[i, T * lo : T * lo + loc.width] = tables[a - lo].log_row(T) - lc
-                logS[i, (T - 1) * lo : (T - 1) * lo + loc.width] = tables[a - lo].log_row(T - 1) - lc
+            if counts is not None:  # exact integer counts (see core.average_profile)
+                return self._log_profile_counts(occ_arr, counts, T, epsilon, sums, lc)
+            else:
+                loc = _EvenSums(np.arange(hi - lo + 1), T, 0.0, 1.0)
+                _leave_one_out(_Table.empty(T, loc), loc, [(j - lo, int(h[j])) for j in occ], tables)
+                for i, a in enumerate(occ):
+                    logR[i, T * lo : T * lo + loc.width] = tables[a - lo].log_row(T) - lc
+                    logS[i, (T - 1) * lo : (T - 1) * lo + loc.width] = tables[a - lo].log_row(T - 1) - lc
         else:
             _leave_one_out(_Table.empty(T, sums), sums, [(j, int(h[j])) for j in occ], tables)
             logR = np.stack([tables[a].log_row(T) - lc for a in occ])  # samples avoiding the record
@@ -545,12 +558,44 @@ class SamplingAverage(SampleSize, Mechanism):
                 return res
         return self._log_profile_all(occ, logR, logS, T, epsilon, sums)
 
+    def _log_profile_counts(self, occ: np.ndarray, counts, T: int, epsilon: np.ndarray, sums, lc: float) -> np.ndarray:
+        """The profile from exact leave-one-out counts (evenly spaced grids).
+
+        :func:`~smoothdp_nb.core.average_profile.candidate_pairs` narrows the
+        (removed value, replacement) pairs down to those that can attain the
+        maximum, with rigorous linear-scale bounds on exact counts; those
+        pairs are then computed in log space, as in :meth:`_log_profile_all`.
+        """
+        R, S, P = counts
+        lo = int(occ[0])
+        m = self.grid.size
+        group = None
+        if self.output == "rounded_mean":
+
+            def group(u0: int, length: int) -> np.ndarray:
+                grp = self._rounded_index(T * lo + u0 + np.arange(length), T)
+                return np.concatenate([[0], np.nonzero(np.diff(grp))[0] + 1])
+
+        pairs = candidate_pairs(R, S, P, occ - lo, np.arange(m) - lo, epsilon, T, group)
+        W = R.shape[1]
+        best = np.full(epsilon.size, -np.inf)
+        for i, bs in pairs:
+            logR = np.full(sums.width, -np.inf)
+            logS = np.full(sums.width, -np.inf)
+            with np.errstate(divide="ignore"):
+                logR[T * lo : T * lo + W] = np.log(R[i]) - lc
+                logS[(T - 1) * lo : (T - 1) * lo + W] = np.log(S[i]) - lc
+            d1, d2 = self._pair_divergences(logR, logS, int(occ[i]), bs, T, epsilon, sums)
+            best = np.maximum(best, np.maximum(d1.max(axis=0), d2.max(axis=0)))
+        return np.minimum(best, 0.0)
+
     def _pair_divergences(self, logR_a, logS_a, a: int, bs, T: int, epsilon: np.ndarray, sums):
         """log d_eps(P_x, P_x') and log d_eps(P_x', P_x) for x' = x with one record a -> b,
         every b in ``bs`` (rows), computed in log space (the reference computation)."""
-        lall = np.logaddexp(logR_a[None, :], sums.shift_all(logS_a, -np.inf))  # (m, width)
-        lp = lall[a]
-        lq = lall[np.asarray(bs, dtype=np.int64)]
+        rows = np.concatenate([[a], np.asarray(bs, dtype=np.int64)])
+        lall = np.logaddexp(logR_a[None, :], sums.shift_all(logS_a, -np.inf, rows))
+        lp = lall[0]
+        lq = lall[1:]
         if self.output == "rounded_mean":
             lp = self._rounded(lp[None], T)[0][0]
             lq = self._rounded(lq, T)[0]

@@ -23,16 +23,16 @@ function obtained after ``c_l, ..., c_2`` steps.  For two categories each step
 is two shifted vector operations, so all n + 1 compositions cost O(n^2)
 work in total -- instead of O(n^(2m + l* - 3)) for the literal algorithm
 (Theorem 2) -- and every epsilon is carried along in the same pass, because the
-composition laws do not depend on epsilon.  The two-vertex float path takes the
-compositions 64 at a time as BLAS matrix products (see :func:`exact_binary`).
+composition laws do not depend on epsilon.  The two-vertex path takes the
+compositions 128 at a time as triangular BLAS products (see :func:`exact_binary`).
 
 Exactness: the averaging is a convex combination of positive numbers (no
-cancellation).  The two-category path runs in float64 scaled by the largest
-delta; a contribution can only be lost to underflow if it is below 2^-1022 of
-that scale, so every expectation above 1e-250 of the scale is exact to
-rounding.  Columns with smaller expectations are recomputed in block floating
-point (one scale per block of 256 histograms), which is exact at every
-magnitude.  The general path (m > 2 or l* > 2) runs in log space throughout.
+cancellation).  The two-category path runs in block floating point (one scale
+per chunk of 129 histograms) and checks as it runs that every product is a
+normal float64 number, so no contribution is lost to underflow and every
+expectation is exact to rounding at every magnitude (1e-3500 included); data
+that fail the checks are recomputed one averaging step per composition.  The
+general path (m > 2 or l* > 2) runs in log space throughout.
 """
 
 from __future__ import annotations

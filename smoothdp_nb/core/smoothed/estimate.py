@@ -39,7 +39,7 @@ __all__ = ["profile_units", "estimate_exact", "estimate_monte_carlo", "expected_
            "estimate_smoothed"]
 
 # seconds per (histogram, epsilon) of a two-category sampling-histogram profile: a + b sqrt(n)
-_SH2_BASE, _SH2_SQRT = 2e-6, 1.5e-8
+_SH2_BASE, _SH2_SQRT = 1e-6, 3e-9  # measured 0.8-2.0e-6 at n = 1e4..1e5, eta = 0.9 and 0.998 (benchmarks/README.md)
 # seconds per cell of the (T+1)^2 grid of one neighbour pair (m > 2)
 _SH_GRID_CELL = 2.2e-7
 # seconds per cell of the noisy mechanism's lumped output space (T+1)^m

@@ -23,7 +23,7 @@ nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("markdown_it")
 pytest.importorskip("latex2mathml")
 
-from smoothdp_nb.reports import Entry, index_page, notebook_page  # noqa: E402
+from smoothdp_nb.reports import Entry, index_page, notebook_page
 
 V4 = nbformat.v4
 SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="120" height="40">'

@@ -346,7 +346,8 @@ def run_all(notebooks: list[Path], out: Path, *, ci: bool = False, timeout: int 
         if res.nb is not None:
             i = stems.index(p.stem)
             neighbours = (stems[i - 1] if i else None, stems[i + 1] if i + 1 < len(stems) else None)
-            page = notebook_page(res.nb, p.stem, run=run, error=res.error, neighbours=neighbours)
+            page = notebook_page(res.nb, p.stem, run=run, error=res.error, neighbours=neighbours,
+                                 seconds=res.seconds)
             (out / f"{p.stem}.html").write_text(page, encoding="utf-8")
             entry.has_page = True
             entry.headline = headline_html(res.nb)

@@ -351,8 +351,12 @@ def test_monte_carlo_for_the_sampling_average():
         probs = np.prod(laws[np.arange(n)[None, :], xs], axis=1)
         total = float(probs @ deltas)
         assert row.ci_low - 1e-12 <= total <= row.ci_high + 1e-12
-    with pytest.raises(ValueError, match="monte-carlo"):
-        sdp.smoothed_delta(m, n, [q1, q2], epsilon)
+    # and the exact Algorithm 1 gives the enumeration's expectation for every composition
+    ex = sdp.smoothed_delta(m, n, [q1, q2], epsilon)
+    for row in ex.table.itertuples():
+        laws = np.array([q1] * row.n_0 + [q2] * (n - row.n_0))
+        total = float(np.prod(laws[np.arange(n)[None, :], xs], axis=1) @ deltas)
+        assert row.delta == pytest.approx(total, rel=1e-12)
 
 
 # --------------------------------------------------------------------------
@@ -464,8 +468,8 @@ def test_cost_model_scales_and_prices():
     t5, b5 = estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 10**5, V, 1)
     assert 15 < t5 / t4 < 110  # O(n^2) engine plus O(n) profile
     assert b5 > 5 * b4 and isinstance(b5, int)
-    assert estimate_exact_cost(None, 10**4, V, 7)[0] > 3 * t4
+    assert estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 10**4, V, 7)[0] > 3 * t4
     assert estimate_exact_seconds(10**4, 2, 2, 1) == pytest.approx(engine_seconds(10**4, V, 1))
     assert 0 < estimate_exact_seconds(10**4, 2, 2, 1) < t4  # the profiles come on top
     three = [[0.2, 0.3, 0.5], [0.6, 0.2, 0.2], [0.3, 0.5, 0.2]]
-    assert estimate_exact_cost(None, 60, three, 1)[0] > estimate_exact_cost(None, 30, three, 1)[0]
+    assert estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 60, three, 1)[0] > estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 30, three, 1)[0]

@@ -45,7 +45,7 @@ from .._validate import as_epsilon, as_int, as_open_unit
 from ..budget import DEFAULT_BUDGET_SECONDS, check_budget
 from ..hull import reduce_to_vertices
 from ..intervals import INTERVALS
-from ..mechanisms import SamplingHistogram
+from ..profiles import check_mechanism
 from .estimate import estimate_monte_carlo, estimate_smoothed
 from .exact import smoothed_exact
 from .monte_carlo import smoothed_monte_carlo
@@ -72,18 +72,23 @@ def smoothed_delta(
     chunk: int = 10_000,
     interval: str = "betting",
 ) -> SmoothedResult:
-    """Smoothed delta (Definition 3) of a sampling mechanism for the set Pi.
+    """Smoothed delta (Definition 3) of any mechanism for the set Pi.
 
     Parameters
     ----------
-    mechanism : SamplingHistogram or NoisySamplingHistogram
+    mechanism : Mechanism
+        Any implementation of the protocol (sampling histograms, sampling
+        average, :class:`FiniteMechanism`, :func:`postprocess`, subclasses).
     n : int >= 1, database size
     pi : array_like (l, m) or DataFrame
         The set Pi of distributions over the m categories (rows sum to 1).
         Only the convex-hull vertices are used (Proposition 7).
     epsilon : float or 1-D array
     method : {"exact", "monte-carlo"}
-        "exact" is Algorithm 1 over every composition (see module docstring).
+        "exact" is Algorithm 1 over every composition (see module docstring),
+        for every mechanism: the profile of every histogram of n records, then
+        the expectations; refused before any work when the estimated time
+        (profiles and averaging) exceeds ``budget``.
         "monte-carlo" samples databases from candidate compositions (all
         vertex-pure compositions and an even grid, at most ``candidates``)
         and evaluates delta(x) exactly for each sample.
@@ -116,18 +121,17 @@ def smoothed_delta(
     -------
     SmoothedResult
     """
-    if not (isinstance(mechanism, SamplingHistogram) or hasattr(mechanism, "_log_profile_batch")):
-        raise TypeError(f"mechanism must be a mechanism of this package, got {type(mechanism).__name__}")
-    if hasattr(mechanism, "grid") and method == "exact":
-        raise ValueError(
-            "method='exact' enumerates every histogram and is available for the sampling-histogram "
-            "mechanisms; use method='monte-carlo' for the sampling-average mechanism"
-        )
+    check_mechanism(mechanism)
     n = as_int(n, "n", minimum=1)
     e, scalar = as_epsilon(epsilon)
     if method not in ("exact", "monte-carlo"):
         raise ValueError(f"method must be 'exact' or 'monte-carlo', got {method!r}")
     red = reduce_to_vertices(pi)
+    if mechanism.categories is not None and red.vertices.shape[1] != mechanism.categories:
+        raise ValueError(
+            f"pi must have {mechanism.categories} columns (one per category of {mechanism!r}), "
+            f"got {red.vertices.shape[1]}"
+        )
     mechanism.sample_size(n)  # T <= n check
     if method == "exact":
         res = smoothed_exact(mechanism, n, red, e, progress, budget)

@@ -46,8 +46,6 @@ _SH_GRID_CELL = 2.2e-7
 _NOISY_CELL = 7e-6
 # seconds per (occupied value, replacement value, possible sum) of the sampling average
 _AVG_CELL = 1.2e-8
-# a mechanism of unknown cost: one millisecond per histogram and epsilon
-_UNKNOWN = 1e-3
 # seconds per sampled database and hull vertex (multinomial draw, np.unique over the chunk)
 _DRAW = 1.5e-6
 # bytes per (histogram, epsilon) of the two-category exact path (profile table and engine arrays)
@@ -76,7 +74,8 @@ def profile_units(mechanism, n: int, m: int) -> tuple[float, float]:
             return _SH2_BASE + _SH2_SQRT * math.sqrt(n), 0.0
         cells = m * (m - 1) * float(T + 1) ** 2
         return _SH_GRID_CELL * cells, 9 * 8.0 * min(cells, MAX_CELLS / 4)
-    return _UNKNOWN, 0.0
+    # any other mechanism (FiniteMechanism, post-processed, a user's subclass): its own estimate
+    return mechanism.profile_seconds(n, m, 1, 1), 0.0
 
 
 def sampling_average_units(K: int, T: int, occupied: float) -> tuple[float, float]:

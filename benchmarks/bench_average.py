@@ -3,7 +3,7 @@
 Run on demand:  python benchmarks/bench_average.py [--quick] [--trials N] [--candidates K]
 
 1. Time per database of the exact privacy profile at the authors' setting
-   (N = 225, T = 15, 8-bit grid of 256 values, eps = 1, 3, 5; databases drawn
+   (N = 225, T = 15, 8-bit grid of 256 values, epsilon = 1, 3, 5; databases drawn
    from the quantized Gaussians mu = 0 and 0.1, sigma = 0.12), both outputs,
    and the exact deltas of one database from each Gaussian.
 2. A Monte Carlo smoothed delta of one Figure 5 setting (setting 1 of
@@ -34,7 +34,7 @@ def per_database(reps: int) -> None:
     g1 = quantized_gaussian(0.1, 0.12)
     rng = np.random.default_rng(2026)
     hists = [rng.multinomial(225, (g0 if i % 2 == 0 else g1).pmf) for i in range(reps)]
-    print(f"authors' setting: N = 225, T = 15, 8-bit grid, eps = {list(EPS)}, {reps} databases")
+    print(f"authors' setting: N = 225, T = 15, 8-bit grid, epsilon = {list(EPS)}, {reps} databases")
     for output in ("sum", "rounded_mean"):
         mech = SamplingAverage(T=15, grid=g0.values, output=output)
         mech._log_profile_batch(hists[0][None], 225, EPS)  # warm-up (sum support cache)
@@ -52,7 +52,7 @@ def per_database(reps: int) -> None:
         for output in ("sum", "rounded_mean"):
             d = sdp.privacy_profile(SamplingAverage(T=15, grid=g0.values, output=output), h, EPS)
             print(f"  mu = {mu:3.1f}, output={output!r:15} " + "  ".join(
-                f"eps={e:g}: {v:.4g}" for e, v in zip(EPS, d)))
+                f"epsilon={e:g}: {v:.4g}" for e, v in zip(EPS, d)))
 
 
 def figure5(ns, trials: int, candidates: int, workers: int) -> None:
@@ -74,7 +74,7 @@ def figure5(ns, trials: int, candidates: int, workers: int) -> None:
                                    progress=False)
             dt = time.perf_counter() - t
             total += dt
-            band = "  ".join(f"eps={e:g}: {d:.3g} [{lo:.2g}, {hi:.2g}]"
+            band = "  ".join(f"epsilon={e:g}: {d:.3g} [{lo:.2g}, {hi:.2g}]"
                              for e, d, lo, hi in zip(EPS, r.delta, r.ci_low, r.ci_high))
             ncomp = len(r.table) // EPS.size
             print(f"  n = {n:4d} (T = {T:2d}): {dt:6.1f} s, {ncomp} compositions x {trials} trials   {band}")

@@ -28,10 +28,10 @@ def main() -> None:
     df = sdp.datasets.us_presidential_elections()
     hist = df[["winner_votes", "runner_up_votes"]].to_numpy()
     m = sdp.SamplingHistogram(eta=0.998)
-    eps = math.log(0.51 / 0.49)
-    sdp.privacy_profile(m, hist[:1], eps)  # warm-up
-    one = best_of(lambda: sdp.privacy_profile(m, hist[-1], eps, log=True))
-    all26 = best_of(lambda: sdp.privacy_profile(m, hist, eps, log=True))
+    epsilon = math.log(0.51 / 0.49)
+    sdp.privacy_profile(m, hist[:1], epsilon)  # warm-up
+    one = best_of(lambda: sdp.privacy_profile(m, hist[-1], epsilon, log=True))
+    all26 = best_of(lambda: sdp.privacy_profile(m, hist, epsilon, log=True))
     rng = np.random.default_rng(0)
     n = 10**5
     a = rng.integers(0, n + 1, size=10**5)

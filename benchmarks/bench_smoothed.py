@@ -20,10 +20,10 @@ from scipy.stats import binom
 import smoothdp_nb as sdp
 
 
-def literal_algorithm1(mech, n, p1, p2, eps):
+def literal_algorithm1(mech, n, p1, p2, epsilon):
     """Algorithm 1 as written: for every composition, convolve and average."""
     hists = np.stack([np.arange(n + 1), n - np.arange(n + 1)], axis=1)
-    delta = sdp.privacy_profile(mech, hists, eps)  # Step 3 ("same as DP")
+    delta = sdp.privacy_profile(mech, hists, epsilon)  # Step 3 ("same as DP")
     best = 0.0
     for c in range(n + 1):  # compositions: c records follow vertex 1
         law = np.convolve(binom.pmf(np.arange(c + 1), c, p1), binom.pmf(np.arange(n - c + 1), n - c, p2))
@@ -31,13 +31,13 @@ def literal_algorithm1(mech, n, p1, p2, eps):
     return best
 
 
-def literal_algorithm1_lean(mech, n, p1, p2, eps):
+def literal_algorithm1_lean(mech, n, p1, p2, epsilon):
     """The same literal algorithm, but with every binomial pmf taken from one
     shared table of log-factorials instead of scipy.stats (whose per-call
     overhead is most of the time of :func:`literal_algorithm1` at n = 2000):
     what remains is the enumeration and the convolutions themselves."""
     hists = np.stack([np.arange(n + 1), n - np.arange(n + 1)], axis=1)
-    delta = sdp.privacy_profile(mech, hists, eps)
+    delta = sdp.privacy_profile(mech, hists, epsilon)
     lf = gammaln(np.arange(n + 2, dtype=float))  # lf[k + 1] = log k!
     l1, q1, l2, q2 = math.log(p1), math.log1p(-p1), math.log(p2), math.log1p(-p2)
 
@@ -52,13 +52,13 @@ def literal_algorithm1_lean(mech, n, p1, p2, eps):
     return best
 
 
-def literal_algorithm1_exact(mech, n, p1, p2, eps):
+def literal_algorithm1_exact(mech, n, p1, p2, epsilon):
     """The same literal algorithm with exact (log-space) convolutions, so that,
     like ours, it does not underflow for expectations below 1e-308."""
     from scipy.special import logsumexp
 
     hists = np.stack([np.arange(n + 1), n - np.arange(n + 1)], axis=1)
-    logdelta = sdp.privacy_profile(mech, hists, eps, log=True)
+    logdelta = sdp.privacy_profile(mech, hists, epsilon, log=True)
     best = -np.inf
     for c in range(n + 1):
         a = binom.logpmf(np.arange(c + 1), c, p1)
@@ -85,7 +85,7 @@ def timed(fn):
 def main(quick: bool = False) -> None:
     two = [[0.3, 0.7], [0.6, 0.4]]
     m = sdp.SamplingHistogram(eta=0.9)
-    print("m = 2, two vertices (0.3, 0.6), eta = 0.9, eps = 1:")
+    print("m = 2, two vertices (0.3, 0.6), eta = 0.9, epsilon = 1:")
     sizes = [10**3, 10**4, 3 * 10**4] if quick else [10**3, 10**4, 3 * 10**4, 10**5]
     for n in sizes:
         t, r = timed(lambda: sdp.smoothed_delta(m, n, two, 1.0, progress=False))
@@ -124,13 +124,13 @@ def main(quick: bool = False) -> None:
     print(f"m = 3, three vertices, n = 60: {t:.2f} s (delta = {r.delta:.4g})")
     el = sdp.datasets.us_presidential_elections()
     pi = np.stack([el.winner_share, 1 - el.winner_share], axis=1)
-    eps = [0.1] + [0.5 * k for k in range(1, 21)]
+    epsilon = [0.1] + [0.5 * k for k in range(1, 21)]
     mm = sdp.SamplingHistogram(eta=0.998)
-    t, r = timed(lambda: sdp.smoothed_delta(mm, 10**4, pi, eps, progress=False))
-    print(f"authors' configuration (history Pi, eta = 0.998, 21 eps, n = 10^4): {t:.2f} s")
+    t, r = timed(lambda: sdp.smoothed_delta(mm, 10**4, pi, epsilon, progress=False))
+    print(f"authors' configuration (history Pi, eta = 0.998, 21 epsilon, n = 10^4): {t:.2f} s")
     pid = sdp.datasets.us_2020_district_shares()
     t, r = timed(lambda: sdp.smoothed_delta(mm, 10**4, pid, [0.5, 1, 2, 7], progress=False))
-    print(f"2020 districts (DC, NE-3), 4 eps, n = 10^4: {t:.2f} s")
+    print(f"2020 districts (DC, NE-3), 4 epsilon, n = 10^4: {t:.2f} s")
 
 
 if __name__ == "__main__":

@@ -23,8 +23,8 @@ def election_report(lost: float = 0.002, t: float = 0.51) -> str:
     hist = df[["winner_votes", "runner_up_votes"]].to_numpy()
     eta = f"{1 - lost:.10g}"
     mech = sdp.SamplingHistogram(eta=eta)
-    eps = math.log(t / (1 - t))  # Appendix A.1: t = e^eps / (e^eps + 1)
-    logd = sdp.privacy_profile(mech, hist, eps, log=True) / math.log(10)
+    epsilon = math.log(t / (1 - t))  # Appendix A.1: t = e^epsilon / (e^epsilon + 1)
+    logd = sdp.privacy_profile(mech, hist, epsilon, log=True) / math.log(10)
     # the adversary knows every vote but one: the worse of the two possibilities
     util = np.maximum(
         sdp.adjusted_utility(mech, hist - [1, 0], t, log=True),
@@ -32,7 +32,7 @@ def election_report(lost: float = 0.002, t: float = 0.51) -> str:
     ) / math.log(10)
     lines = [
         f"US presidential elections, top-2 popular vote, {lost:.2%} of votes lost (eta = {eta}),",
-        f"eps = ln({t}/{1 - t:.2f}) = {eps:.5f}, threshold t = {t}.  DP delta = T/n = {1 - lost:.4g}.",
+        f"epsilon = ln({t}/{1 - t:.2f}) = {epsilon:.5f}, threshold t = {t}.  DP delta = T/n = {1 - lost:.4g}.",
         "",
         f"{'year':>4}  {'winner':<24}{'runner-up':<24}{'n':>12}  {'log10 delta':>11}  {'log10 utility':>13}",
     ]

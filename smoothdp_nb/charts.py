@@ -13,7 +13,7 @@ charts plot ``log10 delta`` on a linear axis and label the ticks as powers of
 ten ("1e-32"); tooltips show the value as text computed from the logarithm.
 
 Altair refuses to embed more than 5000 rows; every builder reduces its input
-below :data:`MAX_ROWS` first (the worst composition per eps, then an evenly
+below :data:`MAX_ROWS` first (the worst composition per epsilon, then an evenly
 thinned grid).
 
 The notebook display embeds a static SVG rendered by ``vl_convert``: a live
@@ -75,9 +75,9 @@ def _with_log10(frame: pd.DataFrame) -> pd.DataFrame:
         else:
             raise ValueError("frame needs a 'log10_delta', 'log_delta' or 'delta' column")
     df["log10_delta"] = df["log10_delta"].astype(float)
-    if "eps" in df and pd.api.types.is_float_dtype(df["eps"]):
+    if "epsilon" in df and pd.api.types.is_float_dtype(df["epsilon"]):
         # grid arithmetic leaves 1.7999999999999998 in legends and tooltips
-        df["eps"] = df["eps"].round(12)
+        df["epsilon"] = df["epsilon"].round(12)
     return df
 
 
@@ -160,14 +160,14 @@ def _first_dp_delta(df: pd.DataFrame) -> float | None:
 
 
 def delta_vs_eps_chart(frame: pd.DataFrame, title: str | None = None) -> alt.LayerChart:
-    """Smoothed delta against eps, with the DP delta and a Monte Carlo band.
+    """Smoothed delta against epsilon, with the DP delta and a Monte Carlo band.
 
     Parameters
     ----------
     frame : pandas.DataFrame
-        ``eps`` and one of ``log10_delta``/``log_delta``/``delta``; optional
+        ``epsilon`` and one of ``log10_delta``/``log_delta``/``delta``; optional
         ``dp_delta`` (drawn as a reference rule) and ``ci_low``/``ci_high``
-        (drawn as a band).  Several rows per eps (one per composition) are
+        (drawn as a band).  Several rows per epsilon (one per composition) are
         reduced to the largest delta, as in Definition 3.
     title : str, optional
 
@@ -175,10 +175,10 @@ def delta_vs_eps_chart(frame: pd.DataFrame, title: str | None = None) -> alt.Lay
     -------
     altair.LayerChart
     """
-    df = _max_per(_with_log10(frame), ["eps"])
-    df = _thin(_finite(df), "eps")
+    df = _max_per(_with_log10(frame), ["epsilon"])
+    df = _thin(_finite(df), "epsilon")
     df["delta_text"] = [format_log10(v) for v in df["log10_delta"]]
-    tips = [alt.Tooltip("eps:Q", title="ε"), alt.Tooltip("delta_text:N", title="δ")]
+    tips = [alt.Tooltip("epsilon:Q", title="ε"), alt.Tooltip("delta_text:N", title="δ")]
     layers: list[alt.Chart] = []
     if {"ci_low", "ci_high"} <= set(df.columns):
         band = df.assign(ci_lo10=_log10_positive(df["ci_low"]), ci_hi10=_log10_positive(df["ci_high"]))
@@ -197,7 +197,7 @@ def delta_vs_eps_chart(frame: pd.DataFrame, title: str | None = None) -> alt.Lay
             alt.Chart(band)
             .mark_area(opacity=0.25, color="#4c78a8")
             .encode(
-                x=alt.X("eps:Q", title="ε"),
+                x=alt.X("epsilon:Q", title="ε"),
                 y=_y("ci_lo10"),
                 y2="ci_hi10:Q",
                 tooltip=tips[:1] + [alt.Tooltip("ci_text:N", title="interval")],
@@ -208,7 +208,7 @@ def delta_vs_eps_chart(frame: pd.DataFrame, title: str | None = None) -> alt.Lay
         alt.Chart(df)
         .mark_line(point=True, color="#4c78a8")
         .encode(
-            x=alt.X("eps:Q", title="ε"),
+            x=alt.X("epsilon:Q", title="ε"),
             y=_y(),
             tooltip=tips + [alt.Tooltip(f"{c}:Q", title=c[2:]) for c in extra],
         )
@@ -222,15 +222,15 @@ def delta_vs_eps_chart(frame: pd.DataFrame, title: str | None = None) -> alt.Lay
 def delta_vs_n_chart(
     table: pd.DataFrame, fits: pd.DataFrame | None = None, title: str | None = None
 ) -> alt.LayerChart:
-    """Smoothed delta against the database size n, one colour per eps.
+    """Smoothed delta against the database size n, one colour per epsilon.
 
     Parameters
     ----------
     table : pandas.DataFrame
-        ``n``, ``eps`` and one of ``log10_delta``/``log_delta``/``delta``;
+        ``n``, ``epsilon`` and one of ``log10_delta``/``log_delta``/``delta``;
         optional ``dp_delta`` (reference rule).
     fits : pandas.DataFrame, optional
-        ``eps``, ``slope`` and ``intercept`` of ``log delta = intercept +
+        ``epsilon``, ``slope`` and ``intercept`` of ``log delta = intercept +
         slope * n`` (natural log, as :func:`smoothdp_nb.fit_exponential`);
         drawn as dashed lines over the range of n.
     title : str, optional
@@ -239,10 +239,10 @@ def delta_vs_n_chart(
     -------
     altair.LayerChart
     """
-    df = _max_per(_with_log10(table), ["n", "eps"])
+    df = _max_per(_with_log10(table), ["n", "epsilon"])
     df = _thin(_finite(df), "n")
     df["delta_text"] = [format_log10(v) for v in df["log10_delta"]]
-    color = alt.Color("eps:O", title="ε")
+    color = alt.Color("epsilon:O", title="ε")
     x = alt.X("n:Q", title="n (records)")
     layers = [
         alt.Chart(df)
@@ -253,7 +253,7 @@ def delta_vs_n_chart(
             color=color,
             tooltip=[
                 alt.Tooltip("n:Q", title="n"),
-                alt.Tooltip("eps:Q", title="ε"),
+                alt.Tooltip("epsilon:Q", title="ε"),
                 alt.Tooltip("delta_text:N", title="δ"),
             ],
         )
@@ -268,7 +268,7 @@ def delta_vs_n_chart(
                 rows.append(
                     {
                         "n": n,
-                        "eps": f.eps,
+                        "epsilon": f.epsilon,
                         "log10_delta": (f.intercept + f.slope * n) / _LN10,
                         "fit": f"δ ≈ exp({f.intercept:.4g} {f.slope:+.4g}·n)",
                     }
@@ -281,8 +281,8 @@ def delta_vs_n_chart(
                     x=x,
                     y=_y(),
                     color=color,
-                    detail="eps:O",
-                    tooltip=[alt.Tooltip("eps:Q", title="ε"), alt.Tooltip("fit:N", title="fit")],
+                    detail="epsilon:O",
+                    tooltip=[alt.Tooltip("epsilon:Q", title="ε"), alt.Tooltip("fit:N", title="fit")],
                 )
             )
     layers += _dp_rule(_first_dp_delta(df))
@@ -298,14 +298,14 @@ def profile_chart(
     Parameters
     ----------
     frame : pandas.DataFrame
-        Tidy: a database column (``label`` or ``year``), ``eps`` and one of
+        Tidy: a database column (``label`` or ``year``), ``epsilon`` and one of
         ``log10_delta``/``log_delta``/``delta``; optional ``dp_delta``.
     x : str
         Column on the horizontal axis: the database column (default
-        ``"year"``), or ``"eps"`` for one curve per database.
+        ``"year"``), or ``"epsilon"`` for one curve per database.
     color : str, optional
-        Column for the colour; defaults to ``eps`` when ``x`` is the database
-        column and to the database column when ``x == "eps"``.
+        Column for the colour; defaults to ``epsilon`` when ``x`` is the database
+        column and to the database column when ``x == "epsilon"``.
     title : str, optional
 
     Returns
@@ -316,31 +316,31 @@ def profile_chart(
     if x not in df:
         raise ValueError(f"profile_chart: no column {x!r} (columns: {', '.join(map(str, df.columns))})")
     if color is None:
-        if x == "eps":
+        if x == "epsilon":
             color = next((c for c in ("label", "year", "database") if c in df), None)
         else:
-            color = "eps" if "eps" in df else None
+            color = "epsilon" if "epsilon" in df else None
     keys = [c for c in (x, color) if c is not None]
     df = _max_per(df, keys)
-    # Thin along the colour (e.g. a fine eps grid) before the x axis, so that every database stays.
+    # Thin along the colour (e.g. a fine epsilon grid) before the x axis, so that every database stays.
     df = _thin(_finite(df), color if color is not None and color != x else x)
     df = _thin(df, x)
     df["delta_text"] = [format_log10(v) for v in df["log10_delta"]]
     numeric_x = pd.api.types.is_numeric_dtype(df[x])
-    xtype = "Q" if x == "eps" else ("O" if numeric_x else "N")
+    xtype = "Q" if x == "epsilon" else ("O" if numeric_x else "N")
     enc: dict[str, Any] = {
         "x": alt.X(
             f"{x}:{xtype}",
-            title="ε" if x == "eps" else x,
+            title="ε" if x == "epsilon" else x,
             axis=alt.Axis(labelAngle=0) if xtype == "O" else alt.Undefined,
         ),
         "y": _y(),
-        "tooltip": [alt.Tooltip(f"{c}:N" if c != "eps" else "eps:Q") for c in keys]
+        "tooltip": [alt.Tooltip(f"{c}:N" if c != "epsilon" else "epsilon:Q") for c in keys]
         + [alt.Tooltip("delta_text:N", title="δ")],
     }
     if color is not None:
         ctype = "O" if pd.api.types.is_numeric_dtype(df[color]) else "N"
-        enc["color"] = alt.Color(f"{color}:{ctype}", title="ε" if color == "eps" else color)
+        enc["color"] = alt.Color(f"{color}:{ctype}", title="ε" if color == "epsilon" else color)
     layers = [alt.Chart(df).mark_line(point=True).encode(**enc)]
     layers += _dp_rule(_first_dp_delta(df))
     chart = alt.layer(*layers).properties(width=_WIDTH, height=_HEIGHT)
@@ -353,7 +353,7 @@ def profile_chart(
 
 
 def smoothed_chart(result: Any) -> alt.LayerChart:
-    """Chart of a :class:`~smoothdp_nb.SmoothedResult`: delta against eps.
+    """Chart of a :class:`~smoothdp_nb.SmoothedResult`: delta against epsilon.
 
     Parameters
     ----------
@@ -382,20 +382,20 @@ def curve_chart(curve: Any) -> alt.LayerChart:
 
 
 def _summary_frame(obj: Any) -> pd.DataFrame:
-    """A few rows that say what the object is: eps, delta, DP delta (and fit)."""
+    """A few rows that say what the object is: epsilon, delta, DP delta (and fit)."""
     fits = getattr(obj, "fits", None)
     if isinstance(fits, pd.DataFrame):
         tab = _with_log10(obj.table)
-        last = tab[tab["n"] == tab["n"].max()].groupby("eps", sort=True)["log10_delta"].max()
-        out = pd.DataFrame({"ε": fits["eps"].to_numpy()})
-        out[f"δ at n = {int(tab['n'].max())}"] = [format_log10(last.get(e, -np.inf)) for e in fits["eps"]]
+        last = tab[tab["n"] == tab["n"].max()].groupby("epsilon", sort=True)["log10_delta"].max()
+        out = pd.DataFrame({"ε": fits["epsilon"].to_numpy()})
+        out[f"δ at n = {int(tab['n'].max())}"] = [format_log10(last.get(e, -np.inf)) for e in fits["epsilon"]]
         out["slope (log δ per record)"] = [f"{v:.4g}" for v in fits["slope"]]
         out["R²"] = [f"{v:.4f}" for v in fits["r2"]]
         if "dp_delta" in tab:
             out["DP δ"] = f"{_first_dp_delta(tab):.4g}"
         return out
     df = _with_log10(obj.to_frame())
-    out = pd.DataFrame({"ε": [f"{v:g}" for v in df["eps"]]} if "eps" in df else {})
+    out = pd.DataFrame({"ε": [f"{v:g}" for v in df["epsilon"]]} if "epsilon" in df else {})
     for col in ("n", "label", "year"):
         if col in df:
             out.insert(0, col, df[col].to_numpy())

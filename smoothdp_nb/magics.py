@@ -87,7 +87,7 @@ class SmoothDPMagics(Magics):
             %%smoothdp -o prof
             compute = "profile"
             dataset = "us-elections"      # every election 1920-2020, labels = years
-            eps = [0.04, 0.1]
+            epsilon = [0.04, 0.1]
             [mechanism]
             eta = "0.998"                 # sampling rate (a string keeps it exact)
 
@@ -103,16 +103,16 @@ class SmoothDPMagics(Magics):
         Computations (``compute = ...``)
         --------------------------------
         ``"profile"``: privacy profile delta_eps(x) of a mechanism.
-            ``mechanism``, ``eps``; ``histogram = [60, 40]`` or
+            ``mechanism``, ``epsilon``; ``histogram = [60, 40]`` or
             ``[[60, 40], [55, 45]]`` with optional ``labels``, or
             ``dataset = "us-elections"`` (optional ``years = [2016, 2020]``)
             or ``dataset = "us-2020-districts"``.
         ``"smoothed"``: smoothed delta over Pi (Definition 3).
-            ``mechanism``, ``n`` (integer), ``eps``, ``pi`` (inline
+            ``mechanism``, ``n`` (integer), ``epsilon``, ``pi`` (inline
             ``[[0.4, 0.6], [0.6, 0.4]]``, ``"us-2020-districts"``,
             ``"us-elections-history"`` or the name of a notebook variable),
             ``method = "exact"`` (``budget`` seconds) or ``"monte-carlo"``
-            (``trials``, ``confidence``, ``candidates``, ``seed``).
+            (``trials``, ``confidence``, ``candidates``, ``rng``).
             ``executor = "dask"`` (``scheduler = "tcp://127.0.0.1:8786"`` for
             a running cluster, else a local one with ``workers`` processes),
             ``"processes"`` or ``"threads"``: where the work runs (same results).
@@ -126,7 +126,7 @@ class SmoothDPMagics(Magics):
             ``bounds = [low, high]`` (required), ``epsilon``, ``query``
             (median, trimmed_mean, mean), ``noise`` (polyplace, cauchy,
             student_t, laplace, laplace_log_normal), optional ``gamma``,
-            ``delta`` (laplace), ``shape``, ``trim``, ``seed`` (experiments
+            ``delta`` (laplace), ``shape``, ``trim``, ``rng`` (experiments
             only: leave it out for real releases).
         ``"noise"``: noise std per unit of smooth sensitivity (Hladik-Tetek Fig. 1).
             ``epsilon``, ``gamma`` (number, list or range), ``families``,
@@ -136,7 +136,7 @@ class SmoothDPMagics(Magics):
         Mechanism table: ``eta`` (rate in (0, 1]) or ``T`` (sample size),
         ``replace = true`` (with replacement), or ``noise_epsilon`` for the
         noisy sampling histogram (``kind = "noisy-sampling"`` is then implied).
-        ``eps`` and ``gamma`` take a number, a list or ``{start, stop, num, log}``.
+        ``epsilon`` and ``gamma`` take a number, a list or ``{start, stop, num, log}``.
         ``title`` names the result in reports.  ``compute`` may be left out
         when the other keys make it unambiguous.
 
@@ -146,17 +146,17 @@ class SmoothDPMagics(Magics):
             compute = "sweep"
             pi = "us-2020-districts"
             n = {start = 100, stop = 2000, num = 8, log = true}
-            eps = [0.5, 1.0]
+            epsilon = [0.5, 1.0]
             mechanism = {eta = 0.5}
 
             %%smoothdp --executor pool -o mc
             compute = "smoothed"
             method = "monte-carlo"
             trials = 10000
-            seed = 1
+            rng = 1
             n = 1000
             pi = [[0.45, 0.55], [0.55, 0.45]]
-            eps = 0.5
+            epsilon = 0.5
             mechanism = {eta = 0.9}
 
             %smoothdp compute = "release"; data = "df"; column = "income"; bounds = [0, 500000]; epsilon = 1

@@ -41,9 +41,9 @@ __all__ = [
 
 
 def smoothed_dp(**kwargs: Any) -> SmoothedDPPanel:
-    """Panel: smoothed delta of the sampling histogram against eps.
+    """Panel: smoothed delta of the sampling histogram against epsilon.
 
-    Sliders for eta, n, the eps range and Pi (an interval of two-category
+    Sliders for eta, n, the epsilon range and Pi (an interval of two-category
     distributions, or the 2020 district shares); exact computation within a
     time budget, coarse Monte Carlo beyond it.  Keyword arguments go to
     :class:`~smoothdp_nb.widgets.SmoothedDPPanel`.

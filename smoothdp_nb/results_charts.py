@@ -44,15 +44,15 @@ _MAX_SUMMARY_ROWS = 20
 def profile_result_chart(result: Any) -> alt.LayerChart:
     """Chart of a :class:`~smoothdp_nb.core.results.ProfileResult`.
 
-    Several databases and few eps: log10 delta per database (x) with one
-    colour per eps.  One database, or a fine eps grid over a few databases:
-    delta against eps with one colour per database.
+    Several databases and few epsilon: log10 delta per database (x) with one
+    colour per epsilon.  One database, or a fine epsilon grid over a few databases:
+    delta against epsilon with one colour per database.
     """
     df = result.to_frame()
     labels = pd.Series(list(df["label"])).infer_objects()
     df["label"] = labels.to_numpy() if pd.api.types.is_numeric_dtype(labels) else labels.astype(str).to_numpy()
-    k, e = len(result.labels), len(result.eps)
-    x = "eps" if (k == 1 or (e > 8 and k <= 12)) else "label"
+    k, e = len(result.labels), len(result.epsilon)
+    x = "epsilon" if (k == 1 or (e > 8 and k <= 12)) else "label"
     name = {"us-elections": "year", "us-2020-districts": "district"}.get(result.source, "label")
     df = df.rename(columns={"label": name})
     title = f"Privacy profile of {result.mechanism!r}"
@@ -67,9 +67,9 @@ def profile_result_chart(result: Any) -> alt.LayerChart:
 
 
 def profile_summary(result: Any) -> pd.DataFrame:
-    """Compact table: one row per database, one column of delta per eps (at most 6)."""
+    """Compact table: one row per database, one column of delta per epsilon (at most 6)."""
     out = pd.DataFrame({"label": [str(x) for x in result.labels], "n": [f"{int(v):,}" for v in result.sizes]})
-    for j, e in enumerate(result.eps[:6]):
+    for j, e in enumerate(result.epsilon[:6]):
         out[f"δ at ε = {e:g}"] = [charts.format_log10(v / math.log(10)) for v in result.log_delta[:, j]]
     out["DP δ"] = [f"{v:.4g}" if np.isfinite(v) else "n/a" for v in result.dp_delta]
     return out

@@ -12,7 +12,7 @@ Computations
 ------------
 ``compute = "profile"``
     Privacy profile delta_eps(x) of a mechanism on one or several databases.
-    Keys: ``mechanism``, ``eps``, and either ``histogram`` (counts, or a
+    Keys: ``mechanism``, ``epsilon``, and either ``histogram`` (counts, or a
     list of count lists) with optional ``labels``, or ``dataset``
     (``"us-elections"``: every election's top-2 votes, labels = years,
     optional ``years`` filter; ``"us-2020-districts"``: Biden/Trump votes
@@ -21,9 +21,9 @@ Computations
     Smoothed delta over a set Pi (Definition 3).  Keys: ``mechanism``,
     ``n`` (one integer), ``pi`` (inline list of probability vectors, a
     dataset ``"us-2020-districts"`` / ``"us-elections-history"``, or the name
-    of a variable of the notebook), ``eps``, ``method`` (``"exact"`` or
+    of a variable of the notebook), ``epsilon``, ``method`` (``"exact"`` or
     ``"monte-carlo"``), Monte Carlo: ``trials``, ``confidence``,
-    ``candidates``, ``seed``; exact: ``budget`` (seconds).  Where the work
+    ``candidates``, ``rng``; exact: ``budget`` (seconds).  Where the work
     runs: ``executor = "dask"`` (with ``scheduler = "tcp://host:8786"`` for an
     existing cluster, else a local cluster of ``workers`` processes),
     ``"processes"`` or ``"threads"`` (``workers``, default 2); results are the
@@ -40,7 +40,7 @@ Computations
     ``column``; ``query`` (median, trimmed_mean, mean), ``epsilon``,
     ``gamma`` (default: data-independent), ``noise`` (polyplace, cauchy,
     student_t, laplace, laplace_log_normal), ``bounds = [low, high]``
-    (required), ``delta``, ``shape``, ``trim``, ``seed`` (leave out for real
+    (required), ``delta``, ``shape``, ``trim``, ``rng`` (leave out for real
     releases).  Result: :class:`~smoothdp_nb.core.results.ReleaseReport`.
 ``compute = "noise"``
     Noise std per unit of smooth sensitivity for several families
@@ -48,7 +48,7 @@ Computations
     range), ``delta`` (for laplace), ``families``, ``reference``.  Result:
     :class:`~smoothdp_nb.core.results.NoiseComparison`.
 
-Common keys: ``title`` (for reports).  Every ``eps``/``gamma`` may be a
+Common keys: ``title`` (for reports).  Every ``epsilon``/``gamma`` may be a
 number, a list, or a range table ``{start, stop, num, log}``.  When
 ``compute`` is left out it is inferred from the other keys if that is
 unambiguous.  Unknown keys are errors (:class:`SpecError`, which names the
@@ -243,16 +243,16 @@ def _check_keys(where: str | None, table: Mapping[str, Any], allowed: tuple[str,
 # --------------------------------------------------------------------------
 
 _COMMON = ("compute", "title")
-_SMOOTHED = ("mechanism", "n", "pi", "eps", "method", "trials", "confidence", "candidates", "seed", "budget",
+_SMOOTHED = ("mechanism", "n", "pi", "epsilon", "method", "trials", "confidence", "candidates", "rng", "budget",
              "executor", "scheduler", "workers")
 #: ``executor = ...`` values: where Monte Carlo chunks and sweep points run
 EXECUTORS = ("dask", "processes", "threads")
 KEYS: dict[str, tuple[str, ...]] = {
-    "profile": _COMMON + ("mechanism", "eps", "histogram", "labels", "dataset", "years"),
+    "profile": _COMMON + ("mechanism", "epsilon", "histogram", "labels", "dataset", "years"),
     "smoothed": _COMMON + _SMOOTHED,
     "sweep": _COMMON + _SMOOTHED,
     "release": _COMMON
-    + ("data", "column", "values", "csv", "query", "epsilon", "gamma", "noise", "bounds", "delta", "shape", "trim", "seed"),
+    + ("data", "column", "values", "csv", "query", "epsilon", "gamma", "noise", "bounds", "delta", "shape", "trim", "rng"),
     "noise": _COMMON + ("epsilon", "gamma", "delta", "families", "reference"),
 }
 MECHANISM_KEYS = ("kind", "eta", "T", "replace", "noise_epsilon")
@@ -360,7 +360,7 @@ def _validate(doc: Mapping[str, Any]) -> tuple[str, dict]:
     p: dict[str, Any] = {}
     if compute in ("profile", "smoothed", "sweep"):
         p["mechanism"] = _mechanism(_require(doc, "mechanism", compute, "a table with eta or T"))
-        p["eps"] = _values("eps", _require(doc, "eps", compute, "a number >= 0, a list or a range"))
+        p["epsilon"] = _values("epsilon", _require(doc, "epsilon", compute, "a number >= 0, a list or a range"))
     if compute == "profile":
         _validate_profile(doc, p)
     elif compute in ("smoothed", "sweep"):
@@ -447,7 +447,7 @@ def _validate_smoothed(doc: Mapping[str, Any], p: dict, compute: str) -> None:
         )
     p["method"] = _choice("method", doc.get("method", "exact"), METHODS,
                           {"monte_carlo": "monte-carlo", "mc": "monte-carlo", "montecarlo": "monte-carlo"})
-    mc_only = [k for k in ("trials", "confidence", "candidates", "seed") if k in doc]
+    mc_only = [k for k in ("trials", "confidence", "candidates", "rng") if k in doc]
     if p["method"] == "exact" and mc_only:
         raise SpecError("is only used with method = 'monte-carlo'", mc_only[0])
     if p["method"] == "monte-carlo" and "budget" in doc:
@@ -459,8 +459,8 @@ def _validate_smoothed(doc: Mapping[str, Any], p: dict, compute: str) -> None:
         kw["confidence"] = _number("confidence", doc["confidence"], lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     if "candidates" in doc:
         kw["candidates"] = _integer("candidates", doc["candidates"])
-    if "seed" in doc:
-        kw["rng"] = _integer("seed", doc["seed"], lo=0)
+    if "rng" in doc:
+        kw["rng"] = _integer("rng", doc["rng"], lo=0)
     if "budget" in doc:
         kw["budget"] = _number("budget", doc["budget"], lo=0.0, lo_open=True)
     p["options"] = kw
@@ -531,8 +531,8 @@ def _validate_release(doc: Mapping[str, Any], p: dict) -> None:
         if isinstance(t, bool) or not _is_number(t):
             raise SpecError(f"must be an integer count or a fraction in [0, 0.5), got {t!r}", "trim")
         p["trim"] = t
-    if "seed" in doc:
-        p["rng"] = _integer("seed", doc["seed"], lo=0)
+    if "rng" in doc:
+        p["rng"] = _integer("rng", doc["rng"], lo=0)
 
 
 def _validate_noise(doc: Mapping[str, Any], p: dict) -> None:
@@ -712,11 +712,11 @@ def _release_data(p: dict, namespace: Mapping[str, Any], base: Path | None) -> t
     return np.asarray(obj), name
 
 
-def _smoothed_at(n: int, mechanism: Any, pi: Any, eps: np.ndarray, method: str, options: dict) -> dict:
+def _smoothed_at(n: int, mechanism: Any, pi: Any, epsilon: np.ndarray, method: str, options: dict) -> dict:
     """One point of an exact sweep (top level, so process pools can pickle it)."""
     from .core.smoothed import smoothed_delta
 
-    return {"result": smoothed_delta(mechanism, n, pi, eps, method=method, progress=False, **options)}
+    return {"result": smoothed_delta(mechanism, n, pi, epsilon, method=method, progress=False, **options)}
 
 
 def run_spec(
@@ -755,7 +755,7 @@ def run_spec(
 
     Examples
     --------
-    >>> r = run_spec('compute = "profile"\\nhistogram = [60, 40]\\neps = 0.5\\nmechanism = {T = 10}')
+    >>> r = run_spec('compute = "profile"\\nhistogram = [60, 40]\\nepsilon = 0.5\\nmechanism = {T = 10}')
     >>> r.to_frame()["label"].tolist()
     [0]
     """
@@ -821,7 +821,7 @@ def _run_profile(p, ns, executor, progress, base):
             hists, labels = df[["biden_votes", "trump_votes"]].to_numpy(np.int64), df["district"].tolist()
     else:
         hists, labels = p["hists"], p.get("labels")
-    return profile(p["mechanism"], hists, p["eps"], labels=labels, source=p["source"])
+    return profile(p["mechanism"], hists, p["epsilon"], labels=labels, source=p["source"])
 
 
 def _resolve_pi(p, ns):
@@ -834,7 +834,7 @@ def _run_smoothed(p, ns, executor, progress, base):
     kw = dict(p["options"])
     if p["method"] == "monte-carlo" and executor is not None:
         kw["executor"] = executor
-    return smoothed_delta(p["mechanism"], p["n"], _resolve_pi(p, ns), p["eps"], method=p["method"],
+    return smoothed_delta(p["mechanism"], p["n"], _resolve_pi(p, ns), p["epsilon"], method=p["method"],
                           progress=progress, **kw)
 
 
@@ -846,7 +846,7 @@ def _run_sweep(p, ns, executor, progress, base):
     kw = dict(p["options"])
     if p["method"] == "exact" and executor is not None and len(p["ns"]) > 1:
         res = sweep(_smoothed_at, {"n": p["ns"]}, executor, progress=progress,
-                    fixed={"mechanism": p["mechanism"], "pi": pi, "eps": p["eps"], "method": "exact", "options": kw})
+                    fixed={"mechanism": p["mechanism"], "pi": pi, "epsilon": p["epsilon"], "method": "exact", "options": kw})
         if res.failures:
             i, msg = res.failures[0]
             raise RuntimeError(f"sweep point n = {res.points[i]['n']} failed: {msg}")
@@ -863,7 +863,7 @@ def _run_sweep(p, ns, executor, progress, base):
         return SmoothedCurve.from_results(done)
     if p["method"] == "monte-carlo" and executor is not None:
         kw["executor"] = executor
-    return smoothed_delta_curve(p["mechanism"], p["ns"], pi, p["eps"], method=p["method"], progress=progress, **kw)
+    return smoothed_delta_curve(p["mechanism"], p["ns"], pi, p["epsilon"], method=p["method"], progress=progress, **kw)
 
 
 def _run_release(p, ns, executor, progress, base):

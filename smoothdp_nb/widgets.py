@@ -484,10 +484,10 @@ _PI_PRESETS = {
 
 
 class SmoothedDPPanel(_Panel):
-    """Smoothed delta of the sampling-histogram mechanism against eps.
+    """Smoothed delta of the sampling-histogram mechanism against epsilon.
 
     Controls: sampling rate eta, database size n, the set Pi (an interval of
-    two-category distributions or the 2020 district shares), the eps range
+    two-category distributions or the 2020 district shares), the epsilon range
     and the method (auto/exact/Monte Carlo).
 
     Parameters
@@ -496,19 +496,19 @@ class SmoothedDPPanel(_Panel):
         Initial database size.
     eta : float
         Initial sampling rate.
-    eps : (float, float)
-        Initial eps range.
+    epsilon : (float, float)
+        Initial epsilon range.
     pi : (float, float)
         Initial range of the first category's probability.
-    eps_points : int
-        Number of eps values on the grid.
+    epsilon_points : int
+        Number of epsilon values on the grid.
     budget : float
         Seconds the exact method may take; beyond that ("auto") a Monte Carlo
         estimate with ``trials`` samples per candidate composition is shown.
     trials : int
     max_n : int
         Upper end of the n slider.
-    seed : int or None
+    rng : int or None
         Monte Carlo seed (``None``: fresh randomness every time).
     """
 
@@ -518,20 +518,20 @@ class SmoothedDPPanel(_Panel):
         self,
         n: int = 1000,
         eta: float = 0.998,
-        eps: tuple[float, float] = (0.05, 2.0),
+        epsilon: tuple[float, float] = (0.05, 2.0),
         pi: tuple[float, float] = (0.45, 0.55),
-        eps_points: int = 20,
+        epsilon_points: int = 20,
         budget: float = 0.5,
         trials: int = 200,
         max_n: int = 100_000,
-        seed: int | None = 0,
+        rng: int | None = 0,
     ) -> None:
-        self.budget, self.trials, self.seed, self.eps_points = float(budget), int(trials), seed, int(eps_points)
+        self.budget, self.trials, self.rng, self.epsilon_points = float(budget), int(trials), rng, int(epsilon_points)
         self.eta = _float_slider("η (sampling rate)", eta, 0.5, 1.0, 0.001, continuous=False)
         self.n = W.IntSlider(value=n, min=10, max=max_n, step=10, description="n (records)",
                              continuous_update=False, style={"description_width": "initial"},
                              layout=W.Layout(width="420px"))
-        self.eps = W.FloatRangeSlider(value=eps, min=0.01, max=5.0, step=0.01, description="ε range",
+        self.epsilon = W.FloatRangeSlider(value=epsilon, min=0.01, max=5.0, step=0.01, description="ε range",
                                       continuous_update=False, style={"description_width": "initial"},
                                       layout=W.Layout(width="420px"))
         self.pi_kind = W.Dropdown(options=[(v, k) for k, v in _PI_PRESETS.items()], value="interval",
@@ -544,7 +544,7 @@ class SmoothedDPPanel(_Panel):
         super().__init__()
 
     def _control_list(self) -> list[W.Widget]:
-        return [self.eta, self.n, self.eps, self.pi_kind, self.pi, self.method]
+        return [self.eta, self.n, self.epsilon, self.pi_kind, self.pi, self.method]
 
     def pi_matrix(self) -> np.ndarray:
         """The set Pi chosen by the controls, one distribution per row."""
@@ -557,18 +557,18 @@ class SmoothedDPPanel(_Panel):
         """Run :func:`smoothed_delta` for the current controls (SmoothedResult)."""
         self.pi.disabled = self.pi_kind.value != "interval"
         mech = SamplingHistogram(eta=self.eta.value)
-        lo, hi = self.eps.value
-        eps = np.round(np.linspace(lo, hi, self.eps_points), 6) if hi > lo else np.array([lo])
+        lo, hi = self.epsilon.value
+        epsilon = np.round(np.linspace(lo, hi, self.epsilon_points), 6) if hi > lo else np.array([lo])
         method = self.method.value
         if method in ("auto", "exact"):
             try:
                 budget = self.budget if method == "auto" else 10 * self.budget
-                return smoothed_delta(mech, self.n.value, self.pi_matrix(), eps, budget=budget, progress=False)
+                return smoothed_delta(mech, self.n.value, self.pi_matrix(), epsilon, budget=budget, progress=False)
             except ComputationTooLarge:
                 if method == "exact":
                     raise
-        return smoothed_delta(mech, self.n.value, self.pi_matrix(), eps, method="monte-carlo",
-                              trials=self.trials, rng=self.seed, candidates=8, progress=False)
+        return smoothed_delta(mech, self.n.value, self.pi_matrix(), epsilon, method="monte-carlo",
+                              trials=self.trials, rng=self.rng, candidates=8, progress=False)
 
     def _build_chart(self) -> alt.TopLevelMixin:
         self.result = self.compute()
@@ -591,33 +591,33 @@ class ElectionPanel(_Panel):
 
     Each election 1920-2020 is a database of its top-2 popular votes
     (about 10^8 records); the chart shows ``delta_eps(x)`` per year for a few
-    eps values, or per eps for each year.
+    epsilon values, or per epsilon for each year.
 
-    Speed: the profile costs about 0.2 ms per (election, eps) without
+    Speed: the profile costs about 0.2 ms per (election, epsilon) without
     replacement (about 0.4 ms with replacement), so the panel
 
     * caches each exact column ``delta_eps`` over the 26 elections by
-      ``(eta, replace, eps)``: revisiting a setting or changing only the view
-      costs no core call, and an eps range change computes only the new eps;
+      ``(eta, replace, epsilon)``: revisiting a setting or changing only the view
+      costs no core call, and an epsilon range change computes only the new epsilon;
     * responds to a change in two steps when it runs inside a kernel's event
-      loop: first with a *coarse* grid (the ``coarse_points`` eps values of
+      loop: first with a *coarse* grid (the ``coarse_points`` epsilon values of
       the grid that are not cached yet, evenly spread, plus those that are),
       then -- ``refine_delay`` seconds after the last change, so not while a
       slider is being dragged -- with the full grid.  Every value shown is
-      exact; only the number of eps values drawn differs.  Without an event
+      exact; only the number of epsilon values drawn differs.  Without an event
       loop (scripts, tests) the full grid is computed at once.
 
     Parameters
     ----------
     eta : float
         Initial sampling rate.
-    eps : (float, float)
-        Initial eps range; ``eps_points`` values are drawn.
-    eps_points : int
+    epsilon : (float, float)
+        Initial epsilon range; ``epsilon_points`` values are drawn.
+    epsilon_points : int
     replace : bool
         Sample with replacement.
     coarse_points : int
-        Uncached eps values computed for the first response (0 or less:
+        Uncached epsilon values computed for the first response (0 or less:
         always compute the full grid at once).
     refine_delay : float
         Seconds of quiet before the full grid replaces the coarse one.
@@ -625,15 +625,15 @@ class ElectionPanel(_Panel):
 
     title = "US presidential elections 1920–2020: privacy profile of the sampling histogram"
 
-    def __init__(self, eta: float = 0.998, eps: tuple[float, float] = (0.5, 2.0), eps_points: int = 3,
+    def __init__(self, eta: float = 0.998, epsilon: tuple[float, float] = (0.5, 2.0), epsilon_points: int = 3,
                  replace: bool = False, coarse_points: int = 1, refine_delay: float = 0.3) -> None:
         table = _datasets.us_presidential_elections()
         self._years = table["year"].to_numpy()
         self._hists = table[["winner_votes", "runner_up_votes"]].to_numpy(dtype=np.int64)
-        self.eps_points = int(eps_points)
+        self.epsilon_points = int(epsilon_points)
         self.coarse_points = int(coarse_points)
         self.refine_delay = float(refine_delay)
-        self._columns: dict[tuple, np.ndarray] = {}  # (eta, replace, eps) -> log delta per election
+        self._columns: dict[tuple, np.ndarray] = {}  # (eta, replace, epsilon) -> log delta per election
         self._dp: dict[tuple, np.ndarray] = {}  # (eta, replace) -> DP delta per election
         self._grid_override: np.ndarray | None = None
         self._refine_handle: Any = None
@@ -641,33 +641,33 @@ class ElectionPanel(_Panel):
         self.core_calls = 0  # privacy_profile calls made (cache misses)
         # a coarse grid answers while dragging, the full one follows when the slider rests
         self.eta = _float_slider("η (sampling rate)", eta, 0.9, 1.0, 0.001, continuous=True)
-        self.eps = W.FloatRangeSlider(value=eps, min=0.05, max=4.0, step=0.05, description="ε range",
+        self.epsilon = W.FloatRangeSlider(value=epsilon, min=0.05, max=4.0, step=0.05, description="ε range",
                                       continuous_update=False, style={"description_width": "initial"},
                                       layout=W.Layout(width="420px"))
         self.replace = W.Checkbox(value=replace, description="sample with replacement")
-        self.view = W.Dropdown(options=[("δ per year", "year"), ("δ per ε", "eps")], value="year",
+        self.view = W.Dropdown(options=[("δ per year", "year"), ("δ per ε", "epsilon")], value="year",
                                description="x axis")
         self.frame: pd.DataFrame | None = None
         super().__init__()
 
     def _control_list(self) -> list[W.Widget]:
-        return [self.eta, self.eps, self.replace, self.view]
+        return [self.eta, self.epsilon, self.replace, self.view]
 
     # -- grids and cache --------------------------------------------------------
     def grid(self) -> np.ndarray:
-        """The full eps grid of the current controls."""
-        lo, hi = self.eps.value
-        return np.round(np.linspace(lo, hi, self.eps_points), 6) if hi > lo else np.array([float(lo)])
+        """The full epsilon grid of the current controls."""
+        lo, hi = self.epsilon.value
+        return np.round(np.linspace(lo, hi, self.epsilon_points), 6) if hi > lo else np.array([float(lo)])
 
     def _key(self) -> tuple:
         return (round(float(self.eta.value), 9), bool(self.replace.value))
 
-    def _missing(self, eps: np.ndarray) -> list[float]:
+    def _missing(self, epsilon: np.ndarray) -> list[float]:
         key = self._key()
-        return [float(e) for e in eps if key + (float(e),) not in self._columns]
+        return [float(e) for e in epsilon if key + (float(e),) not in self._columns]
 
     def coarse_grid(self) -> np.ndarray:
-        """The eps values of the first response: the cached ones plus ``coarse_points`` others."""
+        """The epsilon values of the first response: the cached ones plus ``coarse_points`` others."""
         full = self.grid()
         missing = self._missing(full)
         if self.coarse_points <= 0 or len(missing) <= self.coarse_points:
@@ -676,23 +676,23 @@ class ElectionPanel(_Panel):
         cached = set(float(e) for e in full) - set(missing)
         return np.array(sorted(cached | picks))
 
-    def compute(self, eps: Sequence[float] | None = None) -> pd.DataFrame:
-        """Tidy profile frame: ``year``, ``eps``, ``log_delta``, ``dp_delta``.
+    def compute(self, epsilon: Sequence[float] | None = None) -> pd.DataFrame:
+        """Tidy profile frame: ``year``, ``epsilon``, ``log_delta``, ``dp_delta``.
 
         Parameters
         ----------
-        eps : sequence of float, optional
-            The eps values (default: the full grid of the controls).  Only
+        epsilon : sequence of float, optional
+            The epsilon values (default: the full grid of the controls).  Only
             those not cached for the current ``(eta, replace)`` are computed,
             in one :func:`privacy_profile` call.
         """
-        eps = self.grid() if eps is None else np.asarray(eps, dtype=float).reshape(-1)
+        epsilon = self.grid() if epsilon is None else np.asarray(epsilon, dtype=float).reshape(-1)
         key = self._key()
         mech = SamplingHistogram(eta=self.eta.value, replace=bool(self.replace.value))
-        missing = self._missing(eps)
+        missing = self._missing(epsilon)
         if missing:
             logd = np.asarray(privacy_profile(mech, self._hists, np.array(missing), log=True))
-            logd = logd.reshape(len(self._hists), len(missing))  # (years, eps)
+            logd = logd.reshape(len(self._hists), len(missing))  # (years, epsilon)
             self.core_calls += 1
             if len(self._columns) > 4096:
                 self._columns.clear()
@@ -700,12 +700,12 @@ class ElectionPanel(_Panel):
                 self._columns[key + (e,)] = logd[:, j].copy()
         if key not in self._dp:
             self._dp[key] = np.array([dp_delta(mech, int(n)) for n in self._hists.sum(axis=1)])
-        cols = np.column_stack([self._columns[key + (float(e),)] for e in eps])  # (years, eps)
+        cols = np.column_stack([self._columns[key + (float(e),)] for e in epsilon])  # (years, epsilon)
         return pd.DataFrame({
-            "year": np.repeat(self._years, len(eps)),
-            "eps": np.tile(eps, len(self._years)),
+            "year": np.repeat(self._years, len(epsilon)),
+            "epsilon": np.tile(epsilon, len(self._years)),
             "log_delta": cols.reshape(-1),
-            "dp_delta": np.repeat(self._dp[key], len(eps)),
+            "dp_delta": np.repeat(self._dp[key], len(epsilon)),
         })
 
     # -- two-step update --------------------------------------------------------
@@ -737,17 +737,17 @@ class ElectionPanel(_Panel):
             self._refine_handle = None
 
     def _build_chart(self) -> alt.TopLevelMixin:
-        eps = self._grid_override
-        self.frame = self.compute(eps)
-        self.coarse = eps is not None
+        epsilon = self._grid_override
+        self.frame = self.compute(epsilon)
+        self.coarse = epsilon is not None
         return charts.profile_chart(self.frame, x=self.view.value, title="δ_ε(x) per election (dashed: DP δ)")
 
     def _status_text(self) -> str:
         worst = self.frame.loc[self.frame["log_delta"].idxmax()]
         text = (f"largest δ: {charts.format_log10(worst['log_delta'] / _LN10)} "
-                f"({int(worst['year'])}, ε = {worst['eps']:g})")
+                f"({int(worst['year'])}, ε = {worst['epsilon']:g})")
         if self.coarse:
-            text += f" — coarse grid ({self.frame['eps'].nunique()} of {len(self.grid())} ε values), refining…"
+            text += f" — coarse grid ({self.frame['epsilon'].nunique()} of {len(self.grid())} ε values), refining…"
         return text
 
 
@@ -773,12 +773,12 @@ class NoiseComparisonPanel(_Panel):
     ----------
     epsilon : float
     delta : float
-        For the Laplace family ((eps, delta)-DP).
+        For the Laplace family ((epsilon, delta)-DP).
     gamma : float
         Marked on the chart (must be below epsilon).
     families : sequence of str
     points : int
-        Number of gamma values (log-spaced between 1e-3 eps and eps).
+        Number of gamma values (log-spaced between 1e-3 epsilon and epsilon).
     """
 
     title = "Noise for smooth sensitivity: std per unit of SS against γ"
@@ -804,12 +804,12 @@ class NoiseComparisonPanel(_Panel):
 
     def compute(self) -> pd.DataFrame:
         """The ``compare_noise`` table for the current controls."""
-        eps = float(self.epsilon.value)
-        gammas = np.geomspace(1e-3 * eps, eps * (1 - 1e-3), self.points)
+        epsilon = float(self.epsilon.value)
+        gammas = np.geomspace(1e-3 * epsilon, epsilon * (1 - 1e-3), self.points)
         fams = tuple(self.families.value)
         if not fams and not self.reference.value:
             raise ValueError("choose at least one noise family")
-        frame = _release_api().compare_noise(eps, gammas, delta=float(self.delta.value), families=fams or ("polyplace",),
+        frame = _release_api().compare_noise(epsilon, gammas, delta=float(self.delta.value), families=fams or ("polyplace",),
                               reference=bool(self.reference.value))
         if not fams:
             frame = frame[frame["family"] == "laplace_global"]
@@ -822,14 +822,14 @@ class NoiseComparisonPanel(_Panel):
 
     def _status_text(self) -> str:
         g = float(self.gamma.value)
-        eps = float(self.epsilon.value)
+        epsilon = float(self.epsilon.value)
         parts = []
         for fam in self.families.value:
             try:
-                std = calibrate(fam, eps, g, delta=float(self.delta.value)).std
+                std = calibrate(fam, epsilon, g, delta=float(self.delta.value)).std
                 parts.append(f"{_FAMILY_LABELS[fam]}: {std:.4g}")
             except ValueError:
-                parts.append(f"{_FAMILY_LABELS[fam]}: γ out of range (< {gamma_range(fam, eps, delta=float(self.delta.value)):.3g})")
+                parts.append(f"{_FAMILY_LABELS[fam]}: γ out of range (< {gamma_range(fam, epsilon, delta=float(self.delta.value)):.3g})")
         return f"at γ = {g:.4g}: " + "; ".join(parts) if parts else ""
 
 

@@ -44,9 +44,9 @@ def to_mp(fr):
     return mp.mpf(fr.numerator) / fr.denominator
 
 
-def hockey(P, Q, eps):
-    """sum_o max(0, P(o) - e^eps Q(o)) at 60 digits."""
-    E = mp.e ** mp.mpf(eps)
+def hockey(P, Q, epsilon):
+    """sum_o max(0, P(o) - e^epsilon Q(o)) at 60 digits."""
+    E = mp.e ** mp.mpf(epsilon)
     s = mp.mpf(0)
     for o in set(P) | set(Q):
         d = to_mp(P.get(o, Fraction(0))) - E * to_mp(Q.get(o, Fraction(0)))
@@ -67,14 +67,14 @@ def neighbours(h):
                 yield tuple(x)
 
 
-def profile(h, T, eps, replace=False):
+def profile(h, T, epsilon, replace=False):
     """delta_eps(x) of Definition 2, by enumerating every output of every neighbour."""
     f = pmf_with_replacement if replace else pmf_without_replacement
     P = f(h, T)
     best = mp.mpf(0)
     for x in neighbours(h):
         Q = f(x, T)
-        best = max(best, hockey(P, Q, eps), hockey(Q, P, eps))
+        best = max(best, hockey(P, Q, epsilon), hockey(Q, P, epsilon))
     return best
 
 
@@ -109,21 +109,21 @@ def log_hypergeom_mp(k, good, bad, draws):
     )
 
 
-def forward_divergence_binary_mp(u, v, T, eps):
+def forward_divergence_binary_mp(u, v, T, epsilon):
     """log d(x, x') for two categories and huge n, at 60 digits.
 
     x has u+1 records of a and v of b; x' moves that record to b.  The first
-    K where P(K) > e^eps Q(K) is found by bisection on the (monotone)
+    K where P(K) > e^epsilon Q(K) is found by bisection on the (monotone)
     condition, evaluated with log-gamma at 60 digits; the positive terms
     are then summed upward until they fall below 1e-40 of the total.
     """
     lo, hi = max(0, T - v), min(u + 1, T)
-    eps = mp.mpf(eps)
+    epsilon = mp.mpf(epsilon)
 
     def positive(k):
         if k > u:  # Q(K) = 0 there
             return True
-        return log_hypergeom_mp(k, u + 1, v, T) - log_hypergeom_mp(k, u, v + 1, T) > eps
+        return log_hypergeom_mp(k, u + 1, v, T) - log_hypergeom_mp(k, u, v + 1, T) > epsilon
 
     if not positive(hi):
         return -mp.inf
@@ -137,7 +137,7 @@ def forward_divergence_binary_mp(u, v, T, eps):
         else:
             a = mid
     total = mp.mpf(0)
-    E = mp.e**eps
+    E = mp.e**epsilon
     for k in range(b, hi + 1):
         p = mp.e ** log_hypergeom_mp(k, u + 1, v, T)
         q = mp.e ** log_hypergeom_mp(k, u, v + 1, T) if k <= u else mp.mpf(0)

@@ -49,9 +49,9 @@ def _hockey(P, Q, e):
     return sum(max(0.0, float(P.get(k, 0)) - math.exp(e) * float(Q.get(k, 0))) for k in set(P) | set(Q))
 
 
-def _brute_delta(hist, grid, T, output, eps):
+def _brute_delta(hist, grid, T, output, epsilon):
     P = _brute_pmf(hist, grid, T, output)
-    best = np.zeros(len(eps))
+    best = np.zeros(len(epsilon))
     for a in range(len(grid)):
         if hist[a] == 0:
             continue
@@ -62,7 +62,7 @@ def _brute_delta(hist, grid, T, output, eps):
             h2[a] -= 1
             h2[b] += 1
             Q = _brute_pmf(h2, grid, T, output)
-            for i, e in enumerate(eps):
+            for i, e in enumerate(epsilon):
                 best[i] = max(best[i], _hockey(P, Q, e), _hockey(Q, P, e))
     return best
 
@@ -175,8 +175,8 @@ def test_profile_properties(m, T, extra, seed, output):
     hist = rng.multinomial(n, rng.dirichlet(np.ones(m)))
     grid = np.arange(m) / 8 - 0.25
     mech = SamplingAverage(T=T, grid=grid, output=output)
-    eps = np.linspace(0, 4, 9)
-    d = privacy_profile(mech, hist, eps)
+    epsilon = np.linspace(0, 4, 9)
+    d = privacy_profile(mech, hist, epsilon)
     assert np.all(d >= 0) and np.all(d <= 1)
     assert np.all(np.diff(d) <= 1e-15)
     assert np.all(d <= T / n + 1e-12)  # outputs agree unless the changed record is drawn
@@ -310,15 +310,15 @@ def test_profile_matches_direct_pmfs_midsize(output):
     law = quantized_gaussian(0.05, 0.2, bits=4)
     hist = np.random.default_rng(5).multinomial(60, law.pmf)
     mech = SamplingAverage(T=7, grid=law.values, output=output)
-    eps = np.array([0.0, 0.5, 2.0, 4.0])
-    got = privacy_profile(mech, hist, eps, log=True)
+    epsilon = np.array([0.0, 0.5, 2.0, 4.0])
+    got = privacy_profile(mech, hist, epsilon, log=True)
 
     def logpmf(h):
         df = mech.output_pmf(h)
         return dict(zip(np.round(df["value"], 12), df["log_probability"]))
 
     base = logpmf(hist)
-    best = np.full(eps.size, -np.inf)
+    best = np.full(epsilon.size, -np.inf)
     for a in np.nonzero(hist)[0]:
         for b in range(law.values.size):
             if b == a:
@@ -330,8 +330,8 @@ def test_profile_matches_direct_pmfs_midsize(output):
             keys = sorted(set(base) | set(other))
             lp = np.array([base.get(k, -np.inf) for k in keys])
             lq = np.array([other.get(k, -np.inf) for k in keys])
-            best = np.maximum(best, log_hockey_stick(lp, lq, eps))
-            best = np.maximum(best, log_hockey_stick(lq, lp, eps))
+            best = np.maximum(best, log_hockey_stick(lp, lq, epsilon))
+            best = np.maximum(best, log_hockey_stick(lq, lp, epsilon))
     np.testing.assert_allclose(got, best, rtol=1e-9)
 
 
@@ -341,7 +341,7 @@ def test_edge_sizes():
     np.testing.assert_allclose(privacy_profile(SamplingAverage(T=3, grid=grid), [1, 1, 1], [0.0, 9.0]), 1.0)
     # n = 1
     np.testing.assert_allclose(privacy_profile(SamplingAverage(eta=0.3, grid=grid), [0, 1, 0], [1.0]), [1.0])
-    # T = 1: delta is T/n at eps = 0 only if some neighbour moves all the mass
+    # T = 1: delta is T/n at epsilon = 0 only if some neighbour moves all the mass
     d = privacy_profile(SamplingAverage(T=1, grid=grid), [2, 2, 0], [0.0, 0.5])
     _assert_rel(d, _brute_delta([2, 2, 0], list(grid), 1, "sum", [0.0, 0.5]))
 
@@ -357,7 +357,7 @@ def test_sampling_frequencies_match_pmf():
     assert df["probability"].sum() == pytest.approx(1.0, abs=1e-13)
 
 
-def _reference_log_profile(mech, hist, eps):
+def _reference_log_profile(mech, hist, epsilon):
     """Every (removed value, replacement) pair in log space: the unpruned path."""
     from smoothdp_nb.core.average import _leave_one_out, _log_comb, _Table
 
@@ -371,7 +371,7 @@ def _reference_log_profile(mech, hist, eps):
     lc = _log_comb(n, T)
     logR = np.stack([tables[a].log_row(T) - lc for a in occ])
     logS = np.stack([tables[a].log_row(T - 1) - lc for a in occ])
-    return mech._log_profile_all(occ, logR, logS, T, np.asarray(eps, dtype=float), sums)
+    return mech._log_profile_all(occ, logR, logS, T, np.asarray(epsilon, dtype=float), sums)
 
 
 @pytest.mark.parametrize("output", ["sum", "rounded_mean"])
@@ -380,7 +380,7 @@ def test_fast_profile_equals_every_pair(output):
     the winners) returns the all-pairs log-space value, including tiny deltas,
     bimodal databases and lopsided ones."""
     rng = np.random.default_rng(21)
-    eps = np.array([0.0, 0.5, 1.0, 3.0, 5.0, 9.0])
+    epsilon = np.array([0.0, 0.5, 1.0, 3.0, 5.0, 9.0])
     for case in range(12):
         bits = int(rng.integers(3, 7))
         mu = float(rng.uniform(-0.3, 0.3))
@@ -391,8 +391,8 @@ def test_fast_profile_equals_every_pair(output):
             hist = hist + rng.multinomial(int(rng.integers(1, 10)), quantized_gaussian(-mu, 0.05, bits=bits).pmf)
         T = int(rng.integers(1, min(9, int(hist.sum())) + 1))
         mech = SamplingAverage(T=T, grid=law.values, output=output)
-        got = privacy_profile(mech, hist, eps, log=True)
-        want = _reference_log_profile(mech, hist, eps)
+        got = privacy_profile(mech, hist, epsilon, log=True)
+        want = _reference_log_profile(mech, hist, epsilon)
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
 
 
@@ -405,13 +405,13 @@ def test_fast_profile_tiny_delta_and_log_fallback(monkeypatch):
     grid = np.arange(-4, 5) / 8
     mech = SamplingAverage(T=21, grid=grid)
     hist = np.array([20, 0, 30, 60, 100, 60, 30, 0, 0])
-    eps = np.array([1.0, 5.0, 50.0])
-    got = privacy_profile(mech, hist, eps, log=True)
-    want = _reference_log_profile(mech, hist, eps)
+    epsilon = np.array([1.0, 5.0, 50.0])
+    got = privacy_profile(mech, hist, epsilon, log=True)
+    want = _reference_log_profile(mech, hist, epsilon)
     np.testing.assert_allclose(got, want, rtol=1e-12)
     assert got[-1] < np.log(1e-20)
     monkeypatch.setattr(average, "_LINEAR_FLOOR", 2.0)
-    np.testing.assert_allclose(privacy_profile(SamplingAverage(T=21, grid=grid), hist, eps, log=True), want, rtol=1e-12)
+    np.testing.assert_allclose(privacy_profile(SamplingAverage(T=21, grid=grid), hist, epsilon, log=True), want, rtol=1e-12)
 
 
 def test_profile_guard_follows_the_divide_and_conquer_cost():
@@ -433,16 +433,16 @@ def test_profile_guard_follows_the_divide_and_conquer_cost():
 def test_continuous_limit_reaches_eta_at_every_eps():
     from scipy import stats
 
-    eps = [0.25, 1.0, 5.0]
-    df = sdp.continuous_limit_profile(stats.beta(2, 3).cdf, 10, 2, eps, bits=[1, 3, 10], databases=4, rng=11)
-    assert list(df.columns) == ["bits", "grid_values", "eps", "delta", "se", "min_delta", "eta"]
+    epsilon = [0.25, 1.0, 5.0]
+    df = sdp.continuous_limit_profile(stats.beta(2, 3).cdf, 10, 2, epsilon, bits=[1, 3, 10], databases=4, rng=11)
+    assert list(df.columns) == ["bits", "grid_values", "epsilon", "delta", "se", "min_delta", "eta"]
     assert len(df) == 9 and set(df.grid_values) == {2, 8, 1024}
     assert np.all(df.delta <= df.eta + 1e-12)  # never above the DP delta T/n
     fine = df[df.bits == 10]
-    np.testing.assert_allclose(fine.min_delta, 0.2, rtol=1e-9)  # every database, every eps
+    np.testing.assert_allclose(fine.min_delta, 0.2, rtol=1e-9)  # every database, every epsilon
     coarse = df[df.bits == 1]
     assert np.all(coarse.delta < 0.2 * 0.9)
-    # larger eps helps on a coarse grid, not on a fine one
+    # larger epsilon helps on a coarse grid, not on a fine one
     assert coarse.delta.iloc[-1] < coarse.delta.iloc[0]
 
 
@@ -463,13 +463,13 @@ def test_continuous_limit_matches_privacy_profile():
         (dict(T=11), ValueError, "T must be <= n"),
         (dict(bits=[17]), ValueError, "bits"),
         (dict(bits=[0]), ValueError, "bits"),
-        (dict(eps=[-1.0]), ValueError, "eps"),
+        (dict(epsilon=[-1.0]), ValueError, "epsilon"),
     ],
 )
 def test_continuous_limit_bad_input(kwargs, exc, match):
     from scipy import stats
 
-    args = dict(cdf=stats.uniform.cdf, n=10, T=2, eps=[1.0], bits=[2], databases=2, rng=0)
+    args = dict(cdf=stats.uniform.cdf, n=10, T=2, epsilon=[1.0], bits=[2], databases=2, rng=0)
     args.update(kwargs)
     with pytest.raises(exc, match=match):
         sdp.continuous_limit_profile(**args)

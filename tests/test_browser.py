@@ -94,7 +94,7 @@ def browser():
 
 def test_exported_chart_renders_offline(server, browser):
     root, base = server
-    panel = panels.smoothed_dp(n=300, eps_points=6)
+    panel = panels.smoothed_dp(n=300, epsilon_points=6)
     panel.live.current_chart().save(str(root / "chart.html"), inline=True)
     page, blocked, errors = offline_page(browser, (base,))
     page.goto(f"{base}/chart.html")
@@ -106,7 +106,7 @@ def test_exported_chart_renders_offline(server, browser):
 
 def test_panel_widget_updates_in_place_in_browser(server, browser):
     root, base = server
-    panel = panels.smoothed_dp(n=300, eps_points=6)
+    panel = panels.smoothed_dp(n=300, epsilon_points=6)
     assert alt.JupyterChart._is_offline
     (root / "widget.js").write_text(alt.JupyterChart._esm, encoding="utf-8")
     jc = panel.chart
@@ -123,7 +123,7 @@ def test_panel_widget_updates_in_place_in_browser(server, browser):
     page.evaluate(f"{NODE}.dataset.mark = 'first'")
     before = page.evaluate(SNAPSHOT)
 
-    panel.eps.value = (0.5, 4.0)  # move a slider in Python
+    panel.epsilon.value = (0.5, 4.0)  # move a slider in Python
     update = panel.chart._py_to_js_updates
     assert update and update[0]["namespace"] == "data"
     page.evaluate("u => window.pushUpdate('_py_to_js_updates', u)", update)

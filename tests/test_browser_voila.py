@@ -47,7 +47,7 @@ PAGE_TIMEOUT = 60_000  # ms for the kernel to run the notebook and the chart to 
 
 CELLS = [
     "import smoothdp_nb as sdp\n"
-    "panel = sdp.panels.smoothed_dp(n=300, eps_points=6)\n"
+    "panel = sdp.panels.smoothed_dp(n=300, epsilon_points=6)\n"
     "panel.n.max = 2000\n"
     "_ = panel.widget.add_class('sdp-smoothed')  # a CSS hook for the test (add_class returns the box)\n",
     "panel",
@@ -226,7 +226,7 @@ STATUS = "document.querySelector('.sdp-election').innerText"
 
 
 def test_voila_election_panel_coarse_while_dragging_then_full(page):
-    """Dragging eta answers with a coarse eps grid from the kernel's event loop, then the full grid."""
+    """Dragging eta answers with a coarse epsilon grid from the kernel's event loop, then the full grid."""
     page, blocked, errors = page
     before = _settled(page, _snapshot("sdp-election"))
     page.evaluate(f"{ELECTION}.dataset.mark = 'first'")

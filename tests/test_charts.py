@@ -93,20 +93,20 @@ def test_curve_chart_fit_lines(curve):
     assert marks.count("line") == 2 and "rule" in marks
     fit = spec["layer"][1]
     assert fit["mark"]["strokeDash"]
-    assert fit["encoding"]["color"]["field"] == "eps"
+    assert fit["encoding"]["color"]["field"] == "epsilon"
     fit_data = spec["datasets"][fit["data"]["name"]]
     assert len(fit_data) == 2 * len(curve.fits)
     f0 = curve.fits.iloc[0]
-    row = next(r for r in fit_data if r["eps"] == f0["eps"] and r["n"] == 20)
+    row = next(r for r in fit_data if r["epsilon"] == f0["epsilon"] and r["n"] == 20)
     assert row["log10_delta"] == pytest.approx((f0["intercept"] + f0["slope"] * 20) / math.log(10))
 
 
 def test_delta_vs_eps_full_table_keeps_max_per_eps():
-    # 3 eps x 3000 compositions = 9000 rows: reduced to the worst composition per eps
+    # 3 epsilon x 3000 compositions = 9000 rows: reduced to the worst composition per epsilon
     rng = np.random.default_rng(0)
     k = np.arange(3000)
     frame = pd.concat(
-        [pd.DataFrame({"eps": e, "n_a": k, "n_b": 2999 - k, "log_delta": -e * 10 - rng.random(3000)}) for e in (0.5, 1, 2)],
+        [pd.DataFrame({"epsilon": e, "n_a": k, "n_b": 2999 - k, "log_delta": -e * 10 - rng.random(3000)}) for e in (0.5, 1, 2)],
         ignore_index=True,
     )
     frame.loc[17, "log_delta"] = -1.0
@@ -118,40 +118,40 @@ def test_delta_vs_eps_full_table_keeps_max_per_eps():
 
 
 def test_row_limit_thins_large_grids():
-    eps = np.linspace(0.01, 10, 6000)
-    frame = pd.DataFrame({"eps": eps, "log10_delta": -eps * 3, "dp_delta": 0.5})
+    epsilon = np.linspace(0.01, 10, 6000)
+    frame = pd.DataFrame({"epsilon": epsilon, "log10_delta": -epsilon * 3, "dp_delta": 0.5})
     ch = charts.delta_vs_eps_chart(frame)
     assert max(_dataset_sizes(ch)) <= charts.MAX_ROWS
     got = max(ch.to_dict()["datasets"].values(), key=len)
-    assert got[0]["eps"] == eps[0] and got[-1]["eps"] == eps[-1]
+    assert got[0]["epsilon"] == epsilon[0] and got[-1]["epsilon"] == epsilon[-1]
 
     ns = np.arange(1, 3001)
-    table = pd.concat([pd.DataFrame({"n": ns, "eps": e, "log10_delta": -e * ns / 100}) for e in (0.5, 1)], ignore_index=True)
+    table = pd.concat([pd.DataFrame({"n": ns, "epsilon": e, "log10_delta": -e * ns / 100}) for e in (0.5, 1)], ignore_index=True)
     ch = charts.delta_vs_n_chart(table)
     assert 0 < max(_dataset_sizes(ch)) <= charts.MAX_ROWS
 
     prof = pd.DataFrame(
         [(y, e, -e * (y - 1970) / 10) for y in range(1976, 2024, 4) for e in np.linspace(0.1, 8, 600)],
-        columns=["year", "eps", "log10_delta"],
+        columns=["year", "epsilon", "log10_delta"],
     )
     assert len(prof) > 5000
     ch = charts.profile_chart(prof, x="year")
     assert 0 < max(_dataset_sizes(ch)) <= charts.MAX_ROWS
     got = pd.DataFrame(max(ch.to_dict()["datasets"].values(), key=len))
-    assert got["year"].nunique() == 12  # every database kept; the eps grid is thinned
+    assert got["year"].nunique() == 12  # every database kept; the epsilon grid is thinned
 
 
 def test_profile_chart_encodings():
     prof = pd.DataFrame(
-        {"label": ["2016", "2016", "2020", "2020"], "eps": [0.5, 1.0, 0.5, 1.0], "log10_delta": [-30, -40, -31, -41.5], "dp_delta": 0.1}
+        {"label": ["2016", "2016", "2020", "2020"], "epsilon": [0.5, 1.0, 0.5, 1.0], "log10_delta": [-30, -40, -31, -41.5], "dp_delta": 0.1}
     )
     ch = charts.profile_chart(prof, x="label")
     enc = ch.to_dict()["layer"][0]["encoding"]
-    assert enc["x"]["field"] == "label" and enc["color"]["field"] == "eps"
+    assert enc["x"]["field"] == "label" and enc["color"]["field"] == "epsilon"
     assert "rule" in _marks(ch)
-    ch = charts.profile_chart(prof, x="eps")
+    ch = charts.profile_chart(prof, x="epsilon")
     enc = ch.to_dict()["layer"][0]["encoding"]
-    assert enc["x"]["field"] == "eps" and enc["color"]["field"] == "label"
+    assert enc["x"]["field"] == "epsilon" and enc["color"]["field"] == "label"
     with pytest.raises(ValueError, match="year"):
         charts.profile_chart(prof)  # no 'year' column
 
@@ -192,11 +192,11 @@ def test_mimebundle_falls_back_without_chart(monkeypatch, exact):
 def test_profile_chart_from_privacy_profile_renders():
     mech = sdp.SamplingHistogram(eta=0.998)
     years = [2012, 2016, 2020]
-    eps = np.array([0.5, 1.0, 2.0])
+    epsilon = np.array([0.5, 1.0, 2.0])
     hists = np.array([sdp.datasets.election_histogram(y) for y in years])
-    logd = np.asarray(sdp.privacy_profile(mech, hists, eps, log=True))
+    logd = np.asarray(sdp.privacy_profile(mech, hists, epsilon, log=True))
     frame = pd.DataFrame(
-        {"year": np.repeat(years, len(eps)), "eps": np.tile(eps, len(years)), "log10_delta": logd.ravel() / math.log(10)}
+        {"year": np.repeat(years, len(epsilon)), "epsilon": np.tile(epsilon, len(years)), "log10_delta": logd.ravel() / math.log(10)}
     )
     ch = charts.profile_chart(frame)
     data = max(ch.to_dict()["datasets"].values(), key=len)
@@ -206,10 +206,10 @@ def test_profile_chart_from_privacy_profile_renders():
 
 def test_degenerate_frames_still_build():
     # every delta exactly 0 and a Monte Carlo interval of [0, 0]: nothing to draw, no error
-    f = pd.DataFrame({"eps": [1.0, 2.0], "delta": [0.0, 0.0], "dp_delta": 0.5, "ci_low": 0.0, "ci_high": 0.0})
+    f = pd.DataFrame({"epsilon": [1.0, 2.0], "delta": [0.0, 0.0], "dp_delta": 0.5, "ci_low": 0.0, "ci_high": 0.0})
     ch = charts.delta_vs_eps_chart(f)
     json.dumps(ch.to_dict(), allow_nan=False)
     assert "area" not in _marks(ch)
-    fits = pd.DataFrame({"eps": [1.0], "slope": [math.nan], "intercept": [math.nan]})
-    ch = charts.delta_vs_n_chart(pd.DataFrame({"n": [10, 20], "eps": 1.0, "log_delta": [-1.0, -2.0]}), fits)
+    fits = pd.DataFrame({"epsilon": [1.0], "slope": [math.nan], "intercept": [math.nan]})
+    ch = charts.delta_vs_n_chart(pd.DataFrame({"n": [10, 20], "epsilon": 1.0, "log_delta": [-1.0, -2.0]}), fits)
     assert _marks(ch) == ["line"]  # no fit to draw, no DP delta given

@@ -13,7 +13,7 @@ SPEC = """title = "tiny profile"
 compute = "profile"
 histogram = [[60, 40], [80, 20]]
 labels = ["a", "b"]
-eps = [0.25, 0.5, 1.0]
+epsilon = [0.25, 0.5, 1.0]
 
 [mechanism]
 eta = 0.5

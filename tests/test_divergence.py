@@ -12,7 +12,7 @@ import pytest
 
 import smoothdp_nb as sdp
 from smoothdp_nb.core import divergence as D
-from smoothdp_nb.core import smoothed as S
+from smoothdp_nb.core.smoothed import binary as S
 
 from . import exact
 
@@ -78,12 +78,12 @@ def test_empty_and_zero_tail_sums():
 def test_blocked_recursion_against_plain_log_space(n, block, p1, p2):
     """Every composition's expectation from the blocked float path equals a
     plain log-space recursion (one averaging step per record): full and
-    partial blocks, degenerate vertices, several eps columns (two identical)."""
+    partial blocks, degenerate vertices, several epsilon columns (two identical)."""
     m = sdp.SamplingHistogram(eta=0.75)
     h = np.stack([np.arange(n + 1), n - np.arange(n + 1)], axis=1)
     ld = sdp.privacy_profile(m, h, [0.2, 1.0, 1.0, 4.0], log=True)
     want = exact.composition_expectations_log(ld, p1, p2)
-    got = S._exact_binary(ld, p1, p2, None, block=block)
+    got = S.exact_binary(ld, p1, p2, None, block=block)
     fin = np.isfinite(want)
     assert np.array_equal(np.isfinite(got), fin)
     np.testing.assert_allclose(got[fin], want[fin], rtol=1e-12, atol=1e-10)

@@ -37,10 +37,10 @@ def test_bad_histograms(hist, msg):
         sdp.privacy_profile(sdp.SamplingHistogram(eta=0.5), hist, 1.0)
 
 
-@pytest.mark.parametrize("eps", [-0.1, float("nan"), [[1.0]], []])
-def test_bad_eps(eps):
-    with pytest.raises(ValueError, match="eps"):
-        sdp.privacy_profile(sdp.SamplingHistogram(eta=0.5), [3, 4], eps)
+@pytest.mark.parametrize("epsilon", [-0.1, float("nan"), [[1.0]], []])
+def test_bad_eps(epsilon):
+    with pytest.raises(ValueError, match="epsilon"):
+        sdp.privacy_profile(sdp.SamplingHistogram(eta=0.5), [3, 4], epsilon)
 
 
 @pytest.mark.parametrize("t", [0, 1, -0.2, 1.2, math.nan])

@@ -32,7 +32,7 @@ def test_cell_form_stores_output(ip):
 
 def test_line_form(ip):
     ip.run_line_magic("smoothdp", '-o prof --no-chart compute = "profile"; histogram = [[6, 4], [9, 1]]; '
-                                  'eps = [0.5, 1]; mechanism = {eta = 0.5}')
+                                  'epsilon = [0.5, 1]; mechanism = {eta = 0.5}')
     r = ip.user_ns["prof"]
     assert isinstance(r, ProfileResult) and r.log_delta.shape == (2, 2)
 
@@ -43,13 +43,13 @@ def test_line_form_inline_table(ip):
 
 
 def test_line_to_toml_keeps_semicolons_in_strings():
-    assert line_to_toml('title = "a; b"; eps = [1, 2]') == 'title = "a; b"\neps = [1, 2]'
+    assert line_to_toml('title = "a; b"; epsilon = [1, 2]') == 'title = "a; b"\nepsilon = [1, 2]'
 
 
 def test_release_from_user_namespace(ip):
     ip.user_ns["incomes"] = pd.DataFrame({"income": np.linspace(0, 100, 101)})
     ip.run_cell_magic("smoothdp", "-o rel --no-chart",
-                      'compute = "release"\ndata = "incomes"\ncolumn = "income"\nbounds = [0, 100]\nepsilon = 1\nseed = 1\n')
+                      'compute = "release"\ndata = "incomes"\ncolumn = "income"\nbounds = [0, 100]\nepsilon = 1\nrng = 1\n')
     assert isinstance(ip.user_ns["rel"], ReleaseReport)
 
 
@@ -59,8 +59,8 @@ def test_executor_option(ip):
     with ThreadPoolExecutor(2) as pool:
         ip.user_ns["pool"] = pool
         ip.run_cell_magic("smoothdp", "--executor pool -o mc --no-chart",
-                          'compute = "smoothed"\nmethod = "monte-carlo"\ntrials = 100\nseed = 2\nn = 40\n'
-                          'pi = [[0.4, 0.6], [0.6, 0.4]]\neps = 0.5\nmechanism = {eta = 0.5}\n')
+                          'compute = "smoothed"\nmethod = "monte-carlo"\ntrials = 100\nrng = 2\nn = 40\n'
+                          'pi = [[0.4, 0.6], [0.6, 0.4]]\nepsilon = 0.5\nmechanism = {eta = 0.5}\n')
     assert ip.user_ns["mc"].method == "monte-carlo"
     with pytest.raises(UsageError, match="no_such_pool"):
         ip.run_cell_magic("smoothdp", "--executor no_such_pool", NOISE)

@@ -37,7 +37,7 @@ def _pushed(panel):
 
 @pytest.fixture(scope="module")
 def smoothed():
-    return _timed("smoothed_dp() build", lambda: panels.smoothed_dp(n=500, eps_points=8))
+    return _timed("smoothed_dp() build", lambda: panels.smoothed_dp(n=500, epsilon_points=8))
 
 
 # --------------------------------------------------------------------------
@@ -97,15 +97,15 @@ def test_smoothed_panel_structure(smoothed):
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert smoothed.widget.model_id in json.dumps(bundle["application/vnd.jupyter.widget-view+json"])
     line = smoothed.chart_data(0)
-    assert len(line) == 8 and line["eps"].min() == pytest.approx(0.05) and line["eps"].max() == pytest.approx(2.0)
+    assert len(line) == 8 and line["epsilon"].min() == pytest.approx(0.05) and line["epsilon"].max() == pytest.approx(2.0)
 
 
 def test_smoothed_panel_eps_range_updates_in_place(smoothed):
     embeds = smoothed.live.embeds
-    how = _timed("smoothed: eps range", lambda: setattr(smoothed.eps, "value", (0.5, 1.5)))
+    how = _timed("smoothed: epsilon range", lambda: setattr(smoothed.epsilon, "value", (0.5, 1.5)))
     assert how is None
     sent = _pushed(smoothed)["panel_0"]
-    assert sent["eps"].min() == pytest.approx(0.5) and sent["eps"].max() == pytest.approx(1.5)
+    assert sent["epsilon"].min() == pytest.approx(0.5) and sent["epsilon"].max() == pytest.approx(1.5)
     assert smoothed.live.embeds == embeds  # data only
     assert smoothed.last_error is None
 
@@ -137,7 +137,7 @@ def test_smoothed_panel_pi_controls(smoothed):
 
 
 def test_smoothed_panel_falls_back_to_monte_carlo_within_budget():
-    panel = panels.smoothed_dp(n=500, eps_points=4, trials=50)
+    panel = panels.smoothed_dp(n=500, epsilon_points=4, trials=50)
     t0 = time.perf_counter()
     panel.n.value = 60_000
     seconds = time.perf_counter() - t0
@@ -160,18 +160,18 @@ def test_election_panel():
     panel = _timed("election() build", panels.election)
     data = panel.chart_data(0)
     assert set(data["year"]) == set(range(1920, 2021, 4))
-    assert sorted(data["eps"].unique()) == pytest.approx([0.5, 1.25, 2.0])
-    _timed("election: eps range", lambda: setattr(panel.eps, "value", (1.0, 3.0)))
+    assert sorted(data["epsilon"].unique()) == pytest.approx([0.5, 1.25, 2.0])
+    _timed("election: epsilon range", lambda: setattr(panel.epsilon, "value", (1.0, 3.0)))
     sent = _pushed(panel)["panel_0"]
-    assert sorted(sent["eps"].unique()) == pytest.approx([1.0, 2.0, 3.0])
-    before = panel.chart_data(0).set_index(["year", "eps"])["log10_delta"]
+    assert sorted(sent["epsilon"].unique()) == pytest.approx([1.0, 2.0, 3.0])
+    before = panel.chart_data(0).set_index(["year", "epsilon"])["log10_delta"]
     _timed("election: eta 0.998 -> 0.99", lambda: setattr(panel.eta, "value", 0.99))
-    after = panel.chart_data(0).set_index(["year", "eps"])["log10_delta"]
+    after = panel.chart_data(0).set_index(["year", "epsilon"])["log10_delta"]
     assert (after < before).all()  # less sampling, more privacy
     embeds = panel.live.embeds
-    panel.view.value = "eps"
+    panel.view.value = "epsilon"
     assert panel.live.embeds == embeds + 1  # a different chart: replaced as a whole
-    assert panel.chart.chart.to_dict()["layer"][0]["encoding"]["x"]["field"] == "eps"
+    assert panel.chart.chart.to_dict()["layer"][0]["encoding"]["x"]["field"] == "epsilon"
     panel.replace.value = True
     assert panel.last_error is None
 
@@ -179,19 +179,19 @@ def test_election_panel():
 def test_election_panel_caches_exact_columns():
     panel = panels.election()
     calls = panel.core_calls
-    full = panel.chart_data(0).set_index(["year", "eps"])["log10_delta"]
+    full = panel.chart_data(0).set_index(["year", "epsilon"])["log10_delta"]
     _timed("election: eta 0.998 -> 0.99 (uncached)", lambda: setattr(panel.eta, "value", 0.99))
     _timed("election: eta 0.99 -> 0.998 (cached)", lambda: setattr(panel.eta, "value", 0.998))
     assert panel.core_calls == calls + 1  # the way back costs no core call
-    again = panel.chart_data(0).set_index(["year", "eps"])["log10_delta"]
+    again = panel.chart_data(0).set_index(["year", "epsilon"])["log10_delta"]
     pd.testing.assert_series_equal(again, full)
-    _timed("election: view per eps (cached)", lambda: setattr(panel.view, "value", "eps"))
+    _timed("election: view per epsilon (cached)", lambda: setattr(panel.view, "value", "epsilon"))
     assert panel.core_calls == calls + 1
-    # an eps range change computes only the new eps values; cached and fresh columns agree exactly
-    panel.eps.value = (0.5, 3.5)  # grid 0.5, 2.0, 3.5: 0.5 and 2.0 cached
+    # an epsilon range change computes only the new epsilon values; cached and fresh columns agree exactly
+    panel.epsilon.value = (0.5, 3.5)  # grid 0.5, 2.0, 3.5: 0.5 and 2.0 cached
     assert panel.core_calls == calls + 2
-    fresh = panels.election(eps=(0.5, 3.5)).chart_data(0).set_index(["year", "eps"])["log10_delta"]
-    pd.testing.assert_series_equal(panel.chart_data(0).set_index(["year", "eps"])["log10_delta"], fresh)
+    fresh = panels.election(epsilon=(0.5, 3.5)).chart_data(0).set_index(["year", "epsilon"])["log10_delta"]
+    pd.testing.assert_series_equal(panel.chart_data(0).set_index(["year", "epsilon"])["log10_delta"], fresh)
 
 
 def test_election_panel_coarse_grid_then_full_in_event_loop():
@@ -203,7 +203,7 @@ def test_election_panel_coarse_grid_then_full_in_event_loop():
         t0 = time.perf_counter()
         panel.eta.value = 0.95  # as a kernel handles a widget message: inside the running loop
         first = time.perf_counter() - t0
-        coarse = (panel.coarse, sorted(panel.chart_data(0)["eps"].unique()), panel.status.value)
+        coarse = (panel.coarse, sorted(panel.chart_data(0)["epsilon"].unique()), panel.status.value)
         panel.eta.value = 0.951  # dragging on: the refinement is postponed
         assert panel.coarse
         await asyncio.sleep(0.5)
@@ -214,10 +214,10 @@ def test_election_panel_coarse_grid_then_full_in_event_loop():
           f"full grid last took {1000 * panel.last_seconds:.0f} ms")
     assert was_coarse and coarse_eps == pytest.approx([0.5]) and "coarse grid (1 of 3" in status
     assert not panel.coarse and "refining" not in panel.status.value
-    assert sorted(panel.chart_data(0)["eps"].unique()) == pytest.approx([0.5, 1.25, 2.0])
+    assert sorted(panel.chart_data(0)["epsilon"].unique()) == pytest.approx([0.5, 1.25, 2.0])
     assert panel.eta.value == pytest.approx(0.951)
-    exact = panels.election(eta=0.951).chart_data(0).set_index(["year", "eps"])["log10_delta"]
-    pd.testing.assert_series_equal(panel.chart_data(0).set_index(["year", "eps"])["log10_delta"], exact)
+    exact = panels.election(eta=0.951).chart_data(0).set_index(["year", "epsilon"])["log10_delta"]
+    pd.testing.assert_series_equal(panel.chart_data(0).set_index(["year", "epsilon"])["log10_delta"], exact)
 
 
 # --------------------------------------------------------------------------
@@ -230,7 +230,7 @@ def test_noise_comparison_panel():
     data = panel.chart_data(0)
     assert {"polyplace", "laplace", "laplace_global"} <= set(data["family"])
     assert data["gamma"].max() < 1.0
-    _timed("noise: eps 1 -> 2", lambda: setattr(panel.epsilon, "value", 2.0))
+    _timed("noise: epsilon 1 -> 2", lambda: setattr(panel.epsilon, "value", 2.0))
     sent = _pushed(panel)["panel_0"]
     assert sent["gamma"].max() > 1.0 and sent["gamma"].max() < 2.0
     glob = sent[sent["family"] == "laplace_global"]["std"]

@@ -31,7 +31,7 @@ def test_bracketed_by_dp_accounting(hist, eta, replace):
                 x[a] -= 1
                 x[b] += 1
                 neighbours.append(x)
-    for eps in [0.2, 1.0, 2.0]:
+    for epsilon in [0.2, 1.0, 2.0]:
         lo_best, hi_best = 0.0, 0.0
         for x in neighbours:
             p, q = _pmf_dict(m, h), _pmf_dict(m, x)
@@ -40,8 +40,8 @@ def test_bracketed_by_dp_accounting(hist, eta, replace):
                                                                value_discretization_interval=1e-5)
                 opt = pld.from_two_probability_mass_functions(lower, upper, pessimistic_estimate=False,
                                                               value_discretization_interval=1e-5)
-                hi_best = max(hi_best, pess.get_delta_for_epsilon(eps))
-                lo_best = max(lo_best, opt.get_delta_for_epsilon(eps))
-        ours = sdp.privacy_profile(m, h, eps)
+                hi_best = max(hi_best, pess.get_delta_for_epsilon(epsilon))
+                lo_best = max(lo_best, opt.get_delta_for_epsilon(epsilon))
+        ours = sdp.privacy_profile(m, h, epsilon)
         assert lo_best - 1e-12 <= ours <= hi_best + 1e-12
         assert hi_best - lo_best < 1e-3  # the bracket is informative

@@ -70,17 +70,17 @@ def test_profile_far_below_float_range_is_finite_log():
 
 @pytest.mark.parametrize("year_votes", [(16_147_249, 9_140_864), (81_283_501, 74_223_975), (50_992_335, 50_455_156)])
 def test_huge_n_against_mpmath(year_votes):
-    """Figure 1 setting: top-2 votes, 0.2 % lost, eps = ln(0.51/0.49)."""
+    """Figure 1 setting: top-2 votes, 0.2 % lost, epsilon = ln(0.51/0.49)."""
     w, r = year_votes
     m = sdp.SamplingHistogram(eta=0.998)
     n = w + r
     T = m.sample_size(n)
-    eps = math.log(0.51 / 0.49)
+    epsilon = math.log(0.51 / 0.49)
     candidates = []
     for u, v in [(w - 1, r), (r, w - 1), (r - 1, w), (w, r - 1)]:
-        candidates.append(exact.forward_divergence_binary_mp(u, v, T, eps))
+        candidates.append(exact.forward_divergence_binary_mp(u, v, T, epsilon))
     want = max(candidates)
-    got = sdp.privacy_profile(m, np.array([w, r]), eps, log=True)
+    got = sdp.privacy_profile(m, np.array([w, r]), epsilon, log=True)
     assert got == pytest.approx(float(want), abs=1e-9 * abs(float(want)))
 
 
@@ -124,15 +124,15 @@ def test_noisy_mechanism_matches_a_large_truncated_sum(hist):
 
     p = pmf(h)
     best = np.full(3, -np.inf)
-    eps = np.array([0.1, 0.7, 2.0])
+    epsilon = np.array([0.1, 0.7, 2.0])
     for x in exact.neighbours(tuple(hist)):
         q = pmf(np.array(x))
-        for j, e in enumerate(eps):
+        for j, e in enumerate(epsilon):
             for a, b in [(p, q), (q, p)]:
                 with np.errstate(divide="ignore"):
                     d = logsumexp(np.where(a - b > e, a + np.log1p(-np.exp(np.minimum(e - (a - b), 0))), -np.inf))
                 best[j] = max(best[j], d)
-    got = sdp.privacy_profile(m, h, eps, log=True)
+    got = sdp.privacy_profile(m, h, epsilon, log=True)
     np.testing.assert_allclose(got, best, rtol=1e-9, atol=1e-12)
     # the pmf itself sums to one on the lumped space
     df = m.output_pmf(h)
@@ -212,11 +212,11 @@ def test_dp_delta_is_the_worst_case():
 
 
 def test_remark8_bound():
-    n, m, eta, eps, f = 1000, 2, 0.9, 3.0, 0.2
-    g = ((1 - math.exp(-eps)) / eta - 1) ** 2
+    n, m, eta, epsilon, f = 1000, 2, 0.9, 3.0, 0.2
+    g = ((1 - math.exp(-epsilon)) / eta - 1) ** 2
     want = math.exp(-g * f * n / 6) + m * math.exp(-f * n / 8)
-    assert sdp.remark8_bound(n, m, eta, eps, f) == pytest.approx(want, rel=1e-14)
-    with pytest.raises(ValueError, match="eps > ln"):
+    assert sdp.remark8_bound(n, m, eta, epsilon, f) == pytest.approx(want, rel=1e-14)
+    with pytest.raises(ValueError, match="epsilon > ln"):
         sdp.remark8_bound(n, m, eta, 2.0, f)  # ln(1/0.1) = 2.303
     with pytest.raises(ValueError, match="f must be"):
         sdp.remark8_bound(n, m, eta, 3.0, 0.7)
@@ -237,17 +237,17 @@ def test_adjusted_utility_matches_definition(c, t, replace):
 
 def test_corollary3_utility_below_twice_delta():
     m = sdp.SamplingHistogram(eta=0.9)
-    eps = 0.8
-    t = math.exp(eps) / (math.exp(eps) + 1)
+    epsilon = 0.8
+    t = math.exp(epsilon) / (math.exp(epsilon) + 1)
     for c in [(3, 4), (10, 2), (5, 5)]:
         x = np.array([c[0] + 1, c[1]])
-        assert sdp.adjusted_utility(m, np.array(c), t) < 2 * sdp.privacy_profile(m, x, eps) + 1e-15
+        assert sdp.adjusted_utility(m, np.array(c), t) < 2 * sdp.privacy_profile(m, x, epsilon) + 1e-15
 
 
 def test_compose():
     res = sdp.compose([(0.5, 1e-9), (1.0, 2e-9)])
     assert res.epsilon == 1.5 and res.delta == pytest.approx(3e-9)
-    eps, delta = res
-    assert (eps, delta) == (res.epsilon, res.delta)
+    epsilon, delta = res
+    assert (epsilon, delta) == (res.epsilon, res.delta)
     with pytest.raises(ValueError, match="delta"):
         sdp.compose([(0.5, 1.5)])

@@ -14,14 +14,14 @@ import smoothdp_nb as sdp
 from . import exact
 
 
-def brute_smoothed(pi, n, T, eps, replace=False):
+def brute_smoothed(pi, n, T, epsilon, replace=False):
     """max over every assignment of a vertex to each record of E[delta(x)],
     enumerating every database x in X^n (Definition 3 literally)."""
     cache = {}
 
     def d(h):
         if h not in cache:
-            cache[h] = exact.profile(h, T, eps, replace)
+            cache[h] = exact.profile(h, T, epsilon, replace)
         return cache[h]
 
     m = len(pi[0])
@@ -37,7 +37,7 @@ def brute_smoothed(pi, n, T, eps, replace=False):
     return best
 
 
-def brute_composition_binary(p_list, counts, n, T, eps):
+def brute_composition_binary(p_list, counts, n, T, epsilon):
     """E[delta] for a composition, by exact convolution of binomials (Fractions)."""
     from fractions import Fraction
 
@@ -50,7 +50,7 @@ def brute_composition_binary(p_list, counts, n, T, eps):
                 new[k + 1] = new.get(k + 1, 0) + w * pf
                 new[k] = new.get(k, 0) + w * (1 - pf)
             dist = new
-    return sum(exact.to_mp(w) * exact.profile((k, n - k), T, eps) for k, w in dist.items())
+    return sum(exact.to_mp(w) * exact.profile((k, n - k), T, epsilon) for k, w in dist.items())
 
 
 CASES_ENUM = [
@@ -66,22 +66,22 @@ CASES_ENUM = [
 def test_exact_matches_enumeration_of_all_databases(pi, n, eta):
     m = sdp.SamplingHistogram(eta=eta)
     T = m.sample_size(n)
-    eps = [0.3, 1.5]
-    res = sdp.smoothed_delta(m, n, pi, eps)
-    for j, e in enumerate(eps):
+    epsilon = [0.3, 1.5]
+    res = sdp.smoothed_delta(m, n, pi, epsilon)
+    for j, e in enumerate(epsilon):
         want = brute_smoothed(pi, n, T, e)
         assert res.delta[j] == pytest.approx(float(want), rel=1e-9)
 
 
-@pytest.mark.parametrize("n,eta,eps", [(10, 0.5, [0.5, 3.0]), (12, 0.9, [0.2, 1.0]), (12, 1, [1.0]), (9, 0.7, [6.0])])
-def test_binary_every_composition_against_exact_convolution(n, eta, eps):
+@pytest.mark.parametrize("n,eta,epsilon", [(10, 0.5, [0.5, 3.0]), (12, 0.9, [0.2, 1.0]), (12, 1, [1.0]), (9, 0.7, [6.0])])
+def test_binary_every_composition_against_exact_convolution(n, eta, epsilon):
     pi = [[0.15, 0.85], [0.7, 0.3]]
     m = sdp.SamplingHistogram(eta=eta)
     T = m.sample_size(n)
-    res = sdp.smoothed_delta(m, n, pi, eps)
+    res = sdp.smoothed_delta(m, n, pi, epsilon)
     tab = res.table
-    for e in eps:
-        sub = tab[tab.eps == e]
+    for e in epsilon:
+        sub = tab[tab.epsilon == e]
         assert len(sub) == n + 1
         for row in sub.itertuples():
             want = brute_composition_binary([0.15, 0.7], [row.n_0, row.n_1], n, T, e)
@@ -96,7 +96,7 @@ def test_tiny_smoothed_values_agree_in_log_space():
     pi = [[0.45, 0.55], [0.55, 0.45]]
     n = 12
     m = sdp.SamplingHistogram(T=1)
-    # with T = 1 and eps large the only positive part is the impossible-output event
+    # with T = 1 and epsilon large the only positive part is the impossible-output event
     res = sdp.smoothed_delta(m, n, pi, [0.5])
     want = max(brute_composition_binary([0.45, 0.55], [c, n - c], n, 1, 0.5) for c in range(n + 1))
     assert res.log_delta[0] == pytest.approx(float(mp.log(want)), abs=1e-9)
@@ -109,14 +109,14 @@ def test_tiny_smoothed_values_agree_in_log_space():
 def test_float_and_block_paths_match_log_space(n, eta, p1, p2):
     """Both fast paths agree with a plain log-space recursion, including
     expectations far below the float64 range (1e-500 and less)."""
-    from smoothdp_nb.core import smoothed as S
+    from smoothdp_nb.core.smoothed import binary as S
 
     m = sdp.SamplingHistogram(eta=eta)
     h = np.stack([np.arange(n + 1), n - np.arange(n + 1)], axis=1)
     ld = sdp.privacy_profile(m, h, [0.5, 3.0], log=True)
     ref = exact.composition_expectations_log(ld, p1, p2)
     fin = np.isfinite(ref)
-    for got in (S._exact_binary(ld, p1, p2, None), S._exact_binary_blocks(ld, p1, p2, block=64)):
+    for got in (S.exact_binary(ld, p1, p2, None), S.exact_binary_blocks(ld, p1, p2, block=64)):
         assert np.array_equal(np.isfinite(got), fin)
         np.testing.assert_allclose(got[fin], ref[fin], rtol=1e-11, atol=1e-9)
 
@@ -140,9 +140,9 @@ def test_figure2_smoothed_delta_decreases_exponentially_in_n():
         assert row.slope < 0 and row.r2 > 0.99
     t = curve.table
     for e in [0.5, 7.0]:
-        d = t[t.eps == e].sort_values("n")["log10_delta"].to_numpy()
+        d = t[t.epsilon == e].sort_values("n")["log10_delta"].to_numpy()
         assert np.all(np.diff(d) < 0)
-        assert np.all(t[t.eps == e]["delta"] < t[t.eps == e]["dp_delta"])
+        assert np.all(t[t.epsilon == e]["delta"] < t[t.epsilon == e]["dp_delta"])
 
 
 def test_hull_degenerate_inputs():
@@ -175,7 +175,7 @@ def test_monte_carlo_interval_covers_the_exact_value():
                                 candidates=41)
         # every candidate's interval must cover that composition's exact value
         mt = mc.table
-        merged = mt.merge(tab, on=["eps", "n_0", "n_1"], suffixes=("_mc", ""))
+        merged = mt.merge(tab, on=["epsilon", "n_0", "n_1"], suffixes=("_mc", ""))
         assert len(merged) == n + 1
         covered += bool(np.all((merged.ci_low <= merged.delta) & (merged.delta <= merged.ci_high)))
         assert mc.ci_low <= exact_res.delta <= mc.ci_high
@@ -223,7 +223,7 @@ def test_refuses_with_an_estimate_and_suggestion():
     ],
 )
 def test_bad_input(kwargs, match):
-    args = dict(mechanism=sdp.SamplingHistogram(eta=0.5), n=10, pi=[[0.2, 0.8], [0.6, 0.4]], eps=1.0)
+    args = dict(mechanism=sdp.SamplingHistogram(eta=0.5), n=10, pi=[[0.2, 0.8], [0.6, 0.4]], epsilon=1.0)
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
         sdp.smoothed_delta(**args)
@@ -233,11 +233,11 @@ def test_result_objects():
     res = sdp.smoothed_delta(sdp.SamplingHistogram(eta=0.9), 30, [[0.2, 0.8], [0.6, 0.4]], 1.0)
     assert isinstance(res.delta, float) and isinstance(res.log_delta, float)
     assert res.worst_composition.sum() == 30
-    assert "eps = 1" in str(res)
+    assert "epsilon = 1" in str(res)
     d = res.to_dict()
     assert d["n"] == 30 and len(d["delta"]) == 1
     f = res.to_frame()
-    assert list(f.columns[:4]) == ["eps", "delta", "log10_delta", "dp_delta"]
+    assert list(f.columns[:4]) == ["epsilon", "delta", "log10_delta", "dp_delta"]
     assert res.table.delta.max() == pytest.approx(res.delta)
 
 
@@ -263,14 +263,14 @@ def test_monte_carlo_for_the_sampling_average():
     grid = np.array([0.0, 0.25, 0.5, 0.75])
     q1 = np.array([0.4, 0.3, 0.2, 0.1])
     q2 = np.array([0.1, 0.2, 0.3, 0.4])
-    n, eps = 4, [0.5]
+    n, epsilon = 4, [0.5]
     m = sdp.SamplingAverage(T=2, grid=grid)
-    mc = sdp.smoothed_delta(m, n, [q1, q2], eps, method="monte-carlo", trials=300, rng=1, candidates=5)
+    mc = sdp.smoothed_delta(m, n, [q1, q2], epsilon, method="monte-carlo", trials=300, rng=1, candidates=5)
     assert mc.dp_delta == pytest.approx(0.5)
     xs = np.array(list(itertools.product(range(4), repeat=n)))
     hists = np.stack([np.bincount(x, minlength=4) for x in xs])
     uniq, inv = np.unique(hists, axis=0, return_inverse=True)
-    deltas = sdp.privacy_profile(m, uniq, eps[0])[inv.ravel()]  # checked against brute force elsewhere
+    deltas = sdp.privacy_profile(m, uniq, epsilon[0])[inv.ravel()]  # checked against brute force elsewhere
     for row in mc.table.itertuples():
         c1 = row.n_0
         laws = np.array([q1] * c1 + [q2] * (n - c1))
@@ -278,7 +278,7 @@ def test_monte_carlo_for_the_sampling_average():
         total = float(probs @ deltas)
         assert row.ci_low - 1e-12 <= total <= row.ci_high + 1e-12
     with pytest.raises(ValueError, match="monte-carlo"):
-        sdp.smoothed_delta(m, n, [q1, q2], eps)
+        sdp.smoothed_delta(m, n, [q1, q2], epsilon)
 
 
 # --------------------------------------------------------------------------

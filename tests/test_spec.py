@@ -18,10 +18,10 @@ def _err(text, namespace=None):
 
 
 def test_profile_inline_histograms_with_labels():
-    r = run_spec('compute = "profile"\nhistogram = [[60, 40], [90, 10]]\nlabels = ["a", "b"]\neps = [0.5, 1]\n' + MECH)
+    r = run_spec('compute = "profile"\nhistogram = [[60, 40], [90, 10]]\nlabels = ["a", "b"]\nepsilon = [0.5, 1]\n' + MECH)
     assert isinstance(r, ProfileResult)
     df = r.to_frame()
-    assert list(df.columns) == ["label", "n", "eps", "delta", "log10_delta", "dp_delta"]
+    assert list(df.columns) == ["label", "n", "epsilon", "delta", "log10_delta", "dp_delta"]
     assert len(df) == 4 and set(df["label"]) == {"a", "b"}
     assert np.allclose(df["dp_delta"], 0.5)  # T/n for sampling without replacement
     assert (df["delta"] <= df["dp_delta"] + 1e-12).all()
@@ -30,7 +30,7 @@ def test_profile_inline_histograms_with_labels():
 def test_profile_elections_dataset_matches_core():
     import smoothdp_nb as sdp
 
-    r = run_spec('compute = "profile"\ndataset = "us-elections"\nyears = [2020]\neps = 0.04\nmechanism = {eta = "0.998"}')
+    r = run_spec('compute = "profile"\ndataset = "us-elections"\nyears = [2020]\nepsilon = 0.04\nmechanism = {eta = "0.998"}')
     direct = sdp.privacy_profile(sdp.SamplingHistogram(eta="0.998"), sdp.datasets.election_histogram(2020), 0.04, log=True)
     assert r.labels == (2020,)
     assert r.log_delta[0, 0] == pytest.approx(direct)
@@ -38,21 +38,21 @@ def test_profile_elections_dataset_matches_core():
 
 
 def test_compute_is_inferred_when_unambiguous():
-    r = run_spec({"histogram": [5, 5], "eps": 0.5, "mechanism": {"T": 2}})
+    r = run_spec({"histogram": [5, 5], "epsilon": 0.5, "mechanism": {"T": 2}})
     assert isinstance(r, ProfileResult)
 
 
 def test_smoothed_exact_and_named_pi():
-    r = run_spec('compute = "smoothed"\nn = 60\npi = "us-2020-districts"\neps = [0.5, 1.0]\n' + MECH)
+    r = run_spec('compute = "smoothed"\nn = 60\npi = "us-2020-districts"\nepsilon = [0.5, 1.0]\n' + MECH)
     assert isinstance(r, SmoothedResult)
     assert set(map(str, r.vertex_labels)) == {"DC", "NE-3"}
-    hist = run_spec('compute = "smoothed"\nn = 60\npi = "us-elections-history"\neps = 0.5\n' + MECH)
+    hist = run_spec('compute = "smoothed"\nn = 60\npi = "us-elections-history"\nepsilon = 0.5\n' + MECH)
     assert len(hist.vertex_labels) == 2
 
 
 def test_smoothed_monte_carlo_is_reproducible_with_seed():
-    text = ('compute = "smoothed"\nmethod = "monte-carlo"\ntrials = 200\nseed = 3\nn = 50\n'
-            'pi = [[0.4, 0.6], [0.6, 0.4]]\neps = 0.5\n' + MECH)
+    text = ('compute = "smoothed"\nmethod = "monte-carlo"\ntrials = 200\nrng = 3\nn = 50\n'
+            'pi = [[0.4, 0.6], [0.6, 0.4]]\nepsilon = 0.5\n' + MECH)
     a, b = run_spec(text), run_spec(text)
     assert a.method == "monte-carlo" and a.ci_high is not None
     assert a.delta == b.delta
@@ -60,15 +60,15 @@ def test_smoothed_monte_carlo_is_reproducible_with_seed():
 
 def test_pi_from_namespace():
     pi = np.array([[0.3, 0.7], [0.7, 0.3]])
-    r = run_spec('compute = "smoothed"\nn = 40\npi = "my_pi"\neps = 1\n' + MECH, {"my_pi": pi})
+    r = run_spec('compute = "smoothed"\nn = 40\npi = "my_pi"\nepsilon = 1\n' + MECH, {"my_pi": pi})
     assert r.n == 40
 
 
 def test_sweep_range_is_integer_unique_and_sorted():
-    spec = parse_spec('compute = "sweep"\nn = {start = 10, stop = 12, num = 7}\npi = [[0.4, 0.6]]\neps = 1\n' + MECH)
+    spec = parse_spec('compute = "sweep"\nn = {start = 10, stop = 12, num = 7}\npi = [[0.4, 0.6]]\nepsilon = 1\n' + MECH)
     assert spec.params["ns"] == [10, 11, 12]
     spec = parse_spec('compute = "sweep"\nn = {start = 100, stop = 100000, num = 25, log = true}\n'
-                      'pi = [[0.4, 0.6]]\neps = 1\n' + MECH)
+                      'pi = [[0.4, 0.6]]\nepsilon = 1\n' + MECH)
     ns = spec.params["ns"]
     assert ns[0] == 100 and ns[-1] == 100000 and len(ns) == 25 and ns == sorted(set(ns))
 
@@ -76,7 +76,7 @@ def test_sweep_range_is_integer_unique_and_sorted():
 def test_sweep_runs_and_uses_an_executor():
     from concurrent.futures import ThreadPoolExecutor
 
-    text = 'compute = "sweep"\nn = [30, 60, 90]\npi = [[0.4, 0.6], [0.6, 0.4]]\neps = [0.5, 1]\n' + MECH
+    text = 'compute = "sweep"\nn = [30, 60, 90]\npi = [[0.4, 0.6], [0.6, 0.4]]\nepsilon = [0.5, 1]\n' + MECH
     plain = run_spec(text)
     with ThreadPoolExecutor(2) as ex:
         pooled = run_spec(text, executor=ex)
@@ -87,7 +87,7 @@ def test_sweep_runs_and_uses_an_executor():
 
 def test_release_from_namespace_dataframe():
     df = pd.DataFrame({"income": np.linspace(0, 100, 201)})
-    text = 'compute = "release"\ndata = "df"\ncolumn = "income"\nbounds = [0, 100]\nepsilon = 1\nseed = 5\n'
+    text = 'compute = "release"\ndata = "df"\ncolumn = "income"\nbounds = [0, 100]\nepsilon = 1\nrng = 5\n'
     r = run_spec(text, {"df": df})
     assert isinstance(r, ReleaseReport)
     assert r.release.n == 201 and r.name == "df['income']"
@@ -106,30 +106,30 @@ def test_noise_comparison():
 
 
 def test_unknown_key_names_key_closest_and_line():
-    e = _err('compute = "profile"\ndatset = "us-elections"\neps = 1\n' + MECH)
+    e = _err('compute = "profile"\ndatset = "us-elections"\nepsilon = 1\n' + MECH)
     assert e.key == "datset" and e.line == 2
     assert "did you mean 'dataset'" in str(e) and "allowed:" in str(e)
 
 
 def test_unknown_key_in_mechanism_table():
-    e = _err('compute = "profile"\nhistogram = [5, 5]\neps = 1\n[mechanism]\neta = 0.5\nreplac = true\n')
+    e = _err('compute = "profile"\nhistogram = [5, 5]\nepsilon = 1\n[mechanism]\neta = 0.5\nreplac = true\n')
     assert e.key == "mechanism.replac" and e.line == 6 and "'replace'" in str(e)
 
 
 def test_bad_choice_lists_allowed_values():
-    e = _err('compute = "smoothed"\nn = 10\npi = [[0.5, 0.5]]\neps = 1\nmethod = "montecarl"\n' + MECH)
+    e = _err('compute = "smoothed"\nn = 10\npi = [[0.5, 0.5]]\nepsilon = 1\nmethod = "montecarl"\n' + MECH)
     assert e.key == "method" and "'exact', 'monte-carlo'" in str(e) and e.line == 5
     e = _err('compute = "profil"')
     assert "did you mean 'profile'" in str(e)
 
 
 def test_values_out_of_range():
-    assert _err('compute = "profile"\nhistogram = [5, 5]\neps = -1\n' + MECH).key == "eps"
-    e = _err('compute = "profile"\nhistogram = [5, 5]\neps = 1\nmechanism = {eta = 1.5}')
+    assert _err('compute = "profile"\nhistogram = [5, 5]\nepsilon = -1\n' + MECH).key == "epsilon"
+    e = _err('compute = "profile"\nhistogram = [5, 5]\nepsilon = 1\nmechanism = {eta = 1.5}')
     assert e.key == "mechanism.eta" and "<= 1" in str(e)
-    e = _err('compute = "smoothed"\nn = 10\npi = [[0.5, 0.6]]\neps = 1\n' + MECH)
+    e = _err('compute = "smoothed"\nn = 10\npi = [[0.5, 0.6]]\nepsilon = 1\n' + MECH)
     assert e.key == "pi[0]" and "sum to 1" in str(e)
-    e = _err('compute = "smoothed"\nn = [10, 20]\npi = [[0.5, 0.5]]\neps = 1\n' + MECH)
+    e = _err('compute = "smoothed"\nn = [10, 20]\npi = [[0.5, 0.5]]\nepsilon = 1\n' + MECH)
     assert e.key == "n" and "sweep" in str(e)
     e = _err('compute = "noise"\nepsilon = 1\ngamma = 0.1\n')
     assert e.key == "delta"  # laplace is among the default families
@@ -141,7 +141,7 @@ def test_missing_and_unknown_names():
     e = _err('compute = "release"\ndata = "df"\ncolumn = "incme"\nbounds = [0, 1]\nepsilon = 1',
              {"df": pd.DataFrame({"income": [0.5]})})
     assert e.key == "column" and "'income'" in str(e)
-    e = _err('compute = "smoothed"\nn = 10\npi = "us-2020-district"\neps = 1\n' + MECH)
+    e = _err('compute = "smoothed"\nn = 10\npi = "us-2020-district"\nepsilon = 1\n' + MECH)
     assert e.key == "pi" and "us-2020-districts" in str(e)
 
 
@@ -151,14 +151,14 @@ def test_toml_syntax_error_has_line():
 
 
 def test_mc_only_keys_rejected_for_exact():
-    e = _err('compute = "smoothed"\nn = 10\npi = [[0.5, 0.5]]\neps = 1\ntrials = 10\n' + MECH)
+    e = _err('compute = "smoothed"\nn = 10\npi = [[0.5, 0.5]]\nepsilon = 1\ntrials = 10\n' + MECH)
     assert e.key == "trials" and "monte-carlo" in str(e)
 
 
 def test_core_errors_keep_their_messages():
     # T = 50 > n = 10: the core refuses, with its own message (not a SpecError)
     with pytest.raises(ValueError) as info:
-        run_spec('compute = "profile"\nhistogram = [5, 5]\neps = 1\nmechanism = {T = 50}')
+        run_spec('compute = "profile"\nhistogram = [5, 5]\nepsilon = 1\nmechanism = {T = 50}')
     assert not isinstance(info.value, SpecError)
 
 
@@ -168,9 +168,9 @@ def test_core_errors_keep_their_messages():
 def _all_results():
     df = pd.DataFrame({"x": np.linspace(0, 10, 51)})
     return [
-        run_spec('compute = "profile"\nhistogram = [[60, 40], [90, 10]]\neps = [0.5, 1]\n' + MECH),
+        run_spec('compute = "profile"\nhistogram = [[60, 40], [90, 10]]\nepsilon = [0.5, 1]\n' + MECH),
         run_spec('compute = "noise"\nepsilon = 1\ngamma = [0.05, 0.1, 0.3]\ndelta = 1e-5\nreference = true'),
-        run_spec('compute = "release"\ndata = "df"\ncolumn = "x"\nbounds = [0, 10]\nepsilon = 1\nseed = 1', {"df": df}),
+        run_spec('compute = "release"\ndata = "df"\ncolumn = "x"\nbounds = [0, 10]\nepsilon = 1\nrng = 1', {"df": df}),
     ]
 
 
@@ -216,7 +216,7 @@ def test_executor_keys_run_and_give_identical_results():
     from smoothdp_nb.spec import run_spec
 
     base = {"compute": "smoothed", "mechanism": {"eta": 0.8}, "n": 60, "pi": [[0.2, 0.8], [0.6, 0.4]],
-            "eps": [0.5, 1.0], "method": "monte-carlo", "trials": 400, "seed": 3, "candidates": 4}
+            "epsilon": [0.5, 1.0], "method": "monte-carlo", "trials": 400, "rng": 3, "candidates": 4}
     ref = run_spec(base)
     for kind in ("threads", "processes"):
         other = run_spec({**base, "executor": kind, "workers": 2})
@@ -228,7 +228,7 @@ def test_executor_dask_local_cluster():
     from smoothdp_nb.spec import run_spec
 
     base = {"compute": "smoothed", "mechanism": {"eta": 0.8}, "n": 40, "pi": [[0.2, 0.8], [0.6, 0.4]],
-            "eps": 1.0, "method": "monte-carlo", "trials": 200, "seed": 5, "candidates": 3}
+            "epsilon": 1.0, "method": "monte-carlo", "trials": 200, "rng": 5, "candidates": 3}
     np.testing.assert_array_equal(run_spec(base).delta, run_spec({**base, "executor": "dask"}).delta)
 
 
@@ -240,7 +240,7 @@ def test_executor_dask_local_cluster():
 def test_executor_key_errors(extra, key):
     from smoothdp_nb.spec import SpecError, parse_spec
 
-    base = {"compute": "smoothed", "mechanism": {"eta": 0.8}, "n": 40, "pi": [[0.2, 0.8], [0.6, 0.4]], "eps": 1.0}
+    base = {"compute": "smoothed", "mechanism": {"eta": 0.8}, "n": 40, "pi": [[0.2, 0.8], [0.6, 0.4]], "epsilon": 1.0}
     with pytest.raises(SpecError) as err:
         parse_spec({**base, **extra})
     assert err.value.key == key

@@ -16,56 +16,56 @@ import pytest
 
 from smoothdp_nb.core.sweeps import SweepResult, monte_carlo_map, sweep
 
-GRID = {"eps": [0.1, 0.5, 1.0, 2.0], "n": [10, 100, 1000], "kind": ["a", "b"]}
+GRID = {"epsilon": [0.1, 0.5, 1.0, 2.0], "n": [10, 100, 1000], "kind": ["a", "b"]}
 N_POINTS = 4 * 3 * 2
 
 
 # ----------------------------------------------------------- top-level (picklable) functions
 
 
-def noisy_stat(eps, n, kind, rng):
+def noisy_stat(epsilon, n, kind, rng):
     """Grid function with real numpy work and random draws."""
-    x = rng.laplace(scale=1.0 / eps, size=n)
+    x = rng.laplace(scale=1.0 / epsilon, size=n)
     shift = 1.0 if kind == "a" else -1.0
     return {"mean": float(x.mean()) + shift, "max": float(x.max()), "first": float(x[0])}
 
 
-def exact_stat(eps, n, kind):
+def exact_stat(epsilon, n, kind):
     """Deterministic grid function returning a scalar."""
-    return float(np.exp(-eps) * np.log1p(n)) * (2.0 if kind == "a" else 1.0)
+    return float(np.exp(-epsilon) * np.log1p(n)) * (2.0 if kind == "a" else 1.0)
 
 
-def fails_on_n100(eps, n, kind):
+def fails_on_n100(epsilon, n, kind):
     if n == 100:
         raise ValueError(f"bad n={n}")
-    return eps * n
+    return epsilon * n
 
 
-def interrupted_at_point(eps, n, kind):
-    if (eps, n, kind) == (0.5, 10, "a"):  # grid index 6
+def interrupted_at_point(epsilon, n, kind):
+    if (epsilon, n, kind) == (0.5, 10, "a"):  # grid index 6
         raise KeyboardInterrupt
-    return eps * n
+    return epsilon * n
 
 
-def slow_for_large_n(eps, n, kind):
+def slow_for_large_n(epsilon, n, kind):
     if n == 1000:
         time.sleep(2.0)
-    return eps * n
+    return epsilon * n
 
 
 class Summary:
-    def __init__(self, eps, n):
-        self.eps, self.n = eps, n
+    def __init__(self, epsilon, n):
+        self.epsilon, self.n = epsilon, n
 
     def to_dict(self):
-        return {"product": self.eps * self.n, "ratio": self.n / self.eps}
+        return {"product": self.epsilon * self.n, "ratio": self.n / self.epsilon}
 
 
-def summary_fn(eps, n, kind):
-    return Summary(eps, n)
+def summary_fn(epsilon, n, kind):
+    return Summary(epsilon, n)
 
 
-def returns_string(eps, n, kind):
+def returns_string(epsilon, n, kind):
     return "not a number"
 
 
@@ -111,10 +111,10 @@ def test_sweep_in_process_result(reference_sweep):
     assert res.complete and not res.partial and res.errors == []
     assert res.n_points == res.n_done == N_POINTS
     df = res.to_frame()
-    assert list(df.columns) == ["eps", "n", "kind", "mean", "max", "first"]
+    assert list(df.columns) == ["epsilon", "n", "kind", "mean", "max", "first"]
     assert len(df) == N_POINTS
     # cartesian product, last parameter fastest
-    assert df[["eps", "n", "kind"]].iloc[:3].values.tolist() == [
+    assert df[["epsilon", "n", "kind"]].iloc[:3].values.tolist() == [
         [0.1, 10, "a"],
         [0.1, 10, "b"],
         [0.1, 100, "a"],
@@ -143,13 +143,13 @@ def test_sweep_exact_function_bit_identical(process_pool):
     a = sweep(exact_stat, GRID, progress=False)
     b = sweep(exact_stat, GRID, process_pool, chunksize=5, progress=False)
     pd.testing.assert_frame_equal(a.to_frame(), b.to_frame(), check_exact=True)
-    assert list(a.to_frame().columns) == ["eps", "n", "kind", "value"]
+    assert list(a.to_frame().columns) == ["epsilon", "n", "kind", "value"]
 
 
 def test_sweep_tasks_are_batched(process_pool):
     res = sweep(exact_stat, GRID, process_pool, progress=False)
     assert 1 < res.n_tasks < N_POINTS  # about four tasks per worker, not one per point
-    res = sweep(exact_stat, {"eps": list(np.linspace(0.1, 1, 50)), "n": [1], "kind": ["a"]},
+    res = sweep(exact_stat, {"epsilon": list(np.linspace(0.1, 1, 50)), "n": [1], "kind": ["a"]},
                 process_pool, progress=False)
     assert res.n_tasks == 8
 
@@ -160,7 +160,7 @@ def test_sweep_seeds_follow_seedsequence_spawn():
     df = res.to_frame()
     for i in [0, 5, N_POINTS - 1]:
         row = df.iloc[i]
-        direct = noisy_stat(row["eps"], int(row["n"]), row["kind"], np.random.default_rng(children[i]))
+        direct = noisy_stat(row["epsilon"], int(row["n"]), row["kind"], np.random.default_rng(children[i]))
         assert direct["first"] == row["first"]
     # the same int seed reproduces; another seed differs
     again = sweep(noisy_stat, GRID, rng=11, chunksize=3, progress=False)
@@ -179,15 +179,15 @@ def test_sweep_seeds_follow_seedsequence_spawn():
 
 
 def test_sweep_grid_forms():
-    points = [{"eps": 0.5, "n": 10, "kind": "a"}, {"eps": 2.0, "n": 3, "kind": "b"}]
+    points = [{"epsilon": 0.5, "n": 10, "kind": "a"}, {"epsilon": 2.0, "n": 3, "kind": "b"}]
     from_list = sweep(exact_stat, points, progress=False).to_frame()
     from_frame = sweep(exact_stat, pd.DataFrame(points), progress=False).to_frame()
     assert from_list["value"].tolist() == [exact_stat(**p) for p in points]
     pd.testing.assert_frame_equal(from_list, from_frame, check_exact=True)
     by_object = sweep(summary_fn, points, progress=False).to_frame()
-    assert list(by_object.columns) == ["eps", "n", "kind", "product", "ratio"]
+    assert list(by_object.columns) == ["epsilon", "n", "kind", "product", "ratio"]
     assert by_object["product"].tolist() == [5.0, 6.0]
-    fixed = sweep(exact_stat, {"eps": [1.0], "n": [5, 6]}, fixed={"kind": "b"}, progress=False)
+    fixed = sweep(exact_stat, {"epsilon": [1.0], "n": [5, 6]}, fixed={"kind": "b"}, progress=False)
     assert fixed.to_frame()["value"].tolist() == [exact_stat(1.0, 5, "b"), exact_stat(1.0, 6, "b")]
 
 
@@ -199,26 +199,26 @@ def test_sweep_failures_reported_with_parameters(use_pool, process_pool):
     assert len(res.errors) == 8
     for params, message in res.errors:
         assert params["n"] == 100
-        assert set(params) == {"eps", "n", "kind"}
+        assert set(params) == {"epsilon", "n", "kind"}
         assert "ValueError" in message and "bad n=100" in message
     df = res.to_frame()
     assert len(df) == N_POINTS - 8 and (df["n"] != 100).all()
-    assert np.array_equal(df["value"], df["eps"] * df["n"])
+    assert np.array_equal(df["value"], df["epsilon"] * df["n"])
     full = res.to_frame(include_missing=True)
     assert len(full) == N_POINTS
     assert full.loc[full["n"] == 100, "value"].isna().all()
 
 
 def test_sweep_bad_return_type_is_a_failure():
-    res = sweep(returns_string, {"eps": [1.0], "n": [1], "kind": ["a"]}, progress=False)
+    res = sweep(returns_string, {"epsilon": [1.0], "n": [1], "kind": ["a"]}, progress=False)
     assert not res.complete
     (params, message), = res.errors
-    assert params == {"eps": 1.0, "n": 1, "kind": "a"}
+    assert params == {"epsilon": 1.0, "n": 1, "kind": "a"}
     assert "TypeError" in message and "to_dict" in message
 
 
 def test_sweep_unpicklable_function_reported(process_pool):
-    res = sweep(lambda eps, n, kind: eps, GRID, process_pool, chunksize=12, progress=False)
+    res = sweep(lambda epsilon, n, kind: epsilon, GRID, process_pool, chunksize=12, progress=False)
     assert res.n_done == 0 and not res.complete
     assert len(res.errors) == N_POINTS
     assert all("ickl" in message for _, message in res.errors)
@@ -232,7 +232,7 @@ def test_sweep_partial_on_keyboard_interrupt(chunksize):
     df = res.to_frame()
     assert len(df) == 6  # the points before the interrupted one (grid index 6)
     assert res.records[6] is None and all(r is not None for r in res.records[:6])
-    assert np.array_equal(df["value"], df["eps"] * df["n"])
+    assert np.array_equal(df["value"], df["epsilon"] * df["n"])
 
 
 def test_sweep_partial_on_interrupt_in_thread_pool():
@@ -274,7 +274,7 @@ def test_sweep_progress_bar(capsys):
         ({}, "grid"),
         ([], "grid"),
         (pd.DataFrame(), "grid"),
-        ({"eps": []}, r"grid\['eps'\]"),
+        ({"epsilon": []}, r"grid\['epsilon'\]"),
     ],
 )
 def test_sweep_empty_grid_rejected(grid, match):
@@ -285,8 +285,8 @@ def test_sweep_empty_grid_rejected(grid, match):
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"grid": {"eps": 1.0}}, r"grid\['eps'\]"),
-        ({"grid": {"eps": "abc"}}, r"grid\['eps'\]"),
+        ({"grid": {"epsilon": 1.0}}, r"grid\['epsilon'\]"),
+        ({"grid": {"epsilon": "abc"}}, r"grid\['epsilon'\]"),
         ({"grid": [1, 2]}, r"grid\[0\]"),
         ({"grid": 5}, "grid"),
         ({"grid": {1: [1]}}, "grid"),

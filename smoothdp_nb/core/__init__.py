@@ -6,7 +6,8 @@ it can be used from scripts, tests and other libraries.
 
 from . import datasets
 from .average import QuantizedLaw, SamplingAverage, continuous_limit_profile, quantized_gaussian, quantized_laplace
-from .mechanisms import ComputationTooLarge, NoisySamplingHistogram, SamplingHistogram
+from .budget import ComputationTooLarge
+from .mechanisms import NoisySamplingHistogram, SamplingHistogram
 from .profiles import Composition, adjusted_utility, compose, dp_delta, privacy_profile, remark8_bound
 
 __all__ = [
@@ -28,15 +29,8 @@ __all__ = [
 ]
 
 from .hull import HullReduction, reduce_to_vertices
-from .smoothed import (
-    SmoothedCurve,
-    SmoothedResult,
-    betting_interval,
-    empirical_bernstein_interval,
-    fit_exponential,
-    smoothed_delta,
-    smoothed_delta_curve,
-)
+from .intervals import betting_interval, empirical_bernstein_interval
+from .smoothed import SmoothedCurve, SmoothedResult, fit_exponential, smoothed_delta, smoothed_delta_curve
 
 __all__ += [
     "HullReduction",

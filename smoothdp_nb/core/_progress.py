@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-__all__ = ["progress_bar"]
+__all__ = ["progress_bar", "optional_progress_bar"]
 
 
 def progress_bar(total: int, desc: str, **kwargs: Any):
@@ -21,3 +21,10 @@ def progress_bar(total: int, desc: str, **kwargs: Any):
     else:
         from tqdm import tqdm
     return tqdm(total=total, desc=desc, **kwargs)
+
+
+def optional_progress_bar(total: int, enabled: bool, desc: str):
+    """:func:`progress_bar` (not left on screen) when ``enabled``, else None."""
+    if not enabled:
+        return None
+    return progress_bar(total, desc, leave=False)

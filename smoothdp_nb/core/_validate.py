@@ -7,21 +7,21 @@ import numbers
 
 import numpy as np
 
-__all__ = ["as_eps", "as_histograms", "as_int", "as_open_unit", "as_rng"]
+__all__ = ["as_epsilon", "as_histograms", "as_int", "as_open_unit", "as_rng"]
 
 
-def as_eps(eps, name: str = "eps") -> tuple[np.ndarray, bool]:
-    """Return ``(eps as 1-D float array, was_scalar)``; eps must be finite-or-inf and >= 0."""
+def as_epsilon(epsilon, name: str = "epsilon") -> tuple[np.ndarray, bool]:
+    """Return ``(epsilon as 1-D float array, was_scalar)``; epsilon must be finite-or-inf and >= 0."""
     try:
-        arr = np.asarray(eps, dtype=float)
+        arr = np.asarray(epsilon, dtype=float)
     except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number or a 1-D array of numbers, got {eps!r}") from None
+        raise TypeError(f"{name} must be a number or a 1-D array of numbers, got {epsilon!r}") from None
     if arr.ndim > 1:
         raise ValueError(f"{name} must be a scalar or a 1-D array, got shape {arr.shape}")
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty")
     if np.any(np.isnan(arr)) or np.any(arr < 0):
-        raise ValueError(f"{name} must be >= 0 (and not NaN), got {eps!r}")
+        raise ValueError(f"{name} must be >= 0 (and not NaN), got {epsilon!r}")
     return np.atleast_1d(arr), arr.ndim == 0
 
 

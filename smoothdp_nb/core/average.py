@@ -35,7 +35,7 @@ The hockey-stick divergence of the two explicit pmfs is then
 
 On evenly spaced grids the tables span only the occupied range, and the
 search over (a, b) runs in one linear scale: every replacement b is a window
-of one array per (a, eps), whole groups of 32 replacements (and whole removed
+of one array per (a, epsilon), whole groups of 32 replacements (and whole removed
 values a, for the other direction) are skipped when a proven upper bound
 cannot beat the best pair found, and the winning pairs are recomputed in log
 space.  Deltas below ~1e-280 of the largest probability use the all-pairs log
@@ -301,7 +301,7 @@ class SamplingAverage:
     2
     """
 
-    def __init__(self, T: int | None = None, eta=None, *, grid, output: str = "sum"):
+    def __init__(self, eta=None, *, T: int | None = None, grid, output: str = "sum"):
         self._rate, self.eta, self.T = sampling_size_spec(eta, T)
         if output not in _OUTPUTS:
             raise ValueError(f"output must be 'sum' or 'rounded_mean', got {output!r}")
@@ -457,14 +457,14 @@ class SamplingAverage:
             )
 
     # -- exact privacy profile ---------------------------------------------------
-    def _log_profile_batch(self, h: np.ndarray, n: int, eps: np.ndarray) -> np.ndarray:
+    def _log_profile_batch(self, h: np.ndarray, n: int, epsilon: np.ndarray) -> np.ndarray:
         """log delta_eps(x) for histograms over the grid, all of size n.
 
         Parameters
         ----------
         h : int array (k, len(grid))
         n : the common database size
-        eps : float array (E,)
+        epsilon : float array (E,)
 
         Returns
         -------
@@ -476,18 +476,18 @@ class SamplingAverage:
             raise ValueError(
                 f"hist must have one count per grid value ({self.grid.size}), got shape {h.shape}"
             )
-        eps = np.asarray(eps, dtype=float)
+        epsilon = np.asarray(epsilon, dtype=float)
         T = self.sample_size(n)
-        out = np.full((h.shape[0], eps.size), -np.inf)
+        out = np.full((h.shape[0], epsilon.size), -np.inf)
         cache: dict[bytes, np.ndarray] = {}
         for i, row in enumerate(h):
             key = row.tobytes()
             if key not in cache:
-                cache[key] = self._log_profile_one(row, n, T, eps)
+                cache[key] = self._log_profile_one(row, n, T, epsilon)
             out[i] = cache[key]
         return out
 
-    def _log_profile_one(self, h: np.ndarray, n: int, T: int, eps: np.ndarray) -> np.ndarray:
+    def _log_profile_one(self, h: np.ndarray, n: int, T: int, epsilon: np.ndarray) -> np.ndarray:
         sums = self._sums(T)
         occ = [int(j) for j in np.nonzero(h)[0]]
         self._guard(T, sums.width, len(occ), n)
@@ -509,12 +509,12 @@ class SamplingAverage:
             logR = np.stack([tables[a].log_row(T) - lc for a in occ])  # samples avoiding the record
             logS = np.stack([tables[a].log_row(T - 1) - lc for a in occ])  # samples containing it
         if self._even and T >= 1:
-            res = self._log_profile_pruned(occ, logR, logS, T, eps, sums)
+            res = self._log_profile_pruned(occ, logR, logS, T, epsilon, sums)
             if res is not None:
                 return res
-        return self._log_profile_all(occ, logR, logS, T, eps, sums)
+        return self._log_profile_all(occ, logR, logS, T, epsilon, sums)
 
-    def _pair_divergences(self, logR_a, logS_a, a: int, bs, T: int, eps: np.ndarray, sums):
+    def _pair_divergences(self, logR_a, logS_a, a: int, bs, T: int, epsilon: np.ndarray, sums):
         """log d_eps(P_x, P_x') and log d_eps(P_x', P_x) for x' = x with one record a -> b,
         every b in ``bs`` (rows), computed in log space (the reference computation)."""
         lall = np.logaddexp(logR_a[None, :], sums.shift_all(logS_a, -np.inf))  # (m, width)
@@ -523,15 +523,15 @@ class SamplingAverage:
         if self.output == "rounded_mean":
             lp = self._rounded(lp[None], T)[0][0]
             lq = self._rounded(lq, T)[0]
-        return _log_hockey_stick_both(lp, lq, eps)  # (len(bs), E) each
+        return _log_hockey_stick_both(lp, lq, epsilon)  # (len(bs), E) each
 
-    def _log_profile_all(self, occ, logR, logS, T: int, eps: np.ndarray, sums) -> np.ndarray:
+    def _log_profile_all(self, occ, logR, logS, T: int, epsilon: np.ndarray, sums) -> np.ndarray:
         """Every removed value a against every replacement b (reference path)."""
         m = self.grid.size
-        best = np.full(eps.size, -np.inf)
+        best = np.full(epsilon.size, -np.inf)
         for i, a in enumerate(occ):
             bs = [b for b in range(m) if b != a]
-            d1, d2 = self._pair_divergences(logR[i], logS[i], a, bs, T, eps, sums)
+            d1, d2 = self._pair_divergences(logR[i], logS[i], a, bs, T, epsilon, sums)
             best = np.maximum(best, np.maximum(d1.max(axis=0), d2.max(axis=0)))
         return np.minimum(best, 0.0)
 
@@ -563,7 +563,7 @@ class SamplingAverage:
                 vals[:, k] = np.maximum(st[i][None, :] - Y, 0.0).sum(axis=1)
         return vals
 
-    def _log_profile_pruned(self, occ, logR, logS, T: int, eps: np.ndarray, sums):
+    def _log_profile_pruned(self, occ, logR, logS, T: int, epsilon: np.ndarray, sums):
         """Same result as :meth:`_log_profile_all` (evenly spaced grids), faster.
 
         In one common linear scale, with ``r = (1 - T/n) R`` (samples avoiding
@@ -571,10 +571,10 @@ class SamplingAverage:
         adding its value), ``P = r + s(. - w_a)`` and ``Q_b = r + s(. - w_b)``, so
 
         * ``d(Q_b, P) = sum_u [s(u) - y_a(u + w_b)]_+`` with
-          ``y_a = (e^eps - 1) r + e^eps s(. - w_a)``: one array per (a, eps),
+          ``y_a = (e^epsilon - 1) r + e^epsilon s(. - w_a)``: one array per (a, epsilon),
           and every b is a window of it (no copy), restricted to the support
           of s;
-        * ``d(P, Q_b) <= U_a = sum [s(. - w_a) - (e^eps - 1) r]_+`` (free of b);
+        * ``d(P, Q_b) <= U_a = sum [s(. - w_a) - (e^epsilon - 1) r]_+`` (free of b);
           this direction is evaluated only when ``U_a`` can beat the best value
           found so far (a's with the largest ``U_a`` first).
 
@@ -587,7 +587,7 @@ class SamplingAverage:
         the reference path) when the values are too small for one linear scale.
         """
         m = self.grid.size
-        E = eps.size
+        E = epsilon.size
         W = sums.width
         w = np.asarray(self._w, dtype=np.int64)
         wmax = int(w[-1])
@@ -595,8 +595,8 @@ class SamplingAverage:
         if fin.size == 0:
             return None
         M = float(fin.max())
-        ee = np.exp(eps)
-        c = np.expm1(eps)
+        ee = np.exp(epsilon)
+        c = np.expm1(epsilon)
         if not np.all(np.isfinite(ee)):
             return None
         with np.errstate(under="ignore"):
@@ -622,7 +622,7 @@ class SamplingAverage:
         for i, a in enumerate(occ):
             own_all[i, lo + w[a] : hi + 1 + w[a]] = st[i]
         U1 = np.stack([np.maximum(own_all - ck * r, 0.0).sum(axis=1) for ck in c], axis=1) * (1 + 1e-9)
-        # y[i, k] = (e^eps - 1) r + e^eps s(. - w_a), padded with +inf past the last output
+        # y[i, k] = (e^epsilon - 1) r + e^epsilon s(. - w_a), padded with +inf past the last output
         y = np.full((A, E, W + wmax + 1), np.inf)
         y[:, :, :W] = c[None, :, None] * r[:, None, :] + ee[None, :, None] * own_all[:, None, :]
         # groups of G consecutive replacements: min of y over each window of G outputs
@@ -669,15 +669,15 @@ class SamplingAverage:
         for i, bs, vals in found:
             top = np.any(vals >= best[None, :] * (1 - 1e-6), axis=1)
             if np.any(top):
-                d1, d2 = self._pair_divergences(logR[i], logS[i], occ[i], bs[top], T, eps, sums)
+                d1, d2 = self._pair_divergences(logR[i], logS[i], occ[i], bs[top], T, epsilon, sums)
                 out = np.maximum(out, np.maximum(d1.max(axis=0), d2.max(axis=0)))
         return np.minimum(out, 0.0)
 
 
-def _log_hockey_stick_both(lp: np.ndarray, lq: np.ndarray, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _log_hockey_stick_both(lp: np.ndarray, lq: np.ndarray, epsilon: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """log d_eps(P, Q_b) and log d_eps(Q_b, P) for one pmf P against B pmfs Q_b (logs).
 
-    The positive terms ``P(o) (1 - e^(eps - log P(o)/Q(o)))`` are summed in
+    The positive terms ``P(o) (1 - e^(epsilon - log P(o)/Q(o)))`` are summed in
     linear scale relative to ``max P`` (no cancellation: each term is
     computed from its log-ratio); rows where a contributing term would
     underflow that scale are recomputed fully in log space with
@@ -685,7 +685,7 @@ def _log_hockey_stick_both(lp: np.ndarray, lq: np.ndarray, eps: np.ndarray) -> t
     """
     live = np.isfinite(lp) | np.isfinite(lq).any(axis=0)
     idx = np.nonzero(live)[0]
-    B, E = lq.shape[0], eps.size
+    B, E = lq.shape[0], epsilon.size
     if idx.size == 0:
         return np.full((B, E), -np.inf), np.full((B, E), -np.inf)
     lp = lp[idx[0] : idx[-1] + 1]
@@ -702,7 +702,7 @@ def _log_hockey_stick_both(lp: np.ndarray, lq: np.ndarray, eps: np.ndarray) -> t
     for sign, base, low in ((1.0, p[None, :], low_p), (-1.0, q, low_q)):
         res = np.empty((B, E))
         redo = np.zeros(B, dtype=bool)
-        for i, e in enumerate(eps):
+        for i, e in enumerate(epsilon):
             with np.errstate(invalid="ignore"):
                 x = e + sign * D
             mask = (x < 0) & ~both0
@@ -712,7 +712,7 @@ def _log_hockey_stick_both(lp: np.ndarray, lq: np.ndarray, eps: np.ndarray) -> t
             redo |= np.any(mask & low, axis=1)
         if np.any(redo):
             lpr, lqr = np.broadcast_to(lp, lq.shape)[redo], lq[redo]
-            res[redo] = log_hockey_stick(lpr, lqr, eps) if sign > 0 else log_hockey_stick(lqr, lpr, eps)
+            res[redo] = log_hockey_stick(lpr, lqr, epsilon) if sign > 0 else log_hockey_stick(lqr, lpr, epsilon)
         out.append(res)
     return out[0], out[1]
 
@@ -857,7 +857,7 @@ def quantized_laplace(mu: float, scale: float, bits: int = 8) -> QuantizedLaw:
 # ---------------------------------------------------------------------------
 # Theorem 4: the continuous limit
 # ---------------------------------------------------------------------------
-def continuous_limit_profile(cdf, n: int, T: int, eps, bits=range(1, 11), databases: int = 8, rng=None):
+def continuous_limit_profile(cdf, n: int, T: int, epsilon, bits=range(1, 11), databases: int = 8, rng=None):
     """Theorem 4 numerically: delta of the sampling average of a continuous law, finer and finer grids.
 
     Records are i.i.d. from a law on [0, 1] with the given ``cdf`` (a callable,
@@ -870,7 +870,7 @@ def continuous_limit_profile(cdf, n: int, T: int, eps, bits=range(1, 11), databa
 
     As the grid gets finer the records become distinct and their T-subset
     sums distinct, so the published sum tells whether a given record was
-    sampled: delta_eps(x) -> T/n = eta for every eps (Theorem 4: with
+    sampled: delta_eps(x) -> T/n = eta for every epsilon (Theorem 4: with
     continuous values no delta < eta is possible).  The cost of one profile
     grows quickly with the grid (about 1 s at 10 bits, 15 s at 12 bits for
     n = 20, T = 4).
@@ -878,7 +878,7 @@ def continuous_limit_profile(cdf, n: int, T: int, eps, bits=range(1, 11), databa
     Returns
     -------
     pandas.DataFrame
-        One row per (bits, eps): ``bits``, ``grid_values``, ``eps``,
+        One row per (bits, epsilon): ``bits``, ``grid_values``, ``epsilon``,
         ``delta`` (mean over the databases), ``se`` (its standard error),
         ``min_delta``, ``eta`` (= T/n).
 
@@ -898,9 +898,9 @@ def continuous_limit_profile(cdf, n: int, T: int, eps, bits=range(1, 11), databa
     if T > n:
         raise ValueError(f"T must be <= n, got T={T} > n={n}")
     databases = as_int(databases, "databases", minimum=1)
-    e = np.atleast_1d(np.asarray(eps, dtype=float))
+    e = np.atleast_1d(np.asarray(epsilon, dtype=float))
     if e.ndim != 1 or not np.all(np.isfinite(e)) or np.any(e < 0):
-        raise ValueError("eps must be finite and >= 0")
+        raise ValueError("epsilon must be finite and >= 0")
     gen = as_rng(rng)
     rows = []
     for b in bits:
@@ -922,7 +922,7 @@ def continuous_limit_profile(cdf, n: int, T: int, eps, bits=range(1, 11), databa
                 {
                     "bits": b,
                     "grid_values": k,
-                    "eps": float(ej),
+                    "epsilon": float(ej),
                     "delta": float(d[:, j].mean()),
                     "se": float(d[:, j].std(ddof=1) / math.sqrt(databases)) if databases > 1 else math.nan,
                     "min_delta": float(d[:, j].min()),
@@ -932,7 +932,7 @@ def continuous_limit_profile(cdf, n: int, T: int, eps, bits=range(1, 11), databa
     return pd.DataFrame(rows)
 
 
-def _profile(mech, hists, eps):
+def _profile(mech, hists, epsilon):
     from .profiles import privacy_profile
 
-    return privacy_profile(mech, hists, eps)
+    return privacy_profile(mech, hists, epsilon)

@@ -2,7 +2,7 @@
 
 This is the one place that evaluates
 
-    d_eps(P, Q) = max_S P(S) - e^eps Q(S) = sum_o max(0, P(o) - e^eps Q(o))
+    d_eps(P, Q) = max_S P(S) - e^epsilon Q(S) = sum_o max(0, P(o) - e^epsilon Q(o))
 
 (Definition 2 of *Smoothed Differential Privacy*).  Two kernels:
 
@@ -50,26 +50,26 @@ def log1mexp(x: np.ndarray) -> np.ndarray:
         return np.where(x > -0.6931471805599453, np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
 
 
-def log_hockey_stick(logp: np.ndarray, logq: np.ndarray, eps) -> np.ndarray:
-    """Log of ``sum_o max(0, P(o) - e^eps Q(o))`` for explicit distributions.
+def log_hockey_stick(logp: np.ndarray, logq: np.ndarray, epsilon) -> np.ndarray:
+    """Log of ``sum_o max(0, P(o) - e^epsilon Q(o))`` for explicit distributions.
 
     Parameters
     ----------
     logp, logq : array_like, shape (..., K)
         Log-probabilities over a common finite output space (last axis);
         ``-inf`` marks outputs outside a distribution's support.
-    eps : float or array_like of shape (E,)
+    epsilon : float or array_like of shape (E,)
         Privacy parameter(s).
 
     Returns
     -------
-    ndarray of shape ``logp.shape[:-1]`` (scalar eps) or ``(..., E)``.
-        Each term ``P(o) (1 - e^(eps - log P(o)/Q(o)))`` is positive on the set
-        where ``P > e^eps Q``, so the sum has no cancellation.
+    ndarray of shape ``logp.shape[:-1]`` (scalar epsilon) or ``(..., E)``.
+        Each term ``P(o) (1 - e^(epsilon - log P(o)/Q(o)))`` is positive on the set
+        where ``P > e^epsilon Q``, so the sum has no cancellation.
     """
     logp = np.asarray(logp, dtype=float)
     logq = np.asarray(logq, dtype=float)
-    eps_arr = np.asarray(eps, dtype=float)
+    eps_arr = np.asarray(epsilon, dtype=float)
     scalar = eps_arr.ndim == 0
     e = np.atleast_1d(eps_arr)
     lp = logp[..., None, :]

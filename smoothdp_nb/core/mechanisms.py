@@ -39,16 +39,13 @@ from scipy.special import logsumexp
 
 from . import _lpmf
 from ._validate import as_histograms, as_int, as_rng
+from .budget import ComputationTooLarge
 from .divergence import LogConcaveCounts, log1mexp, log_monotone_tail_sum
 
-__all__ = ["SamplingHistogram", "NoisySamplingHistogram", "ComputationTooLarge"]
+__all__ = ["SamplingHistogram", "NoisySamplingHistogram"]
 
 # Refuse explicit enumerations above this many (output x component) cells.
 MAX_CELLS = 5 * 10**7
-
-
-class ComputationTooLarge(ValueError):
-    """Raised (before any work) when an exact computation would be too big."""
 
 
 def _exact_rate(eta) -> Fraction:
@@ -233,23 +230,23 @@ class SamplingHistogram:
         return outs, logp
 
     # -- the divergence kernel ---------------------------------------------------
-    def _log_pair_divergence(self, u, v, n: int, T: int, eps: np.ndarray) -> np.ndarray:
+    def _log_pair_divergence(self, u, v, n: int, T: int, epsilon: np.ndarray) -> np.ndarray:
         """log d(x, x') for the neighbour pair described in the module docstring.
 
         ``u``, ``v``: int arrays (B,) of the other records in categories a, b;
-        ``n``: database size (all rows); ``eps``: (E,).  For ``m > 2`` the
+        ``n``: database size (all rows); ``epsilon``: (E,).  For ``m > 2`` the
         remaining ``n - 1 - u - v`` records form the merged category "rest"
         (the ratio does not depend on how they split).  Returns (B, E).
         """
         u = np.asarray(u, dtype=np.int64)
         v = np.asarray(v, dtype=np.int64)
         rest = n - 1 - u - v
-        out = np.empty((u.size, eps.size))
+        out = np.empty((u.size, epsilon.size))
         binary = rest == 0
         if np.any(binary):
-            out[binary] = self._log_pair_divergence_binary(u[binary], v[binary], n, T, eps)
+            out[binary] = self._log_pair_divergence_binary(u[binary], v[binary], n, T, epsilon)
         if np.any(~binary):
-            out[~binary] = self._log_pair_divergence_grid(u[~binary], v[~binary], n, T, eps)
+            out[~binary] = self._log_pair_divergence_grid(u[~binary], v[~binary], n, T, epsilon)
         return out
 
     def _log_ratio(self, u, v, oa, ob):
@@ -307,38 +304,38 @@ class SamplingHistogram:
             sd = np.sqrt(np.maximum(var, 0.0))
         return LogConcaveCounts(logpmf=logpmf, ratio=ratio, lo=lo, hi=hi, mode=mode, sd=sd)
 
-    def _log_pair_divergence_binary(self, u, v, n, T, eps):
-        """Tail sums from the closed-form threshold, one row per (pair, eps).
+    def _log_pair_divergence_binary(self, u, v, n, T, epsilon):
+        """Tail sums from the closed-form threshold, one row per (pair, epsilon).
 
         Each row is anchored at its own largest term (see
         :func:`log_monotone_tail_sum`), so a divergence far below the
         distribution's mode is as accurate as one near it.
         """
-        B, E = u.size, eps.size
-        # One row per (pair, eps): the distribution depends on the pair only.
+        B, E = u.size, epsilon.size
+        # One row per (pair, epsilon): the distribution depends on the pair only.
         uu = np.repeat(u, E)
         vv = np.repeat(v, E)
-        ee = np.tile(eps, B)
+        ee = np.tile(epsilon, B)
         dist = self._binary_dist(uu, vv, n, T)
         start = self._binary_threshold(uu, vv, T, ee)
 
         res = log_monotone_tail_sum(dist, start, dist.hi, self._divergence_factor(uu, vv, T, ee))
         return res.reshape(B, E)
 
-    def _divergence_factor(self, u, v, T, eps):
-        """The factor ``f(rows, k) = max(0, 1 - e^eps Q(k)/P(k))`` for the rows
-        (u, v, eps): P is the law of o_a = k under x, Q under its neighbour x'
+    def _divergence_factor(self, u, v, T, epsilon):
+        """The factor ``f(rows, k) = max(0, 1 - e^epsilon Q(k)/P(k))`` for the rows
+        (u, v, epsilon): P is the law of o_a = k under x, Q under its neighbour x'
         (one a-record turned into b), and each divergence term is ``P(k) f(k)``.
         ``k`` must lie in the support of P."""
         u = np.asarray(u, dtype=float)
         v = np.asarray(v, dtype=float)
-        eps = np.broadcast_to(np.asarray(eps, dtype=float), u.shape)
+        epsilon = np.broadcast_to(np.asarray(epsilon, dtype=float), u.shape)
         if self.replace:
 
             def factor(rows, k):
                 lr = self._log_ratio(u[rows], v[rows], k, T - k)
                 with np.errstate(invalid="ignore"):
-                    f = -np.expm1(np.minimum(eps[rows] - lr, 0.0))
+                    f = -np.expm1(np.minimum(epsilon[rows] - lr, 0.0))
                 return np.nan_to_num(f, nan=0.0)  # nan only where P(k) = 0
 
             return factor
@@ -346,7 +343,7 @@ class SamplingHistogram:
         # a rational function, so no logarithm is needed; o_b <= v on the
         # support, so the denominator is >= 1.
         good = u + 1.0
-        scale = np.exp(eps) * (v + 1.0) / good
+        scale = np.exp(epsilon) * (v + 1.0) / good
         shift = v + 1.0 - T
 
         def factor(rows, k):
@@ -354,8 +351,8 @@ class SamplingHistogram:
 
         return factor
 
-    def _binary_threshold(self, u, v, T, eps):
-        """Smallest o_a that can have log r > eps (one below the closed-form
+    def _binary_threshold(self, u, v, T, epsilon):
+        """Smallest o_a that can have log r > epsilon (one below the closed-form
         root, so rounding can only add a zero term, never drop a positive one)."""
         uf = u.astype(float)
         vf = v.astype(float)
@@ -363,20 +360,20 @@ class SamplingHistogram:
             if self.replace:
                 a = np.log1p(1.0 / uf)
                 b = np.log1p(1.0 / vf)
-                # K a - (T - K) b > eps  <=>  K > (eps + T b) / (a + b)
-                k = (eps + T * b) / (a + b)
+                # K a - (T - K) b > epsilon  <=>  K > (epsilon + T b) / (a + b)
+                k = (epsilon + T * b) / (a + b)
                 k = np.where(np.isinf(a) & np.isfinite(b), 0.0, k)
                 k = np.where(np.isinf(b), T - 1.0, k)
             else:
-                em = np.exp(-eps)
-                # (u+1)(v+1-T+K) > e^eps (v+1)(u+1-K), divided through by e^eps
+                em = np.exp(-epsilon)
+                # (u+1)(v+1-T+K) > e^epsilon (v+1)(u+1-K), divided through by e^epsilon
                 k = ((vf + 1) * (uf + 1) - em * (uf + 1) * (vf + 1 - T)) / (em * (uf + 1) + (vf + 1))
         k = np.nan_to_num(k, nan=0.0, posinf=float(T), neginf=0.0)
         return np.floor(k).astype(np.int64)
 
-    def _log_pair_divergence_grid(self, u, v, n, T, eps):
+    def _log_pair_divergence_grid(self, u, v, n, T, epsilon):
         """m > 2: sum over the joint law of (o_a, o_b) on the full grid."""
-        B, E = u.size, eps.size
+        B, E = u.size, epsilon.size
         cells = B * (T + 1) ** 2
         if cells * E > 20 * MAX_CELLS:  # ~ a minute of vector work
             raise ComputationTooLarge(
@@ -396,7 +393,7 @@ class SamplingHistogram:
             lr = self._log_ratio(uu, vv, oa[None], ob[None])
             lp = logp.reshape(logp.shape[0], -1)
             lrr = np.broadcast_to(lr, logp.shape).reshape(lp.shape)
-            for j, e in enumerate(eps):
+            for j, e in enumerate(epsilon):
                 x = e - lrr
                 terms = np.where((x < 0) & np.isfinite(lp), lp + log1mexp(np.minimum(x, 0.0)), -np.inf)
                 out[s : s + chunk, j] = logsumexp(terms, axis=1)

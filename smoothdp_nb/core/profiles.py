@@ -1,6 +1,6 @@
 """Database-dependent privacy profiles and the quantities built on them.
 
-* :func:`privacy_profile` -- delta_{eps,M}(x) of Definition 2;
+* :func:`privacy_profile` -- delta_{epsilon,M}(x) of Definition 2;
 * :func:`dp_delta` -- its worst case over all databases (Theorem 1; for the
   sampling histogram ``T/n``, Theorem 3 (iii));
 * :func:`remark8_bound` -- the non-asymptotic smoothed-DP bound of Remark 8;
@@ -17,7 +17,7 @@ from typing import Sequence
 import numpy as np
 from scipy.special import expit, logsumexp
 
-from ._validate import as_eps, as_histograms, as_int, as_open_unit
+from ._validate import as_epsilon, as_histograms, as_int, as_open_unit
 from .divergence import log_hockey_stick, log_monotone_tail_sum
 from .mechanisms import MAX_CELLS, ComputationTooLarge, NoisySamplingHistogram, SamplingHistogram, _compositions
 
@@ -49,11 +49,11 @@ def _shape_result(values: np.ndarray, single: bool, eps_scalar: bool, log: bool)
     return float(res) if np.ndim(res) == 0 else res
 
 
-def privacy_profile(mechanism, hist, eps, log: bool = False):
-    """Database-dependent privacy profile delta_{eps,M}(x) (Definition 2).
+def privacy_profile(mechanism, hist, epsilon, log: bool = False):
+    """Database-dependent privacy profile delta_{epsilon,M}(x) (Definition 2).
 
     ``delta(x) = max(0, max_{x' ~ x} d(x, x'), max_{x' ~ x} d(x', x))`` with
-    ``d(x, x') = max_S P[M(x) in S] - e^eps P[M(x') in S]``; neighbours replace
+    ``d(x, x') = max_S P[M(x) in S] - e^epsilon P[M(x') in S]``; neighbours replace
     one record by a record of another category.
 
     Parameters
@@ -61,14 +61,14 @@ def privacy_profile(mechanism, hist, eps, log: bool = False):
     mechanism : SamplingHistogram or NoisySamplingHistogram
     hist : array_like of int, shape (m,) or (k, m)
         Category counts of the database(s); rows may have different sizes n.
-    eps : float or 1-D array of floats >= 0
+    epsilon : float or 1-D array of floats >= 0
     log : bool, default False
         Return natural logarithms (``-inf`` for an exact zero), which stay
         finite far below the float64 range (e.g. 1e-5000).
 
     Returns
     -------
-    float or ndarray of shape (k,), (len(eps),) or (k, len(eps)).
+    float or ndarray of shape (k,), (len(epsilon),) or (k, len(epsilon)).
 
     Notes
     -----
@@ -80,7 +80,7 @@ def privacy_profile(mechanism, hist, eps, log: bool = False):
     """
     _check_mechanism(mechanism)
     h, single = as_histograms(hist)
-    e, eps_scalar = as_eps(eps)
+    e, eps_scalar = as_epsilon(epsilon)
     out = np.empty((h.shape[0], e.size))
     sizes = h.sum(axis=1)
     for n in np.unique(sizes):
@@ -96,12 +96,12 @@ def privacy_profile(mechanism, hist, eps, log: bool = False):
     return _shape_result(out, single, eps_scalar, log)
 
 
-def _log_profile_sampling(mech: SamplingHistogram, h: np.ndarray, n: int, eps: np.ndarray) -> np.ndarray:
+def _log_profile_sampling(mech: SamplingHistogram, h: np.ndarray, n: int, epsilon: np.ndarray) -> np.ndarray:
     """log delta for histograms of a common size n (rows of h)."""
     T = mech.sample_size(n)
     k, m = h.shape
     if m == 2:
-        return _log_profile_binary(mech, h, n, T, eps)
+        return _log_profile_binary(mech, h, n, T, epsilon)
     # For every ordered pair (a, b) with h_a >= 1: the neighbour moves one
     # a-record to b; d(x, x') = F(h_a - 1, h_b) and d(x', x) = F(h_b, h_a - 1).
     us, vs, owner = [], [], []
@@ -125,14 +125,14 @@ def _log_profile_sampling(mech: SamplingHistogram, h: np.ndarray, n: int, eps: n
     else:  # the key would overflow int64
         pairs, inverse = np.unique(np.stack([u_all, v_all], axis=1), axis=0, return_inverse=True)
         pu, pv = pairs[:, 0], pairs[:, 1]
-    logF = mech._log_pair_divergence(pu, pv, n, T, eps)
+    logF = mech._log_pair_divergence(pu, pv, n, T, epsilon)
     vals = logF[inverse.ravel()]
-    out = np.full((k, eps.size), -np.inf)
+    out = np.full((k, epsilon.size), -np.inf)
     np.maximum.at(out, own, vals)
     return out
 
 
-def _log_profile_binary(mech: SamplingHistogram, h: np.ndarray, n: int, T: int, eps: np.ndarray) -> np.ndarray:
+def _log_profile_binary(mech: SamplingHistogram, h: np.ndarray, n: int, T: int, epsilon: np.ndarray) -> np.ndarray:
     """m = 2: the same four divergences per histogram as the general case,
     indexed by u alone (every pair has u + v = n - 1)."""
     h0, h1 = h[:, 0], h[:, 1]
@@ -150,7 +150,7 @@ def _log_profile_binary(mech: SamplingHistogram, h: np.ndarray, n: int, T: int, 
         us, inv = np.unique(U, return_inverse=True)
         idx = np.zeros(cand.shape, dtype=np.int64)
         idx[valid] = inv.ravel()
-    logF = mech._log_pair_divergence(us, n - 1 - us, n, T, eps)  # (len(us), E)
+    logF = mech._log_pair_divergence(us, n - 1 - us, n, T, epsilon)  # (len(us), E)
     vals = np.where(valid[:, :, None], logF[idx], -np.inf)  # (4, k, E)
     return vals.max(axis=0)
 
@@ -170,8 +170,8 @@ def _neighbours(h: np.ndarray) -> list[np.ndarray]:
     return res
 
 
-def _log_profile_noisy(mech: NoisySamplingHistogram, h: np.ndarray, eps: np.ndarray) -> np.ndarray:
-    out = np.full((h.shape[0], eps.size), -np.inf)
+def _log_profile_noisy(mech: NoisySamplingHistogram, h: np.ndarray, epsilon: np.ndarray) -> np.ndarray:
+    out = np.full((h.shape[0], epsilon.size), -np.inf)
     cache: dict[tuple, np.ndarray] = {}
 
     def logpmf(x):
@@ -184,30 +184,30 @@ def _log_profile_noisy(mech: NoisySamplingHistogram, h: np.ndarray, eps: np.ndar
         lp = logpmf(x)
         for xn in _neighbours(x):
             lq = logpmf(xn)
-            out[i] = np.maximum(out[i], log_hockey_stick(lp, lq, eps))
-            out[i] = np.maximum(out[i], log_hockey_stick(lq, lp, eps))
+            out[i] = np.maximum(out[i], log_hockey_stick(lp, lq, epsilon))
+            out[i] = np.maximum(out[i], log_hockey_stick(lq, lp, epsilon))
     return out
 
 
-def dp_delta(mechanism, n: int, eps=None, *, categories: int = 2, log: bool = False):
-    """The worst case of delta_{eps,M}(x) over all databases of n records (Theorem 1).
+def dp_delta(mechanism, n: int, epsilon=None, *, categories: int = 2, log: bool = False):
+    """The worst case of delta_{epsilon,M}(x) over all databases of n records (Theorem 1).
 
-    * Sampling histogram without replacement: ``T/n`` for every eps >= 0
+    * Sampling histogram without replacement: ``T/n`` for every epsilon >= 0
       (Theorem 3 (iii)): the database with a single record of one category
       attains it, and no database exceeds it because the two outputs differ
       only when the changed record is sampled.
     * With replacement: ``1 - (1 - 1/n)^T``, by the same argument.
     * Noisy sampling histogram: maximised numerically over every histogram of
-      n records on ``categories`` categories (small n only); needs ``eps``.
+      n records on ``categories`` categories (small n only); needs ``epsilon``.
 
-    ``eps`` may be a scalar or an array (the result broadcasts to its shape).
+    ``epsilon`` may be a scalar or an array (the result broadcasts to its shape).
     """
     _check_mechanism(mechanism)
     n = as_int(n, "n", minimum=1)
     T = mechanism.sample_size(n)
     if isinstance(mechanism, NoisySamplingHistogram):
-        if eps is None:
-            raise ValueError("eps is required for the DP delta of the noisy sampling histogram")
+        if epsilon is None:
+            raise ValueError("epsilon is required for the DP delta of the noisy sampling histogram")
         categories = as_int(categories, "categories", minimum=2)
         hists = _compositions(n, categories)
         if len(hists) * (T + 1) ** categories > MAX_CELLS:
@@ -215,7 +215,7 @@ def dp_delta(mechanism, n: int, eps=None, *, categories: int = 2, log: bool = Fa
                 f"dp_delta of the noisy mechanism enumerates {len(hists)} histograms with "
                 f"(T+1)^m = {(T + 1) ** categories} output cells each; too large"
             )
-        vals = privacy_profile(mechanism, hists, eps, log=True)
+        vals = privacy_profile(mechanism, hists, epsilon, log=True)
         res = np.max(vals, axis=0)
         return res if log else np.exp(res)
     if hasattr(mechanism, "grid"):
@@ -229,29 +229,29 @@ def dp_delta(mechanism, n: int, eps=None, *, categories: int = 2, log: bool = Fa
         logd = math.log(-math.expm1(T * math.log1p(-1.0 / n))) if n > 1 else 0.0
     else:
         logd = math.log(T) - math.log(n)
-    if eps is None:
+    if epsilon is None:
         return logd if log else math.exp(logd)
-    e, scalar = as_eps(eps)
+    e, scalar = as_epsilon(epsilon)
     res = np.full(e.shape, logd)
     res = res if log else np.exp(res)
     return float(res[0]) if scalar else res
 
 
-def remark8_bound(n, m: int, eta, eps, f, log: bool = False):
-    """Remark 8: the sampling histogram is (eps, delta, Pi)-smoothed DP with
+def remark8_bound(n, m: int, eta, epsilon, f, log: bool = False):
+    """Remark 8: the sampling histogram is (epsilon, delta, Pi)-smoothed DP with
 
-    ``delta = exp(-g(eta, eps) f n / 6) + m exp(-f n / 8)``,
-    ``g(eta, eps) = (eta^-1 (1 - e^-eps) - 1)^2``,
+    ``delta = exp(-g(eta, epsilon) f n / 6) + m exp(-f n / 8)``,
+    ``g(eta, epsilon) = (eta^-1 (1 - e^-epsilon) - 1)^2``,
 
     for an f-strictly positive Pi (every probability >= f) and any
-    ``eps > ln(1/(1 - eta))``.  Raises ValueError outside that range.
+    ``epsilon > ln(1/(1 - eta))``.  Raises ValueError outside that range.
 
     Parameters
     ----------
     n : int or array of int >= 1
     m : int >= 2, number of categories |X|
     eta : float in (0, 1), the sampling rate
-    eps : float or 1-D array
+    epsilon : float or 1-D array
     f : float in (0, 1/m], the strict-positivity constant f(m, n)
     """
     m = as_int(m, "m", minimum=2)
@@ -261,14 +261,14 @@ def remark8_bound(n, m: int, eta, eps, f, log: bool = False):
     f = float(f)
     if not (0 < f <= 1.0 / m):
         raise ValueError(f"f must be in (0, 1/m] = (0, {1 / m:g}] (a probability lower bound), got {f!r}")
-    e, scalar = as_eps(eps)
+    e, scalar = as_epsilon(epsilon)
     nn = np.asarray(n, dtype=float)
     if np.any(nn < 1) or np.any(nn != np.round(nn)):
         raise ValueError(f"n must be a positive integer (or array of them), got {n!r}")
     lower = -math.log1p(-eta_f)
     if np.any(e <= lower):
         raise ValueError(
-            f"Remark 8 holds only for eps > ln(1/(1 - eta)) = {lower:.6g}; got eps = {eps!r}"
+            f"Remark 8 holds only for epsilon > ln(1/(1 - eta)) = {lower:.6g}; got epsilon = {epsilon!r}"
         )
     g = (-np.expm1(-e) / eta_f - 1.0) ** 2
     nn_b = nn[..., None]
@@ -374,7 +374,7 @@ def _row_index(table: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Composition:
-    """The (eps, delta) guarantee of a composed mechanism (Proposition 5)."""
+    """The (epsilon, delta) guarantee of a composed mechanism (Proposition 5)."""
 
     epsilon: float
     delta: float
@@ -393,7 +393,7 @@ def compose(guarantees: Sequence[tuple[float, float]]) -> Composition:
     """
     items = list(guarantees)
     if not items:
-        raise ValueError("guarantees must contain at least one (eps, delta) pair")
+        raise ValueError("guarantees must contain at least one (epsilon, delta) pair")
     eps_total = 0.0
     delta_total = 0.0
     for i, pair in enumerate(items):
@@ -401,9 +401,9 @@ def compose(guarantees: Sequence[tuple[float, float]]) -> Composition:
             e, d = pair
             e, d = float(e), float(d)
         except (TypeError, ValueError):
-            raise TypeError(f"guarantees[{i}] must be an (eps, delta) pair of numbers, got {pair!r}") from None
+            raise TypeError(f"guarantees[{i}] must be an (epsilon, delta) pair of numbers, got {pair!r}") from None
         if not (e >= 0):
-            raise ValueError(f"guarantees[{i}]: eps must be >= 0, got {e!r}")
+            raise ValueError(f"guarantees[{i}]: epsilon must be >= 0, got {e!r}")
         if not (0 <= d <= 1):
             raise ValueError(f"guarantees[{i}]: delta must be in [0, 1], got {d!r}")
         eps_total += e

@@ -1,7 +1,7 @@
 """Result objects for computations the other core modules return as plain arrays.
 
 * :class:`ProfileResult` -- a privacy profile ``delta_eps(x)`` over several
-  databases and several eps, built by :func:`profile` from
+  databases and several epsilon, built by :func:`profile` from
   :func:`~smoothdp_nb.core.profiles.privacy_profile`.
 * :class:`NoiseComparison` -- the table of :func:`~smoothdp_nb.core.release.compare_noise`
   (noise std per unit of smooth sensitivity, per family and gamma).
@@ -53,9 +53,9 @@ class ProfileResult:
     ----------
     labels : tuple
         One label per database (e.g. election years).
-    eps : numpy.ndarray, shape (E,)
+    epsilon : numpy.ndarray, shape (E,)
     log_delta : numpy.ndarray, shape (k, E)
-        Natural logarithm of ``delta_eps(x)`` per database and eps (``-inf``
+        Natural logarithm of ``delta_eps(x)`` per database and epsilon (``-inf``
         for an exact zero; finite far below the float64 range).
     dp_delta : numpy.ndarray, shape (k,)
         The worst case over all databases of the same size (Theorem 1), for
@@ -69,7 +69,7 @@ class ProfileResult:
     """
 
     labels: tuple
-    eps: np.ndarray
+    epsilon: np.ndarray
     log_delta: np.ndarray
     dp_delta: np.ndarray
     mechanism: Any
@@ -82,19 +82,19 @@ class ProfileResult:
         return np.exp(self.log_delta)
 
     def to_frame(self) -> pd.DataFrame:
-        """Tidy frame: one row per database and eps.
+        """Tidy frame: one row per database and epsilon.
 
         Returns
         -------
         pandas.DataFrame
-            Columns ``label, n, eps, delta, log10_delta, dp_delta``.
+            Columns ``label, n, epsilon, delta, log10_delta, dp_delta``.
         """
         k, e = self.log_delta.shape
         return pd.DataFrame(
             {
                 "label": np.repeat(np.asarray(self.labels, dtype=object), e),
                 "n": np.repeat(self.sizes, e),
-                "eps": np.tile(self.eps, k),
+                "epsilon": np.tile(self.epsilon, k),
                 "delta": np.exp(self.log_delta).ravel(),
                 "log10_delta": (self.log_delta / _LN10).ravel(),
                 "dp_delta": np.repeat(self.dp_delta, e),
@@ -109,20 +109,20 @@ class ProfileResult:
             "source": self.source,
             "labels": [x.item() if isinstance(x, np.generic) else x for x in self.labels],
             "n": [int(v) for v in self.sizes],
-            "eps": [float(v) for v in self.eps],
+            "epsilon": [float(v) for v in self.epsilon],
             "log10_delta": [[_jsonable_float(v / _LN10) for v in row] for row in self.log_delta],
             "dp_delta": [_jsonable_float(v) for v in self.dp_delta],
         }
 
     def __str__(self) -> str:
         k, e = self.log_delta.shape
-        head = f"Privacy profile of {self.mechanism!r} on {k} database(s) ({self.source}), {e} eps value(s)"
+        head = f"Privacy profile of {self.mechanism!r} on {k} database(s) ({self.source}), {e} epsilon value(s)"
         lines = [head]
         width = max(5, max(len(str(x)) for x in self.labels))
-        shown_eps = self.eps[:6]
+        shown_eps = self.epsilon[:6]
         lines.append(
             f"{'label':>{width}}  {'n':>12}  "
-            + "  ".join(f"{'eps=' + format(v, 'g'):>13}" for v in shown_eps)
+            + "  ".join(f"{'epsilon=' + format(v, 'g'):>13}" for v in shown_eps)
             + f"  {'DP delta':>10}"
         )
         rows = range(k) if k <= 30 else list(range(15)) + [-1] + list(range(k - 15, k))
@@ -134,15 +134,15 @@ class ProfileResult:
             dp = f"{self.dp_delta[i]:.4g}" if np.isfinite(self.dp_delta[i]) else "n/a"
             lines.append(f"{str(self.labels[i]):>{width}}  {int(self.sizes[i]):>12,}  {vals}  {dp:>10}")
         if e > len(shown_eps):
-            lines.append(f"({e - len(shown_eps)} more eps values: see .to_frame())")
+            lines.append(f"({e - len(shown_eps)} more epsilon values: see .to_frame())")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
         k, e = self.log_delta.shape
-        return f"<ProfileResult {self.mechanism!r}: {k} database(s) x {e} eps>"
+        return f"<ProfileResult {self.mechanism!r}: {k} database(s) x {e} epsilon>"
 
     def chart(self):
-        """Altair chart: log10 delta per database (one colour per eps), DP delta as a rule."""
+        """Altair chart: log10 delta per database (one colour per epsilon), DP delta as a rule."""
         from .. import results_charts
 
         return results_charts.profile_result_chart(self)
@@ -153,7 +153,7 @@ class ProfileResult:
         return results_charts.bundle(self, results_charts.profile_summary(self))
 
 
-def profile(mechanism, hists, eps, labels: Sequence | None = None, *, source: str = "inline") -> ProfileResult:
+def profile(mechanism, hists, epsilon, labels: Sequence | None = None, *, source: str = "inline") -> ProfileResult:
     """Privacy profile of ``mechanism`` on each database in ``hists``.
 
     Parameters
@@ -161,7 +161,7 @@ def profile(mechanism, hists, eps, labels: Sequence | None = None, *, source: st
     mechanism : SamplingHistogram or NoisySamplingHistogram
     hists : array_like of int, shape (m,) or (k, m)
         Category counts of one or several databases.
-    eps : float or 1-D array of floats >= 0
+    epsilon : float or 1-D array of floats >= 0
     labels : sequence, optional
         One label per database; default ``0, 1, ..., k-1``.
     source : str
@@ -181,9 +181,9 @@ def profile(mechanism, hists, eps, labels: Sequence | None = None, *, source: st
     h = np.asarray(hists)
     if h.ndim == 1:
         h = h[None, :]
-    e = np.atleast_1d(np.asarray(eps, dtype=float))
+    e = np.atleast_1d(np.asarray(epsilon, dtype=float))
     if e.ndim != 1 or e.size == 0:
-        raise ValueError(f"eps must be a number or a non-empty 1-D list of numbers, got {eps!r}")
+        raise ValueError(f"epsilon must be a number or a non-empty 1-D list of numbers, got {epsilon!r}")
     logd = np.asarray(privacy_profile(mechanism, h, e, log=True), dtype=float).reshape(h.shape[0], e.size)
     if labels is None:
         labels = tuple(range(h.shape[0]))
@@ -204,7 +204,7 @@ def profile(mechanism, hists, eps, labels: Sequence | None = None, *, source: st
                 cache[n] = math.nan
         dps[i] = cache[n]
     return ProfileResult(
-        labels=labels, eps=e, log_delta=logd, dp_delta=dps, mechanism=mechanism, sizes=sizes, source=source
+        labels=labels, epsilon=e, log_delta=logd, dp_delta=dps, mechanism=mechanism, sizes=sizes, source=source
     )
 
 

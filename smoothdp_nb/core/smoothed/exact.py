@@ -1,0 +1,74 @@
+"""Exact smoothed delta (Algorithm 1): the profile of every histogram, then the
+expectation of every composition of the hull vertices by the engines of
+:mod:`.binary` (two categories, at most two vertices) or :mod:`.general`."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+from scipy.special import logsumexp
+
+from .._progress import optional_progress_bar
+from ..budget import ComputationTooLarge
+from ..hull import HullReduction
+from ..profiles import privacy_profile
+from .binary import exact_binary, log_binom_vector
+from .cost import estimate_exact_seconds
+from .general import all_histograms, exact_general
+from .results import SmoothedResult, assemble_result
+
+__all__ = ["smoothed_exact"]
+
+
+def _distinct_columns(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct columns of a, index of each original column among them).
+
+    Bit-identical columns are found by their bytes (np.unique(axis=1) sorts
+    whole columns and costs far more than the smoothed delta itself).
+    """
+    seen: dict[bytes, int] = {}
+    col = np.array([seen.setdefault(np.ascontiguousarray(a[:, j]).tobytes(), len(seen)) for j in range(a.shape[1])])
+    first = np.unique(col, return_index=True)[1]
+    return a[:, first], col
+
+
+def smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> SmoothedResult:
+    t0 = time.perf_counter()
+    V = red.vertices
+    l, m = V.shape
+    est = estimate_exact_seconds(n, m, l, e.size)
+    if est > budget:
+        raise ComputationTooLarge(
+            f"the exact smoothed delta for n={n}, m={m}, {l} hull vertices and {e.size} epsilon values "
+            f"is estimated to take ~{est:.3g} s (budget {budget:g} s); use method='monte-carlo', "
+            "fewer epsilon values, or raise budget="
+        )
+    show = (est > 2.0) if progress is None else bool(progress)
+    hists = all_histograms(n, m)
+    full = privacy_profile(mech, hists, e, log=True).reshape(len(hists), e.size)
+    # Several epsilon often give bit-identical profiles (e.g. when only outputs
+    # impossible under the neighbour count matter): average each distinct one once.
+    logdelta, col = _distinct_columns(full)
+    if m == 2 and l <= 2:
+        p1 = float(V[0, 0])
+        if l == 1:
+            comps = np.array([[n]])
+            lw = log_binom_vector(n, p1)
+            vals = logsumexp(lw[:, None] + logdelta, axis=0)[None, :]
+        else:
+            p2 = float(V[1, 0])
+            bar = optional_progress_bar(n + 1, show, "compositions")
+            vals = exact_binary(logdelta, p1, p2, bar)
+            if bar is not None:
+                bar.close()
+            r = np.arange(n + 1)
+            comps = np.stack([n - r, r], axis=1)
+    else:
+        bar = optional_progress_bar(math.comb(n + l - 1, l - 1), show, "compositions")
+        comps, vals = exact_general(logdelta, n, m, V, bar)
+        if bar is not None:
+            bar.close()
+    vals = vals[:, col]
+    return assemble_result(mech, n, red, e, comps, vals, "exact", t0)

@@ -1,0 +1,78 @@
+"""Algorithm 1 for any number of categories and hull vertices, in log space.
+
+One averaging step per record, vertex by vertex (see :mod:`smoothdp_nb.core.smoothed`);
+every expectation is a log-sum-exp of non-negative terms, exact at every magnitude.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import logsumexp
+
+from ..mechanisms import _compositions
+
+__all__ = ["all_histograms", "exact_general"]
+
+
+def all_histograms(n: int, m: int) -> np.ndarray:
+    if m == 2:
+        k = np.arange(n + 1)
+        return np.stack([k, n - k], axis=1)
+    return _compositions(n, m)
+
+
+def exact_general(logdelta: np.ndarray, n: int, m: int, V: np.ndarray, bar) -> tuple[np.ndarray, np.ndarray]:
+    """Log space DP for any m and l* (see module docstring).
+
+    Returns (compositions (C, l), log E (C, E))."""
+    l = V.shape[0]
+    hists = {n: all_histograms(n, m)}
+    index: dict[int, dict] = {}
+
+    def hist_index(s):
+        if s not in index:
+            hs = hists.setdefault(s, all_histograms(s, m))
+            index[s] = {tuple(h): i for i, h in enumerate(hs.tolist())}
+        return index[s]
+
+    # up[s][j] = indices in size s+1 of (x + e_j) for every x of size s
+    up: dict[int, np.ndarray] = {}
+
+    def up_map(s):
+        if s not in up:
+            hs = hists.setdefault(s, all_histograms(s, m))
+            idx = hist_index(s + 1)
+            eye = np.eye(m, dtype=np.int64)
+            up[s] = np.array([[idx[tuple(h + eye[j])] for h in hs] for j in range(m)], dtype=np.int64)
+        return up[s]
+
+    with np.errstate(divide="ignore"):
+        logV = np.log(V)
+    comps: list[tuple] = []
+    vals: list[np.ndarray] = []
+
+    def log_mult(s, v):
+        hs = hists.setdefault(s, all_histograms(s, m))
+        from scipy.special import gammaln
+
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(hs > 0, hs * logV[v][None, :], 0.0)
+        return gammaln(s + 1.0) - gammaln(hs + 1.0).sum(axis=1) + terms.sum(axis=1)
+
+    def descend(G, size, level, counts):
+        if level == 0:
+            lw = log_mult(size, 0)
+            comps.append((size,) + counts)
+            vals.append(logsumexp(lw[:, None] + G, axis=0))
+            if bar is not None:
+                bar.update(1)
+            return
+        for r in range(size + 1):
+            descend(G, size - r, level - 1, (r,) + counts)
+            if r < size:
+                s = size - r - 1
+                mp_ = up_map(s)
+                G = logsumexp(logV[level][:, None, None] + G[mp_], axis=0)
+
+    descend(logdelta, n, l - 1, ())
+    return np.array(comps, dtype=np.int64), np.array(vals)

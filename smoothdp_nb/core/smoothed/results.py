@@ -1,0 +1,280 @@
+"""Result objects of the smoothed delta: one n (:class:`SmoothedResult`) and a
+curve over n with exponential fits (:class:`SmoothedCurve`)."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._format import format_log
+from ..profiles import dp_delta
+
+__all__ = ["SmoothedResult", "SmoothedCurve", "fit_exponential", "assemble_result"]
+
+
+@dataclass(frozen=True)
+class SmoothedResult:
+    """The smoothed delta of a mechanism for Pi (Definition 3).
+
+    Attributes
+    ----------
+    delta, log_delta : float or ndarray over epsilon
+        ``max`` over compositions of ``E[delta_eps(x)]`` and its natural log
+        (finite even when delta underflows).
+    epsilon : ndarray
+    n : int
+    vertices : ndarray (l*, m)
+        The convex-hull vertices of Pi actually used (Proposition 7).
+    vertex_labels, dropped : list
+        Labels of the vertices kept and of the distributions dropped.
+    worst_composition : ndarray of int (l*,) or (E, l*)
+        Number of records following each vertex at the maximum.
+    table : pandas.DataFrame
+        One row per composition and epsilon: ``epsilon``, one count column per
+        vertex, ``delta`` and ``log_delta`` (Monte Carlo: also the interval).
+    dp_delta : float
+        The worst case over all databases, for comparison.
+    method : {"exact", "monte-carlo"}
+    ci_low, ci_high : ndarray or None
+        Monte Carlo only: the confidence interval (see ``interval``).
+    """
+
+    mechanism: Any
+    n: int
+    epsilon: np.ndarray
+    log_delta_values: np.ndarray
+    vertices: np.ndarray
+    vertex_labels: list
+    dropped: list
+    worst_composition_values: np.ndarray
+    table_columns: dict = field(repr=False)  # the table's columns; the DataFrame is built on first use
+    dp_delta: float
+    method: str
+    scalar_epsilon: bool = False
+    ci_low_values: np.ndarray | None = None
+    ci_high_values: np.ndarray | None = None
+    confidence: float | None = None
+    trials: int | None = None
+    interval: str | None = None
+    seconds: float = 0.0
+    notes: list = field(default_factory=list)
+
+    @cached_property
+    def table(self) -> pd.DataFrame:
+        """One row per epsilon and composition (see the class docstring)."""
+        return pd.DataFrame(self.table_columns)
+
+    def _shape(self, arr):
+        if arr is None:
+            return None
+        return float(arr[0]) if self.scalar_epsilon else arr
+
+    @property
+    def log_delta(self):
+        return self._shape(self.log_delta_values)
+
+    @property
+    def delta(self):
+        return self._shape(np.exp(self.log_delta_values))
+
+    @property
+    def ci_low(self):
+        return self._shape(self.ci_low_values)
+
+    @property
+    def ci_high(self):
+        return self._shape(self.ci_high_values)
+
+    @property
+    def worst_composition(self):
+        w = self.worst_composition_values
+        return w[0] if self.scalar_epsilon else w
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per epsilon: delta, log10 delta, DP delta, worst composition (and CI)."""
+        df = pd.DataFrame(
+            {
+                "epsilon": self.epsilon,
+                "delta": np.exp(self.log_delta_values),
+                "log10_delta": self.log_delta_values / math.log(10),
+                "dp_delta": self.dp_delta,
+            }
+        )
+        if self.ci_low_values is not None:
+            df["ci_low"] = self.ci_low_values
+            df["ci_high"] = self.ci_high_values
+        for j, lab in enumerate(self.vertex_labels):
+            df[f"n_{lab}"] = self.worst_composition_values[:, j]
+        return df
+
+    def to_dict(self) -> dict:
+        return {
+            "method": self.method,
+            "mechanism": repr(self.mechanism),
+            "n": self.n,
+            "epsilon": self.epsilon.tolist(),
+            "delta": np.exp(self.log_delta_values).tolist(),
+            "log_delta": self.log_delta_values.tolist(),
+            "dp_delta": self.dp_delta,
+            "vertices": self.vertices.tolist(),
+            "vertex_labels": [str(v) for v in self.vertex_labels],
+            "dropped": [str(v) for v in self.dropped],
+            "worst_composition": self.worst_composition_values.tolist(),
+            "ci_low": None if self.ci_low_values is None else self.ci_low_values.tolist(),
+            "ci_high": None if self.ci_high_values is None else self.ci_high_values.tolist(),
+            "confidence": self.confidence,
+            "trials": self.trials,
+            "seconds": self.seconds,
+        }
+
+    def __str__(self) -> str:
+        head = (
+            f"Smoothed DP of {self.mechanism!r}, n = {self.n}, {self.method} "
+            f"({len(self.vertex_labels)} hull vertices: {', '.join(map(str, self.vertex_labels))}"
+            + (f"; {len(self.dropped)} dropped" if self.dropped else "")
+            + ")"
+        )
+        lines = [head, f"DP delta (worst case) = {self.dp_delta:.4g}"]
+        for i, e in enumerate(self.epsilon):
+            ld = self.log_delta_values[i]
+            txt = f"  epsilon = {e:g}: delta = {format_log(ld)}"
+            if self.ci_low_values is not None:
+                txt += f"  [{self.ci_low_values[i]:.3g}, {self.ci_high_values[i]:.3g}] ({self.confidence:.0%})"
+            txt += f"  at composition {tuple(int(c) for c in self.worst_composition_values[i])}"
+            lines.append(txt)
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<SmoothedResult {self.method}: " + "; ".join(
+            f"epsilon={e:g} delta={format_log(ld)}" for e, ld in zip(self.epsilon, self.log_delta_values)
+        ) + ">"
+
+    def chart(self):
+        """Altair chart of the result (requires the notebook extras)."""
+        from ... import charts
+
+        return charts.smoothed_chart(self)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from ... import charts
+
+        return charts.mimebundle(self)
+
+
+def assemble_result(mech, n, red, e, comps, vals, method, t0, lo=None, hi=None, **extra) -> SmoothedResult:
+    best = np.argmax(vals, axis=0)
+    labels = [str(v) for v in red.vertex_labels]
+    # one row per (epsilon, composition), epsilon-major; built column by column in one go
+    C, E = comps.shape[0], e.size
+    columns = {"epsilon": np.repeat(e, C)}
+    for i, lab in enumerate(labels):
+        columns[f"n_{lab}"] = np.tile(comps[:, i], E)
+    flat = vals.T.ravel()
+    columns["delta"] = np.exp(flat)
+    columns["log_delta"] = flat
+    if lo is not None:
+        columns["ci_low"] = lo.T.ravel()
+        columns["ci_high"] = hi.T.ravel()
+    ci_low = None if lo is None else lo.max(axis=0)
+    ci_high = None if hi is None else hi.max(axis=0)
+    return SmoothedResult(
+        mechanism=mech,
+        n=n,
+        epsilon=e,
+        log_delta_values=vals[best, np.arange(e.size)],
+        vertices=red.vertices,
+        vertex_labels=list(red.vertex_labels),
+        dropped=list(red.dropped_labels),
+        worst_composition_values=comps[best],
+        table_columns=columns,
+        dp_delta=float(dp_delta(mech, n, e[0] if needs_epsilon(mech) else None, categories=red.vertices.shape[1])),
+        method=method,
+        ci_low_values=ci_low,
+        ci_high_values=ci_high,
+        seconds=time.perf_counter() - t0,
+        notes=[red.message],
+        **extra,
+    )
+
+
+def needs_epsilon(mech) -> bool:
+    from ..mechanisms import NoisySamplingHistogram
+
+    return isinstance(mech, NoisySamplingHistogram)
+
+
+def fit_exponential(n, log_delta) -> dict:
+    """Least-squares fit ``log delta = a + b n`` (delta ~ C exp(b n)).
+
+    Returns a dict with ``slope`` (b, per record), ``intercept`` (a),
+    ``r2`` and ``log10_slope`` (b / ln 10: decades per record).  Points with
+    delta = 0 (log = -inf) are ignored.
+    """
+    x = np.asarray(n, dtype=float)
+    y = np.asarray(log_delta, dtype=float)
+    ok = np.isfinite(y)
+    if ok.sum() < 2:
+        return {"slope": math.nan, "intercept": math.nan, "r2": math.nan, "log10_slope": math.nan}
+    b, a = np.polyfit(x[ok], y[ok], 1)
+    resid = y[ok] - (a + b * x[ok])
+    ss = np.sum((y[ok] - y[ok].mean()) ** 2)
+    r2 = 1.0 - np.sum(resid**2) / ss if ss > 0 else 1.0
+    return {"slope": float(b), "intercept": float(a), "r2": float(r2), "log10_slope": float(b / math.log(10))}
+
+
+@dataclass(frozen=True)
+class SmoothedCurve:
+    """Smoothed delta as a function of n (Figure 2 left / Figure 4)."""
+
+    results: list
+    table: pd.DataFrame
+    fits: pd.DataFrame
+
+    @classmethod
+    def from_results(cls, results: list) -> "SmoothedCurve":
+        """Assemble the curve (table over n and epsilon, exponential fit per epsilon)
+        from :class:`SmoothedResult` objects computed for several n."""
+        if not results:
+            raise ValueError("results must contain at least one SmoothedResult")
+        rows = []
+        for r in results:
+            df = r.to_frame()
+            df.insert(0, "n", r.n)
+            rows.append(df)
+        table = pd.concat(rows, ignore_index=True)
+        table["log_delta"] = table["log10_delta"] * math.log(10)
+        fits = []
+        for ev, g in table.groupby("epsilon", sort=True):
+            f = fit_exponential(g["n"], g["log_delta"])
+            f["epsilon"] = ev
+            fits.append(f)
+        cols = ["epsilon", "slope", "intercept", "r2", "log10_slope"]
+        return cls(results=list(results), table=table, fits=pd.DataFrame(fits)[cols])
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.table.copy()
+
+    def to_dict(self) -> dict:
+        return {"table": self.table.to_dict(orient="list"), "fits": self.fits.to_dict(orient="list")}
+
+    def __str__(self) -> str:
+        lines = ["Smoothed delta vs n (exponential fit log delta = a + b n):"]
+        for row in self.fits.itertuples():
+            lines.append(f"  epsilon = {row.epsilon:g}: b = {row.slope:.4g} per record (R^2 = {row.r2:.4f})")
+        return "\n".join(lines)
+
+    def chart(self):
+        from ... import charts
+
+        return charts.curve_chart(self)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from ... import charts
+
+        return charts.mimebundle(self)

@@ -26,8 +26,9 @@ sys.path.insert(0, str(DOCS / "_ext"))
 # The notebooks read this in their ``parameters`` cell; the kernel inherits it.
 os.environ["SMOOTHDP_CI"] = "1"
 
-import smoothdp_nb  # noqa: E402
-from smoothdp_docs import copy_notebooks, write_api_page  # noqa: E402
+from smoothdp_docs import copy_notebooks, write_api_page
+
+import smoothdp_nb
 
 project = "smoothdp_nb"
 author = "the smoothdp_nb developers"

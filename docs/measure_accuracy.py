@@ -16,7 +16,6 @@ are computed here from the definitions, independently of the package:
 
 from __future__ import annotations
 
-import math
 import time
 from fractions import Fraction
 from math import comb
@@ -108,7 +107,9 @@ def main() -> None:
     worst = rows[int(np.argmin(d))]
     print(f"privacy_profile, {len(rows)} cases (n = 20, 200, 2000; eta = 0.5, 0.9, 0.998; 4 databases; 4 epsilon):")
     print(f"  correct significant digits: min {d.min():.1f}, median {np.median(d):.1f}, max {d.max():.1f}")
-    print(f"  worst case: n = {worst[0]}, eta = {worst[1]}, x = ({worst[2]}, {worst[0] - worst[2]}), epsilon = {worst[3]}")
+    print(
+        f"  worst case: n = {worst[0]}, eta = {worst[1]}, x = ({worst[2]}, {worst[0] - worst[2]}), epsilon = {worst[3]}"
+    )
     got, bound = districts()
     rel = (mp.mpf(got) - bound) / bound
     print("smoothed_delta, 2020 districts, n = 5000, eta = 0.998, epsilon = 0.5:")

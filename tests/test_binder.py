@@ -39,8 +39,17 @@ ROOT = Path(__file__).resolve().parents[1]
 BINDER = ROOT / "binder"
 _PIN = re.compile(r"^[A-Za-z0-9_.\-\[\]]+==[A-Za-z0-9_.+\-!]+$")
 _IGNORE = shutil.ignore_patterns(
-    ".git", ".venv*", "venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache",
-    ".hypothesis", ".ipynb_checkpoints", "reports",
+    ".git",
+    ".venv*",
+    "venv",
+    "build",
+    "dist",
+    "*.egg-info",
+    "__pycache__",
+    ".pytest_cache",
+    ".hypothesis",
+    ".ipynb_checkpoints",
+    "reports",
 )
 
 
@@ -64,8 +73,12 @@ def _runtime_python() -> tuple[str, str]:
         if not c:
             continue
         try:
-            out = subprocess.run([c, "-c", "import sys, venv; print('%d.%d' % sys.version_info[:2])"],
-                                 capture_output=True, text=True, timeout=60)
+            out = subprocess.run(
+                [c, "-c", "import sys, venv; print('%d.%d' % sys.version_info[:2])"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
         except (OSError, subprocess.TimeoutExpired):
             continue
         if out.returncode == 0 and out.stdout.strip() == version:
@@ -86,12 +99,12 @@ def test_requirements_are_exact_pins_and_install_the_repo():
     pinned = reqs[:-1]
     bad = [r for r in pinned if not _PIN.match(r)]
     assert not bad, f"not exact pins: {bad}"
-    names = {re.split(r"[=\[]", r, 1)[0].lower().replace("_", "-") for r in pinned}
+    names = {re.split(r"[=\[]", r, maxsplit=1)[0].lower().replace("_", "-") for r in pinned}
     # every runtime dependency of pyproject.toml, plus the front end
     import tomllib
 
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    wanted = {re.split(r"[<>=!~\[ ;]", d, 1)[0].lower().replace("_", "-") for d in deps}
+    wanted = {re.split(r"[<>=!~\[ ;]", d, maxsplit=1)[0].lower().replace("_", "-") for d in deps}
     missing = sorted(wanted - names)
     assert not missing, f"binder/requirements.txt lacks runtime dependencies {missing}"
     assert {"jupyterlab", "ipykernel"} <= names
@@ -125,9 +138,25 @@ def test_pip_resolves_the_pins_together(tmp_path):
     report = tmp_path / "report.json"
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
     out = subprocess.run(
-        [python, "-m", "pip", "install", "--disable-pip-version-check", "--dry-run", "--ignore-installed",
-         "--quiet", "--report", str(report), "-r", "binder/requirements.txt"],
-        cwd=repo, env=env, capture_output=True, text=True, timeout=300,
+        [
+            python,
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "--dry-run",
+            "--ignore-installed",
+            "--quiet",
+            "--report",
+            str(report),
+            "-r",
+            "binder/requirements.txt",
+        ],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert out.returncode == 0, f"pip cannot resolve binder/requirements.txt ({note}):\n{out.stderr[-3000:]}"
     installed = {
@@ -200,9 +229,15 @@ def test_binder_environment_runs_quickstart(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
     pip = subprocess.run(
         [vpy, "-m", "pip", "install", "--disable-pip-version-check", "-q", "-r", "binder/requirements.txt"],
-        cwd=repo, env=env, capture_output=True, text=True, timeout=1800,
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
     )
-    assert pip.returncode == 0, f"pip install -r binder/requirements.txt failed:\n{pip.stdout[-3000:]}\n{pip.stderr[-3000:]}"
+    assert pip.returncode == 0, (
+        f"pip install -r binder/requirements.txt failed:\n{pip.stdout[-3000:]}\n{pip.stderr[-3000:]}"
+    )
     check = subprocess.run([vpy, "-m", "pip", "check"], env=env, capture_output=True, text=True)
     assert check.returncode == 0, f"inconsistent pins:\n{check.stdout}{check.stderr}"
     runner = tmp_path / "run_quickstart.py"
@@ -210,9 +245,15 @@ def test_binder_environment_runs_quickstart(tmp_path):
     env["SMOOTHDP_CI"] = "1"
     out = subprocess.run(
         [vpy, str(runner), str(repo / "notebooks" / "01_quickstart.ipynb"), str(tmp_path / "kernels")],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
     )
-    assert out.returncode == 0, f"quickstart failed in the Binder venv ({note}):\n{out.stdout[-3000:]}\n{out.stderr[-4000:]}"
+    assert out.returncode == 0, (
+        f"quickstart failed in the Binder venv ({note}):\n{out.stdout[-3000:]}\n{out.stderr[-4000:]}"
+    )
     assert "OK" in out.stdout
     # the package came from the copy of the repository (the '.' line), not from elsewhere
     assert str(venv) in out.stdout, out.stdout

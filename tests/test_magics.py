@@ -31,14 +31,19 @@ def test_cell_form_stores_output(ip):
 
 
 def test_line_form(ip):
-    ip.run_line_magic("smoothdp", '-o prof --no-chart compute = "profile"; histogram = [[6, 4], [9, 1]]; '
-                                  'epsilon = [0.5, 1]; mechanism = {eta = 0.5}')
+    ip.run_line_magic(
+        "smoothdp",
+        '-o prof --no-chart compute = "profile"; histogram = [[6, 4], [9, 1]]; '
+        "epsilon = [0.5, 1]; mechanism = {eta = 0.5}",
+    )
     r = ip.user_ns["prof"]
     assert isinstance(r, ProfileResult) and r.log_delta.shape == (2, 2)
 
 
 def test_line_form_inline_table(ip):
-    ip.run_line_magic("smoothdp", '-o q --no-chart {compute = "noise", epsilon = 2, gamma = 0.1, families = ["cauchy"]}')
+    ip.run_line_magic(
+        "smoothdp", '-o q --no-chart {compute = "noise", epsilon = 2, gamma = 0.1, families = ["cauchy"]}'
+    )
     assert ip.user_ns["q"].epsilon == 2
 
 
@@ -48,8 +53,11 @@ def test_line_to_toml_keeps_semicolons_in_strings():
 
 def test_release_from_user_namespace(ip):
     ip.user_ns["incomes"] = pd.DataFrame({"income": np.linspace(0, 100, 101)})
-    ip.run_cell_magic("smoothdp", "-o rel --no-chart",
-                      'compute = "release"\ndata = "incomes"\ncolumn = "income"\nbounds = [0, 100]\nepsilon = 1\nrng = 1\n')
+    ip.run_cell_magic(
+        "smoothdp",
+        "-o rel --no-chart",
+        'compute = "release"\ndata = "incomes"\ncolumn = "income"\nbounds = [0, 100]\nepsilon = 1\nrng = 1\n',
+    )
     assert isinstance(ip.user_ns["rel"], ReleaseReport)
 
 
@@ -58,9 +66,12 @@ def test_executor_option(ip):
 
     with ThreadPoolExecutor(2) as pool:
         ip.user_ns["pool"] = pool
-        ip.run_cell_magic("smoothdp", "--executor pool -o mc --no-chart",
-                          'compute = "smoothed"\nmethod = "monte-carlo"\ntrials = 100\nrng = 2\nn = 40\n'
-                          'pi = [[0.4, 0.6], [0.6, 0.4]]\nepsilon = 0.5\nmechanism = {eta = 0.5}\n')
+        ip.run_cell_magic(
+            "smoothdp",
+            "--executor pool -o mc --no-chart",
+            'compute = "smoothed"\nmethod = "monte-carlo"\ntrials = 100\nrng = 2\nn = 40\n'
+            "pi = [[0.4, 0.6], [0.6, 0.4]]\nepsilon = 0.5\nmechanism = {eta = 0.5}\n",
+        )
     assert ip.user_ns["mc"].method == "monte-carlo"
     with pytest.raises(UsageError, match="no_such_pool"):
         ip.run_cell_magic("smoothdp", "--executor no_such_pool", NOISE)
@@ -94,8 +105,20 @@ def test_display_and_table(ip, capsys):
 
 def test_docstring_is_a_reference():
     doc = SmoothDPMagics.smoothdp.__doc__
-    for word in ("profile", "smoothed", "sweep", "release", "noise", "--output", "--no-chart", "--table",
-                 "--executor", "us-elections", "us-2020-districts", "%%smoothdp"):
+    for word in (
+        "profile",
+        "smoothed",
+        "sweep",
+        "release",
+        "noise",
+        "--output",
+        "--no-chart",
+        "--table",
+        "--executor",
+        "us-elections",
+        "us-2020-districts",
+        "%%smoothdp",
+    ):
         assert word in doc, word
 
 

@@ -103,8 +103,7 @@ class MagicReference(SphinxDirective):
         doc = inspect.cleandoc(SmoothDPMagics.smoothdp.__doc__ or "")
         node = nodes.section()
         node.document = self.state.document
-        self.state.nested_parse(StringList(doc.splitlines(), source="smoothdp_nb.magics"), 0, node,
-                                match_titles=True)
+        self.state.nested_parse(StringList(doc.splitlines(), source="smoothdp_nb.magics"), 0, node, match_titles=True)
         return node.children
 
 
@@ -120,8 +119,13 @@ class SpecVocabulary(SphinxDirective):
             value = getattr(spec, name)
             if name.isupper() and isinstance(value, tuple) and value and all(isinstance(v, str) for v in value):
                 rows.append((name, ", ".join(f"``{v}``" for v in value)))
-        lines = [".. list-table::", "   :header-rows: 1", "", "   * - constant in ``smoothdp_nb.spec``",
-                 "     - allowed values"]
+        lines = [
+            ".. list-table::",
+            "   :header-rows: 1",
+            "",
+            "   * - constant in ``smoothdp_nb.spec``",
+            "     - allowed values",
+        ]
         for name, values in rows:
             lines += [f"   * - ``{name}``", f"     - {values}"]
         node = nodes.section()
@@ -134,8 +138,7 @@ def _run_python(args: list[str], timeout: float) -> str:
     """Standard output of ``python ARGS`` in the repository (the build fails if it fails)."""
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "COLUMNS": "100", "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
-    out = subprocess.run([sys.executable, *args], cwd=root, env=env, capture_output=True, text=True,
-                         timeout=timeout)
+    out = subprocess.run([sys.executable, *args], cwd=root, env=env, capture_output=True, text=True, timeout=timeout)
     if out.returncode != 0:
         raise RuntimeError(f"python {' '.join(args)} failed ({out.returncode}):\n{out.stderr[-2000:]}")
     return out.stdout
@@ -191,8 +194,10 @@ def replace_widget_reprs(app: Sphinx, doctree: nodes.document, docname: str) -> 
     for block in list(doctree.findall(nodes.literal_block)):
         if _WIDGET_REPR.match(block.astext()):
             note = nodes.note()
-            note += nodes.paragraph(text="A live panel appears here when the notebook runs in a kernel "
-                                         "(JupyterLab, Notebook, VS Code, Binder); a static page cannot show it.")
+            note += nodes.paragraph(
+                text="A live panel appears here when the notebook runs in a kernel "
+                "(JupyterLab, Notebook, VS Code, Binder); a static page cannot show it."
+            )
             block.replace_self(note)
 
 

@@ -50,6 +50,8 @@ _IGNORE = shutil.ignore_patterns(
     ".hypothesis",
     ".ipynb_checkpoints",
     "reports",
+    "_build",  # docs/_build: HTML, MathJax and the notebook cache
+    "generated",
 )
 
 

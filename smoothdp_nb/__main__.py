@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command")
     sub.add_parser(
         "tutorials",
-        help="execute the tutorial notebooks into HTML reports (--out DIR, --ci) or open JupyterLab (--lab)",
+        help="execute the tutorial notebooks into HTML reports (--out DIR, --ci, --jobs N) or open JupyterLab (--lab)",
         add_help=False,
     )
     sub.add_parser(
@@ -60,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
         help="run a TOML spec (like a %%%%smoothdp cell): run spec.toml [--out report.html] [--json out.json]",
         add_help=False,
     )
+    sub.add_parser("gallery", help="render every chart builder to SVG and PNG with an index page: gallery --out DIR",
+                   add_help=False)
     rep = sub.add_parser("report", help="print the election privacy report (default)")
     rep.add_argument("--lost", type=float, default=None, help="fraction of votes lost (default: 0.002 and 0.0001)")
     rep.add_argument("--threshold", type=float, default=0.51, help="accuracy threshold t (default 0.51)")
@@ -68,12 +70,21 @@ def main(argv: list[str] | None = None) -> int:
         from .tutorials import main as tutorials_main
 
         return tutorials_main(argv[1:])
+    if argv and argv[0] == "gallery":
+        from .gallery import main as gallery_main
+
+        return gallery_main(argv[1:])
     if argv and argv[0] == "run":
         # the run command has its own parser (smoothdp_nb.cli)
         from .cli import main_run
 
         return main_run(argv[1:])
     args = parser.parse_args(argv)
+    lost = getattr(args, "lost", None)
+    if lost is not None and not 0 < lost < 1:
+        parser.error(f"--lost must be a fraction in (0, 1), got {lost}")
+    if not 0.5 <= getattr(args, "threshold", 0.51) < 1:
+        parser.error(f"--threshold must be in [0.5, 1) (epsilon = ln(t / (1 - t)) >= 0), got {args.threshold}")
     if args.command in (None, "report"):
         losts = [args.lost] if getattr(args, "lost", None) else [0.002, 0.0001]
         t = getattr(args, "threshold", 0.51)

@@ -10,8 +10,12 @@ and writes
 * ``--json out.json``: the result's ``to_dict()`` with the spec, for scripts;
 * without either, the text form on standard output.
 
-Exit status: 0 on success, 2 for an invalid spec or options (the message
-names the key and the line, as in the notebook), 1 when the computation fails.
+Exit status: 0 on success; 2 with one line on standard error for every user
+error -- an invalid spec or option, a value the computation rejects, a
+computation refused before it starts (estimated time or memory over budget),
+an unreadable spec or data file, a report that cannot be written (the message
+names the key and the line, as in the notebook); a genuine bug exits 1 with
+its traceback.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .core.budget import cap_workers
 from .spec import SpecError, parse_spec, run_spec
 
 __all__ = ["main_run", "build_parser", "html_report", "json_report"]
@@ -152,45 +157,55 @@ def main_run(argv: Sequence[str] | None = None) -> int:
         The arguments after ``run`` (default: ``sys.argv[2:]``).
     """
     args = build_parser().parse_args(list(argv) if argv is not None else sys.argv[2:])
-    if args.spec == "-":
-        text, base, source = sys.stdin.read(), Path.cwd(), "<stdin>"
-    else:
-        path = Path(args.spec)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            print(f"error: cannot read spec {args.spec}: {exc.strerror or exc}", file=sys.stderr)
-            return 2
-        base, source = path.resolve().parent, str(path)
-    if args.workers < 0:
-        print(f"error: --workers must be >= 0, got {args.workers}", file=sys.stderr)
+    source = "<stdin>" if args.spec == "-" else str(args.spec)
+
+    def fail(message: str) -> int:
+        print(f"error: {message}", file=sys.stderr)
         return 2
+
+    try:
+        if args.spec == "-":
+            text, base = sys.stdin.read(), Path.cwd()
+        else:
+            path = Path(args.spec)
+            text = path.read_text(encoding="utf-8")
+            base = path.resolve().parent
+    except UnicodeDecodeError as exc:
+        return fail(f"cannot read spec {source}: not UTF-8 text ({exc.reason} at byte {exc.start})")
+    except OSError as exc:
+        return fail(f"cannot read spec {source}: {exc.strerror or exc}")
+    try:
+        workers = cap_workers(args.workers, "--workers") if args.workers else 0
+    except ValueError as exc:
+        return fail(f"{exc} (the machine's cores)")
+    for flag, target in (("--out", args.out), ("--json", args.json)):
+        # refuse before computing, not after
+        if target and not Path(target).resolve().parent.is_dir():
+            return fail(f"{flag} {target}: the directory {Path(target).resolve().parent} does not exist")
     try:
         spec = parse_spec(text)
     except SpecError as err:
-        print(f"error: {source}: {err}", file=sys.stderr)
-        return 2
+        return fail(f"{source}: {err}")
     executor = None
     try:
-        if args.workers > 0:
+        if workers > 0:
             from concurrent.futures import ProcessPoolExecutor
 
-            executor = ProcessPoolExecutor(args.workers)
+            executor = ProcessPoolExecutor(workers)
         result = run_spec(spec, {}, executor=executor, progress=False, base_dir=base)
-    except SpecError as err:
-        print(f"error: {source}: {err}", file=sys.stderr)
-        return 2
-    except Exception as exc:  # the computation failed: keep the core's message
-        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
+    except SpecError as err:  # invalid values, refusals and unreadable files, at their key and line
+        return fail(f"{source}: {err}")
     finally:
         if executor is not None:
             executor.shutdown()
-    if args.out:
-        Path(args.out).write_text(html_report(result, spec, source), encoding="utf-8")
-    if args.json:
-        Path(args.json).write_text(json.dumps(json_report(result, spec), indent=2, allow_nan=False) + "\n",
-                                   encoding="utf-8")
+    try:
+        if args.out:
+            Path(args.out).write_text(html_report(result, spec, source), encoding="utf-8")
+        if args.json:
+            Path(args.json).write_text(json.dumps(json_report(result, spec), indent=2, allow_nan=False) + "\n",
+                                       encoding="utf-8")
+    except OSError as exc:
+        return fail(f"cannot write {exc.filename or 'the report'}: {exc.strerror or exc}")
     if not args.quiet:
         print(str(result))
         for label, target in (("report", args.out), ("json", args.json)):

@@ -8,6 +8,7 @@ displays the result.  Load it with ``%load_ext smoothdp_nb`` (or
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import re
 from typing import Any
 
@@ -25,11 +26,21 @@ _SPEC_START = re.compile(r"(^|\s)(\{|[A-Za-z_][A-Za-z0-9_.-]*\s*=)")
 
 
 def _split_top_level(text: str, sep: str = ";") -> list[str]:
-    """Split at ``sep`` outside quotes, brackets and braces."""
+    """Split at ``sep`` outside quotes, brackets and braces.
+
+    Follows TOML's strings: in a basic string ("...") a backslash escapes the
+    next character (``"a\\"; b"`` is one string); a literal string ('...') has
+    no escapes.
+    """
     parts, depth, quote, cur = [], 0, "", []
+    escaped = False
     for ch in text:
         if quote:
-            if ch == quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\" and quote == '"':
+                escaped = True
+            elif ch == quote:
                 quote = ""
         elif ch in "\"'":
             quote = ch
@@ -161,10 +172,11 @@ class SmoothDPMagics(Magics):
 
             %smoothdp compute = "release"; data = "df"; column = "income"; bounds = [0, 500000]; epsilon = 1
 
-        Errors in the spec (unknown keys, values out of range, TOML syntax)
-        are reported as one line naming the key, the allowed values, the
-        closest valid key and the line; errors of the computation itself keep
-        their own messages.  The same spec runs headless with
+        Every error caused by the spec -- unknown keys, values out of range,
+        TOML syntax, a value the computation rejects, a computation refused
+        because its estimated time or memory is over budget, an unreadable
+        file -- is reported as one line naming the key and its line (no
+        traceback); only genuine bugs show a traceback.  The same spec runs headless with
         ``python -m smoothdp_nb run spec.toml --out report.html``.
         """
         if cell is None:
@@ -183,13 +195,17 @@ class SmoothDPMagics(Magics):
             args = parse_argstring(self.smoothdp, opts_text)
         except UsageError:
             raise
-        except SystemExit:  # argparse exits on unknown options
+        except (SystemExit, ValueError):  # argparse exits on unknown options; shlex on unbalanced quotes
             raise UsageError(f"%smoothdp: invalid options {opts_text.strip()!r} (see %smoothdp?)") from None
         executor = None
         if args.executor:
             if args.executor not in self.shell.user_ns:
                 raise UsageError(f"--executor: no variable {args.executor!r} in the notebook")
             executor = self.shell.user_ns[args.executor]
+            if not isinstance(executor, cf.Executor):
+                hint = " (for a Dask client use client.get_executor())" if hasattr(executor, "get_executor") else ""
+                raise UsageError(f"--executor: {args.executor!r} is a {type(executor).__name__}, "
+                                 f"not a concurrent.futures.Executor{hint}")
         spec: Any = toml_text
         if cell is None and toml_text.startswith("__spec__ = "):
             from .spec import parse_toml
@@ -210,12 +226,12 @@ class SmoothDPMagics(Magics):
 
 def _show(result: Any, chart: bool, table: bool) -> None:
     """Display a result: rich (chart and summary), or summary only, plus the table."""
-    from . import results_charts
+    from .display import summary_bundle
 
     if chart:
         display(result)
     else:
-        display(results_charts.bundle(result, results_charts.summary_frame(result), chart=False), raw=True)
+        display(summary_bundle(result), raw=True)
     if table:
         display(result.to_frame())
 

@@ -71,6 +71,10 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import pandas as pd
 
+from .core._validate import as_bounds, as_decimal_text, as_histograms, as_int, as_real
+from .core.budget import ComputationTooLarge, cap_workers
+from .core.hull import reduce_to_vertices
+
 __all__ = ["SpecError", "Spec", "parse_spec", "run_spec", "COMPUTATIONS", "PI_DATASETS", "PROFILE_DATASETS"]
 
 COMPUTATIONS = ("profile", "smoothed", "sweep", "release", "noise")
@@ -96,9 +100,10 @@ class SpecError(ValueError):
         1-based line of the key in the TOML text, when known.
     """
 
-    def __init__(self, message: str, key: str | None = None, line: int | None = None):
+    def __init__(self, message: str, key: str | None = None, line: int | None = None, near: str | None = None):
         self.key = key
         self.line = line
+        self.near = near  # a key whose line to show when ``key`` itself is missing from the spec
         self.message = message
         super().__init__(self._text())
 
@@ -119,43 +124,37 @@ class SpecError(ValueError):
 # --------------------------------------------------------------------------
 
 
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (Real, np.floating, np.integer)) and not isinstance(v, bool)
+def _core(key: str | None, check: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Run a core validator (or constructor); its TypeError/ValueError becomes a SpecError at ``key``.
+
+    The spec layer checks values with the core's own validators
+    (:mod:`smoothdp_nb.core._validate`), so that nothing passes the spec only to
+    fail in the core.
+    """
+    try:
+        return check(*args, **kwargs)
+    except SpecError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise SpecError(_without_name(str(exc), key), key) from None
+
+
+def _without_name(message: str, key: str | None) -> str:
+    """Drop the leading parameter name of a core message (the SpecError prefix names the key)."""
+    if key and message.startswith(key + " "):
+        return message[len(key) + 1:]
+    return message
 
 
 def _number(key: str, v: Any, *, lo: float | None = None, hi: float | None = None,
             lo_open: bool = False, hi_open: bool = False) -> float:
-    rng = _range_text(lo, hi, lo_open, hi_open)
-    if not _is_number(v):
-        raise SpecError(f"must be a number{rng}, got {v!r}", key)
-    x = float(v)
-    bad = (
-        math.isnan(x)
-        or (lo is not None and (x < lo or (lo_open and x == lo)))
-        or (hi is not None and (x > hi or (hi_open and x == hi)))
-    )
-    if bad:
-        raise SpecError(f"must be a number{rng}, got {v!r}", key)
-    return x
+    """A finite number in a range (no strings, no bools): :func:`~smoothdp_nb.core._validate.as_real`."""
+    return _core(key, as_real, v, key, lo=lo, hi=hi, lo_open=lo_open, hi_open=hi_open)
 
 
-def _range_text(lo, hi, lo_open, hi_open) -> str:
-    if lo is None and hi is None:
-        return ""
-    parts = []
-    if lo is not None:
-        parts.append(f"{lo:g} {'<' if lo_open else '<='} value")
-    if hi is not None:
-        parts.append(f"value {'<' if hi_open else '<='} {hi:g}")
-    return " with " + " and ".join(parts)
-
-
-def _integer(key: str, v: Any, *, lo: int = 1) -> int:
-    if isinstance(v, bool) or not (isinstance(v, (Integral, np.integer)) or (_is_number(v) and float(v).is_integer())):
-        raise SpecError(f"must be an integer >= {lo}, got {v!r}", key)
-    if int(v) < lo:
-        raise SpecError(f"must be an integer >= {lo}, got {v!r}", key)
-    return int(v)
+def _integer(key: str, v: Any, *, lo: int = 1, hi: int | None = None) -> int:
+    """An integer >= lo (integral floats such as 1e3 accepted): :func:`~smoothdp_nb.core._validate.as_int`."""
+    return _core(key, as_int, v, key, minimum=lo, maximum=hi)
 
 
 def _boolean(key: str, v: Any) -> bool:
@@ -186,30 +185,27 @@ def _range_table(key: str, v: Mapping[str, Any]) -> np.ndarray:
     lo = 0.0 if log else None
     start = _number(f"{key}.start", v["start"], lo=lo, lo_open=log)
     stop = _number(f"{key}.stop", v["stop"], lo=lo, lo_open=log)
-    num = _integer(f"{key}.num", v["num"], lo=1)
-    if num > MAX_RANGE:
-        raise SpecError(f"must be an integer with 1 <= num <= {MAX_RANGE}, got {num}", f"{key}.num")
+    num = _integer(f"{key}.num", v["num"], lo=1, hi=MAX_RANGE)
     return np.geomspace(start, stop, num) if log else np.linspace(start, stop, num)
 
 
 def _values(key: str, v: Any, *, lo: float = 0.0, lo_open: bool = False) -> np.ndarray:
-    """A number, a list of numbers or a range table -> 1-D float array."""
+    """A number, a list of numbers or a range table -> 1-D array of finite floats >= lo (> lo if lo_open)."""
     if isinstance(v, Mapping):
         arr = _range_table(key, v)
-    elif isinstance(v, (list, tuple)):
+        low = float(arr.min())
+        if low < lo or (lo_open and low == lo):
+            raise SpecError(f"every value must be {'>' if lo_open else '>='} {lo:g}, got a range down to {low!r}", key)
+        return arr
+    if isinstance(v, (list, tuple)):
         if not v:
             raise SpecError("must not be an empty list", key)
-        arr = np.array([_number(f"{key}[{i}]", x) for i, x in enumerate(v)], dtype=float)
-    elif _is_number(v):
-        arr = np.array([float(v)])
-    else:
+        return np.array([_number(f"{key}[{i}]", x, lo=lo, lo_open=lo_open) for i, x in enumerate(v)], dtype=float)
+    if isinstance(v, (str, bool)) or not isinstance(v, (int, float)):
         raise SpecError(
             f"must be a number, a list of numbers or a range {{start, stop, num, log}}, got {v!r}", key
         )
-    rel = "<" if lo_open else "<="
-    if np.any(~np.isfinite(arr)) or np.any(arr < lo) or (lo_open and np.any(arr == lo)):
-        raise SpecError(f"every value must be finite with {lo:g} {rel} value, got {arr.tolist()!r}", key)
-    return arr
+    return np.array([_number(key, v, lo=lo, lo_open=lo_open)])
 
 
 def _sizes(key: str, v: Any) -> list[int]:
@@ -318,12 +314,9 @@ def _mechanism(v: Any):
     kw: dict[str, Any] = {}
     if "eta" in v:
         eta = v["eta"]
-        if isinstance(eta, str):  # exact decimal text, e.g. "0.998"
-            try:
-                ok = 0 < float(eta) <= 1
-            except ValueError:
-                ok = False
-            if not ok:
+        if isinstance(eta, str):  # exact decimal text, e.g. "0.998": plain ASCII decimals only
+            rate = _core("mechanism.eta", as_decimal_text, eta, "mechanism.eta")
+            if not 0 < rate <= 1:
                 raise SpecError(f"must be a sampling rate with 0 < eta <= 1, got {eta!r}", "mechanism.eta")
         else:
             _number("mechanism.eta", eta, lo=0.0, hi=1.0, lo_open=True)
@@ -332,21 +325,22 @@ def _mechanism(v: Any):
         kw["T"] = _integer("mechanism.T", v["T"], lo=1)
     if kind == "noisy-sampling":
         if "noise_epsilon" not in v:
-            raise SpecError("is required for kind = 'noisy-sampling' (a number > 0)", "mechanism.noise_epsilon")
+            raise SpecError("is required for kind = 'noisy-sampling' (a number > 0)", "mechanism.noise_epsilon",
+                            near="mechanism")
         if "replace" in v:
             raise SpecError("is not available for kind = 'noisy-sampling' (it samples without replacement)",
                             "mechanism.replace")
         ne = _number("mechanism.noise_epsilon", v["noise_epsilon"], lo=0.0, lo_open=True)
-        return NoisySamplingHistogram(kw.get("eta"), T=kw.get("T"), noise_epsilon=ne)
+        return _core("mechanism", NoisySamplingHistogram, kw.get("eta"), T=kw.get("T"), noise_epsilon=ne)
     if "noise_epsilon" in v:
         raise SpecError("is only for kind = 'noisy-sampling'", "mechanism.noise_epsilon")
     replace = _boolean("mechanism.replace", v.get("replace", False))
-    return SamplingHistogram(kw.get("eta"), T=kw.get("T"), replace=replace)
+    return _core("mechanism", SamplingHistogram, kw.get("eta"), T=kw.get("T"), replace=replace)
 
 
 def _require(doc: Mapping[str, Any], key: str, compute: str, what: str) -> Any:
     if key not in doc:
-        raise SpecError(f"is required for compute = {compute!r}: {what}", key)
+        raise SpecError(f"is required for compute = {compute!r}: {what}", key, near="compute")
     return doc[key]
 
 
@@ -381,17 +375,13 @@ def _validate_profile(doc: Mapping[str, Any], p: dict) -> None:
         )
     if "histogram" in doc:
         h = doc["histogram"]
-        rows = h if (isinstance(h, list) and h and isinstance(h[0], list)) else [h]
         if not isinstance(h, list) or not h:
             raise SpecError(f"must be a list of counts or a list of lists of counts, got {h!r}", "histogram")
-        clean = []
-        for i, row in enumerate(rows):
-            if not isinstance(row, list) or len(row) < 2:
-                raise SpecError(f"every histogram needs >= 2 category counts, got {row!r}", f"histogram[{i}]")
-            clean.append([_integer(f"histogram[{i}]", c, lo=0) for c in row])
-        if len({len(r) for r in clean}) != 1:
-            raise SpecError("all histograms must have the same number of categories", "histogram")
-        p["hists"] = np.array(clean, dtype=np.int64)
+        hists, _ = _core("histogram", as_histograms, h, "histogram")
+        for size in np.unique(hists.sum(axis=1)):
+            _core("histogram", p["mechanism"].sample_size, int(size))  # e.g. T <= n
+        clean = hists
+        p["hists"] = hists
         p["source"] = "inline"
         if "labels" in doc:
             lab = doc["labels"]
@@ -411,7 +401,7 @@ def _validate_profile(doc: Mapping[str, Any], p: dict) -> None:
             raise SpecError("is only for dataset = 'us-elections'", "years")
         ys = doc["years"]
         ys = ys if isinstance(ys, list) else [ys]
-        p["years"] = [_integer("years", y, lo=1920) for y in ys]
+        p["years"] = [_integer(f"years[{i}]", y, lo=1920, hi=2020) for i, y in enumerate(ys)]
 
 
 def _validate_smoothed(doc: Mapping[str, Any], p: dict, compute: str) -> None:
@@ -422,6 +412,8 @@ def _validate_smoothed(doc: Mapping[str, Any], p: dict, compute: str) -> None:
         p["n"] = _integer("n", n)
     else:
         p["ns"] = _sizes("n", n)
+    for size in p.get("ns", [p.get("n")]):
+        _core("n", p["mechanism"].sample_size, size)  # e.g. T <= n
     pi = _require(doc, "pi", compute, f"a list of probability vectors, a dataset ({', '.join(PI_DATASETS)}) "
                   "or the name of a variable")
     if isinstance(pi, str):
@@ -439,6 +431,7 @@ def _validate_smoothed(doc: Mapping[str, Any], p: dict, compute: str) -> None:
         if len({len(r) for r in arr}) != 1:
             raise SpecError("all distributions must have the same number of categories", "pi")
         p["pi"] = np.array(arr, dtype=float)
+        _core("pi", reduce_to_vertices, p["pi"])  # the core's own checks of Pi
     else:
         raise SpecError(
             f"must be a list of probability vectors, a dataset ({', '.join(repr(d) for d in PI_DATASETS)}) "
@@ -462,7 +455,7 @@ def _validate_smoothed(doc: Mapping[str, Any], p: dict, compute: str) -> None:
     if "rng" in doc:
         kw["rng"] = _integer("rng", doc["rng"], lo=0)
     if "budget" in doc:
-        kw["budget"] = _number("budget", doc["budget"], lo=0.0, lo_open=True)
+        kw["budget"] = _number("budget", doc["budget"], lo=0.0, lo_open=True)  # finite: no budget = inf
     p["options"] = kw
     if "executor" in doc:
         p["executor"] = _choice("executor", doc["executor"], EXECUTORS)
@@ -477,7 +470,8 @@ def _validate_smoothed(doc: Mapping[str, Any], p: dict, compute: str) -> None:
                             "scheduler")
         p["scheduler"] = doc["scheduler"].strip()
     if "workers" in doc:
-        p["workers"] = _integer("workers", doc["workers"], lo=1)
+        # a local pool gets at most the machine's cores; an external scheduler places work itself
+        p["workers"] = _core("workers", cap_workers, doc["workers"], "workers", external="scheduler" in doc)
 
 
 def _validate_release(doc: Mapping[str, Any], p: dict) -> None:
@@ -505,7 +499,7 @@ def _validate_release(doc: Mapping[str, Any], p: dict) -> None:
                 raise SpecError(f"must be a column name, got {doc['column']!r}", "column")
             p["column"] = doc["column"]
         elif src == "csv":
-            raise SpecError("is required with csv: the column to release", "column")
+            raise SpecError("is required with csv: the column to release", "column", near="csv")
     p["query"] = _choice("query", doc.get("query", "median"), QUERIES, {"trimmed-mean": "trimmed_mean", "trimmed": "trimmed_mean"})
     p["epsilon"] = _number("epsilon", _require(doc, "epsilon", "release", "a number > 0"), lo=0.0, lo_open=True)
     p["noise"] = _choice("noise", doc.get("noise", "polyplace"), NOISE_FAMILIES,
@@ -513,24 +507,36 @@ def _validate_release(doc: Mapping[str, Any], p: dict) -> None:
                           "generalized-cauchy": "cauchy"})
     b = _require(doc, "bounds", "release", "[low, high], data-independent limits of the data")
     if not isinstance(b, list) or len(b) != 2:
-        raise SpecError(f"must be [low, high] with low < high, got {b!r}", "bounds")
-    lo, hi = (_number("bounds", x) for x in b)
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
         raise SpecError(f"must be [low, high] with finite low < high, got {b!r}", "bounds")
-    p["bounds"] = (lo, hi)
+    p["bounds"] = _core("bounds", as_bounds, b, "bounds")
     if "gamma" in doc:
         p["gamma"] = _number("gamma", doc["gamma"], lo=0.0, lo_open=True)
     if "delta" in doc:
         p["delta"] = _number("delta", doc["delta"], lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     elif p["noise"] == "laplace":
-        raise SpecError("is required for noise = 'laplace' (0 < delta < 1)", "delta")
+        raise SpecError("is required for noise = 'laplace' (0 < delta < 1)", "delta", near="noise")
     if "shape" in doc:
         p["shape"] = _number("shape", doc["shape"], lo=0.0, lo_open=True)
+    # the core's calibration checks gamma's range for the family, the shape and delta
+    from .core.noise import calibrate
+    from .core.release import default_gamma
+
+    delta = p.get("delta") if p["noise"] == "laplace" else None
+    gamma = p["gamma"] if "gamma" in p else _core("epsilon", default_gamma, p["noise"], p["epsilon"], delta)
+    try:
+        calibrate(p["noise"], p["epsilon"], gamma, delta=delta, shape=p.get("shape"))
+    except (TypeError, ValueError) as exc:
+        name = str(exc).split(" ", 1)[0]
+        key = name if name in ("gamma", "shape", "delta") and name in doc else ("gamma" if "gamma" in doc else "epsilon")
+        raise SpecError(_without_name(str(exc), name), key) from None
     if "trim" in doc:
         t = doc["trim"]
-        if isinstance(t, bool) or not _is_number(t):
-            raise SpecError(f"must be an integer count or a fraction in [0, 0.5), got {t!r}", "trim")
-        p["trim"] = t
+        if p["query"] != "trimmed_mean":
+            raise SpecError("is only used with query = 'trimmed_mean'", "trim")
+        if isinstance(t, int) and not isinstance(t, bool):
+            p["trim"] = _integer("trim", t, lo=0)  # a count (at most (n - 1) / 2, checked with the data)
+        else:
+            p["trim"] = _number("trim", t, lo=0.0, hi=0.5, hi_open=True)  # a fraction
     if "rng" in doc:
         p["rng"] = _integer("rng", doc["rng"], lo=0)
 
@@ -547,7 +553,8 @@ def _validate_noise(doc: Mapping[str, Any], p: dict) -> None:
     if "delta" in doc:
         p["delta"] = _number("delta", doc["delta"], lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     elif "laplace" in p["families"]:
-        raise SpecError("is required when 'laplace' is among the families (0 < delta < 1, e.g. 1e-5)", "delta")
+        raise SpecError("is required when 'laplace' is among the families (0 < delta < 1, e.g. 1e-5)", "delta",
+                        near="families")
     p["reference"] = _boolean("reference", doc.get("reference", False))
 
 
@@ -581,6 +588,15 @@ def _line_of(text: str | None, key: str | None) -> int | None:
     return None
 
 
+def _locate(text: str | None, err: SpecError) -> int | None:
+    """The line of an error's key, else of the key it is near, else of ``compute``."""
+    for key in (err.key, err.near, "compute"):
+        line = _line_of(text, key)
+        if line is not None:
+            return line
+    return None
+
+
 def parse_toml(text: str) -> dict:
     """Parse TOML text; syntax errors become :class:`SpecError` with the line."""
     try:
@@ -588,7 +604,9 @@ def parse_toml(text: str) -> dict:
     except tomllib.TOMLDecodeError as exc:
         msg = str(exc)
         m = re.search(r"line (\d+)", msg)
-        raise SpecError(f"invalid TOML: {msg}", None, int(m.group(1)) if m else None) from None
+        # "at end of document": the last non-blank line
+        last = max((i for i, ln in enumerate(text.splitlines(), 1) if ln.strip()), default=1)
+        raise SpecError(f"invalid TOML: {msg}", None, int(m.group(1)) if m else last) from None
 
 
 def parse_spec(spec: str | Mapping[str, Any]) -> Spec:
@@ -622,7 +640,7 @@ def parse_spec(spec: str | Mapping[str, Any]) -> Spec:
         compute, params = _validate(doc)
     except SpecError as err:
         if err.line is None:
-            err.with_line(_line_of(text, err.key))
+            err.with_line(_locate(text, err))
         raise
     title = doc.get("title") or _default_title(compute, params)
     return Spec(compute=compute, params=params, title=title, raw=doc, text=text)
@@ -669,7 +687,11 @@ def _pi_from(name: str, namespace: Mapping[str, Any]) -> Any:
         return pd.DataFrame({"democratic": dem / top2, "republican": 1.0 - dem / top2},
                             index=pd.Index(df["year"].to_numpy(), name="year"))
     if name in namespace:
-        return namespace[name]
+        obj = namespace[name]
+        if not isinstance(obj, (pd.DataFrame, np.ndarray, list, tuple)):
+            raise SpecError(f"the variable {name!r} is a {type(obj).__name__}; pi needs a DataFrame, an array or a "
+                            "list of probability vectors", "pi")
+        return obj
     close = difflib.get_close_matches(name, list(PI_DATASETS) + [k for k in namespace if not k.startswith("_")], n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     raise SpecError(f"{name!r} is neither a dataset ({', '.join(repr(d) for d in PI_DATASETS)}) "
@@ -683,9 +705,12 @@ def _release_data(p: dict, namespace: Mapping[str, Any], base: Path | None) -> t
         path = Path(p["csv"])
         if not path.is_absolute() and base is not None:
             path = base / path
-        if not path.exists():
+        if not path.is_file():
             raise SpecError(f"file not found: {path}", "csv")
-        obj: Any = pd.read_csv(path)
+        try:
+            obj: Any = pd.read_csv(path)
+        except (OSError, ValueError) as exc:  # unreadable, not UTF-8, empty or malformed
+            raise SpecError(f"cannot read {path}: {type(exc).__name__}: {exc}", "csv") from None
         name = path.name
     else:
         name = p["data"]
@@ -694,6 +719,9 @@ def _release_data(p: dict, namespace: Mapping[str, Any], base: Path | None) -> t
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise SpecError(f"no variable {name!r} in the namespace{hint}", "data")
         obj = namespace[name]
+        if not isinstance(obj, (pd.DataFrame, pd.Series, np.ndarray, list, tuple)):
+            raise SpecError(f"the variable {name!r} is a {type(obj).__name__}; data needs a DataFrame, a Series, "
+                            "an array or a list of numbers", "data")
     col = p.get("column")
     if isinstance(obj, pd.DataFrame):
         if col is None:
@@ -704,12 +732,20 @@ def _release_data(p: dict, namespace: Mapping[str, Any], base: Path | None) -> t
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise SpecError(f"{name} has no column {col!r} (columns: {', '.join(map(str, obj.columns))}){hint}",
                             "column")
-        return obj[col].to_numpy(), f"{name}[{col!r}]"
+        return _numeric_column(obj[col].to_numpy(), f"{name}[{col!r}]", "column"), f"{name}[{col!r}]"
     if col is not None:
         raise SpecError(f"{name} is a {type(obj).__name__}, not a DataFrame: leave out column", "column")
     if isinstance(obj, pd.Series):
-        return obj.to_numpy(), name
-    return np.asarray(obj), name
+        return _numeric_column(obj.to_numpy(), name, "data"), name
+    return _numeric_column(obj, name, "data"), name
+
+
+def _numeric_column(values: Any, name: str, key: str) -> np.ndarray:
+    """The released column must hold numbers (no strings, no bools, no objects)."""
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "iuf":
+        raise SpecError(f"{name} must hold numbers, got dtype {arr.dtype}", key)
+    return arr
 
 
 def _smoothed_at(n: int, mechanism: Any, pi: Any, epsilon: np.ndarray, method: str, options: dict) -> dict:
@@ -761,14 +797,51 @@ def run_spec(
     """
     parsed = spec if isinstance(spec, Spec) else parse_spec(spec)
     ns: Mapping[str, Any] = namespace if namespace is not None else {}
-    with _spec_executor(parsed.params, executor) as ex:
-        try:
+    try:
+        with _spec_executor(parsed.params, executor) as ex:
             return _RUNNERS[parsed.compute](parsed.params, ns, ex, progress,
                                             Path(base_dir) if base_dir is not None else None)
-        except SpecError as err:
-            if err.line is None:
-                err.with_line(_line_of(parsed.text, err.key))
-            raise
+    except SpecError as err:
+        if err.line is None:
+            err.with_line(_locate(parsed.text, err))
+        raise
+    except (TypeError, ValueError, MemoryError) as exc:
+        # the core refused a value or a size: a user error, reported at the key it concerns
+        key = _key_of_core_error(exc, parsed)
+        raise SpecError(_core_message(exc), key, _line_of(parsed.text, key)) from exc
+
+
+#: the core's parameter names -> spec keys (where they differ)
+_PARAM_KEYS = {
+    "hist": "histogram", "ns": "n", "T": "mechanism.T", "eta": "mechanism.eta",
+    "noise_epsilon": "mechanism.noise_epsilon", "mechanism": "mechanism", "family": "noise",
+    "alpha": "gamma", "s": "gamma", "c": "shape", "d": "shape", "sigma": "shape", "lattice": "bounds",
+}
+
+
+def _key_of_core_error(exc: BaseException, spec: Spec) -> str | None:
+    """The spec key a core error is about: the parameter it names (or a refusal's ``parameter``)."""
+    doc = spec.raw
+    name = getattr(exc, "parameter", None)
+    if name is None:
+        m = re.match(r"\s*([A-Za-z_][A-Za-z0-9_]*)", str(exc))
+        name = m.group(1) if m else None
+    if name == "x":  # the released data
+        return next((k for k in ("data", "values", "csv") if k in doc), None)
+    key = _PARAM_KEYS.get(name or "", name)
+    if key and (key in doc or key.split(".")[0] in doc):
+        return key
+    if isinstance(exc, (ComputationTooLarge, MemoryError)) and "n" in doc:
+        return "n"  # the size of the computation
+    return "compute" if "compute" in doc else None
+
+
+def _core_message(exc: BaseException) -> str:
+    if isinstance(exc, MemoryError):
+        return f"the computation ran out of memory ({exc or 'MemoryError'}); use smaller sizes"
+    if isinstance(exc, ComputationTooLarge):
+        return f"refused before starting: {exc}"
+    return f"{exc}"
 
 
 @contextlib.contextmanager
@@ -845,6 +918,13 @@ def _run_sweep(p, ns, executor, progress, base):
     pi = _resolve_pi(p, ns)
     kw = dict(p["options"])
     if p["method"] == "exact" and executor is not None and len(p["ns"]) > 1:
+        from .core.budget import DEFAULT_BUDGET_SECONDS, check_budget
+        from .core.smoothed import estimate_smoothed
+
+        # every point estimated before the first starts (in turn: the executor may have one worker)
+        check_budget(estimate_smoothed(p["mechanism"], p["ns"], pi, p["epsilon"], "exact"),
+                     kw.get("budget", DEFAULT_BUDGET_SECONDS), f"the sweep over {len(p['ns'])} values of n",
+                     "use fewer or smaller n, or method = 'monte-carlo'", parameter="n")
         res = sweep(_smoothed_at, {"n": p["ns"]}, executor, progress=progress,
                     fixed={"mechanism": p["mechanism"], "pi": pi, "epsilon": p["epsilon"], "method": "exact", "options": kw})
         if res.failures:

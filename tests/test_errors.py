@@ -45,7 +45,7 @@ def test_bad_eps(epsilon):
 
 @pytest.mark.parametrize("t", [0, 1, -0.2, 1.2, math.nan])
 def test_bad_threshold(t):
-    with pytest.raises(ValueError, match="t must be in"):
+    with pytest.raises(ValueError, match="t must be a number with 0 < t < 1"):
         sdp.adjusted_utility(sdp.SamplingHistogram(eta=0.5), [3, 4], t)
 
 

@@ -155,11 +155,10 @@ def test_mc_only_keys_rejected_for_exact():
     assert e.key == "trials" and "monte-carlo" in str(e)
 
 
-def test_core_errors_keep_their_messages():
-    # T = 50 > n = 10: the core refuses, with its own message (not a SpecError)
-    with pytest.raises(ValueError) as info:
-        run_spec('compute = "profile"\nhistogram = [5, 5]\nepsilon = 1\nmechanism = {T = 50}')
-    assert not isinstance(info.value, SpecError)
+def test_core_constraints_are_spec_errors_at_the_key():
+    # T = 50 > n = 10: the core's own check, called by the validator, names the key and its line
+    e = _err('compute = "profile"\nhistogram = [5, 5]\nepsilon = 1\nmechanism = {T = 50}')
+    assert e.key == "histogram" and e.line == 2 and "T must be <= n" in str(e)
 
 
 # ---------------------------------------------------------------- result objects (repr, charts)

@@ -292,7 +292,8 @@ def test_sweep_empty_grid_rejected(grid, match):
         ({"grid": {1: [1]}}, "grid"),
         ({"grid": GRID, "executor": "processes"}, "executor"),
         ({"grid": GRID, "rng": 1.5}, "rng"),
-        ({"grid": GRID, "chunksize": 2.0}, "chunksize"),
+        ({"grid": GRID, "chunksize": "2"}, "chunksize"),
+        ({"grid": GRID, "chunksize": True}, "chunksize"),
         ({"grid": GRID, "progress": "yes"}, "progress"),
     ],
 )
@@ -306,6 +307,8 @@ def test_sweep_other_bad_input():
         sweep(42, GRID)
     with pytest.raises(ValueError, match="chunksize"):
         sweep(exact_stat, GRID, chunksize=0)
+    with pytest.raises(ValueError, match="chunksize"):
+        sweep(exact_stat, GRID, chunksize=2.5)  # integral floats are integers (one vocabulary), 2.5 is not
     with pytest.raises(ValueError, match="rng"):
         sweep(exact_stat, {"rng": [1]}, rng=1)
     with pytest.raises(ValueError, match="rng"):
@@ -383,7 +386,9 @@ def test_monte_carlo_map_errors(process_pool):
     with pytest.raises(ValueError, match="trials"):
         monte_carlo_map(laplace_trials, 0, rng=1)
     with pytest.raises(TypeError, match="trials"):
-        monte_carlo_map(laplace_trials, 10.0, rng=1)
+        monte_carlo_map(laplace_trials, "10", rng=1)
+    with pytest.raises(ValueError, match="trials"):
+        monte_carlo_map(laplace_trials, 10.5, rng=1)
     with pytest.raises(ValueError, match="chunk"):
         monte_carlo_map(laplace_trials, 10, rng=1, chunk=0)
     with pytest.raises(TypeError, match="rng"):

@@ -45,13 +45,15 @@ path (see ``SamplingAverage._log_profile_pruned``).
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 from scipy import special
 
-from ._validate import as_histograms, as_int, as_rng
+from ._validate import as_epsilon, as_histograms, as_int, as_rng
+from .budget import DEFAULT_BUDGET_SECONDS, Estimate, check_budget
 from .divergence import log1mexp, log_hockey_stick
 from .mechanisms import MAX_CELLS, ComputationTooLarge, sampling_size_spec
 
@@ -478,6 +480,12 @@ class SamplingAverage:
             )
         epsilon = np.asarray(epsilon, dtype=float)
         T = self.sample_size(n)
+        # memory of one profile, checked before the first (the time is bounded by _guard's cell count)
+        from .smoothed.estimate import sampling_average_units
+
+        check_budget(Estimate(0.0, sampling_average_units(self.grid.size, T, 1)[1]), math.inf,
+                     f"the sampling-average profile (T={T}, {self.grid.size} grid values)",
+                     "use a smaller T or a coarser grid", parameter="T")
         out = np.full((h.shape[0], epsilon.size), -np.inf)
         cache: dict[bytes, np.ndarray] = {}
         for i, row in enumerate(h):
@@ -857,7 +865,8 @@ def quantized_laplace(mu: float, scale: float, bits: int = 8) -> QuantizedLaw:
 # ---------------------------------------------------------------------------
 # Theorem 4: the continuous limit
 # ---------------------------------------------------------------------------
-def continuous_limit_profile(cdf, n: int, T: int, epsilon, bits=range(1, 11), databases: int = 8, rng=None):
+def continuous_limit_profile(cdf, n: int, T: int, epsilon, bits=range(1, 11), databases: int = 8, rng=None,
+                             *, budget: float = DEFAULT_BUDGET_SECONDS):
     """Theorem 4 numerically: delta of the sampling average of a continuous law, finer and finer grids.
 
     Records are i.i.d. from a law on [0, 1] with the given ``cdf`` (a callable,
@@ -875,6 +884,21 @@ def continuous_limit_profile(cdf, n: int, T: int, epsilon, bits=range(1, 11), da
     grows quickly with the grid (about 1 s at 10 bits, 15 s at 12 bits for
     n = 20, T = 4).
 
+    Parameters
+    ----------
+    cdf : callable, the law's CDF on [0, 1]
+    n, T : int, database size and sample size (1 <= T <= n)
+    epsilon : float or 1-D array, finite, >= 0
+    bits : int or iterable of int in 1..16
+    databases : int >= 1, databases drawn per grid
+    rng : None, int seed >= 0 or Generator
+    budget : float
+        Seconds.  Every grid's cost is estimated before the first starts
+        (expected occupied grid values times grid values times possible sums,
+        per database) and the whole run refused
+        (:class:`~smoothdp_nb.core.budget.ComputationTooLarge`) if the time
+        exceeds ``budget`` or one profile's arrays the memory budget.
+
     Returns
     -------
     pandas.DataFrame
@@ -891,6 +915,8 @@ def continuous_limit_profile(cdf, n: int, T: int, epsilon, bits=range(1, 11), da
     """
     import pandas as pd
 
+    from .smoothed.estimate import sampling_average_units
+
     if not callable(cdf):
         raise TypeError("cdf must be a callable (the law's CDF on [0, 1])")
     n = as_int(n, "n", minimum=1)
@@ -898,22 +924,34 @@ def continuous_limit_profile(cdf, n: int, T: int, epsilon, bits=range(1, 11), da
     if T > n:
         raise ValueError(f"T must be <= n, got T={T} > n={n}")
     databases = as_int(databases, "databases", minimum=1)
-    e = np.atleast_1d(np.asarray(epsilon, dtype=float))
-    if e.ndim != 1 or not np.all(np.isfinite(e)) or np.any(e < 0):
-        raise ValueError("epsilon must be finite and >= 0")
+    e, _ = as_epsilon(epsilon)
+    if not np.all(np.isfinite(e)):
+        raise ValueError(f"epsilon must be finite and >= 0, got {epsilon!r}")
+    if isinstance(bits, (str, bytes)) or not isinstance(bits, (numbers.Integral, np.integer, range, list, tuple, np.ndarray)):
+        raise TypeError(f"bits must be an integer in 1..16 or a list of them, got {type(bits).__name__}")
+    bits_list = [as_int(b, "bits", minimum=1, maximum=16) for b in np.atleast_1d(bits).tolist()]
+    if not bits_list:
+        raise ValueError("bits must contain at least one number of bits in 1..16")
     gen = as_rng(rng)
-    rows = []
-    for b in bits:
-        b = as_int(b, "bits", minimum=1)
-        if b > 16:
-            raise ValueError(f"bits must be in 1..16, got {b}")
+    # every grid's law, and the estimated cost of all of them, before the first profile
+    laws = []
+    total = Estimate(0.0, 0.0)
+    for b in bits_list:
         k = 2**b
         edges = np.arange(k + 1) / k
         p = np.diff(np.asarray(cdf(edges), dtype=float))
-        if np.any(p < -1e-12) or not abs(p.sum() - 1.0) < 1e-6:
+        if p.shape != (k,) or not np.all(np.isfinite(p)) or np.any(p < -1e-12) or not abs(p.sum() - 1.0) < 1e-6:
             raise ValueError("cdf must be a CDF of a law on [0, 1] (cdf(0) = 0, cdf(1) = 1, non-decreasing)")
         p = np.clip(p, 0.0, None)
         p /= p.sum()
+        occupied = float(np.sum(-np.expm1(n * np.log1p(-np.minimum(p, 1 - 1e-16)))))  # expected distinct values
+        sec, nbytes = sampling_average_units(k, T, occupied)
+        total = total + Estimate(databases * sec * e.size, nbytes)
+        laws.append((b, k, edges, p))
+    check_budget(total, budget, f"continuous_limit_profile over bits={bits_list} (n={n}, T={T}, "
+                 f"{databases} databases)", "use fewer bits or a smaller T", parameter="bits")
+    rows = []
+    for b, k, edges, p in laws:
         mech = SamplingAverage(T=T, grid=edges[:-1])
         hists = gen.multinomial(n, p, size=databases)
         d = np.asarray(_profile(mech, hists, e)).reshape(databases, e.size)

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ._validate import as_float_array
+
 __all__ = ["HullReduction", "reduce_to_vertices", "as_distributions"]
 
 #: rows of Pi must sum to 1 within this tolerance
@@ -68,10 +70,7 @@ def as_distributions(pi, name: str = "pi") -> tuple[np.ndarray, list]:
         labels = list(pi.index)
         arr = pi.to_numpy(dtype=float)
     else:
-        try:
-            arr = np.asarray(pi, dtype=float)
-        except (TypeError, ValueError):
-            raise TypeError(f"{name} must be an array of probability vectors") from None
+        arr = as_float_array(pi, name)  # numbers only: no numeric strings, no bools
         if arr.ndim == 1:
             arr = arr[None, :]
         labels = list(range(arr.shape[0])) if arr.ndim == 2 else []

@@ -17,7 +17,7 @@ from typing import Sequence
 import numpy as np
 from scipy.special import expit, logsumexp
 
-from ._validate import as_epsilon, as_histograms, as_int, as_open_unit
+from ._validate import as_epsilon, as_histograms, as_int, as_open_unit, as_real
 from .divergence import log_hockey_stick, log_monotone_tail_sum
 from .mechanisms import MAX_CELLS, ComputationTooLarge, NoisySamplingHistogram, SamplingHistogram, _compositions
 
@@ -209,12 +209,13 @@ def dp_delta(mechanism, n: int, epsilon=None, *, categories: int = 2, log: bool 
         if epsilon is None:
             raise ValueError("epsilon is required for the DP delta of the noisy sampling histogram")
         categories = as_int(categories, "categories", minimum=2)
-        hists = _compositions(n, categories)
-        if len(hists) * (T + 1) ** categories > MAX_CELLS:
+        count = math.comb(n + categories - 1, categories - 1)  # checked before enumerating them
+        if count * (T + 1) ** categories > MAX_CELLS:
             raise ComputationTooLarge(
-                f"dp_delta of the noisy mechanism enumerates {len(hists)} histograms with "
+                f"dp_delta of the noisy mechanism enumerates {count} histograms with "
                 f"(T+1)^m = {(T + 1) ** categories} output cells each; too large"
             )
+        hists = _compositions(n, categories)
         vals = privacy_profile(mechanism, hists, epsilon, log=True)
         res = np.max(vals, axis=0)
         return res if log else np.exp(res)
@@ -397,15 +398,10 @@ def compose(guarantees: Sequence[tuple[float, float]]) -> Composition:
     eps_total = 0.0
     delta_total = 0.0
     for i, pair in enumerate(items):
-        try:
-            e, d = pair
-            e, d = float(e), float(d)
-        except (TypeError, ValueError):
-            raise TypeError(f"guarantees[{i}] must be an (epsilon, delta) pair of numbers, got {pair!r}") from None
-        if not (e >= 0):
-            raise ValueError(f"guarantees[{i}]: epsilon must be >= 0, got {e!r}")
-        if not (0 <= d <= 1):
-            raise ValueError(f"guarantees[{i}]: delta must be in [0, 1], got {d!r}")
+        if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
+            raise TypeError(f"guarantees[{i}] must be an (epsilon, delta) pair of numbers, got {pair!r}")
+        e = as_real(pair[0], f"guarantees[{i}] epsilon", lo=0.0, finite=False)
+        d = as_real(pair[1], f"guarantees[{i}] delta", lo=0.0, hi=1.0)
         eps_total += e
         delta_total += d
     return Composition(eps_total, min(1.0, math.fsum([float(p[1]) for p in items])))

@@ -53,6 +53,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._validate import as_int, as_seed_sequence
+from .budget import DEFAULT_BUDGET_SECONDS, Estimate, check_budget
+
 __all__ = ["SweepResult", "sweep", "monte_carlo_map"]
 
 #: Default number of Monte Carlo trials per chunk (one task per chunk).
@@ -80,32 +83,12 @@ def _check_executor(executor: Any) -> cf.Executor | None:
 
 
 def _root_seed(rng: SeedLike, *, allow_none: bool) -> np.random.SeedSequence | None:
-    """Turn the ``rng`` argument into the SeedSequence that children are spawned from."""
-    if rng is None:
-        return None if allow_none else np.random.SeedSequence()
-    if isinstance(rng, np.random.SeedSequence):
-        return rng
-    if isinstance(rng, np.random.Generator):
-        seed_seq = rng.bit_generator.seed_seq
-        if not isinstance(seed_seq, np.random.SeedSequence):
-            raise TypeError("rng: the Generator's bit generator has no SeedSequence to spawn from")
-        return seed_seq
-    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
-        if rng < 0:
-            raise ValueError(f"rng must be a non-negative integer seed, got {rng}")
-        return np.random.SeedSequence(int(rng))
-    raise TypeError(
-        "rng must be None, a non-negative int, a numpy SeedSequence or a numpy Generator, "
-        f"got {type(rng).__name__}"
-    )
+    """The SeedSequence that children are spawned from (the package's one RNG normaliser)."""
+    return as_seed_sequence(rng, "rng", allow_none=allow_none)
 
 
 def _positive_int(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be a positive integer, got {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value}")
-    return int(value)
+    return as_int(value, name, minimum=1)
 
 
 def _worker_count(executor: cf.Executor | None) -> int:
@@ -570,6 +553,30 @@ def _mc_chunk(
     return out
 
 
+def _probe_estimate(trial_fn: Callable[..., Any], trials: int, chunk: int, kwargs: Mapping[str, Any],
+                    workers: int) -> Estimate:
+    """Time and memory of a Monte Carlo run, extrapolated from two small calls of ``trial_fn``.
+
+    Two sizes separate the cost per call from the cost per trial; the memory is
+    the concatenated result (twice: the chunks and their concatenation).
+    """
+    sizes = (min(16, trials, chunk), min(256, trials, chunk))
+    times, out = [], None
+    for size in sizes:
+        t0 = time.perf_counter()
+        try:
+            out = _mc_chunk(trial_fn, size, np.random.SeedSequence(0x5EED), kwargs)
+        except Exception as exc:
+            exc.add_note(f"monte_carlo_map: the probe of {size} trials (cost estimate before the run) failed")
+            raise
+        times.append(time.perf_counter() - t0)
+    per_trial = max(times[1] - times[0], 0.0) / max(sizes[1] - sizes[0], 1) if sizes[1] > sizes[0] else times[1] / sizes[1]
+    per_call = max(times[0] - per_trial * sizes[0], 0.0)
+    n_chunks = math.ceil(trials / chunk)
+    seconds = (n_chunks * per_call + trials * per_trial) / max(1, min(workers, n_chunks))
+    return Estimate(seconds, 2.0 * trials * out.nbytes / sizes[1])
+
+
 def monte_carlo_map(
     trial_fn: Callable[..., Any],
     trials: int,
@@ -579,6 +586,7 @@ def monte_carlo_map(
     *,
     kwargs: Mapping[str, Any] | None = None,
     progress: bool | None = None,
+    budget: float | None = DEFAULT_BUDGET_SECONDS,
 ) -> np.ndarray:
     """Run ``trials`` Monte Carlo trials in fixed-size chunks on any executor.
 
@@ -613,6 +621,14 @@ def monte_carlo_map(
         Extra keyword arguments for ``trial_fn`` (small: they are sent with every task).
     progress : bool or None
         As in :func:`sweep` (``None``: a bar only for runs longer than a few seconds).
+    budget : float or None
+        Refuse (:class:`~smoothdp_nb.core.budget.ComputationTooLarge`, before the
+        run) when the estimated time exceeds ``budget`` seconds or the results
+        would not fit the memory budget (:func:`~smoothdp_nb.core.budget.memory_budget`).
+        The estimate comes from two small probe calls of ``trial_fn`` (16 and
+        256 trials, with their own fixed seed: the results do not change),
+        extrapolated to ``trials`` (time divided among the executor's workers).
+        ``None`` skips the probe, for callers that estimated the work themselves.
 
     Returns
     -------
@@ -642,6 +658,9 @@ def monte_carlo_map(
     executor = _check_executor(executor)
     root = _root_seed(rng, allow_none=False)
     kwargs = dict(kwargs or {})
+    if budget is not None:
+        est = _probe_estimate(trial_fn, trials, chunk, kwargs, _worker_count(executor))
+        check_budget(est, budget, f"monte_carlo_map of {trials} trials", "use fewer trials", parameter="trials")
 
     bounds = [(start, min(start + chunk, trials)) for start in range(0, trials, chunk)]
     seeds = root.spawn(len(bounds))

@@ -37,18 +37,22 @@ magnitude.  The general path (m > 2 or l* > 2) runs in log space throughout.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._validate import as_epsilon, as_int, as_open_unit
-from ..budget import DEFAULT_BUDGET_SECONDS
+from ..budget import DEFAULT_BUDGET_SECONDS, check_budget
 from ..hull import reduce_to_vertices
 from ..intervals import INTERVALS
 from ..mechanisms import SamplingHistogram
+from .estimate import estimate_monte_carlo, estimate_smoothed
 from .exact import smoothed_exact
 from .monte_carlo import smoothed_monte_carlo
 from .results import SmoothedCurve, SmoothedResult, fit_exponential
 
-__all__ = ["SmoothedResult", "SmoothedCurve", "smoothed_delta", "smoothed_delta_curve", "fit_exponential"]
+__all__ = ["SmoothedResult", "SmoothedCurve", "smoothed_delta", "smoothed_delta_curve", "estimate_smoothed",
+           "fit_exponential"]
 
 
 def smoothed_delta(
@@ -87,8 +91,9 @@ def smoothed_delta(
         Show a tqdm progress bar; None shows one when the estimated run time
         exceeds two seconds.
     budget : float
-        Refuse (before any work) exact computations estimated to take longer
-        than this many seconds, suggesting method="monte-carlo".
+        Refuse (before any work) computations estimated to take longer than
+        this many seconds (``math.inf``: no time limit); the estimated memory
+        is always checked against :func:`~smoothdp_nb.core.budget.memory_budget`.
     trials : int >= 1, Monte Carlo samples per candidate composition
     rng : None, int or Generator, Monte Carlo randomness
     confidence : float in (0, 1), Monte Carlo interval level
@@ -132,18 +137,31 @@ def smoothed_delta(
         candidates = as_int(candidates, "candidates", minimum=1)
         if interval not in INTERVALS:
             raise ValueError(f"interval must be one of {sorted(INTERVALS)}, got {interval!r}")
+        chunk = as_int(chunk, "chunk", minimum=1)
+        est, units = estimate_monte_carlo(mechanism, n, red.vertices, e.size, trials, candidates, chunk)
+        check_budget(est, budget, f"the Monte Carlo smoothed delta for n={n} ({trials} trials x "
+                     f"{units['candidates']} candidate compositions)", "use fewer trials or candidates",
+                     parameter="trials" if trials >= units["candidates"] else "candidates")
         res = smoothed_monte_carlo(
-            mechanism, n, red, e, trials, rng, confidence, candidates, progress, executor,
-            as_int(chunk, "chunk", minimum=1), interval,
+            mechanism, n, red, e, trials, rng, confidence, candidates, progress, executor, chunk, interval,
         )
     object.__setattr__(res, "scalar_epsilon", scalar)
     return res
 
 
 def smoothed_delta_curve(mechanism, ns, pi, epsilon, method: str = "exact", **kwargs) -> SmoothedCurve:
-    """Run :func:`smoothed_delta` for every n in ``ns`` and fit exp(a + b n) per epsilon."""
+    """Run :func:`smoothed_delta` for every n in ``ns`` and fit exp(a + b n) per epsilon.
+
+    Every point is estimated before the first starts: the sum of the estimated
+    times must fit ``budget`` (and each point's memory the memory budget).
+    """
     ns = [as_int(v, "ns", minimum=1) for v in np.atleast_1d(ns)]
     if not ns:
         raise ValueError("ns must contain at least one database size")
-    results = [smoothed_delta(mechanism, n, pi, epsilon, method=method, **kwargs) for n in ns]
+    budget = kwargs.pop("budget", DEFAULT_BUDGET_SECONDS)
+    total = estimate_smoothed(mechanism, ns, pi, epsilon, method, **kwargs)
+    check_budget(total, budget, f"the smoothed delta curve over {len(ns)} values of n (up to {max(ns)})",
+                 "use fewer or smaller n" + (", or method='monte-carlo'" if method == "exact" else ""), parameter="n")
+    # the whole curve fits the time budget: the points run without a time limit of their own
+    results = [smoothed_delta(mechanism, n, pi, epsilon, method=method, budget=math.inf, **kwargs) for n in ns]
     return SmoothedCurve.from_results(results)

@@ -11,11 +11,11 @@ import numpy as np
 from scipy.special import logsumexp
 
 from .._progress import optional_progress_bar
-from ..budget import ComputationTooLarge
+from ..budget import check_budget
 from ..hull import HullReduction
 from ..profiles import privacy_profile
 from .binary import exact_binary, log_binom_vector
-from .cost import estimate_exact_seconds
+from .estimate import estimate_exact
 from .general import all_histograms, exact_general
 from .results import SmoothedResult, assemble_result
 
@@ -38,14 +38,10 @@ def smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> Smoothed
     t0 = time.perf_counter()
     V = red.vertices
     l, m = V.shape
-    est = estimate_exact_seconds(n, m, l, e.size)
-    if est > budget:
-        raise ComputationTooLarge(
-            f"the exact smoothed delta for n={n}, m={m}, {l} hull vertices and {e.size} epsilon values "
-            f"is estimated to take ~{est:.3g} s (budget {budget:g} s); use method='monte-carlo', "
-            "fewer epsilon values, or raise budget="
-        )
-    show = (est > 2.0) if progress is None else bool(progress)
+    est = estimate_exact(mech, n, m, l, e.size)
+    check_budget(est, budget, f"the exact smoothed delta for n={n}, m={m}, {l} hull vertices and {e.size} epsilon "
+                 "values", "use method='monte-carlo' or fewer epsilon values", parameter="n")
+    show = (est.seconds > 2.0) if progress is None else bool(progress)
     hists = all_histograms(n, m)
     full = privacy_profile(mech, hists, e, log=True).reshape(len(hists), e.size)
     # Several epsilon often give bit-identical profiles (e.g. when only outputs

@@ -64,7 +64,7 @@ def smoothed_monte_carlo(mech, n, red, e, trials, rng, confidence, k, progress, 
     ci_fn, ci_name = INTERVALS[interval]
     for i, (c, seed) in enumerate(zip(comps, seeds)):
         d = monte_carlo_map(
-            _mc_trials, trials, seed, executor=executor, chunk=chunk, progress=False,
+            _mc_trials, trials, seed, executor=executor, chunk=chunk, progress=False, budget=None,
             kwargs={"mech": mech, "counts": c, "vertices": V, "epsilon": e},
         )
         means[i], lows[i], highs[i] = ci_fn(d, alpha, bound)

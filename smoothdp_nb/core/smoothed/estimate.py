@@ -1,0 +1,237 @@
+"""Up-front time and memory estimates of the smoothed delta, before any work starts.
+
+A smoothed delta costs
+
+* the **privacy profiles** delta_eps(x) it needs: every histogram of size n for
+  the exact method (``C(n + m - 1, m - 1)`` of them), the distinct sampled
+  histograms of every chunk for Monte Carlo;
+* the **expectations**: the exact engine's recursion (its own cost model,
+  :func:`.cost.estimate_exact_seconds`), or for Monte Carlo the sampled
+  databases (one multinomial draw per hull vertex each).
+
+Each part is a count of work units -- profile evaluations, databases drawn --
+times a per-unit cost measured on the reference machine (2 shared cores, see
+benchmarks/README.md).  The tests compare every count with a count measured on
+the running code; the per-unit costs are the benchmarks' business.
+
+Memory is the largest set of arrays alive at once: the profile table and the
+engine's working arrays (exact), or the per-candidate result vector that
+:func:`~smoothdp_nb.core.sweeps.monte_carlo_map` concatenates (Monte Carlo).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import special
+
+from .._validate import as_epsilon, as_int
+from ..average import SamplingAverage
+from ..budget import Estimate
+from ..hull import reduce_to_vertices
+from ..mechanisms import MAX_CELLS, NoisySamplingHistogram, SamplingHistogram
+from .cost import estimate_exact_seconds
+from .monte_carlo import _candidate_compositions
+
+__all__ = ["profile_units", "estimate_exact", "estimate_monte_carlo", "expected_distinct_histograms", "candidate_count",
+           "sampling_average_units",
+           "estimate_smoothed"]
+
+# seconds per (histogram, epsilon) of a two-category sampling-histogram profile: a + b sqrt(n)
+_SH2_BASE, _SH2_SQRT = 2e-6, 1.5e-8
+# seconds per cell of the (T+1)^2 grid of one neighbour pair (m > 2)
+_SH_GRID_CELL = 2.2e-7
+# seconds per cell of the noisy mechanism's lumped output space (T+1)^m
+_NOISY_CELL = 7e-6
+# seconds per (occupied value, replacement value, possible sum) of the sampling average
+_AVG_CELL = 1.2e-8
+# a mechanism of unknown cost: one millisecond per histogram and epsilon
+_UNKNOWN = 1e-3
+# seconds per sampled database and hull vertex (multinomial draw, np.unique over the chunk)
+_DRAW = 1.5e-6
+# bytes per (histogram, epsilon) of the two-category exact path (profile table and engine arrays)
+_EXACT2_BYTES = 900.0
+# bytes of one entry (a tuple key) of the general engine's histogram index
+_INDEX_ENTRY_BYTES = 170.0
+
+
+def profile_units(mechanism, n: int, m: int) -> tuple[float, float]:
+    """(seconds, peak bytes) of the privacy profile of one histogram of size n at one epsilon.
+
+    A model per mechanism family, its cells counted as in the kernels: the
+    sampling histogram's hypergeometric tails (m = 2) or the (T+1)^2 grid of each
+    of the m(m-1) neighbour pairs (m > 2); the noisy mechanism's (T+1)^m lumped
+    outputs; the sampling average's (occupied value, replacement, sum) triples.
+    """
+    if isinstance(mechanism, SamplingAverage):
+        K = mechanism.grid.size
+        return sampling_average_units(K, mechanism.sample_size(n), min(n, K))
+    if isinstance(mechanism, NoisySamplingHistogram):
+        cells = float(mechanism.sample_size(n) + 1) ** m
+        return _NOISY_CELL * cells, 8.0 * cells * 4
+    if isinstance(mechanism, SamplingHistogram):
+        T = mechanism.sample_size(n)
+        if m == 2:
+            return _SH2_BASE + _SH2_SQRT * math.sqrt(n), 0.0
+        cells = m * (m - 1) * float(T + 1) ** 2
+        return _SH_GRID_CELL * cells, 9 * 8.0 * min(cells, MAX_CELLS / 4)
+    return _UNKNOWN, 0.0
+
+
+def sampling_average_units(K: int, T: int, occupied: float) -> tuple[float, float]:
+    """(seconds, peak bytes) of one sampling-average profile: K grid values, T draws, ``occupied`` values used.
+
+    The search over (removed value, replacement) pairs visits every possible
+    sum (``T (K - 1) + 1`` of them) for each of the ``occupied`` x K pairs, and
+    holds about three arrays of K x (number of sums) floats.
+    """
+    width = T * (K - 1) + 1
+    return _AVG_CELL * occupied * K * width, 3.0 * K * width * 8
+
+
+def estimate_exact(mechanism, n: int, m: int, l: int, E: int) -> Estimate:
+    """Time and memory of the exact smoothed delta (all histograms profiled, then Algorithm 1)."""
+    hists = math.comb(n + m - 1, m - 1)
+    per, per_bytes = profile_units(mechanism, n, m)
+    seconds = hists * E * per
+    if l > 1:  # one vertex: a single weighted sum over the histograms, no recursion
+        seconds += estimate_exact_seconds(n, m, l, E)
+    if m == 2 and l <= 2:
+        nbytes = _EXACT2_BYTES * hists * E
+    else:
+        # the general engine keeps the histograms of every size s <= n it visits (sum over s of
+        # C(s + m - 1, m - 1) = C(n + m, m) rows: arrays, shift maps and an index dict entry each);
+        # with one vertex only size n
+        rows = hists if l == 1 else math.comb(n + m, m)
+        nbytes = rows * (16.0 * m + _INDEX_ENTRY_BYTES) + hists * E * 8.0 * (m + 3)
+    return Estimate(seconds, max(nbytes, per_bytes))
+
+
+def _binom_pmf(c: int, p: float) -> np.ndarray:
+    """Bin(c, p) pmf on 0..c (scipy.stats is slow to import; the estimates run before every job)."""
+    k = np.arange(c + 1)
+    logp = (special.gammaln(c + 1.0) - special.gammaln(k + 1.0) - special.gammaln(c - k + 1.0)
+            + special.xlogy(k, p) + special.xlog1py(c - k, -p))
+    return np.exp(logp)
+
+
+def _count_pmf(n_counts: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    """pmf of a sum of independent binomials Bin(n_v, p_v) (the count of one category), on 0..sum n_v."""
+    pmf = np.ones(1)
+    for c, p in zip(n_counts, probs):
+        if c:
+            pmf = np.convolve(pmf, _binom_pmf(int(c), float(p)))
+    return pmf
+
+
+def _marginal_pmf(counts: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    """Law of one category's count: a sum of binomials (exact for small n, normal beyond)."""
+    n = int(counts.sum())
+    if n <= 2000:
+        return _count_pmf(counts, probs)
+    mean = float(counts @ probs)
+    sd = math.sqrt(float(counts @ (probs * (1 - probs)))) + 1e-12
+    k = np.arange(max(0, math.floor(mean - 12 * sd)), min(n, math.ceil(mean + 12 * sd)) + 2)
+    return np.diff(special.ndtr((k - 0.5 - mean) / sd))
+
+
+def expected_distinct_histograms(counts, vertices, draws: int) -> float:
+    """Expected number of distinct histograms among ``draws`` databases of one composition.
+
+    For two categories this is sum over the values k of the first count of
+    1 - (1 - P(k))^draws (P: a sum of binomials, exact up to n = 2000, normal
+    beyond).  For m > 2 it is the product of that number over the first m - 1
+    categories' marginal counts (an upper bound), capped by ``draws``.
+    """
+    counts = np.asarray(counts)
+    V = np.asarray(vertices, dtype=float)
+    m = V.shape[1]
+    n = int(counts.sum())
+    out = 1.0
+    for j in range(m - 1):
+        p = np.minimum(_marginal_pmf(counts, V[:, j]), 1 - 1e-16)
+        out *= float(np.sum(-np.expm1(draws * np.log1p(-p))))
+        if out >= draws:
+            break
+    return min(out, float(draws), float(math.comb(n + m - 1, m - 1)))
+
+
+def estimate_monte_carlo(mechanism, n: int, vertices, E: int, trials: int, candidates: int,
+                         chunk: int) -> tuple[Estimate, dict]:
+    """Time and memory of the Monte Carlo smoothed delta, and its work units.
+
+    Returns ``(Estimate, units)`` with ``units = {"candidates", "databases",
+    "profiles"}``: candidate compositions, databases drawn, and histograms
+    profiled (distinct within each chunk, as :func:`._mc_trials` evaluates them).
+    """
+    V = np.asarray(vertices, dtype=float)
+    l, m = V.shape
+    count = candidate_count(n, l, candidates)
+    if count <= 256:
+        comps = _candidate_compositions(n, l, candidates)
+        weight = 1.0
+    else:  # too many to enumerate here: the vertex-pure compositions stand for all
+        comps = np.eye(l, dtype=np.int64) * n
+        weight = count / l
+    full, rest = divmod(trials, chunk)
+    profiles = 0.0
+    for c in comps:  # at most 256 compositions
+        profiles += weight * full * expected_distinct_histograms(c, V, chunk)
+        if rest:
+            profiles += weight * expected_distinct_histograms(c, V, rest)
+    per, per_bytes = profile_units(mechanism, n, m)
+    databases = float(count) * trials
+    seconds = databases * l * _DRAW + profiles * E * per
+    size = min(chunk, trials)
+    # the per-candidate results (list of chunks, then their concatenation), one chunk's arrays,
+    # and per candidate its composition, seed and interval
+    nbytes = (2.0 * trials * E * 8 + size * (8.0 * m * (l + 3) + 16.0 * E) + per_bytes
+              + count * (8.0 * l + 24.0 * E + 400.0))
+    return Estimate(seconds, nbytes), {"candidates": count, "databases": databases, "profiles": profiles}
+
+
+def candidate_count(n: int, l: int, k: int) -> int:
+    """Number of candidate compositions Monte Carlo uses (at most; without enumerating them).
+
+    All ``C(n + l - 1, l - 1)`` compositions when there are at most k, else an
+    even grid of step g, the largest with ``C(g + l - 1, l - 1) <= k``.
+    """
+    if l == 1:
+        return 1
+    total = math.comb(n + l - 1, l - 1)
+    if total <= k:
+        return total
+    lo, hi = 1, max(1, k)  # C(g + l - 1, l - 1) >= g + 1 > k for g >= k
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if math.comb(mid + l - 1, l - 1) <= k:
+            lo = mid
+        else:
+            hi = mid - 1
+    return math.comb(lo + l - 1, l - 1)
+
+
+def estimate_smoothed(mechanism, ns, pi, epsilon, method: str = "exact", *, trials: int = 10**4,
+                      candidates: int = 16, chunk: int = 10_000, **_ignored) -> Estimate:
+    """Estimated run time (s) and peak memory (bytes) of :func:`~smoothdp_nb.core.smoothed.smoothed_delta` at every n in ``ns``, run in turn.
+
+    The same models as the refusals use; nothing is computed.  Other keyword
+    arguments of ``smoothed_delta`` are accepted and ignored.
+    """
+    e, _ = as_epsilon(epsilon)
+    red = reduce_to_vertices(pi)
+    l, m = red.vertices.shape
+    total = Estimate(0.0, 0.0)
+    for n in np.atleast_1d(ns):
+        n = as_int(n, "n", minimum=1)
+        mechanism.sample_size(n)  # T <= n check
+        if method == "exact":
+            total = total + estimate_exact(mechanism, n, m, l, e.size)
+        elif method == "monte-carlo":
+            total = total + estimate_monte_carlo(
+                mechanism, n, red.vertices, e.size, as_int(trials, "trials", minimum=1),
+                as_int(candidates, "candidates", minimum=1), as_int(chunk, "chunk", minimum=1))[0]
+        else:
+            raise ValueError(f"method must be 'exact' or 'monte-carlo', got {method!r}")
+    return total

@@ -41,7 +41,10 @@ Computations
     ``gamma`` (default: data-independent), ``noise`` (polyplace, cauchy,
     student_t, laplace, laplace_log_normal), ``bounds = [low, high]``
     (required), ``delta``, ``shape``, ``trim``, ``rng`` (leave out for real
-    releases).  Result: :class:`~smoothdp_nb.core.results.ReleaseReport`.
+    releases), ``lattice`` (output step, a power of two), ``diagnostics``
+    (true: add the data-dependent, non-private diagnostics).  Inline
+    ``values`` are echoed in reports only as a digest (count, SHA-256 prefix).
+    Result: :class:`~smoothdp_nb.core.results.ReleaseReport`.
 ``compute = "noise"``
     Noise std per unit of smooth sensitivity for several families
     (Hladik-Tetek Figure 1).  Keys: ``epsilon``, ``gamma`` (number, list or
@@ -60,6 +63,7 @@ from __future__ import annotations
 import contextlib
 import concurrent.futures as cf
 import difflib
+import hashlib
 import math
 import re
 import tomllib
@@ -248,7 +252,8 @@ KEYS: dict[str, tuple[str, ...]] = {
     "smoothed": _COMMON + _SMOOTHED,
     "sweep": _COMMON + _SMOOTHED,
     "release": _COMMON
-    + ("data", "column", "values", "csv", "query", "epsilon", "gamma", "noise", "bounds", "delta", "shape", "trim", "rng"),
+    + ("data", "column", "values", "csv", "query", "epsilon", "gamma", "noise", "bounds", "delta", "shape", "trim", "rng",
+       "lattice", "diagnostics"),
     "noise": _COMMON + ("epsilon", "gamma", "delta", "families", "reference"),
 }
 MECHANISM_KEYS = ("kind", "eta", "T", "replace", "noise_epsilon")
@@ -268,9 +273,10 @@ class Spec:
         :func:`run_spec` resolves them.
     title : str
     raw : dict
-        The parsed TOML.
+        The parsed TOML, except that inline release data (``values``) is
+        replaced by its digest (:func:`data_digest`): reports echo ``raw``.
     text : str or None
-        The TOML text, if the spec came as text.
+        The TOML text, if the spec came as text and holds no inline data.
     """
 
     compute: str
@@ -539,6 +545,18 @@ def _validate_release(doc: Mapping[str, Any], p: dict) -> None:
             p["trim"] = _number("trim", t, lo=0.0, hi=0.5, hi_open=True)  # a fraction
     if "rng" in doc:
         p["rng"] = _integer("rng", doc["rng"], lo=0)
+    if "lattice" in doc:  # a power of two in the bounds' range: checked by the core's check_lattice
+        from .core.lattice import check_lattice
+
+        try:
+            p["lattice"] = check_lattice(doc["lattice"], p["bounds"])
+        except (TypeError, ValueError) as err:
+            raise SpecError(str(err).removeprefix("lattice "), "lattice") from None
+    if "diagnostics" in doc:
+        if not isinstance(doc["diagnostics"], bool):
+            raise SpecError(f"must be true or false (data-dependent diagnostics, not private), got {doc['diagnostics']!r}",
+                            "diagnostics")
+        p["diagnostics"] = doc["diagnostics"]
 
 
 def _validate_noise(doc: Mapping[str, Any], p: dict) -> None:
@@ -643,7 +661,16 @@ def parse_spec(spec: str | Mapping[str, Any]) -> Spec:
             err.with_line(_locate(text, err))
         raise
     title = doc.get("title") or _default_title(compute, params)
+    if compute == "release" and "values" in params:  # never echo the data: a digest instead
+        doc = {**doc, "values": data_digest(params["values"])}
+        text = None
     return Spec(compute=compute, params=params, title=title, raw=doc, text=text)
+
+
+def data_digest(values: Any) -> str:
+    """``"<n values, sha256 …>"``: count and a 16-hex-digit prefix of the SHA-256 of the float64 bytes."""
+    arr = np.ascontiguousarray(np.asarray(values, dtype=np.float64))
+    return f"<{arr.size} values, sha256 {hashlib.sha256(arr.tobytes()).hexdigest()[:16]}>"
 
 
 def _default_title(compute: str, p: dict) -> str:
@@ -951,7 +978,7 @@ def _run_release(p, ns, executor, progress, base):
     from .core.results import ReleaseReport
 
     x, name = _release_data(p, ns, base)
-    kw = {k: p[k] for k in ("gamma", "delta", "shape", "trim", "rng") if k in p}
+    kw = {k: p[k] for k in ("gamma", "delta", "shape", "trim", "rng", "lattice", "diagnostics") if k in p}
     rel = release(x, query=p["query"], epsilon=p["epsilon"], noise=p["noise"], bounds=p["bounds"], **kw)
     notes = ("seeded noise: for experiments only, not for a real release",) if "rng" in p else ()
     return ReleaseReport(rel, name=name, notes=notes)

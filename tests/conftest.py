@@ -3,14 +3,8 @@
 import os
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
-from IPython.testing import globalipapp
-
-# IPython's test shell: globalipapp.get_ipython() starts it on the first call and returns None on
-# any later call through a reference imported before that start (test_magics.py,
-# test_hostile_specs.py and test_fuzz_spec.py each import it).  Starting it here, before any test
-# module is imported, makes every imported get_ipython the one that returns the shell.
-globalipapp.start_ipython()
 
 settings.register_profile("ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=25, deadline=None)
@@ -18,3 +12,17 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 #: The reference tables beside the repository (absent for Binder users).
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def ipython_shell():
+    """IPython's global test shell, started once per process.
+
+    ``globalipapp.get_ipython`` is a placeholder until ``start_ipython`` has run
+    and rebinds it; a copy imported by name keeps the placeholder, which returns
+    None on its second call, so every test module asks the module for the shell.
+    """
+    from IPython.testing import globalipapp
+
+    globalipapp.start_ipython()
+    return globalipapp.get_ipython()

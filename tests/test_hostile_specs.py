@@ -15,7 +15,6 @@ import pytest
 pytest.importorskip("IPython")
 
 from IPython.core.error import UsageError  # noqa: E402
-from IPython.testing.globalipapp import get_ipython  # noqa: E402
 
 from smoothdp_nb import spec as spec_module  # noqa: E402
 from smoothdp_nb.cli import main_run  # noqa: E402
@@ -173,10 +172,10 @@ def _marked_line(text: str) -> int:
 
 
 @pytest.fixture(scope="module")
-def ip():
+def ip(ipython_shell):
     with open(NONUTF8, "wb") as fh:
         fh.write("a\n1\n\xe9t\xe9\n".encode("latin-1"))
-    shell = get_ipython()
+    shell = ipython_shell
     shell.run_line_magic("load_ext", "smoothdp_nb.magics")
     shell.user_ns.update(df=pd.DataFrame({"x": np.linspace(0, 10, 21)}), np=np,
                          P=np.array([[0.3, 0.7], [0.6, 0.4]]), words=np.array(["a", "b"]))

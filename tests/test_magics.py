@@ -4,7 +4,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from IPython.core.error import UsageError  # IPython is a runtime dependency: a missing one is a failure
-from IPython.testing.globalipapp import get_ipython
 
 from smoothdp_nb.core.results import NoiseComparison, ProfileResult, ReleaseReport
 from smoothdp_nb.magics import SmoothDPMagics, line_to_toml
@@ -13,8 +12,8 @@ NOISE = 'compute = "noise"\nepsilon = 1\ngamma = [0.1, 0.2]\nfamilies = ["polypl
 
 
 @pytest.fixture(scope="module")
-def ip():
-    shell = get_ipython()
+def ip(ipython_shell):
+    shell = ipython_shell
     shell.run_line_magic("load_ext", "smoothdp_nb.magics")
     return shell
 

@@ -43,7 +43,12 @@ def election_report(lost: float = 0.002, t: float = 0.51) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m smoothdp_nb", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m smoothdp_nb",
+        # plain text: the module docstring is reST and would print its markup
+        description="Smoothed differential privacy from the command line. Without a subcommand: the "
+        "election privacy report (Figure 1 of Smoothed Differential Privacy).",
+    )
     sub = parser.add_subparsers(dest="command")
     sub.add_parser(
         "tutorials",

@@ -53,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m smoothdp_nb run",
         description="Run a smoothdp TOML spec (the same as a %%smoothdp cell) and write a report.",
+        epilog="Without --out or --json the text summary goes to standard output. Exit status: 0 on "
+        "success, 2 for an invalid spec or options (the message names the key and the line), 1 when "
+        "the computation fails.",
     )
     p.add_argument("spec", help="path of the TOML spec ('-' reads standard input)")
     p.add_argument("--out", metavar="REPORT.html", help="write a self-contained HTML report")

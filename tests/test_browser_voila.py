@@ -47,7 +47,7 @@ require_chromium()
 
 from playwright.sync_api import sync_playwright
 
-pytestmark = pytest.mark.slow
+# ~40 s (Voila start-up included): part of the default run, which stays within its budget
 
 STARTUP_TIMEOUT = 60  # seconds for Voila to listen
 PAGE_TIMEOUT = 90_000  # ms for the kernel to run the notebook and the charts to appear

@@ -69,3 +69,16 @@ def test_examples_all_validate():
     assert len(files) >= 5
     for f in files:
         parse_spec(f.read_text())
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["run", "--help"], ["report", "--help"], ["tutorials", "--help"]])
+def test_help_is_plain_text(argv, capsys):
+    from smoothdp_nb.__main__ import main
+
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 0
+    text = capsys.readouterr().out
+    assert "usage:" in text
+    for markup in ("``", ":func:", ":class:", ":mod:", ":meth:"):
+        assert markup not in text, (argv, markup)

@@ -26,15 +26,15 @@ bits (Mironov 2012); to publish a value use
 
 Calibration (noise added = ``SS * scale * Z``; see :func:`calibrate`):
 
-=====================  =========================================  ======================  ==========================
-family                 Z and scale per unit of smooth sensitivity  allowed gamma           guarantee
-=====================  =========================================  ======================  ==========================
-``polyplace``          Z ~ PolyPlace(1, eps/gamma), scale 1/gamma  0 < gamma < eps         eps-DP (Theorem 8)
-``cauchy`` (shape c)   (c+1) / (eps - gamma (c+1))                 gamma < eps/(c+1), c>1  eps-DP (Claim 16)
-``student_t`` (d)      (d+1) / (2 sqrt(d) (eps - gamma (d+1)))     gamma < eps/(d+1), d>0  eps-DP (Claim 17)
-``laplace``            1 / (eps - gamma ln(2/delta))               gamma < eps/ln(2/delta) (eps, delta)-DP (Claim 18)
-``laplace_log_normal`` exp(3 sigma^2/2) / (eps - gamma/sigma)      gamma < eps * sigma     rho-zCDP, rho = eps^2/2
-=====================  =========================================  ======================  ==========================
+======================  ==========================================  =======================  ==========================
+family                  Z and scale per unit of smooth sensitivity  allowed gamma            guarantee
+======================  ==========================================  =======================  ==========================
+``polyplace``           Z ~ PolyPlace(1, eps/gamma), scale 1/gamma  0 < gamma < eps          eps-DP (Theorem 8)
+``cauchy`` (shape c)    (c+1) / (eps - gamma (c+1))                 gamma < eps/(c+1), c>1   eps-DP (Claim 16)
+``student_t`` (d)       (d+1) / (2 sqrt(d) (eps - gamma (d+1)))     gamma < eps/(d+1), d>0   eps-DP (Claim 17)
+``laplace``             1 / (eps - gamma ln(2/delta))               gamma < eps/ln(2/delta)  (eps, delta)-DP (Claim 18)
+``laplace_log_normal``  exp(3 sigma^2/2) / (eps - gamma/sigma)      gamma < eps * sigma      rho-zCDP, rho = eps^2/2
+======================  ==========================================  =======================  ==========================
 
 :func:`noise_std` gives the resulting standard deviation per unit of smooth
 sensitivity, choosing the shape parameter that minimises it when

@@ -1,0 +1,95 @@
+"""Sphinx configuration of the smoothdp_nb documentation.
+
+Build (offline, warnings are errors)::
+
+    python -m sphinx -W --keep-going -b html docs docs/_build/html
+
+The tutorial notebooks are copied from ``notebooks/`` into ``docs/tutorials/``
+and executed by myst-nb with ``SMOOTHDP_CI=1`` (the notebooks' small
+parameters), so the build takes minutes.  The API page lists
+``smoothdp_nb.__all__`` as it is at build time; the ``%%smoothdp`` page renders
+the magic's own docstring.  Nothing is loaded from the network: MathJax comes
+from the ``sphinx-mathjax-offline`` package and the charts are SVG outputs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(DOCS / "_ext"))
+
+# The notebooks read this in their ``parameters`` cell; the kernel inherits it.
+os.environ["SMOOTHDP_CI"] = "1"
+
+from smoothdp_docs import copy_notebooks, write_api_page
+
+import smoothdp_nb
+
+project = "smoothdp_nb"
+author = "the smoothdp_nb developers"
+copyright = "the smoothdp_nb developers"
+release = smoothdp_nb.__version__
+version = release
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "numpydoc",
+    "myst_nb",
+    "sphinx-mathjax-offline",  # MathJax 3 files copied into _static: no CDN
+    "smoothdp_docs",
+]
+
+# Generated sources (ignored by git): refreshed on every build.
+copy_notebooks(ROOT / "notebooks", DOCS / "tutorials")
+write_api_page(DOCS / "api.rst")
+
+exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "**.ipynb_checkpoints", "jupyter_execute"]
+templates_path = ["_templates"]
+source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
+
+# -- API reference -------------------------------------------------------------
+autosummary_generate = True
+autosummary_imported_members = True
+autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": True}
+autodoc_typehints = "none"  # numpydoc sections carry the types; signatures stay short
+autodoc_member_order = "bysource"
+numpydoc_show_class_members = False
+numpydoc_validation_checks: set[str] = set()  # docstrings are edited in parallel: no style gate here
+numpydoc_xref_param_type = False
+nitpicky = False
+
+# -- notebooks -------------------------------------------------------------------
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
+myst_heading_anchors = 3
+nb_execution_mode = "cache"
+nb_execution_cache_path = str(DOCS / "_build" / ".jupyter_cache")
+nb_execution_timeout = 900
+nb_execution_raise_on_error = True
+nb_execution_show_tb = True
+nb_merge_streams = True
+# Live ipywidgets panels need a kernel: show their text fallback, never load the
+# widget manager from a CDN.
+nb_ipywidgets_js: dict[str, dict[str, str]] = {}
+nb_mime_priority_overrides = [
+    ("html", "application/vnd.jupyter.widget-view+json", None),
+    ("html", "application/vnd.vegalite.v5+json", None),
+    ("html", "application/vnd.vegalite.v6+json", None),
+    ("html", "application/javascript", None),
+]
+
+# -- HTML ------------------------------------------------------------------------
+html_theme = "pydata_sphinx_theme"
+html_title = f"smoothdp_nb {release}"
+html_static_path: list[str] = []
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "icon_links": [],
+}
+html_last_updated_fmt = None

@@ -52,8 +52,9 @@ _UNKNOWN = 1e-3
 _DRAW = 1.5e-6
 # bytes per (histogram, epsilon) of the two-category exact path (profile table and engine arrays)
 _EXACT2_BYTES = 900.0
-# bytes of one entry (a tuple key) of the general engine's histogram index
+# bytes of one entry (a tuple key) of the general engine's histogram index, and seconds per entry and category
 _INDEX_ENTRY_BYTES = 170.0
+_INDEX_SECONDS = 1.5e-6
 
 
 def profile_units(mechanism, n: int, m: int) -> tuple[float, float]:
@@ -105,6 +106,8 @@ def estimate_exact(mechanism, n: int, m: int, l: int, E: int) -> Estimate:
         # with one vertex only size n
         rows = hists if l == 1 else math.comb(n + m, m)
         nbytes = rows * (16.0 * m + _INDEX_ENTRY_BYTES) + hists * E * 8.0 * (m + 3)
+        if l > 1:  # building the index and the shift maps is Python work per row and category
+            seconds += _INDEX_SECONDS * rows * m
     return Estimate(seconds, max(nbytes, per_bytes))
 
 

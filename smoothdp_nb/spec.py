@@ -49,7 +49,19 @@ Computations
     :class:`~smoothdp_nb.core.results.NoiseComparison`.
 
 Common keys: ``title`` (for reports).  Every ``epsilon``/``gamma`` may be a
-number, a list, or a range table ``{start, stop, num, log}``.  When
+number, a list, or a range table ``{start, stop, num, log}``.
+
+Numbers are numbers: strings (even ``"0.5"``), bools, NaN and infinities are
+refused wherever a number is expected; the one string form is the exact
+sampling rate ``eta = "0.998"`` (plain ASCII decimal digits).  Values are
+checked with the core's own validators (:mod:`smoothdp_nb.core._validate`,
+the noise calibration, the mechanism's ``T <= n``), so a spec that validates
+does not fail in the core on a value it let through.  ``budget`` (seconds) is
+finite; ``workers`` is at most the machine's cores unless ``scheduler`` names
+an external cluster.  Every computation that can be large is estimated (time
+and memory) before it starts and refused over budget; a refusal, a value the
+core rejects, or an unreadable file is a :class:`SpecError` at the key it
+concerns.  When
 ``compute`` is left out it is inferred from the other keys if that is
 unambiguous.  Unknown keys are errors (:class:`SpecError`, which names the
 key, the allowed values, the closest valid key and the line).

@@ -1,12 +1,17 @@
 """smoothdp_nb: smoothed differential privacy and smooth-sensitivity releases, for notebooks.
 
 The numerical core (:mod:`smoothdp_nb.core`) is re-exported here; the
-notebook layers (magic, panels, charts) are imported lazily so that
-``import smoothdp_nb`` stays light and works without a notebook.
+notebook layers (:mod:`.display` for charts, :mod:`.panels`, the magic) are
+imported on first use, so that ``import smoothdp_nb`` stays light (Altair
+alone takes longer to import than the whole core) and works without a
+notebook.  The core's result objects find their charts through the renderer
+registry :mod:`smoothdp_nb.core.rendering`, whose loader, installed here,
+imports :mod:`.display` the first time a chart or rich display is needed.
 """
 
-from .core import *  # noqa: F401,F403
+from .core import *
 from .core import __all__ as _core_all
+from .core import rendering as _rendering
 from .core.release import release
 
 __version__ = "0.1.0"
@@ -26,9 +31,17 @@ def unload_ipython_extension(ip) -> None:
     _unload(ip)
 
 
+def _load_display() -> None:
+    """Import the display package, which registers the result charts (needs Altair)."""
+    from . import display  # noqa: F401
+
+
+_rendering.renderers.set_loader(_load_display)
+
+
 def __getattr__(name: str):
     # The notebook layers import Altair/ipywidgets: load them on first use only.
-    if name in ("panels", "charts", "magics", "spec"):
+    if name in ("panels", "display", "magics", "spec"):
         import importlib
 
         module = importlib.import_module(f".{name}", __name__)

@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command")
     sub.add_parser(
         "tutorials",
-        help="execute the tutorial notebooks into HTML reports (--out DIR, --ci) or open JupyterLab (--lab)",
+        help="execute the tutorial notebooks into HTML reports (--out DIR, --ci, --jobs N) or open JupyterLab (--lab)",
         add_help=False,
     )
     sub.add_parser(
@@ -55,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
         help="run a TOML spec (like a %%%%smoothdp cell): run spec.toml [--out report.html] [--json out.json]",
         add_help=False,
     )
+    sub.add_parser("gallery", help="render every chart builder to SVG and PNG with an index page: gallery --out DIR",
+                   add_help=False)
     rep = sub.add_parser("report", help="print the election privacy report (default)")
     rep.add_argument("--lost", type=float, default=None, help="fraction of votes lost (default: 0.002 and 0.0001)")
     rep.add_argument("--threshold", type=float, default=0.51, help="accuracy threshold t (default 0.51)")
@@ -63,6 +65,10 @@ def main(argv: list[str] | None = None) -> int:
         from .tutorials import main as tutorials_main
 
         return tutorials_main(argv[1:])
+    if argv and argv[0] == "gallery":
+        from .gallery import main as gallery_main
+
+        return gallery_main(argv[1:])
     if argv and argv[0] == "run":
         # the run command has its own parser (smoothdp_nb.cli)
         from .cli import main_run

@@ -233,12 +233,12 @@ class SmoothDPMagics(Magics):
 
 def _show(result: Any, chart: bool, table: bool) -> None:
     """Display a result: rich (chart and summary), or summary only, plus the table."""
-    from . import results_charts
+    from .display import summary_bundle
 
     if chart:
         display(result)
     else:
-        display(results_charts.bundle(result, results_charts.summary_frame(result), chart=False), raw=True)
+        display(summary_bundle(result), raw=True)
     if table:
         display(result.to_frame())
 

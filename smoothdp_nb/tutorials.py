@@ -1,33 +1,52 @@
 """Run the tutorial notebooks: headless into HTML reports, or open them in JupyterLab.
 
-``python -m smoothdp_nb.tutorials --out reports/`` (or, once hooked into
-``python -m smoothdp_nb tutorials --out reports/``) executes every
+``python -m smoothdp_nb tutorials --out reports/`` executes every
 ``notebooks/NN_*.ipynb`` top to bottom in a fresh kernel of the running
-interpreter and writes ``reports/NN_*.html`` plus ``reports/index.html``.
-``--ci`` sets ``SMOOTHDP_CI=1`` (each notebook's ``parameters`` cell then uses
-small sizes).  ``--lab`` launches JupyterLab on the notebooks instead (the
-``lab`` extra: ``pip install "smoothdp_nb[lab]"``).
+interpreter and writes ``reports/NN_*.html`` (the notebook as a course
+handout, see :mod:`smoothdp_nb.reports`) plus ``reports/index.html`` (the
+contents page: title, status, run time and headline numbers of each
+notebook).  ``--ci`` sets ``SMOOTHDP_CI=1`` (each notebook's ``parameters``
+cell then uses small sizes).  ``--lab`` launches JupyterLab on the notebooks
+instead (the ``lab`` extra: ``pip install "smoothdp_nb[lab]"``).
 
-Needs ``nbclient``, ``nbformat`` and ``ipykernel``.  HTML is written by a
-small built-in renderer rather than nbconvert, whose default template loads
-require.js and MathJax from a CDN: the reports must open offline, and the
-charts are static SVG in the outputs.
+While it runs, a progress bar on the terminal counts the code cells of all
+notebooks and names the notebook and cell executing (without a terminal, one
+line per notebook started and finished).  The kernels' own stderr (ZeroMQ and
+transport warnings) goes to a log file that is printed only when a notebook
+fails.  Each kernel is shut down as soon as its notebook finishes, and at
+most ``--jobs`` notebooks (default 2) run at once.
+
+Needs the ``tutorials`` extra (``nbclient``, ``nbformat``, ``ipykernel``,
+``markdown-it-py``, ``mdit-py-plugins``, ``latex2mathml``).  HTML is written
+by :mod:`smoothdp_nb.reports` rather than nbconvert, whose default template
+loads require.js and MathJax from a CDN: the reports must open offline.
 """
 
 from __future__ import annotations
 
 import argparse
-import html
+import asyncio
 import json
+import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TextIO
 
-__all__ = ["main", "find_notebooks", "execute", "to_html"]
+__all__ = ["execute", "find_notebooks", "main", "run_all", "to_html"]
+
+_WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+_MODEL_ID = re.compile(r"^[0-9a-zA-Z_-]{1,64}$")
+#: a logger that swallows nbclient's and jupyter_client's chatter (kernel died, TCP, ...)
+_QUIET = logging.getLogger("smoothdp_nb.tutorials.kernel")
+_QUIET.setLevel(logging.CRITICAL)
+_QUIET.propagate = False
 
 
 def _default_dir() -> Path:
@@ -37,6 +56,7 @@ def _default_dir() -> Path:
 
 
 def find_notebooks(directory: Path, only: list[str] | None = None) -> list[Path]:
+    """The ``NN_*.ipynb`` notebooks of ``directory``, sorted; ``only`` keeps those whose name starts so."""
     nbs = sorted(Path(directory).glob("[0-9][0-9]_*.ipynb"))
     if only:
         nbs = [p for p in nbs if any(p.name.startswith(o) or p.stem == o for o in only)]
@@ -56,103 +76,363 @@ def _kernel_dir() -> tuple[Path, str]:
     return d, name
 
 
-def execute(path: Path, kernel_dir: Path, kernel_name: str, timeout: int = 1800, env: dict | None = None):
-    """Execute one notebook in a fresh kernel; returns the executed notebook (raises on error)."""
+# -- progress ---------------------------------------------------------------------------------
+class _Progress:
+    """One overall bar over the code cells of every notebook, naming what is running.
+
+    Without a terminal (CI logs, pytest) the bar is off and each notebook
+    prints one line when it starts and one when it ends.
+    """
+
+    def __init__(self, total_cells: int, stream: TextIO, enabled: bool | None) -> None:
+        self.stream = stream
+        self.running: dict[str, str] = {}
+        tty = enabled if enabled is not None else stream.isatty()
+        self.bar = None
+        if tty:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total_cells, unit="cell", file=stream, dynamic_ncols=True, leave=False,
+                            bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} cells [{elapsed}]")
+
+    def say(self, line: str) -> None:
+        if self.bar is not None:
+            self.bar.write(line, file=self.stream)
+        else:
+            print(line, file=self.stream, flush=True)
+
+    def start_notebook(self, name: str, cells: int) -> None:
+        if self.bar is None:
+            self.say(f"{name:<32} running ({cells} code cells)")
+            return
+        self.running[name] = f"{name.split('_', 1)[0]} starting kernel"
+        self._describe()
+
+    def _describe(self) -> None:
+        assert self.bar is not None
+        self.bar.set_description_str(" | ".join(v for _, v in sorted(self.running.items())), refresh=True)
+
+    def cell(self, name: str, k: int, n: int, source: str) -> None:
+        if self.bar is None:
+            return
+        first = next((ln.strip() for ln in source.splitlines() if ln.strip()), "")
+        self.running[name] = f"{name.split('_', 1)[0]} cell {k}/{n}" + (f" `{first[:28]}`" if first else "")
+        self._describe()
+
+    def advance(self, cells: int = 1) -> None:
+        if self.bar is not None:
+            self.bar.update(cells)
+
+    def end_notebook(self, name: str) -> None:
+        self.running.pop(name, None)
+        if self.bar is not None:
+            self._describe()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _client_class():
+    """NotebookClient that reports progress and snapshots live panels after each cell."""
     import nbclient
+
+    class ReportClient(nbclient.NotebookClient):
+        progress: _Progress | None = None
+        label: str = ""
+        interrupted: list[bool] | None = None  # shared by the notebooks of one run
+
+        async def _async_cleanup_kernel(self) -> None:
+            # nbclient calls this from its SIGINT/SIGTERM handler (with a kernel manager
+            # passed in, it does not call it at the end of a run): note the interruption
+            # so that the run stops instead of going on with the next notebook
+            if self.interrupted is not None:
+                self.interrupted.append(True)
+            await super()._async_cleanup_kernel()
+
+        async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
+            if cell.cell_type != "code" or not cell.source.strip():
+                return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+            code = [i for i, c in enumerate(self.nb.cells) if c.cell_type == "code"]
+            if self.progress is not None:
+                self.progress.cell(self.label, code.index(cell_index) + 1, len(code), cell.source)
+            cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+            await self._snapshot_widgets(cell)
+            if self.progress is not None:
+                self.progress.advance()
+            return cell
+
+        async def _snapshot_widgets(self, cell) -> None:
+            """Ask the kernel for a static picture of each live panel the cell displayed."""
+            for out in cell.get("outputs", []):
+                view = out.get("data", {}).get(_WIDGET_MIME)
+                if not view or "image/svg+xml" in out["data"]:
+                    continue
+                model_id = str(view.get("model_id", ""))
+                if not _MODEL_ID.match(model_id):
+                    continue
+                expr = ("__import__('smoothdp_nb.reports.snapshot', fromlist=['widget_snapshot'])"
+                        f".widget_snapshot({model_id!r})")
+                assert self.kc is not None  # inside async_execute: the client is connected
+                msg_id = self.kc.execute("", silent=True, store_history=False, user_expressions={"s": expr})
+                reply = await self.async_wait_for_reply(msg_id)
+                found = ((reply or {}).get("content", {}).get("user_expressions", {}).get("s", {}))
+                snap = found.get("data", {}).get("application/json") if found.get("status") == "ok" else None
+                if not snap:
+                    continue
+                if snap.get("svg"):
+                    out["data"]["image/svg+xml"] = snap["svg"]
+                out.setdefault("metadata", {})["smoothdp_snapshot"] = {
+                    "title": snap.get("title"), "controls": list(snap.get("controls", []))}
+
+    return ReportClient
+
+
+class _Interrupted(Exception):
+    """The user pressed Ctrl-C (or the run got SIGTERM) while a notebook ran."""
+
+
+async def _execute_async(path: Path, kernel_dir: Path, kernel_name: str, *, timeout: int, env: dict,
+                         progress: _Progress | None, stderr_log: Path | None,
+                         interrupted: list[bool] | None = None) -> Any:
+    """Execute one notebook in a fresh kernel, shut the kernel down, return the notebook.
+
+    Raises ``nbclient.exceptions.CellExecutionError`` (and others) with the
+    partly executed notebook in ``exc.notebook``.
+    """
     import nbformat
     from jupyter_client.kernelspec import KernelSpecManager
-    from jupyter_client.manager import KernelManager
+    from jupyter_client.manager import AsyncKernelManager
 
     nb = nbformat.read(path, as_version=4)
-    ksm = KernelSpecManager(kernel_dirs=[str(kernel_dir / "kernels")], ensure_native_kernel=False)
-    km = KernelManager(kernel_name=kernel_name, kernel_spec_manager=ksm)
-    client = nbclient.NotebookClient(nb, km=km, kernel_name=kernel_name, timeout=timeout,
-                                     resources={"metadata": {"path": str(path.parent)}})
-    client.execute(env={**os.environ, **(env or {})})
+    ksm = KernelSpecManager(kernel_dirs=[str(kernel_dir / "kernels")], ensure_native_kernel=False, log=_QUIET)
+    km = AsyncKernelManager(kernel_name=kernel_name, kernel_spec_manager=ksm, log=_QUIET)
+    client = _client_class()(nb, km=km, kernel_name=kernel_name, timeout=timeout, log=_QUIET,
+                             resources={"metadata": {"path": str(path.parent)}})
+    client.progress, client.label, client.interrupted = progress, path.stem, interrupted
+    # a local file, closed below; opening it does not hold the event loop up noticeably
+    log = open(stderr_log, "wb") if stderr_log is not None else None  # noqa: ASYNC230, SIM115
+    try:
+        sink = log if log is not None else subprocess.DEVNULL
+        await client.async_execute(env={**os.environ, **env}, stderr=sink, stdout=sink)
+    except Exception as exc:
+        if interrupted:
+            raise _Interrupted from None
+        exc.notebook = nb  # type: ignore[attr-defined]
+        raise
+    finally:
+        # nbclient leaves a kernel it did not create running: stop it now, not at exit
+        # (now=True: the notebook is done; a polite shutdown request costs 1-2 s per kernel)
+        try:
+            if client.kc is not None:
+                client.kc.stop_channels()
+            if km is not None and km.has_kernel:
+                await km.shutdown_kernel(now=True)
+        finally:
+            if log is not None:
+                log.close()
     code = [c for c in nb.cells if c.cell_type == "code"]
     missing = [i for i, c in enumerate(code) if c.get("execution_count") is None]
     if missing:
-        raise RuntimeError(f"{path.name}: code cells {missing} did not run")
+        stopped = RuntimeError(f"{path.name}: code cells {missing} did not run")
+        stopped.notebook = nb  # type: ignore[attr-defined]
+        raise stopped
     return nb
 
 
-def _render_output(out) -> str:
-    kind = out.get("output_type")
-    if kind == "stream":
-        return f"<pre class='stream'>{html.escape(out.get('text', ''))}</pre>"
-    if kind == "error":
-        return f"<pre class='error'>{html.escape(out.get('ename', ''))}: {html.escape(out.get('evalue', ''))}</pre>"
-    data = out.get("data", {})
-    if "image/svg+xml" in data:
-        return f"<div>{data['image/svg+xml']}</div>"
-    if "text/html" in data:
-        return f"<div>{data['text/html']}</div>"
-    if "text/markdown" in data:
-        return f"<pre class='md'>{html.escape(data['text/markdown'])}</pre>"
-    if "text/plain" in data:
-        return f"<pre>{html.escape(data['text/plain'])}</pre>"
-    return ""
+def execute(path: Path, kernel_dir: Path, kernel_name: str, timeout: int = 1800, env: dict | None = None) -> Any:
+    """Execute one notebook in a fresh kernel; returns the executed notebook (raises on error).
+
+    The kernel is shut down before this returns; its stderr is discarded.
+    """
+    return asyncio.run(_execute_async(Path(path), kernel_dir, kernel_name, timeout=timeout, env=env or {},
+                                      progress=None, stderr_log=None))
 
 
-def _simple_html(nb, title: str) -> str:
-    parts = [f"<!doctype html><meta charset='utf-8'><title>{html.escape(title)}</title>",
-             "<style>body{font-family:sans-serif;max-width:60em;margin:auto}"
-             "pre{background:#f6f6f6;padding:.5em;overflow-x:auto}.src{border-left:3px solid #4c78a8}</style>"]
-    for c in nb.cells:
-        if c.cell_type == "markdown":
-            parts.append(f"<pre class='md'>{html.escape(c.source)}</pre>")
-        elif c.cell_type == "code":
-            parts.append(f"<pre class='src'>{html.escape(c.source)}</pre>")
-            parts.extend(_render_output(o) for o in c.get("outputs", []))
-    return "\n".join(parts)
+def to_html(nb: Any, title: str) -> str:
+    """Self-contained, offline HTML of an executed notebook (see :func:`smoothdp_nb.reports.notebook_page`)."""
+    from .reports import notebook_page
+
+    return notebook_page(nb, title)
 
 
-def to_html(nb, title: str) -> str:
-    """Self-contained HTML of an executed notebook (no remote scripts or styles)."""
-    return _simple_html(nb, title)
+# -- the whole run ------------------------------------------------------------------------------
+@dataclass
+class _Result:
+    path: Path
+    nb: Any
+    seconds: float
+    error: str | None
+
+
+def _short_error(exc: BaseException) -> str:
+    text = str(exc).strip()
+    ename = getattr(exc, "ename", None)
+    if ename:  # CellExecutionError: the kernel's exception name and message
+        return f"{ename}: {getattr(exc, 'evalue', '')}".strip()
+    last = text.splitlines()[-1] if text else ""
+    return f"{type(exc).__name__}: {last}" if last else type(exc).__name__
+
+
+def _kernel_log_tail(log: Path, lines: int = 15) -> str:
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    kept = [ln for ln in text.splitlines() if ln.strip() and "running over TCP without encryption" not in ln]
+    return "\n".join(kept[-lines:])
+
+
+def run_all(notebooks: list[Path], out: Path, *, ci: bool = False, timeout: int = 1800, jobs: int = 2,
+            progress: bool | None = None, stream: TextIO | None = None) -> int:
+    """Execute ``notebooks`` into ``out``/NN_*.html and ``out``/index.html; the number that failed.
+
+    Parameters
+    ----------
+    notebooks : list of Path
+        The notebooks, in contents order.
+    out : Path
+        Directory for the reports (created).
+    ci : bool
+        Set ``SMOOTHDP_CI=1`` in the kernels (small parameters).
+    timeout : int
+        Per-cell timeout in seconds.
+    jobs : int
+        Notebooks executed at once (each in its own kernel), at least 1.
+    progress : bool, optional
+        Force the terminal progress bar on or off (default: on for a terminal).
+    stream : text file, optional
+        Where progress goes (default ``sys.stderr``); finished-notebook lines go there too.
+    """
+    import nbformat
+
+    from .reports import (
+        Entry,
+        RunInfo,
+        headline_html,
+        index_page,
+        notebook_page,
+        notebook_summary,
+        notebook_title,
+    )
+
+    stream = stream if stream is not None else sys.stderr
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    jobs = max(1, int(jobs))
+    sources = {p: nbformat.read(p, as_version=4) for p in notebooks}
+    entries = {p: Entry(p.stem, notebook_title(nb, p.stem), notebook_summary(nb)) for p, nb in sources.items()}
+    counts = {p: sum(1 for c in nb.cells if c.cell_type == "code" and c.source.strip()) for p, nb in sources.items()}
+    run = RunInfo(mode="ci" if ci else "full", version=_version())
+    stems = [p.stem for p in notebooks]
+    bar = _Progress(sum(counts.values()), stream, progress)
+    env = {"SMOOTHDP_CI": "1"} if ci else {}
+    kdir, kname = _kernel_dir()
+    interrupted: list[bool] = []
+    t_all = time.perf_counter()
+
+    def write_index(total: float | None = None) -> None:
+        info = RunInfo(mode=run.mode, started=run.started, version=run.version, total_seconds=total)
+        (out / "index.html").write_text(index_page([entries[p] for p in notebooks], info), encoding="utf-8")
+
+    def finish(res: _Result) -> None:
+        p, entry = res.path, entries[res.path]
+        entry.seconds, entry.error = res.seconds, res.error
+        entry.status = "failed" if res.error else "ok"
+        if res.nb is not None:
+            i = stems.index(p.stem)
+            neighbours = (stems[i - 1] if i else None, stems[i + 1] if i + 1 < len(stems) else None)
+            page = notebook_page(res.nb, p.stem, run=run, error=res.error, neighbours=neighbours)
+            (out / f"{p.stem}.html").write_text(page, encoding="utf-8")
+            entry.has_page = True
+            entry.headline = headline_html(res.nb)
+        write_index()
+        status = "ok" if not res.error else f"FAILED: {res.error}"
+        bar.say(f"{p.name:<32} {res.seconds:7.1f} s  {status}")
+
+    async def one(p: Path, gate: asyncio.Semaphore) -> None:
+        async with gate:
+            if interrupted:  # Ctrl-C while this one waited for its turn
+                return
+            bar.start_notebook(p.stem, counts[p])
+            log = kdir / f"{p.stem}.stderr.log"
+            t0 = time.perf_counter()
+            nb, error = None, None
+            try:
+                nb = await _execute_async(p, kdir, kname, timeout=timeout, env=env, progress=bar, stderr_log=log,
+                                          interrupted=interrupted)
+            except _Interrupted:
+                raise
+            except Exception as exc:  # noqa: BLE001 -- report it, keep the partial notebook, go on with the others
+                nb, error = getattr(exc, "notebook", None), _short_error(exc)
+                ran = sum(1 for c in (nb.cells if nb is not None else []) if c.cell_type == "code"
+                          and c.source.strip() and c.get("execution_count") is not None)
+                bar.advance(max(0, counts[p] - ran))
+                tail = _kernel_log_tail(log)
+                if tail:
+                    bar.say(f"{p.name}: kernel stderr (last lines):\n{tail}")
+            bar.end_notebook(p.stem)
+            finish(_Result(p, nb, time.perf_counter() - t0, error))
+
+    async def main_loop() -> None:
+        gate = asyncio.Semaphore(jobs)
+        tasks = [asyncio.create_task(one(p, gate)) for p in notebooks]
+        try:
+            await asyncio.gather(*tasks)
+        except _Interrupted:
+            # stop the other notebooks too (their kernels are shut down as they unwind)
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+
+    write_index()
+    try:
+        asyncio.run(main_loop())
+    except (KeyboardInterrupt, asyncio.CancelledError, _Interrupted):
+        # Ctrl-C: nbclient's handler has stopped the kernels; the finished reports stay
+        bar.close()
+        write_index(time.perf_counter() - t_all)
+        raise KeyboardInterrupt from None
+    finally:
+        bar.close()
+        shutil.rmtree(kdir, ignore_errors=True)
+    total = time.perf_counter() - t_all
+    write_index(total)
+    failed = sum(1 for e in entries.values() if e.status != "ok")
+    no_headline = [e.stem for e in entries.values() if e.status == "ok" and e.headline is None]
+    if no_headline:  # for the notebooks' authors; the contents page shows their summary only
+        print(f"no cell tagged 'headline' in {', '.join(no_headline)} (see notebooks/README.md)",
+              file=stream, flush=True)
+    print(f"{len(notebooks) - failed}/{len(notebooks)} notebooks ran in {total:.1f} s; "
+          f"reports in {out.resolve()}/index.html", file=stream, flush=True)
+    return failed
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
 
 
 def _run(args) -> int:
-    try:
-        import nbclient  # noqa: F401
-        import nbformat  # noqa: F401
-        import ipykernel  # noqa: F401
-    except ImportError as exc:
-        print(f"missing {exc.name}: pip install nbclient nbformat ipykernel (or the 'lab' extra)", file=sys.stderr)
+    missing = [m for m in ("nbclient", "nbformat", "ipykernel", "markdown_it", "mdit_py_plugins", "latex2mathml")
+               if not _has_module(m)]
+    if missing:
+        print(f"missing {', '.join(missing)}: pip install \"smoothdp_nb[tutorials]\"", file=sys.stderr)
+        return 2
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        print(f"--out must be a directory, got the file {args.out}", file=sys.stderr)
         return 2
     nbs = find_notebooks(args.notebooks, args.only)
     if not nbs:
         print(f"no notebooks NN_*.ipynb in {args.notebooks}", file=sys.stderr)
         return 2
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    kdir, kname = _kernel_dir()
-    env = {"SMOOTHDP_CI": "1"} if args.ci else {}
-    rows, failed = [], 0
     try:
-        for p in nbs:
-            t0 = time.perf_counter()
-            try:
-                nb = execute(p, kdir, kname, timeout=args.timeout, env=env)
-                (out / f"{p.stem}.html").write_text(to_html(nb, p.stem), encoding="utf-8")
-                status = "ok"
-            except Exception as exc:  # report and continue with the next notebook
-                failed += 1
-                status = f"FAILED: {type(exc).__name__}: {str(exc).splitlines()[-1] if str(exc) else ''}"
-            dt = time.perf_counter() - t0
-            print(f"{p.name:<32} {dt:7.1f} s  {status}", flush=True)
-            rows.append((p.stem, dt, status))
-    finally:
-        shutil.rmtree(kdir, ignore_errors=True)
-    items = "".join(
-        f"<li><a href='{html.escape(s)}.html'>{html.escape(s)}</a> — {dt:.1f} s — {html.escape(st)}</li>"
-        for s, dt, st in rows
-    )
-    (out / "index.html").write_text(
-        f"<!doctype html><meta charset='utf-8'><title>smoothdp_nb tutorials</title><h1>smoothdp_nb tutorials</h1><ul>{items}</ul>",
-        encoding="utf-8",
-    )
-    print(f"reports in {out.resolve()}/index.html")
+        failed = run_all(nbs, Path(args.out), ci=args.ci, timeout=args.timeout, jobs=args.jobs)
+    except KeyboardInterrupt:
+        print(f"interrupted; the reports finished so far are in {Path(args.out).resolve()}", file=sys.stderr)
+        return 130
     return 1 if failed else 0
 
 
@@ -173,13 +453,29 @@ def _has_module(name: str) -> bool:
     return importlib.util.find_spec(name) is not None
 
 
+def _positive_int(name: str):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a positive integer, got {text!r}") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{name} must be a positive integer (>= 1), got {value}")
+        return value
+
+    return parse
+
+
 def main(argv: list[str] | None = None) -> int:
+    """``python -m smoothdp_nb tutorials [--out DIR] [--ci] [--only NN ...] [--jobs N] [--lab]``."""
     parser = argparse.ArgumentParser(prog="python -m smoothdp_nb tutorials", description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="reports", help="directory for the HTML reports (default: reports/)")
     parser.add_argument("--notebooks", type=Path, default=None, help="notebook directory (default: the repository's notebooks/)")
     parser.add_argument("--only", nargs="*", help="notebook prefixes to run, e.g. 01 03")
     parser.add_argument("--ci", action="store_true", help="small parameters (sets SMOOTHDP_CI=1)")
-    parser.add_argument("--timeout", type=int, default=1800, help="per-cell timeout in seconds")
+    parser.add_argument("--timeout", type=_positive_int("--timeout"), default=1800, help="per-cell timeout in seconds")
+    parser.add_argument("--jobs", type=_positive_int("--jobs"), default=2,
+                        help="notebooks executed at once, each in its own kernel (default 2)")
     parser.add_argument("--lab", action="store_true", help="launch JupyterLab on the notebooks instead")
     args = parser.parse_args(argv)
     args.notebooks = Path(args.notebooks or _default_dir()).resolve()

@@ -1,22 +1,27 @@
-"""Real-browser test of a panel: a notebook served by Voila, driven by chromium.
+"""Real-browser test of the four panels: one notebook served by Voila, driven by chromium.
 
-A two-cell notebook showing ``sdp.panels.smoothed_dp()`` is served by Voila on
-127.0.0.1 (free port, no token, no browser, killed at the end), with a real
-Jupyter kernel behind it.  Debian's chromium, driven by Playwright, opens the
-page with every request to a host other than 127.0.0.1 aborted and recorded,
-drags the "n" slider with the mouse and waits until the drawn chart changes.
-The test asserts that
+A notebook showing ``sdp.panels.smoothed_dp()``, ``election()``,
+``noise_comparison()`` and ``release()`` is served by Voila on 127.0.0.1
+(free port, no token, killed at the end), with a real Jupyter kernel behind
+it.  Debian's chromium, driven by Playwright, opens the page with every request
+to another host aborted and recorded (the two Font Awesome stylesheets that
+Voila's ``lab`` template links from jsDelivr are answered locally with an empty
+stylesheet, so that they are not console errors).  For each panel the test
 
-* the page rendered the chart with every outside request aborted, and the
-  only outside requests were the two Font Awesome stylesheets that Voila's
-  ``lab`` template links from jsDelivr (icon fonts; nothing to do with the
-  chart).  No CDN is needed: Vega is inlined by
-  ``JupyterChart.enable_offline()``, the widget manager and the anywidget
-  front end ship with Voila and anywidget;
-* moving the slider changed the slider's value in the kernel, and the chart
-  drawn in the page changed (canvas pixels / SVG markup);
-* the chart was updated in place: the same ``<canvas>``/``<svg>`` element is
-  still on the page and there is exactly one.
+* checks that every button is clickable (visible, enabled, receiving events,
+  at least 10 px tall) *before* anything is computed or released, and that the
+  drawn chart has a finite size under 2000 px;
+* moves every control at least once with real mouse and keyboard events
+  (sliders dragged with the mouse or stepped with the arrow keys, dropdowns,
+  check boxes, toggle buttons, the Release button clicked), waiting each time
+  until the kernel has answered;
+* asserts that the chart changed, that slider moves updated it in place (the
+  same ``<canvas>``/``<svg>`` element stays on the page), that it still has a
+  finite size, and that the browser logged no error at all.
+
+The input-to-redraw latencies of the slider moves (mouse up or key press to
+the changed pixels) are printed as ``[bench]`` lines; their medians per panel
+are recorded in benchmarks/README.md.
 
 Skipped only when ``/usr/bin/chromium`` is missing (CI installs it with apt and
 Voila with the ``test`` extra).
@@ -27,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -34,27 +40,34 @@ from pathlib import Path
 
 import pytest
 
-from .browser_support import CHROMIUM, CHROMIUM_ARGS as ARGS, offline_page, require_chromium
+from .browser_support import CHROMIUM, offline_page, require_chromium
+from .browser_support import CHROMIUM_ARGS as ARGS
 
 require_chromium()
 
-from playwright.sync_api import sync_playwright  # noqa: E402  (test extra)
+from playwright.sync_api import sync_playwright
 
 pytestmark = pytest.mark.slow
 
 STARTUP_TIMEOUT = 60  # seconds for Voila to listen
-PAGE_TIMEOUT = 60_000  # ms for the kernel to run the notebook and the chart to appear
+PAGE_TIMEOUT = 90_000  # ms for the kernel to run the notebook and the charts to appear
+ANSWER_TIMEOUT = 30_000  # ms for the kernel to answer one control change
+
+PANELS = ("sdp-smoothed", "sdp-election", "sdp-noise", "sdp-release")
 
 CELLS = [
-    "import smoothdp_nb as sdp\n"
-    "panel = sdp.panels.smoothed_dp(n=300, epsilon_points=6)\n"
-    "panel.n.max = 2000\n"
-    "_ = panel.widget.add_class('sdp-smoothed')  # a CSS hook for the test (add_class returns the box)\n",
-    "panel",
-    "elections = sdp.panels.election()\n"
-    "_ = elections.widget.add_class('sdp-election')\n",
-    "elections",
+    "import numpy as np\nimport pandas as pd\nimport smoothdp_nb as sdp\n",
+    ("smoothed = sdp.panels.smoothed_dp(n=300, epsilon_points=6, max_n=2000)\n"
+     "_ = smoothed.widget.add_class('sdp-smoothed')  # a CSS hook for the test (add_class returns the box)\n"
+     "smoothed"),
+    "election = sdp.panels.election()\n_ = election.widget.add_class('sdp-election')\nelection",
+    "noise = sdp.panels.noise_comparison()\n_ = noise.widget.add_class('sdp-noise')\nnoise",
+    ("share = pd.Series(np.random.default_rng(0).beta(5, 4, 500), name='share')\n"
+     "release = sdp.panels.release(share, bounds=(0, 1))\n_ = release.widget.add_class('sdp-release')\nrelease"),
 ]
+
+# Voila's template links Font Awesome (icon fonts for widget buttons) from jsDelivr
+FONT_AWESOME = "/@fortawesome/fontawesome-free"
 
 
 def _node(scope: str) -> str:
@@ -65,10 +78,6 @@ def _node(scope: str) -> str:
 def _snapshot(scope: str) -> str:
     """JS expression: the chart's pixels (canvas) or markup (SVG)."""
     return f"(n => n ? (n.tagName === 'CANVAS' ? n.toDataURL() : n.outerHTML) : null)({_node(scope)})"
-
-
-NODE = _node("sdp-smoothed")
-SNAPSHOT = _snapshot("sdp-smoothed")
 
 
 def _notebook(path: Path) -> None:
@@ -96,7 +105,7 @@ def voila(tmp_path_factory):
     """Voila serving the panel notebook; yields the page URL; always stopped."""
     pytest.importorskip("voila", reason="voila is in the test extra: pip install -e '.[test]'")
     root = tmp_path_factory.mktemp("voila")
-    _notebook(root / "panel.ipynb")
+    _notebook(root / "panels.ipynb")
     port = _free_port()
     env = dict(os.environ)
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
@@ -104,7 +113,7 @@ def voila(tmp_path_factory):
         env[var] = str(root / var.lower())
     log = open(root / "voila.log", "w+b")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "voila", str(root / "panel.ipynb"), "--no-browser", f"--port={port}",
+        [sys.executable, "-m", "voila", str(root / "panels.ipynb"), "--no-browser", f"--port={port}",
          "--Voila.ip=127.0.0.1", "--Voila.token=", "--show_tracebacks=True"],
         cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
@@ -137,18 +146,6 @@ def _tail(log, n: int = 4000) -> str:
     return log.read().decode("utf-8", "replace")[-n:]
 
 
-def _settled(page, snapshot: str = SNAPSHOT, tries: int = 40) -> str:
-    """The chart's snapshot once two snapshots 250 ms apart agree (first render finished)."""
-    last = page.evaluate(snapshot)
-    for _ in range(tries):
-        page.wait_for_timeout(250)
-        now = page.evaluate(snapshot)
-        if now == last:
-            return now
-        last = now
-    pytest.fail("the chart kept changing before the slider was moved")
-
-
 @pytest.fixture(scope="module")
 def browser():
     with sync_playwright() as pw:
@@ -161,97 +158,234 @@ def browser():
 
 @pytest.fixture(scope="module")
 def page(voila, browser):
-    """The Voila page, outside requests aborted; yields (page, blocked urls, page errors)."""
+    """The Voila page with the four panels; yields (page, blocked urls, errors)."""
     url, log = voila
-    # the Voila server and its websocket on the loopback, and inline data only
     page, blocked, errors = offline_page(
-        browser, ("http://127.0.0.1:", "ws://127.0.0.1:", "data:", "blob:"),
-        viewport={"width": 1200, "height": 1600},
+        browser, ("http://127.0.0.1:", "ws://127.0.0.1:", "data:", "blob:"), stub_css=(FONT_AWESOME,),
+        viewport={"width": 1300, "height": 1000},
     )
     try:
         t0 = time.perf_counter()
         page.goto(url, timeout=PAGE_TIMEOUT)
-        for scope in ("sdp-smoothed", "sdp-election"):
+        for scope in PANELS:
             page.wait_for_function(
                 f"(() => {{ const n = {_node(scope)}; return n && (n.tagName !== 'CANVAS' || n.width > 0); }})()",
                 timeout=PAGE_TIMEOUT)
-        print(f"[bench] voila page with both charts: {time.perf_counter() - t0:.1f} s")
+        print(f"[bench] voila page with the four panels: {time.perf_counter() - t0:.1f} s")
+        if os.environ.get("SDP_DEBUG"):
+            page.evaluate("window.__errs = []; window.addEventListener('unhandledrejection', e => window.__errs.push(String(e.reason && e.reason.stack)))")
+        # count the status-line updates of each panel (the kernel's answer to a change)
+        page.evaluate("""(scopes) => {
+            window.answers = {};
+            for (const s of scopes) {
+                window.answers[s] = 0;
+                const status = document.querySelector('.' + s + ' .widget-html');
+                const root = status ? status.parentElement : document.querySelector('.' + s);
+                new MutationObserver(() => { window.answers[s] += 1; })
+                    .observe(root, {subtree: true, childList: true, characterData: true});
+            }
+        }""", list(PANELS))
         yield page, blocked, errors
     finally:
         page.close()
+        if errors:
+            print(_tail(log))
 
 
-def _drag(page, slider, fraction: float) -> None:
-    """Drag a slider's handle with the mouse to ``fraction`` of its track."""
-    handle = slider.locator(".noUi-handle").first
-    box = handle.bounding_box()
-    track = slider.locator(".noUi-target").first.bounding_box()
-    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-    page.mouse.move(x, y)
-    page.mouse.down()
-    page.mouse.move(track["x"] + fraction * track["width"], y, steps=8)
-    page.mouse.up()
+def _settled(page, scope: str, tries: int = 60) -> str:
+    """The chart's snapshot once two snapshots 200 ms apart agree."""
+    last = page.evaluate(_snapshot(scope))
+    for _ in range(tries):
+        page.wait_for_timeout(200)
+        now = page.evaluate(_snapshot(scope))
+        if now == last:
+            return now
+        last = now
+    pytest.fail(f"{scope}: the chart kept changing")
 
 
-def test_voila_panel_slider_updates_chart_in_place(page):
-    page, blocked, errors = page
-    before = _settled(page)
-    page.evaluate(f"{NODE}.dataset.mark = 'first'")
+def _chart_box(page, scope: str) -> dict:
+    box = page.locator(f".{scope} .vega-embed").first.bounding_box()
+    assert box is not None, f"{scope}: no chart on the page"
+    return box
 
-    slider = page.locator(".sdp-smoothed .widget-slider", has_text="n (records)").first
-    readout_before = slider.locator(".widget-readout").inner_text()
-    t1 = time.perf_counter()
-    _drag(page, slider, 0.6)
-    readout_after = slider.locator(".widget-readout").inner_text()
-    page.wait_for_function(f"{SNAPSHOT} !== {json.dumps(before)}", timeout=30_000)
-    print(f"[bench] slider release -> chart redrawn: {1000 * (time.perf_counter() - t1):.0f} ms")
-    page.wait_for_timeout(300)
-    same_node = page.evaluate(f"(() => {{ const n = {NODE}; return !!n && n.dataset.mark === 'first'; }})()")
+
+def _assert_finite_chart(page, scope: str) -> None:
+    box = _chart_box(page, scope)
+    assert 100 < box["width"] < 2000 and 100 < box["height"] < 2000, (scope, box)
     count = page.evaluate(
-        "document.querySelectorAll('.sdp-smoothed .vega-embed canvas, .sdp-smoothed .vega-embed svg.marks').length")
-
-    assert readout_after != readout_before, (readout_before, readout_after)
-    # Voila's lab template links Font Awesome (icon fonts for widget buttons) from jsDelivr; it is
-    # aborted like every outside request, and the chart rendered and updated without it
-    cosmetic = [u for u in blocked if "/@fortawesome/fontawesome-free" in u]
-    print(f"[info] outside requests aborted: {len(blocked)} ({len(cosmetic)} Font Awesome stylesheets of Voila's template)")
-    needed = [u for u in blocked if u not in cosmetic]
-    assert not needed, f"requests outside 127.0.0.1: {needed}"
-    assert not errors, errors
-    assert same_node and count == 1, "the chart was re-embedded instead of updated in place"
+        f"document.querySelectorAll('.{scope} .vega-embed canvas, .{scope} .vega-embed svg.marks').length")
+    assert count == 1, f"{scope}: {count} charts"
 
 
-ELECTION = _node("sdp-election")
-STATUS = "document.querySelector('.sdp-election').innerText"
+def _assert_buttons_clickable(page, scope: str) -> int:
+    buttons = page.locator(f".{scope} button")
+    n = buttons.count()
+    for i in range(n):
+        b = buttons.nth(i)
+        b.click(trial=True, timeout=5_000)  # visible, stable, enabled, receives the pointer events
+        box = b.bounding_box()
+        assert box and box["height"] >= 10 and box["width"] >= 10, (scope, b.inner_text(), box)
+    return n
 
 
-def test_voila_election_panel_coarse_while_dragging_then_full(page):
-    """Dragging eta answers with a coarse epsilon grid from the kernel's event loop, then the full grid."""
+class _Driver:
+    """Moves one panel's controls and waits for the kernel's answer; records latencies."""
+
+    def __init__(self, page, scope: str) -> None:
+        self.page, self.scope = page, scope
+        self.latencies: list[float] = []
+        self.moved: list[str] = []
+
+    def _answers(self) -> int:
+        return self.page.evaluate(f"window.answers['{self.scope}']")
+
+    def act(self, what: str, action, *, redraw: bool, timed: bool = False) -> None:
+        """Run ``action``; wait for the status line to change (and the chart, if ``redraw``)."""
+        before = self.page.evaluate(_snapshot(self.scope))
+        answers = self._answers()
+        t0 = time.perf_counter()
+        action()
+        if redraw:
+            self.page.wait_for_function(f"{_snapshot(self.scope)} !== {json.dumps(before)}", timeout=ANSWER_TIMEOUT)
+        self.page.wait_for_function(f"window.answers['{self.scope}'] > {answers}", timeout=ANSWER_TIMEOUT)
+        if timed:  # to the redrawn pixels, or (no redraw expected) to the kernel's answer
+            self.latencies.append(1000 * (time.perf_counter() - t0))
+        self._wait_quiet()
+        self.moved.append(what)
+        if os.environ.get("SDP_DEBUG"):
+            print("DEBUG", what, self.page.evaluate("window.__errs || []"))
+
+    def _wait_quiet(self) -> None:
+        # the kernel may answer in two steps (election: coarse, then full grid); wait until it is done
+        last = self._answers()
+        for _ in range(50):
+            self.page.wait_for_timeout(150)
+            now = self._answers()
+            text = self.page.locator(f".{self.scope}").inner_text()
+            if now == last and "computing" not in text and "refining" not in text:
+                return
+            last = now
+
+    def slider(self, label: str, *, keys: str | None = None, fraction: float | None = None, handle: int = 0,
+               redraw: bool = True) -> None:
+        """Step a slider with the arrow keys, or drag its handle to ``fraction`` of the track."""
+        slider = self.page.locator(f".{self.scope} .widget-slider", has_text=label).first
+        knob = slider.locator(".noUi-handle").nth(handle)
+        if keys is not None:
+            def action():
+                knob.focus()
+                for key in keys.split():
+                    self.page.keyboard.press(key)
+        else:
+            def action():
+                box = knob.bounding_box()
+                track = slider.locator(".noUi-target").first.bounding_box()
+                x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+                self.page.mouse.move(x, y)
+                self.page.mouse.down()
+                self.page.mouse.move(track["x"] + fraction * track["width"], y, steps=6)
+                self.page.mouse.up()
+        readout = slider.locator(".widget-readout").first.inner_text()
+        self.act(f"slider {label}", action, redraw=redraw, timed=True)
+        assert slider.locator(".widget-readout").first.inner_text() != readout, f"{label}: readout unchanged"
+
+    def dropdown(self, label: str, option: str, redraw: bool = True) -> None:
+        select = self.page.locator(f".{self.scope} .widget-dropdown", has_text=label).locator("select").first
+        self.act(f"dropdown {label}", lambda: select.select_option(label=option), redraw=redraw)
+
+    def checkbox(self, label: str, redraw: bool = True) -> None:
+        box = self.page.locator(f".{self.scope} .widget-checkbox", has_text=label).locator("input").first
+        self.act(f"checkbox {label}", lambda: box.click(), redraw=redraw)
+
+    def button(self, text: str, redraw: bool = True) -> None:
+        button = self.page.locator(f".{self.scope} button", has_text=text).first
+        self.act(f"button {text}", lambda: button.click(), redraw=redraw)
+
+    def select_multiple(self, labels: list[str]) -> None:
+        select = self.page.locator(f".{self.scope} .widget-select-multiple select").first
+        self.act("select families", lambda: select.select_option(label=labels), redraw=True)
+
+
+def _drive(page, scope: str, moves) -> _Driver:
+    """Check the panel before any change, run ``moves(driver)``, check it again; print latencies."""
     page, blocked, errors = page
-    before = _settled(page, _snapshot("sdp-election"))
-    page.evaluate(f"{ELECTION}.dataset.mark = 'first'")
-    # record every status line the kernel shows while the slider moves
-    page.evaluate("""() => {
-        window.statuses = [];
-        const root = document.querySelector('.sdp-election');
-        new MutationObserver(() => {
-            const t = root.innerText;
-            if (t.includes('largest')) window.statuses.push(t.includes('coarse grid') ? 'coarse' : 'full');
-        }).observe(root, {subtree: true, childList: true, characterData: true});
-    }""")
-    slider = page.locator(".sdp-election .widget-slider", has_text="η").first
-    t1 = time.perf_counter()
-    _drag(page, slider, 0.5)
-    page.wait_for_function("window.statuses.includes('coarse')", timeout=30_000)
-    t_coarse = time.perf_counter() - t1
-    page.wait_for_function(
-        "window.statuses.length && window.statuses[window.statuses.length - 1] === 'full'"
-        " && !document.querySelector('.sdp-election').innerText.includes('refining')", timeout=30_000)
-    print(f"[bench] election, drag eta: coarse grid shown {1000 * t_coarse:.0f} ms after the drag began, "
-          f"full grid after {1000 * (time.perf_counter() - t1):.0f} ms; statuses seen: {page.evaluate('window.statuses')}")
-    after = _settled(page, _snapshot("sdp-election"))
-    same_node = page.evaluate(f"(() => {{ const n = {ELECTION}; return !!n && n.dataset.mark === 'first'; }})()")
-    assert after != before, "the election chart did not change"
-    assert same_node, "the election chart was re-embedded instead of updated in place"
+    before = _settled(page, scope)
+    _assert_finite_chart(page, scope)
+    n_buttons = _assert_buttons_clickable(page, scope)
+    assert n_buttons >= 1 or scope in ("sdp-election", "sdp-noise")
+    page.evaluate(f"{_node(scope)}.dataset.mark = 'first'")
+    driver = _Driver(page, scope)
+    moves(driver)
+    after = _settled(page, scope)
+    assert after != before, f"{scope}: the chart did not change"
+    _assert_finite_chart(page, scope)
+    _assert_buttons_clickable(page, scope)
+    lat = sorted(driver.latencies)
+    print(f"[bench] {scope}: {len(lat)} slider moves, input-to-redraw median {statistics.median(lat):.0f} ms "
+          f"(min {lat[0]:.0f}, max {lat[-1]:.0f}); controls moved: {', '.join(driver.moved)}")
     assert not errors, errors
-    assert not [u for u in blocked if "/@fortawesome/fontawesome-free" not in u], blocked
+    assert not [u for u in blocked if FONT_AWESOME not in u], blocked
+    return driver
+
+
+def _in_place(page, scope: str) -> bool:
+    return page.evaluate(f"(() => {{ const n = {_node(scope)}; return !!n && n.dataset.mark === 'first'; }})()")
+
+
+def test_smoothed_panel_in_the_browser(page):
+    def moves(d: _Driver) -> None:
+        d.slider("η", keys="ArrowLeft ArrowLeft ArrowLeft")
+        d.slider("n (records)", fraction=0.5)
+        d.slider("ε range", fraction=0.3, handle=1)
+        d.slider("p(category 0)", fraction=0.3, handle=0)
+        assert _in_place(page[0], "sdp-smoothed"), "slider moves re-embedded the chart"
+        d.dropdown("Π", "Π = top-2 shares of the 56 units of the 2020 election")
+        d.button("monte-carlo")
+        d.button("exact")
+        d.button("auto", redraw=False)
+
+    _drive(page, "sdp-smoothed", moves)
+
+
+def test_election_panel_in_the_browser(page):
+    def moves(d: _Driver) -> None:
+        d.slider("η", fraction=0.5)
+        d.slider("ε range", keys="ArrowRight ArrowRight", handle=1)
+        assert _in_place(page[0], "sdp-election"), "slider moves re-embedded the chart"
+        d.checkbox("sample with replacement")
+        d.dropdown("x axis", "δ per ε")
+
+    _drive(page, "sdp-election", moves)
+
+
+def test_noise_panel_in_the_browser(page):
+    def moves(d: _Driver) -> None:
+        d.slider("ε", keys="ArrowRight ArrowRight")
+        d.slider("γ (marker)", fraction=0.4)
+        d.slider("δ (Laplace)", keys="ArrowRight ArrowRight")
+        assert _in_place(page[0], "sdp-noise"), "slider moves re-embedded the chart"
+        d.select_multiple(["PolyPlace", "generalized Cauchy"])
+        d.checkbox("Laplace on global sensitivity")
+
+    _drive(page, "sdp-noise", moves)
+
+
+def test_release_panel_in_the_browser(page):
+    def moves(d: _Driver) -> None:
+        d.button("Release")
+        d.button("Release")
+        assert _in_place(page[0], "sdp-release"), "a release re-embedded the chart"
+        d.slider("ε", keys="ArrowRight", redraw=False)  # settings change: no new release, same public chart
+        d.checkbox("default γ", redraw=False)
+        d.slider("γ", keys="ArrowLeft ArrowLeft", redraw=False)
+        d.dropdown("noise", "Student's t", redraw=False)
+        d.slider("δ (Laplace)", keys="ArrowRight", redraw=False)  # used by the Laplace family only
+        d.dropdown("statistic", "mean")
+        d.checkbox("reveal true value")
+        d.checkbox("curator diagnostics")
+        d.button("Release")
+        text = page[0].locator(".sdp-release").inner_text()
+        assert "3 release(s)" in text and "data-dependent" in text, text
+
+    _drive(page, "sdp-release", moves)

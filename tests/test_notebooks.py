@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -77,7 +78,12 @@ def execute_notebook(path: Path, kernel_dir: Path, timeout: int = CELL_TIMEOUT, 
         resources={"metadata": {"path": str(path.parent)}},
     )
     # the kernel inherits this environment (SMOOTHDP_CI for the parameters cell)
-    client.execute(env=kernel_env)
+    try:
+        client.execute(env=kernel_env)
+    finally:
+        # nbclient leaves running a kernel whose manager it was given: stop it here
+        if km.has_kernel:
+            km.shutdown_kernel(now=True)
     return nb
 
 
@@ -134,15 +140,104 @@ def test_notebook_executes(path, kernel_dir):
     print(f"{path.name}: {n} code cells in {time.perf_counter() - t0:.1f} s")
 
 
-def test_tutorials_headless_html(tmp_path):
+def kernels_of_this_process() -> list[int]:
+    """Pids of live ipykernel processes started by this process (Linux /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            cmd = (stat.parent / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == os.getpid() and b"ipykernel_launcher" in cmd:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def test_tutorials_headless_html(tmp_path, capfd):
     """smoothdp_nb.tutorials executes notebooks into HTML reports (one small notebook here)."""
     from smoothdp_nb import tutorials
 
     out = tmp_path / "reports"
     assert tutorials.main(["--ci", "--only", "07", "--out", str(out), "--notebooks", str(NOTEBOOK_DIR)]) == 0
     page = (out / "07_course_dp_basics.html").read_text(encoding="utf-8")
-    # the charts are embedded offline: inline <svg> (built-in renderer) or an
-    # SVG data URI (nbconvert's HTML exporter); never a remote script
-    assert ("<svg" in page or "data:image/svg+xml;base64," in page) and "Randomized response" in page
-    assert "cdn.jsdelivr" not in page and "<script src=\"http" not in page
-    assert "07_course_dp_basics.html" in (out / "index.html").read_text(encoding="utf-8")
+    # the charts are embedded offline as data: pictures; never a remote script
+    assert "data:image/svg+xml;base64," in page and "Randomized response" in page
+    assert "<script" not in page and "cdn.jsdelivr" not in page
+    # Markdown is rendered, not shown as source
+    assert "<h1>07 · DP basics" in page and "\n# 07" not in page
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert "href='07_course_dp_basics.html'" in index and "1 of 1 notebooks" in index
+    err = capfd.readouterr().err
+    assert "07_course_dp_basics.ipynb" in err and " ok" in err
+    assert "running over TCP" not in err and "[IPKernelApp]" not in err
+    assert kernels_of_this_process() == []
+
+
+def _write_notebook(path: Path, cells: list) -> None:
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+
+
+def test_runner_end_to_end_on_synthetic_notebooks(tmp_path, capfd):
+    """Two notebooks at once: progress residue, a live panel, a headline, kernel noise, a failure."""
+    from smoothdp_nb import tutorials
+
+    v4 = nbformat.v4
+    src = tmp_path / "nbs"
+    src.mkdir()
+    _write_notebook(src / "01_tiny.ipynb", [
+        v4.new_markdown_cell("# 01 · Tiny\n\nA summary with $\\delta$."),
+        v4.new_code_cell('import os\nCI = os.environ.get("SMOOTHDP_CI") == "1"', metadata={"tags": ["parameters"]}),
+        v4.new_code_cell('import sys\nprint("overwritten\\rkept")\nprint("kernel-noise", file=sys.__stderr__, flush=True)'),
+        v4.new_code_cell("from tqdm.auto import tqdm\nfor _ in tqdm(range(3), desc='loop'):\n    pass"),
+        v4.new_code_cell(
+            "import altair as alt, ipywidgets as W, pandas as pd\n"
+            "ch = alt.Chart(pd.DataFrame({'x': [1, 2], 'y': [1, 4]})).mark_line().encode(x='x', y='y')\n"
+            "W.VBox([W.HTML('<b>Tiny panel</b>'), W.IntSlider(value=3, description='n'), alt.JupyterChart(ch)])"),
+        v4.new_code_cell('from IPython.display import Markdown\nMarkdown(f"CI = {CI}, answer **{6 * 7}**")',
+                         metadata={"tags": ["headline"]}),
+    ])
+    _write_notebook(src / "02_broken.ipynb", [
+        v4.new_markdown_cell("# 02 · Broken"),
+        v4.new_code_cell('raise ValueError("boom")'),
+        v4.new_code_cell('print("never printed")'),
+    ])
+    out = tmp_path / "reports"
+    assert tutorials.main(["--ci", "--jobs", "2", "--out", str(out), "--notebooks", str(src)]) == 1
+    assert kernels_of_this_process() == []
+    err = capfd.readouterr().err
+    assert "running over TCP" not in err and "kernel-noise" not in err
+    assert re.search(r"01_tiny\.ipynb .* ok", err) and "02_broken.ipynb" in err and "FAILED: ValueError: boom" in err
+
+    tiny = (out / "01_tiny.html").read_text(encoding="utf-8")
+    streams = re.findall(r'<pre class="stream stdout">(.*?)</pre>', tiny, re.DOTALL)
+    assert streams == ["kept\n"]  # the overwritten part of the line is gone
+    assert "loop:" not in tiny and "3/3" not in tiny  # tqdm's widget bar is dropped
+    assert "VBox(" not in tiny and "Tiny panel" in tiny and "n = 3" in tiny
+    panel = tiny[tiny.index('<figure class="live-panel">'):].split("</figure>")[0]
+    assert panel.count("data:image/svg+xml;base64,") == 1 and "open the notebook in Jupyter" in panel
+    broken = (out / "02_broken.html").read_text(encoding="utf-8")
+    assert "did not run to the end" in broken and re.search(r'<pre class="error">.*ValueError: boom', broken, re.DOTALL)
+    assert "<pre class=\"stream" not in broken and "not run" in broken  # the cell after the error
+
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert "1 of 2 notebooks" in index and "CI = True, answer <strong>42</strong>" in index
+    assert "ran</span>" in index and "failed</span>" in index and "<mi>δ</mi>" in index
+
+
+def test_runner_rejects_bad_arguments(tmp_path, capsys):
+    from smoothdp_nb import tutorials
+
+    for bad in (["--jobs", "0"], ["--timeout", "-5"], ["--jobs", "two"]):
+        with pytest.raises(SystemExit) as info:
+            tutorials.main(bad)
+        assert info.value.code == 2
+        assert f"{bad[0]} must be a positive integer" in capsys.readouterr().err
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    assert tutorials.main(["--out", str(a_file)]) == 2
+    assert "--out must be a directory" in capsys.readouterr().err
+    assert tutorials.main(["--only", "99", "--out", str(tmp_path / "r"), "--notebooks", str(NOTEBOOK_DIR)]) == 2
+    assert "no notebooks" in capsys.readouterr().err

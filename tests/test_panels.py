@@ -1,14 +1,13 @@
-"""Widget panels without a browser: drive the controls, check what the chart receives.
+"""Live panels: the live chart, decimal controls, and each panel driven from Python.
 
-Each test sets control values the way a user would (``slider.value = ...``)
-and checks both the panel's record of the chart on screen and the update that
-was sent to the browser (the ``JupyterChart`` data channel, or a new chart).
-Timings are printed as a benchmark (``pytest -s``), never asserted.
+The browser side (the same panels rendered in Voila and driven by mouse and
+keyboard) is tests/test_browser_voila.py.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import numpy as np
@@ -18,9 +17,12 @@ import pytest
 pytest.importorskip("ipywidgets")
 pytest.importorskip("anywidget")
 alt = pytest.importorskip("altair")
+vlc = pytest.importorskip("vl_convert")
 
-from smoothdp_nb import panels  # noqa: E402
-from smoothdp_nb.widgets import LiveChart, _rename_datasets  # noqa: E402
+from smoothdp_nb import panels
+from smoothdp_nb.core.smoothed.cost import estimate_exact_seconds
+from smoothdp_nb.panels.base import snap, snap_log
+from smoothdp_nb.panels.live import LiveChart, enable_offline, rename_datasets
 
 
 def _timed(label, fn):
@@ -30,9 +32,10 @@ def _timed(label, fn):
     return out
 
 
-def _pushed(panel):
-    """The dataset updates last sent through the JupyterChart data channel, by name."""
-    return {u["name"]: pd.DataFrame(u["value"]) for u in panel.chart._py_to_js_updates or []}
+def _pushed(panel, mark: str = "line") -> pd.DataFrame:
+    """The rows of the ``mark`` layer last sent through the JupyterChart data channel."""
+    sent = {u["name"]: pd.DataFrame(u["value"]) for u in panel.chart._py_to_js_updates or []}
+    return sent[panel.layer_name(mark)]
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +55,8 @@ def _line(df):
 def test_rename_datasets_gives_stable_names():
     a = _line(pd.DataFrame({"a": [1, 2], "b": [3, 4]})).to_dict()
     b = _line(pd.DataFrame({"a": [1, 2], "b": [5, 6]})).to_dict()
-    ska, da = _rename_datasets(a)
-    skb, db = _rename_datasets(b)
+    ska, da = rename_datasets(a)
+    skb, db = rename_datasets(b)
     assert ska == skb and "datasets" not in ska
     assert list(da) == ["panel_0"] and da["panel_0"] != db["panel_0"]
 
@@ -71,16 +74,16 @@ def test_live_chart_pushes_data_in_place_and_reembeds_on_structure_change():
     assert live.update(_line(pd.DataFrame({"a": [1, 2], "b": [3, 9]}))) == "same"
     bar = alt.Chart(pd.DataFrame({"a": [1], "b": [2]})).mark_bar().encode(x="a:Q", y="b:Q")
     assert live.update(bar) == "chart"
-    assert jc.spec["mark"]["type"] == "bar" and (live.pushes, live.embeds) == (1, 2)
+    # a new structure: a new widget in the same box, the old one closed (no stale view listening)
+    assert live.jupyter_chart is not jc and live.box.children == (live.jupyter_chart,) and jc.comm is None
+    assert live.jupyter_chart.spec["mark"]["type"] == "bar" and (live.pushes, live.embeds) == (1, 2)
     # after pushes, a new display first brings the widget's own spec up to date
     live.update(alt.Chart(pd.DataFrame({"a": [1], "b": [7]})).mark_bar().encode(x="a:Q", y="b:Q"))
     live.sync()
-    assert jc.chart.to_dict()["datasets"]["panel_0"] == [{"a": 1, "b": 7}]
+    assert live.jupyter_chart.chart.to_dict()["datasets"]["panel_0"] == [{"a": 1, "b": 7}]
 
 
 def test_offline_javascript_bundled():
-    from smoothdp_nb.widgets import enable_offline
-
     assert enable_offline() is True
     assert "esm.sh" not in alt.JupyterChart._esm  # no CDN import left
 
@@ -92,11 +95,12 @@ def test_offline_javascript_bundled():
 
 def test_smoothed_panel_structure(smoothed):
     assert isinstance(smoothed.chart, alt.JupyterChart)
-    assert smoothed.controls in smoothed.widget.children and smoothed.chart in smoothed.widget.children
+    assert smoothed.controls in smoothed.widget.children and smoothed.chart in smoothed.live.box.children
+    assert smoothed.live.box in smoothed.widget.children
     bundle = smoothed._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert smoothed.widget.model_id in json.dumps(bundle["application/vnd.jupyter.widget-view+json"])
-    line = smoothed.chart_data(0)
+    line = smoothed.chart_frame("line")
     assert len(line) == 8 and line["epsilon"].min() == pytest.approx(0.05) and line["epsilon"].max() == pytest.approx(2.0)
 
 
@@ -104,30 +108,30 @@ def test_smoothed_panel_eps_range_updates_in_place(smoothed):
     embeds = smoothed.live.embeds
     how = _timed("smoothed: epsilon range", lambda: setattr(smoothed.epsilon, "value", (0.5, 1.5)))
     assert how is None
-    sent = _pushed(smoothed)["panel_0"]
+    sent = _pushed(smoothed)
     assert sent["epsilon"].min() == pytest.approx(0.5) and sent["epsilon"].max() == pytest.approx(1.5)
     assert smoothed.live.embeds == embeds  # data only
     assert smoothed.last_error is None
 
 
 def test_smoothed_panel_n_and_eta_change_delta(smoothed):
-    before = smoothed.chart_data(0)["log10_delta"].to_numpy()
+    before = smoothed.chart_frame("line")["log10_delta"].to_numpy()
     _timed("smoothed: n 500 -> 1000", lambda: setattr(smoothed.n, "value", 1000))
-    after_n = smoothed.chart_data(0)["log10_delta"].to_numpy()
+    after_n = smoothed.chart_frame("line")["log10_delta"].to_numpy()
     assert smoothed.result.n == 1000
     assert np.all(after_n < before)  # more records, smaller smoothed delta
     _timed("smoothed: eta 0.998 -> 0.9", lambda: setattr(smoothed.eta, "value", 0.9))
     assert smoothed.result.mechanism.eta == pytest.approx(0.9)
     # the DP reference rule follows eta (T/n)
-    rule = smoothed.chart_data(1)
+    rule = smoothed.chart_frame("rule")
     assert rule["log10_delta"].iloc[0] == pytest.approx(np.log10(0.9))
 
 
 def test_smoothed_panel_pi_controls(smoothed):
     smoothed.pi.value = (0.3, 0.7)
-    wide = smoothed.chart_data(0)["log10_delta"].to_numpy()
+    wide = smoothed.chart_frame("line")["log10_delta"].to_numpy()
     smoothed.pi.value = (0.49, 0.51)
-    narrow = smoothed.chart_data(0)["log10_delta"].to_numpy()
+    narrow = smoothed.chart_frame("line")["log10_delta"].to_numpy()
     assert np.all(narrow <= wide + 1e-9)  # Pi a subset: the maximum over it cannot be larger
     assert not np.allclose(narrow, wide)
     smoothed.pi_kind.value = "us-2020-districts"
@@ -144,8 +148,9 @@ def test_smoothed_panel_falls_back_to_monte_carlo_within_budget():
     print(f"[bench] smoothed: n = 60000 (auto -> Monte Carlo): {1000 * seconds:.0f} ms")
     assert panel.result.method == "monte-carlo"
     assert "Monte Carlo" in panel.status.value
-    spec = panel.chart_spec()
-    assert any(layer["mark"]["type"] == "area" for layer in spec["layer"])  # confidence band
+    notes = panel.chart_frame("text")  # the DP label, then the note
+    assert any("Monte Carlo" in str(v) for v in notes.to_numpy().ravel()) or "Monte Carlo" in json.dumps(
+        panel.chart_spec(), ensure_ascii=False)
     panel.method.value = "exact"  # refused up front by the budget: message, previous chart kept
     assert panel.last_error and "ComputationTooLarge" in panel.last_error
     assert panel.result.method == "monte-carlo"
@@ -158,20 +163,20 @@ def test_smoothed_panel_falls_back_to_monte_carlo_within_budget():
 
 def test_election_panel():
     panel = _timed("election() build", panels.election)
-    data = panel.chart_data(0)
+    data = panel.chart_frame("line")
     assert set(data["year"]) == set(range(1920, 2021, 4))
     assert sorted(data["epsilon"].unique()) == pytest.approx([0.5, 1.25, 2.0])
     _timed("election: epsilon range", lambda: setattr(panel.epsilon, "value", (1.0, 3.0)))
-    sent = _pushed(panel)["panel_0"]
+    sent = _pushed(panel)
     assert sorted(sent["epsilon"].unique()) == pytest.approx([1.0, 2.0, 3.0])
-    before = panel.chart_data(0).set_index(["year", "epsilon"])["log10_delta"]
+    before = panel.chart_frame("line").set_index(["year", "epsilon"])["log10_delta"]
     _timed("election: eta 0.998 -> 0.99", lambda: setattr(panel.eta, "value", 0.99))
-    after = panel.chart_data(0).set_index(["year", "epsilon"])["log10_delta"]
+    after = panel.chart_frame("line").set_index(["year", "epsilon"])["log10_delta"]
     assert (after < before).all()  # less sampling, more privacy
     embeds = panel.live.embeds
     panel.view.value = "epsilon"
     assert panel.live.embeds == embeds + 1  # a different chart: replaced as a whole
-    assert panel.chart.chart.to_dict()["layer"][0]["encoding"]["x"]["field"] == "epsilon"
+    assert panel.chart.chart.to_dict()["layer"][1]["encoding"]["x"]["field"] == "epsilon"
     panel.replace.value = True
     assert panel.last_error is None
 
@@ -179,19 +184,19 @@ def test_election_panel():
 def test_election_panel_caches_exact_columns():
     panel = panels.election()
     calls = panel.core_calls
-    full = panel.chart_data(0).set_index(["year", "epsilon"])["log10_delta"]
+    full = panel.chart_frame("line").set_index(["year", "epsilon"])["log10_delta"]
     _timed("election: eta 0.998 -> 0.99 (uncached)", lambda: setattr(panel.eta, "value", 0.99))
     _timed("election: eta 0.99 -> 0.998 (cached)", lambda: setattr(panel.eta, "value", 0.998))
     assert panel.core_calls == calls + 1  # the way back costs no core call
-    again = panel.chart_data(0).set_index(["year", "epsilon"])["log10_delta"]
+    again = panel.chart_frame("line").set_index(["year", "epsilon"])["log10_delta"]
     pd.testing.assert_series_equal(again, full)
     _timed("election: view per epsilon (cached)", lambda: setattr(panel.view, "value", "epsilon"))
     assert panel.core_calls == calls + 1
     # an epsilon range change computes only the new epsilon values; cached and fresh columns agree exactly
     panel.epsilon.value = (0.5, 3.5)  # grid 0.5, 2.0, 3.5: 0.5 and 2.0 cached
     assert panel.core_calls == calls + 2
-    fresh = panels.election(epsilon=(0.5, 3.5)).chart_data(0).set_index(["year", "epsilon"])["log10_delta"]
-    pd.testing.assert_series_equal(panel.chart_data(0).set_index(["year", "epsilon"])["log10_delta"], fresh)
+    fresh = panels.election(epsilon=(0.5, 3.5)).chart_frame("line").set_index(["year", "epsilon"])["log10_delta"]
+    pd.testing.assert_series_equal(panel.chart_frame("line").set_index(["year", "epsilon"])["log10_delta"], fresh)
 
 
 def test_election_panel_coarse_grid_then_full_in_event_loop():
@@ -203,7 +208,7 @@ def test_election_panel_coarse_grid_then_full_in_event_loop():
         t0 = time.perf_counter()
         panel.eta.value = 0.95  # as a kernel handles a widget message: inside the running loop
         first = time.perf_counter() - t0
-        coarse = (panel.coarse, sorted(panel.chart_data(0)["epsilon"].unique()), panel.status.value)
+        coarse = (panel.coarse, sorted(panel.chart_frame("line")["epsilon"].unique()), panel.status.value)
         panel.eta.value = 0.951  # dragging on: the refinement is postponed
         assert panel.coarse
         await asyncio.sleep(0.5)
@@ -214,10 +219,10 @@ def test_election_panel_coarse_grid_then_full_in_event_loop():
           f"full grid last took {1000 * panel.last_seconds:.0f} ms")
     assert was_coarse and coarse_eps == pytest.approx([0.5]) and "coarse grid (1 of 3" in status
     assert not panel.coarse and "refining" not in panel.status.value
-    assert sorted(panel.chart_data(0)["epsilon"].unique()) == pytest.approx([0.5, 1.25, 2.0])
+    assert sorted(panel.chart_frame("line")["epsilon"].unique()) == pytest.approx([0.5, 1.25, 2.0])
     assert panel.eta.value == pytest.approx(0.951)
-    exact = panels.election(eta=0.951).chart_data(0).set_index(["year", "epsilon"])["log10_delta"]
-    pd.testing.assert_series_equal(panel.chart_data(0).set_index(["year", "epsilon"])["log10_delta"], exact)
+    exact = panels.election(eta=0.951).chart_frame("line").set_index(["year", "epsilon"])["log10_delta"]
+    pd.testing.assert_series_equal(panel.chart_frame("line").set_index(["year", "epsilon"])["log10_delta"], exact)
 
 
 # --------------------------------------------------------------------------
@@ -227,18 +232,18 @@ def test_election_panel_coarse_grid_then_full_in_event_loop():
 
 def test_noise_comparison_panel():
     panel = _timed("noise_comparison() build", panels.noise_comparison)
-    data = panel.chart_data(0)
+    data = panel.chart_frame("line")
     assert {"polyplace", "laplace", "laplace_global"} <= set(data["family"])
     assert data["gamma"].max() < 1.0
     _timed("noise: epsilon 1 -> 2", lambda: setattr(panel.epsilon, "value", 2.0))
-    sent = _pushed(panel)["panel_0"]
+    sent = _pushed(panel)
     assert sent["gamma"].max() > 1.0 and sent["gamma"].max() < 2.0
     glob = sent[sent["family"] == "laplace_global"]["std"]
     assert glob.to_numpy() == pytest.approx(np.sqrt(2) / 2.0)
     panel.families.value = ("cauchy",)
-    assert set(panel.chart_data(0)["family"]) == {"cauchy", "laplace_global"}
+    assert set(panel.chart_frame("line")["family"]) == {"cauchy", "laplace_global"}
     panel.gamma.value = 0.2
-    marker = panel.chart_data(1)
+    marker = panel.chart_frame("point")
     assert marker["gamma"].iloc[0] == pytest.approx(0.2)
     assert "generalized Cauchy" in panel.status.value
     panel.families.value = ()
@@ -264,51 +269,129 @@ def _all_text(panel) -> str:
     return " ".join(parts)
 
 
-def test_release_panel_hides_true_value(income):
-    true = float(np.sort(income.to_numpy())[(len(income) + 1) // 2 - 1])  # lower median
+def _svg_size(spec: dict) -> tuple[float, float]:
+    svg = vlc.vegalite_to_svg(spec)
+    w, h = re.search(r'<svg[^>]*width="([\d.]+)"[^>]*height="([\d.]+)"', svg).groups()
+    return float(w), float(h)
+
+
+def test_release_panel_usable_before_the_first_release(income):
     panel = _timed("release() build", lambda: panels.release(income, bounds=(0, 200_000)))
     assert panel.current is None and "nothing released" in panel.status.value
+    w, h = _svg_size(panel.chart_spec())  # the issue's 1.797e308 px: an empty layer without a domain
+    assert 200 < w < 2000 and 100 < h < 2000, (w, h)
+    assert panel.button in panel.controls.children and not panel.button.disabled
+    embeds = panel.live.embeds
+    panel.draw(rng=1)
+    assert panel.live.embeds == embeds  # the first release arrives through the data channel
+    assert panel.chart_frame("point")["value"].tolist() == [panel.current.value]
+
+
+def test_release_panel_shows_public_numbers_only(income):
+    true = float(np.sort(income.to_numpy())[(len(income) + 1) // 2 - 1])  # lower median
+    panel = panels.release(income, bounds=(0, 200_000))
     rel = _timed("release: draw", lambda: panel.draw(rng=1))
     assert rel.true_value is None
-    marks = panel.chart_data(1)
-    assert list(marks["label"]) == ["released value"]
-    assert marks["x"].iloc[0] == pytest.approx(rel.value)
+    assert "area" not in json.dumps(panel.live.skeleton)  # no noise density by default
     text = _all_text(panel)
     for shown in (f"{true:.6g}", repr(true), f"{true:.4g}"):
         assert shown not in text
-    # changing settings redraws the noise density, never a new noisy value
+    assert "noise std" not in panel.status.value
+    # settings changes never draw a new noisy value
     panel.epsilon.value = 2.0
-    assert len(panel.releases) == 1 and "earlier settings" in panel.chart_data(1)["label"].iloc[0]
-    # reveal: the true value appears, in the chart only while ticked
+    assert len(panel.releases) == 1
+    # diagnostics: the density appears, labelled as data-dependent, and goes away again
+    panel.diagnostics.value = True
+    assert "data-dependent: not covered by the privacy guarantee" in json.dumps(panel.chart_spec(), ensure_ascii=False)
+    dens = panel.chart_frame("area")
+    assert len(dens) > 100 and (dens["density"] > 0).all()
+    assert "noise std" in panel.status.value and "data-dependent" in panel.status.value
+    panel.diagnostics.value = False
+    assert "area" not in json.dumps(panel.live.skeleton) and "noise std" not in panel.status.value
+    # reveal: the true value appears only while ticked
     panel.reveal.value = True
-    marks = panel.chart_data(1)
-    assert marks.set_index("label")["x"]["true value"] == pytest.approx(true)
+    truth = [lay for lay in panel.chart_spec()["layer"] if lay["mark"]["type"] == "rule"]
+    values = [r["value"] for lay in truth for r in panel.live.data[lay["data"]["name"]]]
+    assert any(v == pytest.approx(true) for v in values)
     panel.reveal.value = False
-    assert "true value" not in set(panel.chart_data(1)["label"])
     assert repr(true) not in json.dumps(panel.chart_spec())
     panel.draw(rng=2)
     assert "2 release(s), ε spent 3" in panel.status.value
+    pts = panel.chart_frame("point")
+    assert list(pts["which"]) == ["earlier releases", "latest release"]
 
 
 def test_release_panel_controls(income):
     panel = panels.release(income, bounds=(0, 200_000))
-    density = panel.chart_data(0)
-    width = density["x"].max() - density["x"].min()
-    panel.epsilon.value = 4.0
-    narrower = panel.chart_data(0)
-    assert narrower["x"].max() - narrower["x"].min() < width
     panel.noise.value = "laplace"
-    assert panel.last_error is None and "δ" in panel.controls.children[5].description
+    assert panel.last_error is None and "δ" in panel.delta.description
+    panel.delta.value = 3.1622776601683795e-07  # a log slider position: snapped to its readout's digits
+    assert panel.delta.value == 3.16e-07
     panel.auto_gamma.value = False
     assert not panel.gamma.disabled
     panel.gamma.value = 3.9  # beyond Laplace's admissible range: the core's message is shown
     assert panel.last_error is not None and "gamma" in panel.last_error
     panel.noise.value = "polyplace"
-    assert panel.last_error is None
+    assert "polyplace" in panel.last_error  # still out of range for PolyPlace (gamma < epsilon)
+    panel.gamma.value = 0.1
+    assert panel.last_error is None and panel.gamma.value == 0.1
     panel.query.value = "mean"
     assert "mean of income" in json.dumps(panel.chart.chart.to_dict()["title"])  # new title: new chart
+    panel.draw(rng=3)
+    assert panel.current.query == "mean" and panel.current.epsilon == 1.0
 
 
 def test_release_panel_warns_about_data_bounds(income):
     panel = panels.release(income)
     assert panel.bounds_from_data and "not private" in panel.status.value
+    with pytest.raises(ValueError, match="series"):
+        panels.release(pd.Series([np.nan]))
+
+
+# --------------------------------------------------------------------------
+# exact decimal controls
+# --------------------------------------------------------------------------
+
+
+def test_snap_is_decimal_exact():
+    assert snap(0.9930000000000001, 0.001, 0.5) == 0.993
+    assert snap(0.49999999999999994, 0.05, 0.05) == 0.5
+    assert snap(2.0999999999999996, 0.05, 0.05) == 2.1
+    assert snap(0.3, 0.1) == 0.3  # not 0.30000000000000004
+    assert snap_log(0.0630957344480193, 10, 0.02) == 0.0631
+    # every position of a 0.001-step slider on [0.5, 1] is the decimal it reads
+    for k in range(0, 501, 7):
+        raw = 0.5 + k * 0.001
+        assert repr(snap(raw, 0.001, 0.5)) == f"{(500 + k) / 1000}"
+
+
+def test_sliders_deliver_exact_decimals_to_the_core():
+    panel = panels.smoothed_dp(n=200, epsilon_points=4)
+    panel.eta.value = 0.9930000000000001  # what the browser slider sends
+    assert panel.eta.value == 0.993
+    mech = panel.result.mechanism
+    assert mech.sample_size(20_000) == 19_860  # ceil(0.993 * 20000), not 19861
+    assert "η = 0.993" in panel.status.value and f"DP δ = T/n = {mech.sample_size(200) / 200:.6g}" in panel.status.value
+    panel.epsilon.value = (0.49999999999999994, 2.0999999999999996)
+    assert panel.epsilon.value == (0.5, 2.1)
+    assert panel.result.epsilon.tolist() == pytest.approx([0.5, 1.03333, 1.56667, 2.1], abs=1e-5)
+    election = panels.election()
+    election.epsilon.value = (0.49999999999999994, 2.0999999999999996)
+    assert election.epsilon.value == (0.5, 2.1)
+    noise = panels.noise_comparison()
+    noise.epsilon.value = 1.1500000000000001
+    assert noise.epsilon.value == 1.15
+
+
+def test_auto_is_exact_whenever_the_cost_estimate_is_within_budget():
+    budget = 0.3
+    panel = panels.smoothed_dp(n=100, epsilon_points=4, budget=budget, trials=50)
+    seen = set()
+    for n in (100, 2_000, 20_000):
+        panel.n.value = n
+        within = estimate_exact_seconds(n, 2, 2, 4) <= budget
+        assert (panel.result.method == "exact") == within, (n, panel.result.method)
+        seen.add(within)
+        if not within:
+            assert "budget" in panel.status.value and "Monte Carlo" in panel.status.value
+    assert seen == {True, False}  # both branches exercised

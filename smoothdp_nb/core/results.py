@@ -10,9 +10,9 @@
 
 Like every result of the package they offer ``.to_frame()`` (tidy pandas
 frame), ``.to_dict()`` (JSON-ready), a readable ``str()``, ``.chart()`` (an
-Altair chart) and ``_repr_mimebundle_`` (notebook display).  Altair and the
-chart builders are imported only inside ``chart()`` and
-``_repr_mimebundle_``: importing this module costs numpy and pandas only.
+Altair chart) and ``_repr_mimebundle_`` (notebook display).  Both go through
+the renderer registry :mod:`smoothdp_nb.core.rendering` (filled by the display
+package): importing this module costs numpy and pandas only.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from . import rendering
 from ._format import format_log10
 
 from .profiles import dp_delta as _dp_delta
@@ -143,14 +144,10 @@ class ProfileResult:
 
     def chart(self):
         """Altair chart: log10 delta per database (one colour per epsilon), DP delta as a rule."""
-        from .. import results_charts
-
-        return results_charts.profile_result_chart(self)
+        return rendering.chart(self, "profile")
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        from .. import results_charts
-
-        return results_charts.bundle(self, results_charts.profile_summary(self))
+        return rendering.mimebundle(self, "profile")
 
 
 def profile(mechanism, hists, epsilon, labels: Sequence | None = None, *, source: str = "inline") -> ProfileResult:
@@ -263,14 +260,10 @@ class NoiseComparison:
 
     def chart(self):
         """Altair chart: std against gamma, one line per family (log y axis)."""
-        from .. import results_charts
-
-        return results_charts.noise_chart(self.table, title=f"Noise std per unit SS, ε = {self.epsilon:g}")
+        return rendering.chart(self, "noise-comparison")
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        from .. import results_charts
-
-        return results_charts.bundle(self, results_charts.noise_summary(self))
+        return rendering.mimebundle(self, "noise-comparison")
 
 
 # --------------------------------------------------------------------------
@@ -332,11 +325,7 @@ class ReleaseReport:
 
     def chart(self):
         """Altair chart of the noise density around the released value (curator-only)."""
-        from .. import results_charts
-
-        return results_charts.release_chart(self)
+        return rendering.chart(self, "release")
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        from .. import results_charts
-
-        return results_charts.bundle(self, results_charts.release_summary(self))
+        return rendering.mimebundle(self, "release")

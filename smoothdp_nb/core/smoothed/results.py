@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .. import rendering
 from .._format import format_log
 from ..profiles import dp_delta
 
@@ -156,15 +157,11 @@ class SmoothedResult:
         ) + ">"
 
     def chart(self):
-        """Altair chart of the result (requires the notebook extras)."""
-        from ... import charts
-
-        return charts.smoothed_chart(self)
+        """Altair chart: smoothed delta against epsilon (Figure 2, right)."""
+        return rendering.chart(self, "smoothed")
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        from ... import charts
-
-        return charts.mimebundle(self)
+        return rendering.mimebundle(self, "smoothed")
 
 
 def assemble_result(mech, n, red, e, comps, vals, method, t0, lo=None, hi=None, **extra) -> SmoothedResult:
@@ -270,11 +267,8 @@ class SmoothedCurve:
         return "\n".join(lines)
 
     def chart(self):
-        from ... import charts
-
-        return charts.curve_chart(self)
+        """Altair chart: smoothed delta against n with the exponential fits (Figure 2, left)."""
+        return rendering.chart(self, "smoothed-curve")
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        from ... import charts
-
-        return charts.mimebundle(self)
+        return rendering.mimebundle(self, "smoothed-curve")

@@ -1,0 +1,55 @@
+"""The display layer: Altair chart builders, offline rendering and the rich display of results.
+
+One builder per figure, all in one style (:mod:`.style`: sizes, fonts, the
+colour-blind-safe palette, log axes at powers of ten, line styles in the
+legends):
+
+* :func:`delta_vs_epsilon_chart` -- smoothed delta against epsilon (Figure 2, right);
+* :func:`delta_vs_n_chart` -- smoothed delta against n with fits and Monte Carlo bands (Figures 2 left, 4, 5);
+* :func:`profile_chart` -- the privacy profile delta_eps(x) per database (Figure 3);
+* :func:`figure1_chart` -- delta(x) and the adjusted utility per election (Figure 1);
+* :func:`bound_chart` -- an upper bound against the exact smoothed delta (Remark 8);
+* :func:`noise_chart` -- noise std per unit of smooth sensitivity (Hladik & Tetek, Figure 1);
+* :func:`release_chart` -- released values on the bounds' axis (public numbers only).
+
+Importing this package registers the charts of the core's result objects
+(``.chart()``, ``_repr_mimebundle_``) in :mod:`smoothdp_nb.core.rendering`;
+:func:`render_svg` / :func:`render_png` render any chart offline (vl-convert,
+no CDN).
+"""
+
+from __future__ import annotations
+
+from ..core._format import format_log10
+from .delta import (
+    bound_chart,
+    delta_vs_epsilon_chart,
+    delta_vs_n_chart,
+    figure1_chart,
+    profile_chart,
+)
+from .noise import noise_chart
+from .register import register as _register
+from .register import summary_bundle
+from .release import release_chart, release_density
+from .render import render_png, render_svg
+from .style import MAX_ROWS, PALETTE
+
+__all__ = [
+    "MAX_ROWS",
+    "PALETTE",
+    "bound_chart",
+    "delta_vs_epsilon_chart",
+    "delta_vs_n_chart",
+    "figure1_chart",
+    "format_log10",
+    "noise_chart",
+    "profile_chart",
+    "release_chart",
+    "release_density",
+    "render_png",
+    "render_svg",
+    "summary_bundle",
+]
+
+_register()

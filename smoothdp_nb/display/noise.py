@@ -1,0 +1,94 @@
+"""Builder for the noise comparison (Hladik & Tetek, Figure 1): std per unit of smooth sensitivity against gamma."""
+
+from __future__ import annotations
+
+import math
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from . import style
+
+__all__ = ["FAMILY_LABELS", "noise_chart", "values_at"]
+
+#: legend names of the noise families, in a fixed order (fixed colours, whatever is selected)
+FAMILY_LABELS = {
+    "polyplace": "PolyPlace",
+    "cauchy": "generalized Cauchy",
+    "student_t": "Student's t",
+    "laplace": "Laplace, (ε, δ)-DP",
+    "laplace_log_normal": "Laplace log-normal (zCDP)",
+    "laplace_global": "Laplace on global sensitivity",
+}
+
+_REFERENCE = "laplace_global"
+
+
+def values_at(frame: pd.DataFrame, gamma: float) -> pd.DataFrame:
+    """Each family's std interpolated in log-log at ``gamma`` (families out of range are left out)."""
+    rows = []
+    for fam, g in frame.groupby("family", sort=True):
+        g = g.sort_values("gamma")
+        gs, ss = g["gamma"].to_numpy(float), g["std"].to_numpy(float)
+        if len(gs) and gs[0] <= gamma <= gs[-1]:
+            rows.append({"family": fam, "gamma": float(gamma),
+                         "std": float(np.exp(np.interp(math.log(gamma), np.log(gs), np.log(ss))))})
+    return pd.DataFrame(rows, columns=["family", "gamma", "std"])
+
+
+def _prepare(frame: pd.DataFrame) -> pd.DataFrame:
+    df = frame[["family", "gamma", "std"]].copy()
+    df = df[np.isfinite(df["std"].astype(float)) & (df["std"] > 0) & (df["gamma"] > 0)].reset_index(drop=True)
+    df["noise"] = df["family"].map(lambda f: FAMILY_LABELS.get(f, f))
+    df["line"] = np.where(df["family"] == _REFERENCE, "reference", "smooth sensitivity")
+    df["log10_gamma"] = np.log10(df["gamma"].astype(float))
+    df["log10_std"] = np.log10(df["std"].astype(float))
+    df["std_text"] = [f"{v:.4g}" for v in df["std"]]
+    return df
+
+
+def noise_chart(frame: pd.DataFrame, gamma: float | None = None,
+                title: str | alt.TitleParams | None = None) -> alt.LayerChart:
+    """Noise standard deviation per unit of smooth sensitivity against gamma, one line per family.
+
+    Reproduces Figure 1 of Hladik & Tetek (std of PolyPlace, generalized
+    Cauchy, Student's t and Laplace noise calibrated by Theorem 8 and
+    Appendix B); Laplace on the global sensitivity is the dashed reference.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Tidy, as returned by ``compare_noise``: ``family``, ``gamma``, ``std``
+        (infinite or missing values, outside a family's range, are dropped).
+    gamma : float, optional
+        Marks this gamma with a dotted rule and each family's std there.
+    title : str or altair.TitleParams, optional
+
+    Returns
+    -------
+    altair.LayerChart
+        Both axes in log10 with ticks at powers of ten.
+    """
+    df = _prepare(frame).iloc[: style.MAX_ROWS]
+    # the families present, each in its fixed colour (PolyPlace is always blue)
+    fixed = list(FAMILY_LABELS.values())
+    present = [lab for lab in fixed if lab in set(df["noise"])] + sorted(set(df["noise"]) - set(fixed))
+    palette = {lab: style.PALETTE[i % len(style.PALETTE)] for i, lab in enumerate(fixed + present)}
+    x = alt.X("log10_gamma:Q", axis=style.log_axis("γ (smoothness of the sensitivity)"), scale=alt.Scale(zero=False))
+    y = alt.Y("log10_std:Q", axis=style.log_axis("noise std / smooth sensitivity"), scale=alt.Scale(zero=False))
+    colour = style.color("noise", "noise", domain=present, range_=[palette[lab] for lab in present])
+    dash = style.dash("line", "", ["smooth sensitivity", "reference"], ["solid", "dashed"])
+    tips = [alt.Tooltip("noise:N"), alt.Tooltip("gamma:Q", title="γ", format=".4g"),
+            alt.Tooltip("std_text:N", title="std / SS")]
+    ok = gamma is not None and np.isfinite(gamma) and gamma > 0
+    at = _prepare(values_at(df, float(gamma))) if ok and len(df) else _prepare(pd.DataFrame(columns=["family", "gamma", "std"]))
+    rule = pd.DataFrame({"log10_gamma": [math.log10(gamma)] if ok else []}, dtype=float)
+    layers = [
+        style.extent_layer(y, df["log10_std"]),
+        style.extent_layer(x, np.r_[df["log10_gamma"].to_numpy(float), rule["log10_gamma"].to_numpy(float)]),
+        alt.Chart(style.data(df)).mark_line(strokeWidth=2.5).encode(x=x, y=y, color=colour, strokeDash=dash, tooltip=tips),
+        alt.Chart(style.data(rule)).mark_rule(color="#555", strokeDash=style.DASHES["dotted"]).encode(x=x),
+        alt.Chart(style.data(at)).mark_point(filled=True, size=70, opacity=1).encode(x=x, y=y, color=colour, tooltip=tips),
+    ]
+    return style.finish(alt.layer(*layers), title)

@@ -1,0 +1,203 @@
+"""Charts and summary tables of the core's result objects (registered by kind in :mod:`.register`).
+
+Adapters only: each turns a result into the frame a builder draws
+(:mod:`.delta`, :mod:`.noise`, :mod:`.release`) and into the compact table
+shown above the chart.  Only public attributes of the results are read.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from ..core._format import format_log10
+from . import delta, frames, noise, release, style
+
+__all__ = [
+    "curve_chart",
+    "curve_summary",
+    "mechanism_label",
+    "monte_carlo_note",
+    "noise_comparison_chart",
+    "noise_summary",
+    "profile_result_chart",
+    "profile_summary",
+    "release_report_chart",
+    "release_summary",
+    "smoothed_result_chart",
+    "smoothed_summary",
+]
+
+_LN10 = math.log(10.0)
+
+
+def mechanism_label(mechanism: Any) -> str:
+    """The mechanism's ``label`` when it has one, else its ``repr``."""
+    label = getattr(mechanism, "label", None)
+    return label if isinstance(label, str) and label else repr(mechanism)
+
+
+# -------------------------------------------------------------------- profiles
+
+
+def profile_result_chart(result: Any) -> alt.LayerChart:
+    """Chart of a ``ProfileResult``: delta per database (one colour per epsilon), or per epsilon.
+
+    Several databases and few epsilon: log10 delta per database; one database,
+    or a fine epsilon grid over a few databases: delta against epsilon with one
+    colour per database.
+    """
+    df = result.to_frame()
+    labels = pd.Series(list(df["label"])).infer_objects()
+    df["label"] = labels.to_numpy() if pd.api.types.is_numeric_dtype(labels) else labels.astype(str).to_numpy()
+    k, e = len(result.labels), len(result.epsilon)
+    name = {"us-elections": "year", "us-2020-districts": "district"}.get(result.source, "label")
+    df = df.rename(columns={"label": name})
+    x = "epsilon" if (k == 1 or (e > 8 and k <= 12)) else name
+    title = style.title(f"Privacy profile δ_ε(x) (Definition 2) of {mechanism_label(result.mechanism)}",
+                        f"{k} database(s) ({result.source}); dashed: DP δ")
+    return delta.profile_chart(df, x=x, title=title)
+
+
+def profile_summary(result: Any) -> pd.DataFrame:
+    """One row per database, one column of delta per epsilon (at most 6)."""
+    out = pd.DataFrame({"label": [str(x) for x in result.labels], "n": [f"{int(v):,}" for v in result.sizes]})
+    for j, e in enumerate(result.epsilon[:6]):
+        out[f"δ at ε = {e:.4g}"] = [format_log10(v / _LN10) for v in result.log_delta[:, j]]
+    out["DP δ"] = [f"{v:.4g}" if np.isfinite(v) else "n/a" for v in result.dp_delta]
+    return out
+
+
+# -------------------------------------------------------------------- smoothed delta
+
+
+def monte_carlo_note(result: Any) -> str | None:
+    """The line a Monte Carlo chart carries (None for exact results)."""
+    if getattr(result, "method", "exact") != "monte-carlo":
+        return None
+    trials = getattr(result, "trials", None)
+    return f"Monte Carlo estimate, {trials} trials per composition"
+
+
+def _band_text(result: Any) -> str:
+    conf = getattr(result, "confidence", None)
+    level = f"{conf:.0%} " if conf else ""
+    return f"band: {level}interval, drawn where under one decade wide"
+
+
+def smoothed_result_chart(result: Any) -> alt.LayerChart:
+    """Chart of a ``SmoothedResult``: smoothed delta against epsilon (Figure 2, right)."""
+    sub = f"{mechanism_label(result.mechanism)}, {result.method}; dashed: DP δ"
+    if result.method == "monte-carlo":
+        sub += f"; {_band_text(result)}"
+    title = style.title(f"Smoothed δ (Definition 3), n = {result.n:,}", sub)
+    return delta.delta_vs_epsilon_chart(result.to_frame(), title=title, note=monte_carlo_note(result))
+
+
+def smoothed_summary(result: Any) -> pd.DataFrame:
+    """One row per epsilon: delta (from its logarithm), interval, DP delta, worst composition."""
+    df = result.to_frame()
+    out = pd.DataFrame({"ε": [f"{v:.4g}" for v in df["epsilon"]], "δ": frames.delta_text(df["log10_delta"])})
+    if "ci_low" in df:
+        out["interval"] = [f"[{a:.3e}, {b:.3e}]" for a, b in zip(df["ci_low"], df["ci_high"])]
+    out["DP δ"] = [f"{v:.4g}" for v in df["dp_delta"]]
+    counts = [c for c in df.columns if c.startswith("n_")]
+    if counts:
+        out["worst composition"] = [str(tuple(int(v) for v in row)) for row in df[counts].to_numpy()]
+    return out
+
+
+def curve_chart(curve: Any) -> alt.LayerChart:
+    """Chart of a ``SmoothedCurve``: smoothed delta against n with the exponential fits (Figure 2, left)."""
+    methods = {getattr(r, "method", "exact") for r in curve.results}
+    note = monte_carlo_note(curve.results[0]) if methods == {"monte-carlo"} else None
+    sub = "dashed: exponential fit and DP δ" + (f"; {_band_text(curve.results[0])}" if note else "")
+    return delta.delta_vs_n_chart(curve.table, curve.fits, title=style.title(
+        "Smoothed δ against n (Theorem 3: exponentially small in n)", sub), note=note)
+
+
+def curve_summary(curve: Any) -> pd.DataFrame:
+    """Per epsilon: delta at the largest n, the fitted slope and R²."""
+    tab = frames.with_log10(curve.table)
+    n_max = tab["n"].max()
+    last = tab[tab["n"] == n_max].groupby("epsilon", sort=True)["log10_delta"].max()
+    fits = curve.fits
+    out = pd.DataFrame({"ε": [f"{v:.4g}" for v in fits["epsilon"]]})
+    out[f"δ at n = {int(n_max):,}"] = [format_log10(last.get(e, -np.inf)) for e in fits["epsilon"]]
+    out["slope (decades per 1000 records)"] = [f"{1000 * v / _LN10:.4g}" for v in fits["slope"]]
+    out["R²"] = [f"{v:.4f}" for v in fits["r2"]]
+    dp = frames.first_dp_delta(tab)
+    if dp is not None:
+        out["DP δ"] = f"{dp:.4g}"
+    return out
+
+
+# -------------------------------------------------------------------- noise
+
+
+def noise_comparison_chart(comparison: Any) -> alt.LayerChart:
+    """Chart of a ``NoiseComparison`` (Hladik & Tetek, Figure 1)."""
+    d = f", δ = {comparison.delta:g} for Laplace" if comparison.delta is not None else ""
+    return noise.noise_chart(comparison.table, title=style.title(
+        "Noise for smooth sensitivity (Hladik & Tetek, Figure 1)", f"ε = {comparison.epsilon:g}{d}; dashed: reference"))
+
+
+def noise_summary(comparison: Any) -> pd.DataFrame:
+    """Per family: the best gamma on the grid and its std."""
+    best = comparison.best()
+    return pd.DataFrame({
+        "noise": [noise.FAMILY_LABELS.get(f, f) for f in best["family"]],
+        "best γ": [f"{v:.4g}" for v in best["gamma"]],
+        "std / SS": [f"{v:.4g}" for v in best["std"]],
+        "shape": ["" if not np.isfinite(v) else f"{v:.4g}" for v in best["shape"].astype(float)],
+    })
+
+
+# -------------------------------------------------------------------- releases
+
+
+def _diagnostics(rel: Any) -> Any:
+    return getattr(rel, "diagnostics", None)
+
+
+def public_note(rel: Any) -> str:
+    """The guarantee and the lattice of a release, one line."""
+    step = getattr(rel, "lattice", None)
+    lattice = f"; values on the lattice {release._lattice_text(step)}·ℤ" if step else ""
+    return f"{rel.guarantee}{lattice}"
+
+
+def release_report_chart(report: Any) -> alt.TopLevelMixin:
+    """Chart of a ``ReleaseReport``: the value on the bounds' axis; the noise density only with diagnostics."""
+    rel = report.release
+    diag = _diagnostics(rel)
+    density = None
+    if diag is not None:
+        density = release.release_density(rel.noise, rel.epsilon, rel.gamma, float(diag.noise_scale), float(rel.value),
+                                          delta=rel.delta, shape=rel.shape)
+    return release.release_chart([rel], rel.bounds, name=report.name, query=rel.query, note=public_note(rel),
+                                 density=density)
+
+
+def release_summary(report: Any) -> pd.DataFrame:
+    """Field/value table: public fields; the diagnostics (if opted in) marked as data-dependent."""
+    r = report.release
+    rows = [
+        ("released value", f"{r.value:.10g}"),
+        ("query", f"{r.query} of {report.name}"),
+        ("n, bounds", f"{r.n}, [{r.bounds[0]:g}, {r.bounds[1]:g}]"),
+        ("guarantee", r.guarantee),
+        ("noise", r.noise + (f" (shape {r.shape:.4g})" if r.shape is not None else "")),
+        ("γ", f"{r.gamma:.4g} ({r.gamma_source})"),
+    ]
+    if getattr(r, "lattice", None):
+        rows.insert(1, ("lattice step", release._lattice_text(r.lattice)))
+    diag = _diagnostics(r)
+    if diag is not None:
+        rows += [(f"smooth sensitivity ({release.DIAGNOSTIC_LABEL})", f"{diag.smooth_sensitivity:.4g}"),
+                 (f"noise std ({release.DIAGNOSTIC_LABEL})", f"{diag.noise_std:.4g}")]
+    return pd.DataFrame(rows, columns=["field", "value"])

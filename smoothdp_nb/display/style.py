@@ -1,0 +1,203 @@
+"""One look for every chart: sizes, fonts, palette, log axes, titles.
+
+Conventions (the same in every builder, so that a lecturer can project any
+figure of the package):
+
+* **Log axes.**  Quantities spanning many orders of magnitude (delta, noise
+  std, gamma) are plotted as ``log10(value)`` on a *linear* scale -- delta may
+  lie far below the float64 range, where a Vega log scale cannot go -- with
+  ticks only at integer exponents (``tickMinStep=1``) labelled ``10⁻³²``.
+  An invisible layer (:func:`decade_extent`) stretches the domain to whole
+  decades, so that a range narrower than one decade still shows two labelled
+  ticks.  None of this depends on the data in the chart's *structure*: live
+  panels can replace the data in place.
+* **Palette.**  Okabe & Ito's colour-blind-safe qualitative scheme (without
+  its yellow, which vanishes on a projector), in a fixed order.
+* **Line styles.**  Solid: exact values; dashed: references (DP delta, fits,
+  bounds).  Legends draw the style they refer to.
+* **Titles.**  Axis titles name the quantity and its unit once; chart titles
+  start with the paper's figure number when they reproduce one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "DASHES",
+    "EXPONENT_LABEL",
+    "HEIGHT",
+    "MAX_ROWS",
+    "PALETTE",
+    "WIDTH",
+    "color",
+    "decade_extent",
+    "extent_layer",
+    "finish",
+    "log10_field",
+    "log_axis",
+    "title",
+]
+
+#: plot area in pixels (readable on a projector, fits a notebook column)
+WIDTH = 460
+HEIGHT = 280
+
+#: Okabe & Ito (2008) without yellow: blue, orange, green, vermillion, purple, sky blue, black
+PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000"]
+
+#: stroke dash arrays by role
+DASHES = {"solid": [1, 0], "dashed": [6, 4], "dotted": [2, 3]}
+
+#: rows per chart dataset; Altair's default data transformer refuses more than 5000
+MAX_ROWS = 4000
+
+_FONT = {"labelFontSize": 12, "titleFontSize": 13}
+
+_SUPERSCRIPT = {"-": "⁻", "−": "⁻", **{str(d): "⁰¹²³⁴⁵⁶⁷⁸⁹"[d] for d in range(10)}}
+
+
+def _superscript_expr(value: str) -> str:
+    """Vega expression writing the integer ``value`` in superscript digits."""
+    expr = f"'' + {value}"
+    for plain, sup in _SUPERSCRIPT.items():
+        expr = f"replace({expr}, regexp('{plain}', 'g'), '{sup}')"
+    return expr
+
+
+#: axis labels of a log10 value: ``10⁻³²`` at integers; other ticks (Vega adds half decades on
+#: one-decade axes) stay unlabelled, so that no label repeats or carries a mantissa
+EXPONENT_LABEL = f"datum.value == floor(datum.value) ? '10' + {_superscript_expr('datum.value')} : ''"
+
+#: a font with the superscript digits (the generic sans-serif of some systems lacks ⁴-⁹ and ⁻)
+LABEL_FONT = "DejaVu Sans, Verdana, sans-serif"
+
+
+#: frames up to this many rows are inlined as records (see :func:`data`)
+RECORDS_UP_TO = 60
+
+
+def data(frame: pd.DataFrame) -> alt.Data | pd.DataFrame:
+    """A layer's data: small frames as JSON-ready records, large ones as the frame itself.
+
+    Altair sanitises every DataFrame (about 15 ms each, whatever its size) but
+    deep-copies and schema-checks inline records (time growing with the rows);
+    a live panel's update spends most of its time there, so each layer takes
+    the cheaper route.  NaN becomes null either way.
+    """
+    if len(frame) > RECORDS_UP_TO:
+        return frame
+    df = frame.astype(object).where(frame.notna(), None) if frame.isna().to_numpy().any() else frame
+    values = df.to_dict("records")
+    for row in values:
+        for key, value in row.items():
+            if isinstance(value, np.generic):
+                row[key] = value.item()
+    return alt.Data(values=values)
+
+
+def log_axis(title: str, **kw: Any) -> alt.Axis:
+    """Axis of a log10 field: ticks at integer exponents only, labelled ``10^k``."""
+    return alt.Axis(title=title, tickMinStep=1, labelExpr=EXPONENT_LABEL, tickCount=6, labelOverlap=True,
+                    labelFont=LABEL_FONT, **_FONT, **kw)
+
+
+def axis(title: str, **kw: Any) -> alt.Axis:
+    """A linear axis with the package's fonts, at most about 8 ticks and overlap removal."""
+    kw.setdefault("tickCount", 8)
+    return alt.Axis(title=title, labelOverlap=True, **_FONT, **kw)
+
+
+def log10_field(values: Any) -> np.ndarray:
+    """``log10`` of non-negative values (``-inf`` for 0), as float64."""
+    with np.errstate(divide="ignore"):
+        return np.log10(np.clip(np.asarray(values, dtype=float), 0.0, None))
+
+
+def decade_extent(log10_values: Any, pad_below: float = 0.0) -> tuple[float, float] | None:
+    """The whole decades around the finite values (at least one decade wide), or None."""
+    v = np.asarray(log10_values, dtype=float)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return None
+    lo, hi = math.floor(float(v.min()) - pad_below), math.ceil(float(v.max()))
+    if hi - lo < 1:
+        hi = lo + 1
+    return float(lo), float(hi)
+
+
+def extent_layer(encoding: alt.X | alt.Y, log10_values: Any, *, pad_below: float = 0.0) -> alt.Chart:
+    """An invisible layer whose two points stretch a log10 axis to whole decades.
+
+    ``encoding`` is the axis' own position encoding (same field, same axis),
+    so the layer adds nothing to the axis title.  Always present (with zero
+    rows when there is nothing to stretch): the chart's structure does not
+    depend on the data.
+    """
+    field = str(encoding.shorthand).split(":")[0]
+    ext = decade_extent(log10_values, pad_below)
+    frame = pd.DataFrame({field: [] if ext is None else list(ext)}, dtype=float)
+    channel = "y" if isinstance(encoding, alt.Y) else "x"
+    return alt.Chart(data(frame)).mark_point(opacity=0, size=0).encode(**{channel: encoding})
+
+
+def color(field: str, title: str, kind: str = "N", *, domain: Sequence[Any] | None = None,
+          range_: Sequence[str] | None = None, **kw: Any) -> alt.Color:
+    """Colour encoding with the palette (or ``range_``); a legend with line symbols."""
+    colours = list(range_) if range_ is not None else PALETTE
+    if domain is None:
+        scale = alt.Scale(range=colours)
+    else:
+        scale = alt.Scale(domain=list(domain), range=[colours[i % len(colours)] for i in range(len(domain))])
+    legend = alt.Legend(title=title or None, symbolType="stroke", symbolStrokeWidth=3, symbolOpacity=1,
+                        labelFontSize=12, titleFontSize=12, labelLimit=320)
+    return alt.Color(f"{field}:{kind}", scale=scale, legend=legend, **kw)
+
+
+def dash(field: str, title: str, domain: Sequence[str], styles: Sequence[str]) -> alt.StrokeDash:
+    """Stroke-dash encoding whose legend draws each style (solid, dashed, dotted)."""
+    return alt.StrokeDash(
+        f"{field}:N",
+        scale=alt.Scale(domain=list(domain), range=[DASHES[s] for s in styles]),
+        legend=alt.Legend(title=title or None, symbolType="stroke", symbolStrokeWidth=2, symbolSize=400,
+                          symbolOpacity=1, labelFontSize=12, titleFontSize=12, labelLimit=320,
+                          symbolStrokeColor="#333"),
+    )
+
+
+def dash_key(encoding: alt.StrokeDash) -> alt.Chart:
+    """An empty layer that carries the line-style legend, drawn in dark grey.
+
+    Vega-Lite draws the symbols of a strokeDash legend transparent when the
+    same layer also encodes colour by a field; layers with a colour field
+    therefore set their dash as a mark property, and this layer (no colour
+    field) owns the legend.
+    """
+    return alt.Chart(alt.Data(values=[])).mark_rule(color="#333").encode(strokeDash=encoding)
+
+
+def title(text: str, subtitle: str | Sequence[str] | None = None) -> alt.TitleParams:
+    """Chart title (the paper's figure number first, when there is one)."""
+    sub = [subtitle] if isinstance(subtitle, str) else (list(subtitle) if subtitle else alt.Undefined)
+    return alt.TitleParams(text, subtitle=sub, fontSize=15, subtitleFontSize=12, anchor="start",
+                           subtitleColor="#333", limit=WIDTH + 160)
+
+
+def finish(chart: alt.TopLevelMixin, heading: str | alt.TitleParams | None = None, *, width: int = WIDTH,
+           height: int = HEIGHT) -> alt.TopLevelMixin:
+    """Size the chart and set its title (no ``configure``: charts stay composable).
+
+    Attributes are set on a shallow copy: ``properties()`` would validate them
+    against the schema on every call, a third of a live panel's update time.
+    """
+    chart = chart.copy(deep=False)
+    chart.width, chart.height = width, height
+    if heading is not None:
+        chart.title = heading if isinstance(heading, alt.TitleParams) else title(heading)
+    return chart

@@ -1,0 +1,240 @@
+"""``python -m smoothdp_nb gallery --out DIR``: every chart builder on example data, as SVG and PNG.
+
+One page (``DIR/index.html``) shows every figure of the package, so that a
+reviewer can look at all of them in one place; each figure is also written as
+``DIR/<name>.svg`` and ``DIR/<name>.png`` (rendered offline by vl-convert).
+The example data are small (the whole gallery takes well under a minute) but
+real: every number is computed by the public API.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import math
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["FIGURES", "build", "main"]
+
+
+def _smoothed_exact():
+    import smoothdp_nb as sdp
+
+    mech = sdp.SamplingHistogram(eta="0.99")
+    return sdp.smoothed_delta(mech, 2000, sdp.datasets.us_2020_district_shares(), np.linspace(0.5, 7, 14),
+                              progress=False).chart()
+
+
+def _smoothed_monte_carlo():
+    import smoothdp_nb as sdp
+
+    mech = sdp.SamplingHistogram(eta="0.98")
+    return sdp.smoothed_delta(mech, 400, [[0.45, 0.55], [0.55, 0.45]], np.linspace(0.05, 1.5, 12),
+                              method="monte-carlo", trials=2000, rng=1, progress=False).chart()
+
+
+def _curve():
+    import smoothdp_nb as sdp
+
+    mech = sdp.SamplingHistogram(eta="0.99")
+    return sdp.smoothed_delta_curve(mech, [500, 1000, 2000, 4000], sdp.datasets.us_2020_district_shares(),
+                                    [0.5, 1.0, 2.0, 7.0], progress=False).chart()
+
+
+def _curve_monte_carlo():
+    import smoothdp_nb as sdp
+
+    mech = sdp.SamplingHistogram(eta="0.95")
+    return sdp.smoothed_delta_curve(mech, [100, 200, 400, 800], [[0.4, 0.6], [0.6, 0.4]], [0.5, 1.0],
+                                    method="monte-carlo", trials=3000, rng=2, progress=False).chart()
+
+
+def _elections():
+    import smoothdp_nb as sdp
+
+    table = sdp.datasets.us_presidential_elections()
+    hists = table[["winner_votes", "runner_up_votes"]].to_numpy()
+    return table, hists
+
+
+def _figure1():
+    import smoothdp_nb as sdp
+    from smoothdp_nb.display import figure1_chart
+
+    table, hists = _elections()
+    mech = sdp.SamplingHistogram(eta="0.998")
+    t = 0.51
+    epsilon = math.log(t / (1 - t))  # Appendix A.1: t = e^eps / (e^eps + 1)
+    logd = np.asarray(sdp.privacy_profile(mech, hists, epsilon, log=True)) / math.log(10)
+    util = np.maximum(sdp.adjusted_utility(mech, hists - [1, 0], t, log=True),
+                      sdp.adjusted_utility(mech, hists - [0, 1], t, log=True)) / math.log(10)
+    frame = pd.DataFrame({"year": table["year"], "log10_delta": logd, "log10_utility": util,
+                          "dp_delta": [sdp.dp_delta(mech, int(n)) for n in hists.sum(axis=1)]})
+    return figure1_chart(frame, title="Figure 1: US elections, 0.2 % of votes lost, t = 51 %")
+
+
+def _profile_years():
+    import smoothdp_nb as sdp
+    from smoothdp_nb.core.results import profile
+
+    table, hists = _elections()
+    return profile(sdp.SamplingHistogram(eta="0.998"), hists, [0.04, 0.2, 0.4], labels=table["year"].tolist(),
+                   source="us-elections").chart()
+
+
+def _profile_epsilon():
+    import smoothdp_nb as sdp
+    from smoothdp_nb.core.results import profile
+
+    return profile(sdp.SamplingHistogram(eta="0.9"), [[60, 40], [75, 25], [95, 5]], np.linspace(0, 2, 21),
+                   labels=["(60, 40)", "(75, 25)", "(95, 5)"]).chart()
+
+
+def _remark8():
+    import smoothdp_nb as sdp
+    from smoothdp_nb.display import bound_chart
+
+    shares = sdp.datasets.us_2020_district_shares()
+    ns, eps = [200, 400, 800, 1600], [1.0, 2.0, 7.0]
+    exact = sdp.smoothed_delta_curve(sdp.SamplingHistogram(eta="0.5"), ns, shares, eps, progress=False).table
+    f = float(sdp.reduce_to_vertices(shares).vertices.min())
+    bound = sdp.remark8_bound(np.array(ns), 2, 0.5, eps, f, log=True) / math.log(10)
+    rows = [{"n": n, "epsilon": e, "log10_delta": bound[i, j]} for i, n in enumerate(ns) for j, e in enumerate(eps)]
+    return bound_chart(exact, pd.DataFrame(rows), title="Remark 8 bound against the exact smoothed δ, η = 0.5")
+
+
+def _noise():
+    import smoothdp_nb as sdp
+    from smoothdp_nb.core.results import NoiseComparison
+
+    table = sdp.compare_noise(1.0, np.geomspace(1e-3, 0.999, 60), delta=1e-6, reference=True)
+    return NoiseComparison(table=table, epsilon=1.0, delta=1e-6).chart()
+
+
+def _noise_marker():
+    import smoothdp_nb as sdp
+    from smoothdp_nb.display import noise_chart
+
+    table = sdp.compare_noise(0.5, np.geomspace(5e-4, 0.4995, 60), delta=1e-6, reference=True)
+    return noise_chart(table, gamma=0.05, title="Noise std against γ, ε = 0.5 (dotted: γ = 0.05)")
+
+
+def _release_data() -> np.ndarray:
+    return np.random.default_rng(3).beta(5, 4, size=400)
+
+
+def _release_public():
+    import smoothdp_nb as sdp
+    from smoothdp_nb.core.results import ReleaseReport
+
+    rel = sdp.release(_release_data(), "median", epsilon=1.0, bounds=(0.0, 1.0), rng=4)
+    return ReleaseReport(release=rel, name="share").chart()
+
+
+def _release_history():
+    import smoothdp_nb as sdp
+    from smoothdp_nb.display import release_chart
+    from smoothdp_nb.display.results import public_note
+
+    x = _release_data()
+    rels = [sdp.release(x, "median", epsilon=0.5, bounds=(0.0, 1.0), rng=s) for s in range(5)]
+    return release_chart(rels, (0.0, 1.0), name="share", query="median", note=public_note(rels[-1]))
+
+
+def _release_diagnostics():
+    import smoothdp_nb as sdp
+    from smoothdp_nb.core.noise import calibrate
+    from smoothdp_nb.core.sensitivity import smooth_sensitivity
+    from smoothdp_nb.display import release_chart, release_density
+    from smoothdp_nb.display.results import public_note
+
+    x = _release_data()
+    rel = sdp.release(x, "median", epsilon=1.0, bounds=(0.0, 1.0), rng=4)
+    cal = calibrate(rel.noise, rel.epsilon, rel.gamma)
+    scale = float(smooth_sensitivity(x, "median", rel.gamma, bounds=(0.0, 1.0)) * cal.scale)
+    dens = release_density(rel.noise, rel.epsilon, rel.gamma, scale, float(rel.value))
+    return release_chart([rel], (0.0, 1.0), name="share", query="median", note=public_note(rel), density=dens)
+
+
+def _release_empty():
+    from smoothdp_nb.display import release_chart
+
+    return release_chart([], (0.0, 1.0), name="share", query="median", note="nothing released yet: press Release")
+
+
+#: name -> (caption, builder of the chart)
+FIGURES: dict[str, tuple[str, Callable]] = {
+    "figure1_elections": ("Figure 1: δ(x) and the adjusted utility per election (figure1_chart)", _figure1),
+    "profile_per_year": ("Privacy profile per election year, three ε (ProfileResult.chart / profile_chart)",
+                         _profile_years),
+    "profile_per_epsilon": ("Privacy profile against ε, one line per database (profile_chart, x='epsilon')",
+                            _profile_epsilon),
+    "smoothed_exact": ("Smoothed δ against ε, exact (SmoothedResult.chart / delta_vs_epsilon_chart)",
+                       _smoothed_exact),
+    "smoothed_monte_carlo": ("Smoothed δ against ε, Monte Carlo with its band (delta_vs_epsilon_chart)",
+                             _smoothed_monte_carlo),
+    "curve_exact": ("Smoothed δ against n with exponential fits (SmoothedCurve.chart / delta_vs_n_chart)", _curve),
+    "curve_monte_carlo": ("Smoothed δ against n, Monte Carlo bands (delta_vs_n_chart)", _curve_monte_carlo),
+    "remark8_bound": ("Remark 8: bound (dashed) against exact (solid) (bound_chart)", _remark8),
+    "noise_comparison": ("Noise std per unit of smooth sensitivity (NoiseComparison.chart / noise_chart)", _noise),
+    "noise_marker": ("Noise std with a γ marker, as in the panel (noise_chart)", _noise_marker),
+    "release_public": ("A release: public numbers only (ReleaseReport.chart / release_chart)", _release_public),
+    "release_history": ("Five releases, latest in blue (release_chart, as in the panel)", _release_history),
+    "release_diagnostics": ("A release with the curator's diagnostics (noise density, labelled)",
+                            _release_diagnostics),
+    "release_empty": ("The release panel's chart before the first release", _release_empty),
+}
+
+
+def build(out: Path, names: list[str] | None = None, scale: float = 2.0) -> list[dict]:
+    """Render the figures to ``out`` (SVG, PNG and ``index.html``); returns one record per figure."""
+    from smoothdp_nb.display import render_png, render_svg
+
+    out.mkdir(parents=True, exist_ok=True)
+    records = []
+    for name in names or list(FIGURES):
+        if name not in FIGURES:
+            raise ValueError(f"unknown figure {name!r}; choose from {', '.join(FIGURES)}")
+        caption, builder = FIGURES[name]
+        t0 = time.perf_counter()
+        chart = builder()
+        (out / f"{name}.svg").write_text(render_svg(chart), encoding="utf-8")
+        (out / f"{name}.png").write_bytes(render_png(chart, scale=scale))
+        records.append({"name": name, "caption": caption, "seconds": time.perf_counter() - t0})
+        print(f"  {name:<22} {records[-1]['seconds']:5.1f} s  {caption}", flush=True)
+    items = "\n".join(
+        f'<figure id="{r["name"]}"><img src="{r["name"]}.png" alt="{html.escape(r["caption"])}" width="720">'
+        f'<figcaption><b>{html.escape(r["name"])}</b>: {html.escape(r["caption"])} '
+        f'(<a href="{r["name"]}.svg">SVG</a>, <a href="{r["name"]}.png">PNG</a>)</figcaption></figure>'
+        for r in records
+    )
+    page = ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>smoothdp_nb chart gallery</title>"
+            "<style>body{font-family:sans-serif;max-width:820px;margin:2em auto;color:#222}"
+            "figure{margin:2em 0;border-bottom:1px solid #ddd;padding-bottom:1em}"
+            "figcaption{margin-top:.4em}</style></head><body><h1>smoothdp_nb chart gallery</h1>"
+            f"<p>{len(records)} figures, rendered offline by vl-convert; every number computed by the public API "
+            "on small example data.</p>" + items + "</body></html>")
+    (out / "index.html").write_text(page, encoding="utf-8")
+    return records
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m smoothdp_nb gallery``."""
+    parser = argparse.ArgumentParser(prog="python -m smoothdp_nb gallery", description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, type=Path, help="directory for the SVG, PNG and index.html files")
+    parser.add_argument("--only", nargs="*", metavar="NAME", help=f"render only these ({', '.join(FIGURES)})")
+    parser.add_argument("--scale", type=float, default=2.0, help="PNG pixels per chart pixel (default 2)")
+    args = parser.parse_args(argv)
+    if args.scale <= 0:
+        parser.error(f"--scale must be > 0, got {args.scale}")
+    try:
+        records = build(args.out, args.only, args.scale)
+    except ValueError as err:
+        parser.error(str(err))
+    print(f"{len(records)} figures in {args.out / 'index.html'}")
+    return 0

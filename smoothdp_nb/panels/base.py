@@ -1,0 +1,251 @@
+"""What every panel shares: controls that deliver exact decimals, the update cycle, the display.
+
+A panel has three public attributes:
+
+``controls``
+    The ipywidgets (sliders, dropdowns, checkboxes, buttons) in a ``VBox``;
+    tests and users may set their ``value`` programmatically.
+``chart``
+    The :class:`altair.JupyterChart` showing the result.
+``widget``
+    The ``VBox`` to display (title, controls, status line, chart); the panel
+    itself displays as this widget.
+
+On every change a panel calls the public core API, builds a new chart with
+the builders of :mod:`smoothdp_nb.display` and hands it to its
+:class:`~smoothdp_nb.panels.live.LiveChart`, which updates it in place.
+
+Sliders snap to their step *in the kernel*: a browser slider at 0.993
+delivers 0.9930000000000001 (binary floating point), which would make
+``T = ceil(eta n)`` one too high; here the value is replaced by the decimal
+``min + k * step`` before any observer sees it.
+"""
+
+from __future__ import annotations
+
+import abc
+import html
+import math
+import time
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+import altair as alt
+import ipywidgets as W
+import pandas as pd
+import traitlets
+
+from ..core.budget import ComputationTooLarge
+from .live import STABLE_PREFIX, LiveChart
+
+__all__ = [
+    "CONTROL_WIDTH",
+    "DecimalLogSlider",
+    "DecimalRangeSlider",
+    "DecimalSlider",
+    "Panel",
+    "snap",
+    "snap_log",
+]
+
+CONTROL_WIDTH = "460px"
+_STYLE = {"description_width": "initial"}
+
+
+def snap(value: float, step: float, origin: float = 0.0) -> float:
+    """``origin + k * step`` for the nearest integer k, computed in decimal.
+
+    >>> snap(0.9930000000000001, 0.001, 0.5)
+    0.993
+    >>> snap(0.49999999999999994, 0.05)
+    0.5
+    """
+    d_step, d_origin = Decimal(repr(float(step))), Decimal(repr(float(origin)))
+    k = round((Decimal(repr(float(value))) - d_origin) / d_step)
+    return float(d_origin + k * d_step)
+
+
+def snap_log(value: float, base: float, step: float, digits: int = 3) -> float:
+    """``base ** (k * step)`` for the nearest k, rounded to ``digits`` significant digits.
+
+    The slider's readout shows the same digits, so the value used is the value read.
+
+    >>> snap_log(0.0630957344480193, 10, 0.02)
+    0.0631
+    """
+    if value <= 0:
+        return value
+    k = round(math.log(value, base) / step)
+    return float(f"{base ** (k * step):.{digits}g}")
+
+
+class DecimalSlider(W.FloatSlider):
+    """A ``FloatSlider`` whose value is always ``min + k * step`` exactly (in decimal)."""
+
+    @traitlets.validate("value")
+    def _validate_value(self, proposal: Mapping[str, Any]) -> float:
+        value = super()._validate_value(proposal)
+        return min(max(snap(value, self.step, self.min), self.min), self.max)
+
+
+class DecimalRangeSlider(W.FloatRangeSlider):
+    """A ``FloatRangeSlider`` whose two ends are always ``min + k * step`` exactly."""
+
+    @traitlets.validate("value")
+    def _validate_value(self, proposal: Mapping[str, Any]) -> tuple[float, float]:
+        lo, hi = super()._validate_value(proposal)
+        return (min(max(snap(lo, self.step, self.min), self.min), self.max),
+                min(max(snap(hi, self.step, self.min), self.min), self.max))
+
+
+class DecimalLogSlider(W.FloatLogSlider):
+    """A ``FloatLogSlider`` whose value is ``base ** (k * step)`` rounded to its readout's 3 digits."""
+
+    @traitlets.validate("value")
+    def _validate_value(self, proposal: Mapping[str, Any]) -> float:
+        value = super()._validate_value(proposal)
+        return snap_log(value, self.base, self.step)
+
+
+def decimal_slider(description: str, value: float, lo: float, hi: float, step: float, *, continuous: bool = True,
+                   fmt: str = ".3f") -> DecimalSlider:
+    """A snapping slider in the panels' layout."""
+    return DecimalSlider(value=value, min=lo, max=hi, step=step, description=description, readout_format=fmt,
+                         continuous_update=continuous, style=_STYLE, layout=W.Layout(width=CONTROL_WIDTH))
+
+
+def decimal_range(description: str, value: tuple[float, float], lo: float, hi: float, step: float, *,
+                  fmt: str = ".2f") -> DecimalRangeSlider:
+    """A snapping range slider (updates when released)."""
+    return DecimalRangeSlider(value=value, min=lo, max=hi, step=step, description=description, readout_format=fmt,
+                              continuous_update=False, style=_STYLE, layout=W.Layout(width=CONTROL_WIDTH))
+
+
+def decimal_log_slider(description: str, value: float, lo_exp: float, hi_exp: float, step: float, *,
+                       continuous: bool = True) -> DecimalLogSlider:
+    """A snapping base-10 log slider (exponents ``lo_exp`` to ``hi_exp``)."""
+    return DecimalLogSlider(value=value, base=10, min=lo_exp, max=hi_exp, step=step, description=description,
+                            readout_format=".3g", continuous_update=continuous, style=_STYLE,
+                            layout=W.Layout(width=CONTROL_WIDTH))
+
+
+class Panel(abc.ABC):
+    """Controls, status line, live chart and the update cycle of a panel."""
+
+    title: str = ""
+
+    def __init__(self) -> None:
+        self.status = W.HTML(value="")
+        self.last_seconds: float = 0.0
+        self.last_error: str | None = None
+        self._busy = False
+        self._pending = False
+        t0 = time.perf_counter()
+        self.live = LiveChart(self._build_chart())
+        self.last_seconds = time.perf_counter() - t0
+        self.status.value = self._status_text()
+        self.controls = W.VBox(self._control_list())
+        self.widget = W.VBox([W.HTML(f"<b>{html.escape(self.title)}</b>"), self.controls, self.status, self.live.box])
+        for control in self._control_list():
+            if hasattr(control, "value") and not isinstance(control, W.Button):
+                control.observe(self._on_change, names="value")
+
+    @property
+    def chart(self) -> alt.JupyterChart:
+        """The chart widget currently shown."""
+        return self.live.jupyter_chart
+
+    @abc.abstractmethod
+    def _control_list(self) -> list[W.Widget]:
+        """The panel's controls, in display order."""
+
+    @abc.abstractmethod
+    def _build_chart(self) -> alt.TopLevelMixin:
+        """The chart for the current control values (calls the core)."""
+
+    def _status_text(self) -> str:
+        return ""
+
+    # -- update cycle ---------------------------------------------------------
+    def _on_change(self, change: Mapping[str, Any] | None = None) -> None:
+        if self._busy:  # a change made while we compute: redo once at the end
+            self._pending = True
+            return
+        self.refresh()
+
+    def refresh(self) -> str:
+        """Recompute from the current control values and update the chart.
+
+        Returns
+        -------
+        str
+            How the chart was updated (see :meth:`LiveChart.update`), or
+            ``"error"`` when the core rejected the parameters (the message is
+            shown in the status line and the previous chart stays).
+        """
+        self._busy = True
+        try:
+            while True:
+                self._pending = False
+                self.status.value = "<i>computing…</i>"
+                t0 = time.perf_counter()
+                try:
+                    chart = self._build_chart()
+                except (ValueError, TypeError, ComputationTooLarge) as exc:
+                    self.last_error = f"{type(exc).__name__}: {exc}"
+                    self.status.value = f'<span style="color:#b00">{html.escape(self.last_error)}</span>'
+                    how = "error"
+                else:
+                    self.last_error = None
+                    how = self.live.update(chart)
+                    self.last_seconds = time.perf_counter() - t0
+                    self.status.value = self._status_text() + f" <small>({self.last_seconds * 1000:.0f} ms)</small>"
+                if not self._pending:
+                    return how
+        finally:
+            self._busy = False
+
+    # -- display --------------------------------------------------------------
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
+        self.live.sync()
+        return self.widget._repr_mimebundle_(include=include, exclude=exclude)
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        self.live.sync()
+        display(self.widget)
+
+    def chart_spec(self) -> dict:
+        """The Vega-Lite spec currently on screen, data included."""
+        return self.live.current_spec()
+
+    def chart_data(self, layer: int = 0) -> pd.DataFrame:
+        """The rows of the ``layer``-th dataset reference currently on screen."""
+        return pd.DataFrame(self.live.data[f"{STABLE_PREFIX}{layer}"])
+
+    def layer_name(self, mark: str) -> str:
+        """The dataset name of the first visible layer drawing ``mark`` (e.g. ``"line"``)."""
+        for layer in _layers(self.live.skeleton):
+            m = layer.get("mark")
+            kind, opacity = (m.get("type"), m.get("opacity")) if isinstance(m, dict) else (m, None)
+            name = layer.get("data", {}).get("name")
+            if kind == mark and name and opacity != 0:  # opacity 0: the axes' invisible extent layers
+                return name
+        raise KeyError(f"no {mark!r} layer on screen")
+
+    def chart_frame(self, mark: str) -> pd.DataFrame:
+        """The rows of the first visible layer drawing ``mark`` currently on screen."""
+        return pd.DataFrame(self.live.data[self.layer_name(mark)])
+
+
+def _layers(spec: dict) -> list[dict]:
+    """Every unit spec of a (layered or concatenated) spec, in order."""
+    out: list[dict] = []
+    for key in ("layer", "vconcat", "hconcat"):
+        for sub in spec.get(key, []):
+            out += _layers(sub)
+    if "mark" in spec:
+        out.append(spec)
+    return out

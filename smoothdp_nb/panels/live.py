@@ -1,0 +1,225 @@
+"""Live charts for the panels: an Altair ``JupyterChart`` whose data are replaced in place.
+
+* the chart's inline data are turned into *named* datasets with stable names
+  (``panel_0``, ``panel_1``, ...), so that two charts of the same kind differ
+  only in their dataset values;
+* when the structure of the new chart (everything but the data) equals the one
+  on screen, only the changed datasets are sent to the browser, through the
+  data channel that ``JupyterChart`` already listens to; Vega re-runs its
+  dataflow on the same view -- no re-embedding, no flicker.  The builders of
+  :mod:`smoothdp_nb.display` keep every layer (possibly empty) whatever the
+  data, so a slider move is a data update;
+* otherwise (a layer appears, the view switches between kinds of chart) the
+  chart is replaced as a whole (``JupyterChart.chart = new_chart``).
+
+JavaScript: :func:`enable_offline` (called when the first live chart is built)
+makes ``JupyterChart`` load Vega from the copy bundled with ``vl-convert``, so
+panels work without internet access.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+import altair as alt
+import ipywidgets as W
+
+__all__ = ["STABLE_PREFIX", "LiveChart", "enable_offline", "rename_datasets"]
+
+#: stable dataset names: panel_0, panel_1, ... in order of first use
+STABLE_PREFIX = "panel_"
+
+_OFFLINE: bool | None = None
+
+
+def enable_offline() -> bool:
+    """Make ``JupyterChart`` load Vega from ``vl-convert`` instead of a CDN.
+
+    Calls :meth:`altair.JupyterChart.enable_offline` once per process (it
+    bundles Vega, Vega-Lite and vega-embed into the widget's JavaScript, which
+    takes a few seconds the first time).
+
+    Returns
+    -------
+    bool
+        True if the widget now works offline, False when ``vl-convert`` is not
+        installed (the widget then loads its JavaScript from a CDN).
+    """
+    global _OFFLINE
+    if _OFFLINE is None:
+        try:
+            alt.JupyterChart.enable_offline()
+            _OFFLINE = True
+        except ImportError:
+            _OFFLINE = False
+    return _OFFLINE
+
+
+# --------------------------------------------------------------------------
+# in-place chart updates
+# --------------------------------------------------------------------------
+
+
+def rename_datasets(spec: dict) -> tuple[dict, dict[str, list]]:
+    """Give every dataset reference of a Vega-Lite spec a stable name.
+
+    Altair names inline data by a hash of its content, so two layers whose
+    data happen to be equal (typically two empty layers) share one dataset,
+    and the spec's structure would change the moment one of them fills.
+    Here every *reference* gets its own name, ``panel_0``, ``panel_1``, ...
+    in order of appearance: two charts with the same layers produce the same
+    skeleton whatever their data.
+
+    Returns
+    -------
+    (skeleton, data)
+        The spec without its ``datasets`` (names replaced) and the dataset
+        values by stable name.
+    """
+    datasets = spec.get("datasets", {})
+    data: dict[str, list] = {}
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            out = {}
+            for key, value in node.items():
+                if key == "data" and isinstance(value, dict) and value.get("name") in datasets:
+                    new = f"{STABLE_PREFIX}{len(data)}"
+                    data[new] = datasets[value["name"]]
+                    out[key] = {**value, "name": new}
+                elif key == "data" and isinstance(value, dict) and isinstance(value.get("values"), list):
+                    # Altair leaves empty inline data in place: name it like the others
+                    new = f"{STABLE_PREFIX}{len(data)}"
+                    data[new] = value["values"]
+                    out[key] = {k: v for k, v in value.items() if k != "values"} | {"name": new}
+                elif key == "datasets":
+                    continue
+                else:
+                    out[key] = walk(value)
+            return out
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    skeleton = walk(spec)
+    return skeleton, data
+
+
+def _chart_from_spec(skeleton: dict, data: Mapping[str, list]) -> alt.TopLevelMixin:
+    """Rebuild an Altair chart object from a skeleton and its named datasets."""
+    spec = dict(skeleton)
+    spec["datasets"] = {k: v for k, v in data.items()}
+    for key, cls in (("layer", alt.LayerChart), ("vconcat", alt.VConcatChart), ("hconcat", alt.HConcatChart)):
+        if key in spec:
+            return cls.from_dict(spec, validate=False)
+    return alt.Chart.from_dict(spec, validate=False)
+
+
+class LiveChart:
+    """A :class:`altair.JupyterChart` whose data can be replaced in place.
+
+    A chart whose structure changes is shown in a *new* ``JupyterChart``
+    swapped into :attr:`box` (the old widget is closed): re-embedding a new
+    spec into the same widget would leave the old view's data listener
+    attached in the browser (Altair 6 registers one per embedding), and the
+    next data update would raise in the stale view.
+
+    Parameters
+    ----------
+    chart : altair chart
+        The first chart to show.
+    in_place : bool, default True
+        Send only new data to the browser when the structure is unchanged.
+        With False every update replaces the chart.
+
+    Attributes
+    ----------
+    jupyter_chart : altair.JupyterChart
+        The widget currently shown.
+    box : ipywidgets.Box
+        The container to display; holds :attr:`jupyter_chart`.
+    data : dict
+        The current dataset values (list of records) by stable name.
+    pushes, embeds : int
+        How many updates went through the data channel, and how many
+        replaced the whole chart (the first display counts as one embed).
+    """
+
+    def __init__(self, chart: alt.TopLevelMixin, *, in_place: bool = True) -> None:
+        enable_offline()
+        skeleton, data = rename_datasets(chart.to_dict())
+        self._skeleton = skeleton
+        self.data: dict[str, list] = data
+        # the data channel is JupyterChart's own VegaFusion update path; without it, re-embed
+        self.in_place = bool(in_place) and alt.JupyterChart.class_traits().get("_py_to_js_updates") is not None
+        self.jupyter_chart = alt.JupyterChart(_chart_from_spec(skeleton, data))
+        self.box = W.Box([self.jupyter_chart])
+        self._stale = False  # data pushed since the chart object was last assigned
+        self.pushes = 0
+        self.embeds = 1
+
+    @property
+    def skeleton(self) -> dict:
+        """The Vega-Lite spec on screen, without its dataset values."""
+        return copy.deepcopy(self._skeleton)
+
+    def current_chart(self) -> alt.TopLevelMixin:
+        """The chart as currently shown, with the latest data."""
+        return _chart_from_spec(self._skeleton, self.data)
+
+    def current_spec(self) -> dict:
+        """The Vega-Lite spec as currently shown (with ``datasets``)."""
+        spec = self.skeleton
+        spec["datasets"] = copy.deepcopy(self.data)
+        return spec
+
+    def update(self, chart: alt.TopLevelMixin) -> str:
+        """Show ``chart``: in place when only its data changed.
+
+        Parameters
+        ----------
+        chart : altair chart
+
+        Returns
+        -------
+        str
+            ``"data"`` (rows sent through the data channel), ``"same"``
+            (nothing changed) or ``"chart"`` (chart replaced).
+        """
+        # schema validation costs ~100 ms per update; the builders' output is validated in their tests
+        skeleton, data = rename_datasets(chart.to_dict(validate=False))
+        if skeleton == self._skeleton and self.in_place:
+            changed = [name for name in data if data[name] != self.data.get(name)]
+            if not changed:
+                return "same"
+            self.data = data
+            self._stale = True
+            self.pushes += 1
+            self.jupyter_chart._py_to_js_updates = [
+                {"namespace": "data", "name": name, "scope": [], "value": data[name]} for name in changed
+            ]
+            return "data"
+        self._skeleton, self.data = skeleton, data
+        self._replace()
+        return "chart"
+
+    def _replace(self) -> None:
+        """Show the current skeleton and data in a new widget (see the class docstring)."""
+        old = self.jupyter_chart
+        self.jupyter_chart = alt.JupyterChart(self.current_chart())
+        self.box.children = (self.jupyter_chart,)
+        old.close()
+        self._stale = False
+        self.embeds += 1
+
+    def sync(self) -> None:
+        """Make the widget's own spec carry the latest data (before a new display).
+
+        Data sent in place reach the views already on screen; a view created
+        later (displaying the panel again) is built from the widget's spec,
+        so it is brought up to date here.
+        """
+        if self._stale:
+            self._replace()

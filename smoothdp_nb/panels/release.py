@@ -1,0 +1,166 @@
+"""Panel: private release of a statistic of one column with smooth-sensitivity noise."""
+
+from __future__ import annotations
+
+import html
+import inspect
+from typing import Any
+
+import altair as alt
+import ipywidgets as W
+import numpy as np
+import pandas as pd
+
+from ..core.noise import FAMILIES, calibrate
+from ..core.release import default_gamma, release
+from ..core.sensitivity import evaluate_query, smooth_sensitivity
+from ..display import release_chart, release_density
+from ..display.noise import FAMILY_LABELS
+from ..display.release import DIAGNOSTIC_LABEL
+from ..display.results import public_note
+from .base import CONTROL_WIDTH, Panel, decimal_log_slider, decimal_slider
+
+__all__ = ["ReleasePanel"]
+
+_QUERIES = ["median", "trimmed_mean", "mean"]
+
+
+class ReleasePanel(Panel):
+    """Private release of a statistic of one column with smooth-sensitivity noise.
+
+    By default the chart shows public numbers only: the values released so
+    far on the bounds' axis (latest in blue), with the guarantee and the
+    lattice.  A new noisy value is drawn only when "Release" is clicked, so
+    dragging a slider never produces a stream of independent releases that
+    could be averaged; the status line counts the releases and the epsilon
+    they spend together (basic composition).  Two boxes, both off by default,
+    are for teaching: "curator diagnostics" draws the noise density of the
+    current settings (it depends on the data through the smooth sensitivity,
+    and is labelled so), "reveal true value" draws the un-noised statistic.
+
+    Parameters
+    ----------
+    series : array_like or pandas.Series
+        The data (one value per individual).
+    bounds : (float, float), optional
+        Data-independent domain.  When omitted the data's own min and max are
+        used and the panel warns that this choice itself is not private.
+    query : {"median", "trimmed_mean", "mean"}
+    epsilon : float
+        Snapped to the slider's step 0.05.
+    noise : str
+        Noise family.
+    delta : float
+        For the Laplace family.
+    """
+
+    title = "Smooth-sensitivity release"
+
+    def __init__(self, series: Any, bounds: tuple[float, float] | None = None, query: str = "median",
+                 epsilon: float = 1.0, noise: str = "polyplace", delta: float = 1e-6) -> None:
+        x = np.asarray(pd.Series(series).dropna(), dtype=float)
+        if x.size == 0:
+            raise ValueError("series: no values to release (all missing or empty)")
+        self._x = x
+        self.name = getattr(series, "name", None) or "value"
+        self.bounds_from_data = bounds is None
+        self.bounds = (float(np.min(x)), float(np.max(x))) if bounds is None else (float(bounds[0]), float(bounds[1]))
+        if not self.bounds[0] < self.bounds[1]:
+            raise ValueError(f"bounds must satisfy low < high, got {self.bounds!r}")
+        self.query = W.Dropdown(options=_QUERIES, value=query, description="statistic")
+        self.epsilon = decimal_slider("ε", epsilon, 0.05, 5.0, 0.05, fmt=".2f", continuous=False)
+        self.auto_gamma = W.Checkbox(value=True, description="default γ (data-independent)")
+        self.gamma = decimal_log_slider("γ", 0.1 * epsilon, -3, 0.7, 0.02, continuous=False)
+        self.gamma.disabled = True
+        self.noise = W.Dropdown(options=[(FAMILY_LABELS[f], f) for f in FAMILIES], value=noise, description="noise",
+                                layout=W.Layout(width=CONTROL_WIDTH))
+        self.delta = decimal_log_slider("δ (Laplace)", delta, -12, -2, 0.5, continuous=False)
+        self.diagnostics = W.Checkbox(value=False, description="curator diagnostics (data-dependent)")
+        self.reveal = W.Checkbox(value=False, description="reveal true value")
+        self.button = W.Button(description="Release", button_style="primary", icon="random")
+        self.button.on_click(lambda _: self.draw())
+        self.releases: list = []
+        self.current = None  # the latest Release
+        self._true: float | None = None
+        self._noise_std: float | None = None
+        super().__init__()
+
+    def _control_list(self) -> list[W.Widget]:
+        return [self.query, self.epsilon, self.auto_gamma, self.gamma, self.noise, self.delta,
+                self.diagnostics, self.reveal, self.button]
+
+    # -- parameters -------------------------------------------------------------
+    def params(self) -> dict:
+        """Keyword arguments for :func:`smoothdp_nb.release` from the current controls."""
+        self.gamma.disabled = bool(self.auto_gamma.value)
+        noise = self.noise.value
+        delta = float(self.delta.value) if noise == "laplace" else None
+        gamma = None if self.auto_gamma.value else float(self.gamma.value)
+        return {"query": self.query.value, "epsilon": float(self.epsilon.value), "gamma": gamma,
+                "noise": noise, "bounds": self.bounds, "delta": delta}
+
+    def draw(self, rng: Any = None):
+        """Draw one private release with the current settings (spends epsilon).
+
+        Parameters
+        ----------
+        rng : None, int or numpy.random.Generator
+            ``None`` (fresh OS entropy) for real use; a seed only in tests.
+
+        Returns
+        -------
+        Release
+        """
+        kwargs = self.params()
+        if "diagnostics" in inspect.signature(release).parameters:
+            kwargs["diagnostics"] = bool(self.diagnostics.value)
+        rel = release(self._x, rng=rng, reveal_true=False, **kwargs)
+        self.current = rel
+        self.releases.append(rel)
+        self.refresh()
+        return rel
+
+    # -- chart --------------------------------------------------------------------
+    def _calibrate(self, p: dict) -> tuple[float, Any]:
+        """Gamma and the calibration of the current settings (data-independent; raises on bad settings)."""
+        gamma = p["gamma"] if p["gamma"] is not None else default_gamma(p["noise"], p["epsilon"], p["delta"])
+        return gamma, calibrate(p["noise"], p["epsilon"], gamma, delta=p["delta"])
+
+    def _density(self, p: dict) -> pd.DataFrame:
+        """Noise density of the current settings around the latest release (curator-only)."""
+        gamma, cal = self._calibrate(p)
+        ss = smooth_sensitivity(self._x, p["query"], gamma, bounds=self.bounds)
+        scale = float(ss * cal.scale)
+        self._noise_std = float(ss * cal.std)
+        centre = float(self.current.value) if self.current is not None else 0.5 * (self.bounds[0] + self.bounds[1])
+        return release_density(p["noise"], p["epsilon"], gamma, scale, centre, delta=p["delta"])
+
+    def _build_chart(self) -> alt.TopLevelMixin:
+        p = self.params()
+        self._calibrate(p)  # say now, not at the next Release, when the settings cannot be calibrated
+        density = self._density(p) if self.diagnostics.value else None
+        if not self.diagnostics.value:
+            self._noise_std = None  # forget it when hidden
+        if self.reveal.value:
+            if self._true is None:  # computed only on request
+                self._true = float(evaluate_query(self._x, p["query"], bounds=self.bounds))
+        else:
+            self._true = None
+        note = public_note(self.current) if self.current is not None else "nothing released yet: press Release"
+        return release_chart(self.releases, self.bounds, name=str(self.name), query=p["query"], note=note,
+                             true_value=self._true, density=density)
+
+    def _status_text(self) -> str:
+        parts = []
+        if self.bounds_from_data:
+            parts.append('<span style="color:#b60">bounds taken from the data (not private: pass bounds=)</span>')
+        if self.current is not None:
+            spent = sum(r.epsilon for r in self.releases)
+            parts.append(f"released {html.escape(self.current.query)} = <b>{self.current.value:.10g}</b> "
+                         f"({html.escape(self.current.guarantee)}); {len(self.releases)} release(s), "
+                         f"ε spent {spent:g} (basic composition)")
+        else:
+            parts.append("nothing released yet: press Release")
+        if self._noise_std is not None:
+            parts.append(f"noise std {self._noise_std:.4g} ({html.escape(DIAGNOSTIC_LABEL)})")
+        return "<br>".join(parts)

@@ -1,0 +1,120 @@
+"""Panel: smoothed delta of the sampling histogram against epsilon (Definition 3, Figure 2 right)."""
+
+from __future__ import annotations
+
+import altair as alt
+import ipywidgets as W
+import numpy as np
+
+from ..core import datasets as _datasets
+from ..core.budget import ComputationTooLarge
+from ..core.mechanisms import SamplingHistogram
+from ..core.smoothed import smoothed_delta
+from ..display import delta_vs_epsilon_chart
+from ..display.results import monte_carlo_note
+from .base import CONTROL_WIDTH, Panel, decimal_range, decimal_slider
+
+__all__ = ["SmoothedDPPanel"]
+
+_PI_PRESETS = {
+    "interval": "Π = {(p, 1 − p) : p in the range below}",
+    "us-2020-districts": "Π = top-2 shares of the 56 units of the 2020 election",
+}
+
+
+class SmoothedDPPanel(Panel):
+    """Smoothed delta of the sampling-histogram mechanism (Algorithm 2) against epsilon.
+
+    Controls: sampling rate eta, database size n, the set Pi (an interval of
+    two-category distributions or the 2020 district shares), the epsilon range
+    and the method.  ``auto`` runs the exact Algorithm 1 whenever the core's
+    cost estimate is under ``budget`` seconds, and a Monte Carlo estimate
+    otherwise; a Monte Carlo chart says so inside the plot and draws its band
+    only where it spans at most one decade.
+
+    Parameters
+    ----------
+    n : int
+        Initial database size.
+    eta : float
+        Initial sampling rate (snapped to the slider's step 0.001).
+    epsilon : (float, float)
+        Initial epsilon range (step 0.01).
+    pi : (float, float)
+        Initial range of the first category's probability (step 0.005).
+    epsilon_points : int
+        Number of epsilon values on the grid.
+    budget : float
+        Seconds the exact method may take by the core's estimate (``auto``).
+    trials : int
+        Monte Carlo samples per candidate composition.
+    max_n : int
+        Upper end of the n slider.
+    rng : int or None
+        Monte Carlo seed (``None``: fresh randomness every time).
+    """
+
+    title = "Smoothed DP of the sampling histogram (Definition 3)"
+
+    def __init__(self, n: int = 1000, eta: float = 0.998, epsilon: tuple[float, float] = (0.05, 2.0),
+                 pi: tuple[float, float] = (0.45, 0.55), epsilon_points: int = 20, budget: float = 0.5,
+                 trials: int = 200, max_n: int = 100_000, rng: int | None = 0) -> None:
+        self.budget, self.trials, self.rng, self.epsilon_points = float(budget), int(trials), rng, int(epsilon_points)
+        self.eta = decimal_slider("η (sampling rate)", eta, 0.5, 1.0, 0.001, continuous=False)
+        self.n = W.IntSlider(value=n, min=10, max=max_n, step=10, description="n (records)", continuous_update=False,
+                             style={"description_width": "initial"}, layout=W.Layout(width=CONTROL_WIDTH))
+        self.epsilon = decimal_range("ε range", epsilon, 0.01, 5.0, 0.01)
+        self.pi_kind = W.Dropdown(options=[(v, k) for k, v in _PI_PRESETS.items()], value="interval", description="Π",
+                                  layout=W.Layout(width=CONTROL_WIDTH))
+        self.pi = decimal_range("p(category 0)", pi, 0.0, 1.0, 0.005, fmt=".3f")
+        self.method = W.ToggleButtons(options=["auto", "exact", "monte-carlo"], value="auto", description="method")
+        self.result = None
+        self.fallback: str | None = None  # why auto chose Monte Carlo
+        super().__init__()
+
+    def _control_list(self) -> list[W.Widget]:
+        return [self.eta, self.n, self.epsilon, self.pi_kind, self.pi, self.method]
+
+    def pi_matrix(self) -> np.ndarray:
+        """The set Pi chosen by the controls, one distribution per row."""
+        if self.pi_kind.value == "us-2020-districts":
+            return _datasets.us_2020_district_shares().to_numpy()
+        lo, hi = self.pi.value
+        return np.array([[lo, 1.0 - lo], [hi, 1.0 - hi]])
+
+    def epsilon_grid(self) -> np.ndarray:
+        """The epsilon values of the current range (rounded to 6 decimals)."""
+        lo, hi = self.epsilon.value
+        return np.round(np.linspace(lo, hi, self.epsilon_points), 6) if hi > lo else np.array([lo])
+
+    def compute(self):
+        """Run :func:`smoothdp_nb.smoothed_delta` for the current controls (a SmoothedResult)."""
+        self.pi.disabled = self.pi_kind.value != "interval"
+        mech = SamplingHistogram(eta=repr(self.eta.value))  # the decimal on the slider, exactly
+        method, epsilon = self.method.value, self.epsilon_grid()
+        self.fallback = None
+        if method in ("auto", "exact"):
+            # auto: exact whenever the core's cost estimate is within the budget (the core refuses beyond it)
+            budget = self.budget if method == "auto" else 20 * self.budget
+            try:
+                return smoothed_delta(mech, self.n.value, self.pi_matrix(), epsilon, budget=budget, progress=False)
+            except ComputationTooLarge:
+                if method == "exact":
+                    raise
+                self.fallback = f"exact estimated over the {self.budget:g} s budget"
+        return smoothed_delta(mech, self.n.value, self.pi_matrix(), epsilon, method="monte-carlo",
+                              trials=self.trials, rng=self.rng, candidates=8, progress=False)
+
+    def _build_chart(self) -> alt.TopLevelMixin:
+        self.result = self.compute()
+        # one fixed title: the structure stays, so updates go through the data channel
+        return delta_vs_epsilon_chart(self.result.to_frame(), title="Smoothed δ against ε (dashed: DP δ)",
+                                      note=monte_carlo_note(self.result))
+
+    def _status_text(self) -> str:
+        r = self.result
+        what = "exact (Algorithm 1)" if r.method == "exact" else f"Monte Carlo, {r.trials} trials per composition"
+        if self.fallback:
+            what += f" ({self.fallback})"
+        return (f"n = {r.n:,}, η = {self.eta.value:g}, T = {r.mechanism.sample_size(r.n):,}; {what}; "
+                f"{len(r.vertex_labels)} hull vertices; DP δ = T/n = {r.dp_delta:.6g}")

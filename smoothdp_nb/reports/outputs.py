@@ -1,0 +1,214 @@
+"""One notebook output (stream, error, rich display) as static, offline HTML.
+
+Rich outputs are shown by the first MIME type of :data:`PREFERENCE` they carry:
+a picture first (SVG, then PNG/JPEG), then a Vega-Lite or Vega spec rendered to
+SVG by ``vl_convert`` (offline), then HTML, Markdown, LaTeX and plain text.
+Pictures are embedded as ``data:`` URLs in ``<img>`` rather than inline
+``<svg>``: two inline SVGs of the same page would share their element ids
+(clip paths, gradients) and draw each other's.
+
+What a static page cannot show is replaced, not printed as a repr:
+
+* progress bars (tqdm's text bars, ``\\r``-overwritten lines, and the
+  ipywidgets ``FloatProgress`` boxes of ``tqdm.auto``) are dropped: their
+  frozen state ("0/40") says nothing true about the finished run;
+* a live panel (``application/vnd.jupyter.widget-view+json``) shows the
+  picture carried beside it, when there is one (the tutorial runner adds a
+  snapshot of the panel's chart), with a note that the panel is live in
+  Jupyter; otherwise only the note.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from .markdown import markdown_to_html, tex_to_html
+
+__all__ = ["PREFERENCE", "WIDGET_MIME", "clean_stream", "is_progress_widget", "render_output", "render_outputs"]
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+#: the report's order of preference among the MIME types of one output
+PREFERENCE = (
+    "image/svg+xml",
+    "image/png",
+    "image/jpeg",
+    "application/vnd.vegalite",  # any version: a prefix
+    "application/vnd.vega",
+    "text/html",
+    "text/markdown",
+    "text/latex",
+    "text/plain",
+)
+LIVE_PANEL_NOTE = "Live panel: open the notebook in Jupyter to use it."
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+#: tqdm's text bar: "desc:  40%|████      | 6/15 [00:01<00:02, 3.9it/s]"
+_TQDM_LINE = re.compile(r"\d{1,3}%\|[^|\n]*\|\s*[\d.]+[kMGT]?/[\d.?]+[kMGT]?\s*\[")
+_PROGRESS_MODELS = frozenset({"FloatProgressModel", "IntProgressModel"})
+
+
+def clean_stream(text: str) -> str:
+    """What a terminal would show of ``text``, minus colour codes and progress bars.
+
+    A carriage return rewinds the line, so only what follows the last ``\\r`` of
+    a line is kept (tqdm and similar redraw a line in place many times).  Lines
+    that are a tqdm bar are dropped.
+    """
+    kept = []
+    for line in _ANSI.sub("", text).split("\n"):
+        if "\r" in line:
+            line = line.rstrip("\r").rsplit("\r", 1)[-1]
+        if _TQDM_LINE.search(line):
+            continue
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def is_progress_widget(view: Mapping[str, Any], text: str, state: Mapping[str, Any]) -> bool:
+    """A displayed widget that is a progress bar (itself, or a box holding one).
+
+    Parameters
+    ----------
+    view : mapping
+        The ``application/vnd.jupyter.widget-view+json`` payload (``model_id``).
+    text : str
+        The output's ``text/plain`` (tqdm's notebook bar repr is its text bar).
+    state : mapping
+        The notebook's saved widget state (``model_id`` -> model), possibly empty.
+    """
+    if _TQDM_LINE.search(text):
+        return True
+    model = state.get(str(view.get("model_id")), {})
+    if model.get("model_name") in _PROGRESS_MODELS:
+        return True
+    children = model.get("state", {}).get("children", []) or []
+    for ref in children:
+        child = state.get(str(ref).removeprefix("IPY_MODEL_"), {})
+        if child.get("model_name") in _PROGRESS_MODELS:
+            return True
+    return False
+
+
+def _as_text(value: Any) -> str:
+    return "".join(value) if isinstance(value, list) else str(value)
+
+
+def _img(mime: str, payload: str, alt: str) -> str:
+    if mime == "image/svg+xml":
+        payload = base64.b64encode(_as_text(payload).encode("utf-8")).decode("ascii")
+    else:  # nbformat stores PNG and JPEG base64-encoded already; drop line breaks
+        payload = "".join(_as_text(payload).split())
+    return f'<img class="figure" alt="{html.escape(alt)}" src="data:{mime};base64,{payload}">'
+
+
+def _vega_svg(mime: str, spec: Any) -> str | None:
+    """A Vega-Lite / Vega spec as SVG, offline; None if vl_convert is missing or fails."""
+    try:
+        import vl_convert as vlc
+
+        spec = json.loads(spec) if isinstance(spec, str) else spec
+        if mime.startswith("application/vnd.vegalite"):
+            return vlc.vegalite_to_svg(spec, allowed_base_urls=[])
+        return vlc.vega_to_svg(spec, allowed_base_urls=[])
+    except Exception:  # noqa: BLE001 -- a spec that does not render falls through to the next MIME type
+        return None
+
+
+def _pick(data: Mapping[str, Any]) -> tuple[str, Any] | None:
+    for want in PREFERENCE:
+        for mime in data:
+            if mime == want or (want.startswith("application/vnd.vega") and mime.startswith(want + ".v")
+                                and mime.endswith("+json")):
+                return mime, data[mime]
+    return None
+
+
+def _render_rich(data: Mapping[str, Any], skip: tuple[str, ...] = (), alt: str | None = None) -> str:
+    alt = alt if alt is not None else _as_text(data.get("text/plain", "figure"))[:200]
+    rest = {k: v for k, v in data.items() if k not in skip}
+    while (picked := _pick(rest)) is not None:
+        mime, payload = picked
+        if mime.startswith("image/"):
+            return _img(mime, payload, alt)
+        if mime.startswith("application/vnd.vega"):
+            svg = _vega_svg(mime, payload)
+            if svg is not None:
+                return _img("image/svg+xml", svg, alt)
+            del rest[mime]
+            continue
+        if mime == "text/html":
+            return f'<div class="output-html">{_as_text(payload)}</div>'
+        if mime == "text/markdown":
+            return f'<div class="output-markdown">{markdown_to_html(_as_text(payload))}</div>'
+        if mime == "text/latex":
+            tex = _as_text(payload).strip().strip("$")
+            return f'<div class="output-latex">{tex_to_html(tex, display=True)}</div>'
+        return f'<pre class="output-text">{html.escape(clean_stream(_as_text(payload)))}</pre>'
+    return ""
+
+
+def _render_widget(out: Mapping[str, Any], state: Mapping[str, Any]) -> str:
+    data = out.get("data", {})
+    view = data.get(WIDGET_MIME) or {}
+    if is_progress_widget(view, _as_text(data.get("text/plain", "")), state):
+        return ""
+    # text/plain of a widget is its Python repr (VBox(children=(...))): never shown
+    snap = out.get("metadata", {}).get("smoothdp_snapshot", {})
+    body = _render_rich(data, skip=(WIDGET_MIME, "text/plain"), alt=f"chart of the live panel {snap.get('title') or ''}")
+    caption = []
+    if snap.get("title"):
+        caption.append(f"<b>{html.escape(snap['title'])}</b><br>")
+    if snap.get("controls"):
+        caption.append("Shown at " + ", ".join(html.escape(c) for c in snap["controls"]) + ".")
+    caption.append(("Static snapshot. " if body else "") + LIVE_PANEL_NOTE)
+    return (f'<figure class="live-panel">{body}<figcaption>{" ".join(caption)}</figcaption></figure>')
+
+
+def render_output(out: Mapping[str, Any], widget_state: Mapping[str, Any] | None = None) -> str:
+    """HTML for one output of a code cell (empty for outputs a report leaves out).
+
+    Parameters
+    ----------
+    out : mapping
+        An nbformat v4 output (``stream``, ``error``, ``display_data`` or
+        ``execute_result``).
+    widget_state : mapping, optional
+        The notebook's saved widget models (``model_id`` -> model), used to
+        recognise progress bars.
+    """
+    kind = out.get("output_type")
+    if kind == "stream":
+        text = clean_stream(_as_text(out.get("text", "")))
+        if not text.strip():
+            return ""
+        return f'<pre class="stream {html.escape(str(out.get("name", "stdout")))}">{html.escape(text)}</pre>'
+    if kind == "error":
+        trace = "\n".join(_as_text(t) for t in out.get("traceback", [])) or f"{out.get('ename')}: {out.get('evalue')}"
+        return f'<pre class="error">{html.escape(_ANSI.sub("", trace))}</pre>'
+    data = out.get("data", {})
+    if WIDGET_MIME in data:
+        return _render_widget(out, widget_state or {})
+    return _render_rich(data)
+
+
+def render_outputs(outputs: list[Mapping[str, Any]], widget_state: Mapping[str, Any] | None = None) -> str:
+    """HTML for all outputs of a cell, consecutive stream chunks of one stream merged.
+
+    A kernel sends a stream in chunks (each ``print``, each tqdm redraw);
+    joined, they read as one block, and a ``\\r`` that rewinds a line written
+    by an earlier chunk is applied as a terminal would.
+    """
+    merged: list[Mapping[str, Any]] = []
+    for out in outputs:
+        last = merged[-1] if merged else None
+        if (last is not None and out.get("output_type") == "stream" and last.get("output_type") == "stream"
+                and out.get("name") == last.get("name")):
+            merged[-1] = {**last, "text": _as_text(last.get("text", "")) + _as_text(out.get("text", ""))}
+        else:
+            merged.append(out)
+    return "".join(render_output(o, widget_state) for o in merged)

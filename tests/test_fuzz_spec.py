@@ -140,9 +140,10 @@ IPython = pytest.importorskip("IPython")
 
 @pytest.fixture(scope="module")
 def ip():
-    from IPython.testing.globalipapp import get_ipython
+    from IPython.testing import globalipapp
 
-    shell = get_ipython()
+    globalipapp.start_ipython()  # once per process; then get_ipython is the shell's
+    shell = globalipapp.get_ipython()
     shell.run_line_magic("load_ext", "smoothdp_nb.magics")
     return shell
 

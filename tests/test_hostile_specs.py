@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("IPython")
 
 from IPython.core.error import UsageError  # noqa: E402
-from IPython.testing.globalipapp import get_ipython  # noqa: E402
+from IPython.testing import globalipapp  # noqa: E402
 
 from smoothdp_nb import spec as spec_module  # noqa: E402
 from smoothdp_nb.cli import main_run  # noqa: E402
@@ -176,7 +176,8 @@ def _marked_line(text: str) -> int:
 def ip():
     with open(NONUTF8, "wb") as fh:
         fh.write("a\n1\n\xe9t\xe9\n".encode("latin-1"))
-    shell = get_ipython()
+    globalipapp.start_ipython()  # once per process; then get_ipython is the shell's
+    shell = globalipapp.get_ipython()
     shell.run_line_magic("load_ext", "smoothdp_nb.magics")
     shell.user_ns.update(df=pd.DataFrame({"x": np.linspace(0, 10, 21)}), np=np,
                          P=np.array([[0.3, 0.7], [0.6, 0.4]]), words=np.array(["a", "b"]))

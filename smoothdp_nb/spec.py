@@ -843,8 +843,10 @@ def _key_of_core_error(exc: BaseException, spec: Spec) -> str | None:
     key = _PARAM_KEYS.get(name or "", name)
     if key and (key in doc or key.split(".")[0] in doc):
         return key
-    if isinstance(exc, (ComputationTooLarge, MemoryError)) and "n" in doc:
-        return "n"  # the size of the computation
+    if isinstance(exc, (ComputationTooLarge, MemoryError)):  # the key that sets the size of the computation
+        size = next((k for k in ("n", "histogram", "dataset", "values", "data", "csv", "gamma") if k in doc), None)
+        if size is not None:
+            return size
     return "compute" if "compute" in doc else None
 
 

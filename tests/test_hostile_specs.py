@@ -74,6 +74,7 @@ SPECS: list[tuple[str, str, str | None, bool]] = [
     ("T-above-n-smoothed", 'compute = "smoothed"\nepsilon = 1\nmechanism = {T = 50}\npi = [[0.4, 0.6]]\nn = 20  # <-', "n", False),
     # ---------------------------------------------------------------- histograms
     ("hist-zero", PROFILE + "histogram = [0, 0]  # <-", "histogram", False),
+    ("hist-m3-too-large", PROFILE + "histogram = [1000000, 1000000, 1000000]  # <-", "histogram", False),
     ("hist-huge", PROFILE + "histogram = [1152921504606846976, 1]  # <-", "histogram", False),
     ("hist-negative", PROFILE + "histogram = [5, -1]  # <-", "histogram", False),
     ("hist-fraction", PROFILE + "histogram = [5.5, 1]  # <-", "histogram", False),

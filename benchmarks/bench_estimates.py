@@ -24,11 +24,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scipy import stats  # noqa: E402
+from scipy import stats
 
-import smoothdp_nb.core as sdp  # noqa: E402
-from smoothdp_nb.core.average import SamplingAverage  # noqa: E402
-from smoothdp_nb.core.smoothed.estimate import (  # noqa: E402
+import smoothdp_nb.core as sdp
+from smoothdp_nb.core.smoothed.estimate import (
     estimate_exact,
     estimate_monte_carlo,
     sampling_average_units,
@@ -83,7 +82,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=2)
     args = ap.parse_args()
-    print(f"| case | estimate (s) | measured (s) | ratio | estimate (MiB) | peak (MiB) | ratio |")
+    print("| case | estimate (s) | measured (s) | ratio | estimate (MiB) | peak (MiB) | ratio |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for name, est, fn in cases():
         t, peak = _measure(fn, args.repeat)

@@ -69,14 +69,12 @@ key, the allowed values, the closest valid key and the line).
 
 from __future__ import annotations
 
-import contextlib
 import concurrent.futures as cf
+import contextlib
 import difflib
-import math
 import re
 import tomllib
 from dataclasses import dataclass, field
-from numbers import Integral, Real
 from pathlib import Path
 from typing import Any, Callable, Mapping
 

@@ -14,11 +14,11 @@ import pytest
 
 pytest.importorskip("IPython")
 
-from IPython.core.error import UsageError  # noqa: E402
-from IPython.testing import globalipapp  # noqa: E402
+from IPython.core.error import UsageError
+from IPython.testing import globalipapp
 
-from smoothdp_nb import spec as spec_module  # noqa: E402
-from smoothdp_nb.cli import main_run  # noqa: E402
+from smoothdp_nb import spec as spec_module
+from smoothdp_nb.cli import main_run
 
 M = "mechanism = {eta = 0.5}"
 PROFILE = 'compute = "profile"\nepsilon = 1\n' + M + "\n"
@@ -141,8 +141,8 @@ SPECS: list[tuple[str, str, str | None, bool]] = [
     ("bounds-one", RELEASE.replace("bounds = [0, 10]", "bounds = [0]  # <-"), "bounds", False),
     ("bounds-string", RELEASE.replace("bounds = [0, 10]", 'bounds = ["0", 1]  # <-'), "bounds", False),
     ("laplace-no-delta", RELEASE + 'noise = "laplace"  # <-', "delta", False),
-    ("noisy-without-noise-epsilon", 'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\n'
-     'mechanism = {eta = 0.5, kind = "noisy"}  # <-', "mechanism.noise_epsilon", False),
+    ("noisy-without-noise-epsilon", ('compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\n'
+                                     'mechanism = {eta = 0.5, kind = "noisy"}  # <-'), "mechanism.noise_epsilon", False),
     ("release-no-bounds", 'compute = "release"  # <-\nvalues = [1, 2]\nepsilon = 1', "bounds", False),
     ("delta-one", RELEASE + 'noise = "laplace"\ndelta = 1  # <-', "delta", False),
     ("query-bogus", RELEASE + 'query = "mode"  # <-', "query", False),

@@ -38,7 +38,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from . import _lpmf
-from ._validate import as_histograms, as_int, as_rng
+from ._validate import as_decimal_text, as_histograms, as_int, as_rng
 from .budget import ComputationTooLarge
 from .divergence import LogConcaveCounts, log1mexp, log_monotone_tail_sum
 
@@ -63,8 +63,12 @@ def _exact_rate(eta) -> Fraction:
                 raise ValueError
             # repr gives the shortest decimal that round-trips: the number the user typed.
             return Fraction(Decimal(repr(float(eta))))
+        if isinstance(eta, str):  # plain ASCII decimal text only (no "0.5_0", no spaces, no other digits)
+            return as_decimal_text(eta, "eta")
         return Fraction(Decimal(str(eta)))
-    except (InvalidOperation, ValueError):
+    except (InvalidOperation, ValueError) as exc:
+        if str(exc).startswith("eta "):
+            raise
         raise ValueError(f"eta must be a number in (0, 1], got {eta!r}") from None
     except TypeError:
         raise TypeError(f"eta must be a number in (0, 1], got {eta!r}") from None

@@ -815,6 +815,9 @@ def run_spec(
         if err.line is None:
             err.with_line(_locate(parsed.text, err))
         raise
+    except OSError as exc:  # I/O: an unreachable scheduler, a file that cannot be read
+        key = next((k for k in ("scheduler", "csv", "executor") if k in parsed.raw), None)
+        raise SpecError(f"{type(exc).__name__}: {exc}", key, _line_of(parsed.text, key)) from exc
     except (TypeError, ValueError, MemoryError) as exc:
         # the core refused a value or a size: a user error, reported at the key it concerns
         key = _key_of_core_error(exc, parsed)

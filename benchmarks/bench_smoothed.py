@@ -1,6 +1,10 @@
 """Benchmark: Algorithm 1, exact smoothed delta (issue 3 targets).
 
-Run on demand:  python benchmarks/bench_smoothed.py [--quick]
+Run on demand:  python benchmarks/bench_smoothed.py [--quick | --big]
+
+``--big`` runs only the large-n scaling (two vertices up to n = 10^6, the
+authors' voting configuration at 2x10^5, 5x10^5 and 10^6), each beside the
+cost model's estimate (``core/smoothed/cost.py``).
 
 Includes a *literal* implementation of Algorithm 1 as written in the paper
 (enumerate the compositions, convolve the two binomial laws of each, take
@@ -82,14 +86,48 @@ def timed(fn):
     return wall, out
 
 
-def main(quick: bool = False) -> None:
+def history_config():
+    """The authors' voting configuration: Pi = the 26 national winner shares, eta = 0.998, 21 epsilon."""
+    el = sdp.datasets.us_presidential_elections()
+    pi = np.stack([el.winner_share, 1 - el.winner_share], axis=1)
+    epsilon = [0.1] + [0.5 * k for k in range(1, 21)]
+    return sdp.SamplingHistogram(eta=0.998), pi, epsilon
+
+
+def scaling(sizes_two, sizes_history) -> None:
+    """Algorithm 1 at large n, with the cost model's estimate beside each measurement."""
+    from smoothdp_nb.core.hull import reduce_to_vertices
+    from smoothdp_nb.core.smoothed.cost import estimate_exact_cost
+
     two = [[0.3, 0.7], [0.6, 0.4]]
     m = sdp.SamplingHistogram(eta=0.9)
     print("m = 2, two vertices (0.3, 0.6), eta = 0.9, epsilon = 1:")
-    sizes = [10**3, 10**4, 3 * 10**4] if quick else [10**3, 10**4, 3 * 10**4, 10**5]
-    for n in sizes:
-        t, r = timed(lambda: sdp.smoothed_delta(m, n, two, 1.0, progress=False))
-        print(f"  n = {n:>6}: {t:7.2f} s   log10 delta = {r.log_delta / math.log(10):.2f}")
+    for n in sizes_two:
+        est = estimate_exact_cost(m, n, two, 1)[0]
+        t, r = timed(lambda: sdp.smoothed_delta(m, n, two, 1.0, progress=False, budget=1e9))
+        print(f"  n = {n:>7}: {t:8.2f} s (model {est:8.2f} s, measured/model {t / est:4.2f})   "
+              f"log10 delta = {r.log_delta / math.log(10):.2f}")
+    mm, pi, epsilon = history_config()
+    V = reduce_to_vertices(pi).vertices
+    print("authors' configuration (history Pi, eta = 0.998, 21 epsilon):")
+    for n in sizes_history:
+        est = estimate_exact_cost(mm, n, V, len(epsilon))[0]
+        t, r = timed(lambda: sdp.smoothed_delta(mm, n, pi, epsilon, progress=False, budget=1e9))
+        print(f"  n = {n:>7}: {t:8.2f} s (model {est:8.2f} s, measured/model {t / est:4.2f})   "
+              f"log10 delta at epsilon = 0.1, 1, 5, 10: "
+              + ", ".join(f"{v / math.log(10):.2f}" for v in r.log_delta[[0, 2, 10, 20]]))
+
+
+def main(quick: bool = False, big: bool = False) -> None:
+    two = [[0.3, 0.7], [0.6, 0.4]]
+    m = sdp.SamplingHistogram(eta=0.9)
+    sizes_two = [10**3, 10**4, 3 * 10**4] if quick else [10**3, 10**4, 3 * 10**4, 10**5]
+    sizes_history = [10**4, 3 * 10**4] if quick else [10**4, 3 * 10**4, 10**5]
+    if big:
+        sizes_two, sizes_history = [10**5, 3 * 10**5, 10**6], [2 * 10**5, 5 * 10**5, 10**6]
+    scaling(sizes_two, sizes_history)
+    if big:
+        return
     n = 2000
     # Interleaved rounds, so that both sides see the same machine state (a
     # shared 2-core VM drifts by tens of per cent between minutes): each round
@@ -122,16 +160,11 @@ def main(quick: bool = False) -> None:
     three = [[0.2, 0.3, 0.5], [0.6, 0.2, 0.2], [0.3, 0.5, 0.2]]
     t, r = timed(lambda: sdp.smoothed_delta(sdp.SamplingHistogram(eta=0.9), 60, three, 1.0, progress=False))
     print(f"m = 3, three vertices, n = 60: {t:.2f} s (delta = {r.delta:.4g})")
-    el = sdp.datasets.us_presidential_elections()
-    pi = np.stack([el.winner_share, 1 - el.winner_share], axis=1)
-    epsilon = [0.1] + [0.5 * k for k in range(1, 21)]
-    mm = sdp.SamplingHistogram(eta=0.998)
-    t, r = timed(lambda: sdp.smoothed_delta(mm, 10**4, pi, epsilon, progress=False))
-    print(f"authors' configuration (history Pi, eta = 0.998, 21 epsilon, n = 10^4): {t:.2f} s")
+    mm = history_config()[0]
     pid = sdp.datasets.us_2020_district_shares()
     t, r = timed(lambda: sdp.smoothed_delta(mm, 10**4, pid, [0.5, 1, 2, 7], progress=False))
     print(f"2020 districts (DC, NE-3), 4 epsilon, n = 10^4: {t:.2f} s")
 
 
 if __name__ == "__main__":
-    main(quick="--quick" in sys.argv)
+    main(quick="--quick" in sys.argv, big="--big" in sys.argv)

@@ -41,7 +41,10 @@ Computations
     ``gamma`` (default: data-independent), ``noise`` (polyplace, cauchy,
     student_t, laplace, laplace_log_normal), ``bounds = [low, high]``
     (required), ``delta``, ``shape``, ``trim``, ``rng`` (leave out for real
-    releases).  Result: :class:`~smoothdp_nb.core.results.ReleaseReport`.
+    releases), ``lattice`` (output step, a power of two), ``diagnostics``
+    (true: add the data-dependent, non-private diagnostics).  Inline
+    ``values`` are echoed in reports only as a digest (count, SHA-256 prefix).
+    Result: :class:`~smoothdp_nb.core.results.ReleaseReport`.
 ``compute = "noise"``
     Noise std per unit of smooth sensitivity for several families
     (Hladik-Tetek Figure 1).  Keys: ``epsilon``, ``gamma`` (number, list or
@@ -72,6 +75,8 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextlib
 import difflib
+import hashlib
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -258,7 +263,8 @@ KEYS: dict[str, tuple[str, ...]] = {
     "smoothed": _COMMON + _SMOOTHED,
     "sweep": _COMMON + _SMOOTHED,
     "release": _COMMON
-    + ("data", "column", "values", "csv", "query", "epsilon", "gamma", "noise", "bounds", "delta", "shape", "trim", "rng"),
+    + ("data", "column", "values", "csv", "query", "epsilon", "gamma", "noise", "bounds", "delta", "shape", "trim", "rng",
+       "lattice", "diagnostics"),
     "noise": _COMMON + ("epsilon", "gamma", "delta", "families", "reference"),
 }
 MECHANISM_KEYS = ("kind", "eta", "T", "replace", "noise_epsilon")
@@ -278,9 +284,14 @@ class Spec:
         :func:`run_spec` resolves them.
     title : str
     raw : dict
-        The parsed TOML.
+        The parsed TOML, except that inline release data (``values``) is
+        replaced by its digest (:func:`data_digest`): reports echo ``raw``.
     text : str or None
-        The TOML text, if the spec came as text.
+        The TOML text, if the spec came as text and holds no inline data.
+    lines : dict
+        1-based line of every top-level key of the TOML text (empty for a
+        dict), so that errors found while running name their line even when
+        ``text`` is withheld.
     """
 
     compute: str
@@ -288,6 +299,7 @@ class Spec:
     title: str
     raw: dict = field(repr=False)
     text: str | None = field(default=None, repr=False)
+    lines: dict = field(default_factory=dict, repr=False)
 
 
 def _infer_compute(doc: Mapping[str, Any]) -> str:
@@ -549,6 +561,18 @@ def _validate_release(doc: Mapping[str, Any], p: dict) -> None:
             p["trim"] = _number("trim", t, lo=0.0, hi=0.5, hi_open=True)  # a fraction
     if "rng" in doc:
         p["rng"] = _integer("rng", doc["rng"], lo=0)
+    if "lattice" in doc:  # a power of two in the bounds' range: checked by the core's check_lattice
+        from .core.lattice import check_lattice
+
+        try:
+            p["lattice"] = check_lattice(doc["lattice"], p["bounds"])
+        except (TypeError, ValueError) as err:
+            raise SpecError(str(err).removeprefix("lattice "), "lattice") from None
+    if "diagnostics" in doc:
+        if not isinstance(doc["diagnostics"], bool):
+            raise SpecError(f"must be true or false (data-dependent diagnostics, not private), got {doc['diagnostics']!r}",
+                            "diagnostics")
+        p["diagnostics"] = doc["diagnostics"]
 
 
 def _validate_noise(doc: Mapping[str, Any], p: dict) -> None:
@@ -653,7 +677,17 @@ def parse_spec(spec: str | Mapping[str, Any]) -> Spec:
             err.with_line(_locate(text, err))
         raise
     title = doc.get("title") or _default_title(compute, params)
-    return Spec(compute=compute, params=params, title=title, raw=doc, text=text)
+    lines = {k: ln for k in doc if (ln := _line_of(text, k)) is not None}
+    if compute == "release" and "values" in params:  # never echo the data: a digest instead
+        doc = {**doc, "values": data_digest(params["values"])}
+        text = None
+    return Spec(compute=compute, params=params, title=title, raw=doc, text=text, lines=lines)
+
+
+def data_digest(values: Any) -> str:
+    """``"<n values, sha256 …>"``: count and a 16-hex-digit prefix of the SHA-256 of the float64 bytes."""
+    arr = np.ascontiguousarray(np.asarray(values, dtype=np.float64))
+    return f"<{arr.size} values, sha256 {hashlib.sha256(arr.tobytes()).hexdigest()[:16]}>"
 
 
 def _default_title(compute: str, p: dict) -> str:
@@ -813,15 +847,23 @@ def run_spec(
                                             Path(base_dir) if base_dir is not None else None)
     except SpecError as err:
         if err.line is None:
-            err.with_line(_locate(parsed.text, err))
+            err.with_line(_locate(parsed.text, err) or _spec_line(parsed, err.key, err.near))
         raise
     except OSError as exc:  # I/O: an unreachable scheduler, a file that cannot be read
         key = next((k for k in ("scheduler", "csv", "executor") if k in parsed.raw), None)
-        raise SpecError(f"{type(exc).__name__}: {exc}", key, _line_of(parsed.text, key)) from exc
+        raise SpecError(f"{type(exc).__name__}: {exc}", key, _spec_line(parsed, key)) from exc
     except (TypeError, ValueError, MemoryError) as exc:
         # the core refused a value or a size: a user error, reported at the key it concerns
         key = _key_of_core_error(exc, parsed)
-        raise SpecError(_core_message(exc), key, _line_of(parsed.text, key)) from exc
+        raise SpecError(_core_message(exc), key, _spec_line(parsed, key)) from exc
+
+
+def _spec_line(spec: Spec, *keys: str | None) -> int | None:
+    """Line of the first of ``keys`` (top-level part of a dotted key) in the spec's text, else of compute."""
+    for key in (*keys, "compute"):
+        if key and key.split(".")[0].split("[")[0] in spec.lines:
+            return _line_of(spec.text, key) or spec.lines[key.split(".")[0].split("[")[0]]
+    return None
 
 
 #: the core's parameter names -> spec keys (where they differ)
@@ -966,7 +1008,7 @@ def _run_release(p, ns, executor, progress, base):
     from .core.results import ReleaseReport
 
     x, name = _release_data(p, ns, base)
-    kw = {k: p[k] for k in ("gamma", "delta", "shape", "trim", "rng") if k in p}
+    kw = {k: p[k] for k in ("gamma", "delta", "shape", "trim", "rng", "lattice", "diagnostics") if k in p}
     rel = release(x, query=p["query"], epsilon=p["epsilon"], noise=p["noise"], bounds=p["bounds"], **kw)
     notes = ("seeded noise: for experiments only, not for a real release",) if "rng" in p else ()
     return ReleaseReport(rel, name=name, notes=notes)

@@ -168,3 +168,137 @@ def composition_expectations_log(logdelta, p1, p2):
             if r < n:
                 H = np.logaddexp(lp2 + H[1 : s + 1], lq2 + H[:s])
     return out
+
+
+# ---------------------------------------------------------------------------
+# any finite mechanism, from its law on the records (Fractions, mpmath hockey)
+# ---------------------------------------------------------------------------
+def all_hists(n, m):
+    """Every histogram of n records on m categories (tuples)."""
+    return [h for h in itertools.product(range(n + 1), repeat=m) if sum(h) == n]
+
+
+def profile_of_law(law, h, epsilon):
+    """delta_eps(x) of Definition 2 for a mechanism given by ``law(hist) -> {output: Fraction}``."""
+    P = law(h)
+    best = mp.mpf(0)
+    for x in neighbours(h):
+        Q = law(x)
+        best = max(best, hockey(P, Q, epsilon), hockey(Q, P, epsilon))
+    return best
+
+
+def smoothed_of_law(law, pi, n, epsilon):
+    """Definition 3 literally: max over every assignment of a distribution of Pi
+    to each record of E[delta(x)], x enumerated in X^n (pi: rows of Fractions)."""
+    m = len(pi[0])
+    cache = {}
+    best = mp.mpf(0)
+    for assign in itertools.combinations_with_replacement(range(len(pi)), n):
+        s = Fraction(0)
+        acc = mp.mpf(0)
+        for x in itertools.product(range(m), repeat=n):
+            p = Fraction(1)
+            for i, xi in enumerate(x):
+                p *= pi[assign[i]][xi]
+            if p:
+                h = tuple(x.count(j) for j in range(m))
+                if h not in cache:
+                    cache[h] = profile_of_law(law, h, epsilon)
+                acc += to_mp(p) * cache[h]
+            s += p
+        assert s == 1
+        best = max(best, acc)
+    return best
+
+
+def randomized_response_law(h, keep):
+    """Each record's category is kept with probability ``keep`` and otherwise
+    replaced by one of the other m - 1 categories uniformly; the histogram of
+    the reports is published.  Enumerates every record's report (X^n)."""
+    m = len(h)
+    records = [j for j, c in enumerate(h) for _ in range(c)]
+    other = (1 - keep) / (m - 1)
+    law = {}
+    for reports in itertools.product(range(m), repeat=len(records)):
+        p = Fraction(1)
+        for r, y in zip(records, reports):
+            p *= keep if r == y else other
+        o = tuple(reports.count(j) for j in range(m))
+        law[o] = law.get(o, Fraction(0)) + p
+    return law
+
+
+def sampling_average_law(h, values, T):
+    """Sum of T of the records drawn without replacement (values: Fractions),
+    by enumerating every T-subset of record positions."""
+    records = [values[j] for j, c in enumerate(h) for _ in range(c)]
+    subsets = list(itertools.combinations(range(len(records)), T))
+    law = {}
+    for s in subsets:
+        v = sum((records[i] for i in s), Fraction(0))
+        law[v] = law.get(v, Fraction(0)) + Fraction(1, len(subsets))
+    return law
+
+
+def winner_law(h, T):
+    """The winner of a sample of T records drawn without replacement (ties split evenly)."""
+    law = {}
+    for o, p in pmf_without_replacement(h, T).items():
+        top = [j for j, c in enumerate(o) if c == max(o)]
+        for j in top:
+            law[j] = law.get(j, Fraction(0)) + p / len(top)
+    return law
+
+
+def hypergeom_tail_mp(good, bad, T, k, upper):
+    """P(K >= k) (upper) or P(K < k) of the hypergeometric law, at 60 digits: the
+    side away from the mode summed term by term until the terms fall below
+    1e-40 of the sum, the other side as its complement."""
+    lo, hi = max(0, T - bad), min(good, T)
+    mode = (T + 1) * (good + 1) // (good + bad + 2)
+
+    def pmf(j):
+        return mp.e ** log_hypergeom_mp(j, good, bad, T) if lo <= j <= hi else mp.mpf(0)
+
+    def run(start, step):  # sum outward from start (away from the mode)
+        total, j = mp.mpf(0), start
+        while lo <= j <= hi:
+            term = pmf(j)
+            total += term
+            if term < total * mp.mpf("1e-40"):
+                break
+            j += step
+        return total
+
+    if k > mode:
+        ge = run(k, 1)
+        return ge if upper else 1 - ge
+    lt = run(k - 1, -1)
+    return 1 - lt if upper else lt
+
+
+def winner_profile_mp(h, T, epsilon):
+    """log delta_eps(x) of the announced winner (two categories, sampling without
+    replacement, ties split evenly) from the hypergeometric laws at 60 digits:
+    max over both moves and both directions of the divergence over {a wins, b wins}."""
+    n = h[0] + h[1]
+    E = mp.e ** mp.mpf(epsilon)
+    best = mp.mpf(0)
+    k_lo, k_hi = (T + 1) // 2, T // 2 + 1
+    for a in (0, 1):
+        if h[a] == 0:
+            continue
+        u, v = h[a] - 1, h[1 - a]
+
+        def wins(good, bad):
+            return (hypergeom_tail_mp(good, bad, T, k_lo, True) + hypergeom_tail_mp(good, bad, T, k_hi, True)) / 2
+
+        def loses(good, bad):
+            return (hypergeom_tail_mp(good, bad, T, k_lo, False) + hypergeom_tail_mp(good, bad, T, k_hi, False)) / 2
+
+        P = (wins(u + 1, v), loses(u + 1, v))  # a wins / b wins under x
+        Q = (wins(u, v + 1), loses(u, v + 1))  # under the neighbour
+        for A, B in ((P, Q), (Q, P)):
+            best = max(best, sum(max(mp.mpf(0), p - E * q) for p, q in zip(A, B)))
+    return mp.log(best) if best > 0 else -mp.inf

@@ -473,3 +473,56 @@ def test_continuous_limit_bad_input(kwargs, exc, match):
     args.update(kwargs)
     with pytest.raises(exc, match=match):
         sdp.continuous_limit_profile(**args)
+
+
+# ---------------------------------------------------------------------------
+# exact leave-one-out counts (core.average_profile)
+# ---------------------------------------------------------------------------
+def _int_subset_counts(weights, T):
+    """t-subset counts by weight sum, t <= T, in Python integers (independent DP)."""
+    rows = [dict() for _ in range(T + 1)]
+    rows[0][0] = 1
+    for w in weights:
+        for t in range(T, 0, -1):
+            for s, c in rows[t - 1].items():
+                rows[t][s + w] = rows[t].get(s + w, 0) + c
+    return rows
+
+
+@pytest.mark.parametrize("n,T,seed", [(12, 4, 0), (60, 9, 1), (130, 22, 2), (90, 45, 3), (420, 21, 4)])
+def test_leave_one_out_counts_are_exact_integers(n, T, seed):
+    """R_a and S_a against Python-integer subset counts; the larger cases exceed
+    2^64 (C(130, 22) ~ 2^82), so the float64 residue decides the high bits, and
+    C(420, 21) ~ 2^114 needs the third residue (mod 2^31 - 1)."""
+    from smoothdp_nb.core import average_profile
+    from smoothdp_nb.core.average_profile import exact_path_applies, leave_one_out_counts
+
+    rng = np.random.default_rng(seed)
+    counts_by_value = rng.multinomial(n, rng.dirichlet(np.ones(9)))
+    v = np.nonzero(counts_by_value)[0]
+    c = counts_by_value[v]
+    v = v - v[0]
+    assert exact_path_applies(n, T)
+    assert average_profile._residues_needed(n, T) == (3 if n == 420 else 2)
+    R, S, P = leave_one_out_counts(v, c, T)
+    records = [int(x) for x, k in zip(v, c) for _ in range(k)]
+    full = _int_subset_counts(records, T)
+    np.testing.assert_allclose(P, [float(full[T].get(u, 0)) for u in range(P.size)], rtol=4.5e-16, atol=0)
+    for i, vi in enumerate(v):
+        others = list(records)
+        others.remove(int(vi))
+        rows = _int_subset_counts(others, T)
+        wantR = np.array([float(rows[T].get(u, 0)) for u in range(R.shape[1])])
+        wantS = np.array([float(rows[T - 1].get(u, 0)) for u in range(S.shape[1])])
+        # float(V) of an exact integer V: the reconstruction is within 2 ulp
+        np.testing.assert_allclose(R[i], wantR, rtol=4.5e-16, atol=0)
+        np.testing.assert_allclose(S[i], wantS, rtol=4.5e-16, atol=0)
+    assert max(full[T].values()) > 2**64 or n < 100
+
+
+def test_leave_one_out_counts_refuses_beyond_its_error_bound():
+    from smoothdp_nb.core.average_profile import exact_path_applies, leave_one_out_counts
+
+    assert exact_path_applies(225, 15) and exact_path_applies(484, 22)
+    assert not exact_path_applies(2000, 200)
+    assert leave_one_out_counts(np.array([0, 1]), np.array([1000, 1000]), 200) is None

@@ -4,6 +4,7 @@ import itertools
 import math
 from functools import lru_cache
 
+import mpmath as mp
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -250,3 +251,43 @@ def test_bad_types():
         smooth_sensitivity([1.0], "median", "0.1", bounds=(0, 1))
     with pytest.raises(TypeError):
         smooth_sensitivity([1.0], 3, 0.1, bounds=(0, 1))
+
+
+# --------------------------------------------------------------------------- #
+# issue 12: the grid of the sensitivity bound, the float mean, huge bounds
+# --------------------------------------------------------------------------- #
+def test_grid_rounding_is_the_smallest_grid_point_above():
+    from smoothdp_nb.core.sensitivity import grid_value, round_up_to_grid, sensitivity_grid
+
+    ctx = mp.MPContext()
+    ctx.prec = 200
+    rng = np.random.default_rng(4)
+    for v in np.concatenate([rng.uniform(1e-3, 1e3, 50), 2.0 ** rng.integers(-40, 40, 20).astype(float),
+                             [1.0, 2.0 ** (1 / 64), 5e-300, 1e300]]):
+        j, g = round_up_to_grid(v, 64)
+        exact_j = ctx.mpf(2) ** (ctx.mpf(j) / 64)
+        assert exact_j <= g <= exact_j * (1 + ctx.mpf(2) ** -50)   # G_j brackets 2^(j/64)
+        assert g >= v and grid_value(j - 1, 64) < v                  # smallest grid point >= v
+        assert ctx.mpf(2) ** (ctx.mpf(j - 1) / 64) < v               # so 2^(j/64) < 2^(1/64) v
+    assert sensitivity_grid(0.1) == 64 and sensitivity_grid(0.0216) == 128 and sensitivity_grid(0.002) == 1024
+    with pytest.raises(ValueError, match="0 < value"):
+        round_up_to_grid(0.0, 64)
+
+
+def test_mean_is_correctly_rounded():
+    from fractions import Fraction
+
+    from smoothdp_nb.core.sensitivity import evaluate_query
+
+    x = np.array([1e16, 1.0, -1e16, 3.0, 0.1] * 7)  # naive summation loses the small terms
+    exact = sum(Fraction(float(v)) for v in x) / len(x)
+    got = evaluate_query(x, "mean", bounds=(-1e16, 1e16))
+    # fsum then one division: within one ulp of the result (np.mean is off by ~1 here), far inside
+    # the allowance of 4 ulp(max |bound|) that release() adds to the sensitivity
+    assert abs(Fraction(got) - exact) <= Fraction(math.ulp(float(exact)))
+    assert abs(float(np.mean(x)) - float(exact)) > math.ulp(float(exact))  # the naive float mean would fail
+
+
+def test_bounds_whose_width_overflows_are_refused():
+    with pytest.raises(ValueError, match="high - low < 1.798e"):
+        smooth_sensitivity([1.0], "median", 0.1, bounds=(-1.7e308, 1.7e308))

@@ -106,9 +106,10 @@ def test_tiny_smoothed_values_agree_in_log_space():
 
 
 @pytest.mark.parametrize("n,eta,p1,p2", [(300, 0.6, 0.3, 0.6), (1500, 0.5, 0.45, 0.55), (900, 0.9, 0.02, 0.99)])
-def test_float_and_block_paths_match_log_space(n, eta, p1, p2):
-    """Both fast paths agree with a plain log-space recursion, including
-    expectations far below the float64 range (1e-500 and less)."""
+def test_float_and_block_paths_match_log_space(n, eta, p1, p2, monkeypatch):
+    """The blocked BLAS path (without falling back) and the one-step path agree
+    with a plain log-space recursion, including expectations far below the
+    float64 range (down to ~1e-200 here; see the synthetic test below for 1e-1000)."""
     from smoothdp_nb.core.smoothed import binary as S
 
     m = sdp.SamplingHistogram(eta=eta)
@@ -116,9 +117,82 @@ def test_float_and_block_paths_match_log_space(n, eta, p1, p2):
     ld = sdp.privacy_profile(m, h, [0.5, 3.0], log=True)
     ref = exact.composition_expectations_log(ld, p1, p2)
     fin = np.isfinite(ref)
-    for got in (S.exact_binary(ld, p1, p2, None), S.exact_binary_blocks(ld, p1, p2, block=64)):
+    one_step = S.exact_binary_blocks(ld, p1, p2, block=64)
+
+    def no_fallback(*args, **kwargs):
+        raise AssertionError("the blocked path fell back to the one-step path")
+
+    monkeypatch.setattr(S, "exact_binary_blocks", no_fallback)
+    for got in (S.exact_binary(ld, p1, p2, None), one_step):
         assert np.array_equal(np.isfinite(got), fin)
         np.testing.assert_allclose(got[fin], ref[fin], rtol=1e-11, atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "depth,block,p1,p2,below", [(4000.0, 16, 0.4, 0.7, 1000), (4000.0, 16, 0.5, 0.5, 1000), (900.0, 128, 0.3, 0.6, 230)]
+)
+def test_blocked_path_far_below_the_float_range(depth, block, p1, p2, below, monkeypatch):
+    """A synthetic delta(x) between e^-(0.6 depth) and e^-depth: every
+    composition's expectation (all below 10^-below, down to 1e-1000 and less)
+    equals the plain log-space recursion, and the blocked path needs no fallback."""
+    from smoothdp_nb.core.smoothed import binary as S
+
+    n = 1000
+    x = np.arange(n + 1) / n
+    ld = -depth * np.stack([0.6 + 0.4 * (1 - np.abs(2 * x - 1)) ** 1.5, 0.6 + 0.4 * np.sin(np.pi * x) ** 2], axis=1)
+    ref = exact.composition_expectations_log(ld, p1, p2)
+    assert ref.max() < -below * math.log(10)
+
+    def no_fallback(*args, **kwargs):
+        raise AssertionError("the blocked path fell back to the one-step path")
+
+    monkeypatch.setattr(S, "exact_binary_blocks", no_fallback)
+    got = S.exact_binary(ld, p1, p2, None, block=block)
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-9)
+
+
+def test_blocked_path_falls_back_when_its_range_checks_fail(monkeypatch):
+    """With the range checks made impossible to meet, every column is
+    recomputed one step per composition, and the values are unchanged."""
+    from smoothdp_nb.core.smoothed import binary as S
+
+    n = 700
+    m = sdp.SamplingHistogram(eta=0.5)
+    h = np.stack([np.arange(n + 1), n - np.arange(n + 1)], axis=1)
+    ld = sdp.privacy_profile(m, h, [0.5, 3.0], log=True)
+    ref = exact.composition_expectations_log(ld, 0.45, 0.55)
+    calls = []
+    original = S.exact_binary_blocks
+
+    def spy(logdelta, *args, **kwargs):
+        calls.append(logdelta.shape)
+        return original(logdelta, *args, **kwargs)
+
+    monkeypatch.setattr(S, "exact_binary_blocks", spy)
+    monkeypatch.setattr(S, "_SEG_RANGE", 1e-3)
+    got = S.exact_binary(ld, 0.45, 0.55, None)
+    assert calls == [(n + 1, 2)]
+    fin = np.isfinite(ref)
+    np.testing.assert_allclose(got[fin], ref[fin], rtol=1e-11, atol=1e-9)
+
+
+def test_binomial_window_leaves_out_less_than_2_to_the_minus_60():
+    """The window level grows with the spread of delta, and the weights it
+    leaves out are below 2^-60 min delta / max delta (checked in log space)."""
+    from scipy.special import logsumexp
+
+    from smoothdp_nb.core.smoothed import binary as S
+
+    ld = np.array([[0.0], [-300.0], [-800.0], [-5.0]])
+    bound = S.window_log_bound(ld)
+    assert bound == pytest.approx(61 * math.log(2) + 800.0)
+    assert S.window_log_bound(np.array([[0.0], [-np.inf]])) == math.inf
+    s, p = 20000, 0.3
+    a, b, lw = S.BinomialWeights(s, p).window(s, bound)
+    full = S.log_binom_vector(s, p)
+    left_out = logsumexp(np.concatenate([full[:a], full[b + 1 :]]))
+    assert left_out < -bound + math.log(2.0)
+    np.testing.assert_allclose(lw, full[a : b + 1], rtol=0, atol=1e-8)
 
 
 def test_election_2020_hull_keeps_DC_and_NE3():
@@ -277,8 +351,12 @@ def test_monte_carlo_for_the_sampling_average():
         probs = np.prod(laws[np.arange(n)[None, :], xs], axis=1)
         total = float(probs @ deltas)
         assert row.ci_low - 1e-12 <= total <= row.ci_high + 1e-12
-    with pytest.raises(ValueError, match="monte-carlo"):
-        sdp.smoothed_delta(m, n, [q1, q2], epsilon)
+    # and the exact Algorithm 1 gives the enumeration's expectation for every composition
+    ex = sdp.smoothed_delta(m, n, [q1, q2], epsilon)
+    for row in ex.table.itertuples():
+        laws = np.array([q1] * row.n_0 + [q2] * (n - row.n_0))
+        total = float(np.prod(laws[np.arange(n)[None, :], xs], axis=1) @ deltas)
+        assert row.delta == pytest.approx(total, rel=1e-12)
 
 
 # --------------------------------------------------------------------------
@@ -351,3 +429,47 @@ def test_monte_carlo_interval_option():
     assert bet.ci_low <= exact_res.delta <= bet.ci_high
     with pytest.raises(ValueError, match="interval"):
         sdp.smoothed_delta(m, 40, pi, 1.0, interval="wald", **kw)
+
+
+# ---------------------------------------------------------------------------
+# the exact cost model (core/smoothed/cost.py)
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "n,eta,p1,p2,epsilon",
+    [(300, 0.6, 0.3, 0.6, [0.5, 3.0]), (2000, 0.9, 0.3, 0.6, [1.0]), (3000, 0.998, 0.45, 0.55, [0.5, 2.0, 7.0]),
+     (1200, 0.5, 0.02, 0.99, [1.0])],
+)
+def test_cost_model_counts_the_engines_work(n, eta, p1, p2, epsilon):
+    """The work units the cost model predicts are the ones the engine performs
+    (advance and correlation multiply-adds within 1 %, blocks exactly,
+    segments within a factor 2: the engine shortens them where delta is steep)."""
+    from smoothdp_nb.core.smoothed import binary as S
+    from smoothdp_nb.core.smoothed.cost import binary_work_units
+
+    m = sdp.SamplingHistogram(eta=eta)
+    h = np.stack([np.arange(n + 1), n - np.arange(n + 1)], axis=1)
+    ld = sdp.privacy_profile(m, h, epsilon, log=True)
+    work = {}
+    S.exact_binary(ld, p1, p2, None, work=work)
+    K = S._steps_per_block(p1, p2, 128)
+    if S._log_slope(ld) * (K + 1) * 2 < S._ADVANCE_RANGE - 20:  # K not shortened by the data
+        want = binary_work_units(n, ld.shape[1], p1, p2, log_bound=S.window_log_bound(ld))
+        assert work["blocks"] == want["blocks"]
+        assert work["advance"] == pytest.approx(want["advance"], rel=0.01)
+        assert work["correlation"] == pytest.approx(want["correlation"], rel=0.01)
+        assert want["segments"] / 2 <= work["segments"] <= 2 * want["segments"]
+
+
+def test_cost_model_scales_and_prices():
+    from smoothdp_nb.core.smoothed.cost import engine_seconds, estimate_exact_cost, estimate_exact_seconds
+
+    V = [[0.3, 0.7], [0.6, 0.4]]
+    t4, b4 = estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 10**4, V, 1)
+    t5, b5 = estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 10**5, V, 1)
+    assert 15 < t5 / t4 < 110  # O(n^2) engine plus O(n) profile
+    assert b5 > 5 * b4 and isinstance(b5, int)
+    assert estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 10**4, V, 7)[0] > 3 * t4
+    assert estimate_exact_seconds(10**4, 2, 2, 1) == pytest.approx(engine_seconds(10**4, V, 1))
+    assert 0 < estimate_exact_seconds(10**4, 2, 2, 1) < t4  # the profiles come on top
+    three = [[0.2, 0.3, 0.5], [0.6, 0.2, 0.2], [0.3, 0.5, 0.2]]
+    assert estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 60, three, 1)[0] > estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 30, three, 1)[0]

@@ -169,7 +169,9 @@ def _all_results():
     return [
         run_spec('compute = "profile"\nhistogram = [[60, 40], [90, 10]]\nepsilon = [0.5, 1]\n' + MECH),
         run_spec('compute = "noise"\nepsilon = 1\ngamma = [0.05, 0.1, 0.3]\ndelta = 1e-5\nreference = true'),
-        run_spec('compute = "release"\ndata = "df"\ncolumn = "x"\nbounds = [0, 10]\nepsilon = 1\nrng = 1', {"df": df}),
+        # the noise-density chart of a release is a data-dependent diagnostic: opted in here
+        run_spec('compute = "release"\ndata = "df"\ncolumn = "x"\nbounds = [0, 10]\nepsilon = 1\nrng = 1\n'
+                 'diagnostics = true', {"df": df}),
     ]
 
 
@@ -198,7 +200,13 @@ def test_profile_chart_has_dp_rule_and_exponent_labels():
 def test_release_text_never_shows_true_value():
     r = _all_results()[2]
     assert r.release.true_value is None
-    assert "curator" in str(r)
+    assert "NOT covered by the privacy guarantee" in str(r)  # diagnostics opted in: labelled
+    df = pd.DataFrame({"x": np.linspace(0, 10, 51)})
+    plain = run_spec('compute = "release"\ndata = "df"\ncolumn = "x"\nbounds = [0, 10]\nepsilon = 1\nrng = 1',
+                     {"df": df})
+    assert plain.release.diagnostics is None and "diagnostic" not in str(plain)
+    html = plain._repr_mimebundle_()["text/html"]
+    assert "smooth sensitivity" not in html and "noise std" not in html  # no data-dependent numbers by default
 
 
 def test_core_results_import_is_light():

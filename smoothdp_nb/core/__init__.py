@@ -7,7 +7,7 @@ it can be used from scripts, tests and other libraries.
 from . import datasets
 from .average import QuantizedLaw, SamplingAverage, continuous_limit_profile, quantized_gaussian, quantized_laplace
 from .budget import ComputationTooLarge
-from .mechanisms import NoisySamplingHistogram, SamplingHistogram
+from .mechanisms import FiniteMechanism, Mechanism, NoisySamplingHistogram, SamplingHistogram, postprocess, winner
 from .profiles import Composition, adjusted_utility, compose, dp_delta, privacy_profile, remark8_bound
 
 __all__ = [
@@ -17,8 +17,12 @@ __all__ = [
     "quantized_gaussian",
     "quantized_laplace",
     "continuous_limit_profile",
+    "Mechanism",
     "SamplingHistogram",
     "NoisySamplingHistogram",
+    "FiniteMechanism",
+    "postprocess",
+    "winner",
     "ComputationTooLarge",
     "privacy_profile",
     "dp_delta",

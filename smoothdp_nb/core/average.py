@@ -33,13 +33,19 @@ out" tables for all occupied a come from a divide-and-conquer over the values,
 The hockey-stick divergence of the two explicit pmfs is then
 :func:`smoothdp_nb.core.divergence.log_hockey_stick`.
 
-On evenly spaced grids the tables span only the occupied range, and the
-search over (a, b) runs in one linear scale: every replacement b is a window
-of one array per (a, epsilon), whole groups of 32 replacements (and whole removed
-values a, for the other direction) are skipped when a proven upper bound
-cannot beat the best pair found, and the winning pairs are recomputed in log
-space.  Deltas below ~1e-280 of the largest probability use the all-pairs log
-path (see ``SamplingAverage._log_profile_pruned``).
+On evenly spaced grids (whenever the counts stay below ~2^130, e.g. n = 484,
+T = 22) the tables are exact integer counts instead
+(:mod:`smoothdp_nb.core.average_profile`: the removal of one record is a
+polynomial division, exact in modular arithmetic), and the search over (a, b)
+runs on those counts with rigorous bounds, only the surviving pairs being
+recomputed in log space (``SamplingAverage._log_profile_counts``).  Otherwise
+the divide-and-conquer tables span only the occupied range, and the search
+runs in one linear scale: every replacement b is a window of one array per
+(a, epsilon), whole groups of 32 replacements (and whole removed values a, for
+the other direction) are skipped when a proven upper bound cannot beat the
+best pair found, and the winning pairs are recomputed in log space.  Deltas
+below ~1e-280 of the largest probability use the all-pairs log path (see
+``SamplingAverage._log_profile_pruned``).
 """
 
 from __future__ import annotations
@@ -53,9 +59,12 @@ import numpy as np
 from scipy import special
 
 from ._validate import as_epsilon, as_histograms, as_int, as_rng
+from .average_profile import candidate_pairs, leave_one_out_counts
 from .budget import DEFAULT_BUDGET_SECONDS, Estimate, check_budget
 from .divergence import log1mexp, log_hockey_stick
 from .mechanisms import MAX_CELLS, ComputationTooLarge, sampling_size_spec
+from .mechanisms.base import Mechanism
+from .mechanisms.size import SampleSize
 
 __all__ = ["SamplingAverage", "QuantizedLaw", "quantized_gaussian", "quantized_laplace", "continuous_limit_profile"]
 
@@ -121,12 +130,12 @@ class _EvenSums:
             out[..., sh:] = arr[..., : self.width - sh]
         return out
 
-    def shift_all(self, arr: np.ndarray, fill: float) -> np.ndarray:
-        """(m, width): row b is ``arr`` moved by one record of value b."""
+    def shift_all(self, arr: np.ndarray, fill: float, rows=None) -> np.ndarray:
+        """(len(rows), width): row k is ``arr`` moved by one record of value rows[k] (default: every value)."""
         W = int(self.w[-1])
         padded = np.concatenate([np.full(W, fill), arr])
         windows = np.lib.stride_tricks.sliding_window_view(padded, self.width)
-        return windows[W - self.w]
+        return windows[W - (self.w if rows is None else self.w[rows])]
 
     def values(self, t: int) -> np.ndarray:
         return t * self.g0 + self.step * np.arange(self.width)
@@ -178,9 +187,10 @@ class _GeneralSums:
         out[..., dst] = arr[..., src]
         return out
 
-    def shift_all(self, arr: np.ndarray, fill: float) -> np.ndarray:
-        """(m, width): row b is ``arr`` moved by one record of value b."""
-        return np.stack([self.shift(arr, b, 1, fill) for b in range(len(self.vals))])
+    def shift_all(self, arr: np.ndarray, fill: float, rows=None) -> np.ndarray:
+        """(len(rows), width): row k is ``arr`` moved by one record of value rows[k] (default: every value)."""
+        rows = range(len(self.vals)) if rows is None else rows
+        return np.stack([self.shift(arr, int(b), 1, fill) for b in rows])
 
     def values(self, t: int) -> np.ndarray:
         return np.array([float(p * self.unit) for p in self.pos])
@@ -273,7 +283,7 @@ def _group_logsumexp(logp: np.ndarray, starts: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------------
 # the mechanism
 # ---------------------------------------------------------------------------
-class SamplingAverage:
+class SamplingAverage(SampleSize, Mechanism):
     """Sampling-average mechanism M_A on a finite value grid (Algorithm 3).
 
     Draw ``T`` of the ``n`` records without replacement and publish the sum of
@@ -282,13 +292,16 @@ class SamplingAverage:
     step with ties away from zero (``output="rounded_mean"``; MATLAB
     ``round``, as in the 8-bit SGD experiment of Appendix G.2).
 
+    A :class:`~smoothdp_nb.core.mechanisms.Mechanism` whose categories are the
+    grid values (a database is its histogram over the grid).
+
     Parameters
     ----------
-    T : int, optional
-        Fixed sample size (give exactly one of T and eta).
     eta : float, str, Decimal or Fraction, optional
         Sampling rate in (0, 1]; ``T = ceil(eta n)`` computed exactly from the
         decimal value.
+    T : int, optional
+        Fixed sample size (give exactly one of eta and T).
     grid : array_like of float
         The possible record values: sorted, distinct, in [-1, 1].  Databases
         are histograms of counts over this grid.
@@ -324,36 +337,70 @@ class SamplingAverage:
 
     # -- description -----------------------------------------------------
     def __repr__(self) -> str:
-        size = f"eta={self.eta!r}" if self.T is None else f"T={self.T}"
-        return f"SamplingAverage({size}, grid=<{self.grid.size} values>, output={self.output!r})"
-
-    def __eq__(self, other) -> bool:
-        return type(self) is type(other) and self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
+        return f"SamplingAverage({self._size_text()}, grid=<{self.grid.size} values>, output={self.output!r})"
 
     def _key(self):
         return (self._rate, self.T, self.output, self.grid.tobytes())
 
+    # -- the Mechanism protocol ------------------------------------------------
+    dp_delta_depends_on_epsilon = False
+
     @property
-    def label(self) -> str:
-        """Short human-readable description, e.g. for chart legends."""
-        return repr(self)
+    def categories(self) -> int:
+        """The number of grid values (a database is a histogram over the grid)."""
+        return int(self.grid.size)
 
-    # -- sizes -------------------------------------------------------------
-    def sample_size(self, n: int) -> int:
-        """T for a database of n records: ``ceil(eta n)`` (exact) or the fixed T.
+    def dp_delta(self, n: int, epsilon: np.ndarray, categories: int | None = None, log: bool = False,
+                 budget: float | None = None, all_profiles: np.ndarray | None = None) -> np.ndarray:
+        """``T/n`` (Theorem 4; correctly rounded from the exact fraction).
 
-        Raises ValueError when a fixed T exceeds n.
-        """
-        n = as_int(n, "n", minimum=1)
-        if self.T is not None:
-            if self.T > n:
-                raise ValueError(f"T must be <= n (sampling without replacement), got T={self.T} > n={n}")
-            return self.T
-        num = self._rate.numerator * n
-        return -((-num) // self._rate.denominator)
+        The changed record is sampled with probability T/n, and with all other
+        records at one grid value and the changed one at another the outputs are
+        disjoint (for the sum; for the rounded mean T/n remains an upper bound,
+        attained when the grid step separates the two means)."""
+        frac = self.sampled_fraction(n)
+        val = math.log(frac.numerator) - math.log(frac.denominator) if log else float(frac)
+        return np.full(np.shape(epsilon), val)
+
+    def delta_upper_bound(self, n: int, epsilon: np.ndarray) -> np.ndarray:
+        """T/n: the outputs differ in law only when the changed record is sampled."""
+        return np.full(np.shape(epsilon), float(self.sampled_fraction(n)))
+
+    def log_output_pmf(self, hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(output values in increasing order, their log-probabilities), zeros omitted."""
+        h = np.asarray(hist, dtype=np.int64)
+        n = int(h.sum())
+        T = self.sample_size(n)
+        sums = self._sums(T)
+        self._guard(T, sums.width, int(np.count_nonzero(h)))
+        tab = _Table.empty(T, sums)
+        for j in np.nonzero(h)[0]:
+            tab = tab.times(sums, int(j), int(h[j]))
+        logp = tab.log_row(T) - _log_comb(n, T)
+        if self.output == "sum":
+            vals = sums.values(T)
+        else:
+            logp, vals = self._rounded(logp[None], T)
+            logp = logp[0]
+        keep = np.isfinite(logp)
+        return vals[keep], logp[keep]
+
+    def log_profile_batch(self, hists: np.ndarray, n: int, epsilon: np.ndarray) -> np.ndarray:
+        """The exact profile kernel (see the module docstring), clipped to T/n."""
+        out = self._log_profile_batch(hists, n, epsilon)
+        return np.minimum(out, self.dp_delta(n, epsilon, log=True))
+
+    def profile_seconds(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> float:
+        """From the size of the count-and-sum tables of one profile (see
+        :meth:`_guard`): ~3e-9 s per table cell, plus ~3 ms of fixed work per
+        histogram (measured on 3-5 value grids, T <= 4, n <= 40, with the
+        machine loaded: an upper estimate)."""
+        T = self.sample_size(n)
+        k = min(m, n)
+        width = self._sums(T).width
+        per = min(T + 1.0, 1.0 + n / k)
+        cells = (T + 1) * width * k * max(1.0, math.log2(max(k, 2))) * per
+        return count * (3e-3 + 3e-9 * cells + 1e-4 * n_epsilon * k)
 
     def _hist(self, hist) -> np.ndarray:
         h, single = as_histograms(hist)
@@ -414,24 +461,8 @@ class SamplingAverage:
         """
         import pandas as pd
 
-        h = self._hist(hist)
-        n = int(h.sum())
-        T = self.sample_size(n)
-        sums = self._sums(T)
-        self._guard(T, sums.width, int(np.count_nonzero(h)))
-        tab = _Table.empty(T, sums)
-        for j in np.nonzero(h)[0]:
-            tab = tab.times(sums, int(j), int(h[j]))
-        logp = tab.log_row(T) - _log_comb(n, T)
-        if self.output == "sum":
-            vals = sums.values(T)
-        else:
-            logp, vals = self._rounded(logp[None], T)
-            logp = logp[0]
-        keep = np.isfinite(logp)
-        return pd.DataFrame(
-            {"value": vals[keep], "probability": np.exp(logp[keep]), "log_probability": logp[keep]}
-        )
+        vals, logp = self.log_output_pmf(self._hist(hist))
+        return pd.DataFrame({"value": vals, "probability": np.exp(logp), "log_probability": logp})
 
     def _rounded(self, logp: np.ndarray, T: int) -> tuple[np.ndarray, np.ndarray]:
         """Post-process sum pmfs (last axis) to rounded-mean pmfs (on the grid)."""
@@ -505,13 +536,18 @@ class SamplingAverage:
             # count-and-sum tables over the occupied range only (weights relative
             # to the smallest occupied value), then placed on the full sum axis
             lo, hi = occ[0], occ[-1]
-            loc = _EvenSums(np.arange(hi - lo + 1), T, 0.0, 1.0)
-            _leave_one_out(_Table.empty(T, loc), loc, [(j - lo, int(h[j])) for j in occ], tables)
+            occ_arr = np.asarray(occ, dtype=np.int64)
+            counts = leave_one_out_counts(occ_arr - lo, h[occ_arr], T)
             logR = np.full((len(occ), sums.width), -np.inf)
             logS = np.full((len(occ), sums.width), -np.inf)
-            for i, a in enumerate(occ):
-                logR[i, T * lo : T * lo + loc.width] = tables[a - lo].log_row(T) - lc
-                logS[i, (T - 1) * lo : (T - 1) * lo + loc.width] = tables[a - lo].log_row(T - 1) - lc
+            if counts is not None:  # exact integer counts (see core.average_profile)
+                return self._log_profile_counts(occ_arr, counts, T, epsilon, sums, lc)
+            else:
+                loc = _EvenSums(np.arange(hi - lo + 1), T, 0.0, 1.0)
+                _leave_one_out(_Table.empty(T, loc), loc, [(j - lo, int(h[j])) for j in occ], tables)
+                for i, a in enumerate(occ):
+                    logR[i, T * lo : T * lo + loc.width] = tables[a - lo].log_row(T) - lc
+                    logS[i, (T - 1) * lo : (T - 1) * lo + loc.width] = tables[a - lo].log_row(T - 1) - lc
         else:
             _leave_one_out(_Table.empty(T, sums), sums, [(j, int(h[j])) for j in occ], tables)
             logR = np.stack([tables[a].log_row(T) - lc for a in occ])  # samples avoiding the record
@@ -522,12 +558,44 @@ class SamplingAverage:
                 return res
         return self._log_profile_all(occ, logR, logS, T, epsilon, sums)
 
+    def _log_profile_counts(self, occ: np.ndarray, counts, T: int, epsilon: np.ndarray, sums, lc: float) -> np.ndarray:
+        """The profile from exact leave-one-out counts (evenly spaced grids).
+
+        :func:`~smoothdp_nb.core.average_profile.candidate_pairs` narrows the
+        (removed value, replacement) pairs down to those that can attain the
+        maximum, with rigorous linear-scale bounds on exact counts; those
+        pairs are then computed in log space, as in :meth:`_log_profile_all`.
+        """
+        R, S, P = counts
+        lo = int(occ[0])
+        m = self.grid.size
+        group = None
+        if self.output == "rounded_mean":
+
+            def group(u0: int, length: int) -> np.ndarray:
+                grp = self._rounded_index(T * lo + u0 + np.arange(length), T)
+                return np.concatenate([[0], np.nonzero(np.diff(grp))[0] + 1])
+
+        pairs = candidate_pairs(R, S, P, occ - lo, np.arange(m) - lo, epsilon, T, group)
+        W = R.shape[1]
+        best = np.full(epsilon.size, -np.inf)
+        for i, bs in pairs:
+            logR = np.full(sums.width, -np.inf)
+            logS = np.full(sums.width, -np.inf)
+            with np.errstate(divide="ignore"):
+                logR[T * lo : T * lo + W] = np.log(R[i]) - lc
+                logS[(T - 1) * lo : (T - 1) * lo + W] = np.log(S[i]) - lc
+            d1, d2 = self._pair_divergences(logR, logS, int(occ[i]), bs, T, epsilon, sums)
+            best = np.maximum(best, np.maximum(d1.max(axis=0), d2.max(axis=0)))
+        return np.minimum(best, 0.0)
+
     def _pair_divergences(self, logR_a, logS_a, a: int, bs, T: int, epsilon: np.ndarray, sums):
         """log d_eps(P_x, P_x') and log d_eps(P_x', P_x) for x' = x with one record a -> b,
         every b in ``bs`` (rows), computed in log space (the reference computation)."""
-        lall = np.logaddexp(logR_a[None, :], sums.shift_all(logS_a, -np.inf))  # (m, width)
-        lp = lall[a]
-        lq = lall[np.asarray(bs, dtype=np.int64)]
+        rows = np.concatenate([[a], np.asarray(bs, dtype=np.int64)])
+        lall = np.logaddexp(logR_a[None, :], sums.shift_all(logS_a, -np.inf, rows))
+        lp = lall[0]
+        lq = lall[1:]
         if self.output == "rounded_mean":
             lp = self._rounded(lp[None], T)[0][0]
             lq = self._rounded(lq, T)[0]

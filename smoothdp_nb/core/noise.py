@@ -2,7 +2,14 @@
 
 Five families, each a :class:`scipy.stats.rv_continuous` subclass; the public
 constructors return *frozen* distributions (``pdf``, ``logpdf``, ``cdf``,
-``sf``, ``ppf``, ``rvs(size, random_state)``, ``mean``, ``var``, ``std``):
+``sf``, ``ppf``, ``rvs(size, random_state)``, ``mean``, ``var``, ``std``).
+
+``rvs`` / ``sample`` draw **floats**: they are distributions for simulation
+and plots, not releases.  A float ``true + s * Z`` leaks through its low-order
+bits (Mironov 2012); to publish a value use
+:func:`smoothdp_nb.release`, which samples the lattice cell exactly
+(:mod:`.lattice`).
+
 
 * :func:`PolyPlace` -- Hladik & Tetek, "Smooth Sensitivity Revisited: Towards
   Optimality", Definition 6 (density), Lemma 7 (normalisation; the cdf and ppf
@@ -37,6 +44,7 @@ sensitivity, choosing the shape parameter that minimises it when
 from __future__ import annotations
 
 import math
+import functools
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any, Optional
@@ -280,6 +288,9 @@ _polyplace = polyplace_gen(name="polyplace")
 def PolyPlace(s: float = 1.0, alpha: float = 3.0, loc: float = 0.0):
     """Frozen PolyPlace(s, alpha) distribution (Hladik & Tetek, Definition 6).
 
+    ``rvs`` draws floats, for simulation only; to publish a noisy value use
+    :func:`smoothdp_nb.release` (exact lattice sampling, Mironov 2012).
+
     Parameters
     ----------
     s : float
@@ -327,11 +338,27 @@ class gencauchy_gen(rv_continuous):
         return np.exp(self._logpdf(x, c))
 
     def _lower(self, x, c):
-        """F(-|x|) = P(X <= -|x|)."""
+        """F(-|x|) = P(X <= -|x|).
+
+        With ``L = c log|x|``: for ``|x| >= 1`` it is ``I_w(1 - 1/c, 1/c) / 2``
+        with ``w = 1/(1 + |x|^c) = expit(-L)``; for ``|x| < 1`` the complement
+        ``1/2 - I_v(1/c, 1 - 1/c) / 2`` with ``v = |x|^c/(1 + |x|^c) = expit(L)``,
+        so that neither ``w`` near 1 nor the cancellation in ``1 - w`` loses
+        the body (``w`` rounds to 1 for ``|x|^c < 2^-53``); for ``|L| > 28``
+        the leading term of the beta series, in log space (no underflow of
+        ``w`` or ``v``; relative error ``O(e^-28)``).
+        """
         with np.errstate(divide="ignore"):
-            lx = np.log(np.abs(x))
-        w = np.exp(-np.logaddexp(0.0, c * lx))
-        return 0.5 * special.betainc(1.0 - 1.0 / c, 1.0 / c, w)
+            L = c * np.log(np.abs(x))
+        a, b = 1.0 - 1.0 / c, 1.0 / c
+        outer = 0.5 * special.betainc(a, b, special.expit(-L))
+        # far tail (w < e^-28, or underflowing): I_w(a, b) = w^a (1 + O(w)) / (a B(a, b)), w = e^-L (1 + O(w))
+        with np.errstate(over="ignore", invalid="ignore"):
+            far = 0.5 * np.exp(-a * L - np.log(a) - special.betaln(a, b))
+            # near 0 (v = e^L (1 + O(v)) < e^-28): I_v(b, a) = v^b (1 + O(v)) / (b B(a, b)), v^b = |x| e^{O(v)}
+            near = 0.5 - 0.5 * np.exp(b * L - np.log(b) - special.betaln(a, b))
+        inner = 0.5 - 0.5 * special.betainc(b, a, special.expit(L))
+        return np.where(L >= 0, np.where(L > 28.0, far, outer), np.where(L < -28.0, near, inner))
 
     def _cdf(self, x, c):
         lo = self._lower(x, c)
@@ -345,19 +372,31 @@ class gencauchy_gen(rv_continuous):
         lower = q < 0.5
         p = np.where(lower, q, 1.0 - q)
         a, b = 1.0 - 1.0 / c, 1.0 / c
-        w = special.betaincinv(a, b, 2.0 * p)       # 1/(1+|x|^c)
-        # betaincinv loses accuracy deep in the tail: polish log w by Newton on
-        # log I_w(a, b) = log(2p), whose derivative is w^a (1-w)^(b-1) / (B(a,b) I_w)
-        logB = special.betaln(a, b)
+        # tail side (p < I_{1/2}(a, b)/2): w = 1/(1+|x|^c) from I_w(a, b) = 2p, |x|^c = (1-w)/w;
+        # body side: v = 1 - w from I_v(b, a) = 1 - 2p (exact subtraction for p >= 1/4)
+        p_half = 0.5 * special.betainc(a, b, 0.5)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            w = special.betaincinv(a, b, 2.0 * p)
+            # betaincinv loses accuracy deep in the tail: polish log w by Newton on
+            # log I_w(a, b) = log(2p), whose derivative is w^a (1-w)^(b-1) / (B(a,b) I_w)
+            logB = special.betaln(a, b)
             for _ in range(3):
                 small = (w > 0) & (w < 0.25)
                 I = special.betainc(a, b, w)
                 step = (np.log(I) - np.log(2.0 * p)) * I * np.exp(logB - a * np.log(w) - (b - 1.0) * np.log1p(-w))
                 w = np.where(small & np.isfinite(step), w * np.exp(-step), w)
-        z = special.betaincinv(b, a, 1.0 - 2.0 * p)  # |x|^c/(1+|x|^c)
-        with np.errstate(divide="ignore"):
-            t = np.exp((np.log(z) - np.log(w)) / c)
+            L_tail = np.log1p(-w) - np.log(w)
+            # w below 1e-12 (or underflowing): I_w(a, b) = w^a (1 + O(w)) / (a B(a, b)), so
+            # log w = (log(2p) + log a + log B) / a to relative O(w), in log space
+            log_w = (np.log(2.0 * p) + np.log(a) + logB) / a
+            L_tail = np.where(log_w < math.log(1e-12), -log_w, L_tail)
+            v = special.betaincinv(b, a, 1.0 - 2.0 * p)
+            L_body = np.log(v) - np.log1p(-v)
+            # v below e^-28 (or underflowing): I_v(b, a) = v^b (1 + O(v)) / (b B(a, b)), likewise
+            log_v = (np.log1p(-2.0 * p) + np.log(b) + logB) / b
+            L_body = np.where(log_v < -28.0, log_v, L_body)
+            L = np.where(p <= p_half, L_tail, L_body)  # L = c log|x|
+            t = np.exp(L / c)
         return np.where(lower, -t, t)
 
     def _isf(self, q, c):
@@ -386,6 +425,9 @@ _gencauchy = gencauchy_gen(name="generalized_cauchy")
 
 def GeneralizedCauchy(c: float = 4.0, scale: float = 1.0, loc: float = 0.0):
     """Frozen generalized Cauchy distribution, density ``proportional to 1/(1+|x/scale|^c)``.
+
+    ``rvs`` draws floats, for simulation only; to publish a noisy value use
+    :func:`smoothdp_nb.release` (exact lattice sampling, Mironov 2012).
 
     NRS lecture notes Lemma 2.7; Hladik & Tetek Claim 16.  Variance
     ``1/(2 cos(2 pi/c) + 1)`` for ``c > 3`` and infinite for ``2 < c <= 3``.
@@ -447,6 +489,9 @@ _studentt = studentt_gen(name="student_t")
 def StudentT(df: float = 3.0, scale: float = 1.0, loc: float = 0.0):
     """Frozen Student's t distribution with ``df > 0`` degrees of freedom.
 
+    ``rvs`` draws floats, for simulation only; to publish a noisy value use
+    :func:`smoothdp_nb.release` (exact lattice sampling, Mironov 2012).
+
     Variance ``df/(df-2)`` for ``df > 2``, infinite for ``1 < df <= 2``.
     """
     df = _real(df, "df")
@@ -489,10 +534,12 @@ def _lln_log_integral(z, sigma, beta):
         ystar = 0.5 * (lo + hi)
         width = 1.0 / np.sqrt(1.0 + sigma * np.maximum(ystar + beta, 0.0))
         y = ystar[:, None] + width[:, None] * _T_NODES[None, :]
-        with np.errstate(over="ignore"):
+        with np.errstate(over="ignore", invalid="ignore"):  # 0 * inf at z = 0, replaced below
             logg = (-0.5 * y * y - 0.5 * math.log(2.0 * math.pi) - beta * y
                     - zz[:, None] * np.exp(-sigma * y))
-        out[start:start + zz.size] = special.logsumexp(logg + _T_LOGW, axis=1) + np.log(width)
+        res = special.logsumexp(logg + _T_LOGW, axis=1) + np.log(width)
+        # z = 0: int phi(y) e^{-beta y} dy = e^{beta^2/2} exactly (the grid has no mode to centre on)
+        out[start:start + zz.size] = np.where(zz == 0.0, 0.5 * beta * beta, res)
     return out.reshape(z.shape)
 
 
@@ -559,7 +606,9 @@ def LaplaceLogNormal(sigma: float = 1.0, scale: float = 1.0, loc: float = 0.0):
 
     ``Z = X exp(sigma Y)`` with X standard Laplace and Y standard normal;
     ``Var Z = 2 exp(2 sigma^2)``.  pdf/cdf by quadrature (relative accuracy
-    ~1e-12), ppf by bisection; ``rvs`` is exact.
+    ~1e-12), ppf by bisection; ``rvs`` draws floats from the exact
+    representation (for simulation, not for releases: use
+    :func:`smoothdp_nb.release`).
     """
     sigma = _positive(sigma, "sigma")
     return _lln(sigma, loc=_real(loc, "loc"), scale=_positive(scale, "scale"))
@@ -600,7 +649,11 @@ _laplace = laplace_gen(name="laplace")
 
 
 def Laplace(scale: float = 1.0, loc: float = 0.0):
-    """Frozen Laplace distribution with density ``exp(-|x-loc|/scale) / (2 scale)``."""
+    """Frozen Laplace distribution with density ``exp(-|x-loc|/scale) / (2 scale)``.
+
+    ``rvs`` draws floats, for simulation only; to publish a noisy value use
+    :func:`smoothdp_nb.release` (exact lattice sampling, Mironov 2012).
+    """
     return _laplace(loc=_real(loc, "loc"), scale=_positive(scale, "scale"))
 
 
@@ -819,6 +872,18 @@ def calibrate(family: str, epsilon: float, gamma: float, delta: Optional[float] 
     ValueError
         If gamma is outside the family's range, or a parameter is invalid.
     """
+    family = _check_family(family)
+    eps = _positive(epsilon, "epsilon")
+    gamma = _positive(gamma, "gamma")
+    delta = _check_delta(family, delta)
+    shape = _check_shape(family, shape)
+    return _calibrate(family, eps, gamma, delta, shape)
+
+
+@functools.lru_cache(maxsize=256)
+def _calibrate(family: str, epsilon: float, gamma: float, delta: Optional[float] = None,
+               shape: Optional[float] = None) -> Calibration:
+    """:func:`calibrate` on validated arguments (cached: freezing a scipy distribution costs ~1 ms)."""
     family = _check_family(family)
     eps = _positive(epsilon, "epsilon")
     gamma = _positive(gamma, "gamma")

@@ -1,41 +1,65 @@
 """Private release of a statistic with noise scaled to its smooth sensitivity.
 
-``release(x, query, epsilon, gamma, noise, bounds)`` computes the
-gamma-smooth sensitivity ``SS`` of the query (:mod:`.sensitivity`) and returns
-``q(x) + SS * scale * Z`` with ``Z`` and ``scale`` from
-:func:`.noise.calibrate` (Hladik-Tetek Theorem 8 for PolyPlace, Claims 16-18
-for generalized Cauchy / Student's t / Laplace, Bun-Steinke Proposition 3 for
-Laplace-log-normal).
+``release(x, query, epsilon, gamma, noise, bounds)`` releases ``q(x) + s Z``
+with ``Z`` and the scale per unit of sensitivity from :func:`.noise.calibrate`
+(Hladik-Tetek Theorem 8 for PolyPlace, Claims 16-18 for generalized Cauchy /
+Student's t / Laplace, Bun-Steinke Proposition 3 for Laplace-log-normal) --
+but only through its lattice cell, sampled exactly.
 
-Privacy hygiene
----------------
-* ``rng=None`` draws from a fresh generator seeded by OS entropy; pass an int
-  or a ``numpy.random.Generator`` only for reproducible experiments.
-* The true statistic is never stored unless ``reveal_true=True``; it never
-  appears in ``repr``, ``str``, :meth:`Release.to_dict` or
-  :meth:`Release.to_frame`.
-* ``gamma`` is never chosen from the data (that would leak); ``gamma=None``
-  uses the data-independent default of :data:`DEFAULT_GAMMA` and the result
-  says so (``gamma_source``).
-* ``noise_scale`` and ``smooth_sensitivity`` are functions of the data that
-  are **not** covered by the privacy guarantee: they are for the curator's
-  own diagnostics and must not be published alongside the value.
+Security of the released bits
+-----------------------------
+* **Lattice.**  The output is ``k * lattice`` with ``lattice`` a power of two
+  fixed by public inputs (:func:`.lattice.default_lattice`:
+  ``2^(floor(log2(high - low)) - 20)``, or the ``lattice=`` argument), and ``k``
+  drawn exactly from the law of ``round((q(x) + s Z) / lattice)`` clamped to
+  the lattice points in ``bounds`` (:func:`.lattice.sample_cell`).  A float
+  ``q(x) + s Z`` would leak through its low-order bits (Mironov 2012); the
+  rounded, clamped value is post-processing of the continuous release, so
+  the family's guarantee holds for every bit of ``value``.
+* **Sensitivity on a grid.**  The smooth sensitivity is computed at
+  ``gamma_s = gamma - ln 2 / D - 2^-30`` (D = 64, finer for small gamma:
+  :func:`.sensitivity.sensitivity_grid`), inflated by ``1 + 2^-32`` (covers
+  its float rounding), plus, for means, 4 ulps of ``max(|low|, |high|)``
+  (covers the rounding of the mean itself), and rounded up to the grid
+  ``2^(j/D)``.  A beta-smooth bound rounded up by at most a factor r is
+  ``(beta + ln r)``-smooth, so the bound used is gamma-smooth and the
+  calibration uses the user's ``gamma`` (Theorem 8 / Claims 16-18 as stated).
+  The noise scale then takes only the values of a fixed geometric grid, so
+  its last bits carry nothing about the data.
+* **Public exports only.**  ``repr``/``str``/:meth:`Release.to_dict`/
+  :meth:`Release.to_frame` contain only public numbers: value, lattice,
+  query, n, bounds, epsilon, delta, rho, gamma, family, shape, guarantee.
+  ``diagnostics=True`` adds the data-dependent smooth sensitivity, bound,
+  noise scale and std, labelled as not covered by the guarantee.
+  ``true_value`` (only with ``reveal_true=True``) is never exported.
+* ``rng=None`` draws the random bits from OS entropy (use it for real
+  releases); an int or ``numpy.random.Generator`` only for reproducible
+  experiments.  ``gamma`` is never chosen from the data.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from numbers import Integral
-from typing import Any, Dict, Iterable, Optional, Sequence, Tuple, Union
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from . import lattice as _lattice
 from . import noise as _noise
-from .sensitivity import _query_name, evaluate_query, smooth_sensitivity
+from .sensitivity import (
+    _check_bounds,
+    _query_name,
+    evaluate_query,
+    round_up_to_grid,
+    sensitivity_grid,
+    smooth_sensitivity,
+)
 
-__all__ = ["Release", "release", "compare_noise", "default_gamma", "DEFAULT_GAMMA"]
+__all__ = ["DEFAULT_GAMMA", "Release", "ReleaseDiagnostics", "compare_noise", "default_gamma", "release"]
 
 #: data-independent default smoothness: a fraction of epsilon (laplace: NRS's
 #: beta = epsilon / (2 ln(2/delta)), half its admissible range)
@@ -47,8 +71,11 @@ DEFAULT_GAMMA = {
     "laplace": "epsilon / (2 ln(2/delta))",
 }
 
+#: the label every display of the diagnostics carries
+DIAGNOSTICS_LABEL = "data-dependent: NOT covered by the privacy guarantee (curator only, do not publish)"
 
-def default_gamma(noise: str, epsilon: float, delta: Optional[float] = None) -> float:
+
+def default_gamma(noise: str, epsilon: float, delta: float | None = None) -> float:
     """The data-independent default gamma for a noise family (see :data:`DEFAULT_GAMMA`)."""
     family = _noise._check_family(noise)
     eps = _noise._positive(epsilon, "epsilon")
@@ -58,110 +85,161 @@ def default_gamma(noise: str, epsilon: float, delta: Optional[float] = None) -> 
     return eps / 10.0
 
 
-def _rng(rng: Any) -> np.random.Generator:
+def _generator(rng: Any) -> np.random.Generator | None:
+    """None (OS entropy for every bit) or a Generator for reproducible experiments."""
     if rng is None:
-        return np.random.default_rng()  # fresh OS entropy
+        return None
     if isinstance(rng, bool):
-        raise TypeError("rng must be None, an int seed or a numpy.random.Generator, got bool")
+        raise TypeError("rng must be None, an int seed >= 0 or a numpy.random.Generator, got bool")
     if isinstance(rng, (Integral, np.integer)):
         if rng < 0:
-            raise ValueError(f"rng seed must be a non-negative int, got {rng!r}")
+            raise ValueError(f"rng must be None, an int seed >= 0 or a numpy.random.Generator, got {rng!r}")
         return np.random.default_rng(int(rng))
     if isinstance(rng, np.random.Generator):
         return rng
-    raise TypeError(f"rng must be None, an int seed or a numpy.random.Generator, got {type(rng).__name__}")
+    raise TypeError(
+        f"rng must be None, an int seed >= 0 or a numpy.random.Generator, got {type(rng).__name__}"
+    )
+
+
+def _exponent_text(step: float) -> str:
+    return f"2**{math.frexp(step)[1] - 1}"
+
+
+@dataclass(frozen=True)
+class ReleaseDiagnostics:
+    """Data-dependent numbers of one release, for the curator only.
+
+    None of them is covered by the privacy guarantee: for the mean, the smooth
+    sensitivity reveals the extreme records; for the median of one record, the
+    record.  ``label`` says so wherever they are shown.
+
+    Attributes
+    ----------
+    smooth_sensitivity : float
+        The gamma_s-smooth sensitivity as computed (see :mod:`.release`).
+    sensitivity_bound : float
+        The grid value ``G_j >= smooth_sensitivity`` actually used.
+    noise_scale : float
+        ``s``: the multiplier of the standard noise variable Z.
+    noise_std : float
+        Standard deviation of ``s * Z`` (``inf`` if infinite).
+    label : str
+    """
+
+    smooth_sensitivity: float
+    sensitivity_bound: float
+    noise_scale: float
+    noise_std: float
+    label: str = DIAGNOSTICS_LABEL
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"smooth_sensitivity": self.smooth_sensitivity, "sensitivity_bound": self.sensitivity_bound,
+                "noise_scale": self.noise_scale, "noise_std": self.noise_std, "label": self.label}
+
+    def __repr__(self) -> str:
+        return (f"ReleaseDiagnostics({self.label}: smooth_sensitivity={self.smooth_sensitivity:.6g}, "
+                f"sensitivity_bound={self.sensitivity_bound:.6g}, noise_scale={self.noise_scale:.6g}, "
+                f"noise_std={self.noise_std:.6g})")
 
 
 @dataclass(frozen=True)
 class Release:
-    """Result of :func:`release`.
+    """Result of :func:`release`: public numbers only (plus opted-in diagnostics).
 
     Attributes
     ----------
     value : float
-        The noisy (private) release.
+        The private release, an exact integer multiple of ``lattice`` inside ``bounds``.
+    lattice : float
+        The lattice step, a power of two fixed by public inputs.
+    query, n, bounds : description of the query (n and bounds are public).
     epsilon, delta : float
         Privacy parameters (delta is None for pure DP and zCDP families).
     rho : float or None
         zCDP parameter for ``laplace_log_normal`` (``epsilon**2 / 2``).
-    guarantee : str
-        Human-readable privacy statement.
     gamma : float
-        Smoothness used; ``gamma_source`` is ``"user"`` or a description of
-        the default.
+        Smoothness of the calibration; ``gamma_source`` is ``"user"`` or a
+        description of the default.
     noise : str
         Noise family; ``shape`` its shape parameter (alpha for PolyPlace).
-    noise_scale : float
-        ``SS * scale``, the multiplier of the standard noise variable
-        (data-dependent: do not publish).
-    noise_std : float
-        Standard deviation of the added noise (data-dependent: do not publish).
-    smooth_sensitivity : float
-        The gamma-smooth sensitivity (data-dependent: do not publish).
-    query, n, bounds : description of the query.
+    guarantee : str
+        Human-readable privacy statement.
+    diagnostics : ReleaseDiagnostics or None
+        Only with ``diagnostics=True``; data-dependent, not private.
     true_value : float or None
-        The un-noised statistic, only when ``reveal_true=True`` was passed.
+        The un-noised statistic, only with ``reveal_true=True``; never
+        printed or exported.
     """
 
     value: float
-    epsilon: float
-    delta: Optional[float]
-    gamma: float
-    noise: str
-    noise_scale: float
-    noise_std: float
-    smooth_sensitivity: float
+    lattice: float
     query: str
     n: int
-    bounds: Tuple[float, float]
-    shape: Optional[float] = None
-    rho: Optional[float] = None
-    guarantee: str = ""
-    gamma_source: str = "user"
-    true_value: Optional[float] = field(default=None, repr=False, compare=False)
+    bounds: tuple[float, float]
+    epsilon: float
+    delta: float | None
+    rho: float | None
+    gamma: float
+    gamma_source: str
+    noise: str
+    shape: float | None
+    guarantee: str
+    diagnostics: ReleaseDiagnostics | None = None
+    true_value: float | None = field(default=None, repr=False, compare=False)
 
     def __repr__(self) -> str:
-        d = f", delta={self.delta:g}" if self.delta is not None else ""
-        r = f", rho={self.rho:g}" if self.rho is not None else ""
-        shape = f", shape={self.shape:.6g}" if self.shape is not None else ""
+        d = f", delta={self.delta!r}" if self.delta is not None else ""
+        r = f", rho={self.rho!r}" if self.rho is not None else ""
+        shape = f", shape={self.shape!r}" if self.shape is not None else ""
+        diag = f", diagnostics={self.diagnostics!r}" if self.diagnostics is not None else ""
         return (
-            f"Release(value={self.value:.6g}, query={self.query!r}, epsilon={self.epsilon:g}{d}{r}, "
-            f"gamma={self.gamma:.6g} ({self.gamma_source}), noise={self.noise!r}{shape}, "
-            f"noise_scale={self.noise_scale:.6g}, guarantee={self.guarantee!r})"
+            f"Release(value={self.value!r}, lattice={_exponent_text(self.lattice)}, query={self.query!r}, "
+            f"n={self.n}, bounds={self.bounds!r}, epsilon={self.epsilon!r}{d}{r}, "
+            f"gamma={self.gamma!r} ({self.gamma_source}), noise={self.noise!r}{shape}, "
+            f"guarantee={self.guarantee!r}{diag})"
         )
 
     __str__ = __repr__
 
-    def to_dict(self) -> Dict[str, Any]:
-        """All public fields except ``true_value`` (never exported)."""
-        return {
-            "value": self.value, "query": self.query, "n": self.n,
+    def to_dict(self) -> dict[str, Any]:
+        """The public fields; ``diagnostics`` (labelled) only if opted in; never ``true_value``."""
+        out: dict[str, Any] = {
+            "value": self.value, "lattice": self.lattice, "query": self.query, "n": self.n,
             "bounds_low": self.bounds[0], "bounds_high": self.bounds[1],
             "epsilon": self.epsilon, "delta": self.delta, "rho": self.rho,
-            "guarantee": self.guarantee, "gamma": self.gamma, "gamma_source": self.gamma_source,
-            "noise": self.noise, "shape": self.shape, "noise_scale": self.noise_scale,
-            "noise_std": self.noise_std, "smooth_sensitivity": self.smooth_sensitivity,
+            "gamma": self.gamma, "gamma_source": self.gamma_source,
+            "noise": self.noise, "shape": self.shape, "guarantee": self.guarantee,
         }
+        if self.diagnostics is not None:
+            out["diagnostics"] = self.diagnostics.to_dict()
+        return out
 
     def to_frame(self) -> pd.DataFrame:
-        """One-row pandas DataFrame of :meth:`to_dict` (no ``true_value``)."""
-        return pd.DataFrame([self.to_dict()])
+        """One-row DataFrame of :meth:`to_dict` (diagnostics as ``diagnostics.*`` columns)."""
+        d = self.to_dict()
+        diag = d.pop("diagnostics", None)
+        if diag is not None:
+            d.update({f"diagnostics.{k}": v for k, v in diag.items()})
+        return pd.DataFrame([d])
 
 
 def release(
     x: Any,
     query: str = "median",
     epsilon: float = 1.0,
-    gamma: Optional[float] = None,
+    gamma: float | None = None,
     noise: str = "polyplace",
-    bounds: Optional[Tuple[float, float]] = None,
+    bounds: tuple[float, float] | None = None,
     rng: Any = None,
-    delta: Optional[float] = None,
-    shape: Optional[float] = None,
+    delta: float | None = None,
+    shape: float | None = None,
     trim: Any = None,
+    lattice: float | None = None,
+    diagnostics: bool = False,
     reveal_true: bool = False,
 ) -> Release:
-    """Release ``query(x)`` privately with smooth-sensitivity noise.
+    """Release ``query(x)`` privately with smooth-sensitivity noise, exactly on a lattice.
 
     Parameters
     ----------
@@ -178,15 +256,22 @@ def release(
         default (:data:`DEFAULT_GAMMA`), reported in ``gamma_source``.
     noise : {"polyplace", "cauchy", "student_t", "laplace", "laplace_log_normal"}
     bounds : (low, high)
-        Data-independent domain, required.
+        Data-independent domain, required; ``high - low`` must be a finite double.
     rng : None, int or numpy.random.Generator
-        ``None``: fresh OS entropy (use this for real releases).
+        ``None``: every random bit from OS entropy (use this for real releases).
     delta : float, optional
         Required for ``laplace`` (``0 < delta < 1``).
     shape : float, optional
         c / d / sigma of the family; ``None`` minimises the noise std.
     trim : int or float, optional
         For ``trimmed_mean``.
+    lattice : float, optional
+        Output step, a power of two between ``ulp(max(|low|, |high|))`` and
+        the largest power of two ``<= high - low``
+        (:func:`.lattice.lattice_range`); default
+        ``2^(floor(log2(high - low)) - 20)``.
+    diagnostics : bool
+        Attach the data-dependent :class:`ReleaseDiagnostics` (not private).
     reveal_true : bool
         Store the un-noised value in ``true_value`` (for teaching and
         testing; it is still never printed or exported).
@@ -194,6 +279,15 @@ def release(
     Returns
     -------
     Release
+
+    Notes
+    -----
+    See the module docstring: the sensitivity bound is rounded up to a
+    geometric grid and accounted for in gamma (a beta-smooth bound rounded up
+    by a factor r is (beta + ln r)-smooth; Theorem 8 / Claims 16-18 are then
+    applied with the user's gamma), and ``k`` is sampled exactly
+    (:func:`.lattice.sample_cell`).  The calibration constants are doubles
+    (relative error below 2^-50).
     """
     q = _query_name(query)
     family = _noise._check_family(noise)
@@ -205,25 +299,52 @@ def release(
         g = _noise._positive(gamma, "gamma")
         gamma_source = "user"
     cal = _noise.calibrate(family, eps, g, delta=delta, shape=shape)  # validates gamma's range
-    gen = _rng(rng)
-    ss = smooth_sensitivity(x, q, g, bounds=bounds, trim=trim)
-    true = evaluate_query(x, q, bounds=bounds, trim=trim)
-    z = float(cal.distribution.rvs(random_state=gen))
-    value = true + ss * cal.scale * z
+    for flag, name in ((diagnostics, "diagnostics"), (reveal_true, "reveal_true")):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False, got {type(flag).__name__}")
+    low, high = _check_bounds(bounds)  # also: high - low a finite double
+    step = _lattice.default_lattice((low, high)) if lattice is None else _lattice.check_lattice(lattice, (low, high))
+    denom = sensitivity_grid(g)
+    gamma_s = g - math.log(2.0) / denom - 2.0**-30
+    # rounding allowance of the float query value (means only; the median is a record)
+    slack = 0.0 if q == "median" else 4.0 * math.ulp(max(abs(low), abs(high)))
+    floor = max(step * 2.0**-64, 2.0**-1000)
+    # data-independent check that the largest possible noise scale is a double
+    _, g_max = round_up_to_grid(max((high - low) * (1.0 + 2.0**-32) + slack, floor), denom)
+    if not math.isfinite(g_max * cal.scale * (1.0 + 2.0**-40)):
+        raise ValueError(
+            f"bounds too wide for epsilon={eps:g}, gamma={g:g}: the noise scale would overflow a double; "
+            f"need (high - low) * {cal.scale:.4g} < {np.finfo(float).max:.4g}"
+        )
+    gen = _generator(rng)
+
+    ss = smooth_sensitivity(x, q, gamma_s, bounds=(low, high), trim=trim)
+    true = evaluate_query(x, q, bounds=(low, high), trim=trim)
+    _, bound_used = round_up_to_grid(max(ss * (1.0 + 2.0**-32) + slack, floor), denom)
+    s = math.nextafter(bound_used * cal.scale, math.inf)
+    k_lo, k_hi = math.ceil(low / step), math.floor(high / step)
+    k = _lattice.sample_cell(family, _noise_shape(cal), true, s, step, k_lo, k_hi, gen)
+    diag = None
+    if diagnostics:
+        diag = ReleaseDiagnostics(smooth_sensitivity=float(ss), sensitivity_bound=bound_used,
+                                  noise_scale=s, noise_std=float(bound_used * cal.std))
     return Release(
-        value=float(value), epsilon=eps, delta=cal.delta, gamma=g, noise=family,
-        noise_scale=float(ss * cal.scale), noise_std=float(ss * cal.std),
-        smooth_sensitivity=float(ss), query=q, n=int(np.size(x)),
-        bounds=(float(bounds[0]), float(bounds[1])), shape=cal.shape, rho=cal.rho,
-        guarantee=cal.guarantee, gamma_source=gamma_source,
+        value=float(k * step), lattice=step, query=q, n=int(np.size(x)), bounds=(low, high),
+        epsilon=eps, delta=cal.delta, rho=cal.rho, gamma=g, gamma_source=gamma_source,
+        noise=family, shape=cal.shape, guarantee=cal.guarantee, diagnostics=diag,
         true_value=float(true) if reveal_true else None,
     )
 
 
+def _noise_shape(cal: _noise.Calibration) -> float | None:
+    """The shape parameter of the standardised noise Z (alpha for PolyPlace, none for Laplace)."""
+    return None if cal.family == "laplace" else cal.shape
+
+
 def compare_noise(
     epsilon: float,
-    gamma: Union[float, Iterable[float]],
-    delta: Optional[float] = None,
+    gamma: float | Iterable[float],
+    delta: float | None = None,
     families: Sequence[str] = ("polyplace", "student_t", "cauchy", "laplace"),
     reference: bool = False,
 ) -> pd.DataFrame:

@@ -275,16 +275,20 @@ class NoiseComparison:
 class ReleaseReport:
     """A smooth-sensitivity :class:`~smoothdp_nb.core.release.Release` with its context.
 
-    The released ``value`` is private; ``noise_scale``, ``noise_std`` and the
-    smooth sensitivity are **data-dependent diagnostics for the curator**
-    (they are not covered by the privacy guarantee), and the chart, which
-    draws the noise density around the released value, is one of them.
+    Every representation (``str``, ``repr``, :meth:`to_dict`, :meth:`to_frame`,
+    the rich display) shows the release's public
+    numbers only: value, lattice, query, n, bounds, epsilon, delta, rho,
+    gamma, family, shape, guarantee.  The data-dependent diagnostics (smooth
+    sensitivity, noise scale and std, and the noise-density chart drawn from
+    them) appear only if the release was made with ``diagnostics=True``, and
+    then always with the label that they are not covered by the guarantee.
 
     Attributes
     ----------
     release : Release
     name : str
         What was released, e.g. ``"df['income']"``.
+    notes : tuple of str
     """
 
     release: Any
@@ -297,26 +301,34 @@ class ReleaseReport:
         return self.release.value
 
     def to_dict(self) -> dict:
-        """The release's public fields (never the true value) plus ``name``."""
+        """``kind``, ``name`` and the release's :meth:`~smoothdp_nb.core.release.Release.to_dict`."""
         d = {"kind": "release", "name": self.name}
         d.update(self.release.to_dict())
         return {k: (_jsonable_float(v) if isinstance(v, float) else v) for k, v in d.items()}
 
     def to_frame(self) -> pd.DataFrame:
-        """One-row frame of :meth:`to_dict`."""
-        return pd.DataFrame([self.to_dict()])
+        """One-row frame (diagnostics, if any, as ``diagnostics.*`` columns)."""
+        frame = self.release.to_frame()
+        frame.insert(0, "name", self.name)
+        frame.insert(0, "kind", "release")
+        return frame
 
     def __str__(self) -> str:
         r = self.release
         lines = [
             f"Private {r.query} of {self.name} (n = {r.n}, bounds = [{r.bounds[0]:g}, {r.bounds[1]:g}]): "
-            f"{r.value:.6g}",
-            f"  guarantee: {r.guarantee}; noise {r.noise}"
-            + (f" (shape {r.shape:.4g})" if r.shape is not None else "")
-            + f", gamma = {r.gamma:.4g} ({r.gamma_source})",
-            f"  curator-only diagnostics (data-dependent, do not publish): smooth sensitivity = "
-            f"{r.smooth_sensitivity:.4g}, noise std = {r.noise_std:.4g}",
+            f"{r.value!r}",
+            f"  on the lattice {_lattice_text(r.lattice)}; guarantee: {r.guarantee}; noise {r.noise}"
+            + (f" (shape {r.shape:.6g})" if r.shape is not None else "")
+            + f", gamma = {r.gamma:.6g} ({r.gamma_source})",
         ]
+        if r.diagnostics is not None:
+            d = r.diagnostics
+            lines.append(
+                f"  diagnostics ({d.label}): smooth sensitivity = {d.smooth_sensitivity:.6g}, "
+                f"bound used = {d.sensitivity_bound:.6g}, noise scale = {d.noise_scale:.6g}, "
+                f"noise std = {d.noise_std:.6g}"
+            )
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 
@@ -324,8 +336,12 @@ class ReleaseReport:
         return f"<ReleaseReport {self.name}: {self.release!r}>"
 
     def chart(self):
-        """Altair chart of the noise density around the released value (curator-only)."""
+        """Altair chart of the released value on the bounds' axis (the noise density only with diagnostics)."""
         return rendering.chart(self, "release")
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         return rendering.mimebundle(self, "release")
+
+
+def _lattice_text(step: float) -> str:
+    return f"2**{math.frexp(step)[1] - 1} = {step:.6g}"

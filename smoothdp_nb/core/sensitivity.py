@@ -50,6 +50,10 @@ __all__ = [
     "smooth_sensitivity",
     "sensitivity_at_distance",
     "evaluate_query",
+    "SENSITIVITY_GRID",
+    "sensitivity_grid",
+    "grid_value",
+    "round_up_to_grid",
 ]
 
 QUERIES = ("median", "trimmed_mean", "mean")
@@ -78,6 +82,11 @@ def _check_bounds(bounds: Any) -> Tuple[float, float]:
         raise ValueError(f"bounds must be finite: low < high, got {bounds!r}")
     if not lo < hi:
         raise ValueError(f"bounds must satisfy low < high, got low={lo!r}, high={hi!r}")
+    if not math.isfinite(hi - lo):  # the sensitivities are differences of values in the bounds
+        raise ValueError(
+            f"bounds must satisfy high - low < {np.finfo(float).max:.4g} (a finite double), "
+            f"got low={lo!r}, high={hi!r}"
+        )
     return lo, hi
 
 
@@ -239,7 +248,11 @@ def evaluate_query(x: Any, query: str = "median", bounds: Optional[Tuple[float, 
                    trim: Any = None) -> float:
     """The (un-noised) query value on the clipped data, with the conventions above.
 
-    Not private.  ``median`` is the lower median for even n.
+    Not private.  ``median`` is the lower median for even n.  Means are the
+    correctly rounded sum (``math.fsum``) divided by the count, so the float
+    value is within one ulp of ``max(|low|, |high|)`` of the exact mean, a
+    data-independent allowance that :func:`~smoothdp_nb.core.release.release`
+    adds to the sensitivity bound.
     """
     q = _query_name(query)
     b = _check_bounds(bounds)
@@ -248,7 +261,7 @@ def evaluate_query(x: Any, query: str = "median", bounds: Optional[Tuple[float, 
     if q == "median":
         return float(xs[(n + 1) // 2 - 1])
     m = 0 if q == "mean" else _trim_count(n, trim)
-    return float(np.mean(xs[m:n - m]))
+    return math.fsum(xs[m:n - m].tolist()) / (n - 2 * m)
 
 
 def local_sensitivity(x: Any, query: Query = "median", bounds: Optional[Tuple[float, float]] = None,
@@ -359,3 +372,56 @@ def smooth_sensitivity(x: Any, query: Query = "median", gamma: float = 0.1,
     else:
         i_min, j_max = 0, None
     return _window_max(p, a, b, w, g, i_min, j_max) / den
+
+
+# --------------------------------------------------------------------------- #
+# the geometric grid for the sensitivity bound of a release
+# --------------------------------------------------------------------------- #
+#: default grid: powers of 2^(1/64)
+SENSITIVITY_GRID = 64
+
+
+def sensitivity_grid(gamma: float) -> int:
+    """Grid denominator D for smoothness ``gamma``: 64, or the power of two making ``ln 2 / D <= gamma / 2``.
+
+    Rounding a gamma'-smooth bound up to the grid ``2^(j/D)`` costs ``ln 2 / D``
+    of smoothness; the finer grid for small gamma keeps that cost at most half
+    of gamma.  D depends on the public gamma only.
+    """
+    g = _check_gamma(gamma)
+    d = SENSITIVITY_GRID
+    while math.log(2.0) / d > g / 2.0:
+        d *= 2
+    return d
+
+
+def grid_value(j: int, denominator: int) -> float:
+    """``G_j``: the double two ulps above ``fl(2^(j/D))``, so ``2^(j/D) <= G_j <= 2^(j/D) (1 + 2^-50)``.
+
+    ``2 ** r`` for ``r`` in [0, 1) is within one ulp (libm pow); the scaling by
+    ``2^floor(j/D)`` is exact for normal numbers.
+    """
+    q, r = divmod(int(j), int(denominator))
+    frac = 2.0 ** (r / denominator)
+    frac = math.nextafter(math.nextafter(frac, math.inf), math.inf)
+    return math.ldexp(frac, q)
+
+
+def round_up_to_grid(value: float, denominator: int) -> Tuple[int, float]:
+    """Smallest ``j`` with ``G_j >= value`` (``value > 0``), and ``G_j``.
+
+    Since ``G_{j-1} < value``, ``2^(j/D) < 2^(1/D) value``: a beta-smooth upper
+    bound rounded up this way is a ``(beta + ln 2 / D)``-smooth upper bound
+    (for neighbours x ~ x': ``G(x) < 2^(1/D) S(x) <= 2^(1/D) e^beta S(x')
+    <= 2^(1/D) e^beta G(x')``), plus the ``2^-50`` slack of :func:`grid_value`.
+    """
+    v = float(value)
+    if not (0.0 < v < math.inf):
+        raise ValueError(f"value must satisfy 0 < value < inf, got {value!r}")
+    d = int(denominator)
+    j = math.ceil(d * math.log2(v))
+    while grid_value(j - 1, d) >= v:
+        j -= 1
+    while grid_value(j, d) < v:
+        j += 1
+    return j, grid_value(j, d)

@@ -178,7 +178,8 @@ def release_report_chart(report: Any) -> alt.TopLevelMixin:
     density = None
     if diag is not None:
         density = release.release_density(rel.noise, rel.epsilon, rel.gamma, float(diag.noise_scale), float(rel.value),
-                                          delta=rel.delta, shape=rel.shape)
+                                          delta=rel.delta,
+                                          shape=rel.shape if rel.noise in ("cauchy", "student_t", "laplace_log_normal") else None)
     return release.release_chart([rel], rel.bounds, name=report.name, query=rel.query, note=public_note(rel),
                                  density=density)
 

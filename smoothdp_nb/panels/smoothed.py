@@ -117,4 +117,4 @@ class SmoothedDPPanel(Panel):
         if self.fallback:
             what += f" ({self.fallback})"
         return (f"n = {r.n:,}, η = {self.eta.value:g}, T = {r.mechanism.sample_size(r.n):,}; {what}; "
-                f"{len(r.vertex_labels)} hull vertices; DP δ = T/n = {r.dp_delta:.6g}")
+                f"{len(r.vertex_labels)} hull vertices; DP δ = T/n = {np.max(r.dp_delta):.6g}")

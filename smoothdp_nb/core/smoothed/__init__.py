@@ -23,16 +23,16 @@ function obtained after ``c_l, ..., c_2`` steps.  For two categories each step
 is two shifted vector operations, so all n + 1 compositions cost O(n^2)
 work in total -- instead of O(n^(2m + l* - 3)) for the literal algorithm
 (Theorem 2) -- and every epsilon is carried along in the same pass, because the
-composition laws do not depend on epsilon.  The two-vertex float path takes the
-compositions 64 at a time as BLAS matrix products (see :func:`exact_binary`).
+composition laws do not depend on epsilon.  The two-vertex path takes the
+compositions 128 at a time as triangular BLAS products (see :func:`exact_binary`).
 
 Exactness: the averaging is a convex combination of positive numbers (no
-cancellation).  The two-category path runs in float64 scaled by the largest
-delta; a contribution can only be lost to underflow if it is below 2^-1022 of
-that scale, so every expectation above 1e-250 of the scale is exact to
-rounding.  Columns with smaller expectations are recomputed in block floating
-point (one scale per block of 256 histograms), which is exact at every
-magnitude.  The general path (m > 2 or l* > 2) runs in log space throughout.
+cancellation).  The two-category path runs in block floating point (one scale
+per chunk of 129 histograms) and checks as it runs that every product is a
+normal float64 number, so no contribution is lost to underflow and every
+expectation is exact to rounding at every magnitude (1e-3500 included); data
+that fail the checks are recomputed one averaging step per composition.  The
+general path (m > 2 or l* > 2) runs in log space throughout.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from .._validate import as_epsilon, as_int, as_open_unit
 from ..budget import DEFAULT_BUDGET_SECONDS, check_budget
 from ..hull import reduce_to_vertices
 from ..intervals import INTERVALS
-from ..mechanisms import SamplingHistogram
+from ..profiles import check_mechanism
 from .estimate import estimate_monte_carlo, estimate_smoothed
 from .exact import smoothed_exact
 from .monte_carlo import smoothed_monte_carlo
@@ -72,18 +72,23 @@ def smoothed_delta(
     chunk: int = 10_000,
     interval: str = "betting",
 ) -> SmoothedResult:
-    """Smoothed delta (Definition 3) of a sampling mechanism for the set Pi.
+    """Smoothed delta (Definition 3) of any mechanism for the set Pi.
 
     Parameters
     ----------
-    mechanism : SamplingHistogram or NoisySamplingHistogram
+    mechanism : Mechanism
+        Any implementation of the protocol (sampling histograms, sampling
+        average, :class:`FiniteMechanism`, :func:`postprocess`, subclasses).
     n : int >= 1, database size
     pi : array_like (l, m) or DataFrame
         The set Pi of distributions over the m categories (rows sum to 1).
         Only the convex-hull vertices are used (Proposition 7).
     epsilon : float or 1-D array
     method : {"exact", "monte-carlo"}
-        "exact" is Algorithm 1 over every composition (see module docstring).
+        "exact" is Algorithm 1 over every composition (see module docstring),
+        for every mechanism: the profile of every histogram of n records, then
+        the expectations; refused before any work when the estimated time
+        (profiles and averaging) exceeds ``budget``.
         "monte-carlo" samples databases from candidate compositions (all
         vertex-pure compositions and an even grid, at most ``candidates``)
         and evaluates delta(x) exactly for each sample.
@@ -116,18 +121,17 @@ def smoothed_delta(
     -------
     SmoothedResult
     """
-    if not (isinstance(mechanism, SamplingHistogram) or hasattr(mechanism, "_log_profile_batch")):
-        raise TypeError(f"mechanism must be a mechanism of this package, got {type(mechanism).__name__}")
-    if hasattr(mechanism, "grid") and method == "exact":
-        raise ValueError(
-            "method='exact' enumerates every histogram and is available for the sampling-histogram "
-            "mechanisms; use method='monte-carlo' for the sampling-average mechanism"
-        )
+    check_mechanism(mechanism)
     n = as_int(n, "n", minimum=1)
     e, scalar = as_epsilon(epsilon)
     if method not in ("exact", "monte-carlo"):
         raise ValueError(f"method must be 'exact' or 'monte-carlo', got {method!r}")
     red = reduce_to_vertices(pi)
+    if mechanism.categories is not None and red.vertices.shape[1] != mechanism.categories:
+        raise ValueError(
+            f"pi must have {mechanism.categories} columns (one per category of {mechanism!r}), "
+            f"got {red.vertices.shape[1]}"
+        )
     mechanism.sample_size(n)  # T <= n check
     if method == "exact":
         res = smoothed_exact(mechanism, n, red, e, progress, budget)

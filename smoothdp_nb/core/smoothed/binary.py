@@ -6,9 +6,11 @@ The recursion (see :mod:`smoothdp_nb.core.smoothed`): with
 composition ``(n - r, r)``, and one more record of vertex 2 is one averaging
 step ``H_{r+1}(x) = (1 - p2) H_r(x) + p2 H_r(x + 1)``.
 
-* :func:`exact_binary` -- float64 scaled by the largest delta, 64 compositions
-  per BLAS product; exact to rounding for expectations above 1e-250 of the scale.
-* :func:`exact_binary_blocks` -- block floating point, exact at every magnitude.
+* :func:`exact_binary` -- block floating point in chunks of K + 1 values, K = 128
+  compositions per pair of triangular BLAS products, exact at every magnitude
+  (the argument is in its docstring; checked as it runs).
+* :func:`exact_binary_blocks` -- block floating point, one averaging step per
+  composition: the fallback for data that fail those checks.
 * :func:`exact_binary_shift` -- the degenerate vertex p2 = 1.
 """
 
@@ -17,18 +19,17 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.linalg.blas import dtrmm
 from scipy.special import gammaln, logsumexp
 
 from .. import _lpmf
 
 __all__ = ["BinomialWeights", "log_binom_vector", "exact_binary", "exact_binary_blocks", "exact_binary_shift"]
 
-# Below this fraction of the scale, float64 may have dropped contributions.
-_FLOAT_SAFE = 1e-250
 # block size of the block-floating-point averaging (see exact_binary_blocks)
 _BLOCK = 256
 # compositions per block of the float64 path (see exact_binary)
-_DP_STEPS = 64
+_DP_STEPS = 128
 # log(2 / 1e-320): binomial weights beyond the Hoeffding radius for this level are skipped
 _HOEFFDING_LOG = math.log(2.0) + 320 * math.log(10.0)
 
@@ -76,11 +77,15 @@ class BinomialWeights:
         logp = self.lf[s] - self.lf[x] - self.lf[y] + self.xlp[x] + self.xlq[y]
         return np.where(x <= s, np.exp(logp), 0.0)
 
-    def window(self, s: int) -> tuple[int, int, np.ndarray]:
-        """(a, b, log Bin(x; s, p) for x = a..b)."""
-        t = math.sqrt(0.5 * s * _HOEFFDING_LOG) + 1.0
-        a = max(0, int(math.floor(s * self.p - t)))
-        b = min(s, int(math.ceil(s * self.p + t)))
+    def window(self, s: int, log_bound: float = _HOEFFDING_LOG) -> tuple[int, int, np.ndarray]:
+        """(a, b, log Bin(x; s, p) for x = a..b): every x with P(|X - s p| >= |x - s p|)
+        above ``exp(-log_bound)`` (Hoeffding: ``2 exp(-2 t^2 / s)``)."""
+        if math.isinf(log_bound):
+            a, b = 0, s
+        else:
+            t = math.sqrt(0.5 * s * log_bound) + 1.0
+            a = max(0, int(math.floor(s * self.p - t)))
+            b = min(s, int(math.ceil(s * self.p + t)))
         lf, k = self.lf, b - a + 1
         lw = (lf[s] - lf[a : b + 1]) - lf[s - a :: -1][:k] + self.xlp[a : b + 1] + self.xlq[s - a :: -1][:k]
         return a, b, lw
@@ -111,8 +116,55 @@ def _advance_matrices(K: int, t2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return B0, B1
 
 
-def exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar, block: int = _DP_STEPS) -> np.ndarray:
-    """log E for every composition (c1 = n - r, r) of two vertices, m = 2.
+def _steps_per_block(p1: float, p2: float, block: int) -> int:
+    """Compositions per block: at most ``block``, and few enough that every
+    nonzero binomial weight of up to K records is >= 2^-250 (see exact_binary)."""
+    K = block
+    for p in (p1, p2):
+        q = min(p, 1.0 - p)
+        if q > 0.0:
+            K = min(K, max(1, int(250.0 / -math.log2(q))))
+    return K
+
+
+def window_log_bound(logdelta: np.ndarray) -> float:
+    """Hoeffding level for the binomial windows so that the weights left out
+    carry at most 2^-60 of every expectation (see exact_binary)."""
+    fin = logdelta[np.isfinite(logdelta)]
+    if fin.size < logdelta.size:  # some delta(x) = 0: no lower bound on E, take every x
+        return math.inf
+    return math.log(2.0) + 60 * math.log(2.0) + float(fin.max() - fin.min())
+
+
+# Ranges (natural logs) that keep every product of the blocked path a normal
+# float64 (> 2^-1022 = e^-708): operands of the advance >= e^-500 of their
+# scale times kernel weights >= 2^-250 = e^-173; correlation operands >= e^-340
+# (weights) and e^-340 (H) of their scales; lags >= e^-340 times mixing
+# weights >= 2^-500 = e^-347.
+_ADVANCE_RANGE = 500.0
+_SEG_RANGE = 340.0
+_SEGMENT = 8  # at most this many chunks per segment of the correlation
+
+
+def _log_slope(logdelta: np.ndarray) -> float:
+    """Largest |log delta(x + 1) - log delta(x)| between nonzero neighbours: a
+    bound on the slope of every log H_r too (each H_r(x + 1) / H_r(x) is a
+    weighted mean of ratios delta(y + 1) / delta(y))."""
+    with np.errstate(invalid="ignore"):  # -inf - -inf: two zeros, no slope
+        d = np.diff(logdelta, axis=0)
+    fin = np.isfinite(d)
+    return float(np.abs(d[fin]).max()) if np.any(fin) else 0.0
+
+
+def _log_min_nonzero(X: np.ndarray) -> np.ndarray:
+    """log of the smallest nonzero entry along the last axis (0 when all are zero)."""
+    with np.errstate(divide="ignore"):
+        return np.log(np.where(X > 0, X, 1.0).min(axis=-1))
+
+
+def exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar, block: int = _DP_STEPS,
+                 work: dict | None = None) -> np.ndarray:
+    """log E for every composition (c1 = n - r, r) of two vertices, m = 2, exact at every magnitude.
 
     ``logdelta``: (n+1, E) log delta of histogram (k, n-k).  Returns (n+1, E)
     indexed by r = number of records following vertex 2.
@@ -120,68 +172,155 @@ def exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar, block: int = _
     The recurrence: with ``H_r(x) = E[delta(x + Bin(r, p2))]``,
     ``E_r = sum_x Bin(x; n - r, p1) H_r(x)`` and one more record from vertex
     2 is one averaging step ``H_{r+1}(x) = (1 - p2) H_r(x) + p2 H_r(x + 1)``.
-    Rather than one Python-level step per composition, compositions are
-    taken ``K = block`` at a time, as matrix products (the O(n^2) work is the
-    same, but at BLAS speed and with n/K instead of n interpreter round trips):
+    Compositions are taken ``K`` at a time (K <= ``block``), as matrix
+    products: the O(n^2) work at BLAS speed, n/K interpreter round trips.
 
-    * all K expectations of a block come from K lags of one correlation of
-      ``H_{r0}`` with the binomial weights of the block's base, mixed by
-      :func:`_block_mixing`;
-    * ``H`` advances K steps at once by a banded Toeplitz product, computed on
-      a chunked layout by :func:`_advance_matrices`.
+    * ``H`` is stored in chunks of ``Q = K + 1`` values, each chunk as float64
+      values (largest 1) times its own scale ``exp(sc)`` (block floating
+      point).  K averaging steps are one banded Toeplitz product with the
+      law of Bin(K, p2), split across a chunk and the next
+      (:func:`_advance_matrices`), after bringing the two chunks to the larger
+      of their scales.
+    * The K expectations of a block come from K lags of the correlation of
+      ``H_{r0}`` with the binomial weights of the block's base (in segments,
+      each with its own scale for H and for the weights, combined in log
+      space), mixed by :func:`_block_mixing`.
 
-    Every quantity is a sum of non-negative terms, so there is no
-    cancellation; plain float64 scaled by the largest delta.  A contribution
-    can only be lost to underflow below 1e-308 of that scale, so
-    expectations above 1e-250 of it are exact to rounding; epsilon columns with
-    any smaller expectation are recomputed with the block-floating-point
-    path, which is exact at every magnitude.
+    Why no term is lost.  Every quantity is a sum of products of non-negative
+    numbers, so the only way to lose a term is underflow.  K is chosen so
+    that every nonzero binomial weight of up to K records (advance kernel,
+    mixing matrix) is >= 2^-250 and a chunk pair spans less than e^-240 of
+    range at the largest slope of log delta; segments likewise.  The path
+    then checks, as it goes, the quantities the argument needs: every
+    nonzero operand of an advance is >= e^-500 of the pair's scale, every
+    nonzero weight and H value of a correlation segment >= e^-340 of the
+    segment's scales, every nonzero lag >= e^-340 of the largest.  Then every
+    product is >= e^-687 > 2^-1022: all arithmetic is on normal float64
+    numbers, so each result carries only the relative rounding error of sums
+    of non-negative terms (a few ulp per operation, as in float64 without
+    underflow), and a zero is produced only from exact zeros.  The binomial
+    weights are truncated to the window whose tail probability (Hoeffding)
+    is below ``2^-60 min delta / max delta``, so the weights left out change
+    every expectation by less than 2^-60 of itself (:func:`window_log_bound`).
+    An epsilon column whose values fail a check is recomputed by
+    :func:`exact_binary_blocks`, one averaging step per composition.
+
+    ``work``, if given, receives the counts of work units (multiply-adds of
+    the advance and of the correlation, correlation segments, blocks) that
+    :func:`smoothdp_nb.core.smoothed.cost.binary_work_units` predicts.
     """
     n = logdelta.shape[0] - 1
     E = logdelta.shape[1]
-    scale = logdelta.max(axis=0)  # per epsilon
-    finite_scale = np.where(np.isfinite(scale), scale, 0.0)
-    finite_col = np.isfinite(scale)
-    K = block
+    if p2 >= 1.0:  # every record from vertex 2 is category 0: H shifts by one per step
+        return exact_binary_shift(logdelta, p1)
+    slope = _log_slope(logdelta)
+    K = _steps_per_block(p1, p2, block)
+    if slope > 0:
+        K = max(1, min(K, int(0.5 * (_ADVANCE_RANGE - 20.0) / slope) - 1))
     Q = K + 1
-    chunks = (n + 1) // Q + 2  # one spare chunk: the advance reads "the next chunk"
-    M = np.zeros((E, chunks, Q))
-    flat = M.reshape(E, chunks * Q)  # a view: H_r(x) of column e is flat[e, x]
-    flat[:, : n + 1] = np.exp(logdelta - finite_scale).T
+    C = (n + 1) // Q + 2  # one spare chunk: the advance reads "the next chunk"
+    lg = np.full((E, C * Q), -np.inf)
+    lg[:, : n + 1] = logdelta.T
+    lg3 = lg.reshape(E, C, Q)
+    sc = lg3.max(axis=2)  # (E, C), -inf for an all-zero chunk
+    fsc = np.where(np.isfinite(sc), sc, 0.0)
+    M = np.exp(lg3 - fsc[:, :, None])
+    lmin = _log_min_nonzero(M)  # (E, C)
+    failed = np.zeros(E, dtype=bool)
     # Bin(., p) for up to K records: small sizes, so log-gamma is accurate to ~1e-14
     t1, t2 = BinomialWeights(K, p1).table(), BinomialWeights(K, p2).table()
     B0, B1 = _advance_matrices(K, t2)
     mixing = {K: _block_mixing(K, t1, t2)}
-    scaled = np.zeros((n + 1, E))
+    out = np.full((n + 1, E), -np.inf)
     weights = BinomialWeights(n, p1)
-    low = np.zeros(E, dtype=bool)
+    log_bound = window_log_bound(logdelta)
+    g_h = int(_SEG_RANGE / slope) if slope > 0 else _SEGMENT * Q  # H spans < e^-340 over g_h values
+    units = dict(advance=0, correlation=0, segments=0, blocks=0) if work is None else work
+    for key in ("advance", "correlation", "segments", "blocks"):
+        units.setdefault(key, 0)
     for r0 in range(0, n + 1, K):
         r1 = min(r0 + K, n + 1) - 1
         k = r1 - r0 + 1
-        a, b, lw = weights.window(n - r1)  # the block's base: n - r1 records of vertex 1
-        w = np.exp(lw)
-        # lags[e, t] = sum_x w(x) H_{r0}(a + x + t), t = 0 .. k-1
-        lags = np.stack([np.correlate(flat[e, a : b + k], w, "valid") for e in range(E)])
+        s = n - r1  # the block's base: s records of vertex 1
+        a, b, lw = weights.window(s, log_bound)
+        # lags[e, t] = sum_x w(x) H_{r0}(x + t), t = 0 .. k-1, segment by segment
+        lags = np.full((E, k), -np.inf)
+        slope_w = float(np.abs(np.diff(lw)).max()) if lw.size > 1 else 0.0
+        G = min(_SEGMENT * Q, g_h - k + 1, int(0.9 * _SEG_RANGE / slope_w) if slope_w > 0 else _SEGMENT * Q)
+        G = max(1, G)
+        for x0 in range(a, b + 1, G):
+            x1 = min(x0 + G, b + 1)
+            lws = lw[x0 - a : x1 - a]
+            sw = float(lws.max())
+            if not np.isfinite(sw):
+                continue
+            wn = np.exp(lws - sw)
+            c0, c1 = x0 // Q, (x1 + k - 2) // Q  # chunks holding H(x0 .. x1 + k - 2)
+            seg_sc = sc[:, c0 : c1 + 1]
+            sh = seg_sc.max(axis=1)  # (E,)
+            fsh = np.where(np.isfinite(sh), sh, 0.0)
+            fac = np.exp(seg_sc - fsh[:, None])  # 0 for all-zero chunks
+            Hs = (M[:, c0 : c1 + 1] * fac[:, :, None]).reshape(E, -1)[:, x0 - c0 * Q : x1 + k - 1 - c0 * Q]
+            hm = Hs.max(axis=1)  # the segment's own largest value (its chunks' may lie outside it)
+            live = hm > 0
+            Hs = Hs / np.where(live, hm, 1.0)[:, None]
+            with np.errstate(divide="ignore"):
+                sh = np.where(live, fsh + np.log(np.where(live, hm, 1.0)), -np.inf)
+            failed |= (_log_min_nonzero(Hs) < -_SEG_RANGE) | (lws.min() - sw < -_SEG_RANGE)
+            units["segments"] += 1
+            units["correlation"] += E * wn.size * k
+            for e in range(E):
+                if not np.isfinite(sh[e]):
+                    continue
+                part = np.correlate(Hs[e], wn, "valid")
+                with np.errstate(divide="ignore"):
+                    lags[e] = np.logaddexp(lags[e], np.log(part) + sw + sh[e])
         if k not in mixing:
             mixing[k] = _block_mixing(k, t1, t2)
-        vals = lags @ mixing[k]  # (E, k): E_{r0 + j}, relative to the scale
-        scaled[r0 : r1 + 1] = vals.T
-        low |= (vals.min(axis=1) < _FLOAT_SAFE) & finite_col
-        if low.all():
-            break  # every column needs the block path anyway: stop wasting time here
+        top = lags.max(axis=1)
+        ftop = np.where(np.isfinite(top), top, 0.0)
+        ln = np.exp(lags - ftop[:, None])
+        failed |= _log_min_nonzero(ln) < -_SEG_RANGE
+        vals = ln @ mixing[k]  # (E, k): E_{r0 + j} relative to exp(top)
+        with np.errstate(divide="ignore"):
+            out[r0 : r1 + 1] = (np.log(vals) + ftop[:, None]).T
         if r1 < n:
-            # H_{r0+K}(x) for x = 0 .. n - r0 - K lies in the first c chunks
+            # H_{r0+K}(x) for x = 0 .. n - r0 - K lies in the first c chunks;
+            # each pair of chunks (c, c+1) is brought to the larger scale first
             c = (n - r0 - K) // Q + 1
-            M[:, :c] = M[:, :c] @ B0 + M[:, 1 : c + 1] @ B1
+            s0, s1 = sc[:, :c], sc[:, 1 : c + 1]
+            top2 = np.maximum(s0, s1)
+            ftop2 = np.where(np.isfinite(top2), top2, 0.0)
+            with np.errstate(invalid="ignore"):
+                low0 = np.where(np.isfinite(s0), lmin[:, :c] + s0 - ftop2, 0.0)
+                low1 = np.where(np.isfinite(s1), lmin[:, 1 : c + 1] + s1 - ftop2, 0.0)
+            failed |= np.minimum(low0, low1).min(axis=1) < -_ADVANCE_RANGE
+            f0, f1 = np.exp(s0 - ftop2), np.exp(s1 - ftop2)
+            # B0 is lower triangular and B1 strictly upper: triangular products (BLAS
+            # trmm) skip the zero halves, on the transposed (Fortran-order) views
+            Y0 = (M[:, :c] * f0[:, :, None]).reshape(-1, Q)
+            Y1 = (M[:, 1 : c + 1] * f1[:, :, None]).reshape(-1, Q)
+            X = dtrmm(1.0, B0, Y0.T, side=0, lower=1, trans_a=1, overwrite_b=1).T
+            X += dtrmm(1.0, B1, Y1.T, side=0, lower=0, trans_a=1, overwrite_b=1).T
+            X = X.reshape(E, c, Q)
+            units["advance"] += E * c * Q * Q  # the nonzero halves of B0 and B1
+            mx = X.max(axis=2)  # (E, c)
+            ok = mx > 0
+            X /= np.where(ok, mx, 1.0)[:, :, None]
+            with np.errstate(divide="ignore"):
+                sc[:, :c] = np.where(ok, ftop2 + np.log(np.where(ok, mx, 1.0)), -np.inf)
+            M[:, :c] = X
+            lmin[:, :c] = _log_min_nonzero(X)
+            M[:, c:] = 0.0
+            sc[:, c:] = -np.inf
+        units["blocks"] += 1
         if bar is not None:
             bar.update(k)
-    with np.errstate(divide="ignore"):
-        out = np.log(scaled) + finite_scale
-    if np.any(low):
+    if np.any(failed):
         if bar is not None:  # the slower exact pass starts over
             bar.reset(total=n + 1)
-            bar.set_description("compositions (block floating point)")
-        out[:, low] = exact_binary_blocks(logdelta[:, low], p1, p2, bar=bar)
+            bar.set_description("compositions (one step per composition)")
+        out[:, failed] = exact_binary_blocks(logdelta[:, failed], p1, p2, bar=bar)
     return out
 
 
@@ -222,9 +361,10 @@ def exact_binary_blocks(logdelta: np.ndarray, p1: float, p2: float, block: int =
     log_q2 = math.log(q2)
     ends = np.arange(B - 1, L - 1, B)  # last x of each block but the final one
     since = 0
+    log_bound = window_log_bound(logdelta)
     for r in range(n + 1):
         s = n - r
-        a, b, lw_ab = weights.window(s)
+        a, b, lw_ab = weights.window(s, log_bound)
         ba, bb = a // B, b // B
         lw = np.full(((bb - ba + 1) * B,), -np.inf)  # padded to whole blocks
         lw[a - ba * B : b - ba * B + 1] = lw_ab

@@ -1,22 +1,140 @@
-"""Up-front cost estimates of the exact engines (they drive refusals, progress bars
-and the panels' choice between the exact method and Monte Carlo)."""
+"""Up-front cost model of the exact smoothed-delta engines.
+
+It drives refusals (``budget=``), progress bars and the panels' choice between
+the exact method and Monte Carlo, so it must be right within a factor of two
+before any work is done.  For two categories and at most two hull vertices
+(:func:`smoothdp_nb.core.smoothed.binary.exact_binary`) the model counts the
+engine's work units -- multiply-adds of the blocked advance and of the
+correlation, correlation segments and blocks (:func:`binary_work_units`,
+tested against the counts the engine reports) -- and prices them with
+per-unit costs measured on the 2-core reference machine
+(``benchmarks/bench_smoothed.py``, figures in ``benchmarks/README.md``), plus
+the privacy profile of the n + 1 histograms.  The general engine (m >= 3 or
+more vertices) does one log-space step per histogram, vertex and
+composition.
+"""
 
 from __future__ import annotations
 
 import math
 
-__all__ = ["estimate_exact_seconds"]
+__all__ = ["estimate_exact_cost", "estimate_exact_seconds", "engine_seconds", "binary_work_units"]
 
-# Rough costs used for the up-front estimate (seconds per elementary cell),
-# measured on the 2-core reference machine (see benchmarks/README.md).
-_COST_FLOAT = 2.5e-9
-_COST_LOG = 2.5e-8
+# seconds per unit, single BLAS thread (benchmarks/README.md, "cost model")
+_PER_ADVANCE = 9e-11  # one multiply-add of the banded advance (BLAS trmm, zero halves not counted)
+_PER_CORRELATION = 2.5e-10  # one multiply-add of np.correlate
+_PER_SEGMENT = 2e-5  # Python round trip per correlation segment and epsilon column
+_PER_BLOCK = 2e-4  # Python round trip per block of compositions
+_PER_LOG_STEP = 2.5e-8  # general engine: one log-space term
+# guess of the spread of log delta (natural log per record) for the window width
+_SPREAD_PER_RECORD = 0.005
+
+
+def binary_work_units(n: int, n_columns: float, p1: float, p2: float, log_bound: float | None = None,
+                      block: int = 128) -> dict[str, float]:
+    """Work units of the two-vertex engine for n records and ``n_columns`` epsilon columns.
+
+    Mirrors the loop of :func:`~smoothdp_nb.core.smoothed.binary.exact_binary`
+    (without fallback): blocks of K compositions, the advance of the live
+    chunks (two triangular (c x Q) @ (Q x Q) products per column), and the correlation of
+    each block's binomial window (``log_bound`` as from
+    :func:`~smoothdp_nb.core.smoothed.binary.window_log_bound`; None guesses
+    it from n) in segments of at most 8 chunks.
+    """
+    from .binary import _steps_per_block
+
+    K = _steps_per_block(p1, p2, block)
+    Q = K + 1
+    if log_bound is None:
+        log_bound = 61 * math.log(2.0) + _SPREAD_PER_RECORD * n
+    E = n_columns
+    units = dict(advance=0.0, correlation=0.0, segments=0.0, blocks=0.0)
+    p = p1 if 0.0 < p1 < 1.0 else 0.5
+    for r0 in range(0, n + 1, K):
+        r1 = min(r0 + K, n + 1) - 1
+        k = r1 - r0 + 1
+        s = n - r1
+        if math.isinf(log_bound):
+            a, b = 0, s
+        else:
+            t = math.sqrt(0.5 * s * log_bound) + 1.0
+            a, b = max(0, math.floor(s * p - t)), min(s, math.ceil(s * p + t))
+        width = b - a + 1
+        units["correlation"] += E * width * k
+        # segments: at most 8 chunks, and short enough that the weights span < 340 (their
+        # log-slope is largest at the window's edges: log((s - x) / (x + 1) p / q))
+        lr = math.log(p / (1.0 - p))
+        slope = max(abs(math.log((s - x) / (x + 1.0)) + lr) for x in (a, max(a, b - 1))) if s > 0 else 0.0
+        G = max(1, min(8 * Q, int(0.9 * 340.0 / slope) if slope > 0 else 8 * Q))
+        units["segments"] += math.ceil(width / G)
+        units["blocks"] += 1
+        if r1 < n:
+            c = (n - r0 - K) // Q + 1
+            units["advance"] += E * c * Q * Q  # triangular halves of the two products
+    return units
+
+
+def engine_seconds(n: int, vertices, n_epsilon: int) -> float:
+    """Seconds of the exact engine's recursion alone (the profiles are priced in :mod:`.estimate`)."""
+    import numpy as np
+
+    V = np.atleast_2d(np.asarray(vertices, dtype=float))
+    l, m = V.shape
+    E = max(1, int(n_epsilon))
+    if l == 1:  # a single weighted sum over the histograms
+        return 0.0
+    if m == 2 and l == 2:
+        # epsilon values whose profiles coincide are averaged once; how many do is known only
+        # after the profile (the authors' 21 give 7 to 12 distinct columns for n = 1e4 .. 1e5):
+        # E^0.85 columns is within x1.6 of both extremes (all distinct, or 21 -> 7-12)
+        cols = E**0.85
+        u = binary_work_units(n, cols, float(V[0, 0]), float(V[1, 0]))
+        return (_PER_ADVANCE * u["advance"] + _PER_CORRELATION * u["correlation"]
+                + _PER_SEGMENT * u["segments"] * cols + _PER_BLOCK * u["blocks"])
+    hists = math.comb(n + m - 1, m - 1)
+    comps = math.comb(n + l - 1, l - 1)
+    return _PER_LOG_STEP * E * m * hists * comps / max(1, l)
+
+
+def estimate_exact_cost(mechanism, n: int, vertices, n_epsilon: int) -> tuple[float, int]:
+    """(seconds, bytes) the exact smoothed delta is expected to take, before any work.
+
+    Parameters
+    ----------
+    mechanism : object
+        The mechanism (its privacy profiles are priced by
+        :func:`smoothdp_nb.core.smoothed.estimate.profile_units`).
+    n : int
+        Number of records.
+    vertices : array_like (l, m)
+        The hull vertices of Pi (after :func:`~smoothdp_nb.core.hull.reduce_to_vertices`).
+    n_epsilon : int
+        Number of epsilon values (an upper bound on the distinct profile columns).
+
+    Returns
+    -------
+    (float, int)
+        Estimated seconds on the 2-core reference machine with one BLAS
+        thread (the n + 1 profiles and the engine), and peak bytes of the
+        main arrays.
+    """
+    import numpy as np
+
+    from .estimate import estimate_exact
+
+    V = np.atleast_2d(np.asarray(vertices, dtype=float))
+    l, m = V.shape
+    E = max(1, int(n_epsilon))
+    est = estimate_exact(mechanism, n, m, l, E)
+    # estimate_exact prices the engine with the default vertices; use the actual ones
+    seconds = est.seconds - estimate_exact_seconds(n, m, l, E) + engine_seconds(n, V, E)
+    return seconds, int(est.bytes)
 
 
 def estimate_exact_seconds(n: int, m: int, l: int, E: int) -> float:
-    if m == 2 and l <= 2:
-        return _COST_FLOAT * E * (n + 1) ** 2 / 2 + 2e-6 * n
-    # sum over compositions of the remaining counts of #histograms * m
-    hists = math.comb(n + m - 1, m - 1)
-    comps = math.comb(n + l - 1, l - 1)
-    return _COST_LOG * E * m * hists * comps / max(1, l)
+    """Seconds of the engine alone, from the shape (vertices at 0.3 / 0.6 for two categories)."""
+    if l == 1:
+        return 0.0
+    if m == 2 and l == 2:
+        return engine_seconds(n, [[0.3, 0.7], [0.6, 0.4]], E)
+    return engine_seconds(n, [[1.0 / m] * m] * l, E)

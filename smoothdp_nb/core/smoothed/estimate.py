@@ -31,7 +31,7 @@ from ..average import SamplingAverage
 from ..budget import Estimate
 from ..hull import reduce_to_vertices
 from ..mechanisms import MAX_CELLS, NoisySamplingHistogram, SamplingHistogram
-from .cost import estimate_exact_seconds
+from .cost import estimate_exact_cost, estimate_exact_seconds
 from .monte_carlo import _candidate_compositions
 
 __all__ = ["profile_units", "estimate_exact", "estimate_monte_carlo", "expected_distinct_histograms", "candidate_count",
@@ -39,15 +39,13 @@ __all__ = ["profile_units", "estimate_exact", "estimate_monte_carlo", "expected_
            "estimate_smoothed"]
 
 # seconds per (histogram, epsilon) of a two-category sampling-histogram profile: a + b sqrt(n)
-_SH2_BASE, _SH2_SQRT = 2e-6, 1.5e-8
+_SH2_BASE, _SH2_SQRT = 1e-6, 3e-9  # measured 0.8-2.0e-6 at n = 1e4..1e5, eta = 0.9 and 0.998 (benchmarks/README.md)
 # seconds per cell of the (T+1)^2 grid of one neighbour pair (m > 2)
 _SH_GRID_CELL = 2.2e-7
 # seconds per cell of the noisy mechanism's lumped output space (T+1)^m
 _NOISY_CELL = 7e-6
 # seconds per (occupied value, replacement value, possible sum) of the sampling average
 _AVG_CELL = 1.2e-8
-# a mechanism of unknown cost: one millisecond per histogram and epsilon
-_UNKNOWN = 1e-3
 # seconds per sampled database and hull vertex (multinomial draw, np.unique over the chunk)
 _DRAW = 1.5e-6
 # bytes per (histogram, epsilon) of the two-category exact path (profile table and engine arrays)
@@ -77,7 +75,8 @@ def profile_units(mechanism, n: int, m: int) -> tuple[float, float]:
             return _SH2_BASE + _SH2_SQRT * math.sqrt(n), 0.0
         cells = m * (m - 1) * float(T + 1) ** 2
         return _SH_GRID_CELL * cells, 9 * 8.0 * min(cells, MAX_CELLS / 4)
-    return _UNKNOWN, 0.0
+    # any other mechanism (FiniteMechanism, post-processed, a user's subclass): its own estimate
+    return mechanism.profile_seconds(n, m, 1, 1), 0.0
 
 
 def sampling_average_units(K: int, T: int, occupied: float) -> tuple[float, float]:
@@ -230,7 +229,7 @@ def estimate_smoothed(mechanism, ns, pi, epsilon, method: str = "exact", *, tria
         n = as_int(n, "n", minimum=1)
         mechanism.sample_size(n)  # T <= n check
         if method == "exact":
-            total = total + estimate_exact(mechanism, n, m, l, e.size)
+            total = total + Estimate(*estimate_exact_cost(mechanism, n, red.vertices, e.size))
         elif method == "monte-carlo":
             total = total + estimate_monte_carlo(
                 mechanism, n, red.vertices, e.size, as_int(trials, "trials", minimum=1),

@@ -11,13 +11,13 @@ import numpy as np
 from scipy.special import logsumexp
 
 from .._progress import optional_progress_bar
-from ..budget import check_budget
+from ..budget import Estimate, check_budget
 from ..hull import HullReduction
 from ..profiles import privacy_profile
 from .binary import exact_binary, log_binom_vector
-from .estimate import estimate_exact
+from .cost import estimate_exact_cost
 from .general import all_histograms, exact_general
-from .results import SmoothedResult, assemble_result
+from .results import SmoothedResult, assemble_result, dp_pair
 
 __all__ = ["smoothed_exact"]
 
@@ -38,12 +38,14 @@ def smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> Smoothed
     t0 = time.perf_counter()
     V = red.vertices
     l, m = V.shape
-    est = estimate_exact(mech, n, m, l, e.size)
+    est = Estimate(*estimate_exact_cost(mech, n, V, e.size))
     check_budget(est, budget, f"the exact smoothed delta for n={n}, m={m}, {l} hull vertices and {e.size} epsilon "
                  "values", "use method='monte-carlo' or fewer epsilon values", parameter="n")
     show = (est.seconds > 2.0) if progress is None else bool(progress)
     hists = all_histograms(n, m)
     full = privacy_profile(mech, hists, e, log=True).reshape(len(hists), e.size)
+    # the worst case over every database of n records: the same enumeration (Theorem 1)
+    dp = dp_pair(mech, n, e, m, all_profiles=full)
     # Several epsilon often give bit-identical profiles (e.g. when only outputs
     # impossible under the neighbour count matter): average each distinct one once.
     logdelta, col = _distinct_columns(full)
@@ -67,4 +69,4 @@ def smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> Smoothed
         if bar is not None:
             bar.close()
     vals = vals[:, col]
-    return assemble_result(mech, n, red, e, comps, vals, "exact", t0)
+    return assemble_result(mech, n, red, e, comps, vals, "exact", t0, dp)

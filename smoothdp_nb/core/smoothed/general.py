@@ -9,16 +9,14 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp
 
-from ..mechanisms import _compositions
+from ..mechanisms import compositions
 
 __all__ = ["all_histograms", "exact_general"]
 
 
 def all_histograms(n: int, m: int) -> np.ndarray:
-    if m == 2:
-        k = np.arange(n + 1)
-        return np.stack([k, n - k], axis=1)
-    return _compositions(n, m)
+    """Every histogram of n records on m categories (rows, in a fixed order)."""
+    return compositions(n, m)
 
 
 def exact_general(logdelta: np.ndarray, n: int, m: int, V: np.ndarray, bar) -> tuple[np.ndarray, np.ndarray]:

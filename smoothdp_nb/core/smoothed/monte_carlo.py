@@ -10,11 +10,12 @@ import numpy as np
 
 from .._progress import optional_progress_bar
 from .._validate import as_rng
+from ..budget import ComputationTooLarge
 from ..intervals import INTERVALS
-from ..mechanisms import _compositions
-from ..profiles import dp_delta, privacy_profile
+from ..mechanisms import compositions
+from ..profiles import privacy_profile
 from ..sweeps import monte_carlo_map
-from .results import SmoothedResult, assemble_result, needs_epsilon
+from .results import SmoothedResult, assemble_result, dp_pair
 
 __all__ = ["smoothed_monte_carlo"]
 
@@ -24,12 +25,12 @@ def _candidate_compositions(n: int, l: int, k: int) -> np.ndarray:
         return np.array([[n]])
     total = math.comb(n + l - 1, l - 1)
     if total <= k:
-        return _compositions(n, l)
+        return compositions(n, l)
     # an even grid on the simplex of compositions, vertex-pure ones included
     g = 1
     while math.comb(g + 1 + l - 1, l - 1) <= k:
         g += 1
-    grid = _compositions(g, l)
+    grid = compositions(g, l)
     comps = np.floor(grid * n / g).astype(np.int64)
     comps[:, -1] = n - comps[:, :-1].sum(axis=1)
     return np.unique(comps, axis=0)
@@ -56,7 +57,8 @@ def smoothed_monte_carlo(mech, n, red, e, trials, rng, confidence, k, progress, 
     comps = _candidate_compositions(n, l, k)
     seeds = np.random.SeedSequence(as_rng(rng).integers(2**63)).spawn(len(comps))
     alpha = (1.0 - confidence) / len(comps)  # Bonferroni over the candidates
-    bound = float(dp_delta(mech, n, e[0] if needs_epsilon(mech) else None, categories=m))
+    # every delta(x) lies in [0, bound]: the range of the confidence intervals
+    bound = float(np.max(mech.delta_upper_bound(n, e)))
     means = np.empty((len(comps), e.size))
     lows = np.empty_like(means)
     highs = np.empty_like(means)
@@ -74,8 +76,14 @@ def smoothed_monte_carlo(mech, n, red, e, trials, rng, confidence, k, progress, 
         bar.close()
     with np.errstate(divide="ignore"):
         vals = np.log(means)
+    notes = []
+    try:
+        dp = dp_pair(mech, n, e, m)
+    except ComputationTooLarge as exc:  # the worst case needs every database: say so, do not guess
+        dp = (np.full(e.size, np.nan), np.full(e.size, np.nan))
+        notes.append(f"DP delta not computed: {exc}")
     return assemble_result(
-        mech, n, red, e, comps, vals, "monte-carlo", t0, lo=lows, hi=highs,
+        mech, n, red, e, comps, vals, "monte-carlo", t0, dp, lo=lows, hi=highs, extra_notes=notes,
         confidence=confidence, trials=trials,
         interval=f"{ci_name}, Bonferroni over {len(comps)} candidate compositions",
     )

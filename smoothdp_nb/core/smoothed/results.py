@@ -14,9 +14,8 @@ import pandas as pd
 
 from .. import rendering
 from .._format import format_log
-from ..profiles import dp_delta
 
-__all__ = ["SmoothedResult", "SmoothedCurve", "fit_exponential", "assemble_result"]
+__all__ = ["SmoothedCurve", "SmoothedResult", "assemble_result", "dp_pair", "fit_exponential"]
 
 
 @dataclass(frozen=True)
@@ -39,8 +38,11 @@ class SmoothedResult:
     table : pandas.DataFrame
         One row per composition and epsilon: ``epsilon``, one count column per
         vertex, ``delta`` and ``log_delta`` (Monte Carlo: also the interval).
-    dp_delta : float
-        The worst case over all databases, for comparison.
+    dp_delta : float or ndarray over epsilon
+        The worst case over all databases of n records, for comparison (per
+        epsilon, like ``delta``; NaN when too large to compute, see ``notes``).
+        ``delta`` never exceeds it: both are clipped where the mathematics
+        says they are (E[delta(x)] <= max delta(x)).
     method : {"exact", "monte-carlo"}
     ci_low, ci_high : ndarray or None
         Monte Carlo only: the confidence interval (see ``interval``).
@@ -55,7 +57,7 @@ class SmoothedResult:
     dropped: list
     worst_composition_values: np.ndarray
     table_columns: dict = field(repr=False)  # the table's columns; the DataFrame is built on first use
-    dp_delta: float
+    dp_delta_values: np.ndarray
     method: str
     scalar_epsilon: bool = False
     ci_low_values: np.ndarray | None = None
@@ -65,6 +67,7 @@ class SmoothedResult:
     interval: str | None = None
     seconds: float = 0.0
     notes: list = field(default_factory=list)
+    log_dp_delta_values: np.ndarray | None = None
 
     @cached_property
     def table(self) -> pd.DataFrame:
@@ -82,7 +85,16 @@ class SmoothedResult:
 
     @property
     def delta(self):
-        return self._shape(np.exp(self.log_delta_values))
+        return self._shape(self._delta_values())
+
+    def _delta_values(self) -> np.ndarray:
+        """exp(log delta), at most the DP delta (exactly, in float64)."""
+        d = np.exp(self.log_delta_values)
+        return np.where(np.isnan(self.dp_delta_values), d, np.minimum(d, self.dp_delta_values))
+
+    @property
+    def dp_delta(self):
+        return self._shape(self.dp_delta_values)
 
     @property
     def ci_low(self):
@@ -102,9 +114,9 @@ class SmoothedResult:
         df = pd.DataFrame(
             {
                 "epsilon": self.epsilon,
-                "delta": np.exp(self.log_delta_values),
+                "delta": self._delta_values(),
                 "log10_delta": self.log_delta_values / math.log(10),
-                "dp_delta": self.dp_delta,
+                "dp_delta": self.dp_delta_values,
             }
         )
         if self.ci_low_values is not None:
@@ -120,9 +132,9 @@ class SmoothedResult:
             "mechanism": repr(self.mechanism),
             "n": self.n,
             "epsilon": self.epsilon.tolist(),
-            "delta": np.exp(self.log_delta_values).tolist(),
+            "delta": self._delta_values().tolist(),
             "log_delta": self.log_delta_values.tolist(),
-            "dp_delta": self.dp_delta,
+            "dp_delta": self.dp_delta_values.tolist(),
             "vertices": self.vertices.tolist(),
             "vertex_labels": [str(v) for v in self.vertex_labels],
             "dropped": [str(v) for v in self.dropped],
@@ -141,10 +153,14 @@ class SmoothedResult:
             + (f"; {len(self.dropped)} dropped" if self.dropped else "")
             + ")"
         )
-        lines = [head, f"DP delta (worst case) = {self.dp_delta:.4g}"]
+        dp = self.dp_delta_values
+        same = bool(np.all(dp == dp[0]))
+        lines = [head] + ([f"DP delta (worst case) = {dp[0]:.4g}"] if same else [])
         for i, e in enumerate(self.epsilon):
             ld = self.log_delta_values[i]
             txt = f"  epsilon = {e:g}: delta = {format_log(ld)}"
+            if not same:
+                txt += f" (DP delta {dp[i]:.4g})"
             if self.ci_low_values is not None:
                 txt += f"  [{self.ci_low_values[i]:.3g}, {self.ci_high_values[i]:.3g}] ({self.confidence:.0%})"
             txt += f"  at composition {tuple(int(c) for c in self.worst_composition_values[i])}"
@@ -164,7 +180,12 @@ class SmoothedResult:
         return rendering.mimebundle(self, "smoothed")
 
 
-def assemble_result(mech, n, red, e, comps, vals, method, t0, lo=None, hi=None, **extra) -> SmoothedResult:
+def assemble_result(mech, n, red, e, comps, vals, method, t0, dp, lo=None, hi=None, extra_notes=(),
+                    **extra) -> SmoothedResult:
+    """The result object; ``dp`` = (log, linear) DP delta per epsilon (NaN: unknown).
+    Every expectation is clipped to the DP delta, which bounds it."""
+    log_dp, lin_dp = (np.asarray(v, dtype=float) for v in dp)
+    vals = np.where(np.isnan(log_dp)[None, :], vals, np.minimum(vals, log_dp[None, :]))
     best = np.argmax(vals, axis=0)
     labels = [str(v) for v in red.vertex_labels]
     # one row per (epsilon, composition), epsilon-major; built column by column in one go
@@ -174,6 +195,8 @@ def assemble_result(mech, n, red, e, comps, vals, method, t0, lo=None, hi=None, 
         columns[f"n_{lab}"] = np.tile(comps[:, i], E)
     flat = vals.T.ravel()
     columns["delta"] = np.exp(flat)
+    if not np.any(np.isnan(lin_dp)):
+        columns["delta"] = np.minimum(columns["delta"], np.repeat(lin_dp, C))
     columns["log_delta"] = flat
     if lo is not None:
         columns["ci_low"] = lo.T.ravel()
@@ -190,20 +213,25 @@ def assemble_result(mech, n, red, e, comps, vals, method, t0, lo=None, hi=None, 
         dropped=list(red.dropped_labels),
         worst_composition_values=comps[best],
         table_columns=columns,
-        dp_delta=float(dp_delta(mech, n, e[0] if needs_epsilon(mech) else None, categories=red.vertices.shape[1])),
+        dp_delta_values=lin_dp,
+        log_dp_delta_values=log_dp,
         method=method,
         ci_low_values=ci_low,
         ci_high_values=ci_high,
         seconds=time.perf_counter() - t0,
-        notes=[red.message],
+        notes=[red.message, *extra_notes],
         **extra,
     )
 
 
-def needs_epsilon(mech) -> bool:
-    from ..mechanisms import NoisySamplingHistogram
-
-    return isinstance(mech, NoisySamplingHistogram)
+def dp_pair(mech, n: int, e: np.ndarray, m: int, all_profiles=None) -> tuple[np.ndarray, np.ndarray]:
+    """(log, linear) DP delta per epsilon: the linear value straight from the
+    mechanism's closed form when it has one (e.g. T/n, correctly rounded),
+    else from the log value, capped by the mechanism's bound."""
+    log_dp = mech.dp_delta(n, e, categories=m, log=True, all_profiles=all_profiles)
+    if not mech.dp_delta_depends_on_epsilon:
+        return log_dp, mech.dp_delta(n, e, categories=m)
+    return log_dp, np.minimum(np.exp(log_dp), mech.delta_upper_bound(n, e))
 
 
 def fit_exponential(n, log_delta) -> dict:
@@ -234,7 +262,7 @@ class SmoothedCurve:
     fits: pd.DataFrame
 
     @classmethod
-    def from_results(cls, results: list) -> "SmoothedCurve":
+    def from_results(cls, results: list) -> SmoothedCurve:
         """Assemble the curve (table over n and epsilon, exponential fit per epsilon)
         from :class:`SmoothedResult` objects computed for several n."""
         if not results:

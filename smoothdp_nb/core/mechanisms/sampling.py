@@ -1,22 +1,13 @@
-"""The sampling mechanisms of *Smoothed Differential Privacy* (Liu, Wang, Xia).
+"""The sampling-histogram mechanism M_H of *Smoothed Differential Privacy*
+(Liu, Wang, Xia), Algorithm 2: draw ``T = ceil(eta n)`` records without
+replacement (or with replacement, Appendix F) and publish the histogram of
+the sample.
 
-* :class:`SamplingHistogram` -- Algorithm 2: draw ``T = ceil(eta n)`` records
-  without replacement (or with replacement, Appendix F) and publish the
-  histogram of the sample.
-* :class:`NoisySamplingHistogram` -- Algorithm 4 (Appendix A.3): the same
-  histogram, then published through the exponential mechanism with pmf
-  proportional to ``exp(-noise_epsilon/4 * ||hist - out||_1)`` over all
-  non-negative integer vectors ``out``.
-
-A mechanism describes its output distribution; the divergences themselves
-are computed in :mod:`smoothdp_nb.core.divergence` and combined in
-:mod:`smoothdp_nb.core.profiles`.
-
-The key reduction (used by every exact computation here): neighbouring
-databases ``x ~ x'`` differ in one record, of category ``a`` in x and ``b`` in
-x'.  Write ``u`` and ``v`` for the numbers of *other* records of categories a
-and b.  The likelihood ratio of an output depends only on its counts
-``(o_a, o_b)`` of the two categories:
+Its fast paths of the :class:`~smoothdp_nb.core.mechanisms.base.Mechanism`
+protocol rest on one reduction.  Neighbouring databases ``x ~ x'`` differ in
+one record, of category ``a`` in x and ``b`` in x'.  Write ``u`` and ``v`` for
+the numbers of *other* records of categories a and b.  The likelihood ratio of
+an output depends only on its counts ``(o_a, o_b)`` of the two categories:
 
 * without replacement: ``r = (u+1)/(u+1-o_a) * (v+1-o_b)/(v+1)``;
 * with replacement:    ``r = ((u+1)/u)^o_a * (v/(v+1))^o_b``.
@@ -24,69 +15,29 @@ and b.  The likelihood ratio of an output depends only on its counts
 So ``d(x, x')`` is a sum over the joint law of ``(o_a, o_b)`` only, and for
 two categories (``o_b = T - o_a``) the ratio is monotone in ``o_a``: the
 positive part of the hockey-stick divergence is a tail, with a closed-form
-threshold.
+threshold (:meth:`SamplingHistogram.binary_threshold`).  The divergences
+themselves are summed by :mod:`smoothdp_nb.core.divergence`.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
-from decimal import Decimal, InvalidOperation
-from fractions import Fraction
+from typing import Any
 
 import numpy as np
-from scipy.special import logsumexp
+from scipy.special import expit, logsumexp
 
-from . import _lpmf
-from ._validate import as_decimal_text, as_histograms, as_int, as_rng
-from .budget import ComputationTooLarge
-from .divergence import LogConcaveCounts, log1mexp, log_monotone_tail_sum
+from .. import _lpmf
+from .._validate import as_int, as_rng
+from ..budget import ComputationTooLarge
+from ..divergence import LogConcaveCounts, log1mexp, log_monotone_tail_sum
+from .base import MAX_CELLS, Mechanism, compositions
+from .size import SampleSize
 
-__all__ = ["SamplingHistogram", "NoisySamplingHistogram"]
-
-# Refuse explicit enumerations above this many (output x component) cells.
-MAX_CELLS = 5 * 10**7
-
-
-def _exact_rate(eta) -> Fraction:
-    """The sampling rate as an exact fraction: 0.998 means 998/1000, not the
-    binary float nearest to it (so ``ceil(0.998 * 1000)`` is 998, not 999)."""
-    if isinstance(eta, bool):
-        raise TypeError(f"eta must be a number in (0, 1], got {eta!r}")
-    if isinstance(eta, Fraction):
-        return eta
-    if isinstance(eta, (int, np.integer)):
-        return Fraction(int(eta))
-    try:
-        if isinstance(eta, (float, np.floating)):
-            if not math.isfinite(eta):
-                raise ValueError
-            # repr gives the shortest decimal that round-trips: the number the user typed.
-            return Fraction(Decimal(repr(float(eta))))
-        if isinstance(eta, str):  # plain ASCII decimal text only (no "0.5_0", no spaces, no other digits)
-            return as_decimal_text(eta, "eta")
-        return Fraction(Decimal(str(eta)))
-    except (InvalidOperation, ValueError) as exc:
-        if str(exc).startswith("eta "):
-            raise
-        raise ValueError(f"eta must be a number in (0, 1], got {eta!r}") from None
-    except TypeError:
-        raise TypeError(f"eta must be a number in (0, 1], got {eta!r}") from None
+__all__ = ["SamplingHistogram"]
 
 
-def sampling_size_spec(eta, T) -> tuple[Fraction | None, float | None, int | None]:
-    """Validate "a rate eta or a fixed size T" (exactly one): -> (exact rate, eta, T)."""
-    if (eta is None) == (T is None):
-        raise ValueError("give exactly one of eta (a sampling rate) or T (a sample size)")
-    if eta is not None:
-        rate = _exact_rate(eta)
-        if not (0 < rate <= 1):
-            raise ValueError(f"eta must be in (0, 1], got {eta!r}")
-        return rate, float(rate), None
-    return None, None, as_int(T, "T", minimum=1)
-
-
-class SamplingHistogram:
+class SamplingHistogram(SampleSize, Mechanism):
     """Sampling-histogram mechanism M_H (Algorithm 2; Appendix F with replacement).
 
     Parameters
@@ -108,49 +59,25 @@ class SamplingHistogram:
     """
 
     def __init__(self, eta=None, *, T: int | None = None, replace: bool = False):
-        self._rate, self.eta, self.T = sampling_size_spec(eta, T)
+        self._set_size(eta, T)
         if not isinstance(replace, (bool, np.bool_)):
             raise TypeError(f"replace must be True or False, got {replace!r}")
         self.replace = bool(replace)
 
     # -- description -----------------------------------------------------
     def __repr__(self) -> str:
-        size = f"eta={self._eta_text()}" if self.T is None else f"T={self.T}"
         extra = ", replace=True" if self.replace else ""
-        return f"{type(self).__name__}({size}{extra})"
+        return f"{type(self).__name__}({self._size_text()}{extra})"
 
-    def _eta_text(self) -> str:
-        r = self._rate
-        d = Decimal(r.numerator) / Decimal(r.denominator)
-        return str(d.normalize()) if d == Decimal(r.numerator) / Decimal(r.denominator) else str(float(r))
-
-    def __eq__(self, other) -> bool:
-        return type(self) is type(other) and self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
+    dp_delta_depends_on_epsilon = False
 
     def _key(self):
         return (self._rate, self.T, self.replace)
 
     @property
-    def label(self) -> str:
-        """Short human-readable description, e.g. for chart legends."""
-        return repr(self)
-
-    # -- sizes -------------------------------------------------------------
-    def sample_size(self, n: int) -> int:
-        """T for a database of n records: ``ceil(eta * n)`` (exact) or the fixed T.
-
-        Raises ValueError when a fixed T exceeds n (without replacement).
-        """
-        n = as_int(n, "n", minimum=1)
-        if self.T is not None:
-            if self.T > n and not self.replace:
-                raise ValueError(f"T must be <= n when sampling without replacement, got T={self.T} > n={n}")
-            return self.T
-        num = self._rate.numerator * n
-        return -((-num) // self._rate.denominator)  # exact ceiling
+    def categories(self) -> None:
+        """Any number of categories m >= 2 (taken from the histograms)."""
+        return None
 
     # -- running the mechanism ------------------------------------------------
     def sample(self, data, rng=None, *, categories=None) -> np.ndarray:
@@ -181,10 +108,7 @@ class SamplingHistogram:
 
         ``size`` draws independent outputs (shape (size, m)).
         """
-        h, single = as_histograms(hist)
-        if not single:
-            raise ValueError("hist must be a single histogram of shape (m,) here")
-        h = h[0]
+        h = self._one_histogram(hist)
         n = int(h.sum())
         T = self.sample_size(n)
         gen = as_rng(rng)
@@ -205,16 +129,15 @@ class SamplingHistogram:
         """
         import pandas as pd
 
-        h, single = as_histograms(hist)
-        if not single:
-            raise ValueError("hist must be a single histogram of shape (m,) here")
-        outs, logp = self._log_output_pmf(h[0])
+        outs, logp = self.log_output_pmf(self._one_histogram(hist))
         df = pd.DataFrame(outs, columns=[f"c{j}" for j in range(outs.shape[1])])
         df["probability"] = np.exp(logp)
         df["log_probability"] = logp
         return df
 
-    def _log_output_pmf(self, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def log_output_pmf(self, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Every sampled histogram (rows) and its log-probability (small cases)."""
+        h = np.asarray(h, dtype=np.int64)
         n = int(h.sum())
         T = self.sample_size(n)
         m = len(h)
@@ -224,7 +147,7 @@ class SamplingHistogram:
                 f"the output space has {count:.3g} histograms (T={T}, m={m}); "
                 "output_pmf enumerates them and is meant for small cases"
             )
-        outs = _compositions(T, m)
+        outs = compositions(T, m)
         if self.replace:
             logp = _log_multinomial(outs, h / n)
         else:
@@ -233,9 +156,158 @@ class SamplingHistogram:
             logp = _lpmf.log_comb(h[None, :], outs).sum(axis=1) - _lpmf.log_comb(n, T)
         return outs, logp
 
+    # -- worst cases ---------------------------------------------------------------
+    def delta_upper_bound(self, n: int, epsilon: np.ndarray) -> np.ndarray:
+        """The DP delta (below): no database of n records exceeds it."""
+        return self.dp_delta(n, epsilon)
+
+    def dp_delta(self, n: int, epsilon: np.ndarray, categories: int | None = None, log: bool = False,
+                 budget: float | None = None, all_profiles: np.ndarray | None = None) -> np.ndarray:
+        """Theorem 3 (iii): ``T/n`` for every epsilon >= 0 without replacement
+        (correctly rounded from the exact fraction); ``1 - (1 - 1/n)^T`` with
+        replacement (a few ulps).
+
+        The database with a single record of one category attains it, and no
+        database exceeds it because the two outputs differ only when the
+        changed record is sampled (with replacement: drawn at least once).
+        """
+        T = self.sample_size(n)
+        if self.replace:
+            logd = math.log(-math.expm1(T * math.log1p(-1.0 / n))) if n > 1 else 0.0
+            lin = math.exp(logd)
+        else:
+            frac = self.sampled_fraction(n)
+            lin = float(frac)
+            logd = math.log(frac.numerator) - math.log(frac.denominator)
+        return np.full(np.shape(epsilon), logd if log else lin)
+
+    # -- the profile fast paths --------------------------------------------------------
+    def log_profile_batch(self, hists: np.ndarray, n: int, epsilon: np.ndarray) -> np.ndarray:
+        """log delta_eps(x) for histograms of a common size n (rows), shape (k, E).
+
+        For two categories the profile is a maximum of four tails of
+        hypergeometric (binomial, with replacement) laws, summed from the
+        closed-form threshold outward with a proven truncation bound, so the
+        cost does not grow with n.  For ``m > 2`` the joint law of the two
+        categories involved is summed on its full grid (exact; cost ~ m^2 T^2).
+        """
+        T = self.sample_size(n)
+        if hists.shape[1] == 2:
+            out = self._log_profile_binary(hists, n, T, epsilon)
+        else:
+            out = self._log_profile_grid(hists, n, T, epsilon)
+        return np.minimum(out, self.dp_delta(n, epsilon, log=True))
+
+    def profile_seconds(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> float:
+        """m = 2: a few tail sums per histogram, 1.5e-6 s per histogram and
+        epsilon at n = 1e5, growing like n^0.25 (benchmarks/README.md); m > 2:
+        the (T+1)^2 grid per distinct neighbour pair."""
+        if m == 2:
+            return 0.01 + 1.5e-6 * count * n_epsilon * (max(n, 1) / 1e5) ** 0.25
+        T = self.sample_size(n)
+        pairs = min(count * m * (m - 1), (n + 1) ** 2)
+        return 5e-9 * pairs * (T + 1) ** 2 * n_epsilon
+
+    def _log_profile_grid(self, h: np.ndarray, n: int, T: int, epsilon: np.ndarray) -> np.ndarray:
+        """m > 2.  For every ordered pair (a, b) with h_a >= 1 the neighbour moves
+        one a-record to b; d(x, x') = F(h_a - 1, h_b) and d(x', x) = F(h_b, h_a - 1)."""
+        k, m = h.shape
+        us, vs, owner = [], [], []
+        for a in range(m):
+            for b in range(m):
+                if a == b:
+                    continue
+                rows = np.nonzero(h[:, a] >= 1)[0]
+                u = h[rows, a] - 1
+                v = h[rows, b]
+                us += [u, v]
+                vs += [v, u]
+                owner += [rows, rows]
+        u_all = np.concatenate(us)
+        v_all = np.concatenate(vs)
+        own = np.concatenate(owner)
+        # One scalar key per pair (u, v <= n): a 1-D unique is far cheaper than np.unique(axis=0).
+        if n < 2**31:
+            keys, inverse = np.unique(u_all * (n + 1) + v_all, return_inverse=True)
+            pu, pv = keys // (n + 1), keys % (n + 1)
+        else:  # the key would overflow int64
+            pairs, inverse = np.unique(np.stack([u_all, v_all], axis=1), axis=0, return_inverse=True)
+            pu, pv = pairs[:, 0], pairs[:, 1]
+        logF = self.log_pair_divergence(pu, pv, n, T, epsilon)
+        vals = logF[inverse.ravel()]
+        out = np.full((k, epsilon.size), -np.inf)
+        np.maximum.at(out, own, vals)
+        return out
+
+    def _log_profile_binary(self, h: np.ndarray, n: int, T: int, epsilon: np.ndarray) -> np.ndarray:
+        """m = 2: the same four divergences per histogram as the general case,
+        indexed by u alone (every pair has u + v = n - 1)."""
+        h0, h1 = h[:, 0], h[:, 1]
+        # the four (u) per row: x -> x' moves an a-record (a = 0 or 1); d(x, x') and d(x', x)
+        cand = np.stack([h0 - 1, h1, h1 - 1, h0])  # (4, k)
+        valid = np.stack([h0 >= 1, h0 >= 1, h1 >= 1, h1 >= 1])
+        U = cand[valid]
+        if n <= 16 * U.size:  # dense index: cheaper than sorting
+            needed = np.zeros(n, dtype=bool)
+            needed[U] = True
+            us = np.nonzero(needed)[0]
+            where = np.cumsum(needed) - 1
+            idx = where[np.where(valid, cand, 0)]
+        else:
+            us, inv = np.unique(U, return_inverse=True)
+            idx = np.zeros(cand.shape, dtype=np.int64)
+            idx[valid] = inv.ravel()
+        logF = self.log_pair_divergence(us, n - 1 - us, n, T, epsilon)  # (len(us), E)
+        vals = np.where(valid[:, :, None], logF[idx], -np.inf)  # (4, k, E)
+        return vals.max(axis=0)
+
+    def log_utility(self, hist_minus_i: np.ndarray, t: float) -> float:
+        """eq. (3) before the factor 1/(1-t); two categories: monotone tails from
+        the closed-form thresholds, otherwise the generic enumeration."""
+        c = np.asarray(hist_minus_i, dtype=np.int64)
+        if c.size != 2:
+            return super().log_utility(c, t)
+        n = int(c.sum()) + 1
+        T = self.sample_size(n)
+        both = self._log_utility_binary(np.array([c[0], c[1]]), np.array([c[1], c[0]]), n, T, t)
+        return float(np.max(both))
+
+    def _log_utility_binary(self, u, v, n, T, t):
+        """log sum_K P(K) max(0, sigma(|log r(K)|) - t) for rows (u, v): the
+        expectation under the database with u+1 records of 'a' and v of 'b'."""
+        u = np.asarray(u, dtype=np.int64)
+        v = np.asarray(v, dtype=np.int64)
+        dist = self.binary_dist(u, v, n, T)
+
+        def factor(rows, k):
+            lr = np.abs(self.log_ratio(u[rows], v[rows], k, T - k))
+            f = expit(lr) - t  # sigma(|lr|) = max posterior, >= 1/2
+            return np.where(f > 0, f, 0.0)
+
+        if t < 0.5:
+            return log_monotone_tail_sum(dist, dist.lo, dist.hi, factor)
+        L = math.log(t) - math.log1p(-t)  # logit(t) >= 0
+        Ls = np.full(u.size, L)
+        upper_start = self.binary_threshold(u, v, T, Ls)
+        # log r(u, v; K, T-K) < -L  <=>  log r(v, u; T-K, K) > L
+        lower_end = T - self.binary_threshold(v, u, T, Ls)
+        upper = log_monotone_tail_sum(dist, upper_start, dist.hi, factor)
+        lower_end = np.minimum(lower_end, upper_start - 1)  # keep the two tails disjoint
+        lower = log_monotone_tail_sum(dist, dist.lo, lower_end, factor)
+        return np.logaddexp(upper, lower)
+
+    def postprocessed(self, f: Any) -> Mechanism:
+        """The winner of the sample (:data:`~smoothdp_nb.winner`) has its own fast
+        path without replacement (hypergeometric tails); other maps are generic."""
+        from .postprocess import SampledWinner, winner
+
+        if f is winner and not self.replace:
+            return SampledWinner(self)
+        return super().postprocessed(f)
+
     # -- the divergence kernel ---------------------------------------------------
-    def _log_pair_divergence(self, u, v, n: int, T: int, epsilon: np.ndarray) -> np.ndarray:
-        """log d(x, x') for the neighbour pair described in the module docstring.
+    def log_pair_divergence(self, u, v, n: int, T: int, epsilon: np.ndarray) -> np.ndarray:
+        """log d(x, x') for neighbour pairs (u, v) of the module docstring.
 
         ``u``, ``v``: int arrays (B,) of the other records in categories a, b;
         ``n``: database size (all rows); ``epsilon``: (E,).  For ``m > 2`` the
@@ -253,7 +325,7 @@ class SamplingHistogram:
             out[~binary] = self._log_pair_divergence_grid(u[~binary], v[~binary], n, T, epsilon)
         return out
 
-    def _log_ratio(self, u, v, oa, ob):
+    def log_ratio(self, u, v, oa, ob):
         """log P(o)/Q(o) as a function of the counts (o_a, o_b); arrays broadcast."""
         u = np.asarray(u, dtype=float)
         v = np.asarray(v, dtype=float)
@@ -268,7 +340,7 @@ class SamplingHistogram:
                 return ta - tb
             return -np.log1p(-oa / (u + 1.0)) + np.log1p(-ob / (v + 1.0))
 
-    def _binary_dist(self, u, v, n, T) -> LogConcaveCounts:
+    def binary_dist(self, u, v, n, T) -> LogConcaveCounts:
         """Law of o_a (count of category a in the output) under x, binary case."""
         good = (u + 1).astype(float)
         bad = v.astype(float)
@@ -320,8 +392,8 @@ class SamplingHistogram:
         uu = np.repeat(u, E)
         vv = np.repeat(v, E)
         ee = np.tile(epsilon, B)
-        dist = self._binary_dist(uu, vv, n, T)
-        start = self._binary_threshold(uu, vv, T, ee)
+        dist = self.binary_dist(uu, vv, n, T)
+        start = self.binary_threshold(uu, vv, T, ee)
 
         res = log_monotone_tail_sum(dist, start, dist.hi, self._divergence_factor(uu, vv, T, ee))
         return res.reshape(B, E)
@@ -337,7 +409,7 @@ class SamplingHistogram:
         if self.replace:
 
             def factor(rows, k):
-                lr = self._log_ratio(u[rows], v[rows], k, T - k)
+                lr = self.log_ratio(u[rows], v[rows], k, T - k)
                 with np.errstate(invalid="ignore"):
                     f = -np.expm1(np.minimum(epsilon[rows] - lr, 0.0))
                 return np.nan_to_num(f, nan=0.0)  # nan only where P(k) = 0
@@ -355,7 +427,7 @@ class SamplingHistogram:
 
         return factor
 
-    def _binary_threshold(self, u, v, T, epsilon):
+    def binary_threshold(self, u, v, T, epsilon):
         """Smallest o_a that can have log r > epsilon (one below the closed-form
         root, so rounding can only add a zero term, never drop a positive one)."""
         uf = u.astype(float)
@@ -394,7 +466,7 @@ class SamplingHistogram:
             vv = v[s : s + chunk, None, None].astype(float)
             rest = n - 1 - uu - vv
             logp = self._log_joint_ab(uu, vv, rest, n, T, oa[None], ob[None])
-            lr = self._log_ratio(uu, vv, oa[None], ob[None])
+            lr = self.log_ratio(uu, vv, oa[None], ob[None])
             lp = logp.reshape(logp.shape[0], -1)
             lrr = np.broadcast_to(lr, logp.shape).reshape(lp.shape)
             for j, e in enumerate(epsilon):
@@ -456,91 +528,6 @@ def _log_factorials(n: int) -> np.ndarray:
 _LF_CACHE: dict = {}
 
 
-class NoisySamplingHistogram(SamplingHistogram):
-    """Sampling histogram with additive discrete noise (Algorithm 4, Appendix A.3).
-
-    The sampled histogram ``hist`` (T records drawn without replacement) is
-    published as ``out`` in Z_+^m with probability proportional to
-    ``exp(-noise_epsilon/4 * ||hist - out||_1)`` (eq. (4)).
-
-    The support is infinite, but for every coordinate the kernel beyond
-    ``out_j >= T`` is ``r^(out_j - hist_j)`` with ``r = e^(-noise_epsilon/4)``
-    and ``hist_j <= T``: the factor ``r^out_j`` is common to every component
-    of the mixture, so the likelihood ratio between any two databases is
-    constant on each set ``{out_j >= T}``.  Lumping those sets into one cell per
-    coordinate therefore gives exactly the same hockey-stick divergences
-    (a finite, exact computation on the (T+1)^m cells).
-    """
-
-    def __init__(self, eta=None, *, T: int | None = None, noise_epsilon: float):
-        super().__init__(eta, T=T, replace=False)
-        try:
-            ne = float(noise_epsilon)
-        except (TypeError, ValueError):
-            raise TypeError(f"noise_epsilon must be a positive number, got {noise_epsilon!r}") from None
-        if not (ne > 0 and math.isfinite(ne)):
-            raise ValueError(f"noise_epsilon must be a finite number > 0, got {noise_epsilon!r}")
-        self.noise_epsilon = ne
-
-    def __repr__(self) -> str:
-        size = f"eta={self._eta_text()}" if self.T is None else f"T={self.T}"
-        return f"NoisySamplingHistogram({size}, noise_epsilon={self.noise_epsilon:g})"
-
-    def _key(self):
-        return (self._rate, self.T, self.noise_epsilon)
-
-    def sample_histogram(self, hist, rng=None, size: int | None = None) -> np.ndarray:
-        gen = as_rng(rng)
-        sampled = super().sample_histogram(hist, rng=gen, size=size)
-        lam = self.noise_epsilon / 4.0
-        return _sample_truncated_two_sided_geometric(sampled, lam, gen)
-
-    def _log_kernel(self, T: int) -> np.ndarray:
-        """log K[s, c]: probability that a coordinate with sampled count s
-        (0..T) is published in cell c (0..T-1 exactly, T meaning ">= T")."""
-        lam = self.noise_epsilon / 4.0
-        s = np.arange(T + 1, dtype=float)[:, None]
-        c = np.arange(T + 1, dtype=float)[None, :]
-        # log Z(s) = log(1 + r - r^(s+1)) - log(1 - r), with r = e^-lam
-        log_one_minus_r = float(log1mexp(-lam))
-        log_z = np.log1p(np.exp(-lam) - np.exp(-lam * (s + 1))) - log_one_minus_r
-        logk = -lam * np.abs(c - s) - log_z
-        # the lumped cell sums r^(k - s) over k >= T
-        logk[:, T] = -lam * (T - s[:, 0]) - log_one_minus_r - log_z[:, 0]
-        return logk
-
-    def _log_output_pmf(self, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Output pmf on the lumped space: coordinates 0..T-1 exact, T = '>= T'."""
-        samples, logw = SamplingHistogram._log_output_pmf(self, h)
-        n = int(h.sum())
-        T = self.sample_size(n)
-        m = len(h)
-        cells = (T + 1) ** m
-        if cells * len(logw) > MAX_CELLS:
-            raise ComputationTooLarge(
-                f"the noisy mechanism's lumped output space has (T+1)^m = {cells:.3g} cells times "
-                f"{len(logw)} sampled histograms; too large for an exact computation (T={T}, m={m})"
-            )
-        logk = self._log_kernel(T)
-        outs = np.array(list(itertools.product(range(T + 1), repeat=m)), dtype=np.int64)
-        # log P(out) = logsumexp_s [log w(s) + sum_j log K(s_j, out_j)]
-        acc = logw[:, None] + sum(logk[samples[:, j]][:, outs[:, j]] for j in range(m))
-        return outs, logsumexp(acc, axis=0)
-
-    def output_pmf(self, hist):
-        """Exact output pmf on the lumped space (see class docstring).
-
-        A count equal to T in column ``cj`` stands for the event "out_j >= T"
-        (the column ``lumped`` flags such rows); the probabilities sum to 1.
-        """
-        df = super().output_pmf(hist)
-        h, _ = as_histograms(hist)
-        T = self.sample_size(int(h.sum()))
-        cols = [c for c in df.columns if c.startswith("c")]
-        df["lumped"] = (df[cols] >= T).any(axis=1)
-        return df
-
-
 def _label_index(cats: np.ndarray, data: np.ndarray) -> np.ndarray:
     order = np.argsort(cats, kind="stable")
     sorted_cats = cats[order]
@@ -552,17 +539,6 @@ def _label_index(cats: np.ndarray, data: np.ndarray) -> np.ndarray:
     return order[pos]
 
 
-def _compositions(total: int, parts: int) -> np.ndarray:
-    """All vectors of ``parts`` non-negative ints summing to ``total`` (stars and bars)."""
-    if parts == 1:
-        return np.array([[total]], dtype=np.int64)
-    bars = np.array(list(itertools.combinations(range(total + parts - 1), parts - 1)), dtype=np.int64)
-    padded = np.concatenate(
-        [np.full((len(bars), 1), -1), bars, np.full((len(bars), 1), total + parts - 1)], axis=1
-    )
-    return np.diff(padded, axis=1) - 1
-
-
 def _log_multinomial(outs: np.ndarray, p: np.ndarray) -> np.ndarray:
     from scipy.special import gammaln
 
@@ -572,18 +548,3 @@ def _log_multinomial(outs: np.ndarray, p: np.ndarray) -> np.ndarray:
     return gammaln(T + 1.0) - gammaln(outs + 1.0).sum(axis=1) + terms.sum(axis=1)
 
 
-def _sample_truncated_two_sided_geometric(centre: np.ndarray, lam: float, gen) -> np.ndarray:
-    """Draw out >= 0 with P(out) proportional to exp(-lam |out - centre|), per entry."""
-    c = np.asarray(centre, dtype=np.int64)
-    r = math.exp(-lam)
-    # mass of the left part {0..c} and of the right part {c+1, ...}, up to 1/(1-r)
-    left = -np.expm1(-lam * (c + 1.0))
-    right = r
-    go_left = gen.random(c.shape) * (left + right) < left
-    u = gen.random(c.shape)
-    # left: out = c - G, P(G = g) prop. to r^g on 0..c (inverse cdf of a truncated geometric)
-    g_left = np.floor(np.log1p(-u * left) / -lam).astype(np.int64)
-    g_left = np.minimum(g_left, c)
-    # right: out = c + 1 + G', G' geometric on 0, 1, ...
-    g_right = gen.geometric(1.0 - r, size=c.shape) - 1
-    return np.where(go_left, c - g_left, c + 1 + g_right)

@@ -1,0 +1,375 @@
+"""Exact leave-one-out count tables for the sampling average (Algorithm 3), fast.
+
+For a database of n records on an evenly spaced grid (integer weights ``v``
+relative to the smallest occupied value), the privacy profile of the
+sampling average needs, for every occupied value a, the counts
+
+    R_a(u) = #{T-subsets of the other n - 1 records with weight sum u},
+    S_a(u) = #{(T-1)-subsets of the other n - 1 records with weight sum u}
+
+(:mod:`smoothdp_nb.core.average`, module docstring).  With ``A_t(u)`` the
+t-subset counts of all n records (the coefficients of
+``prod_j (1 + z y^(v_j))^(c_j)``), removing one record of weight v divides by
+``(1 + z y^v)``:
+
+    S_a(u) = sum_{k=0}^{T-1} (-1)^k A_{T-1-k}(u - k v_a),   R_a(u) = A_T(u) - S_a(u - v_a).
+
+The alternating sums cancel catastrophically in floating point exactly where
+it matters (sums reached almost only through the removed record), so they are
+evaluated in exact integer arithmetic, in two residues:
+
+* modulo 2^64, in ``uint64`` arithmetic (wrap-around is the reduction, so the
+  forward table and the alternating sums are exact modulo 2^64);
+* approximately in float64, which only has to locate the integer to within
+  2^62.
+
+Reconstruction: the true count is ``V = L + 2^64 h`` with ``L = V mod 2^64``
+and an integer ``h >= 0``.  If the float64 value ``F`` satisfies
+``|F - V| < 2^62``, then ``(F - L) / 2^64`` lies within 1/4 (plus the
+rounding of ``L`` to float, < 2^-52 relative) of h, so ``h = round((F - L) /
+2^64)`` is exact and ``float(V) = h 2^64 + float(L)`` is within 2 ulp of V.
+
+Error bound for F (the condition checked before this path is used): every
+``A_t(u) <= B = max_{t <= T} C(n, t)``.  The forward table adds non-negative
+numbers only, n steps of one rounding each, so its relative error is at most
+``n u`` (u = 2^-53, to first order).  Each alternating sum has at most T + 1
+terms, each ``<= B``, with one rounding per addition, so
+
+    |F - V| <= (T + 1) B ((n + 1) u + (T + 1) u) + (a final subtraction) <= (n + T + 4)(T + 2) u B.
+
+Two residues are used when ``(n + T + 4)(T + 2) u B < 2^61`` (a factor two of
+margin).  At the authors' setting (n = 225, T = 15) ``B = C(225, 15) ~ 2^77.6``
+and the bound is ~2^37.  Up to 2^92 a third residue, modulo the prime
+``p = 2^31 - 1`` (int64 arithmetic, reduced every 30 additions so nothing
+overflows), pins V modulo ``2^64 p`` by the Chinese remainder theorem and the
+float64 value then only has to be within 2^93 (Figure 5 at n = 484, T = 22:
+``B ~ 2^125.6``, bound ~2^87).  Beyond that :func:`leave_one_out_counts`
+returns None and the caller uses the divide-and-conquer tables.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["leave_one_out_counts", "exact_path_applies", "candidate_pairs"]
+
+_TWO64 = 2.0**64
+_UNIT = 2.0**-53
+_PRIME = 2**31 - 1  # third residue when counts exceed what two can locate
+_INV_TWO64 = pow(2**64 % _PRIME, -1, _PRIME)
+
+
+def _log2_max_count(n: int, T: int) -> float:
+    """log2 of max_{t <= T} C(n, t), the largest possible subset count in the tables."""
+    t = min(T, n // 2)
+    return (math.lgamma(n + 1) - math.lgamma(t + 1) - math.lgamma(n - t + 1)) / math.log(2)
+
+
+def _residues_needed(n: int, T: int) -> int:
+    """2 (mod 2^64 and float64), 3 (also mod the prime 2^31 - 1), or 0 (beyond the error bound)."""
+    if T < 1 or T > n:
+        return 0
+    log2_err = math.log2((n + T + 4) * (T + 2) * _UNIT) + _log2_max_count(n, T)
+    if log2_err < 61.0:
+        return 2
+    if log2_err < 92.0:
+        return 3
+    return 0
+
+
+def exact_path_applies(n: int, T: int) -> bool:
+    """True when the float64 residue is accurate enough for the reconstruction (module docstring)."""
+    return _residues_needed(n, T) > 0
+
+
+def leave_one_out_counts(weights: np.ndarray, counts: np.ndarray, T: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """R_a and S_a (see the module docstring) for every occupied value, as float64.
+
+    Parameters
+    ----------
+    weights : int array (A,)
+        Distinct weights of the occupied values, increasing, the first one 0.
+    counts : int array (A,)
+        Number of records at each weight (all >= 1), n = counts.sum().
+    T : int
+        Sample size, 1 <= T <= n.
+
+    Returns
+    -------
+    (R, S, P) : three float64 arrays, (A, W), (A, W), (W,), W = T * weights[-1] + 1
+        ``R[i, u]`` and ``S[i, u]`` for the records of weight ``weights[i]``,
+        and ``P[u] = A_T(u)`` (all n records), each within 2 ulp of the exact
+        integer count; or None when the size is beyond the error bound of the
+        module docstring.
+    """
+    v = np.asarray(weights, dtype=np.int64)
+    c = np.asarray(counts, dtype=np.int64)
+    n = int(c.sum())
+    nres = _residues_needed(n, T)
+    if nres == 0:
+        return None
+    span = int(v[-1])
+    W = T * span + 1  # row width: sums of up to T records
+    pad = max(span, 1)
+    size = pad + (T + 1) * W
+    # forward table A_t(u), rows t = 0..T in one flat array (row stride W) after
+    # `pad` zeros, so "row t += row t-1 moved by v" is one slice operation for
+    # every row at once; reading past a row's start lands in zeros (the previous
+    # row's support ends at (t-2) span < W - v).
+    dtypes = [np.uint64, np.float64] + ([np.int64] if nres == 3 else [])
+    tabs = []
+    for dtype in dtypes:
+        X = np.zeros(size, dtype=dtype)
+        X[pad] = 1  # the empty subset
+        Y = X.copy()
+        lo = pad + W
+        hi = pad + (T + 1) * W
+        steps = 0
+        for vj, cj in zip(v.tolist(), c.tolist()):
+            for _ in range(cj):  # one record: (1 + z y^v)
+                np.add(X[lo:hi], X[lo - W - vj : hi - W - vj], out=Y[lo:hi])
+                X, Y = Y, X
+                steps += 1
+                if dtype is np.int64 and steps % 30 == 0:  # values < 2^(31 + 30): reduce
+                    np.remainder(X, _PRIME, out=X)
+        if dtype is np.int64:
+            np.remainder(X, _PRIME, out=X)
+        tabs.append(X)
+    out = []
+    # Division by (1 + z y^v) as strided sums.  Lay the rows out as
+    # G = (A_T, -A_{T-1}, A_{T-2}, ...) with row stride Wp = W + T span (zeros
+    # after each row), so that A_{T-1-k}(y - k v) (-1)^(k+1) = G[Wp + y + k (Wp - v)]:
+    # for every record weight v one strided view of shape (T, W + v) summed
+    # over its first axis gives X(y) = -S(y) and R(u) = A_T(u) + X(u - v).
+    Wp = W + T * span
+    lead = span
+    for X in tabs:
+        rows = X[pad:].reshape(T + 1, W)
+        G = np.zeros(lead + (T + 1) * Wp, dtype=X.dtype)
+        body = G[lead:].reshape(T + 1, Wp)
+        body[:, :W] = rows[T::-1]
+        body[1::2, :W] *= np.uint64(2**64 - 1) if X.dtype == np.uint64 else X.dtype.type(-1)
+        R = np.empty((v.size, W), dtype=X.dtype)
+        S = np.empty((v.size, W), dtype=X.dtype)
+        item = G.itemsize
+        for i, vi in enumerate(v.tolist()):
+            view = np.ndarray((T, W + vi), dtype=G.dtype, buffer=G, offset=(lead + Wp - vi) * item,
+                              strides=((Wp - vi) * item, item))
+            Xs = view.sum(axis=0)
+            np.negative(Xs[vi:], out=S[i])
+            np.add(rows[T], Xs[:W], out=R[i])
+        if X.dtype == np.int64:
+            np.remainder(R, _PRIME, out=R)
+            np.remainder(S, _PRIME, out=S)
+        out.append((R, S, rows[T]))
+    return tuple(_combine(*parts) for parts in zip(*out))
+
+
+def _combine(L: np.ndarray, F: np.ndarray, r: np.ndarray | None = None) -> np.ndarray:
+    """float(V) from V mod 2^64 (uint64), a float64 value F near V and optionally V mod p (int64).
+
+    Two residues: ``V = L + 2^64 h`` with ``h = round((F - L) / 2^64)``, exact
+    when ``|F - V| < 2^62``.  Three: ``V = L + 2^64 k + 2^64 p h`` with
+    ``k = (r - L) 2^-64 mod p`` (Chinese remainders) and ``h = round((F - L - 2^64 k)
+    / (2^64 p))``, exact when ``|F - V| < 2^93``; then ``float(V) = float(h p + k)
+    2^64 + float(L)``, h p + k computed exactly in int64.
+    """
+    Lf = L.astype(np.float64)
+    if r is None:
+        h = np.subtract(F, Lf)
+        h *= 1.0 / _TWO64
+        np.rint(h, out=h)
+        h *= _TWO64  # exact: h is a small integer
+        h += Lf
+        return h
+    Lp = np.remainder(L, np.uint64(_PRIME)).astype(np.int64)
+    k = np.remainder(r - Lp, _PRIME)
+    k *= _INV_TWO64
+    np.remainder(k, _PRIME, out=k)  # 0 <= k < p: V = L + 2^64 k mod 2^64 p
+    base = k * _TWO64 + Lf
+    h = np.rint((F - base) / (_TWO64 * _PRIME)).astype(np.int64)
+    return (h * _PRIME + k).astype(np.float64) * _TWO64 + Lf
+
+
+# ---------------------------------------------------------------------------
+# the search over (removed value, replacement) pairs
+# ---------------------------------------------------------------------------
+# Relative slack covering the rounding of every linear-scale input below: the
+# counts (2 ulp), one product by e^eps or expm1(eps) and one addition (1 ulp
+# each), and group sums of at most W non-negative terms (W ulp, W < 10^5).
+_SLACK = 1e-10
+
+
+def _hinge(a: np.ndarray, b: np.ndarray, upper: bool, axis: int = -1) -> np.ndarray:
+    """sum [a - b]_+ with a, b known to relative ``_SLACK``: an upper or a lower bound.
+
+    ``fl(x - y)`` is the exact difference to one rounding, so skewing the
+    inputs by the slack and the result by 1e-9 (the relative error of a sum
+    of non-negative terms) brackets the true value."""
+    if upper:
+        return np.maximum(a * (1 + _SLACK) - b * (1 - _SLACK), 0.0).sum(axis=axis) * (1 + 1e-9)
+    return np.maximum(a * (1 - _SLACK) - b * (1 + _SLACK), 0.0).sum(axis=axis) * (1 - 1e-9)
+
+
+def candidate_pairs(R: np.ndarray, S: np.ndarray, P: np.ndarray, v: np.ndarray, shifts: np.ndarray,
+                    epsilon: np.ndarray, T: int, group=None) -> list[tuple[int, np.ndarray]]:
+    """Pairs (removed value i, replacements) among which every maximiser of the divergence lies.
+
+    In count units (divide by C(n, T) for probabilities), replacing one record
+    of local weight ``v[i]`` by one of local weight ``beta = shifts[b]`` turns
+    the output law ``P`` into ``Q(u) = R_i(u) + S_i(u - beta)``, while
+    ``P(u) = R_i(u) + S_i(u - v_i)``.  With ``c = e^eps - 1``:
+
+    * ``d(Q, P) = sum_x [S_i(x) - Z_i(x + beta)]_+``, ``Z_i = c P + S_i(. - v_i)``
+      (non-negative, zero outside the support of P);
+    * ``d(P, Q) = sum_u [S_i(u - v_i) - c R_i(u) - e^eps S_i(u - beta)]_+
+      <= U_i = sum_u [S_i(u - v_i) - c R_i(u)]_+`` (free of beta);
+    * ``d(Q, P) <= g(beta) = sum_x [max_i S_i(x) - c P(x + beta)]_+`` (free of i).
+
+    The exact values at the replacement with the largest block bound (usually
+    an end of the grid) give a first lower bound on the maximum; a value of i (direction d(P, Q), all beta) or
+    of beta (direction d(Q, P), all i) is evaluated only if its bound can
+    reach the best lower bound so far.  Every evaluated pair whose upper
+    value reaches the final lower bound is returned, so the maximising pairs
+    are among them; the caller recomputes those in log space.  ``group``
+    (start indices on the padded output axis, see below) post-processes both
+    laws first (the rounded mean): the bounds above stay valid because
+    post-processing cannot increase a divergence.
+
+    The padded output axis runs over ``u`` from ``min(0, min(shifts))``; the
+    caller's ``group(u0, L)`` returns the group starts for an axis of length
+    L beginning at local sum u0.
+    """
+    A, W = R.shape
+    E = epsilon.size
+    span = int(v[-1])
+    Ws = W - span  # support width of S (sums of T - 1 records)
+    shifts = np.asarray(shifts, dtype=np.int64)
+    u0 = min(0, int(shifts.min()))
+    u1 = max(W - 1, Ws - 1 + int(shifts.max()))
+    off = -u0
+    L = u1 - u0 + 1
+    starts = None if group is None else group(u0, L)
+
+    def grp(x):
+        return x if starts is None else np.add.reduceat(x, starts, axis=-1)
+
+    Pp = np.zeros(L)
+    Pp[off : off + W] = P
+
+    def padded(X: np.ndarray) -> np.ndarray:  # rows of R on the padded output axis
+        out = np.zeros((X.shape[0], L))
+        out[:, off : off + W] = X
+        return out
+    Sv = np.zeros((A, L))  # S_i(u - v_i): the records' own contribution to P
+    idx = (off + v)[:, None] + np.arange(Ws)[None, :]
+    np.put_along_axis(Sv, idx, S[:, :Ws], axis=1)
+    Sz = S[:, :Ws]
+    own = np.arange(A)
+    ee = np.exp(epsilon)
+    cc = np.expm1(epsilon)
+    best = np.zeros(E)  # lower bounds on the maximum, per eps
+    evaluated: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (rows i, shift index b, upper values (., E))
+
+    def shifted_S(beta: int) -> np.ndarray:
+        out = np.zeros((A, L))
+        out[:, off + beta : off + beta + Ws] = Sz
+        return out
+
+    ratio = (1 + _SLACK) / (1 - _SLACK)
+    if starts is None:
+        Sup, Slo = Sz * ratio, Sz / ratio  # S skewed up / down by the slack (see _hinge)
+    else:
+        Rg = grp(padded(R))
+        Pg = grp(Pp)
+
+    def eval_beta(b: int) -> None:  # d(Q, P) for every i at one replacement
+        beta = int(shifts[b])
+        rows = own[v != beta]
+        if rows.size == 0:
+            return
+        up = np.empty((rows.size, E))
+        if starts is None:
+            # sum_x [S_i(x) - c P(x + beta) - S_i(x + beta - v_i)]_+, skewed as in _hinge
+            cols = slice(off + beta, off + beta + Ws)
+            Pb = Pp[cols]
+            Svb = Sv[rows, cols]
+            Du, Dl = Sup[rows] - Svb, Slo[rows] - Svb
+            for k in range(E):
+                cP = cc[k] * Pb
+                up[:, k] = np.maximum(Du - cP, 0.0).sum(axis=1) * ((1 - _SLACK) * (1 + 1e-9))
+                low = np.maximum(Dl - cP, 0.0).sum(axis=1) * ((1 + _SLACK) * (1 - 1e-9))
+                best[k] = max(best[k], float(low.max()))
+        else:
+            Q = Rg[rows] + grp(shifted_S(beta)[rows])
+            for k in range(E):
+                ePg = ee[k] * Pg
+                up[:, k] = _hinge(Q, ePg[None, :], upper=True)
+                best[k] = max(best[k], float(_hinge(Q, ePg[None, :], upper=False).max()))
+        evaluated.append((rows, np.full(rows.size, b), up))
+
+    def eval_row(i: int, bs: np.ndarray) -> None:  # d(P, Q) for one i, replacements bs
+        bs = bs[shifts[bs] != v[i]]
+        if bs.size == 0:
+            return
+        Q = np.zeros((bs.size, L))
+        cols = (off + shifts[bs])[:, None] + np.arange(Ws)[None, :]
+        np.put_along_axis(Q, cols, np.broadcast_to(Sz[i], (bs.size, Ws)), axis=1)
+        Ri = padded(R[i : i + 1])
+        up = np.empty((bs.size, E))
+        for k in range(E):
+            if starts is None:
+                a_, b_ = Sv[i][None, :], cc[k] * Ri + ee[k] * Q
+            else:
+                a_, b_ = grp(Pp)[None, :], ee[k] * grp(Ri + Q)
+            lo_ = _hinge(a_, b_, upper=False)
+            up[:, k] = _hinge(a_, b_, upper=True)
+            best[k] = max(best[k], float(lo_.max()))
+        evaluated.append((np.full(bs.size, i), bs, up))
+
+    m = shifts.size
+    # d(Q, P), bounded first in blocks of K sums:
+    # sum_{x in block} [S_i(x) - c P(x + beta)]_+ <= K [max_{i, x in block} S_i(x) - c min_{block} P(. + beta)]_+
+    K = 16
+    nblk = -(-Ws // K)
+    Smax = np.zeros(nblk * K)
+    Smax[:Ws] = Sz.max(axis=0)
+    Sblk = Smax.reshape(nblk, K).max(axis=1)
+    Pmin = np.concatenate([Pp, np.zeros(nblk * K)])
+    width = 1
+    while width < K:  # Pmin[y] = min P[y .. y + K - 1]
+        Pmin[:-width] = np.minimum(Pmin[:-width], Pmin[width:])
+        width *= 2
+    first = off + int(shifts.min())
+    blkmin = np.ndarray((m, nblk), dtype=float, buffer=Pmin, offset=first * Pmin.itemsize,
+                        strides=(Pmin.itemsize, K * Pmin.itemsize))[off + shifts - first]
+    coarse = np.stack([K * _hinge(Sblk[None, :], cc[k] * blkmin, upper=True) for k in range(E)], axis=1)
+    # the replacement with the largest bound (usually a far end of the grid) gives a first best
+    top = int(np.argmax(coarse.max(axis=1)))
+    eval_beta(top)
+    rest = np.nonzero(np.any(coarse >= best, axis=1))[0]
+    rest = rest[rest != top]
+    if rest.size:  # then the exact bound g(beta), sum by sum
+        win = np.lib.stride_tricks.sliding_window_view(Pp, Ws)[off + shifts[rest]]  # (., Ws): P(x + beta)
+        g = np.stack([_hinge(Smax[None, :Ws], cc[k] * win, upper=True) for k in range(E)], axis=1)
+        for j in np.argsort(-g.max(axis=1)):
+            if np.any(g[j] >= best):
+                eval_beta(int(rest[j]))
+    # d(P, Q): rows whose bound can reach the best
+    # (first for all i at once: R_i >= min_i R_i, and S_i(u - v_i) = P - R_i)
+    Rmin = R.min(axis=0)
+    Ug = np.array([_hinge(P, ee[k] * Rmin, upper=True) for k in range(E)])
+    if np.any(Ug >= best):
+        Rp = padded(R)
+        U = np.stack([_hinge(Sv, cc[k] * Rp, upper=True) for k in range(E)], axis=1)  # (A, E)
+        for i in np.argsort(-U.max(axis=1)):
+            if np.any(U[i] >= best):
+                eval_row(int(i), np.arange(m))
+    out: dict[int, set[int]] = {}
+    for rows, bs, up in evaluated:
+        keep = np.any(up >= best[None, :], axis=1)
+        for i, b in zip(rows[keep].tolist(), bs[keep].tolist()):
+            out.setdefault(i, set()).add(b)
+    return [(i, np.array(sorted(bs), dtype=np.int64)) for i, bs in sorted(out.items())]

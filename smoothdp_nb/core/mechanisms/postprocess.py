@@ -1,0 +1,271 @@
+"""Post-processing (Proposition 4): a mechanism followed by a map of its outputs.
+
+* :func:`postprocess` -- ``M`` followed by a function ``f`` of the output
+  (deterministic, or randomized when ``f`` returns a law per output);
+* :data:`winner` -- the category with the most sampled votes, ties split evenly.
+
+By Proposition 4 (and the data-processing inequality behind it) the result
+never has a larger privacy profile, DP delta or smoothed delta than ``M``.
+The sampling histogram followed by the winner (without replacement) has a
+fast path from hypergeometric tails, :class:`SampledWinner`.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from .. import _lpmf
+from ..divergence import log1mexp, log_monotone_tail_sum
+from .base import Mechanism, factorize_outputs
+
+__all__ = ["PostProcessed", "PostProcessing", "SampledWinner", "postprocess", "winner"]
+
+
+class PostProcessing(ABC):
+    """A map of outputs, possibly randomized: what :func:`postprocess` applies."""
+
+    @abstractmethod
+    def apply(self, outputs: np.ndarray, logp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The law of f(o) for o ~ (outputs, logp): (new outputs, their log-probabilities)."""
+
+    @property
+    def name(self) -> str:
+        return type(self).__name__
+
+
+class _FunctionMap(PostProcessing):
+    """A user function of one output; vectorised when it accepts the array of outputs."""
+
+    def __init__(self, f: Callable[[Any], Any]):
+        self.f = f
+
+    @property
+    def name(self) -> str:
+        return getattr(self.f, "__name__", repr(self.f))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _FunctionMap) and other.f == self.f
+
+    def __hash__(self) -> int:
+        return hash(self.f)
+
+    def _vectorised(self, outputs: np.ndarray):
+        """f(outputs) when f maps the whole array output by output (checked on the
+        first and last outputs against single calls), else None."""
+        if outputs.dtype == object:
+            return None
+        try:
+            y = np.asarray(self.f(outputs))
+        except Exception:  # noqa: BLE001 - any failure means "not vectorised"
+            return None
+        if y.ndim == 0 or y.shape[0] != len(outputs) or y.dtype == object:
+            return None
+        for i in {0, len(outputs) - 1}:
+            single = self.f(outputs[i])
+            if isinstance(single, Mapping) or not np.array_equal(np.asarray(single), y[i]):
+                return None
+        return y
+
+    def apply(self, outputs, logp):
+        y = self._vectorised(outputs)
+        if y is not None:
+            return _group(y, logp)
+        ys = [self.f(o) for o in outputs]  # a plain Python function: one call per output
+        if not any(isinstance(v, Mapping) for v in ys):
+            labels = np.empty(len(ys), dtype=object)
+            labels[:] = ys
+            return _group(labels, logp)
+        src, lab, lw = [], [], []
+        for k, v in enumerate(ys):
+            law = v if isinstance(v, Mapping) else {v: 1.0}
+            p = np.fromiter(law.values(), dtype=float, count=len(law))
+            if np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9:
+                raise ValueError(f"f must return an output or a law {{output: probability}} summing to 1, got {v!r}")
+            src += [k] * len(law)
+            lab += list(law.keys())
+            with np.errstate(divide="ignore"):
+                lw.append(np.log(p))
+        labels = np.empty(len(lab), dtype=object)
+        labels[:] = lab
+        return _group(labels, logp[np.asarray(src, dtype=np.int64)] + np.concatenate(lw))
+
+
+def _group(labels: np.ndarray, logp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Merge equal labels: (distinct labels, log of their summed probabilities)."""
+    (codes,), K = factorize_outputs([labels])
+    out = np.full(K, -np.inf)
+    np.logaddexp.at(out, codes, logp)
+    first = np.unique(codes, return_index=True)[1]
+    return labels[first], out
+
+
+class Winner(PostProcessing):
+    """The category with the most votes in a histogram output; ties split evenly."""
+
+    @property
+    def name(self) -> str:
+        return "winner"
+
+    def __repr__(self) -> str:
+        return "winner"
+
+    def __call__(self, hist):
+        """The winner(s) of one histogram: a category, or a law over the tied ones."""
+        h = np.asarray(hist)
+        top = np.flatnonzero(h == h.max())
+        return int(top[0]) if top.size == 1 else {int(c): 1.0 / top.size for c in top}
+
+    def apply(self, outputs, logp):
+        o = np.asarray(outputs)
+        top = o == o.max(axis=1, keepdims=True)
+        share = np.log(top.sum(axis=1))
+        terms = np.where(top, (logp - share)[:, None], -np.inf)
+        with np.errstate(invalid="ignore"):
+            return np.arange(o.shape[1]), np.logaddexp.reduce(terms, axis=0)
+
+
+#: The winner of a histogram output (the category with the most votes; ties
+#: split evenly), for :func:`postprocess`.
+winner = Winner()
+
+
+def as_output_map(f: Any) -> PostProcessing:
+    if isinstance(f, PostProcessing):
+        return f
+    if not callable(f):
+        raise TypeError(f"f must be a function of one output or a PostProcessing, got {type(f).__name__}")
+    return _FunctionMap(f)
+
+
+class PostProcessed(Mechanism):
+    """``f(M(x))``: the output law of M mapped through f (generic, by enumeration)."""
+
+    def __init__(self, inner: Mechanism, f: PostProcessing):
+        self.inner = inner
+        self.f = f
+
+    def __repr__(self) -> str:
+        return f"postprocess({self.inner!r}, {self.f.name})"
+
+    def _key(self):
+        return (self.inner, self.f)
+
+    @property
+    def categories(self) -> int | None:
+        return self.inner.categories
+
+    def sample_size(self, n: int) -> int:
+        return self.inner.sample_size(n)
+
+    def delta_upper_bound(self, n: int, epsilon: np.ndarray) -> np.ndarray:
+        """The inner mechanism's bound (Proposition 4)."""
+        return self.inner.delta_upper_bound(n, epsilon)
+
+    def log_output_pmf(self, hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self.f.apply(*self.inner.log_output_pmf(hist))
+
+
+def postprocess(mechanism: Mechanism, f: Any) -> Mechanism:
+    """The mechanism ``f(M(x))``: every output of M mapped through f (Proposition 4).
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+    f : callable or PostProcessing
+        A function of one output (a histogram row, a value, a label), called
+        once on the whole array of outputs when it accepts one (checked on
+        the first and last outputs), otherwise once per output.  It returns
+        the new output, or a mapping {new output: probability} for a
+        randomized map.  :data:`winner` is built in.
+
+    Returns
+    -------
+    Mechanism
+        Its privacy profile, DP delta and smoothed delta are at most those of
+        ``mechanism`` (Proposition 4).
+    """
+    if not isinstance(mechanism, Mechanism):
+        raise TypeError(f"mechanism must be a smoothdp_nb Mechanism, got {type(mechanism).__name__}")
+    return mechanism.postprocessed(as_output_map(f))
+
+
+def _one(rows, k):
+    return np.ones(np.shape(k))
+
+
+class SampledWinner(PostProcessed):
+    """The winner of a sample drawn without replacement (the announced winner of
+    an election with lost votes), two categories in closed form.
+
+    With u other records of category a and v of b, x has u + 1 a's and its
+    neighbour x' one a-record turned into b.  Category a wins with probability
+    ``W = (P(o_a >= k_lo) + P(o_a >= k_hi)) / 2`` (``k_lo = ceil(T/2)``,
+    ``k_hi = floor(T/2) + 1``: a tie at T/2 counts half).  x and x' share the
+    other n - 1 records, and the sampled a-counts differ only when the changed
+    record is drawn, so exactly
+
+        W_x - W_x' = T/(2n) (g(k_lo - 1) + g(k_hi - 1)),
+
+    g the law of the a's among T - 1 draws from the other records.  As
+    ``W_x >= W_x'``, the hockey-stick divergences over the two outcomes are
+    ``d(x, x') = [dW - (e^eps - 1) W_x']_+`` and
+    ``d(x', x) = [dW - (e^eps - 1)(1 - W_x)]_+``: a few hypergeometric tails
+    (:func:`log_monotone_tail_sum`), no cancellation between nearly equal
+    probabilities, exact zeros where the winner cannot change.
+    """
+
+    def __init__(self, inner):
+        super().__init__(inner, winner)
+
+    def log_profile_batch(self, hists: np.ndarray, n: int, epsilon: np.ndarray) -> np.ndarray:
+        if hists.shape[1] != 2:
+            return super().log_profile_batch(hists, n, epsilon)
+        T = self.sample_size(n)
+        h0, h1 = hists[:, 0], hists[:, 1]
+        # moves a -> b: rows (u, v) = (h_a - 1, h_b), for both a
+        u = np.concatenate([h0 - 1, h1 - 1])
+        v = np.concatenate([h1, h0])
+        ok = u >= 0
+        out = np.full((2, hists.shape[0], epsilon.size), -np.inf)
+        if np.any(ok):
+            vals = np.full((u.size, epsilon.size), -np.inf)
+            vals[ok] = self._log_divergences(u[ok], v[ok], n, T, epsilon)
+            out = vals.reshape(2, hists.shape[0], epsilon.size)
+        res = out.max(axis=0)
+        return np.minimum(res, np.log(self.delta_upper_bound(n, epsilon)))
+
+    def profile_seconds(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> float:
+        if m != 2:
+            return super().profile_seconds(n, m, count, n_epsilon, budget)
+        return 2e-5 * count + 2e-6 * count * n_epsilon + 1e-4
+
+    def _log_divergences(self, u, v, n, T, epsilon):
+        """max(d(x, x'), d(x', x)) for rows (u, v), in log space: (B, E)."""
+        k_lo, k_hi = (T + 1) // 2, T // 2 + 1
+        dist_x = self.inner.binary_dist(u, v, n, T)  # o_a under x: u + 1 a's, v b's
+        dist_y = self.inner.binary_dist(u - 1, v + 1, n, T)  # under x': u a's, v + 1 b's
+        B = u.size
+        lo, hi = np.full(B, k_lo), np.full(B, k_hi)
+        log_half = math.log(0.5)
+        # W_x' and 1 - W_x, each straight from its own tails
+        w_y = np.logaddexp(log_monotone_tail_sum(dist_y, lo, dist_y.hi, _one),
+                           log_monotone_tail_sum(dist_y, hi, dist_y.hi, _one)) + log_half
+        not_w_x = np.logaddexp(log_monotone_tail_sum(dist_x, dist_x.lo, lo - 1, _one),
+                               log_monotone_tail_sum(dist_x, dist_x.lo, hi - 1, _one)) + log_half
+        g = np.logaddexp(_lpmf.log_hypergeom_pmf(k_lo - 1, u, v, T - 1),
+                         _lpmf.log_hypergeom_pmf(k_hi - 1, u, v, T - 1))
+        log_dw = g + math.log(T) - math.log(n) + log_half
+        with np.errstate(divide="ignore"):
+            log_c = np.log(np.expm1(epsilon))  # -inf at epsilon = 0
+        out = np.full((B, epsilon.size), -np.inf)
+        for other in (w_y, not_w_x):
+            with np.errstate(invalid="ignore"):  # -inf - -inf where dW = 0: no divergence
+                x = log_c[None, :] + other[:, None] - log_dw[:, None]  # log of (e^eps - 1) other / dW
+                d = np.where(x < 0, log_dw[:, None] + log1mexp(np.minimum(x, 0.0)), -np.inf)
+            out = np.maximum(out, np.where(np.isnan(d), -np.inf, d))
+        return out

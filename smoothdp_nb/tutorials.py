@@ -316,10 +316,14 @@ def run_all(notebooks: list[Path], out: Path, *, ci: bool = False, timeout: int 
         notebook_title,
     )
 
+    for name, value in (("jobs", jobs), ("timeout", timeout)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must be an integer >= 1, got {type(value).__name__}")
+        if value < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {value}")
     stream = stream if stream is not None else sys.stderr
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    jobs = max(1, int(jobs))
     sources = {p: nbformat.read(p, as_version=4) for p in notebooks}
     entries = {p: Entry(p.stem, notebook_title(nb, p.stem), notebook_summary(nb)) for p, nb in sources.items()}
     counts = {p: sum(1 for c in nb.cells if c.cell_type == "code" and c.source.strip()) for p, nb in sources.items()}
@@ -342,7 +346,8 @@ def run_all(notebooks: list[Path], out: Path, *, ci: bool = False, timeout: int 
         if res.nb is not None:
             i = stems.index(p.stem)
             neighbours = (stems[i - 1] if i else None, stems[i + 1] if i + 1 < len(stems) else None)
-            page = notebook_page(res.nb, p.stem, run=run, error=res.error, neighbours=neighbours)
+            page = notebook_page(res.nb, p.stem, run=run, error=res.error, neighbours=neighbours,
+                                 seconds=res.seconds)
             (out / f"{p.stem}.html").write_text(page, encoding="utf-8")
             entry.has_page = True
             entry.headline = headline_html(res.nb)

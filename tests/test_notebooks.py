@@ -241,3 +241,14 @@ def test_runner_rejects_bad_arguments(tmp_path, capsys):
     assert "--out must be a directory" in capsys.readouterr().err
     assert tutorials.main(["--only", "99", "--out", str(tmp_path / "r"), "--notebooks", str(NOTEBOOK_DIR)]) == 2
     assert "no notebooks" in capsys.readouterr().err
+
+
+def test_run_all_rejects_bad_jobs_and_timeout(tmp_path):
+    from smoothdp_nb import tutorials
+
+    nbs = tutorials.find_notebooks(NOTEBOOK_DIR, ["07"])
+    with pytest.raises(ValueError, match="jobs must be an integer >= 1, got 0"):
+        tutorials.run_all(nbs, tmp_path, jobs=0)
+    with pytest.raises(TypeError, match="timeout must be an integer >= 1, got float"):
+        tutorials.run_all(nbs, tmp_path, timeout=1.5)
+    assert not any(tmp_path.iterdir())  # refused before anything was written

@@ -226,7 +226,8 @@ def synthetic_notebook():
 
 
 def test_notebook_page_is_offline_and_complete():
-    page = notebook_page(synthetic_notebook(), "09_small", run=RunInfo(mode="ci"), neighbours=("08_a", None))
+    page = notebook_page(synthetic_notebook(), "09_small", run=RunInfo(mode="ci"), neighbours=("08_a", None),
+                         seconds=125.0)
     p = Tags(page)
     csp = [a["content"] for t, a in p.tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"]
     assert csp and "default-src 'none'" in csp[0] and "script-src" not in csp[0]
@@ -238,6 +239,7 @@ def test_notebook_page_is_offline_and_complete():
     assert "hidden-cell" not in page and "secret_setup" not in page  # remove-cell
     assert "say(headline)" not in page and "<strong>1.2e-32</strong>" in page  # remove-input keeps the output
     assert "0/15" not in page and "08_a.html" in page and "small CI parameters" in page
+    assert "Executed in 2 min 05 s" in page
 
 
 def test_failed_notebook_page_has_a_banner():

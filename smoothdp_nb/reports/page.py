@@ -175,10 +175,11 @@ def _document(title: str, body: str, header: str, footer: str) -> str:
     )
 
 
-def _footer(run: RunInfo) -> str:
+def _footer(run: RunInfo, seconds: float | None = None) -> str:
     what = f"smoothdp_nb {run.version}" if run.version else "smoothdp_nb"
     mode = "small CI parameters" if run.mode == "ci" else "default parameters"
-    return html.escape(f"Executed by {what} (python -m smoothdp_nb tutorials, {mode}) on {run.started}.")
+    took = f" in {_duration(seconds)}" if seconds is not None else ""
+    return html.escape(f"Executed{took} by {what} (python -m smoothdp_nb tutorials, {mode}) on {run.started}.")
 
 
 def _text_of(markdown_title: str) -> str:
@@ -186,7 +187,7 @@ def _text_of(markdown_title: str) -> str:
 
 
 def notebook_page(nb: Any, stem: str, *, run: RunInfo = RunInfo(), error: str | None = None,
-                  neighbours: Sequence[str | None] = (None, None)) -> str:
+                  neighbours: Sequence[str | None] = (None, None), seconds: float | None = None) -> str:
     """The HTML handout of one executed notebook.
 
     Parameters
@@ -201,6 +202,8 @@ def notebook_page(nb: Any, stem: str, *, run: RunInfo = RunInfo(), error: str | 
         When the run failed: the message, shown in a banner above the page.
     neighbours : (previous stem, next stem)
         Links in the top bar.
+    seconds : float, optional
+        The notebook's run time, printed in the footer.
     """
     state = _widget_state(nb)
     parts = []
@@ -240,7 +243,7 @@ def notebook_page(nb: Any, stem: str, *, run: RunInfo = RunInfo(), error: str | 
     if next_stem:
         header.append(f"<a href='{html.escape(next_stem)}.html'>{html.escape(next_stem)} →</a>")
     title = _text_of(notebook_title(nb, stem))
-    return _document(title, "\n".join(parts), "".join(header), _footer(run))
+    return _document(title, "\n".join(parts), "".join(header), _footer(run, seconds))
 
 
 def index_page(entries: Sequence[Entry], run: RunInfo = RunInfo(), heading: str = "smoothdp_nb tutorials") -> str:

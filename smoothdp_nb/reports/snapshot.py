@@ -75,7 +75,7 @@ def widget_snapshot(model_id: str) -> _JSONBundle:
         value = getattr(w, "value", None)
         if isinstance(w, alt.JupyterChart):
             if payload["svg"] is None and isinstance(w.chart, alt.TopLevelMixin):
-                from ..charts import render_svg
+                from ..display.render import render_svg
 
                 payload["svg"] = render_svg(w.chart)
         elif type(w).__name__ == "HTML" and payload["title"] is None and isinstance(value, str) and value:

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import argparse
 import html
+import inspect
 import math
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -154,6 +156,11 @@ def _release_diagnostics():
     from smoothdp_nb.display.results import public_note
 
     x = _release_data()
+    if "diagnostics" in inspect.signature(sdp.release).parameters:  # the release's own, opted-in diagnostics
+        from smoothdp_nb.core.results import ReleaseReport
+
+        rel = sdp.release(x, "median", epsilon=1.0, bounds=(0.0, 1.0), rng=4, diagnostics=True)
+        return ReleaseReport(release=rel, name="share").chart()
     rel = sdp.release(x, "median", epsilon=1.0, bounds=(0.0, 1.0), rng=4)
     cal = calibrate(rel.noise, rel.epsilon, rel.gamma)
     scale = float(smooth_sensitivity(x, "median", rel.gamma, bounds=(0.0, 1.0)) * cal.scale)
@@ -191,12 +198,12 @@ FIGURES: dict[str, tuple[str, Callable]] = {
 }
 
 
-def build(out: Path, names: list[str] | None = None, scale: float = 2.0) -> list[dict]:
+def build(out: Path, names: list[str] | None = None, scale: float = 2.0) -> list[dict[str, Any]]:
     """Render the figures to ``out`` (SVG, PNG and ``index.html``); returns one record per figure."""
     from smoothdp_nb.display import render_png, render_svg
 
     out.mkdir(parents=True, exist_ok=True)
-    records = []
+    records: list[dict[str, Any]] = []
     for name in names or list(FIGURES):
         if name not in FIGURES:
             raise ValueError(f"unknown figure {name!r}; choose from {', '.join(FIGURES)}")

@@ -679,9 +679,30 @@ def parse_spec(spec: str | Mapping[str, Any]) -> Spec:
     title = doc.get("title") or _default_title(compute, params)
     lines = {k: ln for k in doc if (ln := _line_of(text, k)) is not None}
     if compute == "release" and "values" in params:  # never echo the data: a digest instead
-        doc = {**doc, "values": data_digest(params["values"])}
-        text = None
+        digest = data_digest(params["values"])
+        doc = {**doc, "values": digest}
+        text = _redact_values(text, digest)
     return Spec(compute=compute, params=params, title=title, raw=doc, text=text, lines=lines)
+
+
+def _redact_values(text: str | None, digest: str) -> str | None:
+    """The TOML text with the ``values = [...]`` array replaced by the digest, line numbers kept
+    (error messages still point at the right line); None if the array cannot be located."""
+    if text is None:
+        return None
+    m = re.search(r"(?m)^[ \t]*values[ \t]*=[ \t]*\[", text)
+    if m is None:
+        return None
+    depth, i = 0, m.end() - 1
+    while i < len(text):
+        depth += {"[": 1, "]": -1}.get(text[i], 0)
+        if depth == 0:
+            break
+        i += 1
+    else:
+        return None
+    inner = text[m.end() - 1:i + 1]
+    return text[:m.end() - 1] + '"' + digest + '"' + "\n" * inner.count("\n") + text[i + 1:]
 
 
 def data_digest(values: Any) -> str:

@@ -3,6 +3,7 @@
 import os
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -13,3 +14,17 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 #: The reference tables beside the repository (absent for Binder users).
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def ipython_shell():
+    """IPython's global test shell, started once per process.
+
+    ``globalipapp.get_ipython`` is a placeholder until ``start_ipython`` has run
+    and rebinds it; a copy imported by name keeps the placeholder, which returns
+    None on its second call, so every test module asks the module for the shell.
+    """
+    from IPython.testing import globalipapp
+
+    globalipapp.start_ipython()
+    return globalipapp.get_ipython()

@@ -267,16 +267,18 @@ class _Driver:
                 return
             last = now
 
-    def slider(self, label: str, *, keys: str | None = None, fraction: float | None = None, handle: int = 0,
-               redraw: bool = True) -> None:
-        """Step a slider with the arrow keys, or drag its handle to ``fraction`` of the track."""
+    def slider(self, label: str, *, key: str | None = None, times: int = 1, fraction: float | None = None,
+               handle: int = 0, redraw: bool = True) -> None:
+        """Step a slider ``times`` times with an arrow key (each step timed), or drag it to ``fraction``."""
         slider = self.page.locator(f".{self.scope} .widget-slider", has_text=label).first
         knob = slider.locator(".noUi-handle").nth(handle)
-        if keys is not None:
+        if key is not None:
+            for _ in range(times - 1):
+                self._step(slider, knob, label, key, redraw)
+
             def action():
                 knob.focus()
-                for key in keys.split():
-                    self.page.keyboard.press(key)
+                self.page.keyboard.press(key)
         else:
             def action():
                 box = knob.bounding_box()
@@ -287,6 +289,16 @@ class _Driver:
                 self.page.mouse.move(track["x"] + fraction * track["width"], y, steps=6)
                 self.page.mouse.up()
         readout = slider.locator(".widget-readout").first.inner_text()
+        self.act(f"slider {label}", action, redraw=redraw, timed=True)
+        assert slider.locator(".widget-readout").first.inner_text() != readout, f"{label}: readout unchanged"
+
+    def _step(self, slider, knob, label: str, key: str, redraw: bool) -> None:
+        readout = slider.locator(".widget-readout").first.inner_text()
+
+        def action():
+            knob.focus()
+            self.page.keyboard.press(key)
+
         self.act(f"slider {label}", action, redraw=redraw, timed=True)
         assert slider.locator(".widget-readout").first.inner_text() != readout, f"{label}: readout unchanged"
 
@@ -316,7 +328,12 @@ def _drive(page, scope: str, moves) -> _Driver:
     assert n_buttons >= 1 or scope in ("sdp-election", "sdp-noise")
     page.evaluate(f"{_node(scope)}.dataset.mark = 'first'")
     driver = _Driver(page, scope)
-    moves(driver)
+    try:
+        moves(driver)
+    except Exception:
+        print(f"{scope}: failed after {driver.moved}; errors {errors}; "
+              f"panel text: {page.locator('.' + scope).inner_text()[:600]!r}")
+        raise
     after = _settled(page, scope)
     assert after != before, f"{scope}: the chart did not change"
     _assert_finite_chart(page, scope)
@@ -335,8 +352,10 @@ def _in_place(page, scope: str) -> bool:
 
 def test_smoothed_panel_in_the_browser(page):
     def moves(d: _Driver) -> None:
-        d.slider("η", keys="ArrowLeft ArrowLeft ArrowLeft")
-        d.slider("n (records)", fraction=0.5)
+        for fraction in (0.9, 0.8, 0.95):  # at n = 300 one 0.001 step of η may leave T = ceil(ηn) unchanged
+            d.slider("η", fraction=fraction)
+        for fraction in (0.5, 0.8, 0.3):  # small key steps of n can leave the pixels unchanged
+            d.slider("n (records)", fraction=fraction)
         d.slider("ε range", fraction=0.3, handle=1)
         d.slider("p(category 0)", fraction=0.3, handle=0)
         assert _in_place(page[0], "sdp-smoothed"), "slider moves re-embedded the chart"
@@ -351,7 +370,8 @@ def test_smoothed_panel_in_the_browser(page):
 def test_election_panel_in_the_browser(page):
     def moves(d: _Driver) -> None:
         d.slider("η", fraction=0.5)
-        d.slider("ε range", keys="ArrowRight ArrowRight", handle=1)
+        d.slider("η", key="ArrowLeft", times=3)
+        d.slider("ε range", key="ArrowRight", times=3, handle=1)
         assert _in_place(page[0], "sdp-election"), "slider moves re-embedded the chart"
         d.checkbox("sample with replacement")
         d.dropdown("x axis", "δ per ε")
@@ -361,9 +381,9 @@ def test_election_panel_in_the_browser(page):
 
 def test_noise_panel_in_the_browser(page):
     def moves(d: _Driver) -> None:
-        d.slider("ε", keys="ArrowRight ArrowRight")
-        d.slider("γ (marker)", fraction=0.4)
-        d.slider("δ (Laplace)", keys="ArrowRight ArrowRight")
+        d.slider("ε", key="ArrowRight", times=3)
+        d.slider("γ (marker)", key="ArrowLeft", times=3)
+        d.slider("δ (Laplace)", key="ArrowRight", times=3)
         assert _in_place(page[0], "sdp-noise"), "slider moves re-embedded the chart"
         d.select_multiple(["PolyPlace", "generalized Cauchy"])
         d.checkbox("Laplace on global sensitivity")
@@ -376,11 +396,11 @@ def test_release_panel_in_the_browser(page):
         d.button("Release")
         d.button("Release")
         assert _in_place(page[0], "sdp-release"), "a release re-embedded the chart"
-        d.slider("ε", keys="ArrowRight", redraw=False)  # settings change: no new release, same public chart
+        d.slider("ε", key="ArrowRight", times=3, redraw=False)  # settings change: no new release, same public chart
         d.checkbox("default γ", redraw=False)
-        d.slider("γ", keys="ArrowLeft ArrowLeft", redraw=False)
+        d.slider("γ", key="ArrowLeft", times=2, redraw=False)
         d.dropdown("noise", "Student's t", redraw=False)
-        d.slider("δ (Laplace)", keys="ArrowRight", redraw=False)  # used by the Laplace family only
+        d.slider("δ (Laplace)", key="ArrowRight", redraw=False)  # used by the Laplace family only
         d.dropdown("statistic", "mean")
         d.checkbox("reveal true value")
         d.checkbox("curator diagnostics")

@@ -261,6 +261,12 @@ def test_colours_come_from_the_colour_blind_safe_palette(curve, elections):
             if scale["name"] in ("color", "stroke", "fill"):
                 assert set(scale["range"]) <= set(style.PALETTE), scale["range"]
     assert "#F0E442" not in style.PALETTE  # Okabe-Ito yellow vanishes on a projector
+    # a family keeps its colour whichever families are drawn (PolyPlace is always the first colour)
+    for fams in (("polyplace", "cauchy"), ("cauchy", "polyplace", "student_t")):
+        table = sdp.compare_noise(1.0, [0.01, 0.1], delta=1e-6, families=fams, reference=False)
+        scale = next(s for s in vlc.vegalite_to_vega(display.noise_chart(table).to_dict())["scales"]
+                     if s["name"] == "color")
+        assert dict(zip(scale["domain"], scale["range"]))["PolyPlace"] == style.PALETTE[0]
 
 
 def test_epsilon_legend_reads_the_values_not_zero(elections):

@@ -139,11 +139,8 @@ IPython = pytest.importorskip("IPython")
 
 
 @pytest.fixture(scope="module")
-def ip():
-    from IPython.testing import globalipapp
-
-    globalipapp.start_ipython()  # once per process; then get_ipython is the shell's
-    shell = globalipapp.get_ipython()
+def ip(ipython_shell):
+    shell = ipython_shell
     shell.run_line_magic("load_ext", "smoothdp_nb.magics")
     return shell
 

@@ -14,11 +14,10 @@ import pytest
 
 pytest.importorskip("IPython")
 
-from IPython.core.error import UsageError
-from IPython.testing import globalipapp
+from IPython.core.error import UsageError  # noqa: E402
 
-from smoothdp_nb import spec as spec_module
-from smoothdp_nb.cli import main_run
+from smoothdp_nb import spec as spec_module  # noqa: E402
+from smoothdp_nb.cli import main_run  # noqa: E402
 
 M = "mechanism = {eta = 0.5}"
 PROFILE = 'compute = "profile"\nepsilon = 1\n' + M + "\n"
@@ -74,7 +73,6 @@ SPECS: list[tuple[str, str, str | None, bool]] = [
     ("T-above-n-smoothed", 'compute = "smoothed"\nepsilon = 1\nmechanism = {T = 50}\npi = [[0.4, 0.6]]\nn = 20  # <-', "n", False),
     # ---------------------------------------------------------------- histograms
     ("hist-zero", PROFILE + "histogram = [0, 0]  # <-", "histogram", False),
-    ("hist-m3-too-large", PROFILE + "histogram = [1000000, 1000000, 1000000]  # <-", "histogram", False),
     ("hist-huge", PROFILE + "histogram = [1152921504606846976, 1]  # <-", "histogram", False),
     ("hist-negative", PROFILE + "histogram = [5, -1]  # <-", "histogram", False),
     ("hist-fraction", PROFILE + "histogram = [5.5, 1]  # <-", "histogram", False),
@@ -141,8 +139,8 @@ SPECS: list[tuple[str, str, str | None, bool]] = [
     ("bounds-one", RELEASE.replace("bounds = [0, 10]", "bounds = [0]  # <-"), "bounds", False),
     ("bounds-string", RELEASE.replace("bounds = [0, 10]", 'bounds = ["0", 1]  # <-'), "bounds", False),
     ("laplace-no-delta", RELEASE + 'noise = "laplace"  # <-', "delta", False),
-    ("noisy-without-noise-epsilon", ('compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\n'
-                                     'mechanism = {eta = 0.5, kind = "noisy"}  # <-'), "mechanism.noise_epsilon", False),
+    ("noisy-without-noise-epsilon", 'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\n'
+     'mechanism = {eta = 0.5, kind = "noisy"}  # <-', "mechanism.noise_epsilon", False),
     ("release-no-bounds", 'compute = "release"  # <-\nvalues = [1, 2]\nepsilon = 1', "bounds", False),
     ("delta-one", RELEASE + 'noise = "laplace"\ndelta = 1  # <-', "delta", False),
     ("query-bogus", RELEASE + 'query = "mode"  # <-', "query", False),
@@ -174,11 +172,10 @@ def _marked_line(text: str) -> int:
 
 
 @pytest.fixture(scope="module")
-def ip():
+def ip(ipython_shell):
     with open(NONUTF8, "wb") as fh:
         fh.write("a\n1\n\xe9t\xe9\n".encode("latin-1"))
-    globalipapp.start_ipython()  # once per process; then get_ipython is the shell's
-    shell = globalipapp.get_ipython()
+    shell = ipython_shell
     shell.run_line_magic("load_ext", "smoothdp_nb.magics")
     shell.user_ns.update(df=pd.DataFrame({"x": np.linspace(0, 10, 21)}), np=np,
                          P=np.array([[0.3, 0.7], [0.6, 0.4]]), words=np.array(["a", "b"]))

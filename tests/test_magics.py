@@ -7,7 +7,6 @@ import pytest
 pytest.importorskip("IPython")
 
 from IPython.core.error import UsageError  # noqa: E402
-from IPython.testing import globalipapp  # noqa: E402
 
 from smoothdp_nb.core.results import NoiseComparison, ProfileResult, ReleaseReport  # noqa: E402
 from smoothdp_nb.magics import SmoothDPMagics, line_to_toml  # noqa: E402
@@ -16,9 +15,8 @@ NOISE = 'compute = "noise"\nepsilon = 1\ngamma = [0.1, 0.2]\nfamilies = ["polypl
 
 
 @pytest.fixture(scope="module")
-def ip():
-    globalipapp.start_ipython()  # once per process; then get_ipython is the shell's
-    shell = globalipapp.get_ipython()
+def ip(ipython_shell):
+    shell = ipython_shell
     shell.run_line_magic("load_ext", "smoothdp_nb.magics")
     return shell
 

@@ -74,16 +74,18 @@ def noise_chart(frame: pd.DataFrame, gamma: float | None = None,
     # the families present, each in its fixed colour (PolyPlace is always blue)
     fixed = list(FAMILY_LABELS.values())
     present = [lab for lab in fixed if lab in set(df["noise"])] + sorted(set(df["noise"]) - set(fixed))
-    palette = {lab: style.PALETTE[i % len(style.PALETTE)] for i, lab in enumerate(fixed + present)}
+    extra = [lab for lab in present if lab not in fixed]
+    palette = {lab: style.PALETTE[i % len(style.PALETTE)] for i, lab in enumerate(fixed + extra)}
     x = alt.X("log10_gamma:Q", axis=style.log_axis("γ (smoothness of the sensitivity)"), scale=alt.Scale(zero=False))
     y = alt.Y("log10_std:Q", axis=style.log_axis("noise std / smooth sensitivity"), scale=alt.Scale(zero=False))
     colour = style.color("noise", "noise", domain=present, range_=[palette[lab] for lab in present])
     dash = style.dash("line", "", ["smooth sensitivity", "reference"], ["solid", "dashed"])
     tips = [alt.Tooltip("noise:N"), alt.Tooltip("gamma:Q", title="γ", format=".4g"),
             alt.Tooltip("std_text:N", title="std / SS")]
-    ok = gamma is not None and np.isfinite(gamma) and gamma > 0
-    at = _prepare(values_at(df, float(gamma))) if ok and len(df) else _prepare(pd.DataFrame(columns=["family", "gamma", "std"]))
-    rule = pd.DataFrame({"log10_gamma": [math.log10(gamma)] if ok else []}, dtype=float)
+    g = float(gamma) if gamma is not None else math.nan
+    ok = bool(np.isfinite(g) and g > 0)
+    at = _prepare(values_at(df, g)) if ok and len(df) else _prepare(pd.DataFrame(columns=["family", "gamma", "std"]))
+    rule = pd.DataFrame({"log10_gamma": [math.log10(g)] if ok else []}, dtype=float)
     layers = [
         style.extent_layer(y, df["log10_std"]),
         style.extent_layer(x, np.r_[df["log10_gamma"].to_numpy(float), rule["log10_gamma"].to_numpy(float)]),

@@ -60,7 +60,7 @@ def _lattice_text(step: Any) -> str:
 
 def release_chart(releases: Sequence[Any], bounds: tuple[float, float], *, name: str = "x",
                   query: str = "statistic", note: str | None = None, true_value: float | None = None,
-                  density: pd.DataFrame | None = None) -> alt.TopLevelMixin:
+                  density: pd.DataFrame | None = None, density_label: str = DIAGNOSTIC_LABEL) -> alt.TopLevelMixin:
     """The released values on the bounds' axis, latest first, with the guarantee.
 
     Parameters
@@ -81,6 +81,8 @@ def release_chart(releases: Sequence[Any], bounds: tuple[float, float], *, name:
         ``x``, ``density`` from :func:`release_density`; drawn above the
         releases, labelled as data-dependent.  Only pass it when the curator
         opted in to diagnostics.
+    density_label : str
+        What the density's title says about it (the release's own diagnostics label, if it has one).
 
     Returns
     -------
@@ -124,7 +126,7 @@ def release_chart(releases: Sequence[Any], bounds: tuple[float, float], *, name:
         y=alt.Y("density:Q", axis=style.axis("noise density")),
         tooltip=[alt.Tooltip("x:Q", format=".6g"), alt.Tooltip("density:Q", format=".4g")],
     ).properties(width=style.WIDTH, height=140,
-                 title=alt.TitleParams(f"noise density ({DIAGNOSTIC_LABEL})", fontSize=12, color=style.PALETTE[3],
+                 title=alt.TitleParams(f"noise density ({density_label})", fontSize=12, color=style.PALETTE[3],
                                        anchor="start"))
     bottom = strip.properties(width=style.WIDTH, height=160)
     return alt.vconcat(top, bottom, spacing=8).properties(title=heading)

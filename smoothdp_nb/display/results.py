@@ -180,12 +180,19 @@ def release_report_chart(report: Any) -> alt.TopLevelMixin:
         density = release.release_density(rel.noise, rel.epsilon, rel.gamma, float(diag.noise_scale), float(rel.value),
                                           delta=rel.delta,
                                           shape=rel.shape if rel.noise in ("cauchy", "student_t", "laplace_log_normal") else None)
+    label = getattr(diag, "label", None) or release.DIAGNOSTIC_LABEL
     return release.release_chart([rel], rel.bounds, name=report.name, query=rel.query, note=public_note(rel),
-                                 density=density)
+                                 density=density, density_label=label)
 
 
 def release_summary(report: Any) -> pd.DataFrame:
-    """Field/value table: public fields; the diagnostics (if opted in) marked as data-dependent."""
+    """Field/value table: public fields; the diagnostics (if opted in) marked as data-dependent.
+
+    The report's own ``summary_frame()`` when it has one (one definition of the table).
+    """
+    own = getattr(report, "summary_frame", None)
+    if callable(own):
+        return own()
     r = report.release
     rows = [
         ("released value", f"{r.value:.10g}"),
@@ -199,6 +206,7 @@ def release_summary(report: Any) -> pd.DataFrame:
         rows.insert(1, ("lattice step", release._lattice_text(r.lattice)))
     diag = _diagnostics(r)
     if diag is not None:
-        rows += [(f"smooth sensitivity ({release.DIAGNOSTIC_LABEL})", f"{diag.smooth_sensitivity:.4g}"),
-                 (f"noise std ({release.DIAGNOSTIC_LABEL})", f"{diag.noise_std:.4g}")]
+        label = getattr(diag, "label", None) or release.DIAGNOSTIC_LABEL
+        rows += [(f"smooth sensitivity ({label})", f"{diag.smooth_sensitivity:.4g}"),
+                 (f"noise std ({label})", f"{diag.noise_std:.4g}")]
     return pd.DataFrame(rows, columns=["field", "value"])

@@ -58,7 +58,6 @@ DASHES = {"solid": [1, 0], "dashed": [6, 4], "dotted": [2, 3]}
 #: rows per chart dataset; Altair's default data transformer refuses more than 5000
 MAX_ROWS = 4000
 
-_FONT = {"labelFontSize": 12, "titleFontSize": 13}
 
 _SUPERSCRIPT = {"-": "⁻", "−": "⁻", **{str(d): "⁰¹²³⁴⁵⁶⁷⁸⁹"[d] for d in range(10)}}
 
@@ -105,13 +104,13 @@ def data(frame: pd.DataFrame) -> alt.Data | pd.DataFrame:
 def log_axis(title: str, **kw: Any) -> alt.Axis:
     """Axis of a log10 field: ticks at integer exponents only, labelled ``10^k``."""
     return alt.Axis(title=title, tickMinStep=1, labelExpr=EXPONENT_LABEL, tickCount=6, labelOverlap=True,
-                    labelFont=LABEL_FONT, **_FONT, **kw)
+                    labelFont=LABEL_FONT, labelFontSize=12, titleFontSize=13, **kw)
 
 
 def axis(title: str, **kw: Any) -> alt.Axis:
     """A linear axis with the package's fonts, at most about 8 ticks and overlap removal."""
     kw.setdefault("tickCount", 8)
-    return alt.Axis(title=title, labelOverlap=True, **_FONT, **kw)
+    return alt.Axis(title=title, labelOverlap=True, labelFontSize=12, titleFontSize=13, **kw)
 
 
 def log10_field(values: Any) -> np.ndarray:
@@ -189,8 +188,8 @@ def title(text: str, subtitle: str | Sequence[str] | None = None) -> alt.TitlePa
                            subtitleColor="#333", limit=WIDTH + 160)
 
 
-def finish(chart: alt.TopLevelMixin, heading: str | alt.TitleParams | None = None, *, width: int = WIDTH,
-           height: int = HEIGHT) -> alt.TopLevelMixin:
+def finish(chart: Any, heading: str | alt.TitleParams | None = None, *, width: int = WIDTH,
+           height: int = HEIGHT) -> Any:
     """Size the chart and set its title (no ``configure``: charts stay composable).
 
     Attributes are set on a shallow copy: ``properties()`` would validate them

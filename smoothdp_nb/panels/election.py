@@ -82,7 +82,7 @@ class ElectionPanel(Panel):
         self.replace = W.Checkbox(value=replace, description="sample with replacement")
         self.view = W.Dropdown(options=[("δ per year", "year"), ("δ per ε", "epsilon")], value="year",
                                description="x axis")
-        self.frame: pd.DataFrame | None = None
+        self.frame: Any = None  # the latest profile frame
         super().__init__()
 
     def _control_list(self) -> list[W.Widget]:
@@ -111,7 +111,7 @@ class ElectionPanel(Panel):
         cached = {float(e) for e in full} - set(missing)
         return np.array(sorted(cached | picks))
 
-    def compute(self, epsilon: Sequence[float] | None = None) -> pd.DataFrame:
+    def compute(self, epsilon: Sequence[float] | np.ndarray | None = None) -> pd.DataFrame:
         """Tidy profile frame: ``year``, ``epsilon``, ``log_delta``, ``dp_delta``.
 
         Parameters
@@ -121,10 +121,10 @@ class ElectionPanel(Panel):
             those not cached for the current ``(eta, replace)`` are computed,
             in one :func:`privacy_profile` call.
         """
-        epsilon = self.grid() if epsilon is None else np.asarray(epsilon, dtype=float).reshape(-1)
+        grid = self.grid() if epsilon is None else np.asarray(epsilon, dtype=float).reshape(-1)
         key = self._key()
         mech = SamplingHistogram(eta=repr(self.eta.value), replace=bool(self.replace.value))
-        missing = self._missing(epsilon)
+        missing = self._missing(grid)
         if missing:
             logd = np.asarray(privacy_profile(mech, self._hists, np.array(missing), log=True))
             logd = logd.reshape(len(self._hists), len(missing))  # (years, epsilon)
@@ -135,12 +135,12 @@ class ElectionPanel(Panel):
                 self._columns[key + (e,)] = logd[:, j].copy()
         if key not in self._dp:
             self._dp[key] = np.array([dp_delta(mech, int(n)) for n in self._hists.sum(axis=1)])
-        cols = np.column_stack([self._columns[key + (float(e),)] for e in epsilon])  # (years, epsilon)
+        cols = np.column_stack([self._columns[key + (float(e),)] for e in grid])  # (years, epsilon)
         return pd.DataFrame({
-            "year": np.repeat(self._years, len(epsilon)),
-            "epsilon": np.tile(epsilon, len(self._years)),
+            "year": np.repeat(self._years, len(grid)),
+            "epsilon": np.tile(grid, len(self._years)),
             "log_delta": cols.reshape(-1),
-            "dp_delta": np.repeat(self._dp[key], len(epsilon)),
+            "dp_delta": np.repeat(self._dp[key], len(grid)),
         })
 
     # -- two-step update --------------------------------------------------------

@@ -107,7 +107,7 @@ def rename_datasets(spec: dict) -> tuple[dict, dict[str, list]]:
     return skeleton, data
 
 
-def _chart_from_spec(skeleton: dict, data: Mapping[str, list]) -> alt.TopLevelMixin:
+def _chart_from_spec(skeleton: dict, data: Mapping[str, list]) -> Any:
     """Rebuild an Altair chart object from a skeleton and its named datasets."""
     spec = dict(skeleton)
     spec["datasets"] = {k: v for k, v in data.items()}
@@ -165,7 +165,7 @@ class LiveChart:
         """The Vega-Lite spec on screen, without its dataset values."""
         return copy.deepcopy(self._skeleton)
 
-    def current_chart(self) -> alt.TopLevelMixin:
+    def current_chart(self) -> Any:
         """The chart as currently shown, with the latest data."""
         return _chart_from_spec(self._skeleton, self.data)
 

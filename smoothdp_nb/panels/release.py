@@ -80,7 +80,7 @@ class ReleasePanel(Panel):
         self.button = W.Button(description="Release", button_style="primary", icon="random")
         self.button.on_click(lambda _: self.draw())
         self.releases: list = []
-        self.current = None  # the latest Release
+        self.current: Any = None  # the latest Release
         self._true: float | None = None
         self._noise_std: float | None = None
         super().__init__()

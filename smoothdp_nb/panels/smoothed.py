@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import altair as alt
 import ipywidgets as W
 import numpy as np
@@ -68,7 +70,7 @@ class SmoothedDPPanel(Panel):
                                   layout=W.Layout(width=CONTROL_WIDTH))
         self.pi = decimal_range("p(category 0)", pi, 0.0, 1.0, 0.005, fmt=".3f")
         self.method = W.ToggleButtons(options=["auto", "exact", "monte-carlo"], value="auto", description="method")
-        self.result = None
+        self.result: Any = None  # the latest SmoothedResult
         self.fallback: str | None = None  # why auto chose Monte Carlo
         super().__init__()
 

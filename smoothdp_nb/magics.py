@@ -144,6 +144,13 @@ class SmoothDPMagics(Magics):
             ``delta`` (needed for laplace), ``reference = true`` adds the
             global-sensitivity Laplace line.
 
+        Numbers are numbers (no ``"0.5"``, no ``true``, no ``inf``): the one
+        string form is an exact rate ``eta = "0.998"`` (plain ASCII decimals).
+        ``budget`` (seconds, finite) limits exact computations; every
+        computation is estimated (time and memory) before it starts and
+        refused when over budget.  ``workers`` is at most the machine's cores
+        (unless ``scheduler`` names an external Dask cluster).
+
         Mechanism table: ``eta`` (rate in (0, 1]) or ``T`` (sample size),
         ``replace = true`` (with replacement), or ``noise_epsilon`` for the
         noisy sampling histogram (``kind = "noisy-sampling"`` is then implied).

@@ -52,7 +52,19 @@ Computations
     :class:`~smoothdp_nb.core.results.NoiseComparison`.
 
 Common keys: ``title`` (for reports).  Every ``epsilon``/``gamma`` may be a
-number, a list, or a range table ``{start, stop, num, log}``.  When
+number, a list, or a range table ``{start, stop, num, log}``.
+
+Numbers are numbers: strings (even ``"0.5"``), bools, NaN and infinities are
+refused wherever a number is expected; the one string form is the exact
+sampling rate ``eta = "0.998"`` (plain ASCII decimal digits).  Values are
+checked with the core's own validators (:mod:`smoothdp_nb.core._validate`,
+the noise calibration, the mechanism's ``T <= n``), so a spec that validates
+does not fail in the core on a value it let through.  ``budget`` (seconds) is
+finite; ``workers`` is at most the machine's cores unless ``scheduler`` names
+an external cluster.  Every computation that can be large is estimated (time
+and memory) before it starts and refused over budget; a refusal, a value the
+core rejects, or an unreadable file is a :class:`SpecError` at the key it
+concerns.  When
 ``compute`` is left out it is inferred from the other keys if that is
 unambiguous.  Unknown keys are errors (:class:`SpecError`, which names the
 key, the allowed values, the closest valid key and the line).
@@ -60,15 +72,14 @@ key, the allowed values, the closest valid key and the line).
 
 from __future__ import annotations
 
-import contextlib
 import concurrent.futures as cf
+import contextlib
 import difflib
 import hashlib
 import math
 import re
 import tomllib
 from dataclasses import dataclass, field
-from numbers import Integral, Real
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -277,6 +288,10 @@ class Spec:
         replaced by its digest (:func:`data_digest`): reports echo ``raw``.
     text : str or None
         The TOML text, if the spec came as text and holds no inline data.
+    lines : dict
+        1-based line of every top-level key of the TOML text (empty for a
+        dict), so that errors found while running name their line even when
+        ``text`` is withheld.
     """
 
     compute: str
@@ -284,6 +299,7 @@ class Spec:
     title: str
     raw: dict = field(repr=False)
     text: str | None = field(default=None, repr=False)
+    lines: dict = field(default_factory=dict, repr=False)
 
 
 def _infer_compute(doc: Mapping[str, Any]) -> str:
@@ -661,11 +677,12 @@ def parse_spec(spec: str | Mapping[str, Any]) -> Spec:
             err.with_line(_locate(text, err))
         raise
     title = doc.get("title") or _default_title(compute, params)
+    lines = {k: ln for k in doc if (ln := _line_of(text, k)) is not None}
     if compute == "release" and "values" in params:  # never echo the data: a digest instead
         digest = data_digest(params["values"])
         doc = {**doc, "values": digest}
         text = _redact_values(text, digest)
-    return Spec(compute=compute, params=params, title=title, raw=doc, text=text)
+    return Spec(compute=compute, params=params, title=title, raw=doc, text=text, lines=lines)
 
 
 def _redact_values(text: str | None, digest: str) -> str | None:
@@ -851,12 +868,23 @@ def run_spec(
                                             Path(base_dir) if base_dir is not None else None)
     except SpecError as err:
         if err.line is None:
-            err.with_line(_locate(parsed.text, err))
+            err.with_line(_locate(parsed.text, err) or _spec_line(parsed, err.key, err.near))
         raise
+    except OSError as exc:  # I/O: an unreachable scheduler, a file that cannot be read
+        key = next((k for k in ("scheduler", "csv", "executor") if k in parsed.raw), None)
+        raise SpecError(f"{type(exc).__name__}: {exc}", key, _spec_line(parsed, key)) from exc
     except (TypeError, ValueError, MemoryError) as exc:
         # the core refused a value or a size: a user error, reported at the key it concerns
         key = _key_of_core_error(exc, parsed)
-        raise SpecError(_core_message(exc), key, _line_of(parsed.text, key)) from exc
+        raise SpecError(_core_message(exc), key, _spec_line(parsed, key)) from exc
+
+
+def _spec_line(spec: Spec, *keys: str | None) -> int | None:
+    """Line of the first of ``keys`` (top-level part of a dotted key) in the spec's text, else of compute."""
+    for key in (*keys, "compute"):
+        if key and key.split(".")[0].split("[")[0] in spec.lines:
+            return _line_of(spec.text, key) or spec.lines[key.split(".")[0].split("[")[0]]
+    return None
 
 
 #: the core's parameter names -> spec keys (where they differ)
@@ -879,8 +907,10 @@ def _key_of_core_error(exc: BaseException, spec: Spec) -> str | None:
     key = _PARAM_KEYS.get(name or "", name)
     if key and (key in doc or key.split(".")[0] in doc):
         return key
-    if isinstance(exc, (ComputationTooLarge, MemoryError)) and "n" in doc:
-        return "n"  # the size of the computation
+    if isinstance(exc, (ComputationTooLarge, MemoryError)):  # the key that sets the size of the computation
+        size = next((k for k in ("n", "histogram", "dataset", "values", "data", "csv", "gamma") if k in doc), None)
+        if size is not None:
+            return size
     return "compute" if "compute" in doc else None
 
 

@@ -63,3 +63,67 @@ def test_refuses_huge_noisy_computation_up_front():
     m = sdp.NoisySamplingHistogram(eta=0.9, noise_epsilon=1.0)
     with pytest.raises(sdp.ComputationTooLarge, match="too large"):
         sdp.privacy_profile(m, np.array([500, 500, 500]), 1.0)
+
+
+# ---------------------------------------------------------------- the one validator vocabulary (core/_validate.py)
+
+from smoothdp_nb.core import _validate as V  # noqa: E402
+
+
+@pytest.mark.parametrize("text", ["0.5_0", "\u0660.\u0665", " 0.5 ", "0.5 ", "+0.5", "-0.5", "0x1", "1/2", "", ".", "e3",
+                                  "0.5\n", "１"])
+def test_decimal_text_refuses_what_float_accepts(text):
+    with pytest.raises(ValueError, match="plain decimal text"):
+        V.as_decimal_text(text, "eta")
+
+
+@pytest.mark.parametrize("text,value", [("0.998", "499/500"), ("1", "1"), (".5", "1/2"), ("1e-3", "1/1000"),
+                                        ("2.5E+1", "25")])
+def test_decimal_text_exact(text, value):
+    from fractions import Fraction
+
+    assert V.as_decimal_text(text, "eta") == Fraction(value)
+
+
+@pytest.mark.parametrize("value,error", [("0.5", TypeError), (True, TypeError), (np.bool_(True), TypeError),
+                                         (None, TypeError), (math.nan, ValueError), (math.inf, ValueError),
+                                         ([0.5], TypeError)])
+def test_numbers_are_numbers(value, error):
+    with pytest.raises(error, match="x must be"):
+        V.as_real(value, "x", lo=0.0)
+
+
+def test_epsilon_refuses_strings_and_bools_anywhere():
+    for bad in ("0.5", [0.5, "1"], [True], np.array(["1"]), [[0.5], [1]]):
+        with pytest.raises((TypeError, ValueError), match="epsilon"):
+            V.as_epsilon(bad)
+    assert V.as_epsilon(np.float32(1.5))[0].tolist() == [1.5]
+    assert V.as_epsilon([0, math.inf])[0].tolist() == [0.0, math.inf]
+
+
+def test_int_accepts_integral_floats_only_below_2_53():
+    assert V.as_int(1e3, "n") == 1000 and V.as_int(np.int64(7), "n") == 7
+    for bad, error in ((2.5, ValueError), (1e300, ValueError), ("3", TypeError), (True, TypeError)):
+        with pytest.raises(error, match="n must be"):
+            V.as_int(bad, "n", minimum=1)
+
+
+def test_one_rng_normaliser():
+    g = np.random.default_rng(1)
+    assert V.as_rng(g) is g
+    assert V.as_rng(5).random() == np.random.default_rng(5).random()
+    assert V.as_seed_sequence(5).entropy == 5 and V.as_seed_sequence(None, allow_none=True) is None
+    assert V.as_seed_sequence(g) is g.bit_generator.seed_seq
+    with pytest.raises(ValueError, match="rng must be None, an int seed >= 0"):
+        V.as_rng(-1)
+    for bad in (True, 1.5, "1"):
+        with pytest.raises(TypeError, match="rng must be"):
+            V.as_rng(bad)
+
+
+def test_bounds_need_a_finite_width():
+    assert V.as_bounds([0, 1]) == (0.0, 1.0)
+    with pytest.raises(ValueError, match="high - low < 1.798e"):
+        V.as_bounds([-1.7e308, 1.7e308])
+    with pytest.raises(TypeError, match="bounds"):
+        V.as_bounds("01")

@@ -2,7 +2,7 @@
 
 Invalid specs must raise :class:`SpecError` only (a ValueError naming a key and a
 line inside the text); specs that validate must run without any other exception.
-``SMOOTHDP_FUZZ_EXAMPLES`` sets the examples per target (default 150).
+``SMOOTHDP_FUZZ_EXAMPLES`` sets the examples per target (default 300 with CI=1, 100 locally).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from smoothdp_nb.spec import KEYS, MECHANISM_KEYS, SpecError, parse_spec, run_spec
 
-EXAMPLES = int(os.environ.get("SMOOTHDP_FUZZ_EXAMPLES", "150"))
+EXAMPLES = int(os.environ.get("SMOOTHDP_FUZZ_EXAMPLES", "300" if os.environ.get("CI") else "100"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
@@ -139,10 +139,8 @@ IPython = pytest.importorskip("IPython")
 
 
 @pytest.fixture(scope="module")
-def ip():
-    from IPython.testing.globalipapp import get_ipython
-
-    shell = get_ipython()
+def ip(ipython_shell):
+    shell = ipython_shell
     shell.run_line_magic("load_ext", "smoothdp_nb.magics")
     return shell
 

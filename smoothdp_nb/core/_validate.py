@@ -184,7 +184,7 @@ def as_bounds(bounds, name: str = "bounds") -> tuple[float, float]:
     if not lo < hi:
         raise ValueError(f"{name} must satisfy low < high, got low={lo!r}, high={hi!r}")
     if not math.isfinite(hi - lo):
-        raise ValueError(f"{name} must have a width high - low below {np.finfo(float).max:.4g} (a finite double), "
+        raise ValueError(f"{name} must satisfy high - low < {np.finfo(float).max:.4g} (a finite double), "
                          f"got low={lo!r}, high={hi!r}")
     return lo, hi
 
@@ -237,15 +237,19 @@ def _check_seed_type(rng, name: str) -> None:
         return
     if isinstance(rng, (numbers.Integral, np.integer)) and not isinstance(rng, (bool, np.bool_)):
         if rng < 0:
-            raise ValueError(f"{name} must be a non-negative integer seed, got {rng}")
+            raise ValueError(f"{name} must be None, an int seed >= 0, a numpy SeedSequence or a numpy Generator, "
+                             f"got the negative seed {rng}")
         return
-    raise TypeError(f"{name} must be None, a non-negative int seed, a numpy SeedSequence or a numpy Generator, "
+    raise TypeError(f"{name} must be None, an int seed >= 0, a numpy SeedSequence or a numpy Generator, "
                     f"got {type(rng).__name__}")
 
 
 def as_rng(rng, name: str = "rng") -> np.random.Generator:
     """The one RNG normaliser: ``None`` (fresh OS entropy), an int seed >= 0, a SeedSequence
-    or a Generator (returned as is) -> Generator."""
+    or a Generator (returned as is) -> Generator.  A legacy ``RandomState`` (scipy hands
+    distributions its global one) seeds a new Generator from its stream."""
+    if isinstance(rng, np.random.RandomState):
+        return np.random.default_rng(rng.randint(0, 2**63 - 1, dtype=np.int64))
     _check_seed_type(rng, name)
     if isinstance(rng, np.random.Generator):
         return rng

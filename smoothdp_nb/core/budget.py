@@ -21,7 +21,6 @@ count of work units.
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass
 
@@ -70,7 +69,7 @@ class Estimate:
     seconds: float
     bytes: float
 
-    def __add__(self, other: "Estimate") -> "Estimate":
+    def __add__(self, other: Estimate) -> Estimate:
         # run one after the other: times add, memory is the larger peak
         return Estimate(self.seconds + other.seconds, max(self.bytes, other.bytes))
 

@@ -46,12 +46,13 @@ from __future__ import annotations
 import math
 import functools
 from dataclasses import dataclass
-from numbers import Integral, Real
 from typing import Any, Optional
 
 import numpy as np
 from scipy import optimize, special
 from scipy.stats import rv_continuous
+
+from ._validate import as_positive, as_real, as_rng
 
 __all__ = [
     "PolyPlace",
@@ -74,36 +75,6 @@ FAMILIES = ("polyplace", "cauchy", "student_t", "laplace", "laplace_log_normal")
 # --------------------------------------------------------------------------- #
 # small validation helpers
 # --------------------------------------------------------------------------- #
-def _real(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (Real, np.floating, np.integer)):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    v = float(value)
-    if math.isnan(v):
-        raise ValueError(f"{name} must not be NaN")
-    return v
-
-
-def _positive(value: Any, name: str) -> float:
-    v = _real(value, name)
-    if not (0.0 < v < math.inf):
-        raise ValueError(f"{name} must satisfy 0 < {name} < inf, got {value!r}")
-    return v
-
-
-def _rng(random_state: Any) -> np.random.Generator:
-    if random_state is None or isinstance(random_state, (Integral, np.integer)):
-        return np.random.default_rng(random_state)
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if isinstance(random_state, np.random.RandomState):
-        # scipy may hand us its legacy global RandomState; derive a Generator from it
-        return np.random.default_rng(random_state.randint(0, 2**63 - 1, dtype=np.int64))
-    raise TypeError(
-        "random_state must be None, an int seed or a numpy.random.Generator, "
-        f"got {type(random_state).__name__}"
-    )
-
-
 def _scalar_or_array(x: np.ndarray) -> Any:
     return x[()] if isinstance(x, np.ndarray) and x.ndim == 0 else x
 
@@ -224,7 +195,7 @@ class polyplace_gen(rv_continuous):
         return 0.0, var, g1, np.nan
 
     def _rvs(self, alpha, size=None, random_state=None):
-        rng = _rng(random_state)
+        rng = as_rng(random_state, "random_state")
         alpha = np.asarray(alpha, dtype=float)
         if alpha.size == 1:
             n = int(np.prod(size)) if size is not None else 1
@@ -306,11 +277,11 @@ def PolyPlace(s: float = 1.0, alpha: float = 3.0, loc: float = 0.0):
     -------
     scipy.stats frozen distribution
     """
-    s = _positive(s, "s")
-    alpha = _real(alpha, "alpha")
+    s = as_positive(s, "s")
+    alpha = as_real(alpha, "alpha", finite=False)
     if not (1.0 < alpha < math.inf):
         raise ValueError(f"alpha must satisfy 1 < alpha < inf for PolyPlace, got {alpha!r}")
-    return _polyplace(alpha, loc=_real(loc, "loc"), scale=s)
+    return _polyplace(alpha, loc=as_real(loc, "loc", finite=False), scale=s)
 
 
 # --------------------------------------------------------------------------- #
@@ -410,7 +381,7 @@ class gencauchy_gen(rv_continuous):
         return mean, var, np.where(c > 4.0, 0.0, np.nan), np.nan
 
     def _rvs(self, c, size=None, random_state=None):
-        rng = _rng(random_state)
+        rng = as_rng(random_state, "random_state")
         c = np.broadcast_to(np.asarray(c, dtype=float), size if size is not None else ())
         g1 = rng.standard_gamma(1.0 / c)
         g2 = rng.standard_gamma(1.0 - 1.0 / c)
@@ -438,10 +409,10 @@ def GeneralizedCauchy(c: float = 4.0, scale: float = 1.0, loc: float = 0.0):
         Tail exponent, ``c > 1`` (``c > 3`` for a finite variance).
     scale, loc : float
     """
-    c = _real(c, "c")
+    c = as_real(c, "c", finite=False)
     if not (1.0 < c < math.inf):
         raise ValueError(f"c must satisfy 1 < c < inf for GeneralizedCauchy, got {c!r}")
-    return _gencauchy(c, loc=_real(loc, "loc"), scale=_positive(scale, "scale"))
+    return _gencauchy(c, loc=as_real(loc, "loc", finite=False), scale=as_positive(scale, "scale"))
 
 
 # --------------------------------------------------------------------------- #
@@ -480,7 +451,7 @@ class studentt_gen(rv_continuous):
         return mean, var, np.where(df > 3.0, 0.0, np.nan), np.nan
 
     def _rvs(self, df, size=None, random_state=None):
-        return _rng(random_state).standard_t(df, size)
+        return as_rng(random_state, "random_state").standard_t(df, size)
 
 
 _studentt = studentt_gen(name="student_t")
@@ -494,10 +465,10 @@ def StudentT(df: float = 3.0, scale: float = 1.0, loc: float = 0.0):
 
     Variance ``df/(df-2)`` for ``df > 2``, infinite for ``1 < df <= 2``.
     """
-    df = _real(df, "df")
+    df = as_real(df, "df", finite=False)
     if not (0.0 < df < math.inf):
         raise ValueError(f"df must satisfy 0 < df < inf for StudentT, got {df!r}")
-    return _studentt(df, loc=_real(loc, "loc"), scale=_positive(scale, "scale"))
+    return _studentt(df, loc=as_real(loc, "loc", finite=False), scale=as_positive(scale, "scale"))
 
 
 # --------------------------------------------------------------------------- #
@@ -594,7 +565,7 @@ class lln_gen(rv_continuous):
         return 0.0, 2.0 * np.exp(2.0 * sigma**2), 0.0, np.nan
 
     def _rvs(self, sigma, size=None, random_state=None):
-        rng = _rng(random_state)
+        rng = as_rng(random_state, "random_state")
         return rng.laplace(size=size) * np.exp(sigma * rng.standard_normal(size))
 
 
@@ -610,8 +581,8 @@ def LaplaceLogNormal(sigma: float = 1.0, scale: float = 1.0, loc: float = 0.0):
     representation (for simulation, not for releases: use
     :func:`smoothdp_nb.release`).
     """
-    sigma = _positive(sigma, "sigma")
-    return _lln(sigma, loc=_real(loc, "loc"), scale=_positive(scale, "scale"))
+    sigma = as_positive(sigma, "sigma")
+    return _lln(sigma, loc=as_real(loc, "loc", finite=False), scale=as_positive(scale, "scale"))
 
 
 # --------------------------------------------------------------------------- #
@@ -642,7 +613,7 @@ class laplace_gen(rv_continuous):
         return 0.0, 2.0, 0.0, 3.0
 
     def _rvs(self, size=None, random_state=None):
-        return _rng(random_state).laplace(size=size)
+        return as_rng(random_state, "random_state").laplace(size=size)
 
 
 _laplace = laplace_gen(name="laplace")
@@ -654,7 +625,7 @@ def Laplace(scale: float = 1.0, loc: float = 0.0):
     ``rvs`` draws floats, for simulation only; to publish a noisy value use
     :func:`smoothdp_nb.release` (exact lattice sampling, Mironov 2012).
     """
-    return _laplace(loc=_real(loc, "loc"), scale=_positive(scale, "scale"))
+    return _laplace(loc=as_real(loc, "loc", finite=False), scale=as_positive(scale, "scale"))
 
 
 # --------------------------------------------------------------------------- #
@@ -676,12 +647,12 @@ def _check_delta(family: str, delta: Any) -> Optional[float]:
     if family == "laplace":
         if delta is None:
             raise ValueError("delta is required for family 'laplace': 0 < delta < 1")
-        d = _real(delta, "delta")
+        d = as_real(delta, "delta", finite=False)
         if not (0.0 < d < 1.0):
             raise ValueError(f"delta must satisfy 0 < delta < 1, got {delta!r}")
         return d
     if delta is not None:
-        d = _real(delta, "delta")
+        d = as_real(delta, "delta", finite=False)
         if not (0.0 <= d < 1.0):
             raise ValueError(f"delta must satisfy 0 <= delta < 1, got {delta!r}")
     return None
@@ -700,7 +671,7 @@ def gamma_range(family: str, epsilon: float, delta: Optional[float] = None,
     laplace_log_normal: epsilon*sigma, or inf over all sigma.
     """
     family = _check_family(family)
-    eps = _positive(epsilon, "epsilon")
+    eps = as_positive(epsilon, "epsilon")
     delta = _check_delta(family, delta)
     shape = _check_shape(family, shape)
     if family == "polyplace":
@@ -719,7 +690,7 @@ def _check_shape(family: str, shape: Any) -> Optional[float]:
         return None
     if family not in _SHAPE_NAME:
         raise ValueError(f"shape must be None for family {family!r} (it has no free shape parameter)")
-    v = _real(shape, "shape")
+    v = as_real(shape, "shape", finite=False)
     lower = {"cauchy": 1.0, "student_t": 0.0, "laplace_log_normal": 0.0}[family]
     if not (lower < v < math.inf):
         raise ValueError(
@@ -769,8 +740,8 @@ def optimal_shape(family: str, epsilon: float, gamma: float) -> float:
     Returns ``nan`` where no shape gives a finite std.
     """
     family = _check_family(family)
-    eps = _positive(epsilon, "epsilon")
-    gamma = _positive(gamma, "gamma")
+    eps = as_positive(epsilon, "epsilon")
+    gamma = as_positive(gamma, "gamma")
     if family == "student_t":
         if gamma >= eps / 3.0:
             return math.nan
@@ -873,8 +844,8 @@ def calibrate(family: str, epsilon: float, gamma: float, delta: Optional[float] 
         If gamma is outside the family's range, or a parameter is invalid.
     """
     family = _check_family(family)
-    eps = _positive(epsilon, "epsilon")
-    gamma = _positive(gamma, "gamma")
+    eps = as_positive(epsilon, "epsilon")
+    gamma = as_positive(gamma, "gamma")
     delta = _check_delta(family, delta)
     shape = _check_shape(family, shape)
     return _calibrate(family, eps, gamma, delta, shape)
@@ -885,8 +856,8 @@ def _calibrate(family: str, epsilon: float, gamma: float, delta: Optional[float]
                shape: Optional[float] = None) -> Calibration:
     """:func:`calibrate` on validated arguments (cached: freezing a scipy distribution costs ~1 ms)."""
     family = _check_family(family)
-    eps = _positive(epsilon, "epsilon")
-    gamma = _positive(gamma, "gamma")
+    eps = as_positive(epsilon, "epsilon")
+    gamma = as_positive(gamma, "gamma")
     delta = _check_delta(family, delta)
     shape = _check_shape(family, shape)
     if family == "polyplace":
@@ -943,8 +914,8 @@ def noise_std(family: str, epsilon: float, gamma: float, delta: Optional[float] 
         for laplace, or an invalid shape.
     """
     family = _check_family(family)
-    eps = _positive(epsilon, "epsilon")
-    gamma = _positive(gamma, "gamma")
+    eps = as_positive(epsilon, "epsilon")
+    gamma = as_positive(gamma, "gamma")
     delta = _check_delta(family, delta)
     shape = _check_shape(family, shape)
     if not gamma < gamma_range(family, eps, delta, shape):

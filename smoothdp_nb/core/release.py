@@ -42,7 +42,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -50,8 +49,8 @@ import pandas as pd
 
 from . import lattice as _lattice
 from . import noise as _noise
+from ._validate import as_bounds, as_positive, as_rng
 from .sensitivity import (
-    _check_bounds,
     _query_name,
     evaluate_query,
     round_up_to_grid,
@@ -78,7 +77,7 @@ DIAGNOSTICS_LABEL = "data-dependent: NOT covered by the privacy guarantee (curat
 def default_gamma(noise: str, epsilon: float, delta: float | None = None) -> float:
     """The data-independent default gamma for a noise family (see :data:`DEFAULT_GAMMA`)."""
     family = _noise._check_family(noise)
-    eps = _noise._positive(epsilon, "epsilon")
+    eps = as_positive(epsilon, "epsilon")
     if family == "laplace":
         d = _noise._check_delta(family, delta)
         return eps / (2.0 * math.log(2.0 / d))
@@ -86,20 +85,8 @@ def default_gamma(noise: str, epsilon: float, delta: float | None = None) -> flo
 
 
 def _generator(rng: Any) -> np.random.Generator | None:
-    """None (OS entropy for every bit) or a Generator for reproducible experiments."""
-    if rng is None:
-        return None
-    if isinstance(rng, bool):
-        raise TypeError("rng must be None, an int seed >= 0 or a numpy.random.Generator, got bool")
-    if isinstance(rng, (Integral, np.integer)):
-        if rng < 0:
-            raise ValueError(f"rng must be None, an int seed >= 0 or a numpy.random.Generator, got {rng!r}")
-        return np.random.default_rng(int(rng))
-    if isinstance(rng, np.random.Generator):
-        return rng
-    raise TypeError(
-        f"rng must be None, an int seed >= 0 or a numpy.random.Generator, got {type(rng).__name__}"
-    )
+    """None (OS entropy for every bit) or a Generator for reproducible experiments (:func:`as_rng`)."""
+    return None if rng is None else as_rng(rng, "rng")
 
 
 def _exponent_text(step: float) -> str:
@@ -291,18 +278,18 @@ def release(
     """
     q = _query_name(query)
     family = _noise._check_family(noise)
-    eps = _noise._positive(epsilon, "epsilon")
+    eps = as_positive(epsilon, "epsilon")
     if gamma is None:
         g = default_gamma(family, eps, delta)
         gamma_source = f"default: {DEFAULT_GAMMA[family]}"
     else:
-        g = _noise._positive(gamma, "gamma")
+        g = as_positive(gamma, "gamma")
         gamma_source = "user"
     cal = _noise.calibrate(family, eps, g, delta=delta, shape=shape)  # validates gamma's range
     for flag, name in ((diagnostics, "diagnostics"), (reveal_true, "reveal_true")):
         if not isinstance(flag, (bool, np.bool_)):
             raise TypeError(f"{name} must be True or False, got {type(flag).__name__}")
-    low, high = _check_bounds(bounds)  # also: high - low a finite double
+    low, high = as_bounds(bounds)  # also: high - low a finite double
     step = _lattice.default_lattice((low, high)) if lattice is None else _lattice.check_lattice(lattice, (low, high))
     denom = sensitivity_grid(g)
     gamma_s = g - math.log(2.0) / denom - 2.0**-30
@@ -368,7 +355,7 @@ def compare_noise(
         Columns ``family, epsilon, delta, gamma, shape, std`` (``std`` is
         ``inf`` where infinite / out of range, ``shape`` NaN where none).
     """
-    eps = _noise._positive(epsilon, "epsilon")
+    eps = as_positive(epsilon, "epsilon")
     gammas = np.atleast_1d(np.asarray(gamma, dtype=float)).ravel()
     if gammas.size == 0:
         raise ValueError("gamma must contain at least one value > 0")

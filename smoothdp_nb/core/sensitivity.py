@@ -44,6 +44,8 @@ from typing import Any, Callable, Optional, Tuple, Union
 
 import numpy as np
 
+from ._validate import as_bounds, as_float_array, as_positive
+
 __all__ = [
     "QUERIES",
     "local_sensitivity",
@@ -64,38 +66,9 @@ Query = Union[str, Callable[[int], float]]
 # --------------------------------------------------------------------------- #
 # input handling
 # --------------------------------------------------------------------------- #
-def _check_bounds(bounds: Any) -> Tuple[float, float]:
-    if bounds is None:
-        raise ValueError(
-            "bounds=(low, high) is required (data-independent limits of the data domain, "
-            "low < high, both finite)"
-        )
-    try:
-        lo, hi = bounds
-    except (TypeError, ValueError):
-        raise TypeError(f"bounds must be a pair (low, high) of finite numbers, got {bounds!r}") from None
-    for v, name in ((lo, "low"), (hi, "high")):
-        if isinstance(v, bool) or not isinstance(v, (Real, np.integer, np.floating)):
-            raise TypeError(f"bounds {name} must be a real number, got {type(v).__name__}")
-    lo, hi = float(lo), float(hi)
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        raise ValueError(f"bounds must be finite: low < high, got {bounds!r}")
-    if not lo < hi:
-        raise ValueError(f"bounds must satisfy low < high, got low={lo!r}, high={hi!r}")
-    if not math.isfinite(hi - lo):  # the sensitivities are differences of values in the bounds
-        raise ValueError(
-            f"bounds must satisfy high - low < {np.finfo(float).max:.4g} (a finite double), "
-            f"got low={lo!r}, high={hi!r}"
-        )
-    return lo, hi
-
-
 def _check_data(x: Any, bounds: Tuple[float, float]) -> np.ndarray:
     """1-D float array, clipped to ``bounds`` (with a warning), sorted."""
-    try:
-        arr = np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError("x must be a 1-D array of real numbers") from None
+    arr = as_float_array(x, "x")  # numbers only: no numeric strings, no bools
     if arr.ndim != 1:
         arr = arr.reshape(-1) if arr.ndim == 0 else arr
         if arr.ndim != 1:
@@ -115,15 +88,6 @@ def _check_data(x: Any, bounds: Tuple[float, float]) -> np.ndarray:
         )
         arr = np.clip(arr, lo, hi)
     return np.sort(arr, kind="stable")
-
-
-def _check_gamma(gamma: Any) -> float:
-    if isinstance(gamma, bool) or not isinstance(gamma, (Real, np.integer, np.floating)):
-        raise TypeError(f"gamma must be a real number, got {type(gamma).__name__}")
-    g = float(gamma)
-    if not (0.0 < g < math.inf):
-        raise ValueError(f"gamma must satisfy 0 < gamma < inf, got {gamma!r}")
-    return g
 
 
 def _trim_count(n: int, trim: Any) -> int:
@@ -255,7 +219,7 @@ def evaluate_query(x: Any, query: str = "median", bounds: Optional[Tuple[float, 
     adds to the sensitivity bound.
     """
     q = _query_name(query)
-    b = _check_bounds(bounds)
+    b = as_bounds(bounds)
     xs = _check_data(x, b)
     n = xs.size
     if q == "median":
@@ -295,7 +259,7 @@ def sensitivity_at_distance(x: Any, query: str, k: int, bounds: Optional[Tuple[f
     q = _query_name(query)
     if isinstance(k, bool) or not isinstance(k, (Integral, np.integer)) or k < 0:
         raise ValueError(f"k must be an integer with k >= 0, got {k!r}")
-    bnd = _check_bounds(bounds)
+    bnd = as_bounds(bounds)
     xs = _check_data(x, bnd)
     a, b, w, den = _window(xs.size, q, trim)
     return _order_stat_A(_padded(xs, bnd), a, b, w, int(k)) / den
@@ -332,7 +296,7 @@ def smooth_sensitivity(x: Any, query: Query = "median", gamma: float = 0.1,
     -------
     float
     """
-    g = _check_gamma(gamma)
+    g = as_positive(gamma, "gamma")
     if callable(query):
         if k_max is None:
             if isinstance(x, (Integral, np.integer)):
@@ -352,7 +316,7 @@ def smooth_sensitivity(x: Any, query: Query = "median", gamma: float = 0.1,
             best = max(best, decay * ak)
         return best
     q = _query_name(query)
-    bnd = _check_bounds(bounds)
+    bnd = as_bounds(bounds)
     xs = _check_data(x, bnd)
     a, b, w, den = _window(xs.size, q, trim)
     p = _padded(xs, bnd)
@@ -388,7 +352,7 @@ def sensitivity_grid(gamma: float) -> int:
     of smoothness; the finer grid for small gamma keeps that cost at most half
     of gamma.  D depends on the public gamma only.
     """
-    g = _check_gamma(gamma)
+    g = as_positive(gamma, "gamma")
     d = SENSITIVITY_GRID
     while math.log(2.0) / d > g / 2.0:
         d *= 2

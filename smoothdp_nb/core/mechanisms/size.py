@@ -9,7 +9,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._validate import as_int
+from .._validate import as_decimal_text, as_int
 
 __all__ = ["SampleSize", "sampling_size_spec"]
 
@@ -29,8 +29,12 @@ def _exact_rate(eta) -> Fraction:
                 raise ValueError
             # repr gives the shortest decimal that round-trips: the number the user typed.
             return Fraction(Decimal(repr(float(eta))))
+        if isinstance(eta, str):  # plain ASCII decimal text only (no "0.5_0", no spaces, no other digits)
+            return as_decimal_text(eta, "eta")
         return Fraction(Decimal(str(eta)))
-    except (InvalidOperation, ValueError):
+    except (InvalidOperation, ValueError) as exc:
+        if str(exc).startswith("eta "):
+            raise
         raise ValueError(f"eta must be a number in (0, 1], got {eta!r}") from None
     except TypeError:
         raise TypeError(f"eta must be a number in (0, 1], got {eta!r}") from None

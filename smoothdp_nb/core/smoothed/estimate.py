@@ -31,7 +31,7 @@ from ..average import SamplingAverage
 from ..budget import Estimate
 from ..hull import reduce_to_vertices
 from ..mechanisms import MAX_CELLS, NoisySamplingHistogram, SamplingHistogram
-from .cost import estimate_exact_seconds
+from .cost import estimate_exact_cost, estimate_exact_seconds
 from .monte_carlo import _candidate_compositions
 
 __all__ = ["profile_units", "estimate_exact", "estimate_monte_carlo", "expected_distinct_histograms", "candidate_count",
@@ -50,8 +50,9 @@ _AVG_CELL = 1.2e-8
 _DRAW = 1.5e-6
 # bytes per (histogram, epsilon) of the two-category exact path (profile table and engine arrays)
 _EXACT2_BYTES = 900.0
-# bytes of one entry (a tuple key) of the general engine's histogram index
+# bytes of one entry (a tuple key) of the general engine's histogram index, and seconds per entry and category
 _INDEX_ENTRY_BYTES = 170.0
+_INDEX_SECONDS = 1.5e-6
 
 
 def profile_units(mechanism, n: int, m: int) -> tuple[float, float]:
@@ -104,6 +105,8 @@ def estimate_exact(mechanism, n: int, m: int, l: int, E: int) -> Estimate:
         # with one vertex only size n
         rows = hists if l == 1 else math.comb(n + m, m)
         nbytes = rows * (16.0 * m + _INDEX_ENTRY_BYTES) + hists * E * 8.0 * (m + 3)
+        if l > 1:  # building the index and the shift maps is Python work per row and category
+            seconds += _INDEX_SECONDS * rows * m
     return Estimate(seconds, max(nbytes, per_bytes))
 
 
@@ -226,7 +229,7 @@ def estimate_smoothed(mechanism, ns, pi, epsilon, method: str = "exact", *, tria
         n = as_int(n, "n", minimum=1)
         mechanism.sample_size(n)  # T <= n check
         if method == "exact":
-            total = total + estimate_exact(mechanism, n, m, l, e.size)
+            total = total + Estimate(*estimate_exact_cost(mechanism, n, red.vertices, e.size))
         elif method == "monte-carlo":
             total = total + estimate_monte_carlo(
                 mechanism, n, red.vertices, e.size, as_int(trials, "trials", minimum=1),

@@ -11,11 +11,11 @@ import numpy as np
 from scipy.special import logsumexp
 
 from .._progress import optional_progress_bar
-from ..budget import check_budget
+from ..budget import Estimate, check_budget
 from ..hull import HullReduction
 from ..profiles import privacy_profile
 from .binary import exact_binary, log_binom_vector
-from .estimate import estimate_exact
+from .cost import estimate_exact_cost
 from .general import all_histograms, exact_general
 from .results import SmoothedResult, assemble_result, dp_pair
 
@@ -38,7 +38,7 @@ def smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> Smoothed
     t0 = time.perf_counter()
     V = red.vertices
     l, m = V.shape
-    est = estimate_exact(mech, n, m, l, e.size)
+    est = Estimate(*estimate_exact_cost(mech, n, V, e.size))
     check_budget(est, budget, f"the exact smoothed delta for n={n}, m={m}, {l} hull vertices and {e.size} epsilon "
                  "values", "use method='monte-carlo' or fewer epsilon values", parameter="n")
     show = (est.seconds > 2.0) if progress is None else bool(progress)

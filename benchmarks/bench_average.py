@@ -45,15 +45,19 @@ def per_database(reps: int) -> None:
             mech._log_profile_batch(h[None], 225, EPS)
             wall.append(time.perf_counter() - t)
             cpu.append(time.process_time() - c)
-        print(f"  output={output!r:15} per database: median {np.median(wall):.3f} s wall, "
-              f"{np.median(cpu):.3f} s cpu (min {min(wall):.3f} s)")
+        print(
+            f"  output={output!r:15} per database: median {np.median(wall):.3f} s wall, "
+            f"{np.median(cpu):.3f} s cpu (min {min(wall):.3f} s)"
+        )
     print("exact delta of one database drawn from each Gaussian:")
     for mu in (0.0, 0.1):
         h = np.random.default_rng(7).multinomial(225, quantized_gaussian(mu, 0.12).pmf)
         for output in ("sum", "rounded_mean"):
             d = sdp.privacy_profile(SamplingAverage(T=15, grid=g0.values, output=output), h, EPS)
-            print(f"  mu = {mu:3.1f}, output={output!r:15} " + "  ".join(
-                f"epsilon={e:g}: {v:.4g}" for e, v in zip(EPS, d)))
+            print(
+                f"  mu = {mu:3.1f}, output={output!r:15} "
+                + "  ".join(f"epsilon={e:g}: {v:.4g}" for e, v in zip(EPS, d))
+            )
 
 
 def figure5(ns, trials: int, candidates: int, workers: int) -> None:
@@ -62,21 +66,35 @@ def figure5(ns, trials: int, candidates: int, workers: int) -> None:
     g0 = quantized_gaussian(0.0, 0.15)
     g1 = quantized_gaussian(0.2, 0.15)
     pi = np.stack([g0.pmf, g1.pmf])
-    print(f"Figure 5 setting 1 (Pi = quantized N(0, 0.15^2), N(0.2, 0.15^2); T = ceil(sqrt(n)); output "
-          f"'rounded_mean'), {trials} trials x <= {candidates} candidate compositions per n, {workers} processes:")
+    print(
+        f"Figure 5 setting 1 (Pi = quantized N(0, 0.15^2), N(0.2, 0.15^2); T = ceil(sqrt(n)); output "
+        f"'rounded_mean'), {trials} trials x <= {candidates} candidate compositions per n, {workers} processes:"
+    )
     total = 0.0
     with ProcessPoolExecutor(workers) as ex:
         for n in tqdm(ns, desc="n"):
             T = math.ceil(math.sqrt(n))
             mech = SamplingAverage(T=T, grid=g0.values, output="rounded_mean")
             t = time.perf_counter()
-            r = sdp.smoothed_delta(mech, n, pi, EPS_FIG5, method="monte-carlo", trials=trials, rng=n,
-                                   candidates=candidates, executor=ex, chunk=max(1, -(-trials // workers)),
-                                   progress=False)
+            r = sdp.smoothed_delta(
+                mech,
+                n,
+                pi,
+                EPS_FIG5,
+                method="monte-carlo",
+                trials=trials,
+                rng=n,
+                candidates=candidates,
+                executor=ex,
+                chunk=max(1, -(-trials // workers)),
+                progress=False,
+            )
             dt = time.perf_counter() - t
             total += dt
-            band = "  ".join(f"epsilon={e:g}: {d:.3g} [{lo:.2g}, {hi:.2g}]"
-                             for e, d, lo, hi in zip(EPS_FIG5, r.delta, r.ci_low, r.ci_high))
+            band = "  ".join(
+                f"epsilon={e:g}: {d:.3g} [{lo:.2g}, {hi:.2g}]"
+                for e, d, lo, hi in zip(EPS_FIG5, r.delta, r.ci_low, r.ci_high)
+            )
             ncomp = len(r.table) // EPS_FIG5.size
             print(f"  n = {n:4d} (T = {T:2d}): {dt:6.1f} s, {ncomp} compositions x {trials} trials   {band}")
     print(f"  total {total:.1f} s")

@@ -41,7 +41,9 @@ def main() -> None:
         t = best_of(lambda w=w: sdp.privacy_profile(w, hist, eps, log=True))
         d = sdp.privacy_profile(w, hist, eps, log=True)
         zeros = int(np.sum(np.all(d == -np.inf, axis=1)))
-        print(f"winner, eta = {eta}: 26 elections x 3 epsilon in {t * 1e3:.1f} ms; exactly 0 at every epsilon: {zeros} of 26")
+        print(
+            f"winner, eta = {eta}: 26 elections x 3 epsilon in {t * 1e3:.1f} ms; exactly 0 at every epsilon: {zeros} of 26"
+        )
     small = np.stack([np.arange(201), 200 - np.arange(201)], axis=1)
     base = sdp.SamplingHistogram(eta=0.9)
     t_fast = best_of(lambda: sdp.privacy_profile(sdp.postprocess(base, sdp.winner), small, eps), 3)

@@ -19,8 +19,13 @@ import numpy as np
 
 from smoothdp_nb import release
 
-FAMILIES = [("polyplace", {}), ("laplace", {"delta": 1e-5}), ("student_t", {}), ("cauchy", {}),
-            ("laplace_log_normal", {})]
+FAMILIES = [
+    ("polyplace", {}),
+    ("laplace", {"delta": 1e-5}),
+    ("student_t", {}),
+    ("cauchy", {}),
+    ("laplace_log_normal", {}),
+]
 
 
 def singles(x, family, kw, reps=500, rng=None):
@@ -51,8 +56,10 @@ def main() -> None:
         print(f"{family:20s} median {m5:6.3f} ms (p99 {p5:6.3f}) n=5; median {m501:6.3f} ms n=501")
     for family, kw in FAMILIES:
         print(f"{family:20s} 10^4 releases (n=5, OS entropy): {batch(small, family, kw)}")
-    print(f"{'polyplace':20s} 10^4 releases (n=5, seeded Generator): "
-          f"{batch(small, 'polyplace', {}, rng=np.random.default_rng(1))}")
+    print(
+        f"{'polyplace':20s} 10^4 releases (n=5, seeded Generator): "
+        f"{batch(small, 'polyplace', {}, rng=np.random.default_rng(1))}"
+    )
     print("load average after:", os.getloadavg())
 
 

@@ -45,10 +45,12 @@ def main() -> None:
     t_pp = best_of(lambda: _polyplace_standard_rvs(10.0, n, g))
     d = PolyPlace(s=1.0, alpha=10.0)
     t_pp_scipy = best_of(lambda: d.rvs(size=n, random_state=g))
-    for name, tt in (("numpy Generator.laplace", t_lap), ("PolyPlace sampler (core)", t_pp),
-                     ("PolyPlace frozen .rvs", t_pp_scipy)):
-        print(f"{name:26s} 10^7 draws: {tt * 1e3:8.1f} ms  ({n / tt / 1e6:6.1f} M/s, "
-              f"{t_lap / tt:4.2f}x laplace speed)")
+    for name, tt in (
+        ("numpy Generator.laplace", t_lap),
+        ("PolyPlace sampler (core)", t_pp),
+        ("PolyPlace frozen .rvs", t_pp_scipy),
+    ):
+        print(f"{name:26s} 10^7 draws: {tt * 1e3:8.1f} ms  ({n / tt / 1e6:6.1f} M/s, {t_lap / tt:4.2f}x laplace speed)")
     for alpha in (1.5, 3.0, 100.0):
         dd = PolyPlace(s=1.0, alpha=alpha)
         tt = best_of(lambda: dd.rvs(size=n, random_state=g), reps=3)

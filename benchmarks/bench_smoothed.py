@@ -105,17 +105,21 @@ def scaling(sizes_two, sizes_history) -> None:
     for n in sizes_two:
         est = estimate_exact_cost(m, n, two, 1)[0]
         t, r = timed(lambda: sdp.smoothed_delta(m, n, two, 1.0, progress=False, budget=1e9))
-        print(f"  n = {n:>7}: {t:8.2f} s (model {est:8.2f} s, measured/model {t / est:4.2f})   "
-              f"log10 delta = {r.log_delta / math.log(10):.2f}")
+        print(
+            f"  n = {n:>7}: {t:8.2f} s (model {est:8.2f} s, measured/model {t / est:4.2f})   "
+            f"log10 delta = {r.log_delta / math.log(10):.2f}"
+        )
     mm, pi, epsilon = history_config()
     V = reduce_to_vertices(pi).vertices
     print("authors' configuration (history Pi, eta = 0.998, 21 epsilon):")
     for n in sizes_history:
         est = estimate_exact_cost(mm, n, V, len(epsilon))[0]
         t, r = timed(lambda: sdp.smoothed_delta(mm, n, pi, epsilon, progress=False, budget=1e9))
-        print(f"  n = {n:>7}: {t:8.2f} s (model {est:8.2f} s, measured/model {t / est:4.2f})   "
-              f"log10 delta at epsilon = 0.1, 1, 5, 10: "
-              + ", ".join(f"{v / math.log(10):.2f}" for v in r.log_delta[[0, 2, 10, 20]]))
+        print(
+            f"  n = {n:>7}: {t:8.2f} s (model {est:8.2f} s, measured/model {t / est:4.2f})   "
+            f"log10 delta at epsilon = 0.1, 1, 5, 10: "
+            + ", ".join(f"{v / math.log(10):.2f}" for v in r.log_delta[[0, 2, 10, 20]])
+        )
 
 
 def main(quick: bool = False, big: bool = False) -> None:
@@ -147,16 +151,22 @@ def main(quick: bool = False, big: bool = False) -> None:
         news.append(best)
         ratios.append(t_lit / best)
     t_new = min(news)
-    print(f"n = 2000, {rounds} interleaved rounds: literal Algorithm 1 (float convolutions) "
-          f"{min(lits):.3f}-{max(lits):.3f} s, ours {min(news) * 1e3:.2f}-{max(news) * 1e3:.2f} ms; "
-          f"speed-up per round x{min(ratios):.0f}-x{max(ratios):.0f} (median x{np.median(ratios):.0f}); "
-          f"values {lit:.12g} vs {new.delta:.12g}")
+    print(
+        f"n = 2000, {rounds} interleaved rounds: literal Algorithm 1 (float convolutions) "
+        f"{min(lits):.3f}-{max(lits):.3f} s, ours {min(news) * 1e3:.2f}-{max(news) * 1e3:.2f} ms; "
+        f"speed-up per round x{min(ratios):.0f}-x{max(ratios):.0f} (median x{np.median(ratios):.0f}); "
+        f"values {lit:.12g} vs {new.delta:.12g}"
+    )
     t_ll, lean = timed(lambda: literal_algorithm1_lean(m, n, 0.3, 0.6, 1.0))
-    print(f"n = 2000: literal Algorithm 1 with pmfs from a shared log-factorial table {t_ll:.3f} s, "
-          f"speed-up x{t_ll / t_new:.0f} (against the best of ours); value {lean:.12g}")
+    print(
+        f"n = 2000: literal Algorithm 1 with pmfs from a shared log-factorial table {t_ll:.3f} s, "
+        f"speed-up x{t_ll / t_new:.0f} (against the best of ours); value {lean:.12g}"
+    )
     t_lx, litx = timed(lambda: literal_algorithm1_exact(m, n, 0.3, 0.6, 1.0))
-    print(f"n = 2000: literal Algorithm 1 (exact log-space convolutions) {t_lx:.2f} s, "
-          f"speed-up x{t_lx / t_new:.0f}; value {litx:.12g}")
+    print(
+        f"n = 2000: literal Algorithm 1 (exact log-space convolutions) {t_lx:.2f} s, "
+        f"speed-up x{t_lx / t_new:.0f}; value {litx:.12g}"
+    )
     three = [[0.2, 0.3, 0.5], [0.6, 0.2, 0.2], [0.3, 0.5, 0.2]]
     t, r = timed(lambda: sdp.smoothed_delta(sdp.SamplingHistogram(eta=0.9), 60, three, 1.0, progress=False))
     print(f"m = 3, three vertices, n = 60: {t:.2f} s (delta = {r.delta:.4g})")

@@ -72,8 +72,13 @@ def main() -> None:
 
     def run(executor: cf.Executor | None) -> np.ndarray:
         return monte_carlo_map(
-            toy_trials, args.trials, args.seed, executor, chunk=args.chunk,
-            kwargs=kwargs, progress=False,
+            toy_trials,
+            args.trials,
+            args.seed,
+            executor,
+            chunk=args.chunk,
+            kwargs=kwargs,
+            progress=False,
         )
 
     print(
@@ -82,7 +87,7 @@ def main() -> None:
     )
     if hasattr(os, "getloadavg"):
         # other processes competing for the cores distort the speed-up: check this first
-        print("load average before the run (1, 5, 15 min): %.2f %.2f %.2f" % os.getloadavg())
+        print("load average before the run (1, 5, 15 min): {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     rows: list[tuple[str, int, float, float]] = []
     t_ref, reference = best_of(lambda: run(None), args.repeat)
     rows.append(("in-process (executor=None)", 1, 0.0, t_ref))
@@ -104,10 +109,15 @@ def main() -> None:
         else:
             for workers in (1, 2):
                 t0 = time.perf_counter()
-                with LocalCluster(
-                    n_workers=workers, processes=True, threads_per_worker=1,
-                    dashboard_address=None,
-                ) as cluster, Client(cluster) as client:
+                with (
+                    LocalCluster(
+                        n_workers=workers,
+                        processes=True,
+                        threads_per_worker=1,
+                        dashboard_address=None,
+                    ) as cluster,
+                    Client(cluster) as client,
+                ):
                     client.wait_for_workers(workers)
                     startup = time.perf_counter() - t0
                     # pure=False: recompute on every repeat instead of reusing results

@@ -54,8 +54,14 @@ def run_once(jobs: int, ci: bool) -> dict:
         cmd = [sys.executable, "-m", "smoothdp_nb", "tutorials", "--out", out, "--jobs", str(jobs)]
         cmd += ["--ci"] if ci else []
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            cmd,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         sampler = threading.Thread(target=sample, args=(proc.pid,), daemon=True)
         sampler.start()
         _, stderr = proc.communicate()
@@ -64,8 +70,14 @@ def run_once(jobs: int, ci: bool) -> dict:
         sampler.join()
     if proc.returncode:
         print(stderr[-2000:], file=sys.stderr)
-    return {"jobs": jobs, "wall": wall, "kernels": peak["count"], "rss": peak["rss"], "load": load,
-            "rc": proc.returncode}
+    return {
+        "jobs": jobs,
+        "wall": wall,
+        "kernels": peak["count"],
+        "rss": peak["rss"],
+        "load": load,
+        "rc": proc.returncode,
+    }
 
 
 def main() -> None:
@@ -78,8 +90,11 @@ def main() -> None:
     for _ in range(args.repeat):
         for jobs in args.jobs:
             r = run_once(jobs, args.ci)
-            print(f"{r['jobs']:>4} {r['wall']:>8.1f} {r['kernels']:>7} {r['rss'] / 2**20:>8.0f} MB "
-                  f"{r['load']:>5.2f}  {r['rc']}", flush=True)
+            print(
+                f"{r['jobs']:>4} {r['wall']:>8.1f} {r['kernels']:>7} {r['rss'] / 2**20:>8.0f} MB "
+                f"{r['load']:>5.2f}  {r['rc']}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

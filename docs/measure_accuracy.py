@@ -40,7 +40,9 @@ def hockey(P: dict[int, mp.mpf], Q: dict[int, mp.mpf], e: mp.mpf) -> mp.mpf:
 
 
 def exact_profile(n: int, a: int, T: int, eps: float) -> mp.mpf:
-    to_mp = lambda law: {k: mp.mpf(v.numerator) / v.denominator for k, v in law.items()}  # noqa: E731
+    def to_mp(law):
+        return {k: mp.mpf(v.numerator) / v.denominator for k, v in law.items()}
+
     P = to_mp(kept_law(n, a, T))
     e = mp.exp(mp.mpf(eps))
     best = mp.mpf(0)

@@ -33,7 +33,7 @@ def unload_ipython_extension(ip) -> None:
 
 def _load_display() -> None:
     """Import the display package, which registers the result charts (needs Altair)."""
-    from . import display  # noqa: F401
+    from . import display  # noqa: F401  (imported for its side effect: registering the renderers)
 
 
 _rendering.renderers.set_loader(_load_display)

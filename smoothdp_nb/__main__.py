@@ -60,8 +60,11 @@ def main(argv: list[str] | None = None) -> int:
         help="run a TOML spec (like a %%%%smoothdp cell): run spec.toml [--out report.html] [--json out.json]",
         add_help=False,
     )
-    sub.add_parser("gallery", help="render every chart builder to SVG and PNG with an index page: gallery --out DIR",
-                   add_help=False)
+    sub.add_parser(
+        "gallery",
+        help="render every chart builder to SVG and PNG with an index page: gallery --out DIR",
+        add_help=False,
+    )
     rep = sub.add_parser("report", help="print the election privacy report (default)")
     rep.add_argument("--lost", type=float, default=None, help="fraction of votes lost (default: 0.002 and 0.0001)")
     rep.add_argument("--threshold", type=float, default=0.51, help="accuracy threshold t (default 0.51)")

@@ -26,8 +26,9 @@ import html
 import json
 import math
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -60,8 +61,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("spec", help="path of the TOML spec ('-' reads standard input)")
     p.add_argument("--out", metavar="REPORT.html", help="write a self-contained HTML report")
     p.add_argument("--json", metavar="OUT.json", help="write the result as JSON")
-    p.add_argument("--workers", type=int, default=0, metavar="N",
-                   help="run Monte Carlo chunks and sweep points on N worker processes (default: in-process)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run Monte Carlo chunks and sweep points on N worker processes (default: in-process)",
+    )
     p.add_argument("--quiet", action="store_true", help="do not print the text summary")
     return p
 
@@ -125,7 +131,7 @@ def html_report(result: Any, spec: Any, source: str = "") -> str:
     bundle = result._repr_mimebundle_()
     body = bundle.get("text/html") or f"<pre>{html.escape(str(result))}</pre>"
     spec_text = spec.text if spec.text is not None else json.dumps(_jsonable(spec.raw), indent=2)
-    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     title = html.escape(spec.title)
     return "\n".join(
         [
@@ -202,8 +208,9 @@ def main_run(argv: Sequence[str] | None = None) -> int:
         if args.out:
             Path(args.out).write_text(html_report(result, spec, source), encoding="utf-8")
         if args.json:
-            Path(args.json).write_text(json.dumps(json_report(result, spec), indent=2, allow_nan=False) + "\n",
-                                       encoding="utf-8")
+            Path(args.json).write_text(
+                json.dumps(json_report(result, spec), indent=2, allow_nan=False) + "\n", encoding="utf-8"
+            )
     except OSError as exc:
         return fail(f"cannot write {exc.filename or 'the report'}: {exc.strerror or exc}")
     if not args.quiet:

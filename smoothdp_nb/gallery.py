@@ -28,32 +28,50 @@ def _smoothed_exact():
     import smoothdp_nb as sdp
 
     mech = sdp.SamplingHistogram(eta="0.99")
-    return sdp.smoothed_delta(mech, 2000, sdp.datasets.us_2020_district_shares(), np.linspace(0.5, 7, 14),
-                              progress=False).chart()
+    return sdp.smoothed_delta(
+        mech, 2000, sdp.datasets.us_2020_district_shares(), np.linspace(0.5, 7, 14), progress=False
+    ).chart()
 
 
 def _smoothed_monte_carlo():
     import smoothdp_nb as sdp
 
     mech = sdp.SamplingHistogram(eta="0.98")
-    return sdp.smoothed_delta(mech, 400, [[0.45, 0.55], [0.55, 0.45]], np.linspace(0.05, 1.5, 12),
-                              method="monte-carlo", trials=2000, rng=1, progress=False).chart()
+    return sdp.smoothed_delta(
+        mech,
+        400,
+        [[0.45, 0.55], [0.55, 0.45]],
+        np.linspace(0.05, 1.5, 12),
+        method="monte-carlo",
+        trials=2000,
+        rng=1,
+        progress=False,
+    ).chart()
 
 
 def _curve():
     import smoothdp_nb as sdp
 
     mech = sdp.SamplingHistogram(eta="0.99")
-    return sdp.smoothed_delta_curve(mech, [500, 1000, 2000, 4000], sdp.datasets.us_2020_district_shares(),
-                                    [0.5, 1.0, 2.0, 7.0], progress=False).chart()
+    return sdp.smoothed_delta_curve(
+        mech, [500, 1000, 2000, 4000], sdp.datasets.us_2020_district_shares(), [0.5, 1.0, 2.0, 7.0], progress=False
+    ).chart()
 
 
 def _curve_monte_carlo():
     import smoothdp_nb as sdp
 
     mech = sdp.SamplingHistogram(eta="0.95")
-    return sdp.smoothed_delta_curve(mech, [100, 200, 400, 800], [[0.4, 0.6], [0.6, 0.4]], [0.5, 1.0],
-                                    method="monte-carlo", trials=3000, rng=2, progress=False).chart()
+    return sdp.smoothed_delta_curve(
+        mech,
+        [100, 200, 400, 800],
+        [[0.4, 0.6], [0.6, 0.4]],
+        [0.5, 1.0],
+        method="monte-carlo",
+        trials=3000,
+        rng=2,
+        progress=False,
+    ).chart()
 
 
 def _elections():
@@ -73,10 +91,17 @@ def _figure1():
     t = 0.51
     epsilon = math.log(t / (1 - t))  # Appendix A.1: t = e^eps / (e^eps + 1)
     logd = np.asarray(sdp.privacy_profile(mech, hists, epsilon, log=True)) / math.log(10)
-    util = np.maximum(sdp.adjusted_utility(mech, hists - [1, 0], t, log=True),
-                      sdp.adjusted_utility(mech, hists - [0, 1], t, log=True)) / math.log(10)
-    frame = pd.DataFrame({"year": table["year"], "log10_delta": logd, "log10_utility": util,
-                          "dp_delta": [sdp.dp_delta(mech, int(n)) for n in hists.sum(axis=1)]})
+    util = np.maximum(
+        sdp.adjusted_utility(mech, hists - [1, 0], t, log=True), sdp.adjusted_utility(mech, hists - [0, 1], t, log=True)
+    ) / math.log(10)
+    frame = pd.DataFrame(
+        {
+            "year": table["year"],
+            "log10_delta": logd,
+            "log10_utility": util,
+            "dp_delta": [sdp.dp_delta(mech, int(n)) for n in hists.sum(axis=1)],
+        }
+    )
     return figure1_chart(frame, title="Figure 1: US elections, 0.2 % of votes lost, t = 51 %")
 
 
@@ -85,16 +110,25 @@ def _profile_years():
     from smoothdp_nb.core.results import profile
 
     table, hists = _elections()
-    return profile(sdp.SamplingHistogram(eta="0.998"), hists, [0.04, 0.2, 0.4], labels=table["year"].tolist(),
-                   source="us-elections").chart()
+    return profile(
+        sdp.SamplingHistogram(eta="0.998"),
+        hists,
+        [0.04, 0.2, 0.4],
+        labels=table["year"].tolist(),
+        source="us-elections",
+    ).chart()
 
 
 def _profile_epsilon():
     import smoothdp_nb as sdp
     from smoothdp_nb.core.results import profile
 
-    return profile(sdp.SamplingHistogram(eta="0.9"), [[60, 40], [75, 25], [95, 5]], np.linspace(0, 2, 21),
-                   labels=["(60, 40)", "(75, 25)", "(95, 5)"]).chart()
+    return profile(
+        sdp.SamplingHistogram(eta="0.9"),
+        [[60, 40], [75, 25], [95, 5]],
+        np.linspace(0, 2, 21),
+        labels=["(60, 40)", "(75, 25)", "(95, 5)"],
+    ).chart()
 
 
 def _remark8():
@@ -177,14 +211,19 @@ def _release_empty():
 #: name -> (caption, builder of the chart)
 FIGURES: dict[str, tuple[str, Callable]] = {
     "figure1_elections": ("Figure 1: δ(x) and the adjusted utility per election (figure1_chart)", _figure1),
-    "profile_per_year": ("Privacy profile per election year, three ε (ProfileResult.chart / profile_chart)",
-                         _profile_years),
-    "profile_per_epsilon": ("Privacy profile against ε, one line per database (profile_chart, x='epsilon')",
-                            _profile_epsilon),
-    "smoothed_exact": ("Smoothed δ against ε, exact (SmoothedResult.chart / delta_vs_epsilon_chart)",
-                       _smoothed_exact),
-    "smoothed_monte_carlo": ("Smoothed δ against ε, Monte Carlo with its band (delta_vs_epsilon_chart)",
-                             _smoothed_monte_carlo),
+    "profile_per_year": (
+        "Privacy profile per election year, three ε (ProfileResult.chart / profile_chart)",
+        _profile_years,
+    ),
+    "profile_per_epsilon": (
+        "Privacy profile against ε, one line per database (profile_chart, x='epsilon')",
+        _profile_epsilon,
+    ),
+    "smoothed_exact": ("Smoothed δ against ε, exact (SmoothedResult.chart / delta_vs_epsilon_chart)", _smoothed_exact),
+    "smoothed_monte_carlo": (
+        "Smoothed δ against ε, Monte Carlo with its band (delta_vs_epsilon_chart)",
+        _smoothed_monte_carlo,
+    ),
     "curve_exact": ("Smoothed δ against n with exponential fits (SmoothedCurve.chart / delta_vs_n_chart)", _curve),
     "curve_monte_carlo": ("Smoothed δ against n, Monte Carlo bands (delta_vs_n_chart)", _curve_monte_carlo),
     "remark8_bound": ("Remark 8: bound (dashed) against exact (solid) (bound_chart)", _remark8),
@@ -192,8 +231,7 @@ FIGURES: dict[str, tuple[str, Callable]] = {
     "noise_marker": ("Noise std with a γ marker, as in the panel (noise_chart)", _noise_marker),
     "release_public": ("A release: public numbers only (ReleaseReport.chart / release_chart)", _release_public),
     "release_history": ("Five releases, latest in blue (release_chart, as in the panel)", _release_history),
-    "release_diagnostics": ("A release with the curator's diagnostics (noise density, labelled)",
-                            _release_diagnostics),
+    "release_diagnostics": ("A release with the curator's diagnostics (noise density, labelled)", _release_diagnostics),
     "release_empty": ("The release panel's chart before the first release", _release_empty),
 }
 
@@ -216,16 +254,18 @@ def build(out: Path, names: list[str] | None = None, scale: float = 2.0) -> list
         print(f"  {name:<22} {records[-1]['seconds']:5.1f} s  {caption}", flush=True)
     items = "\n".join(
         f'<figure id="{r["name"]}"><img src="{r["name"]}.png" alt="{html.escape(r["caption"])}" width="720">'
-        f'<figcaption><b>{html.escape(r["name"])}</b>: {html.escape(r["caption"])} '
+        f"<figcaption><b>{html.escape(r['name'])}</b>: {html.escape(r['caption'])} "
         f'(<a href="{r["name"]}.svg">SVG</a>, <a href="{r["name"]}.png">PNG</a>)</figcaption></figure>'
         for r in records
     )
-    page = ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>smoothdp_nb chart gallery</title>"
-            "<style>body{font-family:sans-serif;max-width:820px;margin:2em auto;color:#222}"
-            "figure{margin:2em 0;border-bottom:1px solid #ddd;padding-bottom:1em}"
-            "figcaption{margin-top:.4em}</style></head><body><h1>smoothdp_nb chart gallery</h1>"
-            f"<p>{len(records)} figures, rendered offline by vl-convert; every number computed by the public API "
-            "on small example data.</p>" + items + "</body></html>")
+    page = (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>smoothdp_nb chart gallery</title>'
+        "<style>body{font-family:sans-serif;max-width:820px;margin:2em auto;color:#222}"
+        "figure{margin:2em 0;border-bottom:1px solid #ddd;padding-bottom:1em}"
+        "figcaption{margin-top:.4em}</style></head><body><h1>smoothdp_nb chart gallery</h1>"
+        f"<p>{len(records)} figures, rendered offline by vl-convert; every number computed by the public API "
+        "on small example data.</p>" + items + "</body></html>"
+    )
     (out / "index.html").write_text(page, encoding="utf-8")
     return records
 

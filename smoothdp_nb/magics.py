@@ -188,7 +188,7 @@ class SmoothDPMagics(Magics):
         """
         if cell is None:
             m = _SPEC_START.search(line)
-            opts_text, spec_text = (line[: m.start()], line[m.start():]) if m else (line, "")
+            opts_text, spec_text = (line[: m.start()], line[m.start() :]) if m else (line, "")
             if not spec_text.strip():
                 raise UsageError(
                     "%smoothdp needs a spec after the options, e.g. "
@@ -211,8 +211,10 @@ class SmoothDPMagics(Magics):
             executor = self.shell.user_ns[args.executor]
             if not isinstance(executor, cf.Executor):
                 hint = " (for a Dask client use client.get_executor())" if hasattr(executor, "get_executor") else ""
-                raise UsageError(f"--executor: {args.executor!r} is a {type(executor).__name__}, "
-                                 f"not a concurrent.futures.Executor{hint}")
+                raise UsageError(
+                    f"--executor: {args.executor!r} is a {type(executor).__name__}, "
+                    f"not a concurrent.futures.Executor{hint}"
+                )
         spec: Any = toml_text
         if cell is None and toml_text.startswith("__spec__ = "):
             from .spec import parse_toml

@@ -76,12 +76,12 @@ import concurrent.futures as cf
 import contextlib
 import difflib
 import hashlib
-import math
 import re
 import tomllib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -127,7 +127,7 @@ class SpecError(ValueError):
         prefix = f"{self.key}{where}: " if self.key else (f"line {self.line}: " if self.line else "")
         return prefix + self.message
 
-    def with_line(self, line: int | None) -> "SpecError":
+    def with_line(self, line: int | None) -> SpecError:
         """The same error, located at ``line``."""
         self.line = line
         self.args = (self._text(),)
@@ -157,12 +157,13 @@ def _core(key: str | None, check: Callable[..., Any], *args: Any, **kwargs: Any)
 def _without_name(message: str, key: str | None) -> str:
     """Drop the leading parameter name of a core message (the SpecError prefix names the key)."""
     if key and message.startswith(key + " "):
-        return message[len(key) + 1:]
+        return message[len(key) + 1 :]
     return message
 
 
-def _number(key: str, v: Any, *, lo: float | None = None, hi: float | None = None,
-            lo_open: bool = False, hi_open: bool = False) -> float:
+def _number(
+    key: str, v: Any, *, lo: float | None = None, hi: float | None = None, lo_open: bool = False, hi_open: bool = False
+) -> float:
     """A finite number in a range (no strings, no bools): :func:`~smoothdp_nb.core._validate.as_real`."""
     return _core(key, as_real, v, key, lo=lo, hi=hi, lo_open=lo_open, hi_open=hi_open)
 
@@ -217,9 +218,7 @@ def _values(key: str, v: Any, *, lo: float = 0.0, lo_open: bool = False) -> np.n
             raise SpecError("must not be an empty list", key)
         return np.array([_number(f"{key}[{i}]", x, lo=lo, lo_open=lo_open) for i, x in enumerate(v)], dtype=float)
     if isinstance(v, (str, bool)) or not isinstance(v, (int, float)):
-        raise SpecError(
-            f"must be a number, a list of numbers or a range {{start, stop, num, log}}, got {v!r}", key
-        )
+        raise SpecError(f"must be a number, a list of numbers or a range {{start, stop, num, log}}, got {v!r}", key)
     return np.array([_number(key, v, lo=lo, lo_open=lo_open)])
 
 
@@ -227,7 +226,7 @@ def _sizes(key: str, v: Any) -> list[int]:
     """Database sizes: an integer, a list or a range, rounded to integers, unique, sorted."""
     if isinstance(v, Mapping):
         arr = _range_table(key, v)
-        out = sorted({int(round(x)) for x in arr})
+        out = sorted({round(x) for x in arr})
     elif isinstance(v, (list, tuple)):
         if not v:
             raise SpecError("must not be an empty list", key)
@@ -254,8 +253,21 @@ def _check_keys(where: str | None, table: Mapping[str, Any], allowed: tuple[str,
 # --------------------------------------------------------------------------
 
 _COMMON = ("compute", "title")
-_SMOOTHED = ("mechanism", "n", "pi", "epsilon", "method", "trials", "confidence", "candidates", "rng", "budget",
-             "executor", "scheduler", "workers")
+_SMOOTHED = (
+    "mechanism",
+    "n",
+    "pi",
+    "epsilon",
+    "method",
+    "trials",
+    "confidence",
+    "candidates",
+    "rng",
+    "budget",
+    "executor",
+    "scheduler",
+    "workers",
+)
 #: ``executor = ...`` values: where Monte Carlo chunks and sweep points run
 EXECUTORS = ("dask", "processes", "threads")
 KEYS: dict[str, tuple[str, ...]] = {
@@ -263,8 +275,23 @@ KEYS: dict[str, tuple[str, ...]] = {
     "smoothed": _COMMON + _SMOOTHED,
     "sweep": _COMMON + _SMOOTHED,
     "release": _COMMON
-    + ("data", "column", "values", "csv", "query", "epsilon", "gamma", "noise", "bounds", "delta", "shape", "trim", "rng",
-       "lattice", "diagnostics"),
+    + (
+        "data",
+        "column",
+        "values",
+        "csv",
+        "query",
+        "epsilon",
+        "gamma",
+        "noise",
+        "bounds",
+        "delta",
+        "shape",
+        "trim",
+        "rng",
+        "lattice",
+        "diagnostics",
+    ),
     "noise": _COMMON + ("epsilon", "gamma", "delta", "families", "reference"),
 }
 MECHANISM_KEYS = ("kind", "eta", "T", "replace", "noise_epsilon")
@@ -347,11 +374,13 @@ def _mechanism(v: Any):
         kw["T"] = _integer("mechanism.T", v["T"], lo=1)
     if kind == "noisy-sampling":
         if "noise_epsilon" not in v:
-            raise SpecError("is required for kind = 'noisy-sampling' (a number > 0)", "mechanism.noise_epsilon",
-                            near="mechanism")
+            raise SpecError(
+                "is required for kind = 'noisy-sampling' (a number > 0)", "mechanism.noise_epsilon", near="mechanism"
+            )
         if "replace" in v:
-            raise SpecError("is not available for kind = 'noisy-sampling' (it samples without replacement)",
-                            "mechanism.replace")
+            raise SpecError(
+                "is not available for kind = 'noisy-sampling' (it samples without replacement)", "mechanism.replace"
+            )
         ne = _number("mechanism.noise_epsilon", v["noise_epsilon"], lo=0.0, lo_open=True)
         return _core("mechanism", NoisySamplingHistogram, kw.get("eta"), T=kw.get("T"), noise_epsilon=ne)
     if "noise_epsilon" in v:
@@ -367,9 +396,16 @@ def _require(doc: Mapping[str, Any], key: str, compute: str, what: str) -> Any:
 
 
 def _validate(doc: Mapping[str, Any]) -> tuple[str, dict]:
-    compute = _choice("compute", doc["compute"], COMPUTATIONS, {"smoothed-delta": "smoothed", "noise-comparison": "noise",
-                                                               "privacy-profile": "profile"}) \
-        if "compute" in doc else _infer_compute(doc)
+    compute = (
+        _choice(
+            "compute",
+            doc["compute"],
+            COMPUTATIONS,
+            {"smoothed-delta": "smoothed", "noise-comparison": "noise", "privacy-profile": "profile"},
+        )
+        if "compute" in doc
+        else _infer_compute(doc)
+    )
     _check_keys(None, doc, KEYS[compute], context=f"for compute = {compute!r}")
     if "title" in doc and not isinstance(doc["title"], str):
         raise SpecError(f"must be a string, got {doc['title']!r}", "title")
@@ -430,14 +466,20 @@ def _validate_smoothed(doc: Mapping[str, Any], p: dict, compute: str) -> None:
     n = _require(doc, "n", compute, "the database size" + (" (list or range)" if compute == "sweep" else ""))
     if compute == "smoothed":
         if isinstance(n, (list, Mapping)):
-            raise SpecError("must be one integer >= 1 for compute = 'smoothed'; use compute = 'sweep' for several n", "n")
+            raise SpecError(
+                "must be one integer >= 1 for compute = 'smoothed'; use compute = 'sweep' for several n", "n"
+            )
         p["n"] = _integer("n", n)
     else:
         p["ns"] = _sizes("n", n)
     for size in p.get("ns", [p.get("n")]):
         _core("n", p["mechanism"].sample_size, size)  # e.g. T <= n
-    pi = _require(doc, "pi", compute, f"a list of probability vectors, a dataset ({', '.join(PI_DATASETS)}) "
-                  "or the name of a variable")
+    pi = _require(
+        doc,
+        "pi",
+        compute,
+        f"a list of probability vectors, a dataset ({', '.join(PI_DATASETS)}) or the name of a variable",
+    )
     if isinstance(pi, str):
         p["pi"] = pi.strip()  # a dataset or a namespace name: resolved in run_spec
     elif isinstance(pi, list) and pi:
@@ -460,8 +502,12 @@ def _validate_smoothed(doc: Mapping[str, Any], p: dict, compute: str) -> None:
             f"or the name of a variable, got {pi!r}",
             "pi",
         )
-    p["method"] = _choice("method", doc.get("method", "exact"), METHODS,
-                          {"monte_carlo": "monte-carlo", "mc": "monte-carlo", "montecarlo": "monte-carlo"})
+    p["method"] = _choice(
+        "method",
+        doc.get("method", "exact"),
+        METHODS,
+        {"monte_carlo": "monte-carlo", "mc": "monte-carlo", "montecarlo": "monte-carlo"},
+    )
     mc_only = [k for k in ("trials", "confidence", "candidates", "rng") if k in doc]
     if p["method"] == "exact" and mc_only:
         raise SpecError("is only used with method = 'monte-carlo'", mc_only[0])
@@ -488,8 +534,9 @@ def _validate_smoothed(doc: Mapping[str, Any], p: dict, compute: str) -> None:
         if p["executor"] != "dask":
             raise SpecError("is only used with executor = 'dask'", "scheduler")
         if not isinstance(doc["scheduler"], str) or not doc["scheduler"].strip():
-            raise SpecError(f"must be a scheduler address such as 'tcp://127.0.0.1:8786', got {doc['scheduler']!r}",
-                            "scheduler")
+            raise SpecError(
+                f"must be a scheduler address such as 'tcp://127.0.0.1:8786', got {doc['scheduler']!r}", "scheduler"
+            )
         p["scheduler"] = doc["scheduler"].strip()
     if "workers" in doc:
         # a local pool gets at most the machine's cores; an external scheduler places work itself
@@ -514,7 +561,9 @@ def _validate_release(doc: Mapping[str, Any], p: dict) -> None:
             raise SpecError("is only used with data or csv", "column")
     else:
         if not isinstance(doc[src], str) or not doc[src].strip():
-            raise SpecError(f"must be a {'variable name' if src == 'data' else 'file path'} (a string), got {doc[src]!r}", src)
+            raise SpecError(
+                f"must be a {'variable name' if src == 'data' else 'file path'} (a string), got {doc[src]!r}", src
+            )
         p[src] = doc[src].strip()
         if "column" in doc:
             if not isinstance(doc["column"], (str, int)) or isinstance(doc["column"], bool):
@@ -522,11 +571,21 @@ def _validate_release(doc: Mapping[str, Any], p: dict) -> None:
             p["column"] = doc["column"]
         elif src == "csv":
             raise SpecError("is required with csv: the column to release", "column", near="csv")
-    p["query"] = _choice("query", doc.get("query", "median"), QUERIES, {"trimmed-mean": "trimmed_mean", "trimmed": "trimmed_mean"})
+    p["query"] = _choice(
+        "query", doc.get("query", "median"), QUERIES, {"trimmed-mean": "trimmed_mean", "trimmed": "trimmed_mean"}
+    )
     p["epsilon"] = _number("epsilon", _require(doc, "epsilon", "release", "a number > 0"), lo=0.0, lo_open=True)
-    p["noise"] = _choice("noise", doc.get("noise", "polyplace"), NOISE_FAMILIES,
-                         {"student-t": "student_t", "t": "student_t", "laplace-log-normal": "laplace_log_normal",
-                          "generalized-cauchy": "cauchy"})
+    p["noise"] = _choice(
+        "noise",
+        doc.get("noise", "polyplace"),
+        NOISE_FAMILIES,
+        {
+            "student-t": "student_t",
+            "t": "student_t",
+            "laplace-log-normal": "laplace_log_normal",
+            "generalized-cauchy": "cauchy",
+        },
+    )
     b = _require(doc, "bounds", "release", "[low, high], data-independent limits of the data")
     if not isinstance(b, list) or len(b) != 2:
         raise SpecError(f"must be [low, high] with finite low < high, got {b!r}", "bounds")
@@ -549,7 +608,9 @@ def _validate_release(doc: Mapping[str, Any], p: dict) -> None:
         calibrate(p["noise"], p["epsilon"], gamma, delta=delta, shape=p.get("shape"))
     except (TypeError, ValueError) as exc:
         name = str(exc).split(" ", 1)[0]
-        key = name if name in ("gamma", "shape", "delta") and name in doc else ("gamma" if "gamma" in doc else "epsilon")
+        key = (
+            name if name in ("gamma", "shape", "delta") and name in doc else ("gamma" if "gamma" in doc else "epsilon")
+        )
         raise SpecError(_without_name(str(exc), name), key) from None
     if "trim" in doc:
         t = doc["trim"]
@@ -570,25 +631,36 @@ def _validate_release(doc: Mapping[str, Any], p: dict) -> None:
             raise SpecError(str(err).removeprefix("lattice "), "lattice") from None
     if "diagnostics" in doc:
         if not isinstance(doc["diagnostics"], bool):
-            raise SpecError(f"must be true or false (data-dependent diagnostics, not private), got {doc['diagnostics']!r}",
-                            "diagnostics")
+            raise SpecError(
+                f"must be true or false (data-dependent diagnostics, not private), got {doc['diagnostics']!r}",
+                "diagnostics",
+            )
         p["diagnostics"] = doc["diagnostics"]
 
 
 def _validate_noise(doc: Mapping[str, Any], p: dict) -> None:
     p["epsilon"] = _number("epsilon", _require(doc, "epsilon", "noise", "a number > 0"), lo=0.0, lo_open=True)
-    p["gamma"] = _values("gamma", _require(doc, "gamma", "noise", "a number, list or range of values > 0"),
-                         lo=0.0, lo_open=True)
+    p["gamma"] = _values(
+        "gamma", _require(doc, "gamma", "noise", "a number, list or range of values > 0"), lo=0.0, lo_open=True
+    )
     fams = doc.get("families", ["polyplace", "student_t", "cauchy", "laplace"])
     if not isinstance(fams, list) or not fams:
         raise SpecError(f"must be a non-empty list of {', '.join(NOISE_FAMILIES)}, got {fams!r}", "families")
-    p["families"] = [_choice("families", f, NOISE_FAMILIES, {"student-t": "student_t", "t": "student_t",
-                                                             "laplace-log-normal": "laplace_log_normal"}) for f in fams]
+    p["families"] = [
+        _choice(
+            "families",
+            f,
+            NOISE_FAMILIES,
+            {"student-t": "student_t", "t": "student_t", "laplace-log-normal": "laplace_log_normal"},
+        )
+        for f in fams
+    ]
     if "delta" in doc:
         p["delta"] = _number("delta", doc["delta"], lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     elif "laplace" in p["families"]:
-        raise SpecError("is required when 'laplace' is among the families (0 < delta < 1, e.g. 1e-5)", "delta",
-                        near="families")
+        raise SpecError(
+            "is required when 'laplace' is among the families (0 < delta < 1, e.g. 1e-5)", "delta", near="families"
+        )
     p["reference"] = _boolean("reference", doc.get("reference", False))
 
 
@@ -668,8 +740,9 @@ def parse_spec(spec: str | Mapping[str, Any]) -> Spec:
     else:
         raise SpecError(f"a spec must be TOML text or a dict, got {type(spec).__name__}")
     if not doc:
-        raise SpecError(f"the spec is empty: start with compute = one of {', '.join(repr(c) for c in COMPUTATIONS)}",
-                        "compute")
+        raise SpecError(
+            f"the spec is empty: start with compute = one of {', '.join(repr(c) for c in COMPUTATIONS)}", "compute"
+        )
     try:
         compute, params = _validate(doc)
     except SpecError as err:
@@ -701,8 +774,8 @@ def _redact_values(text: str | None, digest: str) -> str | None:
         i += 1
     else:
         return None
-    inner = text[m.end() - 1:i + 1]
-    return text[:m.end() - 1] + '"' + digest + '"' + "\n" * inner.count("\n") + text[i + 1:]
+    inner = text[m.end() - 1 : i + 1]
+    return text[: m.end() - 1] + '"' + digest + '"' + "\n" * inner.count("\n") + text[i + 1 :]
 
 
 def data_digest(values: Any) -> str:
@@ -749,18 +822,26 @@ def _pi_from(name: str, namespace: Mapping[str, Any]) -> Any:
         df = datasets.us_presidential_elections()
         dem = np.where(df["winner_party"] == "Democratic", df["winner_votes"], df["runner_up_votes"])
         top2 = df["top2_total"].to_numpy(dtype=float)
-        return pd.DataFrame({"democratic": dem / top2, "republican": 1.0 - dem / top2},
-                            index=pd.Index(df["year"].to_numpy(), name="year"))
+        return pd.DataFrame(
+            {"democratic": dem / top2, "republican": 1.0 - dem / top2},
+            index=pd.Index(df["year"].to_numpy(), name="year"),
+        )
     if name in namespace:
         obj = namespace[name]
         if not isinstance(obj, (pd.DataFrame, np.ndarray, list, tuple)):
-            raise SpecError(f"the variable {name!r} is a {type(obj).__name__}; pi needs a DataFrame, an array or a "
-                            "list of probability vectors", "pi")
+            raise SpecError(
+                f"the variable {name!r} is a {type(obj).__name__}; pi needs a DataFrame, an array or a "
+                "list of probability vectors",
+                "pi",
+            )
         return obj
     close = difflib.get_close_matches(name, list(PI_DATASETS) + [k for k in namespace if not k.startswith("_")], n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
-    raise SpecError(f"{name!r} is neither a dataset ({', '.join(repr(d) for d in PI_DATASETS)}) "
-                    f"nor a variable of the namespace{hint}", "pi")
+    raise SpecError(
+        f"{name!r} is neither a dataset ({', '.join(repr(d) for d in PI_DATASETS)}) "
+        f"nor a variable of the namespace{hint}",
+        "pi",
+    )
 
 
 def _release_data(p: dict, namespace: Mapping[str, Any], base: Path | None) -> tuple[Any, str]:
@@ -785,18 +866,23 @@ def _release_data(p: dict, namespace: Mapping[str, Any], base: Path | None) -> t
             raise SpecError(f"no variable {name!r} in the namespace{hint}", "data")
         obj = namespace[name]
         if not isinstance(obj, (pd.DataFrame, pd.Series, np.ndarray, list, tuple)):
-            raise SpecError(f"the variable {name!r} is a {type(obj).__name__}; data needs a DataFrame, a Series, "
-                            "an array or a list of numbers", "data")
+            raise SpecError(
+                f"the variable {name!r} is a {type(obj).__name__}; data needs a DataFrame, a Series, "
+                "an array or a list of numbers",
+                "data",
+            )
     col = p.get("column")
     if isinstance(obj, pd.DataFrame):
         if col is None:
-            raise SpecError(f"is required: {name} is a DataFrame (columns: {', '.join(map(str, obj.columns))})",
-                            "column")
+            raise SpecError(
+                f"is required: {name} is a DataFrame (columns: {', '.join(map(str, obj.columns))})", "column"
+            )
         if col not in obj.columns:
             close = difflib.get_close_matches(str(col), [str(c) for c in obj.columns], n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise SpecError(f"{name} has no column {col!r} (columns: {', '.join(map(str, obj.columns))}){hint}",
-                            "column")
+            raise SpecError(
+                f"{name} has no column {col!r} (columns: {', '.join(map(str, obj.columns))}){hint}", "column"
+            )
         return _numeric_column(obj[col].to_numpy(), f"{name}[{col!r}]", "column"), f"{name}[{col!r}]"
     if col is not None:
         raise SpecError(f"{name} is a {type(obj).__name__}, not a DataFrame: leave out column", "column")
@@ -864,8 +950,9 @@ def run_spec(
     ns: Mapping[str, Any] = namespace if namespace is not None else {}
     try:
         with _spec_executor(parsed.params, executor) as ex:
-            return _RUNNERS[parsed.compute](parsed.params, ns, ex, progress,
-                                            Path(base_dir) if base_dir is not None else None)
+            return _RUNNERS[parsed.compute](
+                parsed.params, ns, ex, progress, Path(base_dir) if base_dir is not None else None
+            )
     except SpecError as err:
         if err.line is None:
             err.with_line(_locate(parsed.text, err) or _spec_line(parsed, err.key, err.near))
@@ -889,9 +976,19 @@ def _spec_line(spec: Spec, *keys: str | None) -> int | None:
 
 #: the core's parameter names -> spec keys (where they differ)
 _PARAM_KEYS = {
-    "hist": "histogram", "ns": "n", "T": "mechanism.T", "eta": "mechanism.eta",
-    "noise_epsilon": "mechanism.noise_epsilon", "mechanism": "mechanism", "family": "noise",
-    "alpha": "gamma", "s": "gamma", "c": "shape", "d": "shape", "sigma": "shape", "lattice": "bounds",
+    "hist": "histogram",
+    "ns": "n",
+    "T": "mechanism.T",
+    "eta": "mechanism.eta",
+    "noise_epsilon": "mechanism.noise_epsilon",
+    "mechanism": "mechanism",
+    "family": "noise",
+    "alpha": "gamma",
+    "s": "gamma",
+    "c": "shape",
+    "d": "shape",
+    "sigma": "shape",
+    "lattice": "bounds",
 }
 
 
@@ -985,8 +1082,9 @@ def _run_smoothed(p, ns, executor, progress, base):
     kw = dict(p["options"])
     if p["method"] == "monte-carlo" and executor is not None:
         kw["executor"] = executor
-    return smoothed_delta(p["mechanism"], p["n"], _resolve_pi(p, ns), p["epsilon"], method=p["method"],
-                          progress=progress, **kw)
+    return smoothed_delta(
+        p["mechanism"], p["n"], _resolve_pi(p, ns), p["epsilon"], method=p["method"], progress=progress, **kw
+    )
 
 
 def _run_sweep(p, ns, executor, progress, base):
@@ -1000,11 +1098,20 @@ def _run_sweep(p, ns, executor, progress, base):
         from .core.smoothed import estimate_smoothed
 
         # every point estimated before the first starts (in turn: the executor may have one worker)
-        check_budget(estimate_smoothed(p["mechanism"], p["ns"], pi, p["epsilon"], "exact"),
-                     kw.get("budget", DEFAULT_BUDGET_SECONDS), f"the sweep over {len(p['ns'])} values of n",
-                     "use fewer or smaller n, or method = 'monte-carlo'", parameter="n")
-        res = sweep(_smoothed_at, {"n": p["ns"]}, executor, progress=progress,
-                    fixed={"mechanism": p["mechanism"], "pi": pi, "epsilon": p["epsilon"], "method": "exact", "options": kw})
+        check_budget(
+            estimate_smoothed(p["mechanism"], p["ns"], pi, p["epsilon"], "exact"),
+            kw.get("budget", DEFAULT_BUDGET_SECONDS),
+            f"the sweep over {len(p['ns'])} values of n",
+            "use fewer or smaller n, or method = 'monte-carlo'",
+            parameter="n",
+        )
+        res = sweep(
+            _smoothed_at,
+            {"n": p["ns"]},
+            executor,
+            progress=progress,
+            fixed={"mechanism": p["mechanism"], "pi": pi, "epsilon": p["epsilon"], "method": "exact", "options": kw},
+        )
         if res.failures:
             i, msg = res.failures[0]
             raise RuntimeError(f"sweep point n = {res.points[i]['n']} failed: {msg}")
@@ -1039,8 +1146,9 @@ def _run_noise(p, ns, executor, progress, base):
     from .core.release import compare_noise
     from .core.results import NoiseComparison
 
-    table = compare_noise(p["epsilon"], p["gamma"], delta=p.get("delta"), families=p["families"],
-                          reference=p["reference"])
+    table = compare_noise(
+        p["epsilon"], p["gamma"], delta=p.get("delta"), families=p["families"], reference=p["reference"]
+    )
     return NoiseComparison(table=table, epsilon=p["epsilon"], delta=p.get("delta"))
 
 

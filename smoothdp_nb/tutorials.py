@@ -69,10 +69,15 @@ def _kernel_dir() -> tuple[Path, str]:
     name = "smoothdp-tutorials"
     spec = d / "kernels" / name
     spec.mkdir(parents=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "smoothdp tutorials", "language": "python",
-    }))
+    (spec / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "smoothdp tutorials",
+                "language": "python",
+            }
+        )
+    )
     return d, name
 
 
@@ -92,8 +97,14 @@ class _Progress:
         if tty:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=total_cells, unit="cell", file=stream, dynamic_ncols=True, leave=False,
-                            bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} cells [{elapsed}]")
+            self.bar = tqdm(
+                total=total_cells,
+                unit="cell",
+                file=stream,
+                dynamic_ncols=True,
+                leave=False,
+                bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} cells [{elapsed}]",
+            )
 
     def say(self, line: str) -> None:
         if self.bar is not None:
@@ -171,19 +182,23 @@ def _client_class():
                 model_id = str(view.get("model_id", ""))
                 if not _MODEL_ID.match(model_id):
                     continue
-                expr = ("__import__('smoothdp_nb.reports.snapshot', fromlist=['widget_snapshot'])"
-                        f".widget_snapshot({model_id!r})")
+                expr = (
+                    "__import__('smoothdp_nb.reports.snapshot', fromlist=['widget_snapshot'])"
+                    f".widget_snapshot({model_id!r})"
+                )
                 assert self.kc is not None  # inside async_execute: the client is connected
                 msg_id = self.kc.execute("", silent=True, store_history=False, user_expressions={"s": expr})
                 reply = await self.async_wait_for_reply(msg_id)
-                found = ((reply or {}).get("content", {}).get("user_expressions", {}).get("s", {}))
+                found = (reply or {}).get("content", {}).get("user_expressions", {}).get("s", {})
                 snap = found.get("data", {}).get("application/json") if found.get("status") == "ok" else None
                 if not snap:
                     continue
                 if snap.get("svg"):
                     out["data"]["image/svg+xml"] = snap["svg"]
                 out.setdefault("metadata", {})["smoothdp_snapshot"] = {
-                    "title": snap.get("title"), "controls": list(snap.get("controls", []))}
+                    "title": snap.get("title"),
+                    "controls": list(snap.get("controls", [])),
+                }
 
     return ReportClient
 
@@ -192,9 +207,17 @@ class _Interrupted(Exception):
     """The user pressed Ctrl-C (or the run got SIGTERM) while a notebook ran."""
 
 
-async def _execute_async(path: Path, kernel_dir: Path, kernel_name: str, *, timeout: int, env: dict,
-                         progress: _Progress | None, stderr_log: Path | None,
-                         interrupted: list[bool] | None = None) -> Any:
+async def _execute_async(
+    path: Path,
+    kernel_dir: Path,
+    kernel_name: str,
+    *,
+    timeout: int,
+    env: dict,
+    progress: _Progress | None,
+    stderr_log: Path | None,
+    interrupted: list[bool] | None = None,
+) -> Any:
     """Execute one notebook in a fresh kernel, shut the kernel down, return the notebook.
 
     Raises ``nbclient.exceptions.CellExecutionError`` (and others) with the
@@ -207,11 +230,17 @@ async def _execute_async(path: Path, kernel_dir: Path, kernel_name: str, *, time
     nb = nbformat.read(path, as_version=4)
     ksm = KernelSpecManager(kernel_dirs=[str(kernel_dir / "kernels")], ensure_native_kernel=False, log=_QUIET)
     km = AsyncKernelManager(kernel_name=kernel_name, kernel_spec_manager=ksm, log=_QUIET)
-    client = _client_class()(nb, km=km, kernel_name=kernel_name, timeout=timeout, log=_QUIET,
-                             resources={"metadata": {"path": str(path.parent)}})
+    client = _client_class()(
+        nb,
+        km=km,
+        kernel_name=kernel_name,
+        timeout=timeout,
+        log=_QUIET,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
     client.progress, client.label, client.interrupted = progress, path.stem, interrupted
     # a local file, closed below; opening it does not hold the event loop up noticeably
-    log = open(stderr_log, "wb") if stderr_log is not None else None  # noqa: ASYNC230, SIM115
+    log = open(stderr_log, "wb") if stderr_log is not None else None
     try:
         sink = log if log is not None else subprocess.DEVNULL
         await client.async_execute(env={**os.environ, **env}, stderr=sink, stdout=sink)
@@ -245,8 +274,11 @@ def execute(path: Path, kernel_dir: Path, kernel_name: str, timeout: int = 1800,
 
     The kernel is shut down before this returns; its stderr is discarded.
     """
-    return asyncio.run(_execute_async(Path(path), kernel_dir, kernel_name, timeout=timeout, env=env or {},
-                                      progress=None, stderr_log=None))
+    return asyncio.run(
+        _execute_async(
+            Path(path), kernel_dir, kernel_name, timeout=timeout, env=env or {}, progress=None, stderr_log=None
+        )
+    )
 
 
 def to_html(nb: Any, title: str) -> str:
@@ -283,8 +315,16 @@ def _kernel_log_tail(log: Path, lines: int = 15) -> str:
     return "\n".join(kept[-lines:])
 
 
-def run_all(notebooks: list[Path], out: Path, *, ci: bool = False, timeout: int = 1800, jobs: int = 2,
-            progress: bool | None = None, stream: TextIO | None = None) -> int:
+def run_all(
+    notebooks: list[Path],
+    out: Path,
+    *,
+    ci: bool = False,
+    timeout: int = 1800,
+    jobs: int = 2,
+    progress: bool | None = None,
+    stream: TextIO | None = None,
+) -> int:
     """Execute ``notebooks`` into ``out``/NN_*.html and ``out``/index.html; the number that failed.
 
     Parameters
@@ -346,8 +386,7 @@ def run_all(notebooks: list[Path], out: Path, *, ci: bool = False, timeout: int 
         if res.nb is not None:
             i = stems.index(p.stem)
             neighbours = (stems[i - 1] if i else None, stems[i + 1] if i + 1 < len(stems) else None)
-            page = notebook_page(res.nb, p.stem, run=run, error=res.error, neighbours=neighbours,
-                                 seconds=res.seconds)
+            page = notebook_page(res.nb, p.stem, run=run, error=res.error, neighbours=neighbours, seconds=res.seconds)
             (out / f"{p.stem}.html").write_text(page, encoding="utf-8")
             entry.has_page = True
             entry.headline = headline_html(res.nb)
@@ -364,14 +403,18 @@ def run_all(notebooks: list[Path], out: Path, *, ci: bool = False, timeout: int 
             t0 = time.perf_counter()
             nb, error = None, None
             try:
-                nb = await _execute_async(p, kdir, kname, timeout=timeout, env=env, progress=bar, stderr_log=log,
-                                          interrupted=interrupted)
+                nb = await _execute_async(
+                    p, kdir, kname, timeout=timeout, env=env, progress=bar, stderr_log=log, interrupted=interrupted
+                )
             except _Interrupted:
                 raise
-            except Exception as exc:  # noqa: BLE001 -- report it, keep the partial notebook, go on with the others
+            except Exception as exc:
                 nb, error = getattr(exc, "notebook", None), _short_error(exc)
-                ran = sum(1 for c in (nb.cells if nb is not None else []) if c.cell_type == "code"
-                          and c.source.strip() and c.get("execution_count") is not None)
+                ran = sum(
+                    1
+                    for c in (nb.cells if nb is not None else [])
+                    if c.cell_type == "code" and c.source.strip() and c.get("execution_count") is not None
+                )
                 bar.advance(max(0, counts[p] - ran))
                 tail = _kernel_log_tail(log)
                 if tail:
@@ -407,10 +450,15 @@ def run_all(notebooks: list[Path], out: Path, *, ci: bool = False, timeout: int 
     failed = sum(1 for e in entries.values() if e.status != "ok")
     no_headline = [e.stem for e in entries.values() if e.status == "ok" and e.headline is None]
     if no_headline:  # for the notebooks' authors; the contents page shows their summary only
-        print(f"no cell tagged 'headline' in {', '.join(no_headline)} (see notebooks/README.md)",
-              file=stream, flush=True)
-    print(f"{len(notebooks) - failed}/{len(notebooks)} notebooks ran in {total:.1f} s; "
-          f"reports in {out.resolve()}/index.html", file=stream, flush=True)
+        print(
+            f"no cell tagged 'headline' in {', '.join(no_headline)} (see notebooks/README.md)", file=stream, flush=True
+        )
+    print(
+        f"{len(notebooks) - failed}/{len(notebooks)} notebooks ran in {total:.1f} s; "
+        f"reports in {out.resolve()}/index.html",
+        file=stream,
+        flush=True,
+    )
     return failed
 
 
@@ -421,10 +469,13 @@ def _version() -> str:
 
 
 def _run(args) -> int:
-    missing = [m for m in ("nbclient", "nbformat", "ipykernel", "markdown_it", "mdit_py_plugins", "latex2mathml")
-               if not _has_module(m)]
+    missing = [
+        m
+        for m in ("nbclient", "nbformat", "ipykernel", "markdown_it", "mdit_py_plugins", "latex2mathml")
+        if not _has_module(m)
+    ]
     if missing:
-        print(f"missing {', '.join(missing)}: pip install \"smoothdp_nb[tutorials]\"", file=sys.stderr)
+        print(f'missing {", ".join(missing)}: pip install "smoothdp_nb[tutorials]"', file=sys.stderr)
         return 2
     if Path(args.out).exists() and not Path(args.out).is_dir():
         print(f"--out must be a directory, got the file {args.out}", file=sys.stderr)
@@ -443,7 +494,9 @@ def _run(args) -> int:
 
 def _lab(args) -> int:
     if shutil.which("jupyter") is None and not _has_module("jupyterlab"):
-        print('JupyterLab is not installed: pip install "smoothdp_nb[lab]" (or pip install jupyterlab)', file=sys.stderr)
+        print(
+            'JupyterLab is not installed: pip install "smoothdp_nb[lab]" (or pip install jupyterlab)', file=sys.stderr
+        )
         return 2
     cmd = [sys.executable, "-m", "jupyterlab", f"--notebook-dir={args.notebooks}"]
     nbs = find_notebooks(args.notebooks)
@@ -475,12 +528,18 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m smoothdp_nb tutorials [--out DIR] [--ci] [--only NN ...] [--jobs N] [--lab]``."""
     parser = argparse.ArgumentParser(prog="python -m smoothdp_nb tutorials", description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="reports", help="directory for the HTML reports (default: reports/)")
-    parser.add_argument("--notebooks", type=Path, default=None, help="notebook directory (default: the repository's notebooks/)")
+    parser.add_argument(
+        "--notebooks", type=Path, default=None, help="notebook directory (default: the repository's notebooks/)"
+    )
     parser.add_argument("--only", nargs="*", help="notebook prefixes to run, e.g. 01 03")
     parser.add_argument("--ci", action="store_true", help="small parameters (sets SMOOTHDP_CI=1)")
     parser.add_argument("--timeout", type=_positive_int("--timeout"), default=1800, help="per-cell timeout in seconds")
-    parser.add_argument("--jobs", type=_positive_int("--jobs"), default=2,
-                        help="notebooks executed at once, each in its own kernel (default 2)")
+    parser.add_argument(
+        "--jobs",
+        type=_positive_int("--jobs"),
+        default=2,
+        help="notebooks executed at once, each in its own kernel (default 2)",
+    )
     parser.add_argument("--lab", action="store_true", help="launch JupyterLab on the notebooks instead")
     args = parser.parse_args(argv)
     args.notebooks = Path(args.notebooks or _default_dir()).resolve()

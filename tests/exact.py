@@ -103,9 +103,15 @@ def utility(c, T, t, replace=False):
 
 def log_hypergeom_mp(k, good, bad, draws):
     return (
-        mp.loggamma(good + 1) - mp.loggamma(k + 1) - mp.loggamma(good - k + 1)
-        + mp.loggamma(bad + 1) - mp.loggamma(draws - k + 1) - mp.loggamma(bad - draws + k + 1)
-        - mp.loggamma(good + bad + 1) + mp.loggamma(draws + 1) + mp.loggamma(good + bad - draws + 1)
+        mp.loggamma(good + 1)
+        - mp.loggamma(k + 1)
+        - mp.loggamma(good - k + 1)
+        + mp.loggamma(bad + 1)
+        - mp.loggamma(draws - k + 1)
+        - mp.loggamma(bad - draws + k + 1)
+        - mp.loggamma(good + bad + 1)
+        + mp.loggamma(draws + 1)
+        + mp.loggamma(good + bad - draws + 1)
     )
 
 
@@ -282,7 +288,7 @@ def winner_profile_mp(h, T, epsilon):
     """log delta_eps(x) of the announced winner (two categories, sampling without
     replacement, ties split evenly) from the hypergeometric laws at 60 digits:
     max over both moves and both directions of the divergence over {a wins, b wins}."""
-    n = h[0] + h[1]
+    h[0] + h[1]
     E = mp.e ** mp.mpf(epsilon)
     best = mp.mpf(0)
     k_lo, k_hi = (T + 1) // 2, T // 2 + 1

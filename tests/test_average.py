@@ -193,7 +193,7 @@ def test_quantized_gaussian_definition5(mu, sigma, bits):
     want = (cdf(law.values + 1 / K) - cdf(law.values)) / Z
     np.testing.assert_allclose(law.pmf, want, rtol=1e-9, atol=1e-15)
     assert law.pmf.sum() == pytest.approx(1.0, abs=1e-14)
-    values, pmf = law  # unpacks
+    _values, pmf = law  # unpacks
     assert pmf is law.pmf
 
 
@@ -203,7 +203,9 @@ def test_quantized_gaussian_far_tail_mpmath():
     law = quantized_gaussian(mu, sigma, bits=8)
 
     def mass(a, b):
-        f = lambda x: mpmath.ncdf(x, mu, sigma)  # noqa: E731
+        def f(x):
+            return mpmath.ncdf(x, mu, sigma)
+
         return f(b) - f(a)
 
     Z = mass(mpmath.mpf(-0.5), mpmath.mpf(0.5))
@@ -411,7 +413,9 @@ def test_fast_profile_tiny_delta_and_log_fallback(monkeypatch):
     np.testing.assert_allclose(got, want, rtol=1e-12)
     assert got[-1] < np.log(1e-20)
     monkeypatch.setattr(average, "_LINEAR_FLOOR", 2.0)
-    np.testing.assert_allclose(privacy_profile(SamplingAverage(T=21, grid=grid), hist, epsilon, log=True), want, rtol=1e-12)
+    np.testing.assert_allclose(
+        privacy_profile(SamplingAverage(T=21, grid=grid), hist, epsilon, log=True), want, rtol=1e-12
+    )
 
 
 def test_profile_guard_follows_the_divide_and_conquer_cost():

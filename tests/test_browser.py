@@ -26,15 +26,16 @@ import threading
 
 import pytest
 
-from .browser_support import CHROMIUM, CHROMIUM_ARGS as ARGS, offline_page, require_chromium
+from .browser_support import CHROMIUM, offline_page, require_chromium
+from .browser_support import CHROMIUM_ARGS as ARGS
 
 require_chromium()
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright not installed (pip install playwright)")
 pytest.importorskip("vl_convert", reason="vl-convert-python is needed for offline JavaScript")
 
-import altair as alt  # noqa: E402
+import altair as alt
 
-from smoothdp_nb import panels  # noqa: E402
+from smoothdp_nb import panels
 
 # A stand-in for the anywidget model: get/set/on/save_changes over a plain object.
 HARNESS = """<!doctype html>
@@ -110,8 +111,19 @@ def test_panel_widget_updates_in_place_in_browser(server, browser):
     assert alt.JupyterChart._is_offline
     (root / "widget.js").write_text(alt.JupyterChart._esm, encoding="utf-8")
     jc = panel.chart
-    state = {k: getattr(jc, k) for k in ("spec", "embed_options", "debounce_wait", "max_wait",
-                                          "_params", "_vl_selections", "_js_watch_plan", "_py_to_js_updates")}
+    state = {
+        k: getattr(jc, k)
+        for k in (
+            "spec",
+            "embed_options",
+            "debounce_wait",
+            "max_wait",
+            "_params",
+            "_vl_selections",
+            "_js_watch_plan",
+            "_py_to_js_updates",
+        )
+    }
     state["local_tz"] = None
     (root / "state.json").write_text(json.dumps(state), encoding="utf-8")
     (root / "panel.html").write_text(HARNESS, encoding="utf-8")

@@ -57,13 +57,17 @@ PANELS = ("sdp-smoothed", "sdp-election", "sdp-noise", "sdp-release")
 
 CELLS = [
     "import numpy as np\nimport pandas as pd\nimport smoothdp_nb as sdp\n",
-    ("smoothed = sdp.panels.smoothed_dp(n=300, epsilon_points=6, max_n=2000)\n"
-     "_ = smoothed.widget.add_class('sdp-smoothed')  # a CSS hook for the test (add_class returns the box)\n"
-     "smoothed"),
+    (
+        "smoothed = sdp.panels.smoothed_dp(n=300, epsilon_points=6, max_n=2000)\n"
+        "_ = smoothed.widget.add_class('sdp-smoothed')  # a CSS hook for the test (add_class returns the box)\n"
+        "smoothed"
+    ),
     "election = sdp.panels.election()\n_ = election.widget.add_class('sdp-election')\nelection",
     "noise = sdp.panels.noise_comparison()\n_ = noise.widget.add_class('sdp-noise')\nnoise",
-    ("share = pd.Series(np.random.default_rng(0).beta(5, 4, 500), name='share')\n"
-     "release = sdp.panels.release(share, bounds=(0, 1))\n_ = release.widget.add_class('sdp-release')\nrelease"),
+    (
+        "share = pd.Series(np.random.default_rng(0).beta(5, 4, 500), name='share')\n"
+        "release = sdp.panels.release(share, bounds=(0, 1))\n_ = release.widget.add_class('sdp-release')\nrelease"
+    ),
 ]
 
 # Voila's template links Font Awesome (icon fonts for widget buttons) from jsDelivr
@@ -83,8 +87,7 @@ def _snapshot(scope: str) -> str:
 def _notebook(path: Path) -> None:
     nb = {
         "cells": [
-            {"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [],
-             "source": src}
+            {"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [], "source": src}
             for i, src in enumerate(CELLS)
         ],
         "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
@@ -113,9 +116,21 @@ def voila(tmp_path_factory):
         env[var] = str(root / var.lower())
     log = open(root / "voila.log", "w+b")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "voila", str(root / "panels.ipynb"), "--no-browser", f"--port={port}",
-         "--Voila.ip=127.0.0.1", "--Voila.token=", "--show_tracebacks=True"],
-        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "voila",
+            str(root / "panels.ipynb"),
+            "--no-browser",
+            f"--port={port}",
+            "--Voila.ip=127.0.0.1",
+            "--Voila.token=",
+            "--show_tracebacks=True",
+        ],
+        cwd=root,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     try:
         deadline = time.monotonic() + STARTUP_TIMEOUT
@@ -161,7 +176,9 @@ def page(voila, browser):
     """The Voila page with the four panels; yields (page, blocked urls, errors)."""
     url, log = voila
     page, blocked, errors = offline_page(
-        browser, ("http://127.0.0.1:", "ws://127.0.0.1:", "data:", "blob:"), stub_css=(FONT_AWESOME,),
+        browser,
+        ("http://127.0.0.1:", "ws://127.0.0.1:", "data:", "blob:"),
+        stub_css=(FONT_AWESOME,),
         viewport={"width": 1300, "height": 1000},
     )
     try:
@@ -170,12 +187,16 @@ def page(voila, browser):
         for scope in PANELS:
             page.wait_for_function(
                 f"(() => {{ const n = {_node(scope)}; return n && (n.tagName !== 'CANVAS' || n.width > 0); }})()",
-                timeout=PAGE_TIMEOUT)
+                timeout=PAGE_TIMEOUT,
+            )
         print(f"[bench] voila page with the four panels: {time.perf_counter() - t0:.1f} s")
         if os.environ.get("SDP_DEBUG"):
-            page.evaluate("window.__errs = []; window.addEventListener('unhandledrejection', e => window.__errs.push(String(e.reason && e.reason.stack)))")
+            page.evaluate(
+                "window.__errs = []; window.addEventListener('unhandledrejection', e => window.__errs.push(String(e.reason && e.reason.stack)))"
+            )
         # count the status-line updates of each panel (the kernel's answer to a change)
-        page.evaluate("""(scopes) => {
+        page.evaluate(
+            """(scopes) => {
             window.answers = {};
             for (const s of scopes) {
                 window.answers[s] = 0;
@@ -184,7 +205,9 @@ def page(voila, browser):
                 new MutationObserver(() => { window.answers[s] += 1; })
                     .observe(root, {subtree: true, childList: true, characterData: true});
             }
-        }""", list(PANELS))
+        }""",
+            list(PANELS),
+        )
         yield page, blocked, errors
     finally:
         page.close()
@@ -214,7 +237,8 @@ def _assert_finite_chart(page, scope: str) -> None:
     box = _chart_box(page, scope)
     assert 100 < box["width"] < 2000 and 100 < box["height"] < 2000, (scope, box)
     count = page.evaluate(
-        f"document.querySelectorAll('.{scope} .vega-embed canvas, .{scope} .vega-embed svg.marks').length")
+        f"document.querySelectorAll('.{scope} .vega-embed canvas, .{scope} .vega-embed svg.marks').length"
+    )
     assert count == 1, f"{scope}: {count} charts"
 
 
@@ -267,8 +291,16 @@ class _Driver:
                 return
             last = now
 
-    def slider(self, label: str, *, key: str | None = None, times: int = 1, fraction: float | None = None,
-               handle: int = 0, redraw: bool = True) -> None:
+    def slider(
+        self,
+        label: str,
+        *,
+        key: str | None = None,
+        times: int = 1,
+        fraction: float | None = None,
+        handle: int = 0,
+        redraw: bool = True,
+    ) -> None:
         """Step a slider ``times`` times with an arrow key (each step timed), or drag it to ``fraction``."""
         slider = self.page.locator(f".{self.scope} .widget-slider", has_text=label).first
         knob = slider.locator(".noUi-handle").nth(handle)
@@ -280,6 +312,7 @@ class _Driver:
                 knob.focus()
                 self.page.keyboard.press(key)
         else:
+
             def action():
                 box = knob.bounding_box()
                 track = slider.locator(".noUi-target").first.bounding_box()
@@ -288,6 +321,7 @@ class _Driver:
                 self.page.mouse.down()
                 self.page.mouse.move(track["x"] + fraction * track["width"], y, steps=6)
                 self.page.mouse.up()
+
         readout = slider.locator(".widget-readout").first.inner_text()
         self.act(f"slider {label}", action, redraw=redraw, timed=True)
         assert slider.locator(".widget-readout").first.inner_text() != readout, f"{label}: readout unchanged"
@@ -331,16 +365,20 @@ def _drive(page, scope: str, moves) -> _Driver:
     try:
         moves(driver)
     except Exception:
-        print(f"{scope}: failed after {driver.moved}; errors {errors}; "
-              f"panel text: {page.locator('.' + scope).inner_text()[:600]!r}")
+        print(
+            f"{scope}: failed after {driver.moved}; errors {errors}; "
+            f"panel text: {page.locator('.' + scope).inner_text()[:600]!r}"
+        )
         raise
     after = _settled(page, scope)
     assert after != before, f"{scope}: the chart did not change"
     _assert_finite_chart(page, scope)
     _assert_buttons_clickable(page, scope)
     lat = sorted(driver.latencies)
-    print(f"[bench] {scope}: {len(lat)} slider moves, input-to-redraw median {statistics.median(lat):.0f} ms "
-          f"(min {lat[0]:.0f}, max {lat[-1]:.0f}); controls moved: {', '.join(driver.moved)}")
+    print(
+        f"[bench] {scope}: {len(lat)} slider moves, input-to-redraw median {statistics.median(lat):.0f} ms "
+        f"(min {lat[0]:.0f}, max {lat[-1]:.0f}); controls moved: {', '.join(driver.moved)}"
+    )
     assert not errors, errors
     assert not [u for u in blocked if FONT_AWESOME not in u], blocked
     return driver

@@ -37,8 +37,9 @@ def exact():
 
 @pytest.fixture(scope="module")
 def monte_carlo():
-    return sdp.smoothed_delta(sdp.SamplingHistogram(eta=0.9), 60, PI, [0.5, 1, 2], method="monte-carlo",
-                              trials=200, rng=1, progress=False)
+    return sdp.smoothed_delta(
+        sdp.SamplingHistogram(eta=0.9), 60, PI, [0.5, 1, 2], method="monte-carlo", trials=200, rng=1, progress=False
+    )
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +51,9 @@ def curve():
 def elections():
     table = sdp.datasets.us_presidential_elections()
     hists = table[["winner_votes", "runner_up_votes"]].to_numpy()
-    return profile(sdp.SamplingHistogram(eta="0.998"), hists, [0.04, 0.2], labels=table["year"].tolist(),
-                   source="us-elections")
+    return profile(
+        sdp.SamplingHistogram(eta="0.998"), hists, [0.04, 0.2], labels=table["year"].tolist(), source="us-elections"
+    )
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -74,15 +76,21 @@ def _marks(chart) -> list[str]:
 def _rows(chart, mark: str) -> list[list[dict]]:
     """The data rows of every layer drawing ``mark``."""
     spec = chart.to_dict()
-    return [u["data"]["values"] if "values" in u["data"] else spec["datasets"][u["data"]["name"]]
-            for u in _units(spec) if (u["mark"] if isinstance(u["mark"], str) else u["mark"]["type"]) == mark]
+    return [
+        u["data"]["values"] if "values" in u["data"] else spec["datasets"][u["data"]["name"]]
+        for u in _units(spec)
+        if (u["mark"] if isinstance(u["mark"], str) else u["mark"]["type"]) == mark
+    ]
 
 
 def _sizes(chart) -> list[int]:
     """Rows of every layer's data (named datasets or inline records)."""
     spec = chart.to_dict()
-    return [len(u["data"]["values"]) if "values" in u["data"] else len(spec["datasets"][u["data"]["name"]])
-            for u in _units(spec) if "data" in u]
+    return [
+        len(u["data"]["values"]) if "values" in u["data"] else len(spec["datasets"][u["data"]["name"]])
+        for u in _units(spec)
+        if "data" in u
+    ]
 
 
 def _svg_texts(svg: str) -> list[tuple[float, float, str]]:
@@ -131,17 +139,19 @@ def test_core_never_imports_the_display_layer():
             else:
                 continue
             for name in names:
-                assert not name.split(".")[0] in banned, f"{path}: imports {name}"
+                assert name.split(".")[0] not in banned, f"{path}: imports {name}"
                 assert not re.match(r"smoothdp_nb\.(display|panels|magics|spec|cli|gallery)", name), f"{path}: {name}"
 
 
 def test_import_is_light_and_charts_load_on_first_display():
-    code = ("import sys, smoothdp_nb as sdp\n"
-            "assert 'altair' not in sys.modules\n"
-            "r = sdp.smoothed_delta(sdp.SamplingHistogram(eta=0.9), 20, [[0.2, 0.8], [0.6, 0.4]], 1.0, progress=False)\n"
-            "b = r._repr_mimebundle_()\n"
-            "assert 'altair' in sys.modules and '<svg' in b['text/html'], b.keys()\n"
-            "print(sorted(sdp.core.rendering.renderers.kinds))\n")
+    code = (
+        "import sys, smoothdp_nb as sdp\n"
+        "assert 'altair' not in sys.modules\n"
+        "r = sdp.smoothed_delta(sdp.SamplingHistogram(eta=0.9), 20, [[0.2, 0.8], [0.6, 0.4]], 1.0, progress=False)\n"
+        "b = r._repr_mimebundle_()\n"
+        "assert 'altair' in sys.modules and '<svg' in b['text/html'], b.keys()\n"
+        "print(sorted(sdp.core.rendering.renderers.kinds))\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
     assert out.strip() == str(sorted(["noise-comparison", "profile", "release", "smoothed", "smoothed-curve"]))
 
@@ -169,8 +179,10 @@ def test_registry_falls_back_to_plain_text_and_explains_missing_charts():
 
 
 def test_results_use_the_registered_builders(exact, curve, elections):
-    assert exact.chart().to_dict() == display.delta_vs_epsilon_chart(
-        exact.to_frame(), title=exact.chart().title, note=None).to_dict()
+    assert (
+        exact.chart().to_dict()
+        == display.delta_vs_epsilon_chart(exact.to_frame(), title=exact.chart().title, note=None).to_dict()
+    )
     assert _marks(curve.chart()).count("line") == 2  # computed and fits: one builder, not two
     assert "line" in _marks(elections.chart())
 
@@ -180,8 +192,13 @@ def test_results_use_the_registered_builders(exact, curve, elections):
 
 def test_log_axis_labels_are_powers_of_ten_written_once(exact, monte_carlo, curve, elections):
     wide = pd.DataFrame({"epsilon": [0.5, 1, 2], "log10_delta": [-3.04, -3.02, -3.01], "dp_delta": np.nan})
-    for chart in (exact.chart(), monte_carlo.chart(), curve.chart(), elections.chart(),
-                  display.delta_vs_epsilon_chart(wide)):
+    for chart in (
+        exact.chart(),
+        monte_carlo.chart(),
+        curve.chart(),
+        elections.chart(),
+        display.delta_vs_epsilon_chart(wide),
+    ):
         svg = render.render_svg(chart)
         labels = _log_labels(svg)
         assert len(labels) >= 2, labels
@@ -226,13 +243,21 @@ def test_axis_labels_never_overlap_in_the_gallery_figures():
 
 
 def test_figure1_draws_delta_and_utility_in_two_panels():
-    frame = pd.DataFrame({"year": [2012, 2016, 2020], "log10_delta": [-25.0, -26.0, -30.0],
-                          "log10_utility": [-25.1, -26.2, -30.5], "dp_delta": 0.998})
+    frame = pd.DataFrame(
+        {
+            "year": [2012, 2016, 2020],
+            "log10_delta": [-25.0, -26.0, -30.0],
+            "log10_utility": [-25.1, -26.2, -30.5],
+            "dp_delta": 0.998,
+        }
+    )
     chart = display.figure1_chart(frame, title="Figure 1")
     spec = chart.to_dict()
     assert len(spec["vconcat"]) == 2
-    fields = [{u["encoding"]["y"]["field"] for u in _units(panel) if "y" in u.get("encoding", {})}
-              for panel in spec["vconcat"]]
+    fields = [
+        {u["encoding"]["y"]["field"] for u in _units(panel) if "y" in u.get("encoding", {})}
+        for panel in spec["vconcat"]
+    ]
     assert "log10_delta" in fields[0] and "log10_utility" in fields[1]
     svg = render.render_svg(chart)
     assert "δ(x), Definition 2" in svg and "adjusted utility, eq. (3)" in svg and "Figure 1" in svg
@@ -264,8 +289,9 @@ def test_colours_come_from_the_colour_blind_safe_palette(curve, elections):
     # a family keeps its colour whichever families are drawn (PolyPlace is always the first colour)
     for fams in (("polyplace", "cauchy"), ("cauchy", "polyplace", "student_t")):
         table = sdp.compare_noise(1.0, [0.01, 0.1], delta=1e-6, families=fams, reference=False)
-        scale = next(s for s in vlc.vegalite_to_vega(display.noise_chart(table).to_dict())["scales"]
-                     if s["name"] == "color")
+        scale = next(
+            s for s in vlc.vegalite_to_vega(display.noise_chart(table).to_dict())["scales"] if s["name"] == "color"
+        )
         assert dict(zip(scale["domain"], scale["range"]))["PolyPlace"] == style.PALETTE[0]
 
 
@@ -279,7 +305,7 @@ def test_epsilon_legend_reads_the_values_not_zero(elections):
 
 
 def test_band_drawn_only_where_informative():
-    mask, lo10, hi10 = delta.informative_band([1e-22, 0.0, 0.01, 0.05], [10 ** -1.5, 0.1, 0.02, 0.6])
+    mask, lo10, hi10 = delta.informative_band([1e-22, 0.0, 0.01, 0.05], [10**-1.5, 0.1, 0.02, 0.6])
     assert mask.tolist() == [False, False, True, False]  # 20 decades, zero lower end, 0.3 decade, 1.08 decades
     assert lo10[2] == pytest.approx(-2.0) and hi10[2] == pytest.approx(math.log10(0.02))
 
@@ -303,8 +329,13 @@ def test_row_limit_thins_large_grids():
     frame = pd.DataFrame({"epsilon": np.linspace(0, 5, 9000), "log10_delta": np.linspace(-1, -50, 9000)})
     chart = display.delta_vs_epsilon_chart(frame)
     assert 0 < max(_sizes(chart)) <= style.MAX_ROWS
-    table = pd.DataFrame({"n": np.repeat(np.arange(3000), 2), "epsilon": np.tile([1.0, 2.0], 3000),
-                          "log10_delta": -np.arange(6000) / 100})
+    table = pd.DataFrame(
+        {
+            "n": np.repeat(np.arange(3000), 2),
+            "epsilon": np.tile([1.0, 2.0], 3000),
+            "log10_delta": -np.arange(6000) / 100,
+        }
+    )
     chart = display.delta_vs_n_chart(table)
     assert 0 < max(_sizes(chart)) <= style.MAX_ROWS
 
@@ -338,8 +369,12 @@ def test_release_chart_shows_public_numbers_only(income):
     spec = json.dumps(chart.to_dict())
     public = {float(rel.value), 1.0, 0.0, 100.0}
     spec = chart.to_dict()
-    rows = [r for u in _units(spec) if "data" in u
-            for r in (u["data"].get("values") or spec.get("datasets", {}).get(u["data"].get("name"), []))]
+    rows = [
+        r
+        for u in _units(spec)
+        if "data" in u
+        for r in (u["data"].get("values") or spec.get("datasets", {}).get(u["data"].get("name"), []))
+    ]
     numbers = {float(v) for r in rows for v in r.values() if isinstance(v, (int, float))}
     assert numbers <= public | {0.5, 1.5}, numbers - public  # 0.5 and 1.5: the release-number axis' extent
     assert "smooth sensitivity" not in json.dumps(spec).lower()

@@ -60,7 +60,9 @@ def test_tail_sums_against_mpmath_including_window_growth(wrong_sd):
     sd = np.zeros(p.size) if wrong_sd else None
     got = D.log_monotone_tail_sum(_binomial_counts(T, p, sd), start, stop, factor)
     for i in range(p.size):
-        want = _mp_binomial_tail(T, p[i], int(start[i]), int(stop[i]), lambda k: 1 - mp.mpf(lam) ** (k - int(start[i]) + 1))
+        want = _mp_binomial_tail(
+            T, p[i], int(start[i]), int(stop[i]), lambda k: 1 - mp.mpf(lam) ** (k - int(start[i]) + 1)
+        )
         assert got[i] == pytest.approx(float(want), rel=1e-12, abs=1e-12), i
     assert got[2] < math.log(1e-40)  # a far tail: exact in log space
 
@@ -68,7 +70,9 @@ def test_tail_sums_against_mpmath_including_window_growth(wrong_sd):
 def test_empty_and_zero_tail_sums():
     T = 50
     p = np.array([0.4, 0.4])
-    got = D.log_monotone_tail_sum(_binomial_counts(T, p), np.array([30, 10]), np.array([20, 40]), lambda r, k: np.zeros(k.shape))
+    got = D.log_monotone_tail_sum(
+        _binomial_counts(T, p), np.array([30, 10]), np.array([20, 40]), lambda r, k: np.zeros(k.shape)
+    )
     assert np.all(got == -np.inf)
 
 

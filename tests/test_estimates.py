@@ -62,6 +62,7 @@ def test_monte_carlo_units_match_measured(monkeypatch, case):
         return real_trials(size, rng, **kw)
 
     monkeypatch.setattr(mc_module, "privacy_profile", counting_profile)
+
     def counting_map(*args, **kw):
         candidates.append(1)  # one call per candidate composition
         return real_map(*args, **kw)
@@ -167,8 +168,9 @@ def test_runaway_monte_carlo_refused_before_drawing(monkeypatch):
     assert "estimated" in msg and "budget 600 s" in msg and "fewer trials" in msg
     assert info.value.parameter == "trials"
     with pytest.raises(sdp.ComputationTooLarge, match="memory") as info:
-        sdp.smoothed_delta(sdp.SamplingHistogram(eta=0.5), 100, TWO, 1.0, method="monte-carlo", trials=10**12,
-                           budget=math.inf)
+        sdp.smoothed_delta(
+            sdp.SamplingHistogram(eta=0.5), 100, TWO, 1.0, method="monte-carlo", trials=10**12, budget=math.inf
+        )
 
 
 def test_runaway_monte_carlo_map_refused_before_the_run():

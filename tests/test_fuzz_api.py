@@ -19,22 +19,38 @@ import smoothdp_nb.core as sdp
 from smoothdp_nb import release
 
 EXAMPLES = int(os.environ.get("SMOOTHDP_FUZZ_EXAMPLES", "300" if os.environ.get("CI") else "100"))
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=False,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+FUZZ = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=False,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 
 # anything a user might pass where a number, a size or a seed is expected
 numeric_strings = st.sampled_from(["0.5", "1", " 1 ", "1e3", "0.5_0", "\u0660.\u0665", "nan", "inf", "", "abc"])
 scalars = st.one_of(
-    st.none(), st.booleans(), numeric_strings,
-    st.integers(-3, 40), st.sampled_from([-(10**20), 10**9, 10**12, 2**63, 2**64]),
+    st.none(),
+    st.booleans(),
+    numeric_strings,
+    st.integers(-3, 40),
+    st.sampled_from([-(10**20), 10**9, 10**12, 2**63, 2**64]),
     st.floats(allow_nan=True, allow_infinity=True, width=64),
 )
-anything = st.one_of(scalars, st.lists(scalars, max_size=4), st.lists(st.lists(scalars, max_size=3), max_size=3),
-                     st.builds(np.array, st.lists(st.floats(-5, 50), max_size=4)))
-mechanisms = st.sampled_from([
-    sdp.SamplingHistogram(eta=0.5), sdp.SamplingHistogram(eta="0.9"), sdp.SamplingHistogram(T=3),
-    sdp.SamplingHistogram(T=2, replace=True), sdp.NoisySamplingHistogram(T=3, noise_epsilon=0.5),
-])
+anything = st.one_of(
+    scalars,
+    st.lists(scalars, max_size=4),
+    st.lists(st.lists(scalars, max_size=3), max_size=3),
+    st.builds(np.array, st.lists(st.floats(-5, 50), max_size=4)),
+)
+mechanisms = st.sampled_from(
+    [
+        sdp.SamplingHistogram(eta=0.5),
+        sdp.SamplingHistogram(eta="0.9"),
+        sdp.SamplingHistogram(T=3),
+        sdp.SamplingHistogram(T=2, replace=True),
+        sdp.NoisySamplingHistogram(T=3, noise_epsilon=0.5),
+    ]
+)
 
 USER_ERRORS = (ValueError, TypeError)
 
@@ -65,12 +81,30 @@ def test_dp_delta_hostile(mech, n, epsilon, log):
 
 
 @FUZZ
-@given(mech=mechanisms, n=st.one_of(st.integers(-2, 25), scalars), pi=anything, epsilon=anything,
-       method=st.sampled_from(["exact", "monte-carlo", "mc", 1]), trials=st.one_of(st.integers(-2, 50), scalars),
-       rng=scalars, budget=st.one_of(st.floats(0.001, 10), scalars))
+@given(
+    mech=mechanisms,
+    n=st.one_of(st.integers(-2, 25), scalars),
+    pi=anything,
+    epsilon=anything,
+    method=st.sampled_from(["exact", "monte-carlo", "mc", 1]),
+    trials=st.one_of(st.integers(-2, 50), scalars),
+    rng=scalars,
+    budget=st.one_of(st.floats(0.001, 10), scalars),
+)
 def test_smoothed_delta_hostile(mech, n, pi, epsilon, method, trials, rng, budget):
-    _only_user_errors(sdp.smoothed_delta, mech, n, pi, epsilon, method=method, trials=trials, rng=rng,
-                      budget=budget, candidates=3, progress=False)
+    _only_user_errors(
+        sdp.smoothed_delta,
+        mech,
+        n,
+        pi,
+        epsilon,
+        method=method,
+        trials=trials,
+        rng=rng,
+        budget=budget,
+        candidates=3,
+        progress=False,
+    )
 
 
 @FUZZ
@@ -88,13 +122,32 @@ def test_adjusted_utility_hostile(mech, hist, t):
 
 
 @FUZZ
-@given(x=anything, query=st.sampled_from(["median", "mean", "trimmed_mean", "mode", 3]), epsilon=scalars,
-       bounds=st.one_of(anything, st.tuples(scalars, scalars)), noise=st.sampled_from(
-           ["polyplace", "cauchy", "student_t", "laplace", "laplace_log_normal", "gauss"]),
-       gamma=scalars, delta=scalars, shape=scalars, trim=scalars, rng=scalars)
+@given(
+    x=anything,
+    query=st.sampled_from(["median", "mean", "trimmed_mean", "mode", 3]),
+    epsilon=scalars,
+    bounds=st.one_of(anything, st.tuples(scalars, scalars)),
+    noise=st.sampled_from(["polyplace", "cauchy", "student_t", "laplace", "laplace_log_normal", "gauss"]),
+    gamma=scalars,
+    delta=scalars,
+    shape=scalars,
+    trim=scalars,
+    rng=scalars,
+)
 def test_release_hostile(x, query, epsilon, bounds, noise, gamma, delta, shape, trim, rng):
-    out = _only_user_errors(release, x, query=query, epsilon=epsilon, bounds=bounds, noise=noise, gamma=gamma,
-                            delta=delta, shape=shape, trim=trim, rng=rng)
+    out = _only_user_errors(
+        release,
+        x,
+        query=query,
+        epsilon=epsilon,
+        bounds=bounds,
+        noise=noise,
+        gamma=gamma,
+        delta=delta,
+        shape=shape,
+        trim=trim,
+        rng=rng,
+    )
     if out is not None:
         assert math.isfinite(out.value)
 
@@ -132,9 +185,14 @@ def test_privacy_profile_invariants(mech, hists, eps):
 
 
 @FUZZ
-@given(mech=st.sampled_from([sdp.SamplingHistogram(eta=0.5), sdp.SamplingHistogram(T=3),
-                             sdp.SamplingHistogram(eta="0.9")]),
-       n=st.integers(3, 25), p=st.lists(probs, min_size=1, max_size=3), eps=epsilons)
+@given(
+    mech=st.sampled_from(
+        [sdp.SamplingHistogram(eta=0.5), sdp.SamplingHistogram(T=3), sdp.SamplingHistogram(eta="0.9")]
+    ),
+    n=st.integers(3, 25),
+    p=st.lists(probs, min_size=1, max_size=3),
+    eps=epsilons,
+)
 def test_smoothed_delta_invariants(mech, n, p, eps):
     eps = np.sort(np.asarray(eps))
     pi = [[q, 1.0 - q] for q in p]
@@ -149,7 +207,8 @@ def test_smoothed_delta_invariants(mech, n, p, eps):
 @FUZZ
 @given(n=st.integers(3, 30), q=probs, eps=st.floats(0, 4), trials=st.integers(1, 300), rng=st.integers(0, 2**32))
 def test_monte_carlo_interval_invariants(n, q, eps, trials, rng):
-    r = sdp.smoothed_delta(sdp.SamplingHistogram(eta=0.5), n, [[q, 1 - q]], eps, method="monte-carlo",
-                           trials=trials, rng=rng, candidates=2)
+    r = sdp.smoothed_delta(
+        sdp.SamplingHistogram(eta=0.5), n, [[q, 1 - q]], eps, method="monte-carlo", trials=trials, rng=rng, candidates=2
+    )
     lo, hi = np.asarray(r.ci_low_values), np.asarray(r.ci_high_values)
     assert np.all((0 <= lo) & (lo <= hi) & (hi <= r.dp_delta * (1 + 1e-12)))

@@ -20,25 +20,54 @@ from hypothesis import strategies as st
 from smoothdp_nb.spec import KEYS, MECHANISM_KEYS, SpecError, parse_spec, run_spec
 
 EXAMPLES = int(os.environ.get("SMOOTHDP_FUZZ_EXAMPLES", "300" if os.environ.get("CI") else "100"))
-FUZZ = settings(max_examples=EXAMPLES, deadline=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+FUZZ = settings(
+    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
+)
 
 ALL_KEYS = sorted({k for keys in KEYS.values() for k in keys})
 # TOML-representable values, hostile and plausible
 toml_scalars = st.one_of(
     st.booleans(),
-    st.integers(-3, 60), st.sampled_from([0, 10**7, 10**12, 2**62]),
+    st.integers(-3, 60),
+    st.sampled_from([0, 10**7, 10**12, 2**62]),
     st.floats(allow_nan=True, allow_infinity=True, width=64),
     st.floats(0.0, 1.0),
-    st.sampled_from(["profile", "smoothed", "sweep", "release", "noise", "exact", "monte-carlo", "median",
-                     "cauchy", "laplace", "us-elections", "us-2020-districts", "0.5", "0.5_0", "\u0660.\u0665",
-                     " 0.5 ", "np", "df", "", "threads", "processes"]),
+    st.sampled_from(
+        [
+            "profile",
+            "smoothed",
+            "sweep",
+            "release",
+            "noise",
+            "exact",
+            "monte-carlo",
+            "median",
+            "cauchy",
+            "laplace",
+            "us-elections",
+            "us-2020-districts",
+            "0.5",
+            "0.5_0",
+            "\u0660.\u0665",
+            " 0.5 ",
+            "np",
+            "df",
+            "",
+            "threads",
+            "processes",
+        ]
+    ),
 )
 toml_values = st.recursive(
     toml_scalars,
-    lambda inner: st.one_of(st.lists(inner, max_size=3),
-                            st.dictionaries(st.sampled_from(["start", "stop", "num", "log", "eta", "T", "kind",
-                                                             "replace", "noise_epsilon"]), inner, max_size=3)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(
+            st.sampled_from(["start", "stop", "num", "log", "eta", "T", "kind", "replace", "noise_epsilon"]),
+            inner,
+            max_size=3,
+        ),
+    ),
     max_leaves=6,
 )
 docs = st.dictionaries(st.sampled_from(ALL_KEYS + ["epsilom", "mechanism"]), toml_values, max_size=7)
@@ -68,8 +97,11 @@ def _toml(value) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return "nan" if math.isnan(value) else ("inf" if value == math.inf else "-inf" if value == -math.inf
-                                                 else repr(value))
+        return (
+            "nan"
+            if math.isnan(value)
+            else ("inf" if value == math.inf else "-inf" if value == -math.inf else repr(value))
+        )
     if isinstance(value, str):
         return json.dumps(value)  # a valid TOML basic string
     if isinstance(value, list):
@@ -98,14 +130,19 @@ def test_spec_text_errors_name_a_line_of_the_text(doc):
 # ---------------------------------------------------------------- valid specs run, with the invariants
 
 valid_eps = st.lists(st.floats(0.0, 5.0), min_size=1, max_size=3)
-valid_mech = st.one_of(st.builds(lambda e: {"eta": e}, st.floats(0.05, 1.0)),
-                       st.builds(lambda t: {"T": t}, st.integers(1, 3)),
-                       st.sampled_from([{"eta": "0.998"}, {"eta": "0.5"}, {"T": 2, "noise_epsilon": 1.0}]))
+valid_mech = st.one_of(
+    st.builds(lambda e: {"eta": e}, st.floats(0.05, 1.0)),
+    st.builds(lambda t: {"T": t}, st.integers(1, 3)),
+    st.sampled_from([{"eta": "0.998"}, {"eta": "0.5"}, {"T": 2, "noise_epsilon": 1.0}]),
+)
 
 
 @FUZZ
-@given(mech=valid_mech, eps=valid_eps, hists=st.lists(st.tuples(st.integers(0, 30), st.integers(3, 30)),
-                                                      min_size=1, max_size=3))
+@given(
+    mech=valid_mech,
+    eps=valid_eps,
+    hists=st.lists(st.tuples(st.integers(0, 30), st.integers(3, 30)), min_size=1, max_size=3),
+)
 def test_valid_profile_specs_run(mech, eps, hists):
     r = run_spec({"compute": "profile", "mechanism": mech, "epsilon": eps, "histogram": [list(h) for h in hists]})
     d = np.exp(np.asarray(r.log_delta))
@@ -113,8 +150,13 @@ def test_valid_profile_specs_run(mech, eps, hists):
 
 
 @FUZZ
-@given(mech=valid_mech.filter(lambda m: "noise_epsilon" not in m), eps=valid_eps, n=st.integers(3, 30),
-       p=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=3), mc=st.booleans())
+@given(
+    mech=valid_mech.filter(lambda m: "noise_epsilon" not in m),
+    eps=valid_eps,
+    n=st.integers(3, 30),
+    p=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=3),
+    mc=st.booleans(),
+)
 def test_valid_smoothed_specs_run(mech, eps, n, p, mc):
     doc = {"compute": "smoothed", "mechanism": mech, "epsilon": eps, "n": n, "pi": [[q, 1.0 - q] for q in p]}
     if mc:
@@ -125,11 +167,16 @@ def test_valid_smoothed_specs_run(mech, eps, n, p, mc):
 
 
 @FUZZ
-@given(eps=st.floats(0.05, 5.0), values=st.lists(st.floats(0, 10), min_size=1, max_size=8),
-       noise=st.sampled_from(["polyplace", "cauchy", "student_t", "laplace_log_normal"]), rng=st.integers(0, 99))
+@given(
+    eps=st.floats(0.05, 5.0),
+    values=st.lists(st.floats(0, 10), min_size=1, max_size=8),
+    noise=st.sampled_from(["polyplace", "cauchy", "student_t", "laplace_log_normal"]),
+    rng=st.integers(0, 99),
+)
 def test_valid_release_specs_run(eps, values, noise, rng):
-    r = run_spec({"compute": "release", "values": values, "epsilon": eps, "bounds": [0, 10], "noise": noise,
-                  "rng": rng})
+    r = run_spec(
+        {"compute": "release", "values": values, "epsilon": eps, "bounds": [0, 10], "noise": noise, "rng": rng}
+    )
     assert math.isfinite(r.release.value if hasattr(r, "release") else r.to_dict()["value"])
 
 
@@ -145,14 +192,35 @@ def ip(ipython_shell):
     return shell
 
 
-line_texts = st.lists(st.one_of(st.sampled_from(['compute = "noise"', "epsilon = 1", "gamma = 0.1", 'delta = 1e-5',
-                                                 'families = ["cauchy"]', 'title = "a\\"; b"', "gamma = [0.1,",
-                                                 "{compute = 'noise'", "epsilon = '1'", "-o", "--bogus", ";"]),
-                                st.text(max_size=8)), max_size=6).map("; ".join)
+line_texts = st.lists(
+    st.one_of(
+        st.sampled_from(
+            [
+                'compute = "noise"',
+                "epsilon = 1",
+                "gamma = 0.1",
+                "delta = 1e-5",
+                'families = ["cauchy"]',
+                'title = "a\\"; b"',
+                "gamma = [0.1,",
+                "{compute = 'noise'",
+                "epsilon = '1'",
+                "-o",
+                "--bogus",
+                ";",
+            ]
+        ),
+        st.text(max_size=8),
+    ),
+    max_size=6,
+).map("; ".join)
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                       HealthCheck.too_slow])
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(line=line_texts)
 def test_line_magic_raises_usage_errors_only(ip, line):
     from IPython.core.error import UsageError

@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("vl_convert")
 
-from smoothdp_nb import gallery  # noqa: E402
+from smoothdp_nb import gallery
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,9 +37,25 @@ def test_every_builder_of_the_display_package_is_in_the_gallery(monkeypatch):
 
 def test_gallery_command_writes_svg_png_and_index(tmp_path):
     out = tmp_path / "gallery"
-    proc = subprocess.run([sys.executable, "-m", "smoothdp_nb", "gallery", "--out", str(out),
-                           "--only", "release_empty", "noise_marker", "--scale", "1"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "smoothdp_nb",
+            "gallery",
+            "--out",
+            str(out),
+            "--only",
+            "release_empty",
+            "noise_marker",
+            "--scale",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     for name in ("release_empty", "noise_marker"):
         svg = (out / f"{name}.svg").read_text(encoding="utf-8")

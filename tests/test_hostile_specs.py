@@ -14,10 +14,10 @@ import pytest
 
 pytest.importorskip("IPython")
 
-from IPython.core.error import UsageError  # noqa: E402
+from IPython.core.error import UsageError
 
-from smoothdp_nb import spec as spec_module  # noqa: E402
-from smoothdp_nb.cli import main_run  # noqa: E402
+from smoothdp_nb import spec as spec_module
+from smoothdp_nb.cli import main_run
 
 M = "mechanism = {eta = 0.5}"
 PROFILE = 'compute = "profile"\nepsilon = 1\n' + M + "\n"
@@ -31,17 +31,42 @@ NONUTF8 = "/tmp/smoothdp_hostile_latin1.csv"
 SPECS: list[tuple[str, str, str | None, bool]] = [
     # ---------------------------------------------------------------- valid
     ("ok-profile", PROFILE + "histogram = [[60, 40], [55, 45]]", None, False),
-    ("ok-profile-exact-eta", 'compute = "profile"\nepsilon = [0.1, 1]\nhistogram = [60, 40]\nmechanism = {eta = "0.998"}', None, False),
-    ("ok-profile-dataset", 'compute = "profile"\nepsilon = 0.04\ndataset = "us-elections"\nyears = [2016, 2020]\n' + M, None, False),
-    ("ok-profile-range", 'compute = "profile"\nepsilon = {start = 0.1, stop = 1, num = 4, log = true}\nhistogram = [6, 4]\n' + M, None, False),
+    (
+        "ok-profile-exact-eta",
+        'compute = "profile"\nepsilon = [0.1, 1]\nhistogram = [60, 40]\nmechanism = {eta = "0.998"}',
+        None,
+        False,
+    ),
+    (
+        "ok-profile-dataset",
+        'compute = "profile"\nepsilon = 0.04\ndataset = "us-elections"\nyears = [2016, 2020]\n' + M,
+        None,
+        False,
+    ),
+    (
+        "ok-profile-range",
+        'compute = "profile"\nepsilon = {start = 0.1, stop = 1, num = 4, log = true}\nhistogram = [6, 4]\n' + M,
+        None,
+        False,
+    ),
     ("ok-smoothed", SMOOTHED + "n = 50", None, False),
     ("ok-smoothed-T", 'compute = "smoothed"\nepsilon = 1\nmechanism = {T = 5}\npi = [[0.4, 0.6]]\nn = 40', None, False),
     ("ok-monte-carlo", MC + "n = 50\ntrials = 200\ncandidates = 3", None, False),
-    ("ok-sweep", 'compute = "sweep"\nepsilon = 1\n' + M + "\npi = [[0.4, 0.6], [0.6, 0.4]]\nn = [10, 20, 40]", None, False),
+    (
+        "ok-sweep",
+        'compute = "sweep"\nepsilon = 1\n' + M + "\npi = [[0.4, 0.6], [0.6, 0.4]]\nn = [10, 20, 40]",
+        None,
+        False,
+    ),
     ("ok-release", RELEASE, None, False),
     ("ok-release-trim", RELEASE + 'query = "trimmed_mean"\ntrim = 1', None, False),
     ("ok-noise", NOISE, None, False),
-    ("ok-data-ns", 'compute = "release"\ndata = "df"\ncolumn = "x"\nbounds = [0, 10]\nepsilon = 1\nrng = 1', None, True),
+    (
+        "ok-data-ns",
+        'compute = "release"\ndata = "df"\ncolumn = "x"\nbounds = [0, 10]\nepsilon = 1\nrng = 1',
+        None,
+        True,
+    ),
     ("ok-pi-ns", 'compute = "smoothed"\nepsilon = 1\n' + M + '\npi = "P"\nn = 20', None, True),
     # ---------------------------------------------------------------- numbers are numbers
     ("epsilon-inf", 'compute = "profile"\nepsilon = inf  # <-\nhistogram = [6, 4]\n' + M, "epsilon", False),
@@ -50,27 +75,117 @@ SPECS: list[tuple[str, str, str | None, bool]] = [
     ("epsilon-string", 'compute = "profile"\nepsilon = "0.5"  # <-\nhistogram = [6, 4]\n' + M, "epsilon", False),
     ("epsilon-bool", 'compute = "profile"\nepsilon = true  # <-\nhistogram = [6, 4]\n' + M, "epsilon", False),
     ("epsilon-empty", 'compute = "profile"\nepsilon = []  # <-\nhistogram = [6, 4]\n' + M, "epsilon", False),
-    ("epsilon-list-string", 'compute = "profile"\nepsilon = [0.5, "1"]  # <-\nhistogram = [6, 4]\n' + M, "epsilon[1]", False),
-    ("epsilon-range-no-num", 'compute = "profile"\nepsilon = {start = 0.1, stop = 1}  # <-\nhistogram = [6, 4]\n' + M, "epsilon", False),
-    ("epsilon-range-huge", 'compute = "profile"\nepsilon = {start = 0.1, stop = 1, num = 100000}  # <-\nhistogram = [6, 4]\n' + M, "epsilon.num", False),
-    ("epsilon-range-log-zero", 'compute = "profile"\nepsilon = {start = 0, stop = 1, num = 3, log = true}  # <-\nhistogram = [6, 4]\n' + M, "epsilon.start", False),
+    (
+        "epsilon-list-string",
+        'compute = "profile"\nepsilon = [0.5, "1"]  # <-\nhistogram = [6, 4]\n' + M,
+        "epsilon[1]",
+        False,
+    ),
+    (
+        "epsilon-range-no-num",
+        'compute = "profile"\nepsilon = {start = 0.1, stop = 1}  # <-\nhistogram = [6, 4]\n' + M,
+        "epsilon",
+        False,
+    ),
+    (
+        "epsilon-range-huge",
+        'compute = "profile"\nepsilon = {start = 0.1, stop = 1, num = 100000}  # <-\nhistogram = [6, 4]\n' + M,
+        "epsilon.num",
+        False,
+    ),
+    (
+        "epsilon-range-log-zero",
+        'compute = "profile"\nepsilon = {start = 0, stop = 1, num = 3, log = true}  # <-\nhistogram = [6, 4]\n' + M,
+        "epsilon.start",
+        False,
+    ),
     ("release-epsilon-inf", RELEASE.replace("epsilon = 1", "epsilon = inf  # <-"), "epsilon", False),
     ("release-epsilon-zero", RELEASE.replace("epsilon = 1", "epsilon = 0  # <-"), "epsilon", False),
-    ("eta-underscore", 'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\nmechanism = {eta = "0.5_0"}  # <-', "mechanism.eta", False),
-    ("eta-arabic-indic", 'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\nmechanism = {eta = "\u0660.\u0665"}  # <-', "mechanism.eta", False),
-    ("eta-spaces", 'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\nmechanism = {eta = " 0.5 "}  # <-', "mechanism.eta", False),
-    ("eta-above-one", 'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\nmechanism = {eta = "1.5"}  # <-', "mechanism.eta", False),
-    ("eta-zero", 'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\nmechanism = {eta = 0}  # <-', "mechanism.eta", False),
-    ("eta-bool", 'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\nmechanism = {eta = true}  # <-', "mechanism.eta", False),
-    ("eta-and-T", 'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\nmechanism = {eta = 0.5, T = 2}  # <-', "mechanism", False),
-    ("mechanism-number", 'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\nmechanism = 5  # <-', "mechanism", False),
-    ("mechanism-kind", 'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\nmechanism = {eta = 0.5, kind = "bogus"}  # <-', "mechanism.kind", False),
-    ("noise-epsilon-zero", 'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\nmechanism = {eta = 0.5, noise_epsilon = 0}  # <-', "mechanism.noise_epsilon", False),
-    ("replace-string", 'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\nmechanism = {eta = 0.5, replace = "yes"}  # <-', "mechanism.replace", False),
+    (
+        "eta-underscore",
+        'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\nmechanism = {eta = "0.5_0"}  # <-',
+        "mechanism.eta",
+        False,
+    ),
+    (
+        "eta-arabic-indic",
+        'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\nmechanism = {eta = "\u0660.\u0665"}  # <-',
+        "mechanism.eta",
+        False,
+    ),
+    (
+        "eta-spaces",
+        'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\nmechanism = {eta = " 0.5 "}  # <-',
+        "mechanism.eta",
+        False,
+    ),
+    (
+        "eta-above-one",
+        'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\nmechanism = {eta = "1.5"}  # <-',
+        "mechanism.eta",
+        False,
+    ),
+    (
+        "eta-zero",
+        'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\nmechanism = {eta = 0}  # <-',
+        "mechanism.eta",
+        False,
+    ),
+    (
+        "eta-bool",
+        'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\nmechanism = {eta = true}  # <-',
+        "mechanism.eta",
+        False,
+    ),
+    (
+        "eta-and-T",
+        'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\nmechanism = {eta = 0.5, T = 2}  # <-',
+        "mechanism",
+        False,
+    ),
+    (
+        "mechanism-number",
+        'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\nmechanism = 5  # <-',
+        "mechanism",
+        False,
+    ),
+    (
+        "mechanism-kind",
+        'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\nmechanism = {eta = 0.5, kind = "bogus"}  # <-',
+        "mechanism.kind",
+        False,
+    ),
+    (
+        "noise-epsilon-zero",
+        'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\nmechanism = {eta = 0.5, noise_epsilon = 0}  # <-',
+        "mechanism.noise_epsilon",
+        False,
+    ),
+    (
+        "replace-string",
+        'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\nmechanism = {eta = 0.5, replace = "yes"}  # <-',
+        "mechanism.replace",
+        False,
+    ),
     ("T-zero", 'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\nmechanism = {T = 0}  # <-', "mechanism.T", False),
-    ("T-fraction", 'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\nmechanism = {T = 2.5}  # <-', "mechanism.T", False),
-    ("T-above-n-profile", 'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]  # <-\nmechanism = {T = 50}', "histogram", False),
-    ("T-above-n-smoothed", 'compute = "smoothed"\nepsilon = 1\nmechanism = {T = 50}\npi = [[0.4, 0.6]]\nn = 20  # <-', "n", False),
+    (
+        "T-fraction",
+        'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\nmechanism = {T = 2.5}  # <-',
+        "mechanism.T",
+        False,
+    ),
+    (
+        "T-above-n-profile",
+        'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]  # <-\nmechanism = {T = 50}',
+        "histogram",
+        False,
+    ),
+    (
+        "T-above-n-smoothed",
+        'compute = "smoothed"\nepsilon = 1\nmechanism = {T = 50}\npi = [[0.4, 0.6]]\nn = 20  # <-',
+        "n",
+        False,
+    ),
     # ---------------------------------------------------------------- histograms
     ("hist-zero", PROFILE + "histogram = [0, 0]  # <-", "histogram", False),
     ("hist-huge", PROFILE + "histogram = [1152921504606846976, 1]  # <-", "histogram", False),
@@ -92,8 +207,18 @@ SPECS: list[tuple[str, str, str | None, bool]] = [
     ("n-inf", SMOOTHED + "n = inf  # <-", "n", False),
     ("n-list-for-smoothed", SMOOTHED + "n = [10, 20]  # <-", "n", False),
     ("pi-sum", 'compute = "smoothed"\nepsilon = 1\n' + M + "\nn = 10\npi = [[0.5, 0.6]]  # <-", "pi[0]", False),
-    ("pi-string-number", 'compute = "smoothed"\nepsilon = 1\n' + M + '\nn = 10\npi = [[0.5, "0.5"]]  # <-', "pi[0]", False),
-    ("pi-ragged", 'compute = "smoothed"\nepsilon = 1\n' + M + "\nn = 10\npi = [[0.5, 0.5], [0.3, 0.3, 0.4]]  # <-", "pi", False),
+    (
+        "pi-string-number",
+        'compute = "smoothed"\nepsilon = 1\n' + M + '\nn = 10\npi = [[0.5, "0.5"]]  # <-',
+        "pi[0]",
+        False,
+    ),
+    (
+        "pi-ragged",
+        'compute = "smoothed"\nepsilon = 1\n' + M + "\nn = 10\npi = [[0.5, 0.5], [0.3, 0.3, 0.4]]  # <-",
+        "pi",
+        False,
+    ),
     ("pi-negative", 'compute = "smoothed"\nepsilon = 1\n' + M + "\nn = 10\npi = [[1.5, -0.5]]  # <-", "pi[0]", False),
     ("pi-module", 'compute = "smoothed"\nepsilon = 1\n' + M + '\nn = 10\npi = "np"  # <-', "pi", False),
     ("pi-unknown", 'compute = "smoothed"\nepsilon = 1\n' + M + '\nn = 10\npi = "nothing"  # <-', "pi", False),
@@ -113,12 +238,28 @@ SPECS: list[tuple[str, str, str | None, bool]] = [
     # ---------------------------------------------------------------- runaway jobs, refused before they start
     ("mc-trials-1e9", MC + "n = 100\ntrials = 1000000000  # <-", "trials", False),
     ("mc-trials-1e12", MC + "n = 100\ntrials = 1000000000000  # <-", "trials", False),
-    ("mc-candidates-1e9", 'compute = "smoothed"\nepsilon = 1\n' + M + '\nmethod = "monte-carlo"\ntrials = 10\n'
-     "pi = [[0.2, 0.3, 0.5], [0.5, 0.3, 0.2], [0.3, 0.5, 0.2]]\nn = 10000\ncandidates = 1000000000  # <-",
-     "candidates", False),
+    (
+        "mc-candidates-1e9",
+        'compute = "smoothed"\nepsilon = 1\n' + M + '\nmethod = "monte-carlo"\ntrials = 10\n'
+        "pi = [[0.2, 0.3, 0.5], [0.5, 0.3, 0.2], [0.3, 0.5, 0.2]]\nn = 10000\ncandidates = 1000000000  # <-",
+        "candidates",
+        False,
+    ),
     ("exact-n-1e7", SMOOTHED + "n = 10000000  # <-", "n", False),
-    ("exact-m3-memory", 'compute = "smoothed"\nepsilon = 1\n' + M + "\npi = [[0.2, 0.3, 0.5], [0.5, 0.3, 0.2]]\nbudget = 1e9\nn = 20000  # <-", "n", False),
-    ("sweep-runaway", 'compute = "sweep"\nepsilon = 1\n' + M + "\npi = [[0.4, 0.6], [0.6, 0.4]]\nn = [1000, 100000, 10000000]  # <-", "n", False),
+    (
+        "exact-m3-memory",
+        'compute = "smoothed"\nepsilon = 1\n'
+        + M
+        + "\npi = [[0.2, 0.3, 0.5], [0.5, 0.3, 0.2]]\nbudget = 1e9\nn = 20000  # <-",
+        "n",
+        False,
+    ),
+    (
+        "sweep-runaway",
+        'compute = "sweep"\nepsilon = 1\n' + M + "\npi = [[0.4, 0.6], [0.6, 0.4]]\nn = [1000, 100000, 10000000]  # <-",
+        "n",
+        False,
+    ),
     # ---------------------------------------------------------------- releases
     ("gamma-above-range", RELEASE + "gamma = 2  # <-", "gamma", False),
     ("gamma-cauchy-range", RELEASE + 'noise = "cauchy"\ngamma = 0.3  # <-', "gamma", False),
@@ -139,8 +280,12 @@ SPECS: list[tuple[str, str, str | None, bool]] = [
     ("bounds-one", RELEASE.replace("bounds = [0, 10]", "bounds = [0]  # <-"), "bounds", False),
     ("bounds-string", RELEASE.replace("bounds = [0, 10]", 'bounds = ["0", 1]  # <-'), "bounds", False),
     ("laplace-no-delta", RELEASE + 'noise = "laplace"  # <-', "delta", False),
-    ("noisy-without-noise-epsilon", 'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\n'
-     'mechanism = {eta = 0.5, kind = "noisy"}  # <-', "mechanism.noise_epsilon", False),
+    (
+        "noisy-without-noise-epsilon",
+        'compute = "profile"\nepsilon = 1\nhistogram = [6, 4]\nmechanism = {eta = 0.5, kind = "noisy"}  # <-',
+        "mechanism.noise_epsilon",
+        False,
+    ),
     ("release-no-bounds", 'compute = "release"  # <-\nvalues = [1, 2]\nepsilon = 1', "bounds", False),
     ("delta-one", RELEASE + 'noise = "laplace"\ndelta = 1  # <-', "delta", False),
     ("query-bogus", RELEASE + 'query = "mode"  # <-', "query", False),
@@ -148,8 +293,18 @@ SPECS: list[tuple[str, str, str | None, bool]] = [
     ("data-module", 'compute = "release"\ndata = "np"  # <-\nepsilon = 1\nbounds = [0, 10]', "data", False),
     ("data-unknown", 'compute = "release"\ndata = "nothing"  # <-\nepsilon = 1\nbounds = [0, 10]', "data", False),
     ("data-strings", 'compute = "release"\ndata = "words"  # <-\nepsilon = 1\nbounds = [0, 10]', "data", True),
-    ("csv-missing", 'compute = "release"\ncsv = "/nonexistent/x.csv"  # <-\ncolumn = "a"\nepsilon = 1\nbounds = [0, 10]', "csv", False),
-    ("csv-not-utf8", f'compute = "release"\ncsv = "{NONUTF8}"  # <-\ncolumn = "a"\nepsilon = 1\nbounds = [0, 10]', "csv", False),
+    (
+        "csv-missing",
+        'compute = "release"\ncsv = "/nonexistent/x.csv"  # <-\ncolumn = "a"\nepsilon = 1\nbounds = [0, 10]',
+        "csv",
+        False,
+    ),
+    (
+        "csv-not-utf8",
+        f'compute = "release"\ncsv = "{NONUTF8}"  # <-\ncolumn = "a"\nepsilon = 1\nbounds = [0, 10]',
+        "csv",
+        False,
+    ),
     ("column-with-values", RELEASE + 'column = "a"  # <-', "column", False),
     # ---------------------------------------------------------------- noise comparison, keys, TOML
     ("noise-gamma-zero", NOISE.replace("gamma = [0.05, 0.1]", "gamma = 0  # <-"), "gamma", False),
@@ -177,8 +332,12 @@ def ip(ipython_shell):
         fh.write("a\n1\n\xe9t\xe9\n".encode("latin-1"))
     shell = ipython_shell
     shell.run_line_magic("load_ext", "smoothdp_nb.magics")
-    shell.user_ns.update(df=pd.DataFrame({"x": np.linspace(0, 10, 21)}), np=np,
-                         P=np.array([[0.3, 0.7], [0.6, 0.4]]), words=np.array(["a", "b"]))
+    shell.user_ns.update(
+        df=pd.DataFrame({"x": np.linspace(0, 10, 21)}),
+        np=np,
+        P=np.array([[0.3, 0.7], [0.6, 0.4]]),
+        words=np.array(["a", "b"]),
+    )
     return shell
 
 
@@ -196,8 +355,9 @@ def test_hostile_spec_in_magic(ip, name, text, key, magic_only):
         assert msg.startswith(f"%smoothdp: {key} (line"), msg
 
 
-@pytest.mark.parametrize("name,text,key,magic_only", [s for s in HOSTILE if not s[3]],
-                         ids=[s[0] for s in HOSTILE if not s[3]])
+@pytest.mark.parametrize(
+    "name,text,key,magic_only", [s for s in HOSTILE if not s[3]], ids=[s[0] for s in HOSTILE if not s[3]]
+)
 def test_hostile_spec_in_cli(ip, tmp_path, capsys, name, text, key, magic_only):
     path = tmp_path / "spec.toml"
     path.write_text(text, encoding="utf-8")
@@ -256,8 +416,11 @@ def test_line_form_hostile(ip, line, key):
 
 
 def test_escaped_quote_kept(ip):
-    ip.run_line_magic("smoothdp", '-o t --no-chart compute = "noise"; epsilon = 1; gamma = 0.1; '
-                                  'families = ["cauchy"]; title = "say \\"hi\\"; bye"')
+    ip.run_line_magic(
+        "smoothdp",
+        '-o t --no-chart compute = "noise"; epsilon = 1; gamma = 0.1; '
+        'families = ["cauchy"]; title = "say \\"hi\\"; bye"',
+    )
     assert ip.user_ns["t"] is not None
 
 

@@ -9,8 +9,16 @@ import pytest
 
 from smoothdp_nb.core import lattice as L
 
-CASES = [("laplace", None), ("polyplace", 1.5), ("polyplace", 10.0), ("student_t", 0.7), ("student_t", 5.0),
-         ("cauchy", 1.2), ("cauchy", 4.0), ("cauchy", 40.0)]
+CASES = [
+    ("laplace", None),
+    ("polyplace", 1.5),
+    ("polyplace", 10.0),
+    ("student_t", 0.7),
+    ("student_t", 5.0),
+    ("cauchy", 1.2),
+    ("cauchy", 4.0),
+    ("cauchy", 40.0),
+]
 
 
 def _density(ctx, family, shape):
@@ -26,7 +34,9 @@ def _density(ctx, family, shape):
         return lambda z: c * ctx.sin(ctx.pi / c) / (2 * ctx.pi) / (1 + z**c)
     a = ctx.mpf(shape)
     N = a / (2 * (2 * ((a - 1) / a) ** a + a - 1))
-    return lambda z: N * (a - 1) * (1 - z) ** (a - 1) if z * a < 1 else N * (a + 1) * (1 - 1 / a**2) ** a * (1 + z) ** (-a - 1)
+    return lambda z: (
+        N * (a - 1) * (1 - z) ** (a - 1) if z * a < 1 else N * (a + 1) * (1 - 1 / a**2) ** a * (1 + z) ** (-a - 1)
+    )
 
 
 @pytest.mark.parametrize("family,shape", CASES)

@@ -29,7 +29,9 @@ def test_hypergeom_log_pmf(k, good, bad, draws):
     assert abs(got - want) <= 1e-12 * max(1.0, abs(want)) ** 0.5 + 1e-13
 
 
-@pytest.mark.parametrize("k,n,p", [(3, 10, 0.3), (0, 100, 0.001), (100, 100, 0.999), (499_999, 1_000_000, 0.5), (7, 10**9, 1e-8)])
+@pytest.mark.parametrize(
+    "k,n,p", [(3, 10, 0.3), (0, 100, 0.001), (100, 100, 0.999), (499_999, 1_000_000, 0.5), (7, 10**9, 1e-8)]
+)
 def test_binom_log_pmf(k, n, p):
     mp.mp.dps = 60
     pm = mp.mpf(p)

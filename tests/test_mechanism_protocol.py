@@ -83,8 +83,11 @@ def _private_calls(path):
         outside = path.parent.name != "smoothed" or (isinstance(node, ast.ImportFrom) and node.level != 1)
         if isinstance(node, ast.ImportFrom) and outside:
             # (the core's private helper modules, e.g. _lpmf and _validate, are shared by design)
-            bad += [f"{path.name}:{node.lineno} import {a.name}" for a in node.names
-                    if a.name.startswith("_") and not (CORE / f"{a.name}.py").exists()]
+            bad += [
+                f"{path.name}:{node.lineno} import {a.name}"
+                for a in node.names
+                if a.name.startswith("_") and not (CORE / f"{a.name}.py").exists()
+            ]
     return bad
 
 
@@ -105,7 +108,9 @@ def test_dp_delta_is_the_exact_fraction_correctly_rounded(eta, n):
 
 # -- issue 14, point 6 -----------------------------------------------------------------
 def test_noisy_dp_delta_is_per_epsilon():
-    res = sdp.smoothed_delta(sdp.NoisySamplingHistogram(eta=1, noise_epsilon=1), 6, [[0.3, 0.7], [0.7, 0.3]], [3.0, 0.1])
+    res = sdp.smoothed_delta(
+        sdp.NoisySamplingHistogram(eta=1, noise_epsilon=1), 6, [[0.3, 0.7], [0.7, 0.3]], [3.0, 0.1]
+    )
     assert res.dp_delta.shape == (2,)
     assert res.dp_delta[0] == 0.0 and res.dp_delta[1] == pytest.approx(0.10371507, rel=1e-6)
     assert np.all(res.delta <= res.dp_delta)

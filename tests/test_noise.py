@@ -73,8 +73,9 @@ def pp_integral(f, s, al, lo, hi):
 def lemma13_variance(s, al):
     """Lemma 13 as printed (with the signs restored)."""
     s, al = mp.mpf(s), mp.mpf(al)
-    num = (1 / al + 1) ** (-al) * ((19 * al**2 + 5) * (1 - 1 / al**2) ** al
-                                   + (al - 2) * (al - 1) ** 2 * (1 / al + 1) ** al)
+    num = (1 / al + 1) ** (-al) * (
+        (19 * al**2 + 5) * (1 - 1 / al**2) ** al + (al - 2) * (al - 1) ** 2 * (1 / al + 1) ** al
+    )
     den = (2 * ((al - 1) / al) ** al + al - 1) * (al**4 - 5 * al**2 + 4)
     return 2 * s**2 * num / den
 
@@ -160,8 +161,7 @@ def test_theorem8_privacy_density_ratio(eps, gamma):
     """Theorem 8: releases q + PolyPlace(SS/gamma, eps/gamma) with |q - q'| <= min(SS, SS')
     and SS' in [e^-gamma SS, e^gamma SS] have density ratio <= e^eps everywhere."""
     SS = 1.0
-    grid = np.concatenate([np.linspace(-60, 60, 24001), np.geomspace(60, 1e8, 2000),
-                           -np.geomspace(60, 1e8, 2000)])
+    grid = np.concatenate([np.linspace(-60, 60, 24001), np.geomspace(60, 1e8, 2000), -np.geomspace(60, 1e8, 2000)])
     worst = 0.0
     for u in np.linspace(-1, 1, 9):
         SS2 = SS * math.exp(u * gamma)
@@ -213,8 +213,12 @@ def test_generalized_cauchy(c):
         else:  # upper tail: invert the survival function, 1 - cdf would round away
             if x >= 5:  # convergent series of int_x^inf dt/(1+t^c) = sum (-1)^k x^(1-(k+1)c)/((k+1)c-1)
                 cc = mp.mpf(c)
-                up = cc * mp.sin(mp.pi / cc) / (2 * mp.pi) * mp.nsum(
-                    lambda k: (-1) ** k * mp.mpf(x) ** (1 - (k + 1) * cc) / ((k + 1) * cc - 1), [0, mp.inf])
+                up = (
+                    cc
+                    * mp.sin(mp.pi / cc)
+                    / (2 * mp.pi)
+                    * mp.nsum(lambda k: (-1) ** k * mp.mpf(x) ** (1 - (k + 1) * cc) / ((k + 1) * cc - 1), [0, mp.inf])
+                )
             else:
                 up = mp.quad(lambda t: gc_density(t, c), [x, 2 * x, 4 * x, 8 * x, 16 * x, mp.inf])
             assert up > 0
@@ -341,7 +345,9 @@ def test_figure1_optimal_shapes_against_direct_minimisation(gamma):
             assert noise_std(family, eps, gamma) == math.inf
     # Laplace (Claim 18)
     if gamma < eps / math.log(2 / delta):
-        assert noise_std("laplace", eps, gamma, delta=delta) == pytest.approx(float(claim18(eps, gamma, delta)), rel=1e-13)
+        assert noise_std("laplace", eps, gamma, delta=delta) == pytest.approx(
+            float(claim18(eps, gamma, delta)), rel=1e-13
+        )
     else:
         assert noise_std("laplace", eps, gamma, delta=delta) == math.inf
     # PolyPlace (Theorem 8 + Lemma 13): quadrature of the density itself
@@ -367,8 +373,8 @@ def test_figure1_shape_of_curves():
     assert np.all(np.diff(pp) > 0)  # more smoothing, more noise
     # PolyPlace is usable beyond eps/3 (t) and eps/4 (Cauchy) and has finite std up to eps/2
     assert math.isfinite(noise_std("polyplace", eps, 0.49)) and noise_std("polyplace", eps, 0.5) == math.inf
-    assert noise_std("polyplace", eps, 0.99) == math.inf   # defined (eps-DP) but infinite variance
-    assert noise_std("polyplace", eps, 1.0) == math.inf    # outside the range
+    assert noise_std("polyplace", eps, 0.99) == math.inf  # defined (eps-DP) but infinite variance
+    assert noise_std("polyplace", eps, 1.0) == math.inf  # outside the range
     # gamma -> 0: the dashed line sqrt(2)/eps
     assert noise_std("polyplace", eps, 1e-7) == pytest.approx(math.sqrt(2) / eps, rel=1e-6)
     # Student's t ratio grows without bound as gamma -> eps/3 ("arbitrarily large factors")
@@ -456,20 +462,38 @@ def _mp_pdf(family, shape, a):
         return c * ctx.sin(ctx.pi / c) / (2 * ctx.pi) / (1 + a**c)
     al = ctx.mpf(shape)
     N = al / (2 * (2 * ((al - 1) / al) ** al + al - 1))
-    return N * (al - 1) * (1 - a) ** (al - 1) if a * al < 1 else N * (al + 1) * (1 - 1 / al**2) ** al * (1 + a) ** (-al - 1)
+    return (
+        N * (al - 1) * (1 - a) ** (al - 1)
+        if a * al < 1
+        else N * (al + 1) * (1 - 1 / al**2) ** al * (1 + a) ** (-al - 1)
+    )
 
 
-_ACCURACY_CASES = [("laplace", None), ("student_t", 0.5), ("student_t", 3.0), ("student_t", 1e4),
-                   ("cauchy", 1.01), ("cauchy", 4.0), ("cauchy", 20.0), ("cauchy", 200.0),
-                   ("polyplace", 1.001), ("polyplace", 10.0), ("polyplace", 1e4)]
+_ACCURACY_CASES = [
+    ("laplace", None),
+    ("student_t", 0.5),
+    ("student_t", 3.0),
+    ("student_t", 1e4),
+    ("cauchy", 1.01),
+    ("cauchy", 4.0),
+    ("cauchy", 20.0),
+    ("cauchy", 200.0),
+    ("polyplace", 1.001),
+    ("polyplace", 10.0),
+    ("polyplace", 1e4),
+]
 
 
 @pytest.mark.parametrize("family,shape", _ACCURACY_CASES)
 def test_family_accurate_against_mpmath(family, shape):
     """pdf, cdf, sf and ppf at 200 points (|x| from 1e-6 to 1e6, both signs): relative error
     <= 1e-10 wherever the value is a normal double, and 0 only where it underflows."""
-    dist = {"laplace": lambda s: Laplace(), "student_t": StudentT, "cauchy": GeneralizedCauchy,
-            "polyplace": lambda s: PolyPlace(1.0, s)}[family](shape)
+    dist = {
+        "laplace": lambda s: Laplace(),
+        "student_t": StudentT,
+        "cauchy": GeneralizedCauchy,
+        "polyplace": lambda s: PolyPlace(1.0, s),
+    }[family](shape)
     mags = np.geomspace(1e-6, 1e6, 100)
     xs = np.concatenate([-mags, mags])
     with np.errstate(all="ignore"):

@@ -187,23 +187,34 @@ def test_runner_end_to_end_on_synthetic_notebooks(tmp_path, capfd):
     v4 = nbformat.v4
     src = tmp_path / "nbs"
     src.mkdir()
-    _write_notebook(src / "01_tiny.ipynb", [
-        v4.new_markdown_cell("# 01 · Tiny\n\nA summary with $\\delta$."),
-        v4.new_code_cell('import os\nCI = os.environ.get("SMOOTHDP_CI") == "1"', metadata={"tags": ["parameters"]}),
-        v4.new_code_cell('import sys\nprint("overwritten\\rkept")\nprint("kernel-noise", file=sys.__stderr__, flush=True)'),
-        v4.new_code_cell("from tqdm.auto import tqdm\nfor _ in tqdm(range(3), desc='loop'):\n    pass"),
-        v4.new_code_cell(
-            "import altair as alt, ipywidgets as W, pandas as pd\n"
-            "ch = alt.Chart(pd.DataFrame({'x': [1, 2], 'y': [1, 4]})).mark_line().encode(x='x', y='y')\n"
-            "W.VBox([W.HTML('<b>Tiny panel</b>'), W.IntSlider(value=3, description='n'), alt.JupyterChart(ch)])"),
-        v4.new_code_cell('from IPython.display import Markdown\nMarkdown(f"CI = {CI}, answer **{6 * 7}**")',
-                         metadata={"tags": ["headline"]}),
-    ])
-    _write_notebook(src / "02_broken.ipynb", [
-        v4.new_markdown_cell("# 02 · Broken"),
-        v4.new_code_cell('raise ValueError("boom")'),
-        v4.new_code_cell('print("never printed")'),
-    ])
+    _write_notebook(
+        src / "01_tiny.ipynb",
+        [
+            v4.new_markdown_cell("# 01 · Tiny\n\nA summary with $\\delta$."),
+            v4.new_code_cell('import os\nCI = os.environ.get("SMOOTHDP_CI") == "1"', metadata={"tags": ["parameters"]}),
+            v4.new_code_cell(
+                'import sys\nprint("overwritten\\rkept")\nprint("kernel-noise", file=sys.__stderr__, flush=True)'
+            ),
+            v4.new_code_cell("from tqdm.auto import tqdm\nfor _ in tqdm(range(3), desc='loop'):\n    pass"),
+            v4.new_code_cell(
+                "import altair as alt, ipywidgets as W, pandas as pd\n"
+                "ch = alt.Chart(pd.DataFrame({'x': [1, 2], 'y': [1, 4]})).mark_line().encode(x='x', y='y')\n"
+                "W.VBox([W.HTML('<b>Tiny panel</b>'), W.IntSlider(value=3, description='n'), alt.JupyterChart(ch)])"
+            ),
+            v4.new_code_cell(
+                'from IPython.display import Markdown\nMarkdown(f"CI = {CI}, answer **{6 * 7}**")',
+                metadata={"tags": ["headline"]},
+            ),
+        ],
+    )
+    _write_notebook(
+        src / "02_broken.ipynb",
+        [
+            v4.new_markdown_cell("# 02 · Broken"),
+            v4.new_code_cell('raise ValueError("boom")'),
+            v4.new_code_cell('print("never printed")'),
+        ],
+    )
     out = tmp_path / "reports"
     assert tutorials.main(["--ci", "--jobs", "2", "--out", str(out), "--notebooks", str(src)]) == 1
     assert kernels_of_this_process() == []
@@ -216,11 +227,11 @@ def test_runner_end_to_end_on_synthetic_notebooks(tmp_path, capfd):
     assert streams == ["kept\n"]  # the overwritten part of the line is gone
     assert "loop:" not in tiny and "3/3" not in tiny  # tqdm's widget bar is dropped
     assert "VBox(" not in tiny and "Tiny panel" in tiny and "n = 3" in tiny
-    panel = tiny[tiny.index('<figure class="live-panel">'):].split("</figure>")[0]
+    panel = tiny[tiny.index('<figure class="live-panel">') :].split("</figure>")[0]
     assert panel.count("data:image/svg+xml;base64,") == 1 and "open the notebook in Jupyter" in panel
     broken = (out / "02_broken.html").read_text(encoding="utf-8")
     assert "did not run to the end" in broken and re.search(r'<pre class="error">.*ValueError: boom', broken, re.DOTALL)
-    assert "<pre class=\"stream" not in broken and "not run" in broken  # the cell after the error
+    assert '<pre class="stream' not in broken and "not run" in broken  # the cell after the error
 
     index = (out / "index.html").read_text(encoding="utf-8")
     assert "1 of 2 notebooks" in index and "CI = True, answer <strong>42</strong>" in index

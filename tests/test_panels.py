@@ -101,7 +101,9 @@ def test_smoothed_panel_structure(smoothed):
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert smoothed.widget.model_id in json.dumps(bundle["application/vnd.jupyter.widget-view+json"])
     line = smoothed.chart_frame("line")
-    assert len(line) == 8 and line["epsilon"].min() == pytest.approx(0.05) and line["epsilon"].max() == pytest.approx(2.0)
+    assert (
+        len(line) == 8 and line["epsilon"].min() == pytest.approx(0.05) and line["epsilon"].max() == pytest.approx(2.0)
+    )
 
 
 def test_smoothed_panel_eps_range_updates_in_place(smoothed):
@@ -150,7 +152,8 @@ def test_smoothed_panel_falls_back_to_monte_carlo_within_budget():
     assert "Monte Carlo" in panel.status.value
     notes = panel.chart_frame("text")  # the DP label, then the note
     assert any("Monte Carlo" in str(v) for v in notes.to_numpy().ravel()) or "Monte Carlo" in json.dumps(
-        panel.chart_spec(), ensure_ascii=False)
+        panel.chart_spec(), ensure_ascii=False
+    )
     panel.method.value = "exact"  # refused up front by the budget: message, previous chart kept
     assert panel.last_error and "ComputationTooLarge" in panel.last_error
     assert panel.result.method == "monte-carlo"
@@ -215,8 +218,10 @@ def test_election_panel_coarse_grid_then_full_in_event_loop():
         return first, coarse
 
     first, (was_coarse, coarse_eps, status) = asyncio.run(drag())
-    print(f"[bench] election: first (coarse) response {1000 * first:.0f} ms; "
-          f"full grid last took {1000 * panel.last_seconds:.0f} ms")
+    print(
+        f"[bench] election: first (coarse) response {1000 * first:.0f} ms; "
+        f"full grid last took {1000 * panel.last_seconds:.0f} ms"
+    )
     assert was_coarse and coarse_eps == pytest.approx([0.5]) and "coarse grid (1 of 3" in status
     assert not panel.coarse and "refining" not in panel.status.value
     assert sorted(panel.chart_frame("line")["epsilon"].unique()) == pytest.approx([0.5, 1.25, 2.0])

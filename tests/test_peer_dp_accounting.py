@@ -36,10 +36,12 @@ def test_bracketed_by_dp_accounting(hist, eta, replace):
         for x in neighbours:
             p, q = _pmf_dict(m, h), _pmf_dict(m, x)
             for upper, lower in [(p, q), (q, p)]:
-                pess = pld.from_two_probability_mass_functions(lower, upper, pessimistic_estimate=True,
-                                                               value_discretization_interval=1e-5)
-                opt = pld.from_two_probability_mass_functions(lower, upper, pessimistic_estimate=False,
-                                                              value_discretization_interval=1e-5)
+                pess = pld.from_two_probability_mass_functions(
+                    lower, upper, pessimistic_estimate=True, value_discretization_interval=1e-5
+                )
+                opt = pld.from_two_probability_mass_functions(
+                    lower, upper, pessimistic_estimate=False, value_discretization_interval=1e-5
+                )
                 hi_best = max(hi_best, pess.get_delta_for_epsilon(epsilon))
                 lo_best = max(lo_best, opt.get_delta_for_epsilon(epsilon))
         ours = sdp.privacy_profile(m, h, epsilon)

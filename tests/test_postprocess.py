@@ -118,8 +118,14 @@ hist3 = st.tuples(st.integers(0, 4), st.integers(0, 4), st.integers(0, 4)).filte
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.one_of(hist2, hist3), st.sampled_from([0.3, 0.5, 0.8, 1]), st.booleans(),
-       st.lists(st.integers(0, 3), min_size=1, max_size=4), st.floats(0, 3), st.booleans())
+@given(
+    st.one_of(hist2, hist3),
+    st.sampled_from([0.3, 0.5, 0.8, 1]),
+    st.booleans(),
+    st.lists(st.integers(0, 3), min_size=1, max_size=4),
+    st.floats(0, 3),
+    st.booleans(),
+)
 def test_postprocessing_never_increases_delta(h, eta, replace, weights, epsilon, randomized):
     """delta(f(M)) <= delta(M) for random output maps, deterministic or randomized."""
     base = sdp.SamplingHistogram(eta=eta, replace=replace)
@@ -137,8 +143,9 @@ def test_postprocessing_never_increases_delta(h, eta, replace, weights, epsilon,
     assert sdp.dp_delta(post, n, epsilon, categories=len(h)) <= sdp.dp_delta(base, n) * (1 + 1e-9) + 1e-15
 
 
-@pytest.mark.parametrize("h,eta", [((10_090, 9_910), "0.99"), ((50_050, 49_950), "0.998"),
-                                   ((34_227_096, 34_107_646), "0.998")])
+@pytest.mark.parametrize(
+    "h,eta", [((10_090, 9_910), "0.99"), ((50_050, 49_950), "0.998"), ((34_227_096, 34_107_646), "0.998")]
+)
 def test_winner_at_large_n_against_mpmath(h, eta):
     """Close elections at large n (the last: 1960 of the shipped table, delta ~ 1e-27142)
     against 60-digit tail sums; relative 1e-9 on delta where float64 holds its log to

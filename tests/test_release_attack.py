@@ -23,8 +23,13 @@ X1 = [10.0, 20.0, 30.0, 40.0, 50.0]
 X2 = [10.0, 20.0, 31.0, 40.0, 50.0]
 B = (0.0, 100.0)
 EPS = 1.0
-FAMILIES = [("polyplace", {}), ("cauchy", {}), ("student_t", {}), ("laplace", {"delta": 1e-5}),
-            ("laplace_log_normal", {})]
+FAMILIES = [
+    ("polyplace", {}),
+    ("cauchy", {}),
+    ("student_t", {}),
+    ("laplace", {"delta": 1e-5}),
+    ("laplace_log_normal", {}),
+]
 
 ctx = mpmath.MPContext()
 ctx.prec = 120
@@ -96,8 +101,11 @@ def _coarse_laws(family, kw, step):
         c = [ctx.mpf(0)] + [F((e - ctx.mpf(true)) / scale) for e in edges] + [ctx.mpf(1)]
         return [c[i + 1] - c[i] for i in range(cells)]
 
-    return (law(evaluate_query(X1, "median", B), d1.diagnostics.noise_scale),
-            law(evaluate_query(X2, "median", B), d2.diagnostics.noise_scale), d1)
+    return (
+        law(evaluate_query(X1, "median", B), d1.diagnostics.noise_scale),
+        law(evaluate_query(X2, "median", B), d2.diagnostics.noise_scale),
+        d1,
+    )
 
 
 def test_laplace_hockey_stick_within_delta():

@@ -113,8 +113,10 @@ def test_special_characters_of_a_formula_are_escaped():
     assert set(Tags(out).names()) <= _MATHML_ELEMENTS
 
 
-TEX = st.lists(st.sampled_from(list("abxyz019 _^{}\\<>&\"'$()[]=+-") + ["\\frac", "\\text", "\\sum", "\\delta",
-                                                                      "\\le"]), max_size=20).map("".join)
+TEX = st.lists(
+    st.sampled_from(list("abxyz019 _^{}\\<>&\"'$()[]=+-") + ["\\frac", "\\text", "\\sum", "\\delta", "\\le"]),
+    max_size=20,
+).map("".join)
 
 
 @settings(max_examples=150, deadline=None)
@@ -132,8 +134,11 @@ def test_any_formula_gives_only_mathml_or_escaped_source(tex, display):
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.sampled_from(list("ab 1%|/[]\r\n") + ["\x1b[0;31m", "0/15 [", "%|##|", "\r\n"]),
-                max_size=30).map("".join))
+@given(
+    st.lists(st.sampled_from(list("ab 1%|/[]\r\n") + ["\x1b[0;31m", "0/15 [", "%|##|", "\r\n"]), max_size=30).map(
+        "".join
+    )
+)
 def test_clean_stream_leaves_no_carriage_return_or_colour_code(text):
     out = clean_stream(text)
     assert "\r" not in out and not re.search(r"\x1b\[[0-9;?]*[ -/]*[@-~]", out)
@@ -165,8 +170,9 @@ def test_rich_outputs_prefer_pictures_then_html_then_markdown_then_text():
     assert img_payloads(both) == [("image/svg+xml", SVG.encode())] and "<b>x</b>" not in both
     png = render_output(display({"image/png": PNG_B64, "text/plain": "p"}))
     assert img_payloads(png) == [("image/png", base64.b64decode(PNG_B64))]
-    assert "<table><tr><td>1" in render_output(display({"text/html": "<table><tr><td>1</td></tr></table>",
-                                                         "text/markdown": "no", "text/plain": "no"}))
+    assert "<table><tr><td>1" in render_output(
+        display({"text/html": "<table><tr><td>1</td></tr></table>", "text/markdown": "no", "text/plain": "no"})
+    )
     md = render_output(display({"text/markdown": "δ = **1.2e-3**", "text/plain": "<IPython.core.display.Markdown>"}))
     assert "<strong>1.2e-3</strong>" in md and "IPython" not in md
     plain = render_output(display({"text/plain": "a < b " + "x" * 300}))
@@ -174,8 +180,12 @@ def test_rich_outputs_prefer_pictures_then_html_then_markdown_then_text():
 
 
 def test_vega_lite_output_is_drawn_offline_to_svg():
-    spec = {"$schema": "https://vega.github.io/schema/vega-lite/v5.json", "data": {"values": [{"a": 1, "b": 2}]},
-            "mark": "point", "encoding": {"x": {"field": "a", "type": "quantitative"}}}
+    spec = {
+        "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+        "data": {"values": [{"a": 1, "b": 2}]},
+        "mark": "point",
+        "encoding": {"x": {"field": "a", "type": "quantitative"}},
+    }
     out = render_output(display({"application/vnd.vegalite.v5+json": spec, "text/plain": "chart"}))
     [(mime, body)] = img_payloads(out)
     assert mime == "image/svg+xml" and body.startswith(b"<svg")
@@ -183,16 +193,20 @@ def test_vega_lite_output_is_drawn_offline_to_svg():
 
 def test_progress_bars_are_dropped():
     assert render_output(widget(TQDM_TEXT)) == ""
-    state = {"b" * 32: {"model_name": "HBoxModel", "state": {"children": ["IPY_MODEL_" + "c" * 32]}},
-             "c" * 32: {"model_name": "FloatProgressModel", "state": {}}}
+    state = {
+        "b" * 32: {"model_name": "HBoxModel", "state": {"children": ["IPY_MODEL_" + "c" * 32]}},
+        "c" * 32: {"model_name": "FloatProgressModel", "state": {}},
+    }
     assert render_output(widget("HBox(children=(...))", model_id="b" * 32), state) == ""
     assert render_output(stream(" 40%|####      | 6/15 [00:01<00:02, 3.9it/s]\r")) == ""
 
 
 def test_live_panel_shows_its_snapshot_and_a_note_not_its_repr():
-    snap = widget("VBox(children=(HTML(value='<b>Smoothed DP…",
-                  extra={"image/svg+xml": SVG},
-                  metadata={"smoothdp_snapshot": {"title": "Smoothed DP <panel>", "controls": ["n = 2000"]}})
+    snap = widget(
+        "VBox(children=(HTML(value='<b>Smoothed DP…",
+        extra={"image/svg+xml": SVG},
+        metadata={"smoothdp_snapshot": {"title": "Smoothed DP <panel>", "controls": ["n = 2000"]}},
+    )
     out = render_output(snap)
     assert "VBox(" not in out and img_payloads(out) == [("image/svg+xml", SVG.encode())]
     assert LIVE_PANEL_NOTE in out and "Static snapshot" in out and "n = 2000" in out
@@ -204,7 +218,7 @@ def test_live_panel_shows_its_snapshot_and_a_note_not_its_repr():
 def test_error_and_stderr_outputs():
     err = V4.new_output("error", ename="ValueError", evalue="bad", traceback=["\x1b[31mValueError\x1b[0m: bad <x>"])
     out = render_output(err)
-    assert "class=\"error\"" in out and "ValueError: bad &lt;x&gt;" in out and "\x1b" not in out
+    assert 'class="error"' in out and "ValueError: bad &lt;x&gt;" in out and "\x1b" not in out
     assert 'class="stream stderr"' in render_output(stream("warning\n", "stderr"))
 
 
@@ -213,21 +227,35 @@ def synthetic_notebook():
     nb = V4.new_notebook()
     nb.cells = [
         V4.new_markdown_cell("# 09 · A *small* notebook\n\nIt shows $\\eta$ and **one** table.\n\n## Part 1"),
-        V4.new_code_cell("x = 1\nprint(x)", execution_count=1, outputs=[stream("1\n")],
-                         metadata={"execution": {"iopub.execute_input": "2026-01-01T00:00:00.000Z",
-                                                 "shell.execute_reply": "2026-01-01T00:00:03.500Z"}}),
-        V4.new_code_cell("secret_setup()", execution_count=2, metadata={"tags": ["remove-cell"]},
-                         outputs=[stream("hidden-cell\n")]),
-        V4.new_code_cell("say(headline)", execution_count=3, metadata={"tags": ["headline", "remove-input"]},
-                         outputs=[display({"text/markdown": "δ(x) = **1.2e-32** (paper: 1e-32)", "text/plain": ""})]),
+        V4.new_code_cell(
+            "x = 1\nprint(x)",
+            execution_count=1,
+            outputs=[stream("1\n")],
+            metadata={
+                "execution": {
+                    "iopub.execute_input": "2026-01-01T00:00:00.000Z",
+                    "shell.execute_reply": "2026-01-01T00:00:03.500Z",
+                }
+            },
+        ),
+        V4.new_code_cell(
+            "secret_setup()", execution_count=2, metadata={"tags": ["remove-cell"]}, outputs=[stream("hidden-cell\n")]
+        ),
+        V4.new_code_cell(
+            "say(headline)",
+            execution_count=3,
+            metadata={"tags": ["headline", "remove-input"]},
+            outputs=[display({"text/markdown": "δ(x) = **1.2e-32** (paper: 1e-32)", "text/plain": ""})],
+        ),
         V4.new_code_cell("for i in tqdm(...): pass", execution_count=4, outputs=[widget(TQDM_TEXT)]),
     ]
     return nb
 
 
 def test_notebook_page_is_offline_and_complete():
-    page = notebook_page(synthetic_notebook(), "09_small", run=RunInfo(mode="ci"), neighbours=("08_a", None),
-                         seconds=125.0)
+    page = notebook_page(
+        synthetic_notebook(), "09_small", run=RunInfo(mode="ci"), neighbours=("08_a", None), seconds=125.0
+    )
     p = Tags(page)
     csp = [a["content"] for t, a in p.tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"]
     assert csp and "default-src 'none'" in csp[0] and "script-src" not in csp[0]
@@ -283,8 +311,17 @@ def test_index_page_lists_status_time_and_headlines():
 def test_stream_chunks_are_merged_before_carriage_returns_apply():
     from smoothdp_nb.reports.outputs import render_outputs
 
-    chunks = [stream("a\n"), stream("b\n"), stream("  0%|   | 0/3 [00:00<?, ?it/s]", "stderr"),
-              stream("\r100%|###| 3/3 [00:01<00:00]", "stderr"), stream("\rdone\n", "stderr"), stream("c\n")]
+    chunks = [
+        stream("a\n"),
+        stream("b\n"),
+        stream("  0%|   | 0/3 [00:00<?, ?it/s]", "stderr"),
+        stream("\r100%|###| 3/3 [00:01<00:00]", "stderr"),
+        stream("\rdone\n", "stderr"),
+        stream("c\n"),
+    ]
     out = render_outputs(chunks)
     assert re.findall(r'<pre class="stream (\w+)">(.*?)</pre>', out, re.DOTALL) == [
-        ("stdout", "a\nb\n"), ("stderr", "done\n"), ("stdout", "c\n")]
+        ("stdout", "a\nb\n"),
+        ("stderr", "done\n"),
+        ("stdout", "c\n"),
+    ]

@@ -2,12 +2,13 @@
 
 import itertools
 import math
-from functools import lru_cache
+from functools import cache
 
 import mpmath as mp
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from smoothdp_nb.core.sensitivity import (
     evaluate_query,
@@ -26,10 +27,10 @@ def _stat(vecs, query, trim_m):
     if query == "median":
         return s[:, (n + 1) // 2 - 1].astype(float)  # lower median for even n
     m = 0 if query == "mean" else trim_m
-    return s[:, m:n - m].mean(axis=1)
+    return s[:, m : n - m].mean(axis=1)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _all_databases(n, L, query, trim_m=0):
     """Every database in {0..L}^n, its query value and its local sensitivity,
     the latter by trying every single-record replacement."""
@@ -54,7 +55,7 @@ def brute_smooth(x, gamma, L, query, trim_m=0):
 
 
 def brute_local(x, L, query, trim_m=0):
-    vecs, ls = _all_databases(len(x), L, query, trim_m)
+    _vecs, ls = _all_databases(len(x), L, query, trim_m)
     base = L + 1
     code = int(np.asarray(x) @ (base ** np.arange(len(x) - 1, -1, -1)))
     return float(ls[code])
@@ -104,7 +105,8 @@ def test_trimmed_mean_matches_brute_force(n, L, m):
         got = smooth_sensitivity(x, "trimmed_mean", gamma, bounds=(0, L), trim=m)
         assert got == pytest.approx(brute_smooth(x, gamma, L, "trimmed_mean", m), rel=1e-12)
         assert local_sensitivity(x, "trimmed_mean", bounds=(0, L), trim=m) == pytest.approx(
-            brute_local(x, L, "trimmed_mean", m), rel=1e-12)
+            brute_local(x, L, "trimmed_mean", m), rel=1e-12
+        )
 
 
 def test_mean_matches_brute_force():
@@ -113,15 +115,19 @@ def test_mean_matches_brute_force():
         x = rng.integers(0, 5, size=4)
         g = float(rng.uniform(0.01, 2))
         assert smooth_sensitivity(x, "mean", g, bounds=(0, 4)) == pytest.approx(
-            brute_smooth(x, g, 4, "mean"), rel=1e-12)
+            brute_smooth(x, g, 4, "mean"), rel=1e-12
+        )
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.floats(-5, 105, allow_nan=False), min_size=1, max_size=40),
-       st.floats(0.001, 3.0), st.sampled_from(["median", "trimmed_mean", "mean"]))
+@given(
+    st.lists(st.floats(-5, 105, allow_nan=False), min_size=1, max_size=40),
+    st.floats(0.001, 3.0),
+    st.sampled_from(["median", "trimmed_mean", "mean"]),
+)
 def test_matches_quadratic_formula_on_real_data(data, gamma, query):
     x = np.clip(np.array(data), 0, 100)
-    m = int(math.floor(0.2 * len(x))) if query == "trimmed_mean" else 0
+    m = math.floor(0.2 * len(x)) if query == "trimmed_mean" else 0
     m = min(m, (len(x) - 1) // 2)
     got = smooth_sensitivity(x, query, gamma, bounds=(0, 100), trim=m)
     assert got == pytest.approx(nrs_quadratic(x, gamma, 0, 100, query, m), rel=1e-12, abs=1e-300)
@@ -167,16 +173,15 @@ def test_properties(data, g1, g2, query):
     s_lo = smooth_sensitivity(x, query, lo_g, bounds=(0, 1), trim=0.1)
     s_hi = smooth_sensitivity(x, query, hi_g, bounds=(0, 1), trim=0.1)
     n = len(x)
-    m = min(int(math.floor(0.1 * n)), (n - 1) // 2) if query == "trimmed_mean" else 0
+    m = min(math.floor(0.1 * n), (n - 1) // 2) if query == "trimmed_mean" else 0
     gs = 1.0 / (n - 2 * m) if query != "median" else 1.0
     assert ls <= s_hi * (1 + 1e-12) + 1e-300
-    assert s_hi <= s_lo * (1 + 1e-12) + 1e-300      # non-increasing in gamma
-    assert s_lo <= gs * (1 + 1e-12)                 # never above the global sensitivity
+    assert s_hi <= s_lo * (1 + 1e-12) + 1e-300  # non-increasing in gamma
+    assert s_lo <= gs * (1 + 1e-12)  # never above the global sensitivity
 
 
 @settings(max_examples=80, deadline=None)
-@given(data_st, st.floats(0.01, 3.0), st.integers(0, 59), st.floats(0, 1),
-       st.sampled_from(["median", "trimmed_mean"]))
+@given(data_st, st.floats(0.01, 3.0), st.integers(0, 59), st.floats(0, 1), st.sampled_from(["median", "trimmed_mean"]))
 def test_smoothness_between_neighbours(data, gamma, pos, newval, query):
     # the defining property: SS(x) <= e^gamma SS(x') for neighbours x ~ x'
     x = np.array(data)
@@ -190,12 +195,17 @@ def test_smoothness_between_neighbours(data, gamma, pos, newval, query):
 
 def test_callable_generic_path():
     x = np.array([1.0, 2.0, 2.5, 7.0, 9.0])
-    A = lambda k: sensitivity_at_distance(x, "median", min(k, 10), bounds=(0, 10))  # noqa: E731
+
+    def A(k):
+        return sensitivity_at_distance(x, "median", min(k, 10), bounds=(0, 10))
+
     for g in (0.05, 0.5, 2.0):
         assert smooth_sensitivity(x, A, g) == pytest.approx(
-            smooth_sensitivity(x, "median", g, bounds=(0, 10)), rel=1e-12)
+            smooth_sensitivity(x, "median", g, bounds=(0, 10)), rel=1e-12
+        )
         assert smooth_sensitivity(x, A, g, global_sensitivity=10) == pytest.approx(
-            smooth_sensitivity(x, "median", g, bounds=(0, 10)), rel=1e-12)
+            smooth_sensitivity(x, "median", g, bounds=(0, 10)), rel=1e-12
+        )
     assert local_sensitivity(x, A) == 4.5
     # constant A -> SS = A(0)
     assert smooth_sensitivity(100, lambda k: 2.0, 0.3) == 2.0
@@ -262,13 +272,18 @@ def test_grid_rounding_is_the_smallest_grid_point_above():
     ctx = mp.MPContext()
     ctx.prec = 200
     rng = np.random.default_rng(4)
-    for v in np.concatenate([rng.uniform(1e-3, 1e3, 50), 2.0 ** rng.integers(-40, 40, 20).astype(float),
-                             [1.0, 2.0 ** (1 / 64), 5e-300, 1e300]]):
+    for v in np.concatenate(
+        [
+            rng.uniform(1e-3, 1e3, 50),
+            2.0 ** rng.integers(-40, 40, 20).astype(float),
+            [1.0, 2.0 ** (1 / 64), 5e-300, 1e300],
+        ]
+    ):
         j, g = round_up_to_grid(v, 64)
         exact_j = ctx.mpf(2) ** (ctx.mpf(j) / 64)
-        assert exact_j <= g <= exact_j * (1 + ctx.mpf(2) ** -50)   # G_j brackets 2^(j/64)
-        assert g >= v and grid_value(j - 1, 64) < v                  # smallest grid point >= v
-        assert ctx.mpf(2) ** (ctx.mpf(j - 1) / 64) < v               # so 2^(j/64) < 2^(1/64) v
+        assert exact_j <= g <= exact_j * (1 + ctx.mpf(2) ** -50)  # G_j brackets 2^(j/64)
+        assert g >= v and grid_value(j - 1, 64) < v  # smallest grid point >= v
+        assert ctx.mpf(2) ** (ctx.mpf(j - 1) / 64) < v  # so 2^(j/64) < 2^(1/64) v
     assert sensitivity_grid(0.1) == 64 and sensitivity_grid(0.0216) == 128 and sensitivity_grid(0.002) == 1024
     with pytest.raises(ValueError, match="0 < value"):
         round_up_to_grid(0.0, 64)
@@ -289,5 +304,5 @@ def test_mean_is_correctly_rounded():
 
 
 def test_bounds_whose_width_overflows_are_refused():
-    with pytest.raises(ValueError, match="high - low < 1.798e"):
+    with pytest.raises(ValueError, match=r"high - low < 1\.798e"):
         smooth_sensitivity([1.0], "median", 0.1, bounds=(-1.7e308, 1.7e308))

@@ -73,7 +73,9 @@ def test_exact_matches_enumeration_of_all_databases(pi, n, eta):
         assert res.delta[j] == pytest.approx(float(want), rel=1e-9)
 
 
-@pytest.mark.parametrize("n,eta,epsilon", [(10, 0.5, [0.5, 3.0]), (12, 0.9, [0.2, 1.0]), (12, 1, [1.0]), (9, 0.7, [6.0])])
+@pytest.mark.parametrize(
+    "n,eta,epsilon", [(10, 0.5, [0.5, 3.0]), (12, 0.9, [0.2, 1.0]), (12, 1, [1.0]), (9, 0.7, [6.0])]
+)
 def test_binary_every_composition_against_exact_convolution(n, eta, epsilon):
     pi = [[0.15, 0.85], [0.7, 0.3]]
     m = sdp.SamplingHistogram(eta=eta)
@@ -230,8 +232,15 @@ def test_hull_degenerate_inputs():
     red = sdp.reduce_to_vertices(df)
     assert red.vertex_labels == ["w", "y"] and set(red.dropped_labels) == {"x", "z"}
     # a square inside the 4-simplex plane: 4 vertices, centre dropped
-    sq = np.array([[0.4, 0.1, 0.1, 0.4], [0.1, 0.4, 0.4, 0.1], [0.4, 0.4, 0.1, 0.1], [0.1, 0.1, 0.4, 0.4],
-                   [0.25, 0.25, 0.25, 0.25]])
+    sq = np.array(
+        [
+            [0.4, 0.1, 0.1, 0.4],
+            [0.1, 0.4, 0.4, 0.1],
+            [0.4, 0.4, 0.1, 0.1],
+            [0.1, 0.1, 0.4, 0.4],
+            [0.25, 0.25, 0.25, 0.25],
+        ]
+    )
     red = sdp.reduce_to_vertices(sq)
     assert red.vertex_labels == [0, 1, 2, 3] and red.dropped_labels == [4]
 
@@ -245,8 +254,9 @@ def test_monte_carlo_interval_covers_the_exact_value():
     covered = 0
     runs = 20
     for seed in range(runs):
-        mc = sdp.smoothed_delta(m, n, pi, 1.0, method="monte-carlo", trials=400, rng=seed, confidence=0.99,
-                                candidates=41)
+        mc = sdp.smoothed_delta(
+            m, n, pi, 1.0, method="monte-carlo", trials=400, rng=seed, confidence=0.99, candidates=41
+        )
         # every candidate's interval must cover that composition's exact value
         mt = mc.table
         merged = mt.merge(tab, on=["epsilon", "n_0", "n_1"], suffixes=("_mc", ""))
@@ -271,7 +281,7 @@ def test_monte_carlo_reproducible_and_larger_m():
 def test_empirical_bernstein_is_valid_and_shrinks():
     rng = np.random.default_rng(0)
     v = rng.beta(0.5, 30, size=(200, 2000))
-    means, lo, hi = sdp.empirical_bernstein_interval(v, 0.01, axis=1)
+    _means, lo, hi = sdp.empirical_bernstein_interval(v, 0.01, axis=1)
     true = 0.5 / 30.5
     assert np.mean((lo <= true) & (true <= hi)) >= 0.99
     _, lo2, hi2 = sdp.empirical_bernstein_interval(v[:, :200], 0.01, axis=1)
@@ -381,7 +391,7 @@ def test_betting_interval_coverage(law, N):
     runs = 600
     v = draw(rng, (N, runs))
     for alpha in (0.05, 0.2):
-        mean, lo, hi = sdp.betting_interval(v, alpha, axis=0)
+        _mean, lo, hi = sdp.betting_interval(v, alpha, axis=0)
         assert lo.shape == hi.shape == (runs,)
         assert np.all((0 <= lo) & (lo <= hi) & (hi <= 1))
         cov = np.mean((lo <= true) & (true <= hi))
@@ -436,8 +446,12 @@ def test_monte_carlo_interval_option():
 # ---------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "n,eta,p1,p2,epsilon",
-    [(300, 0.6, 0.3, 0.6, [0.5, 3.0]), (2000, 0.9, 0.3, 0.6, [1.0]), (3000, 0.998, 0.45, 0.55, [0.5, 2.0, 7.0]),
-     (1200, 0.5, 0.02, 0.99, [1.0])],
+    [
+        (300, 0.6, 0.3, 0.6, [0.5, 3.0]),
+        (2000, 0.9, 0.3, 0.6, [1.0]),
+        (3000, 0.998, 0.45, 0.55, [0.5, 2.0, 7.0]),
+        (1200, 0.5, 0.02, 0.99, [1.0]),
+    ],
 )
 def test_cost_model_counts_the_engines_work(n, eta, p1, p2, epsilon):
     """The work units the cost model predicts are the ones the engine performs
@@ -472,4 +486,7 @@ def test_cost_model_scales_and_prices():
     assert estimate_exact_seconds(10**4, 2, 2, 1) == pytest.approx(engine_seconds(10**4, V, 1))
     assert 0 < estimate_exact_seconds(10**4, 2, 2, 1) < t4  # the profiles come on top
     three = [[0.2, 0.3, 0.5], [0.6, 0.2, 0.2], [0.3, 0.5, 0.2]]
-    assert estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 60, three, 1)[0] > estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 30, three, 1)[0]
+    assert (
+        estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 60, three, 1)[0]
+        > estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 30, three, 1)[0]
+    )

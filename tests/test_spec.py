@@ -18,7 +18,9 @@ def _err(text, namespace=None):
 
 
 def test_profile_inline_histograms_with_labels():
-    r = run_spec('compute = "profile"\nhistogram = [[60, 40], [90, 10]]\nlabels = ["a", "b"]\nepsilon = [0.5, 1]\n' + MECH)
+    r = run_spec(
+        'compute = "profile"\nhistogram = [[60, 40], [90, 10]]\nlabels = ["a", "b"]\nepsilon = [0.5, 1]\n' + MECH
+    )
     assert isinstance(r, ProfileResult)
     df = r.to_frame()
     assert list(df.columns) == ["label", "n", "epsilon", "delta", "log10_delta", "dp_delta"]
@@ -30,8 +32,12 @@ def test_profile_inline_histograms_with_labels():
 def test_profile_elections_dataset_matches_core():
     import smoothdp_nb as sdp
 
-    r = run_spec('compute = "profile"\ndataset = "us-elections"\nyears = [2020]\nepsilon = 0.04\nmechanism = {eta = "0.998"}')
-    direct = sdp.privacy_profile(sdp.SamplingHistogram(eta="0.998"), sdp.datasets.election_histogram(2020), 0.04, log=True)
+    r = run_spec(
+        'compute = "profile"\ndataset = "us-elections"\nyears = [2020]\nepsilon = 0.04\nmechanism = {eta = "0.998"}'
+    )
+    direct = sdp.privacy_profile(
+        sdp.SamplingHistogram(eta="0.998"), sdp.datasets.election_histogram(2020), 0.04, log=True
+    )
     assert r.labels == (2020,)
     assert r.log_delta[0, 0] == pytest.approx(direct)
     assert "2020" in str(r)
@@ -51,8 +57,10 @@ def test_smoothed_exact_and_named_pi():
 
 
 def test_smoothed_monte_carlo_is_reproducible_with_seed():
-    text = ('compute = "smoothed"\nmethod = "monte-carlo"\ntrials = 200\nrng = 3\nn = 50\n'
-            'pi = [[0.4, 0.6], [0.6, 0.4]]\nepsilon = 0.5\n' + MECH)
+    text = (
+        'compute = "smoothed"\nmethod = "monte-carlo"\ntrials = 200\nrng = 3\nn = 50\n'
+        "pi = [[0.4, 0.6], [0.6, 0.4]]\nepsilon = 0.5\n" + MECH
+    )
     a, b = run_spec(text), run_spec(text)
     assert a.method == "monte-carlo" and a.ci_high is not None
     assert a.delta == b.delta
@@ -65,10 +73,14 @@ def test_pi_from_namespace():
 
 
 def test_sweep_range_is_integer_unique_and_sorted():
-    spec = parse_spec('compute = "sweep"\nn = {start = 10, stop = 12, num = 7}\npi = [[0.4, 0.6]]\nepsilon = 1\n' + MECH)
+    spec = parse_spec(
+        'compute = "sweep"\nn = {start = 10, stop = 12, num = 7}\npi = [[0.4, 0.6]]\nepsilon = 1\n' + MECH
+    )
     assert spec.params["ns"] == [10, 11, 12]
-    spec = parse_spec('compute = "sweep"\nn = {start = 100, stop = 100000, num = 25, log = true}\n'
-                      'pi = [[0.4, 0.6]]\nepsilon = 1\n' + MECH)
+    spec = parse_spec(
+        'compute = "sweep"\nn = {start = 100, stop = 100000, num = 25, log = true}\n'
+        "pi = [[0.4, 0.6]]\nepsilon = 1\n" + MECH
+    )
     ns = spec.params["ns"]
     assert ns[0] == 100 and ns[-1] == 100000 and len(ns) == 25 and ns == sorted(set(ns))
 
@@ -96,8 +108,9 @@ def test_release_from_namespace_dataframe():
 
 
 def test_noise_comparison():
-    r = run_spec('compute = "noise"\nepsilon = 1\ngamma = {start = 0.01, stop = 0.3, num = 5}\ndelta = 1e-5\n'
-                 "reference = true")
+    r = run_spec(
+        'compute = "noise"\nepsilon = 1\ngamma = {start = 0.01, stop = 0.3, num = 5}\ndelta = 1e-5\nreference = true'
+    )
     assert isinstance(r, NoiseComparison)
     assert set(r.to_frame()["family"]) == {"polyplace", "student_t", "cauchy", "laplace", "laplace_global"}
 
@@ -136,10 +149,15 @@ def test_values_out_of_range():
 
 
 def test_missing_and_unknown_names():
-    e = _err('compute = "release"\ndata = "dff"\ncolumn = "x"\nbounds = [0, 1]\nepsilon = 1', {"df": pd.DataFrame({"x": [0.5]})})
+    e = _err(
+        'compute = "release"\ndata = "dff"\ncolumn = "x"\nbounds = [0, 1]\nepsilon = 1',
+        {"df": pd.DataFrame({"x": [0.5]})},
+    )
     assert e.key == "data" and "did you mean 'df'" in str(e) and e.line == 2
-    e = _err('compute = "release"\ndata = "df"\ncolumn = "incme"\nbounds = [0, 1]\nepsilon = 1',
-             {"df": pd.DataFrame({"income": [0.5]})})
+    e = _err(
+        'compute = "release"\ndata = "df"\ncolumn = "incme"\nbounds = [0, 1]\nepsilon = 1',
+        {"df": pd.DataFrame({"income": [0.5]})},
+    )
     assert e.key == "column" and "'income'" in str(e)
     e = _err('compute = "smoothed"\nn = 10\npi = "us-2020-district"\nepsilon = 1\n' + MECH)
     assert e.key == "pi" and "us-2020-districts" in str(e)
@@ -170,8 +188,11 @@ def _all_results():
         run_spec('compute = "profile"\nhistogram = [[60, 40], [90, 10]]\nepsilon = [0.5, 1]\n' + MECH),
         run_spec('compute = "noise"\nepsilon = 1\ngamma = [0.05, 0.1, 0.3]\ndelta = 1e-5\nreference = true'),
         # the noise-density chart of a release is a data-dependent diagnostic: opted in here
-        run_spec('compute = "release"\ndata = "df"\ncolumn = "x"\nbounds = [0, 10]\nepsilon = 1\nrng = 1\n'
-                 'diagnostics = true', {"df": df}),
+        run_spec(
+            'compute = "release"\ndata = "df"\ncolumn = "x"\nbounds = [0, 10]\nepsilon = 1\nrng = 1\n'
+            "diagnostics = true",
+            {"df": df},
+        ),
     ]
 
 
@@ -202,8 +223,9 @@ def test_release_text_never_shows_true_value():
     assert r.release.true_value is None
     assert "NOT covered by the privacy guarantee" in str(r)  # diagnostics opted in: labelled
     df = pd.DataFrame({"x": np.linspace(0, 10, 51)})
-    plain = run_spec('compute = "release"\ndata = "df"\ncolumn = "x"\nbounds = [0, 10]\nepsilon = 1\nrng = 1',
-                     {"df": df})
+    plain = run_spec(
+        'compute = "release"\ndata = "df"\ncolumn = "x"\nbounds = [0, 10]\nepsilon = 1\nrng = 1', {"df": df}
+    )
     assert plain.release.diagnostics is None and "diagnostic" not in str(plain)
     html = plain._repr_mimebundle_()["text/html"]
     assert "smooth sensitivity" not in html and "noise std" not in html  # no data-dependent numbers by default
@@ -213,8 +235,10 @@ def test_core_results_import_is_light():
     import subprocess
     import sys
 
-    code = ("import sys, smoothdp_nb.core.results, smoothdp_nb.spec; "
-            "bad = [m for m in ('altair', 'IPython', 'ipywidgets') if m in sys.modules]; print(bad)")
+    code = (
+        "import sys, smoothdp_nb.core.results, smoothdp_nb.spec; "
+        "bad = [m for m in ('altair', 'IPython', 'ipywidgets') if m in sys.modules]; print(bad)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -222,8 +246,17 @@ def test_core_results_import_is_light():
 def test_executor_keys_run_and_give_identical_results():
     from smoothdp_nb.spec import run_spec
 
-    base = {"compute": "smoothed", "mechanism": {"eta": 0.8}, "n": 60, "pi": [[0.2, 0.8], [0.6, 0.4]],
-            "epsilon": [0.5, 1.0], "method": "monte-carlo", "trials": 400, "rng": 3, "candidates": 4}
+    base = {
+        "compute": "smoothed",
+        "mechanism": {"eta": 0.8},
+        "n": 60,
+        "pi": [[0.2, 0.8], [0.6, 0.4]],
+        "epsilon": [0.5, 1.0],
+        "method": "monte-carlo",
+        "trials": 400,
+        "rng": 3,
+        "candidates": 4,
+    }
     ref = run_spec(base)
     for kind in ("threads", "processes"):
         other = run_spec({**base, "executor": kind, "workers": 2})
@@ -234,15 +267,28 @@ def test_executor_dask_local_cluster():
     pytest.importorskip("dask.distributed", reason="the dask extra is not installed")
     from smoothdp_nb.spec import run_spec
 
-    base = {"compute": "smoothed", "mechanism": {"eta": 0.8}, "n": 40, "pi": [[0.2, 0.8], [0.6, 0.4]],
-            "epsilon": 1.0, "method": "monte-carlo", "trials": 200, "rng": 5, "candidates": 3}
+    base = {
+        "compute": "smoothed",
+        "mechanism": {"eta": 0.8},
+        "n": 40,
+        "pi": [[0.2, 0.8], [0.6, 0.4]],
+        "epsilon": 1.0,
+        "method": "monte-carlo",
+        "trials": 200,
+        "rng": 5,
+        "candidates": 3,
+    }
     np.testing.assert_array_equal(run_spec(base).delta, run_spec({**base, "executor": "dask"}).delta)
 
 
 @pytest.mark.parametrize(
     "extra,key",
-    [({"executor": "spark"}, "executor"), ({"scheduler": "tcp://x:1"}, "scheduler"),
-     ({"executor": "threads", "scheduler": "tcp://x:1"}, "scheduler"), ({"executor": "threads", "workers": 0}, "workers")],
+    [
+        ({"executor": "spark"}, "executor"),
+        ({"scheduler": "tcp://x:1"}, "scheduler"),
+        ({"executor": "threads", "scheduler": "tcp://x:1"}, "scheduler"),
+        ({"executor": "threads", "workers": 0}, "workers"),
+    ],
 )
 def test_executor_key_errors(extra, key):
     from smoothdp_nb.spec import SpecError, parse_spec

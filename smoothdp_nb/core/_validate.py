@@ -48,8 +48,16 @@ def _range_text(lo, hi, lo_open: bool, hi_open: bool, name: str) -> str:
     return f"a number with {left}{name}{right}"
 
 
-def as_real(value, name: str, *, lo: float | None = None, hi: float | None = None,
-            lo_open: bool = False, hi_open: bool = False, finite: bool = True) -> float:
+def as_real(
+    value,
+    name: str,
+    *,
+    lo: float | None = None,
+    hi: float | None = None,
+    lo_open: bool = False,
+    hi_open: bool = False,
+    finite: bool = True,
+) -> float:
     """One real number in a range; strings, bools and NaN refused.
 
     ``finite=False`` admits +-inf where the range allows it (e.g. epsilon = inf).
@@ -83,7 +91,8 @@ def as_open_unit(value, name: str) -> float:
 def as_int(value, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
     """An integer parameter (an integral float such as ``1e3`` is accepted; bools and strings refused)."""
     bounds = (f" >= {minimum}" if minimum is not None else "") + (
-        f"{' and' if minimum is not None else ''} <= {maximum}" if maximum is not None else "")
+        f"{' and' if minimum is not None else ''} <= {maximum}" if maximum is not None else ""
+    )
     if not _is_real(value):
         raise TypeError(f"{name} must be an integer{bounds}, got {type(value).__name__} {value!r}")
     if isinstance(value, (float, np.floating)) or not isinstance(value, (numbers.Integral, np.integer)):
@@ -91,8 +100,9 @@ def as_int(value, name: str, *, minimum: int | None = None, maximum: int | None 
         if not math.isfinite(x) or x != math.floor(x):
             raise ValueError(f"{name} must be an integer{bounds}, got {value!r}")
         if abs(x) > 2.0**53:  # above 2**53 a float no longer names one integer
-            raise ValueError(f"{name} must be an integer{bounds} given exactly (an int, not a float above 2**53), "
-                             f"got {value!r}")
+            raise ValueError(
+                f"{name} must be an integer{bounds} given exactly (an int, not a float above 2**53), got {value!r}"
+            )
     v = int(value)
     if (minimum is not None and v < minimum) or (maximum is not None and v > maximum):
         raise ValueError(f"{name} must be{bounds}, got {v}")
@@ -142,8 +152,9 @@ def as_epsilon(epsilon, name: str = "epsilon") -> tuple[np.ndarray, bool]:
             arr0 = np.asarray(epsilon)
             _reject_non_numbers(arr0, name)
         else:
-            raise TypeError(f"{name} must be a number >= 0 or a 1-D array of them, "
-                            f"got {type(epsilon).__name__} {epsilon!r}")
+            raise TypeError(
+                f"{name} must be a number >= 0 or a 1-D array of them, got {type(epsilon).__name__} {epsilon!r}"
+            )
     arr = np.asarray(epsilon, dtype=float)
     if arr.ndim > 1:
         raise ValueError(f"{name} must be a scalar or a 1-D array, got shape {arr.shape}")
@@ -168,8 +179,10 @@ def as_decimal_text(text, name: str) -> Fraction:
     if not isinstance(text, str):
         raise TypeError(f"{name} must be decimal text such as '0.998', got {type(text).__name__}")
     if not _DECIMAL.fullmatch(text):
-        raise ValueError(f"{name} must be plain decimal text such as '0.998' (ASCII digits, one '.', "
-                         f"optional exponent; no spaces, signs or underscores), got {text!r}")
+        raise ValueError(
+            f"{name} must be plain decimal text such as '0.998' (ASCII digits, one '.', "
+            f"optional exponent; no spaces, signs or underscores), got {text!r}"
+        )
     return Fraction(text)
 
 
@@ -184,8 +197,9 @@ def as_bounds(bounds, name: str = "bounds") -> tuple[float, float]:
     if not lo < hi:
         raise ValueError(f"{name} must satisfy low < high, got low={lo!r}, high={hi!r}")
     if not math.isfinite(hi - lo):
-        raise ValueError(f"{name} must satisfy high - low < {np.finfo(float).max:.4g} (a finite double), "
-                         f"got low={lo!r}, high={hi!r}")
+        raise ValueError(
+            f"{name} must satisfy high - low < {np.finfo(float).max:.4g} (a finite double), got low={lo!r}, high={hi!r}"
+        )
     return lo, hi
 
 
@@ -237,11 +251,14 @@ def _check_seed_type(rng, name: str) -> None:
         return
     if isinstance(rng, (numbers.Integral, np.integer)) and not isinstance(rng, (bool, np.bool_)):
         if rng < 0:
-            raise ValueError(f"{name} must be None, an int seed >= 0, a numpy SeedSequence or a numpy Generator, "
-                             f"got the negative seed {rng}")
+            raise ValueError(
+                f"{name} must be None, an int seed >= 0, a numpy SeedSequence or a numpy Generator, "
+                f"got the negative seed {rng}"
+            )
         return
-    raise TypeError(f"{name} must be None, an int seed >= 0, a numpy SeedSequence or a numpy Generator, "
-                    f"got {type(rng).__name__}")
+    raise TypeError(
+        f"{name} must be None, an int seed >= 0, a numpy SeedSequence or a numpy Generator, got {type(rng).__name__}"
+    )
 
 
 def as_rng(rng, name: str = "rng") -> np.random.Generator:
@@ -253,7 +270,9 @@ def as_rng(rng, name: str = "rng") -> np.random.Generator:
     _check_seed_type(rng, name)
     if isinstance(rng, np.random.Generator):
         return rng
-    return np.random.default_rng(None if rng is None else (rng if isinstance(rng, np.random.SeedSequence) else int(rng)))
+    return np.random.default_rng(
+        None if rng is None else (rng if isinstance(rng, np.random.SeedSequence) else int(rng))
+    )
 
 
 def as_seed_sequence(rng, name: str = "rng", *, allow_none: bool = False) -> np.random.SeedSequence | None:

@@ -216,14 +216,14 @@ class _Table:
         self.scale = scale
 
     @classmethod
-    def empty(cls, tmax: int, sums) -> "_Table":
+    def empty(cls, tmax: int, sums) -> _Table:
         rows = np.zeros((tmax + 1, sums.width))
         rows[0, sums.zero] = 1.0  # the empty sample
         scale = np.full(tmax + 1, -np.inf)
         scale[0] = 0.0
         return cls(rows, scale)
 
-    def times(self, sums, j: int, c: int) -> "_Table":
+    def times(self, sums, j: int, c: int) -> _Table:
         """Multiply the generating function by ``(1 + z y^(g_j))^c`` (c records of value j)."""
         if c == 0:
             return self
@@ -333,7 +333,7 @@ class SamplingAverage(SampleSize, Mechanism):
                     "grid must consist of integer multiples of its step for output='rounded_mean' "
                     f"(the first value is {k0:.6g} steps from 0)"
                 )
-            self._k0 = int(round(k0))
+            self._k0 = round(k0)
 
     # -- description -----------------------------------------------------
     def __repr__(self) -> str:
@@ -350,8 +350,15 @@ class SamplingAverage(SampleSize, Mechanism):
         """The number of grid values (a database is a histogram over the grid)."""
         return int(self.grid.size)
 
-    def dp_delta(self, n: int, epsilon: np.ndarray, categories: int | None = None, log: bool = False,
-                 budget: float | None = None, all_profiles: np.ndarray | None = None) -> np.ndarray:
+    def dp_delta(
+        self,
+        n: int,
+        epsilon: np.ndarray,
+        categories: int | None = None,
+        log: bool = False,
+        budget: float | None = None,
+        all_profiles: np.ndarray | None = None,
+    ) -> np.ndarray:
         """``T/n`` (Theorem 4; correctly rounded from the exact fraction).
 
         The changed record is sampled with probability T/n, and with all other
@@ -444,9 +451,7 @@ class SamplingAverage(SampleSize, Mechanism):
             else:
                 vals = (self._rounded_index(s, T) + self._k0) * self._step
         else:
-            vals = np.array(
-                [float(sum(int(c) * v for c, v in zip(row, self._w)) * self._step) for row in counts]
-            )
+            vals = np.array([float(sum(int(c) * v for c, v in zip(row, self._w)) * self._step) for row in counts])
         return float(vals[0]) if size is None else vals
 
     def output_pmf(self, hist):
@@ -506,17 +511,19 @@ class SamplingAverage(SampleSize, Mechanism):
         """
         h = np.asarray(h, dtype=np.int64)
         if h.ndim != 2 or h.shape[1] != self.grid.size:
-            raise ValueError(
-                f"hist must have one count per grid value ({self.grid.size}), got shape {h.shape}"
-            )
+            raise ValueError(f"hist must have one count per grid value ({self.grid.size}), got shape {h.shape}")
         epsilon = np.asarray(epsilon, dtype=float)
         T = self.sample_size(n)
         # memory of one profile, checked before the first (the time is bounded by _guard's cell count)
         from .smoothed.estimate import sampling_average_units
 
-        check_budget(Estimate(0.0, sampling_average_units(self.grid.size, T, 1)[1]), math.inf,
-                     f"the sampling-average profile (T={T}, {self.grid.size} grid values)",
-                     "use a smaller T or a coarser grid", parameter="T")
+        check_budget(
+            Estimate(0.0, sampling_average_units(self.grid.size, T, 1)[1]),
+            math.inf,
+            f"the sampling-average profile (T={T}, {self.grid.size} grid values)",
+            "use a smaller T or a coarser grid",
+            parameter="T",
+        )
         out = np.full((h.shape[0], epsilon.size), -np.inf)
         cache: dict[bytes, np.ndarray] = {}
         for i, row in enumerate(h):
@@ -718,14 +725,32 @@ class SamplingAverage(SampleSize, Mechanism):
         bidx = np.arange(m)
         best = np.zeros(E)
         found: list[tuple[int, np.ndarray, np.ndarray]] = []
-        items = sorted(((-U2[i, g, 0], i, g) for i in range(A) for g in range(gstart.size)))
+        items = sorted((-U2[i, g, 0], i, g) for i in range(A) for g in range(gstart.size))
         for i in np.argsort(-U1[:, 0]):  # the direction d(P, Q_b): every b at once
             k1 = U1[i] > best
             if not np.any(k1):
                 continue
             bs = bidx[bidx != occ[i]]
-            vals = self._fast_pairs(i, occ[i], bs, r, st, own_all, lo, hi, olo, ohi, ee, c, w, ws, y, rounded,
-                                    gstarts if rounded else None, forward=True)
+            vals = self._fast_pairs(
+                i,
+                occ[i],
+                bs,
+                r,
+                st,
+                own_all,
+                lo,
+                hi,
+                olo,
+                ohi,
+                ee,
+                c,
+                w,
+                ws,
+                y,
+                rounded,
+                gstarts if rounded else None,
+                forward=True,
+            )
             best = np.maximum(best, vals.max(axis=0))
             found.append((i, bs, vals))
         for _, i, g in items:  # the direction d(Q_b, P), by groups of replacements
@@ -735,8 +760,26 @@ class SamplingAverage(SampleSize, Mechanism):
             bs = bs[bs != occ[i]]
             if bs.size == 0:
                 continue
-            vals = self._fast_pairs(i, occ[i], bs, r, st, own_all, lo, hi, olo, ohi, ee, c, w, ws, y, rounded,
-                                    gstarts if rounded else None, forward=False)
+            vals = self._fast_pairs(
+                i,
+                occ[i],
+                bs,
+                r,
+                st,
+                own_all,
+                lo,
+                hi,
+                olo,
+                ohi,
+                ee,
+                c,
+                w,
+                ws,
+                y,
+                rounded,
+                gstarts if rounded else None,
+                forward=False,
+            )
             best = np.maximum(best, vals.max(axis=0))
             found.append((i, bs, vals))
         if np.any(best < _LINEAR_FLOOR):  # too close to the underflow of the linear scale
@@ -933,8 +976,17 @@ def quantized_laplace(mu: float, scale: float, bits: int = 8) -> QuantizedLaw:
 # ---------------------------------------------------------------------------
 # Theorem 4: the continuous limit
 # ---------------------------------------------------------------------------
-def continuous_limit_profile(cdf, n: int, T: int, epsilon, bits=range(1, 11), databases: int = 8, rng=None,
-                             *, budget: float = DEFAULT_BUDGET_SECONDS):
+def continuous_limit_profile(
+    cdf,
+    n: int,
+    T: int,
+    epsilon,
+    bits=range(1, 11),
+    databases: int = 8,
+    rng=None,
+    *,
+    budget: float = DEFAULT_BUDGET_SECONDS,
+):
     """Theorem 4 numerically: delta of the sampling average of a continuous law, finer and finer grids.
 
     Records are i.i.d. from a law on [0, 1] with the given ``cdf`` (a callable,
@@ -995,7 +1047,9 @@ def continuous_limit_profile(cdf, n: int, T: int, epsilon, bits=range(1, 11), da
     e, _ = as_epsilon(epsilon)
     if not np.all(np.isfinite(e)):
         raise ValueError(f"epsilon must be finite and >= 0, got {epsilon!r}")
-    if isinstance(bits, (str, bytes)) or not isinstance(bits, (numbers.Integral, np.integer, range, list, tuple, np.ndarray)):
+    if isinstance(bits, (str, bytes)) or not isinstance(
+        bits, (numbers.Integral, np.integer, range, list, tuple, np.ndarray)
+    ):
         raise TypeError(f"bits must be an integer in 1..16 or a list of them, got {type(bits).__name__}")
     bits_list = [as_int(b, "bits", minimum=1, maximum=16) for b in np.atleast_1d(bits).tolist()]
     if not bits_list:
@@ -1016,8 +1070,13 @@ def continuous_limit_profile(cdf, n: int, T: int, epsilon, bits=range(1, 11), da
         sec, nbytes = sampling_average_units(k, T, occupied)
         total = total + Estimate(databases * sec * e.size, nbytes)
         laws.append((b, k, edges, p))
-    check_budget(total, budget, f"continuous_limit_profile over bits={bits_list} (n={n}, T={T}, "
-                 f"{databases} databases)", "use fewer bits or a smaller T", parameter="bits")
+    check_budget(
+        total,
+        budget,
+        f"continuous_limit_profile over bits={bits_list} (n={n}, T={T}, {databases} databases)",
+        "use fewer bits or a smaller T",
+        parameter="bits",
+    )
     rows = []
     for b, k, edges, p in laws:
         mech = SamplingAverage(T=T, grid=edges[:-1])

@@ -155,8 +155,9 @@ def leave_one_out_counts(weights: np.ndarray, counts: np.ndarray, T: int) -> tup
         S = np.empty((v.size, W), dtype=X.dtype)
         item = G.itemsize
         for i, vi in enumerate(v.tolist()):
-            view = np.ndarray((T, W + vi), dtype=G.dtype, buffer=G, offset=(lead + Wp - vi) * item,
-                              strides=((Wp - vi) * item, item))
+            view = np.ndarray(
+                (T, W + vi), dtype=G.dtype, buffer=G, offset=(lead + Wp - vi) * item, strides=((Wp - vi) * item, item)
+            )
             Xs = view.sum(axis=0)
             np.negative(Xs[vi:], out=S[i])
             np.add(rows[T], Xs[:W], out=R[i])
@@ -213,8 +214,16 @@ def _hinge(a: np.ndarray, b: np.ndarray, upper: bool, axis: int = -1) -> np.ndar
     return np.maximum(a * (1 - _SLACK) - b * (1 + _SLACK), 0.0).sum(axis=axis) * (1 - 1e-9)
 
 
-def candidate_pairs(R: np.ndarray, S: np.ndarray, P: np.ndarray, v: np.ndarray, shifts: np.ndarray,
-                    epsilon: np.ndarray, T: int, group=None) -> list[tuple[int, np.ndarray]]:
+def candidate_pairs(
+    R: np.ndarray,
+    S: np.ndarray,
+    P: np.ndarray,
+    v: np.ndarray,
+    shifts: np.ndarray,
+    epsilon: np.ndarray,
+    T: int,
+    group=None,
+) -> list[tuple[int, np.ndarray]]:
     """Pairs (removed value i, replacements) among which every maximiser of the divergence lies.
 
     In count units (divide by C(n, T) for probabilities), replacing one record
@@ -263,6 +272,7 @@ def candidate_pairs(R: np.ndarray, S: np.ndarray, P: np.ndarray, v: np.ndarray, 
         out = np.zeros((X.shape[0], L))
         out[:, off : off + W] = X
         return out
+
     Sv = np.zeros((A, L))  # S_i(u - v_i): the records' own contribution to P
     idx = (off + v)[:, None] + np.arange(Ws)[None, :]
     np.put_along_axis(Sv, idx, S[:, :Ws], axis=1)
@@ -343,8 +353,9 @@ def candidate_pairs(R: np.ndarray, S: np.ndarray, P: np.ndarray, v: np.ndarray, 
         Pmin[:-width] = np.minimum(Pmin[:-width], Pmin[width:])
         width *= 2
     first = off + int(shifts.min())
-    blkmin = np.ndarray((m, nblk), dtype=float, buffer=Pmin, offset=first * Pmin.itemsize,
-                        strides=(Pmin.itemsize, K * Pmin.itemsize))[off + shifts - first]
+    blkmin = np.ndarray(
+        (m, nblk), dtype=float, buffer=Pmin, offset=first * Pmin.itemsize, strides=(Pmin.itemsize, K * Pmin.itemsize)
+    )[off + shifts - first]
     coarse = np.stack([K * _hinge(Sblk[None, :], cc[k] * blkmin, upper=True) for k in range(E)], axis=1)
     # the replacement with the largest bound (usually a far end of the grid) gives a first best
     top = int(np.argmax(coarse.max(axis=1)))

@@ -124,8 +124,9 @@ def _bytes_text(b: float) -> str:
     return f"{b:.0f} B"
 
 
-def check_budget(estimate: Estimate, budget: float, what: str, suggestion: str, *,
-                 parameter: str | None = None) -> None:
+def check_budget(
+    estimate: Estimate, budget: float, what: str, suggestion: str, *, parameter: str | None = None
+) -> None:
     """Raise :class:`ComputationTooLarge` if ``estimate`` exceeds the time budget or the memory budget.
 
     Parameters

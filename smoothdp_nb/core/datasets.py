@@ -41,7 +41,7 @@ def _read_csv(name: str, dtypes: dict[str, str]) -> pd.DataFrame:
     return frame
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _elections() -> pd.DataFrame:
     frame = _read_csv(
         _ELECTIONS_FILE,
@@ -61,7 +61,7 @@ def _elections() -> pd.DataFrame:
     return frame
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _districts() -> pd.DataFrame:
     return _read_csv(
         _DISTRICTS_FILE,
@@ -178,8 +178,7 @@ def election_histogram(year: int) -> np.ndarray:
     row = frame.loc[frame["year"] == int(year)]
     if row.empty:
         raise ValueError(
-            f"year must be a US presidential election year between 1920 and 2020 "
-            f"(1920, 1924, ..., 2020), got {year!r}"
+            f"year must be a US presidential election year between 1920 and 2020 (1920, 1924, ..., 2020), got {year!r}"
         )
     return row[["winner_votes", "runner_up_votes"]].to_numpy(dtype=np.int64)[0].copy()
 

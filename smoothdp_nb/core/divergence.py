@@ -24,8 +24,8 @@ below the float64 range (1e-5000) are representable.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 from scipy.special import logsumexp
@@ -168,7 +168,9 @@ def log_monotone_tail_sum(
         i = 0
         while i < todo.size:
             # the most rows whose padded block (rows x longest window) fits
-            j = i + max(1, int(np.searchsorted(np.arange(1, todo.size - i + 1) * cells[i:], _CHUNK_CELLS, side="right")))
+            j = i + max(
+                1, int(np.searchsorted(np.arange(1, todo.size - i + 1) * cells[i:], _CHUNK_CELLS, side="right"))
+            )
             c = slice(i, j)
             total[c], bound[c], grow[c] = _window_sum(dist, todo[c], s[c], t[c], a[c], ws[c], we[c], factor)
             i = j
@@ -236,6 +238,8 @@ def _window_sum(dist, todo, s, t, a, ws, we, factor) -> tuple[np.ndarray, np.nda
         grow = np.zeros(todo.size)
         for b, rho in side_bounds:
             need = np.log(_TAIL_REL_TOL * total / (2 * b)) / np.log(rho)
-            m = np.where(b == 0, 0.0, np.where((rho > 0) & (rho < 1) & (total > 0), np.ceil(np.maximum(need, 0.0)), np.inf))
+            m = np.where(
+                b == 0, 0.0, np.where((rho > 0) & (rho < 1) & (total > 0), np.ceil(np.maximum(need, 0.0)), np.inf)
+            )
             grow = np.maximum(grow, m)
     return total, bound, grow

@@ -284,8 +284,9 @@ def _cdf_bounds(ctx, tail, shape, a_lo, a_hi, p, f_max):
 class _Problem:
     """One release: true value, noise scale, lattice, clamp range, family."""
 
-    def __init__(self, family: str, shape: float | None, true: float, scale: float,
-                 lattice: float, k_lo: int, k_hi: int):
+    def __init__(
+        self, family: str, shape: float | None, true: float, scale: float, lattice: float, k_lo: int, k_hi: int
+    ):
         self.family, self.shape = family, shape
         self.tail = _TAILS[family]
         self.true, self.scale, self.lattice = true, scale, lattice
@@ -385,8 +386,16 @@ def _search(prob: _Problem, u: _LazyUniform, k: int, p: int, factor=None) -> int
     return lo
 
 
-def sample_cell(family: str, shape: float | None, true: float, scale: float, lattice: float,
-                k_lo: int, k_hi: int, gen: np.random.Generator | None) -> int:
+def sample_cell(
+    family: str,
+    shape: float | None,
+    true: float,
+    scale: float,
+    lattice: float,
+    k_lo: int,
+    k_hi: int,
+    gen: np.random.Generator | None,
+) -> int:
     """Draw ``k`` exactly from the law of ``clamp(round((true + scale * Z) / lattice), k_lo, k_hi)``.
 
     Parameters
@@ -482,8 +491,17 @@ def _sample_mixture(prob: _Problem, u: _LazyUniform, v: _LazyUniform) -> int:
 # --------------------------------------------------------------------------- #
 # exact cell probabilities (for tests and audits)
 # --------------------------------------------------------------------------- #
-def cell_probability(family: str, shape: float | None, true: float, scale: float, lattice: float,
-                     k: int, k_lo: int, k_hi: int, prec: int = 200) -> Any:
+def cell_probability(
+    family: str,
+    shape: float | None,
+    true: float,
+    scale: float,
+    lattice: float,
+    k: int,
+    k_lo: int,
+    k_hi: int,
+    prec: int = 200,
+) -> Any:
     """``P(K = k)`` for the clamped lattice law, as an mpmath number at ``prec`` bits.
 
     Laplace-log-normal uses the mixture over Y by mpmath quadrature on

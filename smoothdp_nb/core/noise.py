@@ -43,10 +43,10 @@ sensitivity, choosing the shape parameter that minimises it when
 
 from __future__ import annotations
 
-import math
 import functools
+import math
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 from scipy import optimize, special
@@ -129,12 +129,7 @@ class polyplace_gen(rv_continuous):
         inner = ax * alpha < 1.0
         with np.errstate(divide="ignore", invalid="ignore"):
             li = logN + np.log(alpha - 1.0) + (alpha - 1.0) * np.log1p(-np.minimum(ax, 1.0))
-            lo = (
-                logN
-                + np.log(alpha + 1.0)
-                + alpha * np.log1p(-1.0 / alpha**2)
-                - (alpha + 1.0) * np.log1p(ax)
-            )
+            lo = logN + np.log(alpha + 1.0) + alpha * np.log1p(-1.0 / alpha**2) - (alpha + 1.0) * np.log1p(ax)
         return np.where(inner, li, lo)
 
     def _pdf(self, x, alpha):
@@ -149,12 +144,7 @@ class polyplace_gen(rv_continuous):
             # 1/2 - (alpha-1)(1-(1-t)^alpha)/(2K)
             ti = 0.5 + (alpha - 1.0) * np.expm1(alpha * np.log1p(-np.minimum(t, 1.0))) / (2.0 * K)
             # (alpha+1)(1-1/alpha^2)^alpha (1+t)^(-alpha) / (2K)
-            to = np.exp(
-                np.log(alpha + 1.0)
-                + alpha * np.log1p(-1.0 / alpha**2)
-                - alpha * np.log1p(t)
-                - np.log(2.0 * K)
-            )
+            to = np.exp(np.log(alpha + 1.0) + alpha * np.log1p(-1.0 / alpha**2) - alpha * np.log1p(t) - np.log(2.0 * K))
         return np.where(inner, ti, to)
 
     def _cdf(self, x, alpha):
@@ -173,10 +163,7 @@ class polyplace_gen(rv_continuous):
         p_out = (alpha + 1.0) * np.exp(log_apow) / (2.0 * K)  # P(X > 1/alpha)
         outer = p <= p_out
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            to = np.expm1(
-                np.log1p(-1.0 / alpha**2)
-                + (np.log(alpha + 1.0) - np.log(2.0 * K) - np.log(p)) / alpha
-            )
+            to = np.expm1(np.log1p(-1.0 / alpha**2) + (np.log(alpha + 1.0) - np.log(2.0 * K) - np.log(p)) / alpha)
             ti = -np.expm1(np.log1p(-(1.0 - 2.0 * p) * K / (alpha - 1.0)) / alpha)
         return np.where(outer, to, ti)
 
@@ -205,8 +192,7 @@ class polyplace_gen(rv_continuous):
         return self._ppf(u, alpha)
 
 
-def _polyplace_standard_rvs(alpha: float, n: int, rng: np.random.Generator,
-                            chunk: int = 1 << 16) -> np.ndarray:
+def _polyplace_standard_rvs(alpha: float, n: int, rng: np.random.Generator, chunk: int = 1 << 16) -> np.ndarray:
     """Inverse-cdf sampling of PolyPlace(1, alpha), vectorised and cache-blocked.
 
     One uniform gives both the sign and |X|; |X| comes from inverting
@@ -227,20 +213,20 @@ def _polyplace_standard_rvs(alpha: float, n: int, rng: np.random.Generator,
     t = np.empty_like(v)
     for start in range(0, n, chunk):
         k = min(chunk, n - start)
-        vv, aa, mm, tt, oo = v[:k], av[:k], m[:k], t[:k], out[start:start + k]
+        vv, aa, mm, tt, oo = v[:k], av[:k], m[:k], t[:k], out[start : start + k]
         rng.random(out=vv)
         vv *= 2.0
-        vv -= 1.0                              # sign carrier in [-1, 1)
-        np.abs(vv, out=aa)                     # v = |2U - 1|
-        np.less(aa, p_in, out=mm)              # 1.0 on the inner branch
+        vv -= 1.0  # sign carrier in [-1, 1)
+        np.abs(vv, out=aa)  # v = |2U - 1|
+        np.less(aa, p_in, out=mm)  # 1.0 on the inner branch
         np.multiply(mm, c1 - 1.0, out=tt)
         tt += 1.0
         np.multiply(aa, tt, out=tt)
-        np.subtract(1.0, tt, out=tt)           # w
-        np.maximum(tt, 2.0**-64, out=tt)       # U = 0 would give w = 0
+        np.subtract(1.0, tt, out=tt)  # w
+        np.maximum(tt, 2.0**-64, out=tt)  # U = 0 would give w = 0
         np.log(tt, out=tt)
         np.multiply(mm, 2.0 / alpha, out=aa)
-        aa -= 1.0 / alpha                      # +-1/alpha
+        aa -= 1.0 / alpha  # +-1/alpha
         tt *= aa
         np.exp(tt, out=tt)
         np.multiply(mm, -(C + 1.0), out=aa)
@@ -248,7 +234,7 @@ def _polyplace_standard_rvs(alpha: float, n: int, rng: np.random.Generator,
         np.multiply(aa, tt, out=oo)
         oo -= 1.0
         np.multiply(mm, 2.0, out=aa)
-        oo += aa                               # inner: 1 - e ; outer: C e - 1
+        oo += aa  # inner: 1 - e ; outer: C e - 1
         np.copysign(oo, vv, out=oo)
     return out
 
@@ -302,8 +288,7 @@ class gencauchy_gen(rv_continuous):
     def _logpdf(self, x, c):
         with np.errstate(divide="ignore"):
             lx = np.log(np.abs(x))
-        return (np.log(c) + np.log(np.sin(np.pi / c)) - np.log(2.0 * np.pi)
-                - np.logaddexp(0.0, c * lx))
+        return np.log(c) + np.log(np.sin(np.pi / c)) - np.log(2.0 * np.pi) - np.logaddexp(0.0, c * lx)
 
     def _pdf(self, x, c):
         return np.exp(self._logpdf(x, c))
@@ -425,8 +410,12 @@ class studentt_gen(rv_continuous):
         return np.isfinite(df) & (df > 0)
 
     def _logpdf(self, x, df):
-        return (special.gammaln((df + 1.0) / 2.0) - special.gammaln(df / 2.0)
-                - 0.5 * np.log(df * np.pi) - (df + 1.0) / 2.0 * np.log1p(x * x / df))
+        return (
+            special.gammaln((df + 1.0) / 2.0)
+            - special.gammaln(df / 2.0)
+            - 0.5 * np.log(df * np.pi)
+            - (df + 1.0) / 2.0 * np.log1p(x * x / df)
+        )
 
     def _pdf(self, x, df):
         return np.exp(self._logpdf(x, df))
@@ -490,7 +479,7 @@ def _lln_log_integral(z, sigma, beta):
     flat = z.reshape(-1)
     out = np.empty_like(flat)
     for start in range(0, flat.size, 2048):
-        zz = flat[start:start + 2048]
+        zz = flat[start : start + 2048]
         with np.errstate(divide="ignore"):
             L = np.log(sigma * zz)
         # mode: -y - beta + sigma |z| e^{-sigma y} = 0  <=>  L - sigma y = log(y + beta)
@@ -506,11 +495,10 @@ def _lln_log_integral(z, sigma, beta):
         width = 1.0 / np.sqrt(1.0 + sigma * np.maximum(ystar + beta, 0.0))
         y = ystar[:, None] + width[:, None] * _T_NODES[None, :]
         with np.errstate(over="ignore", invalid="ignore"):  # 0 * inf at z = 0, replaced below
-            logg = (-0.5 * y * y - 0.5 * math.log(2.0 * math.pi) - beta * y
-                    - zz[:, None] * np.exp(-sigma * y))
+            logg = -0.5 * y * y - 0.5 * math.log(2.0 * math.pi) - beta * y - zz[:, None] * np.exp(-sigma * y)
         res = special.logsumexp(logg + _T_LOGW, axis=1) + np.log(width)
         # z = 0: int phi(y) e^{-beta y} dy = e^{beta^2/2} exactly (the grid has no mode to centre on)
-        out[start:start + zz.size] = np.where(zz == 0.0, 0.5 * beta * beta, res)
+        out[start : start + zz.size] = np.where(zz == 0.0, 0.5 * beta * beta, res)
     return out.reshape(z.shape)
 
 
@@ -635,15 +623,20 @@ def _check_family(family: Any) -> str:
     if not isinstance(family, str):
         raise TypeError(f"family must be a string, one of {FAMILIES}, got {type(family).__name__}")
     key = family.lower().replace("-", "_").replace(" ", "_")
-    aliases = {"generalized_cauchy": "cauchy", "t": "student_t", "studentt": "student_t",
-               "lln": "laplace_log_normal", "poly_place": "polyplace"}
+    aliases = {
+        "generalized_cauchy": "cauchy",
+        "t": "student_t",
+        "studentt": "student_t",
+        "lln": "laplace_log_normal",
+        "poly_place": "polyplace",
+    }
     key = aliases.get(key, key)
     if key not in FAMILIES:
         raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
     return key
 
 
-def _check_delta(family: str, delta: Any) -> Optional[float]:
+def _check_delta(family: str, delta: Any) -> float | None:
     if family == "laplace":
         if delta is None:
             raise ValueError("delta is required for family 'laplace': 0 < delta < 1")
@@ -661,8 +654,7 @@ def _check_delta(family: str, delta: Any) -> Optional[float]:
 _SHAPE_NAME = {"cauchy": "c", "student_t": "d", "laplace_log_normal": "sigma"}
 
 
-def gamma_range(family: str, epsilon: float, delta: Optional[float] = None,
-                shape: Optional[float] = None) -> float:
+def gamma_range(family: str, epsilon: float, delta: float | None = None, shape: float | None = None) -> float:
     """Supremum of the admissible gamma (exclusive) for ``family`` at ``epsilon``.
 
     polyplace: epsilon (Theorem 8); cauchy: epsilon/(c+1), or epsilon/4 over
@@ -685,7 +677,7 @@ def gamma_range(family: str, epsilon: float, delta: Optional[float] = None,
     return eps * shape if shape is not None else math.inf
 
 
-def _check_shape(family: str, shape: Any) -> Optional[float]:
+def _check_shape(family: str, shape: Any) -> float | None:
     if shape is None:
         return None
     if family not in _SHAPE_NAME:
@@ -694,8 +686,7 @@ def _check_shape(family: str, shape: Any) -> Optional[float]:
     lower = {"cauchy": 1.0, "student_t": 0.0, "laplace_log_normal": 0.0}[family]
     if not (lower < v < math.inf):
         raise ValueError(
-            f"shape ({_SHAPE_NAME[family]}) must satisfy {lower:g} < shape < inf "
-            f"for family {family!r}, got {shape!r}"
+            f"shape ({_SHAPE_NAME[family]}) must satisfy {lower:g} < shape < inf for family {family!r}, got {shape!r}"
         )
     return v
 
@@ -752,8 +743,11 @@ def optimal_shape(family: str, epsilon: float, gamma: float) -> float:
 
         def dlog(c: float) -> float:
             th = 2.0 * math.pi / c
-            return (1.0 / (c + 1.0) + gamma / (eps - gamma * (c + 1.0))
-                    - (th / c) * math.sin(th) / (2.0 * math.cos(th) + 1.0))
+            return (
+                1.0 / (c + 1.0)
+                + gamma / (eps - gamma * (c + 1.0))
+                - (th / c) * math.sin(th) / (2.0 * math.cos(th) + 1.0)
+            )
 
         lo = 3.0 * (1.0 + 1e-15)
         hi = eps / gamma - 1.0
@@ -763,7 +757,10 @@ def optimal_shape(family: str, epsilon: float, gamma: float) -> float:
         return optimize.brentq(dlog, lo, hi, xtol=1e-300, rtol=4.0 * np.finfo(float).eps, maxiter=500)
     if family == "laplace_log_normal":
         lo = gamma / eps
-        f = lambda s: 5.0 * eps * s**3 - 5.0 * gamma * s**2 - gamma  # noqa: E731
+
+        def f(s):
+            return 5.0 * eps * s**3 - 5.0 * gamma * s**2 - gamma
+
         hi = max(2.0 * lo, 1.0)
         while f(hi) <= 0:
             hi *= 2.0
@@ -794,13 +791,13 @@ class Calibration:
     family: str
     epsilon: float
     gamma: float
-    delta: Optional[float]
-    shape: Optional[float]
+    delta: float | None
+    shape: float | None
     scale: float
     distribution: Any
     std: float
     guarantee: str
-    rho: Optional[float] = None
+    rho: float | None = None
 
 
 def _check_gamma_in_range(family: str, eps: float, gamma: float, delta, shape) -> None:
@@ -814,13 +811,13 @@ def _check_gamma_in_range(family: str, eps: float, gamma: float, delta, shape) -
         elif family == "laplace":
             extra = f" (ln(2/delta)={math.log(2.0 / delta):.6g})"
         raise ValueError(
-            f"gamma must satisfy 0 < gamma < {sup:.6g} for {family} at epsilon={eps:g}{extra}, "
-            f"got {gamma!r}"
+            f"gamma must satisfy 0 < gamma < {sup:.6g} for {family} at epsilon={eps:g}{extra}, got {gamma!r}"
         )
 
 
-def calibrate(family: str, epsilon: float, gamma: float, delta: Optional[float] = None,
-              shape: Optional[float] = None) -> Calibration:
+def calibrate(
+    family: str, epsilon: float, gamma: float, delta: float | None = None, shape: float | None = None
+) -> Calibration:
     """Calibrate noise of ``family`` for a gamma-smooth upper bound on the local sensitivity.
 
     Parameters
@@ -852,8 +849,9 @@ def calibrate(family: str, epsilon: float, gamma: float, delta: Optional[float] 
 
 
 @functools.lru_cache(maxsize=256)
-def _calibrate(family: str, epsilon: float, gamma: float, delta: Optional[float] = None,
-               shape: Optional[float] = None) -> Calibration:
+def _calibrate(
+    family: str, epsilon: float, gamma: float, delta: float | None = None, shape: float | None = None
+) -> Calibration:
     """:func:`calibrate` on validated arguments (cached: freezing a scipy distribution costs ~1 ms)."""
     family = _check_family(family)
     eps = as_positive(epsilon, "epsilon")
@@ -870,8 +868,9 @@ def _calibrate(family: str, epsilon: float, gamma: float, delta: Optional[float]
     if family == "laplace":
         _check_gamma_in_range(family, eps, gamma, delta, shape)
         scale = 1.0 / (eps - gamma * math.log(2.0 / delta))
-        return Calibration(family, eps, gamma, delta, None, scale, Laplace(), math.sqrt(2.0) * scale,
-                           f"({eps:g}, {delta:g})-DP")
+        return Calibration(
+            family, eps, gamma, delta, None, scale, Laplace(), math.sqrt(2.0) * scale, f"({eps:g}, {delta:g})-DP"
+        )
     if shape is None:
         _check_gamma_in_range(family, eps, gamma, delta, None)
         shape = optimal_shape(family, eps, gamma)
@@ -879,20 +878,41 @@ def _calibrate(family: str, epsilon: float, gamma: float, delta: Optional[float]
         _check_gamma_in_range(family, eps, gamma, delta, shape)
     if family == "cauchy":
         scale = (shape + 1.0) / (eps - gamma * (shape + 1.0))
-        return Calibration(family, eps, gamma, None, shape, scale, GeneralizedCauchy(shape),
-                           _cauchy_std(eps, gamma, shape), f"{eps:g}-DP")
+        return Calibration(
+            family,
+            eps,
+            gamma,
+            None,
+            shape,
+            scale,
+            GeneralizedCauchy(shape),
+            _cauchy_std(eps, gamma, shape),
+            f"{eps:g}-DP",
+        )
     if family == "student_t":
         scale = (shape + 1.0) / (2.0 * math.sqrt(shape) * (eps - gamma * (shape + 1.0)))
-        return Calibration(family, eps, gamma, None, shape, scale, StudentT(shape),
-                           _student_std(eps, gamma, shape), f"{eps:g}-DP")
+        return Calibration(
+            family, eps, gamma, None, shape, scale, StudentT(shape), _student_std(eps, gamma, shape), f"{eps:g}-DP"
+        )
     scale = math.exp(1.5 * shape * shape) / (eps - gamma / shape)
     rho = eps * eps / 2.0
-    return Calibration(family, eps, gamma, None, shape, scale, LaplaceLogNormal(shape),
-                       _lln_std(eps, gamma, shape), f"rho-zCDP with rho={rho:g}", rho)
+    return Calibration(
+        family,
+        eps,
+        gamma,
+        None,
+        shape,
+        scale,
+        LaplaceLogNormal(shape),
+        _lln_std(eps, gamma, shape),
+        f"rho-zCDP with rho={rho:g}",
+        rho,
+    )
 
 
-def noise_std(family: str, epsilon: float, gamma: float, delta: Optional[float] = None,
-              shape: Optional[float] = None) -> float:
+def noise_std(
+    family: str, epsilon: float, gamma: float, delta: float | None = None, shape: float | None = None
+) -> float:
     """Standard deviation of the noise per unit of smooth sensitivity.
 
     PolyPlace: ``sqrt(Var PolyPlace(1/gamma, eps/gamma))`` (Theorem 8, Lemma 13);

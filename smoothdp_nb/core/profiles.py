@@ -159,9 +159,7 @@ def remark8_bound(n, m: int, eta, epsilon, f, log: bool = False):
         raise ValueError(f"n must be a positive integer (or array of them), got {n!r}")
     lower = -math.log1p(-eta_f)
     if np.any(e <= lower):
-        raise ValueError(
-            f"Remark 8 holds only for epsilon > ln(1/(1 - eta)) = {lower:.6g}; got epsilon = {epsilon!r}"
-        )
+        raise ValueError(f"Remark 8 holds only for epsilon > ln(1/(1 - eta)) = {lower:.6g}; got epsilon = {epsilon!r}")
     g = (-np.expm1(-e) / eta_f - 1.0) ** 2
     nn_b = nn[..., None]
     first = -g * f * nn_b / 6.0

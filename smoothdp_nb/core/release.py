@@ -121,13 +121,20 @@ class ReleaseDiagnostics:
     label: str = DIAGNOSTICS_LABEL
 
     def to_dict(self) -> dict[str, Any]:
-        return {"smooth_sensitivity": self.smooth_sensitivity, "sensitivity_bound": self.sensitivity_bound,
-                "noise_scale": self.noise_scale, "noise_std": self.noise_std, "label": self.label}
+        return {
+            "smooth_sensitivity": self.smooth_sensitivity,
+            "sensitivity_bound": self.sensitivity_bound,
+            "noise_scale": self.noise_scale,
+            "noise_std": self.noise_std,
+            "label": self.label,
+        }
 
     def __repr__(self) -> str:
-        return (f"ReleaseDiagnostics({self.label}: smooth_sensitivity={self.smooth_sensitivity:.6g}, "
-                f"sensitivity_bound={self.sensitivity_bound:.6g}, noise_scale={self.noise_scale:.6g}, "
-                f"noise_std={self.noise_std:.6g})")
+        return (
+            f"ReleaseDiagnostics({self.label}: smooth_sensitivity={self.smooth_sensitivity:.6g}, "
+            f"sensitivity_bound={self.sensitivity_bound:.6g}, noise_scale={self.noise_scale:.6g}, "
+            f"noise_std={self.noise_std:.6g})"
+        )
 
 
 @dataclass(frozen=True)
@@ -192,11 +199,20 @@ class Release:
     def to_dict(self) -> dict[str, Any]:
         """The public fields; ``diagnostics`` (labelled) only if opted in; never ``true_value``."""
         out: dict[str, Any] = {
-            "value": self.value, "lattice": self.lattice, "query": self.query, "n": self.n,
-            "bounds_low": self.bounds[0], "bounds_high": self.bounds[1],
-            "epsilon": self.epsilon, "delta": self.delta, "rho": self.rho,
-            "gamma": self.gamma, "gamma_source": self.gamma_source,
-            "noise": self.noise, "shape": self.shape, "guarantee": self.guarantee,
+            "value": self.value,
+            "lattice": self.lattice,
+            "query": self.query,
+            "n": self.n,
+            "bounds_low": self.bounds[0],
+            "bounds_high": self.bounds[1],
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "rho": self.rho,
+            "gamma": self.gamma,
+            "gamma_source": self.gamma_source,
+            "noise": self.noise,
+            "shape": self.shape,
+            "guarantee": self.guarantee,
         }
         if self.diagnostics is not None:
             out["diagnostics"] = self.diagnostics.to_dict()
@@ -313,12 +329,27 @@ def release(
     k = _lattice.sample_cell(family, _noise_shape(cal), true, s, step, k_lo, k_hi, gen)
     diag = None
     if diagnostics:
-        diag = ReleaseDiagnostics(smooth_sensitivity=float(ss), sensitivity_bound=bound_used,
-                                  noise_scale=s, noise_std=float(bound_used * cal.std))
+        diag = ReleaseDiagnostics(
+            smooth_sensitivity=float(ss),
+            sensitivity_bound=bound_used,
+            noise_scale=s,
+            noise_std=float(bound_used * cal.std),
+        )
     return Release(
-        value=float(k * step), lattice=step, query=q, n=int(np.size(x)), bounds=(low, high),
-        epsilon=eps, delta=cal.delta, rho=cal.rho, gamma=g, gamma_source=gamma_source,
-        noise=family, shape=cal.shape, guarantee=cal.guarantee, diagnostics=diag,
+        value=float(k * step),
+        lattice=step,
+        query=q,
+        n=int(np.size(x)),
+        bounds=(low, high),
+        epsilon=eps,
+        delta=cal.delta,
+        rho=cal.rho,
+        gamma=g,
+        gamma_source=gamma_source,
+        noise=family,
+        shape=cal.shape,
+        guarantee=cal.guarantee,
+        diagnostics=diag,
         true_value=float(true) if reveal_true else None,
     )
 
@@ -369,10 +400,26 @@ def compare_noise(
                 shp = _noise.optimal_shape(fam, eps, float(g))
             elif fam == "polyplace":
                 shp = eps / float(g)
-            rows.append({"family": fam, "epsilon": eps, "delta": delta if fam == "laplace" else None,
-                         "gamma": float(g), "shape": shp, "std": std})
+            rows.append(
+                {
+                    "family": fam,
+                    "epsilon": eps,
+                    "delta": delta if fam == "laplace" else None,
+                    "gamma": float(g),
+                    "shape": shp,
+                    "std": std,
+                }
+            )
     if reference:
         for g in gammas:
-            rows.append({"family": "laplace_global", "epsilon": eps, "delta": None,
-                         "gamma": float(g), "shape": math.nan, "std": math.sqrt(2.0) / eps})
+            rows.append(
+                {
+                    "family": "laplace_global",
+                    "epsilon": eps,
+                    "delta": None,
+                    "gamma": float(g),
+                    "shape": math.nan,
+                    "std": math.sqrt(2.0) / eps,
+                }
+            )
     return pd.DataFrame(rows, columns=["family", "epsilon", "delta", "gamma", "shape", "std"])

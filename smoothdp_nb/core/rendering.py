@@ -57,9 +57,7 @@ class RendererRegistry:
         self._bundle: Callable[[Any, Renderer], dict] | None = None
         self._loader: Callable[[], None] | None = None
 
-    def register(
-        self, kind: str, fn: Callable[[Any], Any], *, summary: Callable[[Any], Any] | None = None
-    ) -> None:
+    def register(self, kind: str, fn: Callable[[Any], Any], *, summary: Callable[[Any], Any] | None = None) -> None:
         """Register the chart builder ``fn`` (and optional ``summary``) for ``kind``."""
         if not isinstance(kind, str) or not kind:
             raise TypeError(f"kind must be a non-empty str, got {kind!r}")

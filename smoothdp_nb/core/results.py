@@ -18,15 +18,15 @@ package): importing this module costs numpy and pandas only.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from . import rendering
 from ._format import format_log10
-
 from .profiles import dp_delta as _dp_delta
 from .profiles import privacy_profile
 
@@ -133,7 +133,7 @@ class ProfileResult:
                 continue
             vals = "  ".join(f"{format_log10(v / _LN10):>13}" for v in self.log_delta[i, : len(shown_eps)])
             dp = f"{self.dp_delta[i]:.4g}" if np.isfinite(self.dp_delta[i]) else "n/a"
-            lines.append(f"{str(self.labels[i]):>{width}}  {int(self.sizes[i]):>12,}  {vals}  {dp:>10}")
+            lines.append(f"{self.labels[i]!s:>{width}}  {int(self.sizes[i]):>12,}  {vals}  {dp:>10}")
         if e > len(shown_eps):
             lines.append(f"({e - len(shown_eps)} more epsilon values: see .to_frame())")
         return "\n".join(lines)
@@ -316,8 +316,7 @@ class ReleaseReport:
     def __str__(self) -> str:
         r = self.release
         lines = [
-            f"Private {r.query} of {self.name} (n = {r.n}, bounds = [{r.bounds[0]:g}, {r.bounds[1]:g}]): "
-            f"{r.value!r}",
+            f"Private {r.query} of {self.name} (n = {r.n}, bounds = [{r.bounds[0]:g}, {r.bounds[1]:g}]): {r.value!r}",
             f"  on the lattice {_lattice_text(r.lattice)}; guarantee: {r.guarantee}; noise {r.noise}"
             + (f" (shape {r.shape:.6g})" if r.shape is not None else "")
             + f", gamma = {r.gamma:.6g} ({r.gamma_source})",

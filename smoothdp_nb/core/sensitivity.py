@@ -39,8 +39,9 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from numbers import Integral, Real
-from typing import Any, Callable, Optional, Tuple, Union
+from typing import Any
 
 import numpy as np
 
@@ -60,13 +61,13 @@ __all__ = [
 
 QUERIES = ("median", "trimmed_mean", "mean")
 
-Query = Union[str, Callable[[int], float]]
+Query = str | Callable[[int], float]
 
 
 # --------------------------------------------------------------------------- #
 # input handling
 # --------------------------------------------------------------------------- #
-def _check_data(x: Any, bounds: Tuple[float, float]) -> np.ndarray:
+def _check_data(x: Any, bounds: tuple[float, float]) -> np.ndarray:
     """1-D float array, clipped to ``bounds`` (with a warning), sorted."""
     arr = as_float_array(x, "x")  # numbers only: no numeric strings, no bools
     if arr.ndim != 1:
@@ -81,8 +82,7 @@ def _check_data(x: Any, bounds: Tuple[float, float]) -> np.ndarray:
     outside = (arr < lo) | (arr > hi)
     if outside.any():
         warnings.warn(
-            f"{int(outside.sum())} value(s) of x outside bounds=({lo:g}, {hi:g}) were clipped "
-            "to the bounds",
+            f"{int(outside.sum())} value(s) of x outside bounds=({lo:g}, {hi:g}) were clipped to the bounds",
             UserWarning,
             stacklevel=3,
         )
@@ -104,7 +104,7 @@ def _trim_count(n: int, trim: Any) -> int:
         f = float(trim)
         if not (0.0 <= f < 0.5):
             raise ValueError(f"trim (fraction) must satisfy 0 <= trim < 0.5, got {trim!r}")
-        m = int(math.floor(f * n))
+        m = math.floor(f * n)
         return min(m, (n - 1) // 2)
     raise TypeError(f"trim must be an int count or a float fraction in [0, 0.5), got {type(trim).__name__}")
 
@@ -120,7 +120,7 @@ def _query_name(query: Any) -> str:
     return q
 
 
-def _window(n: int, query: str, trim: Any) -> Tuple[int, int, int, float]:
+def _window(n: int, query: str, trim: Any) -> tuple[int, int, int, float]:
     """Ranks (a, b), width w = b - a + 1 and denominator of the order-statistic formula."""
     if query == "median":
         m = (n + 1) // 2
@@ -129,7 +129,7 @@ def _window(n: int, query: str, trim: Any) -> Tuple[int, int, int, float]:
     return m + 1, n - m, n - 2 * m, float(n - 2 * m)
 
 
-def _padded(xs: np.ndarray, bounds: Tuple[float, float]) -> np.ndarray:
+def _padded(xs: np.ndarray, bounds: tuple[float, float]) -> np.ndarray:
     """x_0 = low, x_1..x_n = data, x_{n+1} = high (only differences are used)."""
     lo, hi = bounds
     p = np.empty(xs.size + 2)
@@ -142,8 +142,7 @@ def _padded(xs: np.ndarray, bounds: Tuple[float, float]) -> np.ndarray:
 # --------------------------------------------------------------------------- #
 # core: max of (p_j - p_i) e^{-gamma (j - i - w)} over i <= a, j >= b, j - i >= w
 # --------------------------------------------------------------------------- #
-def _window_max(p: np.ndarray, a: int, b: int, w: int, gamma: float,
-                i_min: int = 0, j_max: Optional[int] = None) -> float:
+def _window_max(p: np.ndarray, a: int, b: int, w: int, gamma: float, i_min: int = 0, j_max: int | None = None) -> float:
     """The maximum above, by vectorised divide and conquer in the log domain.
 
     The winning pair (i, j) is re-evaluated in the linear domain at the end so
@@ -176,7 +175,7 @@ def _window_max(p: np.ndarray, a: int, b: int, w: int, gamma: float,
         top = float(segmax[top_seg])
         if top > best:
             best = top
-            at = starts[top_seg] + int(np.argmax(vals[starts[top_seg]:starts[top_seg] + lengths[top_seg]]))
+            at = starts[top_seg] + int(np.argmax(vals[starts[top_seg] : starts[top_seg] + lengths[top_seg]]))
             best_pair = (int(col[at]), int(row[at]))
         # largest arg-max in each segment (ties -> largest, which is monotone)
         pos = np.where(vals == segmax[seg], offs, -1)
@@ -208,8 +207,7 @@ def _order_stat_A(p: np.ndarray, a: int, b: int, w: int, k: int) -> float:
 # --------------------------------------------------------------------------- #
 # public API
 # --------------------------------------------------------------------------- #
-def evaluate_query(x: Any, query: str = "median", bounds: Optional[Tuple[float, float]] = None,
-                   trim: Any = None) -> float:
+def evaluate_query(x: Any, query: str = "median", bounds: tuple[float, float] | None = None, trim: Any = None) -> float:
     """The (un-noised) query value on the clipped data, with the conventions above.
 
     Not private.  ``median`` is the lower median for even n.  Means are the
@@ -225,11 +223,12 @@ def evaluate_query(x: Any, query: str = "median", bounds: Optional[Tuple[float, 
     if q == "median":
         return float(xs[(n + 1) // 2 - 1])
     m = 0 if q == "mean" else _trim_count(n, trim)
-    return math.fsum(xs[m:n - m].tolist()) / (n - 2 * m)
+    return math.fsum(xs[m : n - m].tolist()) / (n - 2 * m)
 
 
-def local_sensitivity(x: Any, query: Query = "median", bounds: Optional[Tuple[float, float]] = None,
-                      trim: Any = None) -> float:
+def local_sensitivity(
+    x: Any, query: Query = "median", bounds: tuple[float, float] | None = None, trim: Any = None
+) -> float:
     """Local sensitivity LS_q(x) (lecture notes; Hladik-Tetek Definition 2).
 
     Parameters
@@ -253,8 +252,9 @@ def local_sensitivity(x: Any, query: Query = "median", bounds: Optional[Tuple[fl
     return sensitivity_at_distance(x, query, 0, bounds=bounds, trim=trim)
 
 
-def sensitivity_at_distance(x: Any, query: str, k: int, bounds: Optional[Tuple[float, float]] = None,
-                            trim: Any = None) -> float:
+def sensitivity_at_distance(
+    x: Any, query: str, k: int, bounds: tuple[float, float] | None = None, trim: Any = None
+) -> float:
     """``A(k) = max{LS_q(y) : d(x, y) <= k}`` for an order-statistic query (NRS formula)."""
     q = _query_name(query)
     if isinstance(k, bool) or not isinstance(k, (Integral, np.integer)) or k < 0:
@@ -265,9 +265,15 @@ def sensitivity_at_distance(x: Any, query: str, k: int, bounds: Optional[Tuple[f
     return _order_stat_A(_padded(xs, bnd), a, b, w, int(k)) / den
 
 
-def smooth_sensitivity(x: Any, query: Query = "median", gamma: float = 0.1,
-                       bounds: Optional[Tuple[float, float]] = None, trim: Any = None,
-                       k_max: Optional[int] = None, global_sensitivity: Optional[float] = None) -> float:
+def smooth_sensitivity(
+    x: Any,
+    query: Query = "median",
+    gamma: float = 0.1,
+    bounds: tuple[float, float] | None = None,
+    trim: Any = None,
+    k_max: int | None = None,
+    global_sensitivity: float | None = None,
+) -> float:
     """gamma-smooth sensitivity ``SS = max_k e^{-k gamma} A(k)`` (NRS Definition 2.2).
 
     Parameters
@@ -331,7 +337,7 @@ def smooth_sensitivity(x: Any, query: Query = "median", gamma: float = 0.1,
         lb = max(lb, math.exp(-g * k) * _order_stat_A(p, a, b, w, k))
         k = 2 * k + 1
     if lb > 0.0:
-        K = int(math.floor(math.log(span / lb) / g)) + 1
+        K = math.floor(math.log(span / lb) / g) + 1
         i_min, j_max = a - K - 1, b + K + 1
     else:
         i_min, j_max = 0, None
@@ -371,7 +377,7 @@ def grid_value(j: int, denominator: int) -> float:
     return math.ldexp(frac, q)
 
 
-def round_up_to_grid(value: float, denominator: int) -> Tuple[int, float]:
+def round_up_to_grid(value: float, denominator: int) -> tuple[int, float]:
     """Smallest ``j`` with ``G_j >= value`` (``value > 0``), and ``G_j``.
 
     Since ``G_{j-1} < value``, ``2^(j/D) < 2^(1/D) value``: a beta-smooth upper

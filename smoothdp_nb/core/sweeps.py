@@ -76,10 +76,7 @@ def _check_executor(executor: Any) -> cf.Executor | None:
     hint = ""
     if hasattr(executor, "get_executor"):
         hint = " (for a Dask client pass client.get_executor())"
-    raise TypeError(
-        "executor must be None or a concurrent.futures.Executor, "
-        f"got {type(executor).__name__}{hint}"
-    )
+    raise TypeError(f"executor must be None or a concurrent.futures.Executor, got {type(executor).__name__}{hint}")
 
 
 def _root_seed(rng: SeedLike, *, allow_none: bool) -> np.random.SeedSequence | None:
@@ -150,7 +147,7 @@ class _Tasks:
             return fut.result(), None
         except KeyboardInterrupt:
             raise
-        except BaseException as exc:  # noqa: BLE001 - e.g. BrokenProcessPool
+        except BaseException as exc:
             return None, exc
 
     def __iter__(self) -> Iterator[tuple[int, Any, BaseException | None]]:
@@ -158,7 +155,7 @@ class _Tasks:
             for k, payload in enumerate(self._payloads):
                 try:
                     out = self._func(*payload)
-                except Exception as exc:  # noqa: BLE001 - reported to the caller
+                except Exception as exc:
                     yield k, None, exc
                 else:
                     yield k, out, None
@@ -166,7 +163,7 @@ class _Tasks:
         for k, payload in enumerate(self._payloads):
             try:
                 fut = self._executor.submit(self._func, *payload)
-            except Exception as exc:  # noqa: BLE001 - e.g. arguments Dask cannot pickle
+            except Exception as exc:
                 self._yielded.add(k)
                 yield k, None, exc
             else:
@@ -224,9 +221,7 @@ def _grid_points(grid: Any) -> tuple[list[str], list[dict[str, Any]]]:
         points = []
         for i, point in enumerate(grid):
             if not isinstance(point, Mapping):
-                raise TypeError(
-                    f"grid[{i}] must be a dict of parameter values, got {type(point).__name__}"
-                )
+                raise TypeError(f"grid[{i}] must be a dict of parameter values, got {type(point).__name__}")
             for name in point:
                 if name not in names:
                     names.append(name)
@@ -256,8 +251,7 @@ def _as_record(value: Any) -> dict[str, Any]:
         if isinstance(record, Mapping):
             return dict(record)
     raise TypeError(
-        "fn must return a number, a dict of numbers or an object with to_dict(); "
-        f"got {type(value).__name__}"
+        f"fn must return a number, a dict of numbers or an object with to_dict(); got {type(value).__name__}"
     )
 
 
@@ -284,7 +278,7 @@ def _sweep_chunk(
             record = _as_record(fn(**kwargs))
         except KeyboardInterrupt:
             return outcomes, True
-        except Exception as exc:  # noqa: BLE001 - reported with the parameters
+        except Exception as exc:
             outcomes.append((index, None, repr(exc)))
         else:
             outcomes.append((index, record, None))
@@ -547,14 +541,14 @@ def _mc_chunk(
     out = np.asarray(trial_fn(size, np.random.default_rng(seed), **kwargs))
     if out.ndim == 0 or out.shape[0] != size:
         raise ValueError(
-            f"trial_fn(size={size}, rng) must return an array whose first axis has length "
-            f"{size}, got shape {out.shape}"
+            f"trial_fn(size={size}, rng) must return an array whose first axis has length {size}, got shape {out.shape}"
         )
     return out
 
 
-def _probe_estimate(trial_fn: Callable[..., Any], trials: int, chunk: int, kwargs: Mapping[str, Any],
-                    workers: int) -> Estimate:
+def _probe_estimate(
+    trial_fn: Callable[..., Any], trials: int, chunk: int, kwargs: Mapping[str, Any], workers: int
+) -> Estimate:
     """Time and memory of a Monte Carlo run, extrapolated from two small calls of ``trial_fn``.
 
     Two sizes separate the cost per call from the cost per trial; the memory is
@@ -570,7 +564,9 @@ def _probe_estimate(trial_fn: Callable[..., Any], trials: int, chunk: int, kwarg
             exc.add_note(f"monte_carlo_map: the probe of {size} trials (cost estimate before the run) failed")
             raise
         times.append(time.perf_counter() - t0)
-    per_trial = max(times[1] - times[0], 0.0) / max(sizes[1] - sizes[0], 1) if sizes[1] > sizes[0] else times[1] / sizes[1]
+    per_trial = (
+        max(times[1] - times[0], 0.0) / max(sizes[1] - sizes[0], 1) if sizes[1] > sizes[0] else times[1] / sizes[1]
+    )
     per_call = max(times[0] - per_trial * sizes[0], 0.0)
     n_chunks = math.ceil(trials / chunk)
     seconds = (n_chunks * per_call + trials * per_trial) / max(1, min(workers, n_chunks))
@@ -664,9 +660,7 @@ def monte_carlo_map(
 
     bounds = [(start, min(start + chunk, trials)) for start in range(0, trials, chunk)]
     seeds = root.spawn(len(bounds))
-    payloads = [
-        (trial_fn, stop - start, seed, kwargs) for (start, stop), seed in zip(bounds, seeds)
-    ]
+    payloads = [(trial_fn, stop - start, seed, kwargs) for (start, stop), seed in zip(bounds, seeds)]
     results: list[np.ndarray | None] = [None] * len(payloads)
     bar = _progress_bar(progress, trials, len(payloads), "monte carlo")
     tasks = _Tasks(executor, _mc_chunk, payloads)

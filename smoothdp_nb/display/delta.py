@@ -61,8 +61,11 @@ def informative_band(low: Any, high: Any, decades: float = BAND_DECADES) -> tupl
 
 def _dp_layers(value: float | None, y: alt.Y, dash: alt.StrokeDash) -> list[alt.Chart]:
     """The dashed DP-delta rule and its label (zero rows when there is none)."""
-    rows = [] if value is None else [{"log10_delta": math.log10(value), "series": _DP,
-                                      "delta_text": f"{value:.4g}", "label": "DP δ"}]
+    rows = (
+        []
+        if value is None
+        else [{"log10_delta": math.log10(value), "series": _DP, "delta_text": f"{value:.4g}", "label": "DP δ"}]
+    )
     ref = pd.DataFrame(rows, columns=["log10_delta", "series", "delta_text", "label"])
     base = alt.Chart(style.data(ref))
     rule = base.mark_rule(color="#555", strokeWidth=1.5).encode(
@@ -77,13 +80,20 @@ def _dp_layers(value: float | None, y: alt.Y, dash: alt.StrokeDash) -> list[alt.
 def _note_layer(text: str | None) -> alt.Chart:
     """A line of text inside the plot's top-left corner (zero rows: nothing)."""
     note = pd.DataFrame({"note": [] if not text else [text]}, dtype=object)
-    return alt.Chart(style.data(note)).mark_text(align="right", baseline="top", fontSize=12, color="#D55E00",
-                                     fontWeight="bold").encode(x=alt.XValue(style.WIDTH - 6), y=alt.YValue(8),
-                                                               text=alt.Text("note:N"))
+    return (
+        alt.Chart(style.data(note))
+        .mark_text(align="right", baseline="top", fontSize=12, color="#D55E00", fontWeight="bold")
+        .encode(x=alt.XValue(style.WIDTH - 6), y=alt.YValue(8), text=alt.Text("note:N"))
+    )
 
 
-def delta_vs_epsilon_chart(frame: pd.DataFrame, title: str | alt.TitleParams | None = None, *,
-                           label: str = "smoothed δ", note: str | None = None) -> alt.LayerChart:
+def delta_vs_epsilon_chart(
+    frame: pd.DataFrame,
+    title: str | alt.TitleParams | None = None,
+    *,
+    label: str = "smoothed δ",
+    note: str | None = None,
+) -> alt.LayerChart:
     """Smoothed delta against epsilon (Figure 2, right), with the DP delta and a Monte Carlo band.
 
     Parameters
@@ -112,31 +122,56 @@ def delta_vs_epsilon_chart(frame: pd.DataFrame, title: str | alt.TitleParams | N
     y = alt.Y("log10_delta:Q", axis=style.log_axis("smoothed δ"), scale=alt.Scale(zero=False))
     if {"ci_low", "ci_high"} <= set(df.columns):
         mask, lo10, hi10 = informative_band(df["ci_low"], df["ci_high"])
-        band = pd.DataFrame({"epsilon": df["epsilon"][mask], "lo": lo10[mask], "hi": hi10[mask],
-                             "interval": [f"[{a:.3e}, {b:.3e}]" for a, b in zip(df["ci_low"][mask], df["ci_high"][mask])]})
+        band = pd.DataFrame(
+            {
+                "epsilon": df["epsilon"][mask],
+                "lo": lo10[mask],
+                "hi": hi10[mask],
+                "interval": [f"[{a:.3e}, {b:.3e}]" for a, b in zip(df["ci_low"][mask], df["ci_high"][mask])],
+            }
+        )
     else:
         band = pd.DataFrame({"epsilon": [], "lo": [], "hi": [], "interval": []})
-    band_layer = alt.Chart(style.data(band)).mark_area(opacity=0.25, color=style.PALETTE[0]).encode(
-        x=x, y=alt.Y("lo:Q", axis=style.log_axis("smoothed δ")), y2=alt.Y2("hi:Q"),
-        tooltip=[alt.Tooltip("epsilon:Q", title="ε"), alt.Tooltip("interval:N", title="interval")],
+    band_layer = (
+        alt.Chart(style.data(band))
+        .mark_area(opacity=0.25, color=style.PALETTE[0])
+        .encode(
+            x=x,
+            y=alt.Y("lo:Q", axis=style.log_axis("smoothed δ")),
+            y2=alt.Y2("hi:Q"),
+            tooltip=[alt.Tooltip("epsilon:Q", title="ε"), alt.Tooltip("interval:N", title="interval")],
+        )
     )
     extra = [c for c in df.columns if c.startswith("n_")]
-    line = alt.Chart(style.data(df)).mark_line(point=alt.OverlayMarkDef(filled=True, size=40, color=style.PALETTE[0]), color=style.PALETTE[0],
-                                   strokeWidth=2.5).encode(
-        x=x, y=y, strokeDash=dash,
-        tooltip=[alt.Tooltip("epsilon:Q", title="ε"), alt.Tooltip("delta_text:N", title="δ")]
-        + [alt.Tooltip(f"{c}:Q", title=f"records on {c[2:]}") for c in extra],
+    line = (
+        alt.Chart(style.data(df))
+        .mark_line(
+            point=alt.OverlayMarkDef(filled=True, size=40, color=style.PALETTE[0]),
+            color=style.PALETTE[0],
+            strokeWidth=2.5,
+        )
+        .encode(
+            x=x,
+            y=y,
+            strokeDash=dash,
+            tooltip=[alt.Tooltip("epsilon:Q", title="ε"), alt.Tooltip("delta_text:N", title="δ")]
+            + [alt.Tooltip(f"{c}:Q", title=f"records on {c[2:]}") for c in extra],
+        )
     )
     dp = frames.first_dp_delta(df)
     values = np.r_[df["log10_delta"].to_numpy(float), [math.log10(dp)] if dp else []]
-    layers = [style.extent_layer(y, values), band_layer, line, *_dp_layers(dp, y, dash),
-              _note_layer(note)]
+    layers = [style.extent_layer(y, values), band_layer, line, *_dp_layers(dp, y, dash), _note_layer(note)]
     return style.finish(alt.layer(*layers), title)
 
 
-def delta_vs_n_chart(table: pd.DataFrame, fits: pd.DataFrame | None = None,
-                     title: str | alt.TitleParams | None = None, *, band: bool = True,
-                     note: str | None = None) -> alt.LayerChart:
+def delta_vs_n_chart(
+    table: pd.DataFrame,
+    fits: pd.DataFrame | None = None,
+    title: str | alt.TitleParams | None = None,
+    *,
+    band: bool = True,
+    note: str | None = None,
+) -> alt.LayerChart:
     """Smoothed delta against the database size n, one colour per epsilon (Figure 2 left, Figures 4-5).
 
     Parameters
@@ -169,9 +204,16 @@ def delta_vs_n_chart(table: pd.DataFrame, fits: pd.DataFrame | None = None,
         for f in fits.itertuples(index=False):
             if np.isfinite(f.slope) and np.isfinite(f.intercept):
                 for n in (lo, hi):  # a straight line in log space: its ends suffice
-                    fit_rows.append({"n": n, "epsilon": f.epsilon, "epsilon_label": _eps_label([f.epsilon])[0],
-                                     "log10_delta": (f.intercept + f.slope * n) / _LN10, "series": "exponential fit",
-                                     "fit": f"δ ≈ exp({f.intercept:.4g} {f.slope:+.4g}·n)"})
+                    fit_rows.append(
+                        {
+                            "n": n,
+                            "epsilon": f.epsilon,
+                            "epsilon_label": _eps_label([f.epsilon])[0],
+                            "log10_delta": (f.intercept + f.slope * n) / _LN10,
+                            "series": "exponential fit",
+                            "fit": f"δ ≈ exp({f.intercept:.4g} {f.slope:+.4g}·n)",
+                        }
+                    )
     fit_df = pd.DataFrame(fit_rows, columns=["n", "epsilon", "epsilon_label", "log10_delta", "series", "fit"])
     colour = _eps_color(pd.concat([df[["epsilon", "epsilon_label"]], fit_df[["epsilon", "epsilon_label"]]]))
     dash = style.dash("series", "", ["computed", "exponential fit", _DP], ["solid", "dashed", "dashed"])
@@ -179,29 +221,57 @@ def delta_vs_n_chart(table: pd.DataFrame, fits: pd.DataFrame | None = None,
     y = alt.Y("log10_delta:Q", axis=style.log_axis("smoothed δ"), scale=alt.Scale(zero=False))
     if band and {"ci_low", "ci_high"} <= set(df.columns):
         mask, lo10, hi10 = informative_band(df["ci_low"], df["ci_high"])
-        bands = pd.DataFrame({"n": df["n"][mask], "epsilon_label": df["epsilon_label"][mask],
-                              "lo": lo10[mask], "hi": hi10[mask]})
+        bands = pd.DataFrame(
+            {"n": df["n"][mask], "epsilon_label": df["epsilon_label"][mask], "lo": lo10[mask], "hi": hi10[mask]}
+        )
     else:
         bands = pd.DataFrame({"n": [], "epsilon_label": [], "lo": [], "hi": []})
     layers: list[alt.Chart] = [
         style.extent_layer(y, np.r_[df["log10_delta"].to_numpy(float), fit_df["log10_delta"].to_numpy(float)]),
-        alt.Chart(style.data(bands)).mark_area(opacity=0.2).encode(x=x, y=alt.Y("lo:Q", axis=style.log_axis("smoothed δ")),
-                                                       y2=alt.Y2("hi:Q"), color=colour, detail=alt.Detail("epsilon_label:N")),
-        alt.Chart(style.data(df)).mark_line(point=alt.OverlayMarkDef(filled=True, size=40), strokeWidth=2.5).encode(
-            x=x, y=y, color=colour,
-            tooltip=[alt.Tooltip("n:Q", title="n"), alt.Tooltip("epsilon_label:N", title="ε"),
-                     alt.Tooltip("delta_text:N", title="δ")]),
-        alt.Chart(style.data(fit_df)).mark_line(strokeWidth=1.5, opacity=0.9, strokeDash=style.DASHES["dashed"]).encode(
-            x=x, y=y, color=colour, detail=alt.Detail("epsilon_label:N"),
-            tooltip=[alt.Tooltip("epsilon_label:N", title="ε"), alt.Tooltip("fit:N", title="fit")]),
+        alt.Chart(style.data(bands))
+        .mark_area(opacity=0.2)
+        .encode(
+            x=x,
+            y=alt.Y("lo:Q", axis=style.log_axis("smoothed δ")),
+            y2=alt.Y2("hi:Q"),
+            color=colour,
+            detail=alt.Detail("epsilon_label:N"),
+        ),
+        alt.Chart(style.data(df))
+        .mark_line(point=alt.OverlayMarkDef(filled=True, size=40), strokeWidth=2.5)
+        .encode(
+            x=x,
+            y=y,
+            color=colour,
+            tooltip=[
+                alt.Tooltip("n:Q", title="n"),
+                alt.Tooltip("epsilon_label:N", title="ε"),
+                alt.Tooltip("delta_text:N", title="δ"),
+            ],
+        ),
+        alt.Chart(style.data(fit_df))
+        .mark_line(strokeWidth=1.5, opacity=0.9, strokeDash=style.DASHES["dashed"])
+        .encode(
+            x=x,
+            y=y,
+            color=colour,
+            detail=alt.Detail("epsilon_label:N"),
+            tooltip=[alt.Tooltip("epsilon_label:N", title="ε"), alt.Tooltip("fit:N", title="fit")],
+        ),
     ]
     layers += _dp_layers(frames.first_dp_delta(df), y, dash)
     layers += [style.dash_key(dash), _note_layer(note)]
     return style.finish(alt.layer(*layers), title)
 
 
-def profile_chart(frame: pd.DataFrame, x: str = "year", color: str | None = None,
-                  title: str | alt.TitleParams | None = None, *, y_title: str = "δ_ε(x)") -> alt.LayerChart:
+def profile_chart(
+    frame: pd.DataFrame,
+    x: str = "year",
+    color: str | None = None,
+    title: str | alt.TitleParams | None = None,
+    *,
+    y_title: str = "δ_ε(x)",
+) -> alt.LayerChart:
     """Privacy profile ``delta_eps(x)`` (Definition 2) per database, e.g. per election year.
 
     Parameters
@@ -246,24 +316,32 @@ def profile_chart(frame: pd.DataFrame, x: str = "year", color: str | None = None
     if x == "epsilon":
         x_enc = alt.X("epsilon:Q", axis=style.axis("ε", format="~g"), scale=alt.Scale(zero=False, nice=False))
     elif x == "year" and numeric_x:
-        x_enc = alt.X("year:Q", axis=style.axis("election year", format="d", tickMinStep=4),
-                      scale=alt.Scale(zero=False, nice=False))
+        x_enc = alt.X(
+            "year:Q",
+            axis=style.axis("election year", format="d", tickMinStep=4),
+            scale=alt.Scale(zero=False, nice=False),
+        )
     elif numeric_x:  # e.g. a count of records: a quantitative axis, thinned by Vega
         x_enc = alt.X(f"{x}:Q", axis=style.axis(x, format="~g"), scale=alt.Scale(zero=False, nice=False))
     else:
         x_enc = alt.X(f"{x}:{'O' if numeric_x else 'N'}", axis=style.axis(x, labelAngle=-45), sort=None)
     y = alt.Y("log10_delta:Q", axis=style.log_axis(y_title), scale=alt.Scale(zero=False))
     dash = style.dash("series", "", ["δ(x)", _DP], ["solid", "dashed"])
-    enc: dict[str, Any] = {"x": x_enc, "y": y,
-                           "tooltip": [alt.Tooltip(f"{c}:N") for c in keys if c != "epsilon"]
-                           + ([alt.Tooltip("epsilon_label:N", title="ε")] if "epsilon" in keys else [])
-                           + [alt.Tooltip("delta_text:N", title="δ")]}
+    enc: dict[str, Any] = {
+        "x": x_enc,
+        "y": y,
+        "tooltip": [alt.Tooltip(f"{c}:N") for c in keys if c != "epsilon"]
+        + ([alt.Tooltip("epsilon_label:N", title="ε")] if "epsilon" in keys else [])
+        + [alt.Tooltip("delta_text:N", title="δ")],
+    }
     if color is not None:
         if color == "epsilon":
             enc["color"] = _eps_color(df)
         else:  # in order of appearance (e.g. the order the series were concatenated)
             enc["color"] = style.color(color, color if color not in ("series", "setting") else "", "N", sort=None)
-    line = alt.Chart(style.data(df)).mark_line(point=alt.OverlayMarkDef(filled=True, size=30), strokeWidth=2).encode(**enc)
+    line = (
+        alt.Chart(style.data(df)).mark_line(point=alt.OverlayMarkDef(filled=True, size=30), strokeWidth=2).encode(**enc)
+    )
     dp = frames.first_dp_delta(df)
     values = np.r_[df["log10_delta"].to_numpy(float), [math.log10(dp)] if dp else []]
     layers = [style.extent_layer(y, values), line, *_dp_layers(dp, y, dash), style.dash_key(dash)]
@@ -292,32 +370,53 @@ def figure1_chart(frame: pd.DataFrame, title: str | None = None) -> alt.VConcatC
     df = frame.copy()
     df["delta_text"] = frames.delta_text(df["log10_delta"])
     df["utility_text"] = frames.delta_text(df["log10_utility"])
-    x = alt.X("year:Q", axis=style.axis("election year", format="d", tickMinStep=4), scale=alt.Scale(zero=False, nice=False))
-    tips = [alt.Tooltip("year:Q", format="d"), alt.Tooltip("delta_text:N", title="δ(x)"),
-            alt.Tooltip("utility_text:N", title="adjusted utility")]
+    x = alt.X(
+        "year:Q", axis=style.axis("election year", format="d", tickMinStep=4), scale=alt.Scale(zero=False, nice=False)
+    )
+    tips = [
+        alt.Tooltip("year:Q", format="d"),
+        alt.Tooltip("delta_text:N", title="δ(x)"),
+        alt.Tooltip("utility_text:N", title="adjusted utility"),
+    ]
     dash = style.dash("series", "", ["δ(x)", _DP], ["solid", "dashed"])
     top_df = frames.finite(df).assign(series="δ(x)")
     y = alt.Y("log10_delta:Q", axis=style.log_axis("δ(x), Definition 2"), scale=alt.Scale(zero=False))
     dp = frames.first_dp_delta(df)
     top = alt.layer(
         style.extent_layer(y, np.r_[top_df["log10_delta"].to_numpy(float), [math.log10(dp)] if dp else []]),
-        alt.Chart(style.data(top_df)).mark_line(point=alt.OverlayMarkDef(filled=True, size=30, color=style.PALETTE[0]), color=style.PALETTE[0],
-                                    strokeWidth=2).encode(x=x, y=y, strokeDash=dash, tooltip=tips),
+        alt.Chart(style.data(top_df))
+        .mark_line(
+            point=alt.OverlayMarkDef(filled=True, size=30, color=style.PALETTE[0]),
+            color=style.PALETTE[0],
+            strokeWidth=2,
+        )
+        .encode(x=x, y=y, strokeDash=dash, tooltip=tips),
         *_dp_layers(dp, y, dash),
     ).properties(width=style.WIDTH, height=200)
     bottom_df = frames.finite(df, "log10_utility")
     yu = alt.Y("log10_utility:Q", axis=style.log_axis("adjusted utility, eq. (3)"), scale=alt.Scale(zero=False))
     bottom = alt.layer(
         style.extent_layer(yu, bottom_df["log10_utility"]),
-        alt.Chart(style.data(bottom_df)).mark_line(point=alt.OverlayMarkDef(filled=True, size=40, shape="diamond", color=style.PALETTE[3]),
-                                       color=style.PALETTE[3], strokeWidth=2).encode(x=x, y=yu, tooltip=tips),
+        alt.Chart(style.data(bottom_df))
+        .mark_line(
+            point=alt.OverlayMarkDef(filled=True, size=40, shape="diamond", color=style.PALETTE[3]),
+            color=style.PALETTE[3],
+            strokeWidth=2,
+        )
+        .encode(x=x, y=yu, tooltip=tips),
     ).properties(width=style.WIDTH, height=200)
     chart = alt.vconcat(top, bottom, spacing=12).resolve_scale(y="independent")
     return chart.properties(title=style.title(title)) if title else chart
 
 
-def bound_chart(exact: pd.DataFrame, bound: pd.DataFrame, title: str | alt.TitleParams | None = None, *,
-                exact_label: str = "exact (Algorithm 1)", bound_label: str = "Remark 8 bound") -> alt.LayerChart:
+def bound_chart(
+    exact: pd.DataFrame,
+    bound: pd.DataFrame,
+    title: str | alt.TitleParams | None = None,
+    *,
+    exact_label: str = "exact (Algorithm 1)",
+    bound_label: str = "Remark 8 bound",
+) -> alt.LayerChart:
     """An upper bound against the exact smoothed delta over n (e.g. Remark 8), one colour per epsilon.
 
     Parameters
@@ -334,23 +433,30 @@ def bound_chart(exact: pd.DataFrame, bound: pd.DataFrame, title: str | alt.Title
     """
     ex = frames.finite(frames.max_per(frames.with_log10(exact), ["n", "epsilon"])).assign(series=exact_label)
     bd = frames.finite(frames.with_log10(bound)).assign(series=bound_label)
-    both = pd.concat([ex[["n", "epsilon", "log10_delta", "series"]], bd[["n", "epsilon", "log10_delta", "series"]]],
-                     ignore_index=True)
+    both = pd.concat(
+        [ex[["n", "epsilon", "log10_delta", "series"]], bd[["n", "epsilon", "log10_delta", "series"]]],
+        ignore_index=True,
+    )
     both["epsilon_label"] = _eps_label(both["epsilon"])
     both["delta_text"] = frames.delta_text(both["log10_delta"])
     both = frames.thin(both, "n")
     y = alt.Y("log10_delta:Q", axis=style.log_axis("smoothed δ"), scale=alt.Scale(zero=False))
     x = alt.X("n:Q", axis=style.axis("n (records)", format="~s"), scale=alt.Scale(zero=False))
     colour = _eps_color(both)
-    tips = [alt.Tooltip("series:N", title=""), alt.Tooltip("n:Q"), alt.Tooltip("epsilon_label:N", title="ε"),
-            alt.Tooltip("delta_text:N", title="δ")]
+    tips = [
+        alt.Tooltip("series:N", title=""),
+        alt.Tooltip("n:Q"),
+        alt.Tooltip("epsilon_label:N", title="ε"),
+        alt.Tooltip("delta_text:N", title="δ"),
+    ]
     layers = [
         style.extent_layer(y, both["log10_delta"]),
-        alt.Chart(style.data(both[both["series"] == exact_label])).mark_line(
-            point=alt.OverlayMarkDef(filled=True, size=30), strokeWidth=2.5).encode(x=x, y=y, color=colour, tooltip=tips),
-        alt.Chart(style.data(both[both["series"] == bound_label])).mark_line(
-            point=alt.OverlayMarkDef(filled=False, size=30), strokeWidth=2, strokeDash=style.DASHES["dashed"]).encode(
-            x=x, y=y, color=colour, tooltip=tips),
+        alt.Chart(style.data(both[both["series"] == exact_label]))
+        .mark_line(point=alt.OverlayMarkDef(filled=True, size=30), strokeWidth=2.5)
+        .encode(x=x, y=y, color=colour, tooltip=tips),
+        alt.Chart(style.data(both[both["series"] == bound_label]))
+        .mark_line(point=alt.OverlayMarkDef(filled=False, size=30), strokeWidth=2, strokeDash=style.DASHES["dashed"])
+        .encode(x=x, y=y, color=colour, tooltip=tips),
         style.dash_key(style.dash("series", "", [exact_label, bound_label], ["solid", "dashed"])),
     ]
     return style.finish(alt.layer(*layers), title)

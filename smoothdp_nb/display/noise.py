@@ -32,8 +32,13 @@ def values_at(frame: pd.DataFrame, gamma: float) -> pd.DataFrame:
         g = g.sort_values("gamma")
         gs, ss = g["gamma"].to_numpy(float), g["std"].to_numpy(float)
         if len(gs) and gs[0] <= gamma <= gs[-1]:
-            rows.append({"family": fam, "gamma": float(gamma),
-                         "std": float(np.exp(np.interp(math.log(gamma), np.log(gs), np.log(ss))))})
+            rows.append(
+                {
+                    "family": fam,
+                    "gamma": float(gamma),
+                    "std": float(np.exp(np.interp(math.log(gamma), np.log(gs), np.log(ss)))),
+                }
+            )
     return pd.DataFrame(rows, columns=["family", "gamma", "std"])
 
 
@@ -48,8 +53,9 @@ def _prepare(frame: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def noise_chart(frame: pd.DataFrame, gamma: float | None = None,
-                title: str | alt.TitleParams | None = None) -> alt.LayerChart:
+def noise_chart(
+    frame: pd.DataFrame, gamma: float | None = None, title: str | alt.TitleParams | None = None
+) -> alt.LayerChart:
     """Noise standard deviation per unit of smooth sensitivity against gamma, one line per family.
 
     Reproduces Figure 1 of Hladik & Tetek (std of PolyPlace, generalized
@@ -80,8 +86,11 @@ def noise_chart(frame: pd.DataFrame, gamma: float | None = None,
     y = alt.Y("log10_std:Q", axis=style.log_axis("noise std / smooth sensitivity"), scale=alt.Scale(zero=False))
     colour = style.color("noise", "noise", domain=present, range_=[palette[lab] for lab in present])
     dash = style.dash("line", "", ["smooth sensitivity", "reference"], ["solid", "dashed"])
-    tips = [alt.Tooltip("noise:N"), alt.Tooltip("gamma:Q", title="γ", format=".4g"),
-            alt.Tooltip("std_text:N", title="std / SS")]
+    tips = [
+        alt.Tooltip("noise:N"),
+        alt.Tooltip("gamma:Q", title="γ", format=".4g"),
+        alt.Tooltip("std_text:N", title="std / SS"),
+    ]
     g = float(gamma) if gamma is not None else math.nan
     ok = bool(np.isfinite(g) and g > 0)
     at = _prepare(values_at(df, g)) if ok and len(df) else _prepare(pd.DataFrame(columns=["family", "gamma", "std"]))
@@ -89,8 +98,12 @@ def noise_chart(frame: pd.DataFrame, gamma: float | None = None,
     layers = [
         style.extent_layer(y, df["log10_std"]),
         style.extent_layer(x, np.r_[df["log10_gamma"].to_numpy(float), rule["log10_gamma"].to_numpy(float)]),
-        alt.Chart(style.data(df)).mark_line(strokeWidth=2.5).encode(x=x, y=y, color=colour, strokeDash=dash, tooltip=tips),
+        alt.Chart(style.data(df))
+        .mark_line(strokeWidth=2.5)
+        .encode(x=x, y=y, color=colour, strokeDash=dash, tooltip=tips),
         alt.Chart(style.data(rule)).mark_rule(color="#555", strokeDash=style.DASHES["dotted"]).encode(x=x),
-        alt.Chart(style.data(at)).mark_point(filled=True, size=70, opacity=1).encode(x=x, y=y, color=colour, tooltip=tips),
+        alt.Chart(style.data(at))
+        .mark_point(filled=True, size=70, opacity=1)
+        .encode(x=x, y=y, color=colour, tooltip=tips),
     ]
     return style.finish(alt.layer(*layers), title)

@@ -30,8 +30,17 @@ DIAGNOSTIC_LABEL = "data-dependent: not covered by the privacy guarantee"
 _QUANTILES = (0.01, 0.99)
 
 
-def release_density(noise: str, epsilon: float, gamma: float, noise_scale: float, centre: float, *,
-                    delta: float | None = None, shape: float | None = None, points: int = 201) -> pd.DataFrame:
+def release_density(
+    noise: str,
+    epsilon: float,
+    gamma: float,
+    noise_scale: float,
+    centre: float,
+    *,
+    delta: float | None = None,
+    shape: float | None = None,
+    points: int = 201,
+) -> pd.DataFrame:
     """Density of ``centre + noise_scale * Z`` between the 1 % and 99 % quantiles of the noise.
 
     ``Z`` is the standardised noise of :func:`smoothdp_nb.core.noise.calibrate`
@@ -58,9 +67,17 @@ def _lattice_text(step: Any) -> str:
     return f"2^{e - 1}" if m == 0.5 else f"{step:.3g}"
 
 
-def release_chart(releases: Sequence[Any], bounds: tuple[float, float], *, name: str = "x",
-                  query: str = "statistic", note: str | None = None, true_value: float | None = None,
-                  density: pd.DataFrame | None = None, density_label: str = DIAGNOSTIC_LABEL) -> alt.TopLevelMixin:
+def release_chart(
+    releases: Sequence[Any],
+    bounds: tuple[float, float],
+    *,
+    name: str = "x",
+    query: str = "statistic",
+    note: str | None = None,
+    true_value: float | None = None,
+    density: pd.DataFrame | None = None,
+    density_label: str = DIAGNOSTIC_LABEL,
+) -> alt.TopLevelMixin:
     """The released values on the bounds' axis, latest first, with the guarantee.
 
     Parameters
@@ -92,41 +109,78 @@ def release_chart(releases: Sequence[Any], bounds: tuple[float, float], *, name:
     if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
         raise ValueError(f"bounds must be finite with low < high, got {bounds!r}")
     k = len(releases)
-    rows = [{"release": i + 1, "value": float(r.value), "which": "latest release" if i == k - 1 else "earlier releases",
-             "value_text": f"{float(r.value):.6g}", "lattice_text": _lattice_text(getattr(r, "lattice", None)),
-             "epsilon": float(r.epsilon)} for i, r in enumerate(releases)]
+    rows = [
+        {
+            "release": i + 1,
+            "value": float(r.value),
+            "which": "latest release" if i == k - 1 else "earlier releases",
+            "value_text": f"{float(r.value):.6g}",
+            "lattice_text": _lattice_text(getattr(r, "lattice", None)),
+            "epsilon": float(r.epsilon),
+        }
+        for i, r in enumerate(releases)
+    ]
     pts = pd.DataFrame(rows, columns=["release", "value", "which", "value_text", "lattice_text", "epsilon"])
-    x = alt.X("value:Q", axis=style.axis(f"{query} of {name}", tickCount=6, format="~g"),
-              scale=alt.Scale(domain=[lo, hi], nice=False, zero=False))
-    y = alt.Y("release:Q", axis=style.axis("release number", tickMinStep=1,
-                                          labelExpr="datum.value == floor(datum.value) ? datum.value : ''"),
-              scale=alt.Scale(zero=False, nice=False))
+    x = alt.X(
+        "value:Q",
+        axis=style.axis(f"{query} of {name}", tickCount=6, format="~g"),
+        scale=alt.Scale(domain=[lo, hi], nice=False, zero=False),
+    )
+    y = alt.Y(
+        "release:Q",
+        axis=style.axis(
+            "release number", tickMinStep=1, labelExpr="datum.value == floor(datum.value) ? datum.value : ''"
+        ),
+        scale=alt.Scale(zero=False, nice=False),
+    )
     colour = style.color("which", "", domain=["latest release", "earlier releases", "true value (teaching only)"])
     extent = pd.DataFrame({"value": [lo, hi], "release": [0.5, max(k, 1) + 0.5]})
     latest = pts.tail(1)
-    truth = pd.DataFrame({"value": [] if true_value is None else [float(true_value)],
-                          "which": [] if true_value is None else ["true value (teaching only)"]})
+    truth = pd.DataFrame(
+        {
+            "value": [] if true_value is None else [float(true_value)],
+            "which": [] if true_value is None else ["true value (teaching only)"],
+        }
+    )
     notes = pd.DataFrame({"note": [note] if note else []}, dtype=object)
-    tips = [alt.Tooltip("release:Q", title="release"), alt.Tooltip("value_text:N", title="value"),
-            alt.Tooltip("lattice_text:N", title="lattice step"), alt.Tooltip("epsilon:Q", title="ε")]
+    tips = [
+        alt.Tooltip("release:Q", title="release"),
+        alt.Tooltip("value_text:N", title="value"),
+        alt.Tooltip("lattice_text:N", title="lattice step"),
+        alt.Tooltip("epsilon:Q", title="ε"),
+    ]
     strip = alt.layer(
         alt.Chart(style.data(extent)).mark_point(opacity=0, size=0).encode(x=x, y=y),
         alt.Chart(style.data(latest)).mark_rule(strokeWidth=2, color=style.PALETTE[0]).encode(x=x, tooltip=tips),
-        alt.Chart(style.data(truth)).mark_rule(strokeWidth=2, strokeDash=style.DASHES["dotted"]).encode(x=x, color=colour),
-        alt.Chart(style.data(pts)).mark_point(filled=True, size=90, opacity=1).encode(x=x, y=y, color=colour, tooltip=tips),
-        alt.Chart(style.data(notes)).mark_text(align="left", baseline="top", fontSize=12, color="#333").encode(
-            x=alt.XValue(4), y=alt.YValue(-16), text=alt.Text("note:N")),
+        alt.Chart(style.data(truth))
+        .mark_rule(strokeWidth=2, strokeDash=style.DASHES["dotted"])
+        .encode(x=x, color=colour),
+        alt.Chart(style.data(pts))
+        .mark_point(filled=True, size=90, opacity=1)
+        .encode(x=x, y=y, color=colour, tooltip=tips),
+        alt.Chart(style.data(notes))
+        .mark_text(align="left", baseline="top", fontSize=12, color="#333")
+        .encode(x=alt.XValue(4), y=alt.YValue(-16), text=alt.Text("note:N")),
     )
     heading = style.title(f"Private {query} of {name}")
     if density is None:
         return style.finish(strip, heading, height=200)
     d = density[(density["x"] >= lo) & (density["x"] <= hi)]
-    top = alt.Chart(style.data(d)).mark_area(opacity=0.35, line=True, color=style.PALETTE[4]).encode(
-        x=alt.X("x:Q", axis=style.axis("", labels=False), scale=alt.Scale(domain=[lo, hi], nice=False, zero=False)),
-        y=alt.Y("density:Q", axis=style.axis("noise density")),
-        tooltip=[alt.Tooltip("x:Q", format=".6g"), alt.Tooltip("density:Q", format=".4g")],
-    ).properties(width=style.WIDTH, height=140,
-                 title=alt.TitleParams(f"noise density ({density_label})", fontSize=12, color=style.PALETTE[3],
-                                       anchor="start"))
+    top = (
+        alt.Chart(style.data(d))
+        .mark_area(opacity=0.35, line=True, color=style.PALETTE[4])
+        .encode(
+            x=alt.X("x:Q", axis=style.axis("", labels=False), scale=alt.Scale(domain=[lo, hi], nice=False, zero=False)),
+            y=alt.Y("density:Q", axis=style.axis("noise density")),
+            tooltip=[alt.Tooltip("x:Q", format=".6g"), alt.Tooltip("density:Q", format=".4g")],
+        )
+        .properties(
+            width=style.WIDTH,
+            height=140,
+            title=alt.TitleParams(
+                f"noise density ({density_label})", fontSize=12, color=style.PALETTE[3], anchor="start"
+            ),
+        )
+    )
     bottom = strip.properties(width=style.WIDTH, height=160)
     return alt.vconcat(top, bottom, spacing=8).properties(title=heading)

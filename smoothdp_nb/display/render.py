@@ -68,7 +68,7 @@ def bundle(obj: Any, renderer: Renderer, chart: bool = True) -> dict[str, str]:
     if renderer.summary is not None:
         try:
             summary = renderer.summary(obj)
-        except Exception as exc:  # noqa: BLE001  (a summary is a convenience: never break the display)
+        except Exception as exc:
             parts.append(f"<!-- summary failed: {html.escape(type(exc).__name__)} -->")
     if summary is not None:
         shown = summary.head(MAX_SUMMARY_ROWS)
@@ -80,7 +80,7 @@ def bundle(obj: Any, renderer: Renderer, chart: bool = True) -> dict[str, str]:
     if chart:
         try:
             parts.append(f"<div>{render_svg(renderer.chart(obj))}</div>")
-        except Exception as exc:  # noqa: BLE001  (nor a chart)
+        except Exception as exc:
             msg = html.escape(f"{type(exc).__name__}: {exc}".splitlines()[0][:200])
             parts.append(f"<div><small>(chart not rendered: {msg})</small></div>")
     parts.append("</div>")

@@ -58,8 +58,10 @@ def profile_result_chart(result: Any) -> alt.LayerChart:
     name = {"us-elections": "year", "us-2020-districts": "district"}.get(result.source, "label")
     df = df.rename(columns={"label": name})
     x = "epsilon" if (k == 1 or (e > 8 and k <= 12)) else name
-    title = style.title(f"Privacy profile δ_ε(x) (Definition 2) of {mechanism_label(result.mechanism)}",
-                        f"{k} database(s) ({result.source}); dashed: DP δ")
+    title = style.title(
+        f"Privacy profile δ_ε(x) (Definition 2) of {mechanism_label(result.mechanism)}",
+        f"{k} database(s) ({result.source}); dashed: DP δ",
+    )
     return delta.profile_chart(df, x=x, title=title)
 
 
@@ -116,8 +118,12 @@ def curve_chart(curve: Any) -> alt.LayerChart:
     methods = {getattr(r, "method", "exact") for r in curve.results}
     note = monte_carlo_note(curve.results[0]) if methods == {"monte-carlo"} else None
     sub = "dashed: exponential fit and DP δ" + (f"; {_band_text(curve.results[0])}" if note else "")
-    return delta.delta_vs_n_chart(curve.table, curve.fits, title=style.title(
-        "Smoothed δ against n (Theorem 3: exponentially small in n)", sub), note=note)
+    return delta.delta_vs_n_chart(
+        curve.table,
+        curve.fits,
+        title=style.title("Smoothed δ against n (Theorem 3: exponentially small in n)", sub),
+        note=note,
+    )
 
 
 def curve_summary(curve: Any) -> pd.DataFrame:
@@ -142,19 +148,26 @@ def curve_summary(curve: Any) -> pd.DataFrame:
 def noise_comparison_chart(comparison: Any) -> alt.LayerChart:
     """Chart of a ``NoiseComparison`` (Hladik & Tetek, Figure 1)."""
     d = f", δ = {comparison.delta:g} for Laplace" if comparison.delta is not None else ""
-    return noise.noise_chart(comparison.table, title=style.title(
-        "Noise for smooth sensitivity (Hladik & Tetek, Figure 1)", f"ε = {comparison.epsilon:g}{d}; dashed: reference"))
+    return noise.noise_chart(
+        comparison.table,
+        title=style.title(
+            "Noise for smooth sensitivity (Hladik & Tetek, Figure 1)",
+            f"ε = {comparison.epsilon:g}{d}; dashed: reference",
+        ),
+    )
 
 
 def noise_summary(comparison: Any) -> pd.DataFrame:
     """Per family: the best gamma on the grid and its std."""
     best = comparison.best()
-    return pd.DataFrame({
-        "noise": [noise.FAMILY_LABELS.get(f, f) for f in best["family"]],
-        "best γ": [f"{v:.4g}" for v in best["gamma"]],
-        "std / SS": [f"{v:.4g}" for v in best["std"]],
-        "shape": ["" if not np.isfinite(v) else f"{v:.4g}" for v in best["shape"].astype(float)],
-    })
+    return pd.DataFrame(
+        {
+            "noise": [noise.FAMILY_LABELS.get(f, f) for f in best["family"]],
+            "best γ": [f"{v:.4g}" for v in best["gamma"]],
+            "std / SS": [f"{v:.4g}" for v in best["std"]],
+            "shape": ["" if not np.isfinite(v) else f"{v:.4g}" for v in best["shape"].astype(float)],
+        }
+    )
 
 
 # -------------------------------------------------------------------- releases
@@ -177,12 +190,25 @@ def release_report_chart(report: Any) -> alt.TopLevelMixin:
     diag = _diagnostics(rel)
     density = None
     if diag is not None:
-        density = release.release_density(rel.noise, rel.epsilon, rel.gamma, float(diag.noise_scale), float(rel.value),
-                                          delta=rel.delta,
-                                          shape=rel.shape if rel.noise in ("cauchy", "student_t", "laplace_log_normal") else None)
+        density = release.release_density(
+            rel.noise,
+            rel.epsilon,
+            rel.gamma,
+            float(diag.noise_scale),
+            float(rel.value),
+            delta=rel.delta,
+            shape=rel.shape if rel.noise in ("cauchy", "student_t", "laplace_log_normal") else None,
+        )
     label = getattr(diag, "label", None) or release.DIAGNOSTIC_LABEL
-    return release.release_chart([rel], rel.bounds, name=report.name, query=rel.query, note=public_note(rel),
-                                 density=density, density_label=label)
+    return release.release_chart(
+        [rel],
+        rel.bounds,
+        name=report.name,
+        query=rel.query,
+        note=public_note(rel),
+        density=density,
+        density_label=label,
+    )
 
 
 def release_summary(report: Any) -> pd.DataFrame:
@@ -207,6 +233,8 @@ def release_summary(report: Any) -> pd.DataFrame:
     diag = _diagnostics(r)
     if diag is not None:
         label = getattr(diag, "label", None) or release.DIAGNOSTIC_LABEL
-        rows += [(f"smooth sensitivity ({label})", f"{diag.smooth_sensitivity:.4g}"),
-                 (f"noise std ({label})", f"{diag.noise_std:.4g}")]
+        rows += [
+            (f"smooth sensitivity ({label})", f"{diag.smooth_sensitivity:.4g}"),
+            (f"noise std ({label})", f"{diag.noise_std:.4g}"),
+        ]
     return pd.DataFrame(rows, columns=["field", "value"])

@@ -103,8 +103,17 @@ def data(frame: pd.DataFrame) -> alt.Data | pd.DataFrame:
 
 def log_axis(title: str, **kw: Any) -> alt.Axis:
     """Axis of a log10 field: ticks at integer exponents only, labelled ``10^k``."""
-    return alt.Axis(title=title, tickMinStep=1, labelExpr=EXPONENT_LABEL, tickCount=6, labelOverlap=True,
-                    labelFont=LABEL_FONT, labelFontSize=12, titleFontSize=13, **kw)
+    return alt.Axis(
+        title=title,
+        tickMinStep=1,
+        labelExpr=EXPONENT_LABEL,
+        tickCount=6,
+        labelOverlap=True,
+        labelFont=LABEL_FONT,
+        labelFontSize=12,
+        titleFontSize=13,
+        **kw,
+    )
 
 
 def axis(title: str, **kw: Any) -> alt.Axis:
@@ -146,16 +155,30 @@ def extent_layer(encoding: alt.X | alt.Y, log10_values: Any, *, pad_below: float
     return alt.Chart(data(frame)).mark_point(opacity=0, size=0).encode(**{channel: encoding})
 
 
-def color(field: str, title: str, kind: str = "N", *, domain: Sequence[Any] | None = None,
-          range_: Sequence[str] | None = None, **kw: Any) -> alt.Color:
+def color(
+    field: str,
+    title: str,
+    kind: str = "N",
+    *,
+    domain: Sequence[Any] | None = None,
+    range_: Sequence[str] | None = None,
+    **kw: Any,
+) -> alt.Color:
     """Colour encoding with the palette (or ``range_``); a legend with line symbols."""
     colours = list(range_) if range_ is not None else PALETTE
     if domain is None:
         scale = alt.Scale(range=colours)
     else:
         scale = alt.Scale(domain=list(domain), range=[colours[i % len(colours)] for i in range(len(domain))])
-    legend = alt.Legend(title=title or None, symbolType="stroke", symbolStrokeWidth=3, symbolOpacity=1,
-                        labelFontSize=12, titleFontSize=12, labelLimit=320)
+    legend = alt.Legend(
+        title=title or None,
+        symbolType="stroke",
+        symbolStrokeWidth=3,
+        symbolOpacity=1,
+        labelFontSize=12,
+        titleFontSize=12,
+        labelLimit=320,
+    )
     return alt.Color(f"{field}:{kind}", scale=scale, legend=legend, **kw)
 
 
@@ -164,9 +187,17 @@ def dash(field: str, title: str, domain: Sequence[str], styles: Sequence[str]) -
     return alt.StrokeDash(
         f"{field}:N",
         scale=alt.Scale(domain=list(domain), range=[DASHES[s] for s in styles]),
-        legend=alt.Legend(title=title or None, symbolType="stroke", symbolStrokeWidth=2, symbolSize=400,
-                          symbolOpacity=1, labelFontSize=12, titleFontSize=12, labelLimit=320,
-                          symbolStrokeColor="#333"),
+        legend=alt.Legend(
+            title=title or None,
+            symbolType="stroke",
+            symbolStrokeWidth=2,
+            symbolSize=400,
+            symbolOpacity=1,
+            labelFontSize=12,
+            titleFontSize=12,
+            labelLimit=320,
+            symbolStrokeColor="#333",
+        ),
     )
 
 
@@ -184,12 +215,14 @@ def dash_key(encoding: alt.StrokeDash) -> alt.Chart:
 def title(text: str, subtitle: str | Sequence[str] | None = None) -> alt.TitleParams:
     """Chart title (the paper's figure number first, when there is one)."""
     sub = [subtitle] if isinstance(subtitle, str) else (list(subtitle) if subtitle else alt.Undefined)
-    return alt.TitleParams(text, subtitle=sub, fontSize=15, subtitleFontSize=12, anchor="start",
-                           subtitleColor="#333", limit=WIDTH + 160)
+    return alt.TitleParams(
+        text, subtitle=sub, fontSize=15, subtitleFontSize=12, anchor="start", subtitleColor="#333", limit=WIDTH + 160
+    )
 
 
-def finish(chart: Any, heading: str | alt.TitleParams | None = None, *, width: int = WIDTH,
-           height: int = HEIGHT) -> Any:
+def finish(
+    chart: Any, heading: str | alt.TitleParams | None = None, *, width: int = WIDTH, height: int = HEIGHT
+) -> Any:
     """Size the chart and set its title (no ``configure``: charts stay composable).
 
     Attributes are set on a shallow copy: ``properties()`` would validate them

@@ -95,8 +95,10 @@ class DecimalRangeSlider(W.FloatRangeSlider):
     @traitlets.validate("value")
     def _validate_value(self, proposal: Mapping[str, Any]) -> tuple[float, float]:
         lo, hi = super()._validate_value(proposal)
-        return (min(max(snap(lo, self.step, self.min), self.min), self.max),
-                min(max(snap(hi, self.step, self.min), self.min), self.max))
+        return (
+            min(max(snap(lo, self.step, self.min), self.min), self.max),
+            min(max(snap(hi, self.step, self.min), self.min), self.max),
+        )
 
 
 class DecimalLogSlider(W.FloatLogSlider):
@@ -108,26 +110,56 @@ class DecimalLogSlider(W.FloatLogSlider):
         return snap_log(value, self.base, self.step)
 
 
-def decimal_slider(description: str, value: float, lo: float, hi: float, step: float, *, continuous: bool = True,
-                   fmt: str = ".3f") -> DecimalSlider:
+def decimal_slider(
+    description: str, value: float, lo: float, hi: float, step: float, *, continuous: bool = True, fmt: str = ".3f"
+) -> DecimalSlider:
     """A snapping slider in the panels' layout."""
-    return DecimalSlider(value=value, min=lo, max=hi, step=step, description=description, readout_format=fmt,
-                         continuous_update=continuous, style=_STYLE, layout=W.Layout(width=CONTROL_WIDTH))
+    return DecimalSlider(
+        value=value,
+        min=lo,
+        max=hi,
+        step=step,
+        description=description,
+        readout_format=fmt,
+        continuous_update=continuous,
+        style=_STYLE,
+        layout=W.Layout(width=CONTROL_WIDTH),
+    )
 
 
-def decimal_range(description: str, value: tuple[float, float], lo: float, hi: float, step: float, *,
-                  fmt: str = ".2f") -> DecimalRangeSlider:
+def decimal_range(
+    description: str, value: tuple[float, float], lo: float, hi: float, step: float, *, fmt: str = ".2f"
+) -> DecimalRangeSlider:
     """A snapping range slider (updates when released)."""
-    return DecimalRangeSlider(value=value, min=lo, max=hi, step=step, description=description, readout_format=fmt,
-                              continuous_update=False, style=_STYLE, layout=W.Layout(width=CONTROL_WIDTH))
+    return DecimalRangeSlider(
+        value=value,
+        min=lo,
+        max=hi,
+        step=step,
+        description=description,
+        readout_format=fmt,
+        continuous_update=False,
+        style=_STYLE,
+        layout=W.Layout(width=CONTROL_WIDTH),
+    )
 
 
-def decimal_log_slider(description: str, value: float, lo_exp: float, hi_exp: float, step: float, *,
-                       continuous: bool = True) -> DecimalLogSlider:
+def decimal_log_slider(
+    description: str, value: float, lo_exp: float, hi_exp: float, step: float, *, continuous: bool = True
+) -> DecimalLogSlider:
     """A snapping base-10 log slider (exponents ``lo_exp`` to ``hi_exp``)."""
-    return DecimalLogSlider(value=value, base=10, min=lo_exp, max=hi_exp, step=step, description=description,
-                            readout_format=".3g", continuous_update=continuous, style=_STYLE,
-                            layout=W.Layout(width=CONTROL_WIDTH))
+    return DecimalLogSlider(
+        value=value,
+        base=10,
+        min=lo_exp,
+        max=hi_exp,
+        step=step,
+        description=description,
+        readout_format=".3g",
+        continuous_update=continuous,
+        style=_STYLE,
+        layout=W.Layout(width=CONTROL_WIDTH),
+    )
 
 
 class Panel(abc.ABC):

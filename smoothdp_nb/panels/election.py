@@ -62,8 +62,15 @@ class ElectionPanel(Panel):
 
     title = "US presidential elections 1920–2020: privacy profile of the sampling histogram"
 
-    def __init__(self, eta: float = 0.998, epsilon: tuple[float, float] = (0.5, 2.0), epsilon_points: int = 3,
-                 replace: bool = False, coarse_points: int = 1, refine_delay: float = 0.3) -> None:
+    def __init__(
+        self,
+        eta: float = 0.998,
+        epsilon: tuple[float, float] = (0.5, 2.0),
+        epsilon_points: int = 3,
+        replace: bool = False,
+        coarse_points: int = 1,
+        refine_delay: float = 0.3,
+    ) -> None:
         table = _datasets.us_presidential_elections()
         self._years = table["year"].to_numpy()
         self._hists = table[["winner_votes", "runner_up_votes"]].to_numpy(dtype=np.int64)
@@ -80,8 +87,9 @@ class ElectionPanel(Panel):
         self.eta = decimal_slider("η (sampling rate)", eta, 0.9, 1.0, 0.001, continuous=True)
         self.epsilon = decimal_range("ε range", epsilon, 0.05, 4.0, 0.05)
         self.replace = W.Checkbox(value=replace, description="sample with replacement")
-        self.view = W.Dropdown(options=[("δ per year", "year"), ("δ per ε", "epsilon")], value="year",
-                               description="x axis")
+        self.view = W.Dropdown(
+            options=[("δ per year", "year"), ("δ per ε", "epsilon")], value="year", description="x axis"
+        )
         self.frame: Any = None  # the latest profile frame
         super().__init__()
 
@@ -136,12 +144,14 @@ class ElectionPanel(Panel):
         if key not in self._dp:
             self._dp[key] = np.array([dp_delta(mech, int(n)) for n in self._hists.sum(axis=1)])
         cols = np.column_stack([self._columns[key + (float(e),)] for e in grid])  # (years, epsilon)
-        return pd.DataFrame({
-            "year": np.repeat(self._years, len(grid)),
-            "epsilon": np.tile(grid, len(self._years)),
-            "log_delta": cols.reshape(-1),
-            "dp_delta": np.repeat(self._dp[key], len(grid)),
-        })
+        return pd.DataFrame(
+            {
+                "year": np.repeat(self._years, len(grid)),
+                "epsilon": np.tile(grid, len(self._years)),
+                "log_delta": cols.reshape(-1),
+                "dp_delta": np.repeat(self._dp[key], len(grid)),
+            }
+        )
 
     # -- two-step update --------------------------------------------------------
     def _on_change(self, change: Mapping[str, Any] | None = None) -> None:
@@ -179,8 +189,7 @@ class ElectionPanel(Panel):
 
     def _status_text(self) -> str:
         worst = self.frame.loc[self.frame["log_delta"].idxmax()]
-        text = (f"largest δ: {format_log10(worst['log_delta'] / _LN10)} "
-                f"({int(worst['year'])}, ε = {worst['epsilon']:g})")
+        text = f"largest δ: {format_log10(worst['log_delta'] / _LN10)} ({int(worst['year'])}, ε = {worst['epsilon']:g})"
         if self.coarse:
             text += f" — coarse grid ({self.frame['epsilon'].nunique()} of {len(self.grid())} ε values), refining…"
         return text

@@ -36,15 +36,24 @@ class NoiseComparisonPanel(Panel):
 
     title = "Noise for smooth sensitivity: std per unit of SS against γ (Hladik & Tetek, Figure 1)"
 
-    def __init__(self, epsilon: float = 1.0, delta: float = 1e-5, gamma: float = 0.1,
-                 families: Sequence[str] = ("polyplace", "student_t", "cauchy", "laplace"),
-                 points: int = 80) -> None:
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        delta: float = 1e-5,
+        gamma: float = 0.1,
+        families: Sequence[str] = ("polyplace", "student_t", "cauchy", "laplace"),
+        points: int = 80,
+    ) -> None:
         self.points = int(points)
         self.epsilon = decimal_slider("ε", epsilon, 0.05, 5.0, 0.05, fmt=".2f")
         self.delta = decimal_log_slider("δ (Laplace)", delta, -12, -2, 0.5)
         self.gamma = decimal_log_slider("γ (marker)", gamma, -3, 0.7, 0.02)
-        self.families = W.SelectMultiple(options=[(FAMILY_LABELS[f], f) for f in FAMILIES], value=tuple(families),
-                                         description="noise", rows=len(FAMILIES))
+        self.families = W.SelectMultiple(
+            options=[(FAMILY_LABELS[f], f) for f in FAMILIES],
+            value=tuple(families),
+            description="noise",
+            rows=len(FAMILIES),
+        )
         self.reference = W.Checkbox(value=True, description="Laplace on global sensitivity")
         self.frame: pd.DataFrame | None = None
         super().__init__()
@@ -59,8 +68,13 @@ class NoiseComparisonPanel(Panel):
         fams = tuple(self.families.value)
         if not fams and not self.reference.value:
             raise ValueError("families: choose at least one noise family (or the global-sensitivity reference)")
-        frame = compare_noise(epsilon, gammas, delta=float(self.delta.value), families=fams or ("polyplace",),
-                              reference=bool(self.reference.value))
+        frame = compare_noise(
+            epsilon,
+            gammas,
+            delta=float(self.delta.value),
+            families=fams or ("polyplace",),
+            reference=bool(self.reference.value),
+        )
         if not fams:
             frame = frame[frame["family"] == "laplace_global"]
         return frame.reset_index(drop=True)

@@ -56,8 +56,15 @@ class ReleasePanel(Panel):
 
     title = "Smooth-sensitivity release"
 
-    def __init__(self, series: Any, bounds: tuple[float, float] | None = None, query: str = "median",
-                 epsilon: float = 1.0, noise: str = "polyplace", delta: float = 1e-6) -> None:
+    def __init__(
+        self,
+        series: Any,
+        bounds: tuple[float, float] | None = None,
+        query: str = "median",
+        epsilon: float = 1.0,
+        noise: str = "polyplace",
+        delta: float = 1e-6,
+    ) -> None:
         x = np.asarray(pd.Series(series).dropna(), dtype=float)
         if x.size == 0:
             raise ValueError("series: no values to release (all missing or empty)")
@@ -72,8 +79,12 @@ class ReleasePanel(Panel):
         self.auto_gamma = W.Checkbox(value=True, description="default γ (data-independent)")
         self.gamma = decimal_log_slider("γ", 0.1 * epsilon, -3, 0.7, 0.02, continuous=False)
         self.gamma.disabled = True
-        self.noise = W.Dropdown(options=[(FAMILY_LABELS[f], f) for f in FAMILIES], value=noise, description="noise",
-                                layout=W.Layout(width=CONTROL_WIDTH))
+        self.noise = W.Dropdown(
+            options=[(FAMILY_LABELS[f], f) for f in FAMILIES],
+            value=noise,
+            description="noise",
+            layout=W.Layout(width=CONTROL_WIDTH),
+        )
         self.delta = decimal_log_slider("δ (Laplace)", delta, -12, -2, 0.5, continuous=False)
         self.diagnostics = W.Checkbox(value=False, description="curator diagnostics (data-dependent)")
         self.reveal = W.Checkbox(value=False, description="reveal true value")
@@ -86,8 +97,17 @@ class ReleasePanel(Panel):
         super().__init__()
 
     def _control_list(self) -> list[W.Widget]:
-        return [self.query, self.epsilon, self.auto_gamma, self.gamma, self.noise, self.delta,
-                self.diagnostics, self.reveal, self.button]
+        return [
+            self.query,
+            self.epsilon,
+            self.auto_gamma,
+            self.gamma,
+            self.noise,
+            self.delta,
+            self.diagnostics,
+            self.reveal,
+            self.button,
+        ]
 
     # -- parameters -------------------------------------------------------------
     def params(self) -> dict:
@@ -96,8 +116,14 @@ class ReleasePanel(Panel):
         noise = self.noise.value
         delta = float(self.delta.value) if noise == "laplace" else None
         gamma = None if self.auto_gamma.value else float(self.gamma.value)
-        return {"query": self.query.value, "epsilon": float(self.epsilon.value), "gamma": gamma,
-                "noise": noise, "bounds": self.bounds, "delta": delta}
+        return {
+            "query": self.query.value,
+            "epsilon": float(self.epsilon.value),
+            "gamma": gamma,
+            "noise": noise,
+            "bounds": self.bounds,
+            "delta": delta,
+        }
 
     def draw(self, rng: Any = None):
         """Draw one private release with the current settings (spends epsilon).
@@ -147,8 +173,15 @@ class ReleasePanel(Panel):
         else:
             self._true = None
         note = public_note(self.current) if self.current is not None else "nothing released yet: press Release"
-        return release_chart(self.releases, self.bounds, name=str(self.name), query=p["query"], note=note,
-                             true_value=self._true, density=density)
+        return release_chart(
+            self.releases,
+            self.bounds,
+            name=str(self.name),
+            query=p["query"],
+            note=note,
+            true_value=self._true,
+            density=density,
+        )
 
     def _status_text(self) -> str:
         parts = []
@@ -156,9 +189,11 @@ class ReleasePanel(Panel):
             parts.append('<span style="color:#b60">bounds taken from the data (not private: pass bounds=)</span>')
         if self.current is not None:
             spent = sum(r.epsilon for r in self.releases)
-            parts.append(f"released {html.escape(self.current.query)} = <b>{self.current.value:.10g}</b> "
-                         f"({html.escape(self.current.guarantee)}); {len(self.releases)} release(s), "
-                         f"ε spent {spent:g} (basic composition)")
+            parts.append(
+                f"released {html.escape(self.current.query)} = <b>{self.current.value:.10g}</b> "
+                f"({html.escape(self.current.guarantee)}); {len(self.releases)} release(s), "
+                f"ε spent {spent:g} (basic composition)"
+            )
         else:
             parts.append("nothing released yet: press Release")
         if self._noise_std is not None:

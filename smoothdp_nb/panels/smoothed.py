@@ -58,16 +58,37 @@ class SmoothedDPPanel(Panel):
 
     title = "Smoothed DP of the sampling histogram (Definition 3)"
 
-    def __init__(self, n: int = 1000, eta: float = 0.998, epsilon: tuple[float, float] = (0.05, 2.0),
-                 pi: tuple[float, float] = (0.45, 0.55), epsilon_points: int = 20, budget: float = 0.5,
-                 trials: int = 200, max_n: int = 100_000, rng: int | None = 0) -> None:
+    def __init__(
+        self,
+        n: int = 1000,
+        eta: float = 0.998,
+        epsilon: tuple[float, float] = (0.05, 2.0),
+        pi: tuple[float, float] = (0.45, 0.55),
+        epsilon_points: int = 20,
+        budget: float = 0.5,
+        trials: int = 200,
+        max_n: int = 100_000,
+        rng: int | None = 0,
+    ) -> None:
         self.budget, self.trials, self.rng, self.epsilon_points = float(budget), int(trials), rng, int(epsilon_points)
         self.eta = decimal_slider("η (sampling rate)", eta, 0.5, 1.0, 0.001, continuous=False)
-        self.n = W.IntSlider(value=n, min=10, max=max_n, step=10, description="n (records)", continuous_update=False,
-                             style={"description_width": "initial"}, layout=W.Layout(width=CONTROL_WIDTH))
+        self.n = W.IntSlider(
+            value=n,
+            min=10,
+            max=max_n,
+            step=10,
+            description="n (records)",
+            continuous_update=False,
+            style={"description_width": "initial"},
+            layout=W.Layout(width=CONTROL_WIDTH),
+        )
         self.epsilon = decimal_range("ε range", epsilon, 0.01, 5.0, 0.01)
-        self.pi_kind = W.Dropdown(options=[(v, k) for k, v in _PI_PRESETS.items()], value="interval", description="Π",
-                                  layout=W.Layout(width=CONTROL_WIDTH))
+        self.pi_kind = W.Dropdown(
+            options=[(v, k) for k, v in _PI_PRESETS.items()],
+            value="interval",
+            description="Π",
+            layout=W.Layout(width=CONTROL_WIDTH),
+        )
         self.pi = decimal_range("p(category 0)", pi, 0.0, 1.0, 0.005, fmt=".3f")
         self.method = W.ToggleButtons(options=["auto", "exact", "monte-carlo"], value="auto", description="method")
         self.result: Any = None  # the latest SmoothedResult
@@ -104,19 +125,31 @@ class SmoothedDPPanel(Panel):
                 if method == "exact":
                     raise
                 self.fallback = f"exact estimated over the {self.budget:g} s budget"
-        return smoothed_delta(mech, self.n.value, self.pi_matrix(), epsilon, method="monte-carlo",
-                              trials=self.trials, rng=self.rng, candidates=8, progress=False)
+        return smoothed_delta(
+            mech,
+            self.n.value,
+            self.pi_matrix(),
+            epsilon,
+            method="monte-carlo",
+            trials=self.trials,
+            rng=self.rng,
+            candidates=8,
+            progress=False,
+        )
 
     def _build_chart(self) -> alt.TopLevelMixin:
         self.result = self.compute()
         # one fixed title: the structure stays, so updates go through the data channel
-        return delta_vs_epsilon_chart(self.result.to_frame(), title="Smoothed δ against ε (dashed: DP δ)",
-                                      note=monte_carlo_note(self.result))
+        return delta_vs_epsilon_chart(
+            self.result.to_frame(), title="Smoothed δ against ε (dashed: DP δ)", note=monte_carlo_note(self.result)
+        )
 
     def _status_text(self) -> str:
         r = self.result
         what = "exact (Algorithm 1)" if r.method == "exact" else f"Monte Carlo, {r.trials} trials per composition"
         if self.fallback:
             what += f" ({self.fallback})"
-        return (f"n = {r.n:,}, η = {self.eta.value:g}, T = {r.mechanism.sample_size(r.n):,}; {what}; "
-                f"{len(r.vertex_labels)} hull vertices; DP δ = T/n = {np.max(r.dp_delta):.6g}")
+        return (
+            f"n = {r.n:,}, η = {self.eta.value:g}, T = {r.mechanism.sample_size(r.n):,}; {what}; "
+            f"{len(r.vertex_labels)} hull vertices; DP δ = T/n = {np.max(r.dp_delta):.6g}"
+        )

@@ -27,10 +27,74 @@ MATHML_NS = "http://www.w3.org/1998/Math/MathML"
 
 #: MathML Core's elements (and the presentation ones latex2mathml writes)
 _MATHML_ELEMENTS = frozenset(
-    ["math", "mrow", "mi", "mn", "mo", "ms", "mtext", "mspace", "mfrac", "msqrt", "mroot", "mstyle", "merror", "mpadded", "mphantom", "msub", "msup", "msubsup", "munder", "mover", "munderover", "mmultiscripts", "mprescripts", "none", "mtable", "mtr", "mtd", "semantics", "annotation", "menclose"]
+    [
+        "math",
+        "mrow",
+        "mi",
+        "mn",
+        "mo",
+        "ms",
+        "mtext",
+        "mspace",
+        "mfrac",
+        "msqrt",
+        "mroot",
+        "mstyle",
+        "merror",
+        "mpadded",
+        "mphantom",
+        "msub",
+        "msup",
+        "msubsup",
+        "munder",
+        "mover",
+        "munderover",
+        "mmultiscripts",
+        "mprescripts",
+        "none",
+        "mtable",
+        "mtr",
+        "mtd",
+        "semantics",
+        "annotation",
+        "menclose",
+    ]
 )
 _MATHML_ATTRIBUTES = frozenset(
-    ["display", "displaystyle", "scriptlevel", "mathvariant", "stretchy", "fence", "separator", "lspace", "rspace", "minsize", "maxsize", "largeop", "movablelimits", "accent", "accentunder", "linethickness", "columnalign", "rowalign", "columnspacing", "rowspacing", "columnlines", "rowlines", "frame", "width", "height", "depth", "voffset", "notation", "encoding", "form", "symmetric", "class"]
+    [
+        "display",
+        "displaystyle",
+        "scriptlevel",
+        "mathvariant",
+        "stretchy",
+        "fence",
+        "separator",
+        "lspace",
+        "rspace",
+        "minsize",
+        "maxsize",
+        "largeop",
+        "movablelimits",
+        "accent",
+        "accentunder",
+        "linethickness",
+        "columnalign",
+        "rowalign",
+        "columnspacing",
+        "rowspacing",
+        "columnlines",
+        "rowlines",
+        "frame",
+        "width",
+        "height",
+        "depth",
+        "voffset",
+        "notation",
+        "encoding",
+        "form",
+        "symmetric",
+        "class",
+    ]
 )
 
 
@@ -86,7 +150,7 @@ def tex_to_html(tex: str, display: bool = False) -> str:
         out: list[str] = []
         _serialize(root, out)
         return "".join(out)
-    except Exception:  # noqa: BLE001 -- any conversion or safety failure: show the source, never drop it
+    except Exception:
         cls = "tex display" if display else "tex"
         delim = "$$" if display else "$"
         return f'<code class="{cls}">{html.escape(delim + tex + delim)}</code>'

@@ -115,15 +115,16 @@ def _vega_svg(mime: str, spec: Any) -> str | None:
         if mime.startswith("application/vnd.vegalite"):
             return vlc.vegalite_to_svg(spec, allowed_base_urls=[])
         return vlc.vega_to_svg(spec, allowed_base_urls=[])
-    except Exception:  # noqa: BLE001 -- a spec that does not render falls through to the next MIME type
+    except Exception:
         return None
 
 
 def _pick(data: Mapping[str, Any]) -> tuple[str, Any] | None:
     for want in PREFERENCE:
         for mime in data:
-            if mime == want or (want.startswith("application/vnd.vega") and mime.startswith(want + ".v")
-                                and mime.endswith("+json")):
+            if mime == want or (
+                want.startswith("application/vnd.vega") and mime.startswith(want + ".v") and mime.endswith("+json")
+            ):
                 return mime, data[mime]
     return None
 
@@ -159,14 +160,16 @@ def _render_widget(out: Mapping[str, Any], state: Mapping[str, Any]) -> str:
         return ""
     # text/plain of a widget is its Python repr (VBox(children=(...))): never shown
     snap = out.get("metadata", {}).get("smoothdp_snapshot", {})
-    body = _render_rich(data, skip=(WIDGET_MIME, "text/plain"), alt=f"chart of the live panel {snap.get('title') or ''}")
+    body = _render_rich(
+        data, skip=(WIDGET_MIME, "text/plain"), alt=f"chart of the live panel {snap.get('title') or ''}"
+    )
     caption = []
     if snap.get("title"):
         caption.append(f"<b>{html.escape(snap['title'])}</b><br>")
     if snap.get("controls"):
         caption.append("Shown at " + ", ".join(html.escape(c) for c in snap["controls"]) + ".")
     caption.append(("Static snapshot. " if body else "") + LIVE_PANEL_NOTE)
-    return (f'<figure class="live-panel">{body}<figcaption>{" ".join(caption)}</figcaption></figure>')
+    return f'<figure class="live-panel">{body}<figcaption>{" ".join(caption)}</figcaption></figure>'
 
 
 def render_output(out: Mapping[str, Any], widget_state: Mapping[str, Any] | None = None) -> str:
@@ -206,8 +209,12 @@ def render_outputs(outputs: list[Mapping[str, Any]], widget_state: Mapping[str, 
     merged: list[Mapping[str, Any]] = []
     for out in outputs:
         last = merged[-1] if merged else None
-        if (last is not None and out.get("output_type") == "stream" and last.get("output_type") == "stream"
-                and out.get("name") == last.get("name")):
+        if (
+            last is not None
+            and out.get("output_type") == "stream"
+            and last.get("output_type") == "stream"
+            and out.get("name") == last.get("name")
+        ):
             merged[-1] = {**last, "text": _as_text(last.get("text", "")) + _as_text(out.get("text", ""))}
         else:
             merged.append(out)

@@ -186,8 +186,15 @@ def _text_of(markdown_title: str) -> str:
     return html.unescape(re.sub(r"<[^>]*>", "", inline_markdown_to_html(markdown_title)))
 
 
-def notebook_page(nb: Any, stem: str, *, run: RunInfo = RunInfo(), error: str | None = None,
-                  neighbours: Sequence[str | None] = (None, None), seconds: float | None = None) -> str:
+def notebook_page(
+    nb: Any,
+    stem: str,
+    *,
+    run: RunInfo = RunInfo(),
+    error: str | None = None,
+    neighbours: Sequence[str | None] = (None, None),
+    seconds: float | None = None,
+) -> str:
     """The HTML handout of one executed notebook.
 
     Parameters
@@ -208,8 +215,9 @@ def notebook_page(nb: Any, stem: str, *, run: RunInfo = RunInfo(), error: str | 
     state = _widget_state(nb)
     parts = []
     if error:
-        parts.append(f"<div class='banner failed'><b>This notebook did not run to the end.</b> "
-                     f"{html.escape(error)}</div>")
+        parts.append(
+            f"<div class='banner failed'><b>This notebook did not run to the end.</b> {html.escape(error)}</div>"
+        )
     for cell in nb.get("cells", []):
         tags = _tags(cell)
         if "remove-cell" in tags:
@@ -228,8 +236,10 @@ def notebook_page(nb: Any, stem: str, *, run: RunInfo = RunInfo(), error: str | 
                 took = _seconds(cell)
                 if took is not None and took >= 1:
                     meta.append(_duration(took))
-                piece.append(f"<div class='source'><span class='meta'>{html.escape(' · '.join(meta))}</span>"
-                             f"{_highlight(cell['source'])}</div>")
+                piece.append(
+                    f"<div class='source'><span class='meta'>{html.escape(' · '.join(meta))}</span>"
+                    f"{_highlight(cell['source'])}</div>"
+                )
             if "remove-output" not in tags:
                 outs = render_outputs(cell.get("outputs", []), state)
                 if outs:
@@ -260,8 +270,10 @@ def index_page(entries: Sequence[Entry], run: RunInfo = RunInfo(), heading: str 
         run_cell = f"<span class='pill {status}'>{label}</span>"
         if e.seconds is not None:
             run_cell += f"<br>{html.escape(_duration(e.seconds))}"
-        row = [f"<li class='{status}'><span class='num'>{html.escape(number)}</span>",
-               f"<span class='title'>{link}</span><span class='run'>{run_cell}</span>"]
+        row = [
+            f"<li class='{status}'><span class='num'>{html.escape(number)}</span>",
+            f"<span class='title'>{link}</span><span class='run'>{run_cell}</span>",
+        ]
         if e.summary:
             row.append(f"<span class='summary'>{inline_markdown_to_html(e.summary)}</span>")
         if e.error:
@@ -272,8 +284,12 @@ def index_page(entries: Sequence[Entry], run: RunInfo = RunInfo(), heading: str 
         items.append("".join(row))
     done = [e for e in entries if e.status == "ok"]
     total = f" in {_duration(run.total_seconds)}" if run.total_seconds is not None else ""
-    lede = (f"{len(done)} of {len(entries)} notebooks executed top to bottom{total}; "
-            "each page is the notebook with its outputs, readable offline.")
-    body = (f"<h1>{html.escape(heading)}</h1><p class='lede'>{html.escape(lede)}</p>"
-            f"<ol class='contents'>{''.join(items)}</ol>")
+    lede = (
+        f"{len(done)} of {len(entries)} notebooks executed top to bottom{total}; "
+        "each page is the notebook with its outputs, readable offline."
+    )
+    body = (
+        f"<h1>{html.escape(heading)}</h1><p class='lede'>{html.escape(lede)}</p>"
+        f"<ol class='contents'>{''.join(items)}</ol>"
+    )
     return _document(heading, body, "<span>☰ Contents</span>", _footer(run))

@@ -43,7 +43,7 @@ def _walk(widget: Any) -> list[Any]:
 
 
 def _control_text(w: Any) -> str | None:
-    """"description = value" for a control with a description, else None."""
+    """ "description = value" for a control with a description, else None."""
     desc = getattr(w, "description", "") or ""
     if not desc or not hasattr(w, "value") or type(w).__name__ in ("Button", "HTML", "Label"):
         return None

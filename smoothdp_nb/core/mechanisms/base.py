@@ -194,8 +194,9 @@ class Mechanism(ABC):
         with np.errstate(invalid="ignore"):
             return L - np.logaddexp.reduce(L, axis=1, keepdims=True)
 
-    def profile_seconds(self, n: int, m: int, count: int, n_epsilon: int,
-                        budget: float = DEFAULT_BUDGET_SECONDS) -> float:
+    def profile_seconds(
+        self, n: int, m: int, count: int, n_epsilon: int, budget: float = DEFAULT_BUDGET_SECONDS
+    ) -> float:
         """Estimated seconds of :meth:`log_profile_batch` on ``count`` histograms.
 
         Default: one output law is timed (at small n, extrapolated), and the
@@ -217,6 +218,7 @@ class Mechanism(ABC):
         """(seconds, outputs) of one output law at n records, extrapolated from
         timed laws at 16 and 32 records (one law at large n may be slow itself):
         a power law through the two, exponent clipped to [0, 4]."""
+
         def timed(k):
             t0 = time.perf_counter()
             outs, _ = self.log_output_pmf(np.eye(1, m, dtype=np.int64)[0] * k)
@@ -224,6 +226,7 @@ class Mechanism(ABC):
 
         if n <= 32:
             return timed(n)
+
         def grow(a, b):
             return min(4.0, max(0.0, math.log2(b / a)))
 
@@ -231,8 +234,15 @@ class Mechanism(ABC):
         r = n / 32
         return t2 * r ** grow(t1, t2), k2 * r ** grow(k1, k2)
 
-    def dp_delta(self, n: int, epsilon: np.ndarray, categories: int | None = None, log: bool = False,
-                 budget: float = DEFAULT_BUDGET_SECONDS, all_profiles: np.ndarray | None = None) -> np.ndarray:
+    def dp_delta(
+        self,
+        n: int,
+        epsilon: np.ndarray,
+        categories: int | None = None,
+        log: bool = False,
+        budget: float = DEFAULT_BUDGET_SECONDS,
+        all_profiles: np.ndarray | None = None,
+    ) -> np.ndarray:
         """max over all databases of n records of delta_eps(x) (Theorem 1), shape (E,).
 
         Default: every histogram on m categories (the mechanism's own m, else

@@ -51,8 +51,14 @@ class FiniteMechanism(Mechanism):
     0.5
     """
 
-    def __init__(self, pmf: Callable[[tuple], Mapping[Hashable, float]], *, categories: int,
-                 name: str | None = None, log: bool = False):
+    def __init__(
+        self,
+        pmf: Callable[[tuple], Mapping[Hashable, float]],
+        *,
+        categories: int,
+        name: str | None = None,
+        log: bool = False,
+    ):
         if not callable(pmf):
             raise TypeError(f"pmf must be a callable hist -> {{output: probability}}, got {type(pmf).__name__}")
         self._pmf = pmf

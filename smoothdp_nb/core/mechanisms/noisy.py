@@ -123,7 +123,6 @@ class NoisySamplingHistogram(SampleSize, Mechanism):
         return df
 
 
-
 def _sample_truncated_two_sided_geometric(centre: np.ndarray, lam: float, gen) -> np.ndarray:
     """Draw out >= 0 with P(out) proportional to exp(-lam |out - centre|), per entry."""
     c = np.asarray(centre, dtype=np.int64)

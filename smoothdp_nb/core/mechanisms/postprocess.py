@@ -61,7 +61,7 @@ class _FunctionMap(PostProcessing):
             return None
         try:
             y = np.asarray(self.f(outputs))
-        except Exception:  # noqa: BLE001 - any failure means "not vectorised"
+        except Exception:
             return None
         if y.ndim == 0 or y.shape[0] != len(outputs) or y.dtype == object:
             return None
@@ -253,12 +253,20 @@ class SampledWinner(PostProcessed):
         lo, hi = np.full(B, k_lo), np.full(B, k_hi)
         log_half = math.log(0.5)
         # W_x' and 1 - W_x, each straight from its own tails
-        w_y = np.logaddexp(log_monotone_tail_sum(dist_y, lo, dist_y.hi, _one),
-                           log_monotone_tail_sum(dist_y, hi, dist_y.hi, _one)) + log_half
-        not_w_x = np.logaddexp(log_monotone_tail_sum(dist_x, dist_x.lo, lo - 1, _one),
-                               log_monotone_tail_sum(dist_x, dist_x.lo, hi - 1, _one)) + log_half
-        g = np.logaddexp(_lpmf.log_hypergeom_pmf(k_lo - 1, u, v, T - 1),
-                         _lpmf.log_hypergeom_pmf(k_hi - 1, u, v, T - 1))
+        w_y = (
+            np.logaddexp(
+                log_monotone_tail_sum(dist_y, lo, dist_y.hi, _one), log_monotone_tail_sum(dist_y, hi, dist_y.hi, _one)
+            )
+            + log_half
+        )
+        not_w_x = (
+            np.logaddexp(
+                log_monotone_tail_sum(dist_x, dist_x.lo, lo - 1, _one),
+                log_monotone_tail_sum(dist_x, dist_x.lo, hi - 1, _one),
+            )
+            + log_half
+        )
+        g = np.logaddexp(_lpmf.log_hypergeom_pmf(k_lo - 1, u, v, T - 1), _lpmf.log_hypergeom_pmf(k_hi - 1, u, v, T - 1))
         log_dw = g + math.log(T) - math.log(n) + log_half
         with np.errstate(divide="ignore"):
             log_c = np.log(np.expm1(epsilon))  # -inf at epsilon = 0

@@ -161,8 +161,15 @@ class SamplingHistogram(SampleSize, Mechanism):
         """The DP delta (below): no database of n records exceeds it."""
         return self.dp_delta(n, epsilon)
 
-    def dp_delta(self, n: int, epsilon: np.ndarray, categories: int | None = None, log: bool = False,
-                 budget: float | None = None, all_profiles: np.ndarray | None = None) -> np.ndarray:
+    def dp_delta(
+        self,
+        n: int,
+        epsilon: np.ndarray,
+        categories: int | None = None,
+        log: bool = False,
+        budget: float | None = None,
+        all_profiles: np.ndarray | None = None,
+    ) -> np.ndarray:
         """Theorem 3 (iii): ``T/n`` for every epsilon >= 0 without replacement
         (correctly rounded from the exact fraction); ``1 - (1 - 1/n)^T`` with
         replacement (a few ulps).
@@ -503,7 +510,10 @@ class SamplingHistogram(SampleSize, Mechanism):
             # picks the right branch, the discarded one may be nan
             with np.errstate(invalid="ignore"):
                 res = (
-                    lf[T] - lf[oa_i] - lf[ob_i] - lf[np.maximum(oc, 0)]
+                    lf[T]
+                    - lf[oa_i]
+                    - lf[ob_i]
+                    - lf[np.maximum(oc, 0)]
                     + np.where(oa_i > 0, oa_i * logs[0], 0.0)
                     + np.where(ob_i > 0, ob_i * logs[1], 0.0)
                     + np.where(oc > 0, oc * logs[2], 0.0)
@@ -546,5 +556,3 @@ def _log_multinomial(outs: np.ndarray, p: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(outs > 0, outs * np.log(p)[None, :], 0.0)
     return gammaln(T + 1.0) - gammaln(outs + 1.0).sum(axis=1) + terms.sum(axis=1)
-
-

@@ -51,8 +51,14 @@ from .exact import smoothed_exact
 from .monte_carlo import smoothed_monte_carlo
 from .results import SmoothedCurve, SmoothedResult, fit_exponential
 
-__all__ = ["SmoothedResult", "SmoothedCurve", "smoothed_delta", "smoothed_delta_curve", "estimate_smoothed",
-           "fit_exponential"]
+__all__ = [
+    "SmoothedResult",
+    "SmoothedCurve",
+    "smoothed_delta",
+    "smoothed_delta_curve",
+    "estimate_smoothed",
+    "fit_exponential",
+]
 
 
 def smoothed_delta(
@@ -143,11 +149,27 @@ def smoothed_delta(
             raise ValueError(f"interval must be one of {sorted(INTERVALS)}, got {interval!r}")
         chunk = as_int(chunk, "chunk", minimum=1)
         est, units = estimate_monte_carlo(mechanism, n, red.vertices, e.size, trials, candidates, chunk)
-        check_budget(est, budget, f"the Monte Carlo smoothed delta for n={n} ({trials} trials x "
-                     f"{units['candidates']} candidate compositions)", "use fewer trials or candidates",
-                     parameter="trials" if trials >= units["candidates"] else "candidates")
+        check_budget(
+            est,
+            budget,
+            f"the Monte Carlo smoothed delta for n={n} ({trials} trials x "
+            f"{units['candidates']} candidate compositions)",
+            "use fewer trials or candidates",
+            parameter="trials" if trials >= units["candidates"] else "candidates",
+        )
         res = smoothed_monte_carlo(
-            mechanism, n, red, e, trials, rng, confidence, candidates, progress, executor, chunk, interval,
+            mechanism,
+            n,
+            red,
+            e,
+            trials,
+            rng,
+            confidence,
+            candidates,
+            progress,
+            executor,
+            chunk,
+            interval,
         )
     object.__setattr__(res, "scalar_epsilon", scalar)
     return res
@@ -164,8 +186,13 @@ def smoothed_delta_curve(mechanism, ns, pi, epsilon, method: str = "exact", **kw
         raise ValueError("ns must contain at least one database size")
     budget = kwargs.pop("budget", DEFAULT_BUDGET_SECONDS)
     total = estimate_smoothed(mechanism, ns, pi, epsilon, method, **kwargs)
-    check_budget(total, budget, f"the smoothed delta curve over {len(ns)} values of n (up to {max(ns)})",
-                 "use fewer or smaller n" + (", or method='monte-carlo'" if method == "exact" else ""), parameter="n")
+    check_budget(
+        total,
+        budget,
+        f"the smoothed delta curve over {len(ns)} values of n (up to {max(ns)})",
+        "use fewer or smaller n" + (", or method='monte-carlo'" if method == "exact" else ""),
+        parameter="n",
+    )
     # the whole curve fits the time budget: the points run without a time limit of their own
     results = [smoothed_delta(mechanism, n, pi, epsilon, method=method, budget=math.inf, **kwargs) for n in ns]
     return SmoothedCurve.from_results(results)

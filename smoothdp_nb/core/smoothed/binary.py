@@ -39,7 +39,7 @@ def log_binom_vector(s: int, p: float) -> np.ndarray:
     x = np.arange(s + 1, dtype=float)
     if p <= 0 or p >= 1 or s == 0:
         return _lpmf.log_binom_pmf(x, s, p)
-    mode = min(s, int(math.floor((s + 1) * p)))
+    mode = min(s, math.floor((s + 1) * p))
     out = np.empty(s + 1)
     out[mode] = float(_lpmf.log_binom_pmf(mode, s, p))
     lr = math.log(p) - math.log1p(-p)
@@ -84,8 +84,8 @@ class BinomialWeights:
             a, b = 0, s
         else:
             t = math.sqrt(0.5 * s * log_bound) + 1.0
-            a = max(0, int(math.floor(s * self.p - t)))
-            b = min(s, int(math.ceil(s * self.p + t)))
+            a = max(0, math.floor(s * self.p - t))
+            b = min(s, math.ceil(s * self.p + t))
         lf, k = self.lf, b - a + 1
         lw = (lf[s] - lf[a : b + 1]) - lf[s - a :: -1][:k] + self.xlp[a : b + 1] + self.xlq[s - a :: -1][:k]
         return a, b, lw
@@ -162,8 +162,9 @@ def _log_min_nonzero(X: np.ndarray) -> np.ndarray:
         return np.log(np.where(X > 0, X, 1.0).min(axis=-1))
 
 
-def exact_binary(logdelta: np.ndarray, p1: float, p2: float, bar, block: int = _DP_STEPS,
-                 work: dict | None = None) -> np.ndarray:
+def exact_binary(
+    logdelta: np.ndarray, p1: float, p2: float, bar, block: int = _DP_STEPS, work: dict | None = None
+) -> np.ndarray:
     """log E for every composition (c1 = n - r, r) of two vertices, m = 2, exact at every magnitude.
 
     ``logdelta``: (n+1, E) log delta of histogram (k, n-k).  Returns (n+1, E)

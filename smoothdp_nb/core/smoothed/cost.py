@@ -30,8 +30,9 @@ _PER_LOG_STEP = 2.5e-8  # general engine: one log-space term
 _SPREAD_PER_RECORD = 0.005
 
 
-def binary_work_units(n: int, n_columns: float, p1: float, p2: float, log_bound: float | None = None,
-                      block: int = 128) -> dict[str, float]:
+def binary_work_units(
+    n: int, n_columns: float, p1: float, p2: float, log_bound: float | None = None, block: int = 128
+) -> dict[str, float]:
     """Work units of the two-vertex engine for n records and ``n_columns`` epsilon columns.
 
     Mirrors the loop of :func:`~smoothdp_nb.core.smoothed.binary.exact_binary`
@@ -89,8 +90,12 @@ def engine_seconds(n: int, vertices, n_epsilon: int) -> float:
         # E^0.85 columns is within x1.6 of both extremes (all distinct, or 21 -> 7-12)
         cols = E**0.85
         u = binary_work_units(n, cols, float(V[0, 0]), float(V[1, 0]))
-        return (_PER_ADVANCE * u["advance"] + _PER_CORRELATION * u["correlation"]
-                + _PER_SEGMENT * u["segments"] * cols + _PER_BLOCK * u["blocks"])
+        return (
+            _PER_ADVANCE * u["advance"]
+            + _PER_CORRELATION * u["correlation"]
+            + _PER_SEGMENT * u["segments"] * cols
+            + _PER_BLOCK * u["blocks"]
+        )
     hists = math.comb(n + m - 1, m - 1)
     comps = math.comb(n + l - 1, l - 1)
     return _PER_LOG_STEP * E * m * hists * comps / max(1, l)

@@ -34,9 +34,15 @@ from ..mechanisms import MAX_CELLS, NoisySamplingHistogram, SamplingHistogram
 from .cost import estimate_exact_cost, estimate_exact_seconds
 from .monte_carlo import _candidate_compositions
 
-__all__ = ["profile_units", "estimate_exact", "estimate_monte_carlo", "expected_distinct_histograms", "candidate_count",
-           "sampling_average_units",
-           "estimate_smoothed"]
+__all__ = [
+    "profile_units",
+    "estimate_exact",
+    "estimate_monte_carlo",
+    "expected_distinct_histograms",
+    "candidate_count",
+    "sampling_average_units",
+    "estimate_smoothed",
+]
 
 # seconds per (histogram, epsilon) of a two-category sampling-histogram profile: a + b sqrt(n)
 _SH2_BASE, _SH2_SQRT = 1e-6, 3e-9  # measured 0.8-2.0e-6 at n = 1e4..1e5, eta = 0.9 and 0.998 (benchmarks/README.md)
@@ -113,8 +119,13 @@ def estimate_exact(mechanism, n: int, m: int, l: int, E: int) -> Estimate:
 def _binom_pmf(c: int, p: float) -> np.ndarray:
     """Bin(c, p) pmf on 0..c (scipy.stats is slow to import; the estimates run before every job)."""
     k = np.arange(c + 1)
-    logp = (special.gammaln(c + 1.0) - special.gammaln(k + 1.0) - special.gammaln(c - k + 1.0)
-            + special.xlogy(k, p) + special.xlog1py(c - k, -p))
+    logp = (
+        special.gammaln(c + 1.0)
+        - special.gammaln(k + 1.0)
+        - special.gammaln(c - k + 1.0)
+        + special.xlogy(k, p)
+        + special.xlog1py(c - k, -p)
+    )
     return np.exp(logp)
 
 
@@ -159,8 +170,9 @@ def expected_distinct_histograms(counts, vertices, draws: int) -> float:
     return min(out, float(draws), float(math.comb(n + m - 1, m - 1)))
 
 
-def estimate_monte_carlo(mechanism, n: int, vertices, E: int, trials: int, candidates: int,
-                         chunk: int) -> tuple[Estimate, dict]:
+def estimate_monte_carlo(
+    mechanism, n: int, vertices, E: int, trials: int, candidates: int, chunk: int
+) -> tuple[Estimate, dict]:
     """Time and memory of the Monte Carlo smoothed delta, and its work units.
 
     Returns ``(Estimate, units)`` with ``units = {"candidates", "databases",
@@ -188,8 +200,9 @@ def estimate_monte_carlo(mechanism, n: int, vertices, E: int, trials: int, candi
     size = min(chunk, trials)
     # the per-candidate results (list of chunks, then their concatenation), one chunk's arrays,
     # and per candidate its composition, seed and interval
-    nbytes = (2.0 * trials * E * 8 + size * (8.0 * m * (l + 3) + 16.0 * E) + per_bytes
-              + count * (8.0 * l + 24.0 * E + 400.0))
+    nbytes = (
+        2.0 * trials * E * 8 + size * (8.0 * m * (l + 3) + 16.0 * E) + per_bytes + count * (8.0 * l + 24.0 * E + 400.0)
+    )
     return Estimate(seconds, nbytes), {"candidates": count, "databases": databases, "profiles": profiles}
 
 
@@ -214,8 +227,18 @@ def candidate_count(n: int, l: int, k: int) -> int:
     return math.comb(lo + l - 1, l - 1)
 
 
-def estimate_smoothed(mechanism, ns, pi, epsilon, method: str = "exact", *, trials: int = 10**4,
-                      candidates: int = 16, chunk: int = 10_000, **_ignored) -> Estimate:
+def estimate_smoothed(
+    mechanism,
+    ns,
+    pi,
+    epsilon,
+    method: str = "exact",
+    *,
+    trials: int = 10**4,
+    candidates: int = 16,
+    chunk: int = 10_000,
+    **_ignored,
+) -> Estimate:
     """Estimated run time (s) and peak memory (bytes) of :func:`~smoothdp_nb.core.smoothed.smoothed_delta` at every n in ``ns``, run in turn.
 
     The same models as the refusals use; nothing is computed.  Other keyword
@@ -223,7 +246,7 @@ def estimate_smoothed(mechanism, ns, pi, epsilon, method: str = "exact", *, tria
     """
     e, _ = as_epsilon(epsilon)
     red = reduce_to_vertices(pi)
-    l, m = red.vertices.shape
+    _l, _m = red.vertices.shape
     total = Estimate(0.0, 0.0)
     for n in np.atleast_1d(ns):
         n = as_int(n, "n", minimum=1)
@@ -231,9 +254,18 @@ def estimate_smoothed(mechanism, ns, pi, epsilon, method: str = "exact", *, tria
         if method == "exact":
             total = total + Estimate(*estimate_exact_cost(mechanism, n, red.vertices, e.size))
         elif method == "monte-carlo":
-            total = total + estimate_monte_carlo(
-                mechanism, n, red.vertices, e.size, as_int(trials, "trials", minimum=1),
-                as_int(candidates, "candidates", minimum=1), as_int(chunk, "chunk", minimum=1))[0]
+            total = (
+                total
+                + estimate_monte_carlo(
+                    mechanism,
+                    n,
+                    red.vertices,
+                    e.size,
+                    as_int(trials, "trials", minimum=1),
+                    as_int(candidates, "candidates", minimum=1),
+                    as_int(chunk, "chunk", minimum=1),
+                )[0]
+            )
         else:
             raise ValueError(f"method must be 'exact' or 'monte-carlo', got {method!r}")
     return total

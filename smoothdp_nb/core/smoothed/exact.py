@@ -39,8 +39,13 @@ def smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> Smoothed
     V = red.vertices
     l, m = V.shape
     est = Estimate(*estimate_exact_cost(mech, n, V, e.size))
-    check_budget(est, budget, f"the exact smoothed delta for n={n}, m={m}, {l} hull vertices and {e.size} epsilon "
-                 "values", "use method='monte-carlo' or fewer epsilon values", parameter="n")
+    check_budget(
+        est,
+        budget,
+        f"the exact smoothed delta for n={n}, m={m}, {l} hull vertices and {e.size} epsilon values",
+        "use method='monte-carlo' or fewer epsilon values",
+        parameter="n",
+    )
     show = (est.seconds > 2.0) if progress is None else bool(progress)
     hists = all_histograms(n, m)
     full = privacy_profile(mech, hists, e, log=True).reshape(len(hists), e.size)

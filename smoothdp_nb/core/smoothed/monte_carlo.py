@@ -50,7 +50,9 @@ def _mc_trials(size, rng, mech, counts, vertices, epsilon):
     return privacy_profile(mech, uniq, epsilon).reshape(len(uniq), epsilon.size)[inv.ravel()]
 
 
-def smoothed_monte_carlo(mech, n, red, e, trials, rng, confidence, k, progress, executor, chunk, interval="betting") -> SmoothedResult:
+def smoothed_monte_carlo(
+    mech, n, red, e, trials, rng, confidence, k, progress, executor, chunk, interval="betting"
+) -> SmoothedResult:
     t0 = time.perf_counter()
     V = red.vertices
     l, m = V.shape
@@ -66,7 +68,13 @@ def smoothed_monte_carlo(mech, n, red, e, trials, rng, confidence, k, progress, 
     ci_fn, ci_name = INTERVALS[interval]
     for i, (c, seed) in enumerate(zip(comps, seeds)):
         d = monte_carlo_map(
-            _mc_trials, trials, seed, executor=executor, chunk=chunk, progress=False, budget=None,
+            _mc_trials,
+            trials,
+            seed,
+            executor=executor,
+            chunk=chunk,
+            progress=False,
+            budget=None,
             kwargs={"mech": mech, "counts": c, "vertices": V, "epsilon": e},
         )
         means[i], lows[i], highs[i] = ci_fn(d, alpha, bound)
@@ -83,7 +91,19 @@ def smoothed_monte_carlo(mech, n, red, e, trials, rng, confidence, k, progress, 
         dp = (np.full(e.size, np.nan), np.full(e.size, np.nan))
         notes.append(f"DP delta not computed: {exc}")
     return assemble_result(
-        mech, n, red, e, comps, vals, "monte-carlo", t0, dp, lo=lows, hi=highs, extra_notes=notes,
-        confidence=confidence, trials=trials,
+        mech,
+        n,
+        red,
+        e,
+        comps,
+        vals,
+        "monte-carlo",
+        t0,
+        dp,
+        lo=lows,
+        hi=highs,
+        extra_notes=notes,
+        confidence=confidence,
+        trials=trials,
         interval=f"{ci_name}, Bonferroni over {len(comps)} candidate compositions",
     )

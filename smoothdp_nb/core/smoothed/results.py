@@ -168,9 +168,11 @@ class SmoothedResult:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        return f"<SmoothedResult {self.method}: " + "; ".join(
-            f"epsilon={e:g} delta={format_log(ld)}" for e, ld in zip(self.epsilon, self.log_delta_values)
-        ) + ">"
+        return (
+            f"<SmoothedResult {self.method}: "
+            + "; ".join(f"epsilon={e:g} delta={format_log(ld)}" for e, ld in zip(self.epsilon, self.log_delta_values))
+            + ">"
+        )
 
     def chart(self):
         """Altair chart: smoothed delta against epsilon (Figure 2, right)."""
@@ -180,8 +182,9 @@ class SmoothedResult:
         return rendering.mimebundle(self, "smoothed")
 
 
-def assemble_result(mech, n, red, e, comps, vals, method, t0, dp, lo=None, hi=None, extra_notes=(),
-                    **extra) -> SmoothedResult:
+def assemble_result(
+    mech, n, red, e, comps, vals, method, t0, dp, lo=None, hi=None, extra_notes=(), **extra
+) -> SmoothedResult:
     """The result object; ``dp`` = (log, linear) DP delta per epsilon (NaN: unknown).
     Every expectation is clipped to the DP delta, which bounds it."""
     log_dp, lin_dp = (np.asarray(v, dtype=float) for v in dp)

@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import smoothdp_nb as sdp
+
 pytest.importorskip("ipywidgets")
 pytest.importorskip("anywidget")
 alt = pytest.importorskip("altair")
@@ -157,6 +159,31 @@ def test_smoothed_panel_falls_back_to_monte_carlo_within_budget():
     panel.method.value = "exact"  # refused up front by the budget: message, previous chart kept
     assert panel.last_error and "ComputationTooLarge" in panel.last_error
     assert panel.result.method == "monte-carlo"
+
+
+def test_smoothed_panel_takes_a_user_mechanism():
+    # randomized response on the count of category 0, as a FiniteMechanism (issue 14: panels work for any mechanism)
+    keep = 0.75
+
+    def rr(hist):
+        a, b = hist
+        return {
+            "yes": keep * a / (a + b) + (1 - keep) * b / (a + b),
+            "no": keep * b / (a + b) + (1 - keep) * a / (a + b),
+        }
+
+    mech = sdp.FiniteMechanism(rr, categories=2, name="randomized response")
+    panel = panels.smoothed_dp(n=20, epsilon_points=3, mechanism=mech)
+    assert panel.eta.disabled and panel.result.mechanism is mech
+    want = sdp.smoothed_delta(mech, 20, panel.pi_matrix(), panel.epsilon_grid())
+    assert np.allclose(panel.result.log_delta, want.log_delta, rtol=1e-12)
+    assert "randomized response" in panel.status.value
+    panel.n.value = 30
+    assert panel.result.n == 30 and panel.last_error is None
+    with pytest.raises(ValueError, match="two categories"):
+        panels.smoothed_dp(mechanism=sdp.FiniteMechanism(lambda h: {0: 1.0}, categories=3))
+    with pytest.raises(TypeError, match="Mechanism"):
+        panels.smoothed_dp(mechanism="rr")
 
 
 # --------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..core import datasets as _datasets
 from ..core.budget import ComputationTooLarge
-from ..core.mechanisms import SamplingHistogram
+from ..core.mechanisms import Mechanism, SamplingHistogram
 from ..core.smoothed import smoothed_delta
 from ..display import delta_vs_epsilon_chart
 from ..display.results import monte_carlo_note
@@ -54,6 +54,10 @@ class SmoothedDPPanel(Panel):
         Upper end of the n slider.
     rng : int or None
         Monte Carlo seed (``None``: fresh randomness every time).
+    mechanism : Mechanism or None
+        Any two-category mechanism (e.g. a :class:`~smoothdp_nb.FiniteMechanism`
+        or a post-processed one) to analyse instead of the sampling histogram;
+        the eta slider is then disabled, the other controls work as before.
     """
 
     title = "Smoothed DP of the sampling histogram (Definition 3)"
@@ -69,9 +73,19 @@ class SmoothedDPPanel(Panel):
         trials: int = 200,
         max_n: int = 100_000,
         rng: int | None = 0,
+        mechanism: Mechanism | None = None,
     ) -> None:
+        if mechanism is not None:
+            if not isinstance(mechanism, Mechanism):
+                raise TypeError(f"mechanism must be a smoothdp_nb.Mechanism or None, got {type(mechanism).__name__}")
+            if mechanism.categories not in (None, 2):
+                raise ValueError(
+                    f"mechanism must accept two categories (the panel's sets Pi have two), got m = {mechanism.categories}"
+                )
+        self.mechanism = mechanism
         self.budget, self.trials, self.rng, self.epsilon_points = float(budget), int(trials), rng, int(epsilon_points)
         self.eta = decimal_slider("η (sampling rate)", eta, 0.5, 1.0, 0.001, continuous=False)
+        self.eta.disabled = mechanism is not None  # a given mechanism has its own parameters
         self.n = W.IntSlider(
             value=n,
             min=10,
@@ -113,7 +127,8 @@ class SmoothedDPPanel(Panel):
     def compute(self):
         """Run :func:`smoothdp_nb.smoothed_delta` for the current controls (a SmoothedResult)."""
         self.pi.disabled = self.pi_kind.value != "interval"
-        mech = SamplingHistogram(eta=repr(self.eta.value))  # the decimal on the slider, exactly
+        # the decimal on the slider, exactly; or the mechanism the panel was given
+        mech = self.mechanism if self.mechanism is not None else SamplingHistogram(eta=repr(self.eta.value))
         method, epsilon = self.method.value, self.epsilon_grid()
         self.fallback = None
         if method in ("auto", "exact"):
@@ -149,7 +164,8 @@ class SmoothedDPPanel(Panel):
         what = "exact (Algorithm 1)" if r.method == "exact" else f"Monte Carlo, {r.trials} trials per composition"
         if self.fallback:
             what += f" ({self.fallback})"
-        return (
-            f"n = {r.n:,}, η = {self.eta.value:g}, T = {r.mechanism.sample_size(r.n):,}; {what}; "
-            f"{len(r.vertex_labels)} hull vertices; DP δ = T/n = {np.max(r.dp_delta):.6g}"
-        )
+        if self.mechanism is None:
+            who, dp = f"η = {self.eta.value:g}, T = {r.mechanism.sample_size(r.n):,}", "DP δ = T/n"
+        else:
+            who, dp = self.mechanism.label, "DP δ"
+        return f"n = {r.n:,}, {who}; {what}; {len(r.vertex_labels)} hull vertices; {dp} = {np.max(r.dp_delta):.6g}"

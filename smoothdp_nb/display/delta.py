@@ -384,13 +384,14 @@ def figure1_chart(frame: pd.DataFrame, title: str | None = None) -> alt.VConcatC
     dp = frames.first_dp_delta(df)
     top = alt.layer(
         style.extent_layer(y, np.r_[top_df["log10_delta"].to_numpy(float), [math.log10(dp)] if dp else []]),
+        # the line carries the dash legend; its points are a layer of their own, because a
+        # point overlay makes Vega-Lite draw the legend symbols filled (invisible strokes)
         alt.Chart(style.data(top_df))
-        .mark_line(
-            point=alt.OverlayMarkDef(filled=True, size=30, color=style.PALETTE[0]),
-            color=style.PALETTE[0],
-            strokeWidth=2,
-        )
+        .mark_line(color=style.PALETTE[0], strokeWidth=2)
         .encode(x=x, y=y, strokeDash=dash, tooltip=tips),
+        alt.Chart(style.data(top_df))
+        .mark_point(filled=True, size=30, color=style.PALETTE[0], opacity=1)
+        .encode(x=x, y=y, tooltip=tips),
         *_dp_layers(dp, y, dash),
     ).properties(width=style.WIDTH, height=200)
     bottom_df = frames.finite(df, "log10_utility")

@@ -145,11 +145,7 @@ def delta_vs_epsilon_chart(
     extra = [c for c in df.columns if c.startswith("n_")]
     line = (
         alt.Chart(style.data(df))
-        .mark_line(
-            point=alt.OverlayMarkDef(filled=True, size=40, color=style.PALETTE[0]),
-            color=style.PALETTE[0],
-            strokeWidth=2.5,
-        )
+        .mark_line(color=style.PALETTE[0], strokeWidth=2.5)
         .encode(
             x=x,
             y=y,
@@ -160,7 +156,14 @@ def delta_vs_epsilon_chart(
     )
     dp = frames.first_dp_delta(df)
     values = np.r_[df["log10_delta"].to_numpy(float), [math.log10(dp)] if dp else []]
-    layers = [style.extent_layer(y, values), band_layer, line, *_dp_layers(dp, y, dash), _note_layer(note)]
+    # the points are a layer of their own (last, so the live panels' dataset order is kept): a point
+    # overlay on the dashed-legend line makes Vega-Lite draw the legend symbols filled, i.e. invisible
+    points = (
+        alt.Chart(style.data(df))
+        .mark_point(filled=True, size=40, color=style.PALETTE[0], opacity=1)
+        .encode(x=x, y=y, tooltip=[alt.Tooltip("epsilon:Q", title="ε"), alt.Tooltip("delta_text:N", title="δ")])
+    )
+    layers = [style.extent_layer(y, values), band_layer, line, *_dp_layers(dp, y, dash), _note_layer(note), points]
     return style.finish(alt.layer(*layers), title)
 
 

@@ -166,7 +166,8 @@ def test_results_charts_and_text_work_for_any_mechanism():
     assert set(res.to_frame().columns) >= {"epsilon", "delta", "dp_delta"}
     spec = res.chart().to_dict()  # the display layer's builder, through the core's renderer registry
     assert spec["title"]["subtitle"][0].startswith("FiniteMechanism(rr3, categories=3), exact")
-    rows = [r for layer in spec["layer"] for r in layer.get("data", {}).get("values", []) if "delta_text" in r]
+    lines = [layer for layer in spec["layer"] if layer.get("mark", {}).get("type") == "line"]
+    rows = [r for layer in lines for r in layer.get("data", {}).get("values", []) if "delta_text" in r]
     drawn = sorted(r["log10_delta"] for r in rows if r.get("epsilon") is not None)
     finite = [math.log10(d) for d in res.delta if d > 0]  # a delta of exactly 0 has no point on a log axis
     assert len(finite) >= 1 and drawn == pytest.approx(sorted(finite), rel=1e-12)

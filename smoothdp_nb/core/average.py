@@ -726,31 +726,20 @@ class SamplingAverage(SampleSize, Mechanism):
         best = np.zeros(E)
         found: list[tuple[int, np.ndarray, np.ndarray]] = []
         items = sorted((-U2[i, g, 0], i, g) for i in range(A) for g in range(gstart.size))
+
+        def pairs(i: int, bs: np.ndarray, forward: bool) -> np.ndarray:
+            # the pair divergences of removed value i against replacements bs, in one direction
+            grid_starts = gstarts if rounded else None
+            return self._fast_pairs(
+                i, occ[i], bs, r, st, own_all, lo, hi, olo, ohi, ee, c, w, ws, y, rounded, grid_starts, forward=forward
+            )
+
         for i in np.argsort(-U1[:, 0]):  # the direction d(P, Q_b): every b at once
             k1 = U1[i] > best
             if not np.any(k1):
                 continue
             bs = bidx[bidx != occ[i]]
-            vals = self._fast_pairs(
-                i,
-                occ[i],
-                bs,
-                r,
-                st,
-                own_all,
-                lo,
-                hi,
-                olo,
-                ohi,
-                ee,
-                c,
-                w,
-                ws,
-                y,
-                rounded,
-                gstarts if rounded else None,
-                forward=True,
-            )
+            vals = pairs(i, bs, forward=True)
             best = np.maximum(best, vals.max(axis=0))
             found.append((i, bs, vals))
         for _, i, g in items:  # the direction d(Q_b, P), by groups of replacements
@@ -760,26 +749,7 @@ class SamplingAverage(SampleSize, Mechanism):
             bs = bs[bs != occ[i]]
             if bs.size == 0:
                 continue
-            vals = self._fast_pairs(
-                i,
-                occ[i],
-                bs,
-                r,
-                st,
-                own_all,
-                lo,
-                hi,
-                olo,
-                ohi,
-                ee,
-                c,
-                w,
-                ws,
-                y,
-                rounded,
-                gstarts if rounded else None,
-                forward=False,
-            )
+            vals = pairs(i, bs, forward=False)
             best = np.maximum(best, vals.max(axis=0))
             found.append((i, bs, vals))
         if np.any(best < _LINEAR_FLOOR):  # too close to the underflow of the linear scale

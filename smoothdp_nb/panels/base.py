@@ -110,38 +110,32 @@ class DecimalLogSlider(W.FloatLogSlider):
         return snap_log(value, self.base, self.step)
 
 
+def _slider_options(description: str, lo: float, hi: float, step: float, fmt: str, continuous: bool) -> dict:
+    """The keyword arguments every snapping slider of the panels shares (range, readout, layout)."""
+    return {
+        "min": lo,
+        "max": hi,
+        "step": step,
+        "description": description,
+        "readout_format": fmt,
+        "continuous_update": continuous,
+        "style": _STYLE,
+        "layout": W.Layout(width=CONTROL_WIDTH),
+    }
+
+
 def decimal_slider(
     description: str, value: float, lo: float, hi: float, step: float, *, continuous: bool = True, fmt: str = ".3f"
 ) -> DecimalSlider:
     """A snapping slider in the panels' layout."""
-    return DecimalSlider(
-        value=value,
-        min=lo,
-        max=hi,
-        step=step,
-        description=description,
-        readout_format=fmt,
-        continuous_update=continuous,
-        style=_STYLE,
-        layout=W.Layout(width=CONTROL_WIDTH),
-    )
+    return DecimalSlider(value=value, **_slider_options(description, lo, hi, step, fmt, continuous))
 
 
 def decimal_range(
     description: str, value: tuple[float, float], lo: float, hi: float, step: float, *, fmt: str = ".2f"
 ) -> DecimalRangeSlider:
     """A snapping range slider (updates when released)."""
-    return DecimalRangeSlider(
-        value=value,
-        min=lo,
-        max=hi,
-        step=step,
-        description=description,
-        readout_format=fmt,
-        continuous_update=False,
-        style=_STYLE,
-        layout=W.Layout(width=CONTROL_WIDTH),
-    )
+    return DecimalRangeSlider(value=value, **_slider_options(description, lo, hi, step, fmt, False))
 
 
 def decimal_log_slider(

@@ -200,7 +200,9 @@ def test_smoothed_delta_invariants(mech, n, p, eps):
     d = np.asarray(r.delta)
     assert np.all((d >= 0) & (d <= 1))
     assert np.all(d <= r.dp_delta * (1 + 1e-12))
-    assert np.all(np.diff(d) <= 1e-15 * np.maximum(d[:-1], 1e-300))  # non-increasing in epsilon
+    # non-increasing in epsilon, up to the engines' measured float64 accuracy: each delta agrees with exact
+    # arithmetic to ~1.5e-12 relative (README, "How exact is it?"), so two neighbours may cross by ~3e-12
+    assert np.all(np.diff(d) <= 1e-11 * np.maximum(d[:-1], 1e-300))
     np.testing.assert_allclose(np.exp(np.asarray(r.log_delta)), d, rtol=1e-12, atol=0)
 
 

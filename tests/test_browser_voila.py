@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import statistics
 import subprocess
@@ -259,6 +260,7 @@ class _Driver:
     def __init__(self, page, scope: str) -> None:
         self.page, self.scope = page, scope
         self.latencies: list[float] = []
+        self.kernel: list[float] = []  # the kernel's own time per timed move (the status line's "(N ms)")
         self.moved: list[str] = []
 
     def _answers(self) -> int:
@@ -269,12 +271,22 @@ class _Driver:
         before = self.page.evaluate(_snapshot(self.scope))
         answers = self._answers()
         t0 = time.perf_counter()
-        action()
+        t_input = action()  # a drag returns the time of its last event (mouse up): the input
+        if isinstance(t_input, float):
+            t0 = t_input
         if redraw:
             self.page.wait_for_function(f"{_snapshot(self.scope)} !== {json.dumps(before)}", timeout=ANSWER_TIMEOUT)
-        self.page.wait_for_function(f"window.answers['{self.scope}'] > {answers}", timeout=ANSWER_TIMEOUT)
-        if timed:  # to the redrawn pixels, or (no redraw expected) to the kernel's answer
+        # the kernel's answer: the status line changed and no longer says "computing…"
+        self.page.wait_for_function(
+            f"window.answers['{self.scope}'] > {answers} && "
+            f"!document.querySelector('.{self.scope}').innerText.includes('computing')",
+            timeout=ANSWER_TIMEOUT,
+        )
+        if timed:  # to the redrawn pixels and the final status line (no redraw expected: the status line)
             self.latencies.append(1000 * (time.perf_counter() - t0))
+            ms = re.search(r"\((\d+) ms\)", self.page.locator(f".{self.scope}").inner_text())
+            if ms:
+                self.kernel.append(float(ms.group(1)))
         self._wait_quiet()
         self.moved.append(what)
         if os.environ.get("SDP_DEBUG"):
@@ -320,7 +332,9 @@ class _Driver:
                 self.page.mouse.move(x, y)
                 self.page.mouse.down()
                 self.page.mouse.move(track["x"] + fraction * track["width"], y, steps=6)
+                t_up = time.perf_counter()
                 self.page.mouse.up()
+                return t_up
 
         readout = slider.locator(".widget-readout").first.inner_text()
         self.act(f"slider {label}", action, redraw=redraw, timed=True)
@@ -375,9 +389,10 @@ def _drive(page, scope: str, moves) -> _Driver:
     _assert_finite_chart(page, scope)
     _assert_buttons_clickable(page, scope)
     lat = sorted(driver.latencies)
+    kernel = f", kernel median {statistics.median(driver.kernel):.0f} ms" if driver.kernel else ""
     print(
         f"[bench] {scope}: {len(lat)} slider moves, input-to-redraw median {statistics.median(lat):.0f} ms "
-        f"(min {lat[0]:.0f}, max {lat[-1]:.0f}); controls moved: {', '.join(driver.moved)}"
+        f"(min {lat[0]:.0f}, max {lat[-1]:.0f}){kernel}; controls moved: {', '.join(driver.moved)}"
     )
     assert not errors, errors
     assert not [u for u in blocked if FONT_AWESOME not in u], blocked

@@ -21,8 +21,9 @@ pytest.importorskip("anywidget")
 alt = pytest.importorskip("altair")
 vlc = pytest.importorskip("vl_convert")
 
-from smoothdp_nb import panels
+from smoothdp_nb import display, panels
 from smoothdp_nb.core.smoothed.cost import estimate_exact_seconds
+from smoothdp_nb.display.results import monte_carlo_note, public_note
 from smoothdp_nb.panels.base import snap, snap_log
 from smoothdp_nb.panels.live import LiveChart, enable_offline, rename_datasets
 
@@ -378,6 +379,110 @@ def test_release_panel_warns_about_data_bounds(income):
     assert panel.bounds_from_data and "not private" in panel.status.value
     with pytest.raises(ValueError, match="series"):
         panels.release(pd.Series([np.nan]))
+
+
+# --------------------------------------------------------------------------
+# rows only: the figure path shows what the builder draws
+# --------------------------------------------------------------------------
+
+
+def _assert_shows_builder(panel, chart) -> None:
+    """The spec on screen (skeleton built once + rows sent since) is the builder's spec for this state."""
+    skeleton, data = rename_datasets(chart.to_dict(validate=False))
+    assert panel.live.skeleton == skeleton
+    assert panel.live.data == data
+
+
+def _smoothed_builder(p):
+    return display.delta_vs_epsilon_chart(
+        p.result.to_frame(), title="Smoothed δ against ε (dashed: DP δ)", note=monte_carlo_note(p.result)
+    )
+
+
+def _election_builder(p):
+    return display.profile_chart(p.frame, x=p.view.value, title="Privacy profile δ_ε(x) per election (dashed: DP δ)")
+
+
+def _noise_builder(p):
+    g = float(p.gamma.value)
+    return display.noise_chart(p.frame, gamma=g if g < p.epsilon.value else None, title="Noise std against γ")
+
+
+def _release_builder(p):
+    params = p.params()
+    return display.release_chart(
+        p.releases,
+        p.bounds,
+        name=str(p.name),
+        query=params["query"],
+        note=public_note(p.current) if p.current is not None else "nothing released yet: press Release",
+        true_value=p._true,
+        density=p._density(params) if p.diagnostics.value else None,
+    )
+
+
+# (control, new value, True when the move keeps the chart's shape: rows only, no Altair chart built)
+_MOVES = {
+    "smoothed": [
+        ("eta", 0.95, True),
+        ("n", 700, True),
+        ("epsilon", (0.3, 1.7), True),
+        ("pi", (0.4, 0.52), True),
+        ("method", "monte-carlo", True),  # the Monte Carlo note and band are rows too
+        ("pi_kind", "us-2020-districts", False),  # the tooltips name the hull vertices (n_7, n_55)
+        ("method", "exact", True),
+    ],
+    "election": [
+        ("eta", 0.95, True),
+        ("epsilon", (1.0, 3.0), True),
+        ("replace", True, True),
+        ("view", "epsilon", False),
+        ("eta", 0.99, True),
+    ],
+    "noise": [
+        ("epsilon", 2.0, True),
+        ("gamma", 0.3, True),
+        ("delta", 1e-8, True),
+        ("gamma", 3.0, True),  # beyond epsilon: the marker's rows go away, the layer stays
+        ("families", ("cauchy", "polyplace"), False),  # a new colour domain: a new chart
+        ("reference", False, False),
+        ("epsilon", 0.5, True),
+    ],
+    "release": [
+        ("draw", 1, True),
+        ("epsilon", 2.0, True),
+        ("reveal", True, True),
+        ("draw", 2, True),
+        ("diagnostics", True, False),  # the density on top: a new chart
+        ("noise", "student_t", True),
+        ("draw", 3, True),
+        ("query", "mean", False),  # a new title
+    ],
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_MOVES))
+def test_rows_path_renders_the_builders_spec(kind, income):
+    make = {
+        "smoothed": (lambda: panels.smoothed_dp(n=300, epsilon_points=6), _smoothed_builder),
+        "election": (panels.election, _election_builder),
+        "noise": (panels.noise_comparison, _noise_builder),
+        "release": (lambda: panels.release(income, bounds=(0, 200_000)), _release_builder),
+    }
+    build, builder = make[kind]
+    panel = build()
+    _assert_shows_builder(panel, builder(panel))
+    for control, value, same_shape in _MOVES[kind]:
+        builds = panel.live.builds
+        if control == "draw":
+            panel.draw(rng=value)
+        else:
+            getattr(panel, control).value = value
+        assert panel.last_error is None, (control, panel.last_error)
+        _assert_shows_builder(panel, builder(panel))
+        # same shape: the rows went out without building an Altair chart
+        assert (panel.live.builds == builds) == same_shape, (control, value)
+    assert panel.live.pushes > 0
 
 
 # --------------------------------------------------------------------------

@@ -12,6 +12,10 @@ legends):
 * :func:`noise_chart` -- noise std per unit of smooth sensitivity (Hladik & Tetek, Figure 1);
 * :func:`release_chart` -- released values on the bounds' axis (public numbers only).
 
+The live panels use the ``*_figure`` twins of the builders they draw
+(:class:`Figure`: the layers' rows apart from the drawing), so that an update
+of the same shape sends new rows without building an Altair chart.
+
 Importing this package registers the charts of the core's result objects
 (``.chart()``, ``_repr_mimebundle_``) in :mod:`smoothdp_nb.core.rendering`;
 :func:`render_svg` / :func:`render_png` render any chart offline (vl-convert,
@@ -24,29 +28,37 @@ from ..core._format import format_log10
 from .delta import (
     bound_chart,
     delta_vs_epsilon_chart,
+    delta_vs_epsilon_figure,
     delta_vs_n_chart,
     figure1_chart,
     profile_chart,
+    profile_figure,
 )
-from .noise import noise_chart
+from .figure import Figure
+from .noise import noise_chart, noise_figure
 from .register import register as _register
 from .register import summary_bundle
-from .release import release_chart, release_density
+from .release import release_chart, release_density, release_figure
 from .render import render_png, render_svg
 from .style import MAX_ROWS, PALETTE
 
 __all__ = [
+    "Figure",
     "MAX_ROWS",
     "PALETTE",
     "bound_chart",
     "delta_vs_epsilon_chart",
+    "delta_vs_epsilon_figure",
     "delta_vs_n_chart",
     "figure1_chart",
     "format_log10",
     "noise_chart",
+    "noise_figure",
     "profile_chart",
+    "profile_figure",
     "release_chart",
     "release_density",
+    "release_figure",
     "render_png",
     "render_svg",
     "summary_bundle",

@@ -11,22 +11,25 @@ data (empty layers stay), so the live panels can update them in place.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 import altair as alt
 import numpy as np
 import pandas as pd
 
 from . import frames, style
+from .figure import Figure
 
 __all__ = [
     "bound_chart",
     "delta_vs_epsilon_chart",
+    "delta_vs_epsilon_figure",
     "delta_vs_n_chart",
     "figure1_chart",
     "informative_band",
     "profile_chart",
+    "profile_figure",
 ]
 
 _LN10 = math.log(10.0)
@@ -59,32 +62,56 @@ def informative_band(low: Any, high: Any, decades: float = BAND_DECADES) -> tupl
     return mask, lo10, hi10
 
 
-def _dp_layers(value: float | None, y: alt.Y, dash: alt.StrokeDash) -> list[alt.Chart]:
-    """The dashed DP-delta rule and its label (zero rows when there is none)."""
+def _dp_frame(value: float | None) -> pd.DataFrame:
+    """The rows of the DP-delta rule and its label (none when there is no DP delta)."""
     rows = (
         []
         if value is None
         else [{"log10_delta": math.log10(value), "series": _DP, "delta_text": f"{value:.4g}", "label": "DP δ"}]
     )
-    ref = pd.DataFrame(rows, columns=["log10_delta", "series", "delta_text", "label"])
-    base = alt.Chart(style.data(ref))
-    rule = base.mark_rule(color="#555", strokeWidth=1.5).encode(
-        y=y, strokeDash=dash, tooltip=[alt.Tooltip("label:N", title=""), alt.Tooltip("delta_text:N", title="δ")]
+    return pd.DataFrame(rows, columns=["log10_delta", "series", "delta_text", "label"])
+
+
+def _dp_marks(rule_rows: pd.DataFrame, label_rows: pd.DataFrame, y: alt.Y, dash: alt.StrokeDash) -> list[alt.Chart]:
+    """The dashed DP-delta rule and its label, drawing the rows of :func:`_dp_frame`."""
+    rule = (
+        alt.Chart(style.data(rule_rows))
+        .mark_rule(color="#555", strokeWidth=1.5)
+        .encode(
+            y=y, strokeDash=dash, tooltip=[alt.Tooltip("label:N", title=""), alt.Tooltip("delta_text:N", title="δ")]
+        )
     )
-    text = base.mark_text(align="left", baseline="bottom", dx=4, dy=-2, color="#555", fontSize=12).encode(
-        y=y, x=alt.XValue(0), text=alt.Text("label:N")
+    text = (
+        alt.Chart(style.data(label_rows))
+        .mark_text(align="left", baseline="bottom", dx=4, dy=-2, color="#555", fontSize=12)
+        .encode(y=y, x=alt.XValue(0), text=alt.Text("label:N"))
     )
     return [rule, text]
 
 
-def _note_layer(text: str | None) -> alt.Chart:
-    """A line of text inside the plot's top-left corner (zero rows: nothing)."""
-    note = pd.DataFrame({"note": [] if not text else [text]}, dtype=object)
+def _dp_layers(value: float | None, y: alt.Y, dash: alt.StrokeDash) -> list[alt.Chart]:
+    """The dashed DP-delta rule and its label (zero rows when there is none)."""
+    rows = _dp_frame(value)
+    return _dp_marks(rows, rows, y, dash)
+
+
+def _note_frame(text: str | None) -> pd.DataFrame:
+    """The row of :func:`_note_mark` (none without a text)."""
+    return pd.DataFrame({"note": [] if not text else [text]}, dtype=object)
+
+
+def _note_mark(rows: pd.DataFrame) -> alt.Chart:
+    """A line of text inside the plot's top-right corner (zero rows: nothing)."""
     return (
-        alt.Chart(style.data(note))
+        alt.Chart(style.data(rows))
         .mark_text(align="right", baseline="top", fontSize=12, color="#D55E00", fontWeight="bold")
         .encode(x=alt.XValue(style.WIDTH - 6), y=alt.YValue(8), text=alt.Text("note:N"))
     )
+
+
+def _note_layer(text: str | None) -> alt.Chart:
+    """A line of text inside the plot's top-right corner (zero rows: nothing)."""
+    return _note_mark(_note_frame(text))
 
 
 def delta_vs_epsilon_chart(
@@ -113,13 +140,21 @@ def delta_vs_epsilon_chart(
     -------
     altair.LayerChart
     """
+    return cast(alt.LayerChart, delta_vs_epsilon_figure(frame, title, label=label, note=note).chart())
+
+
+def delta_vs_epsilon_figure(
+    frame: pd.DataFrame,
+    title: str | alt.TitleParams | None = None,
+    *,
+    label: str = "smoothed δ",
+    note: str | None = None,
+) -> Figure:
+    """:func:`delta_vs_epsilon_chart` as a :class:`~smoothdp_nb.display.figure.Figure` (rows and drawing apart)."""
     df = frames.max_per(frames.with_log10(frame), ["epsilon"])
     df = frames.thin(frames.finite(df), "epsilon")
     df["delta_text"] = frames.delta_text(df["log10_delta"])
     df["series"] = label
-    dash = style.dash("series", "", [label, _DP], ["solid", "dashed"])
-    x = alt.X("epsilon:Q", axis=style.axis("ε", format="~g"), scale=alt.Scale(zero=False, nice=False))
-    y = alt.Y("log10_delta:Q", axis=style.log_axis("smoothed δ"), scale=alt.Scale(zero=False))
     if {"ci_low", "ci_high"} <= set(df.columns):
         mask, lo10, hi10 = informative_band(df["ci_low"], df["ci_high"])
         band = pd.DataFrame(
@@ -132,8 +167,31 @@ def delta_vs_epsilon_chart(
         )
     else:
         band = pd.DataFrame({"epsilon": [], "lo": [], "hi": [], "interval": []})
+    dp = frames.first_dp_delta(df)
+    values = np.r_[df["log10_delta"].to_numpy(float), [math.log10(dp)] if dp else []]
+    dp_rows = _dp_frame(dp)
+    layers = {
+        "extent": style.extent_frame("log10_delta", values),
+        "band": band,
+        "line": df,
+        "dp_rule": dp_rows,
+        "dp_label": dp_rows,
+        "note": _note_frame(note),
+        "points": df,
+    }
+    extra = tuple(c for c in df.columns if c.startswith("n_"))
+    return Figure(_draw_delta_vs_epsilon, layers, {"title": title, "label": label, "extra": extra})
+
+
+def _draw_delta_vs_epsilon(
+    layers: Mapping[str, pd.DataFrame], *, title: str | alt.TitleParams | None, label: str, extra: tuple[str, ...]
+) -> alt.LayerChart:
+    """The layers of :func:`delta_vs_epsilon_chart` around the rows of its figure."""
+    dash = style.dash("series", "", [label, _DP], ["solid", "dashed"])
+    x = alt.X("epsilon:Q", axis=style.axis("ε", format="~g"), scale=alt.Scale(zero=False, nice=False))
+    y = alt.Y("log10_delta:Q", axis=style.log_axis("smoothed δ"), scale=alt.Scale(zero=False))
     band_layer = (
-        alt.Chart(style.data(band))
+        alt.Chart(style.data(layers["band"]))
         .mark_area(opacity=0.25, color=style.PALETTE[0])
         .encode(
             x=x,
@@ -142,9 +200,8 @@ def delta_vs_epsilon_chart(
             tooltip=[alt.Tooltip("epsilon:Q", title="ε"), alt.Tooltip("interval:N", title="interval")],
         )
     )
-    extra = [c for c in df.columns if c.startswith("n_")]
     line = (
-        alt.Chart(style.data(df))
+        alt.Chart(style.data(layers["line"]))
         .mark_line(color=style.PALETTE[0], strokeWidth=2.5)
         .encode(
             x=x,
@@ -154,17 +211,22 @@ def delta_vs_epsilon_chart(
             + [alt.Tooltip(f"{c}:Q", title=f"records on {c[2:]}") for c in extra],
         )
     )
-    dp = frames.first_dp_delta(df)
-    values = np.r_[df["log10_delta"].to_numpy(float), [math.log10(dp)] if dp else []]
     # the points are a layer of their own (last, so the live panels' dataset order is kept): a point
     # overlay on the dashed-legend line makes Vega-Lite draw the legend symbols filled, i.e. invisible
     points = (
-        alt.Chart(style.data(df))
+        alt.Chart(style.data(layers["points"]))
         .mark_point(filled=True, size=40, color=style.PALETTE[0], opacity=1)
         .encode(x=x, y=y, tooltip=[alt.Tooltip("epsilon:Q", title="ε"), alt.Tooltip("delta_text:N", title="δ")])
     )
-    layers = [style.extent_layer(y, values), band_layer, line, *_dp_layers(dp, y, dash), _note_layer(note), points]
-    return style.finish(alt.layer(*layers), title)
+    marks = [
+        style.extent_mark(y, layers["extent"]),
+        band_layer,
+        line,
+        *_dp_marks(layers["dp_rule"], layers["dp_label"], y, dash),
+        _note_mark(layers["note"]),
+        points,
+    ]
+    return style.finish(alt.layer(*marks), title)
 
 
 def delta_vs_n_chart(
@@ -296,6 +358,18 @@ def profile_chart(
     -------
     altair.LayerChart
     """
+    return cast(alt.LayerChart, profile_figure(frame, x, color, title, y_title=y_title).chart())
+
+
+def profile_figure(
+    frame: pd.DataFrame,
+    x: str = "year",
+    color: str | None = None,
+    title: str | alt.TitleParams | None = None,
+    *,
+    y_title: str = "δ_ε(x)",
+) -> Figure:
+    """:func:`profile_chart` as a :class:`~smoothdp_nb.display.figure.Figure` (rows and drawing apart)."""
     df = frames.with_log10(frame)
     if x not in df:
         raise ValueError(f"profile_chart: x={x!r} is not a column (columns: {', '.join(map(str, df.columns))})")
@@ -306,7 +380,7 @@ def profile_chart(
             color = "epsilon" if "epsilon" in df else None
     if color is not None and color not in df:
         raise ValueError(f"profile_chart: color={color!r} is not a column")
-    keys = [c for c in (x, color) if c is not None]
+    keys = tuple(c for c in (x, color) if c is not None)
     df = frames.max_per(df, keys)
     # thin along the colour (a fine epsilon grid) before the x axis, so that every database stays
     df = frames.thin(frames.finite(df), color if color is not None and color != x else x)
@@ -315,7 +389,32 @@ def profile_chart(
     df["series"] = "δ(x)"
     if color == "epsilon" or x == "epsilon":
         df["epsilon_label"] = _eps_label(df["epsilon"])
-    numeric_x = pd.api.types.is_numeric_dtype(df[x])
+    numeric_x = bool(pd.api.types.is_numeric_dtype(df[x]))
+    dp = frames.first_dp_delta(df)
+    values = np.r_[df["log10_delta"].to_numpy(float), [math.log10(dp)] if dp else []]
+    dp_rows = _dp_frame(dp)
+    layers = {
+        "extent": style.extent_frame("log10_delta", values),
+        "line": df,
+        "dp_rule": dp_rows,
+        "dp_label": dp_rows,
+        "dash_key": pd.DataFrame(),
+    }
+    options = {"x": x, "numeric_x": numeric_x, "color": color, "keys": keys, "y_title": y_title, "title": title}
+    return Figure(_draw_profile, layers, options)
+
+
+def _draw_profile(
+    layers: Mapping[str, pd.DataFrame],
+    *,
+    x: str,
+    numeric_x: bool,
+    color: str | None,
+    keys: tuple[str, ...],
+    y_title: str,
+    title: str | alt.TitleParams | None,
+) -> alt.LayerChart:
+    """The layers of :func:`profile_chart` around the rows of its figure."""
     if x == "epsilon":
         x_enc = alt.X("epsilon:Q", axis=style.axis("ε", format="~g"), scale=alt.Scale(zero=False, nice=False))
     elif x == "year" and numeric_x:
@@ -327,7 +426,7 @@ def profile_chart(
     elif numeric_x:  # e.g. a count of records: a quantitative axis, thinned by Vega
         x_enc = alt.X(f"{x}:Q", axis=style.axis(x, format="~g"), scale=alt.Scale(zero=False, nice=False))
     else:
-        x_enc = alt.X(f"{x}:{'O' if numeric_x else 'N'}", axis=style.axis(x, labelAngle=-45), sort=None)
+        x_enc = alt.X(f"{x}:N", axis=style.axis(x, labelAngle=-45), sort=None)
     y = alt.Y("log10_delta:Q", axis=style.log_axis(y_title), scale=alt.Scale(zero=False))
     dash = style.dash("series", "", ["δ(x)", _DP], ["solid", "dashed"])
     enc: dict[str, Any] = {
@@ -339,16 +438,21 @@ def profile_chart(
     }
     if color is not None:
         if color == "epsilon":
-            enc["color"] = _eps_color(df)
+            enc["color"] = _eps_color()
         else:  # in order of appearance (e.g. the order the series were concatenated)
             enc["color"] = style.color(color, color if color not in ("series", "setting") else "", "N", sort=None)
     line = (
-        alt.Chart(style.data(df)).mark_line(point=alt.OverlayMarkDef(filled=True, size=30), strokeWidth=2).encode(**enc)
+        alt.Chart(style.data(layers["line"]))
+        .mark_line(point=alt.OverlayMarkDef(filled=True, size=30), strokeWidth=2)
+        .encode(**enc)
     )
-    dp = frames.first_dp_delta(df)
-    values = np.r_[df["log10_delta"].to_numpy(float), [math.log10(dp)] if dp else []]
-    layers = [style.extent_layer(y, values), line, *_dp_layers(dp, y, dash), style.dash_key(dash)]
-    return style.finish(alt.layer(*layers), title)
+    marks = [
+        style.extent_mark(y, layers["extent"]),
+        line,
+        *_dp_marks(layers["dp_rule"], layers["dp_label"], y, dash),
+        style.dash_key(dash),
+    ]
+    return style.finish(alt.layer(*marks), title)
 
 
 def figure1_chart(frame: pd.DataFrame, title: str | None = None) -> alt.VConcatChart:

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import cast
 
 import altair as alt
 import numpy as np
 import pandas as pd
 
 from . import style
+from .figure import Figure
 
-__all__ = ["FAMILY_LABELS", "noise_chart", "values_at"]
+__all__ = ["FAMILY_LABELS", "noise_chart", "noise_figure", "values_at"]
 
 #: legend names of the noise families, in a fixed order (fixed colours, whatever is selected)
 FAMILY_LABELS = {
@@ -76,34 +79,60 @@ def noise_chart(
     altair.LayerChart
         Both axes in log10 with ticks at powers of ten.
     """
+    return cast(alt.LayerChart, noise_figure(frame, gamma, title).chart())
+
+
+def noise_figure(frame: pd.DataFrame, gamma: float | None = None, title: str | alt.TitleParams | None = None) -> Figure:
+    """:func:`noise_chart` as a :class:`~smoothdp_nb.display.figure.Figure` (rows and drawing apart)."""
     df = _prepare(frame).iloc[: style.MAX_ROWS]
     # the families present, each in its fixed colour (PolyPlace is always blue)
     fixed = list(FAMILY_LABELS.values())
     present = [lab for lab in fixed if lab in set(df["noise"])] + sorted(set(df["noise"]) - set(fixed))
     extra = [lab for lab in present if lab not in fixed]
     palette = {lab: style.PALETTE[i % len(style.PALETTE)] for i, lab in enumerate(fixed + extra)}
+    g = float(gamma) if gamma is not None else math.nan
+    ok = bool(np.isfinite(g) and g > 0)
+    at = _prepare(values_at(df, g)) if ok and len(df) else _prepare(pd.DataFrame(columns=["family", "gamma", "std"]))
+    rule = pd.DataFrame({"log10_gamma": [math.log10(g)] if ok else []}, dtype=float)
+    layers = {
+        "extent_y": style.extent_frame("log10_std", df["log10_std"]),
+        "extent_x": style.extent_frame(
+            "log10_gamma", np.r_[df["log10_gamma"].to_numpy(float), rule["log10_gamma"].to_numpy(float)]
+        ),
+        "lines": df,
+        "rule": rule,
+        "points": at,
+    }
+    options = {"present": tuple(present), "colours": tuple(palette[lab] for lab in present), "title": title}
+    return Figure(_draw_noise, layers, options)
+
+
+def _draw_noise(
+    layers: Mapping[str, pd.DataFrame],
+    *,
+    present: tuple[str, ...],
+    colours: tuple[str, ...],
+    title: str | alt.TitleParams | None,
+) -> alt.LayerChart:
+    """The layers of :func:`noise_chart` around the rows of its figure."""
     x = alt.X("log10_gamma:Q", axis=style.log_axis("γ (smoothness of the sensitivity)"), scale=alt.Scale(zero=False))
     y = alt.Y("log10_std:Q", axis=style.log_axis("noise std / smooth sensitivity"), scale=alt.Scale(zero=False))
-    colour = style.color("noise", "noise", domain=present, range_=[palette[lab] for lab in present])
+    colour = style.color("noise", "noise", domain=present, range_=colours)
     dash = style.dash("line", "", ["smooth sensitivity", "reference"], ["solid", "dashed"])
     tips = [
         alt.Tooltip("noise:N"),
         alt.Tooltip("gamma:Q", title="γ", format=".4g"),
         alt.Tooltip("std_text:N", title="std / SS"),
     ]
-    g = float(gamma) if gamma is not None else math.nan
-    ok = bool(np.isfinite(g) and g > 0)
-    at = _prepare(values_at(df, g)) if ok and len(df) else _prepare(pd.DataFrame(columns=["family", "gamma", "std"]))
-    rule = pd.DataFrame({"log10_gamma": [math.log10(g)] if ok else []}, dtype=float)
-    layers = [
-        style.extent_layer(y, df["log10_std"]),
-        style.extent_layer(x, np.r_[df["log10_gamma"].to_numpy(float), rule["log10_gamma"].to_numpy(float)]),
-        alt.Chart(style.data(df))
+    marks = [
+        style.extent_mark(y, layers["extent_y"]),
+        style.extent_mark(x, layers["extent_x"]),
+        alt.Chart(style.data(layers["lines"]))
         .mark_line(strokeWidth=2.5)
         .encode(x=x, y=y, color=colour, strokeDash=dash, tooltip=tips),
-        alt.Chart(style.data(rule)).mark_rule(color="#555", strokeDash=style.DASHES["dotted"]).encode(x=x),
-        alt.Chart(style.data(at))
+        alt.Chart(style.data(layers["rule"])).mark_rule(color="#555", strokeDash=style.DASHES["dotted"]).encode(x=x),
+        alt.Chart(style.data(layers["points"]))
         .mark_point(filled=True, size=70, opacity=1)
         .encode(x=x, y=y, color=colour, tooltip=tips),
     ]
-    return style.finish(alt.layer(*layers), title)
+    return style.finish(alt.layer(*marks), title)

@@ -11,7 +11,7 @@ diagnostics=True)``, or the panel's diagnostics box), and then with the label
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import altair as alt
@@ -20,8 +20,9 @@ import pandas as pd
 
 from ..core import noise as _noise
 from . import style
+from .figure import Figure
 
-__all__ = ["DIAGNOSTIC_LABEL", "release_chart", "release_density"]
+__all__ = ["DIAGNOSTIC_LABEL", "release_chart", "release_density", "release_figure"]
 
 #: the label every drawing of a data-dependent quantity carries
 DIAGNOSTIC_LABEL = "data-dependent: not covered by the privacy guarantee"
@@ -105,6 +106,31 @@ def release_chart(
     -------
     altair.LayerChart, or altair.VConcatChart with a density
     """
+    chart: alt.TopLevelMixin = release_figure(
+        releases,
+        bounds,
+        name=name,
+        query=query,
+        note=note,
+        true_value=true_value,
+        density=density,
+        density_label=density_label,
+    ).chart()
+    return chart
+
+
+def release_figure(
+    releases: Sequence[Any],
+    bounds: tuple[float, float],
+    *,
+    name: str = "x",
+    query: str = "statistic",
+    note: str | None = None,
+    true_value: float | None = None,
+    density: pd.DataFrame | None = None,
+    density_label: str = DIAGNOSTIC_LABEL,
+) -> Figure:
+    """:func:`release_chart` as a :class:`~smoothdp_nb.display.figure.Figure` (rows and drawing apart)."""
     lo, hi = float(bounds[0]), float(bounds[1])
     if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
         raise ValueError(f"bounds must be finite with low < high, got {bounds!r}")
@@ -121,6 +147,38 @@ def release_chart(
         for i, r in enumerate(releases)
     ]
     pts = pd.DataFrame(rows, columns=["release", "value", "which", "value_text", "lattice_text", "epsilon"])
+    layers: dict[str, pd.DataFrame] = {}
+    if density is not None:
+        layers["density"] = density[(density["x"] >= lo) & (density["x"] <= hi)]
+    layers["extent"] = pd.DataFrame({"value": [lo, hi], "release": [0.5, max(k, 1) + 0.5]})
+    layers["latest"] = pts.tail(1)
+    layers["truth"] = pd.DataFrame(
+        {
+            "value": [] if true_value is None else [float(true_value)],
+            "which": [] if true_value is None else ["true value (teaching only)"],
+        }
+    )
+    layers["points"] = pts
+    layers["note"] = pd.DataFrame({"note": [note] if note else []}, dtype=object)
+    options = {
+        "bounds": (lo, hi),
+        "name": name,
+        "query": query,
+        "density_label": density_label if density is not None else None,
+    }
+    return Figure(_draw_release, layers, options)
+
+
+def _draw_release(
+    layers: Mapping[str, pd.DataFrame],
+    *,
+    bounds: tuple[float, float],
+    name: str,
+    query: str,
+    density_label: str | None,
+) -> alt.TopLevelMixin:
+    """The layers of :func:`release_chart` around the rows of its figure (a density on top when it has one)."""
+    lo, hi = bounds
     x = alt.X(
         "value:Q",
         axis=style.axis(f"{query} of {name}", tickCount=6, format="~g"),
@@ -134,15 +192,6 @@ def release_chart(
         scale=alt.Scale(zero=False, nice=False),
     )
     colour = style.color("which", "", domain=["latest release", "earlier releases", "true value (teaching only)"])
-    extent = pd.DataFrame({"value": [lo, hi], "release": [0.5, max(k, 1) + 0.5]})
-    latest = pts.tail(1)
-    truth = pd.DataFrame(
-        {
-            "value": [] if true_value is None else [float(true_value)],
-            "which": [] if true_value is None else ["true value (teaching only)"],
-        }
-    )
-    notes = pd.DataFrame({"note": [note] if note else []}, dtype=object)
     tips = [
         alt.Tooltip("release:Q", title="release"),
         alt.Tooltip("value_text:N", title="value"),
@@ -150,24 +199,25 @@ def release_chart(
         alt.Tooltip("epsilon:Q", title="ε"),
     ]
     strip = alt.layer(
-        alt.Chart(style.data(extent)).mark_point(opacity=0, size=0).encode(x=x, y=y),
-        alt.Chart(style.data(latest)).mark_rule(strokeWidth=2, color=style.PALETTE[0]).encode(x=x, tooltip=tips),
-        alt.Chart(style.data(truth))
+        alt.Chart(style.data(layers["extent"])).mark_point(opacity=0, size=0).encode(x=x, y=y),
+        alt.Chart(style.data(layers["latest"]))
+        .mark_rule(strokeWidth=2, color=style.PALETTE[0])
+        .encode(x=x, tooltip=tips),
+        alt.Chart(style.data(layers["truth"]))
         .mark_rule(strokeWidth=2, strokeDash=style.DASHES["dotted"])
         .encode(x=x, color=colour),
-        alt.Chart(style.data(pts))
+        alt.Chart(style.data(layers["points"]))
         .mark_point(filled=True, size=90, opacity=1)
         .encode(x=x, y=y, color=colour, tooltip=tips),
-        alt.Chart(style.data(notes))
+        alt.Chart(style.data(layers["note"]))
         .mark_text(align="left", baseline="top", fontSize=12, color="#333")
         .encode(x=alt.XValue(4), y=alt.YValue(-16), text=alt.Text("note:N")),
     )
     heading = style.title(f"Private {query} of {name}")
-    if density is None:
+    if density_label is None:
         return style.finish(strip, heading, height=200)
-    d = density[(density["x"] >= lo) & (density["x"] <= hi)]
     top = (
-        alt.Chart(style.data(d))
+        alt.Chart(style.data(layers["density"]))
         .mark_area(opacity=0.35, line=True, color=style.PALETTE[4])
         .encode(
             x=alt.X("x:Q", axis=style.axis("", labels=False), scale=alt.Scale(domain=[lo, hi], nice=False, zero=False)),

@@ -38,10 +38,14 @@ __all__ = [
     "WIDTH",
     "color",
     "decade_extent",
+    "extent_frame",
     "extent_layer",
+    "extent_mark",
+    "field_of",
     "finish",
     "log10_field",
     "log_axis",
+    "records",
     "title",
 ]
 
@@ -82,23 +86,49 @@ LABEL_FONT = "DejaVu Sans, Verdana, sans-serif"
 RECORDS_UP_TO = 60
 
 
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """The rows of ``frame`` as JSON-ready records, as Altair embeds a DataFrame.
+
+    Python ``int``/``float``/``bool``/``str`` values; NaN and infinities
+    become ``None`` (JSON has neither), like Altair's own sanitising, so a
+    live panel that sends these rows shows what the builder's chart shows.
+    Column by column (no per-cell conversion of numeric columns).
+    """
+    names = [str(c) for c in frame.columns]
+    columns: list[list[Any]] = []
+    for name in frame.columns:
+        col = frame[name]
+        if pd.api.types.is_float_dtype(col.dtype):
+            arr = col.to_numpy(dtype=float)
+            values = arr.tolist()
+            bad = ~np.isfinite(arr)
+            if bad.any():
+                for i in np.flatnonzero(bad).tolist():
+                    values[i] = None
+        elif pd.api.types.is_integer_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype):
+            values = col.tolist()
+        else:  # objects (text): missing values become null, numpy scalars Python ones
+            values = [
+                None
+                if v is None or (isinstance(v, float) and v != v)
+                else (v.item() if isinstance(v, np.generic) else v)
+                for v in col.tolist()
+            ]
+        columns.append(values)
+    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)] if names else [{}] * len(frame)
+
+
 def data(frame: pd.DataFrame) -> alt.Data | pd.DataFrame:
     """A layer's data: small frames as JSON-ready records, large ones as the frame itself.
 
     Altair sanitises every DataFrame (about 15 ms each, whatever its size) but
     deep-copies and schema-checks inline records (time growing with the rows);
-    a live panel's update spends most of its time there, so each layer takes
-    the cheaper route.  NaN becomes null either way.
+    each layer takes the cheaper route.  The rows are the same either way
+    (:func:`records`).
     """
     if len(frame) > RECORDS_UP_TO:
         return frame
-    df = frame.astype(object).where(frame.notna(), None) if frame.isna().to_numpy().any() else frame
-    values = df.to_dict("records")
-    for row in values:
-        for key, value in row.items():
-            if isinstance(value, np.generic):
-                row[key] = value.item()
-    return alt.Data(values=values)
+    return alt.Data(values=records(frame))
 
 
 def log_axis(title: str, **kw: Any) -> alt.Axis:
@@ -140,6 +170,23 @@ def decade_extent(log10_values: Any, pad_below: float = 0.0) -> tuple[float, flo
     return float(lo), float(hi)
 
 
+def extent_frame(field: str, log10_values: Any, *, pad_below: float = 0.0) -> pd.DataFrame:
+    """The rows of :func:`extent_layer`: the two whole decades around the values (none without values)."""
+    ext = decade_extent(log10_values, pad_below)
+    return pd.DataFrame({field: [] if ext is None else list(ext)}, dtype=float)
+
+
+def extent_mark(encoding: alt.X | alt.Y, frame: pd.DataFrame) -> alt.Chart:
+    """The invisible layer drawing the rows of :func:`extent_frame` on the axis of ``encoding``."""
+    channel = "y" if isinstance(encoding, alt.Y) else "x"
+    return alt.Chart(data(frame)).mark_point(opacity=0, size=0).encode(**{channel: encoding})
+
+
+def field_of(encoding: alt.X | alt.Y) -> str:
+    """The field name of a position encoding (``"log10_delta:Q"`` -> ``"log10_delta"``)."""
+    return str(encoding.shorthand).split(":")[0]
+
+
 def extent_layer(encoding: alt.X | alt.Y, log10_values: Any, *, pad_below: float = 0.0) -> alt.Chart:
     """An invisible layer whose two points stretch a log10 axis to whole decades.
 
@@ -148,11 +195,7 @@ def extent_layer(encoding: alt.X | alt.Y, log10_values: Any, *, pad_below: float
     rows when there is nothing to stretch): the chart's structure does not
     depend on the data.
     """
-    field = str(encoding.shorthand).split(":")[0]
-    ext = decade_extent(log10_values, pad_below)
-    frame = pd.DataFrame({field: [] if ext is None else list(ext)}, dtype=float)
-    channel = "y" if isinstance(encoding, alt.Y) else "x"
-    return alt.Chart(data(frame)).mark_point(opacity=0, size=0).encode(**{channel: encoding})
+    return extent_mark(encoding, extent_frame(field_of(encoding), log10_values, pad_below=pad_below))
 
 
 def color(

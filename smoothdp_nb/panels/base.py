@@ -11,9 +11,12 @@ A panel has three public attributes:
     The ``VBox`` to display (title, controls, status line, chart); the panel
     itself displays as this widget.
 
-On every change a panel calls the public core API, builds a new chart with
-the builders of :mod:`smoothdp_nb.display` and hands it to its
-:class:`~smoothdp_nb.panels.live.LiveChart`, which updates it in place.
+On every change a panel calls the public core API, turns the result into a
+:class:`~smoothdp_nb.display.figure.Figure` with the builders of
+:mod:`smoothdp_nb.display` (the layers' rows, and how to draw them) and hands
+it to its :class:`~smoothdp_nb.panels.live.LiveChart`, which sends only the
+new rows when the figure's shape is the one on screen (no Altair chart is
+built then) and updates the chart in place.
 
 Sliders snap to their step *in the kernel*: a browser slider at 0.993
 delivers 0.9930000000000001 (binary floating point), which would make
@@ -37,6 +40,7 @@ import pandas as pd
 import traitlets
 
 from ..core.budget import ComputationTooLarge
+from ..display.figure import Figure
 from .live import STABLE_PREFIX, LiveChart
 
 __all__ = [
@@ -168,7 +172,7 @@ class Panel(abc.ABC):
         self._busy = False
         self._pending = False
         t0 = time.perf_counter()
-        self.live = LiveChart(self._build_chart())
+        self.live = LiveChart(self._build_figure())
         self.last_seconds = time.perf_counter() - t0
         self.status.value = self._status_text()
         self.controls = W.VBox(self._control_list())
@@ -187,8 +191,8 @@ class Panel(abc.ABC):
         """The panel's controls, in display order."""
 
     @abc.abstractmethod
-    def _build_chart(self) -> alt.TopLevelMixin:
-        """The chart for the current control values (calls the core)."""
+    def _build_figure(self) -> Figure:
+        """The figure for the current control values (calls the core)."""
 
     def _status_text(self) -> str:
         return ""
@@ -217,14 +221,14 @@ class Panel(abc.ABC):
                 self.status.value = "<i>computing…</i>"
                 t0 = time.perf_counter()
                 try:
-                    chart = self._build_chart()
+                    figure = self._build_figure()
                 except (ValueError, TypeError, ComputationTooLarge) as exc:
                     self.last_error = f"{type(exc).__name__}: {exc}"
                     self.status.value = f'<span style="color:#b00">{html.escape(self.last_error)}</span>'
                     how = "error"
                 else:
                     self.last_error = None
-                    how = self.live.update(chart)
+                    how = self.live.show(figure)
                     self.last_seconds = time.perf_counter() - t0
                     self.status.value = self._status_text() + f" <small>({self.last_seconds * 1000:.0f} ms)</small>"
                 if not self._pending:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import altair as alt
 import ipywidgets as W
 import numpy as np
 import pandas as pd
@@ -15,7 +15,7 @@ from ..core import datasets as _datasets
 from ..core._format import format_log10
 from ..core.mechanisms import SamplingHistogram
 from ..core.profiles import dp_delta, privacy_profile
-from ..display import profile_chart
+from ..display import Figure, profile_figure
 from .base import Panel, decimal_range, decimal_slider
 
 __all__ = ["ElectionPanel"]
@@ -161,7 +161,7 @@ class ElectionPanel(Panel):
         self._cancel_refine()
         loop = _running_loop()
         coarse = self.coarse_grid() if loop is not None else None
-        if coarse is None or len(coarse) == len(self.grid()):
+        if loop is None or coarse is None or len(coarse) == len(self.grid()):
             self.refresh()
             return
         self._grid_override = coarse
@@ -181,11 +181,11 @@ class ElectionPanel(Panel):
             self._refine_handle.cancel()
             self._refine_handle = None
 
-    def _build_chart(self) -> alt.TopLevelMixin:
+    def _build_figure(self) -> Figure:
         epsilon = self._grid_override
         self.frame = self.compute(epsilon)
         self.coarse = epsilon is not None
-        return profile_chart(self.frame, x=self.view.value, title="Privacy profile δ_ε(x) per election (dashed: DP δ)")
+        return profile_figure(self.frame, x=self.view.value, title="Privacy profile δ_ε(x) per election (dashed: DP δ)")
 
     def _status_text(self) -> str:
         worst = self.frame.loc[self.frame["log_delta"].idxmax()]
@@ -195,10 +195,8 @@ class ElectionPanel(Panel):
         return text
 
 
-def _running_loop():
+def _running_loop() -> asyncio.AbstractEventLoop | None:
     """The asyncio loop running this code (a kernel handling a widget message), or None."""
-    import asyncio
-
     try:
         return asyncio.get_running_loop()
     except RuntimeError:

@@ -9,6 +9,10 @@
   dataflow on the same view -- no re-embedding, no flicker.  The builders of
   :mod:`smoothdp_nb.display` keep every layer (possibly empty) whatever the
   data, so a slider move is a data update;
+* a panel hands over a :class:`~smoothdp_nb.display.figure.Figure` (the
+  layers' rows apart from the drawing): when its shape is the one on screen,
+  its rows are sent without building the Altair chart at all -- most of an
+  update's time in the kernel (:meth:`LiveChart.show`);
 * otherwise (a layer appears, the view switches between kinds of chart) the
   chart is replaced as a whole (``JupyterChart.chart = new_chart``).
 
@@ -25,6 +29,8 @@ from typing import Any
 
 import altair as alt
 import ipywidgets as W
+
+from ..display.figure import Figure
 
 __all__ = ["STABLE_PREFIX", "LiveChart", "enable_offline", "rename_datasets"]
 
@@ -128,7 +134,7 @@ class LiveChart:
 
     Parameters
     ----------
-    chart : altair chart
+    chart : altair chart or Figure
         The first chart to show.
     in_place : bool, default True
         Send only new data to the browser when the structure is unchanged.
@@ -145,13 +151,19 @@ class LiveChart:
     pushes, embeds : int
         How many updates went through the data channel, and how many
         replaced the whole chart (the first display counts as one embed).
+    builds : int
+        How many times an Altair chart was built and serialised (the first
+        display included); a figure of the shape on screen needs none.
     """
 
-    def __init__(self, chart: alt.TopLevelMixin, *, in_place: bool = True) -> None:
+    def __init__(self, chart: alt.TopLevelMixin | Figure, *, in_place: bool = True) -> None:
         enable_offline()
-        skeleton, data = rename_datasets(chart.to_dict())
+        figure = chart if isinstance(chart, Figure) else None
+        self.builds = 1
+        skeleton, data = rename_datasets(self._to_dict(chart.chart() if isinstance(chart, Figure) else chart))
         self._skeleton = skeleton
         self.data: dict[str, list] = data
+        self._shape: Any = None  # the shape of the figure on screen, when its rows are the spec's data
         # the data channel is JupyterChart's own VegaFusion update path; without it, re-embed
         self.in_place = bool(in_place) and alt.JupyterChart.class_traits().get("_py_to_js_updates") is not None
         self.jupyter_chart = alt.JupyterChart(_chart_from_spec(skeleton, data))
@@ -159,6 +171,14 @@ class LiveChart:
         self._stale = False  # data pushed since the chart object was last assigned
         self.pushes = 0
         self.embeds = 1
+        if figure is not None:
+            self._remember(figure)
+
+    @staticmethod
+    def _to_dict(chart: alt.TopLevelMixin) -> dict:
+        # schema validation costs ~100 ms per update; the builders' output is validated in their tests
+        spec: dict = chart.to_dict(validate=False)
+        return spec
 
     @property
     def skeleton(self) -> dict:
@@ -175,6 +195,30 @@ class LiveChart:
         spec["datasets"] = copy.deepcopy(self.data)
         return spec
 
+    def show(self, figure: Figure) -> str:
+        """Show ``figure``: only its rows when its shape is the one on screen (no Altair at all).
+
+        Two figures of the same shape have the same spec up to the dataset
+        values (:class:`~smoothdp_nb.display.figure.Figure`), so the rows are
+        sent through the data channel as :meth:`update` would send them after
+        building the chart.  A new shape is built with Altair once.
+
+        Returns
+        -------
+        str
+            As :meth:`update`.
+        """
+        if self.in_place and self._shape is not None and figure.shape() == self._shape:
+            return self._push(dict(zip(self.data, figure.rows(), strict=True)))
+        how = self.update(figure.chart())
+        self._remember(figure)
+        return how
+
+    def _remember(self, figure: Figure) -> None:
+        # the rows stand for the spec's datasets, name by name (checked once per new shape)
+        rows = figure.rows()
+        self._shape = figure.shape() if rows == list(self.data.values()) else None
+
     def update(self, chart: alt.TopLevelMixin) -> str:
         """Show ``chart``: in place when only its data changed.
 
@@ -188,22 +232,27 @@ class LiveChart:
             ``"data"`` (rows sent through the data channel), ``"same"``
             (nothing changed) or ``"chart"`` (chart replaced).
         """
-        # schema validation costs ~100 ms per update; the builders' output is validated in their tests
-        skeleton, data = rename_datasets(chart.to_dict(validate=False))
+        self.builds += 1
+        self._shape = None
+        skeleton, data = rename_datasets(self._to_dict(chart))
         if skeleton == self._skeleton and self.in_place:
-            changed = [name for name in data if data[name] != self.data.get(name)]
-            if not changed:
-                return "same"
-            self.data = data
-            self._stale = True
-            self.pushes += 1
-            self.jupyter_chart._py_to_js_updates = [
-                {"namespace": "data", "name": name, "scope": [], "value": data[name]} for name in changed
-            ]
-            return "data"
+            return self._push(data)
         self._skeleton, self.data = skeleton, data
         self._replace()
         return "chart"
+
+    def _push(self, data: dict[str, list]) -> str:
+        """Send the datasets that changed through the data channel (the structure is unchanged)."""
+        changed = [name for name in data if data[name] != self.data.get(name)]
+        if not changed:
+            return "same"
+        self.data = data
+        self._stale = True
+        self.pushes += 1
+        self.jupyter_chart._py_to_js_updates = [
+            {"namespace": "data", "name": name, "scope": [], "value": data[name]} for name in changed
+        ]
+        return "data"
 
     def _replace(self) -> None:
         """Show the current skeleton and data in a new widget (see the class docstring)."""

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import altair as alt
 import ipywidgets as W
 import numpy as np
 import pandas as pd
 
 from ..core.noise import FAMILIES, calibrate, gamma_range
 from ..core.release import compare_noise
-from ..display import noise_chart
+from ..display import Figure, noise_figure
 from ..display.noise import FAMILY_LABELS
 from .base import Panel, decimal_log_slider, decimal_slider
 
@@ -79,10 +78,10 @@ class NoiseComparisonPanel(Panel):
             frame = frame[frame["family"] == "laplace_global"]
         return frame.reset_index(drop=True)
 
-    def _build_chart(self) -> alt.TopLevelMixin:
+    def _build_figure(self) -> Figure:
         self.frame = self.compute()
         g = float(self.gamma.value)
-        return noise_chart(self.frame, gamma=g if g < self.epsilon.value else None, title="Noise std against γ")
+        return noise_figure(self.frame, gamma=g if g < self.epsilon.value else None, title="Noise std against γ")
 
     def _status_text(self) -> str:
         g, epsilon, delta = float(self.gamma.value), float(self.epsilon.value), float(self.delta.value)

@@ -6,15 +6,14 @@ import html
 import inspect
 from typing import Any
 
-import altair as alt
 import ipywidgets as W
 import numpy as np
 import pandas as pd
 
 from ..core.noise import FAMILIES, calibrate
-from ..core.release import default_gamma, release
+from ..core.release import Release, default_gamma, release
 from ..core.sensitivity import evaluate_query, smooth_sensitivity
-from ..display import release_chart, release_density
+from ..display import Figure, release_density, release_figure
 from ..display.noise import FAMILY_LABELS
 from ..display.release import DIAGNOSTIC_LABEL
 from ..display.results import public_note
@@ -125,7 +124,7 @@ class ReleasePanel(Panel):
             "delta": delta,
         }
 
-    def draw(self, rng: Any = None):
+    def draw(self, rng: Any = None) -> Release:
         """Draw one private release with the current settings (spends epsilon).
 
         Parameters
@@ -161,7 +160,7 @@ class ReleasePanel(Panel):
         centre = float(self.current.value) if self.current is not None else 0.5 * (self.bounds[0] + self.bounds[1])
         return release_density(p["noise"], p["epsilon"], gamma, scale, centre, delta=p["delta"])
 
-    def _build_chart(self) -> alt.TopLevelMixin:
+    def _build_figure(self) -> Figure:
         p = self.params()
         self._calibrate(p)  # say now, not at the next Release, when the settings cannot be calibrated
         density = self._density(p) if self.diagnostics.value else None
@@ -173,7 +172,7 @@ class ReleasePanel(Panel):
         else:
             self._true = None
         note = public_note(self.current) if self.current is not None else "nothing released yet: press Release"
-        return release_chart(
+        return release_figure(
             self.releases,
             self.bounds,
             name=str(self.name),

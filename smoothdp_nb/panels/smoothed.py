@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import altair as alt
 import ipywidgets as W
 import numpy as np
 
 from ..core import datasets as _datasets
 from ..core.budget import ComputationTooLarge
 from ..core.mechanisms import Mechanism, SamplingHistogram
-from ..core.smoothed import smoothed_delta
-from ..display import delta_vs_epsilon_chart
+from ..core.smoothed import SmoothedResult, smoothed_delta
+from ..display import Figure, delta_vs_epsilon_figure
 from ..display.results import monte_carlo_note
 from .base import CONTROL_WIDTH, Panel, decimal_range, decimal_slider
 
@@ -124,7 +123,7 @@ class SmoothedDPPanel(Panel):
         lo, hi = self.epsilon.value
         return np.round(np.linspace(lo, hi, self.epsilon_points), 6) if hi > lo else np.array([lo])
 
-    def compute(self):
+    def compute(self) -> SmoothedResult:
         """Run :func:`smoothdp_nb.smoothed_delta` for the current controls (a SmoothedResult)."""
         self.pi.disabled = self.pi_kind.value != "interval"
         # the decimal on the slider, exactly; or the mechanism the panel was given
@@ -152,10 +151,10 @@ class SmoothedDPPanel(Panel):
             progress=False,
         )
 
-    def _build_chart(self) -> alt.TopLevelMixin:
+    def _build_figure(self) -> Figure:
         self.result = self.compute()
         # one fixed title: the structure stays, so updates go through the data channel
-        return delta_vs_epsilon_chart(
+        return delta_vs_epsilon_figure(
             self.result.to_frame(), title="Smoothed δ against ε (dashed: DP δ)", note=monte_carlo_note(self.result)
         )
 

@@ -19,9 +19,13 @@ stylesheet, so that they are not console errors).  For each panel the test
   same ``<canvas>``/``<svg>`` element stays on the page), that it still has a
   finite size, and that the browser logged no error at all.
 
-The input-to-redraw latencies of the slider moves (mouse up or key press to
-the changed pixels) are printed as ``[bench]`` lines; their medians per panel
-are recorded in benchmarks/README.md.
+The input-to-redraw latencies of the slider moves are printed as ``[bench]``
+lines, with the kernel's own share (the ``(N ms)`` of the status line); their
+medians per panel are recorded in benchmarks/README.md.  A move is timed from
+its last input event (the mouse button released at the end of a drag, or the
+key press) until the chart's pixels changed and the status line gave its final
+answer (only the latter for the release panel's settings, which do not change
+its public chart).
 
 Skipped only when ``/usr/bin/chromium`` is missing (CI installs it with apt and
 Voila with the ``test`` extra).

@@ -210,7 +210,7 @@ class Panel(abc.ABC):
         Returns
         -------
         str
-            How the chart was updated (see :meth:`LiveChart.update`), or
+            How the chart was updated (see :meth:`LiveChart.show`), or
             ``"error"`` when the core rejected the parameters (the message is
             shown in the status line and the previous chart stays).
         """

@@ -3,7 +3,10 @@
 Each function returns a panel that displays as an ipywidgets box with
 controls, a status line and an Altair ``JupyterChart`` updated in place
 (:mod:`.live`); the charts are the builders of :mod:`smoothdp_nb.display`,
-the same as the result objects' and the notebooks'.  One module per panel:
+the same as the result objects' and the notebooks'.  A move that keeps the
+chart's layers sends only their new rows to the browser (the Vega-Lite spec is
+built once per kind of chart), so an update costs the core's computation plus
+a few milliseconds.  One module per panel:
 
 * :func:`smoothed_dp` -- :class:`~.smoothed.SmoothedDPPanel`;
 * :func:`election` -- :class:`~.election.ElectionPanel`;

@@ -53,12 +53,12 @@ class FiniteMechanism(Mechanism):
 
     def __init__(
         self,
-        pmf: Callable[[tuple], Mapping[Hashable, float]],
+        pmf: Callable[[tuple[int, ...]], Mapping[Hashable, float]],
         *,
         categories: int,
         name: str | None = None,
         log: bool = False,
-    ):
+    ) -> None:
         if not callable(pmf):
             raise TypeError(f"pmf must be a callable hist -> {{output: probability}}, got {type(pmf).__name__}")
         self._pmf = pmf
@@ -73,7 +73,7 @@ class FiniteMechanism(Mechanism):
     def __repr__(self) -> str:
         return f"FiniteMechanism({self.name}, categories={self._m})"
 
-    def _key(self):
+    def _key(self) -> tuple[object, int, str, bool]:
         return (self._pmf, self._m, self.name, self.log)
 
     @property

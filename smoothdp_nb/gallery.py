@@ -139,7 +139,7 @@ def _remark8():
     ns, eps = [200, 400, 800, 1600], [1.0, 2.0, 7.0]
     exact = sdp.smoothed_delta_curve(sdp.SamplingHistogram(eta="0.5"), ns, shares, eps, progress=False).table
     f = float(sdp.reduce_to_vertices(shares).vertices.min())
-    bound = sdp.remark8_bound(np.array(ns), 2, 0.5, eps, f, log=True) / math.log(10)
+    bound = np.asarray(sdp.remark8_bound(np.array(ns), 2, 0.5, eps, f, log=True)) / math.log(10)
     rows = [{"n": n, "epsilon": e, "log10_delta": bound[i, j]} for i, n in enumerate(ns) for j, e in enumerate(eps)]
     return bound_chart(exact, pd.DataFrame(rows), title="Remark 8 bound against the exact smoothed δ, η = 0.5")
 

@@ -8,11 +8,13 @@ from typing import Any, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["FloatArray", "IntArray", "BoolArray", "RealNumber", "SeedLike"]
+__all__ = ["FloatArray", "FloatOrArray", "IntArray", "BoolArray", "RealNumber", "SeedLike"]
 
 FloatArray: TypeAlias = npt.NDArray[np.float64]
 IntArray: TypeAlias = npt.NDArray[np.int64]
 BoolArray: TypeAlias = npt.NDArray[np.bool_]
+#: a float for scalar inputs, else an array (the public functions' "float or ndarray")
+FloatOrArray: TypeAlias = float | FloatArray
 
 # what the validators accept as "a real number": Python and numpy scalars (bools are refused at run time)
 RealNumber: TypeAlias = numbers.Real | np.floating[Any] | np.integer[Any]

@@ -78,10 +78,10 @@ import difflib
 import hashlib
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -89,6 +89,13 @@ import pandas as pd
 from .core._validate import as_bounds, as_decimal_text, as_histograms, as_int, as_real
 from .core.budget import ComputationTooLarge, cap_workers
 from .core.hull import reduce_to_vertices
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from .core.mechanisms import Mechanism
+    from .core.results import NoiseComparison, ProfileResult, ReleaseReport
+    from .core.smoothed import SmoothedCurve, SmoothedResult
 
 __all__ = ["SpecError", "Spec", "parse_spec", "run_spec", "COMPUTATIONS", "PI_DATASETS", "PROFILE_DATASETS"]
 
@@ -342,7 +349,7 @@ def _infer_compute(doc: Mapping[str, Any]) -> str:
     raise SpecError(f"is required: one of {', '.join(repr(c) for c in COMPUTATIONS)}", "compute")
 
 
-def _mechanism(v: Any):
+def _mechanism(v: Any) -> Mechanism:
     from .core.mechanisms import NoisySamplingHistogram, SamplingHistogram
 
     if not isinstance(v, Mapping):
@@ -801,7 +808,7 @@ def _default_title(compute: str, p: dict) -> str:
 # --------------------------------------------------------------------------
 
 
-def _election_hists(years: list[int] | None) -> tuple[np.ndarray, list]:
+def _election_hists(years: list[int] | None) -> tuple[np.ndarray, list[int]]:
     from .core import datasets
 
     df = datasets.us_presidential_elections()
@@ -1020,7 +1027,7 @@ def _core_message(exc: BaseException) -> str:
 
 
 @contextlib.contextmanager
-def _spec_executor(p: Mapping[str, Any], given: Any):
+def _spec_executor(p: Mapping[str, Any], given: Any) -> Iterator[Any]:
     """The executor a spec asks for (``executor = "dask"`` and so on), closed afterwards.
 
     An executor passed by the caller (``--executor NAME`` in the magic) wins.
@@ -1056,9 +1063,12 @@ def _spec_executor(p: Mapping[str, Any], given: Any):
                 cluster.close()
 
 
-def _run_profile(p, ns, executor, progress, base):
+def _run_profile(
+    p: dict[str, Any], ns: Mapping[str, Any], executor: cf.Executor | None, progress: bool | None, base: Path | None
+) -> ProfileResult:
     from .core.results import profile
 
+    labels: Sequence[Hashable] | None
     if "dataset" in p:
         if p["dataset"] == "us-elections":
             hists, labels = _election_hists(p.get("years"))
@@ -1072,11 +1082,13 @@ def _run_profile(p, ns, executor, progress, base):
     return profile(p["mechanism"], hists, p["epsilon"], labels=labels, source=p["source"])
 
 
-def _resolve_pi(p, ns):
+def _resolve_pi(p: dict[str, Any], ns: Mapping[str, Any]) -> Any:
     return _pi_from(p["pi"], ns) if isinstance(p["pi"], str) else p["pi"]
 
 
-def _run_smoothed(p, ns, executor, progress, base):
+def _run_smoothed(
+    p: dict[str, Any], ns: Mapping[str, Any], executor: cf.Executor | None, progress: bool | None, base: Path | None
+) -> SmoothedResult:
     from .core.smoothed import smoothed_delta
 
     kw = dict(p["options"])
@@ -1087,7 +1099,9 @@ def _run_smoothed(p, ns, executor, progress, base):
     )
 
 
-def _run_sweep(p, ns, executor, progress, base):
+def _run_sweep(
+    p: dict[str, Any], ns: Mapping[str, Any], executor: cf.Executor | None, progress: bool | None, base: Path | None
+) -> SmoothedCurve:
     from .core.smoothed import smoothed_delta_curve
     from .core.sweeps import sweep
 
@@ -1131,7 +1145,9 @@ def _run_sweep(p, ns, executor, progress, base):
     return smoothed_delta_curve(p["mechanism"], p["ns"], pi, p["epsilon"], method=p["method"], progress=progress, **kw)
 
 
-def _run_release(p, ns, executor, progress, base):
+def _run_release(
+    p: dict[str, Any], ns: Mapping[str, Any], executor: cf.Executor | None, progress: bool | None, base: Path | None
+) -> ReleaseReport:
     from .core.release import release
     from .core.results import ReleaseReport
 
@@ -1142,7 +1158,9 @@ def _run_release(p, ns, executor, progress, base):
     return ReleaseReport(rel, name=name, notes=notes)
 
 
-def _run_noise(p, ns, executor, progress, base):
+def _run_noise(
+    p: dict[str, Any], ns: Mapping[str, Any], executor: cf.Executor | None, progress: bool | None, base: Path | None
+) -> NoiseComparison:
     from .core.release import compare_noise
     from .core.results import NoiseComparison
 

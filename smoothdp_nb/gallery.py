@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .core._types import FloatArray
+
 if TYPE_CHECKING:
     import altair as alt
 
@@ -163,7 +165,7 @@ def _noise_marker() -> alt.TopLevelMixin:
     return noise_chart(table, gamma=0.05, title="Noise std against γ, ε = 0.5 (dotted: γ = 0.05)")
 
 
-def _release_data() -> np.ndarray:
+def _release_data() -> FloatArray:
     return np.random.default_rng(3).beta(5, 4, size=400)
 
 

@@ -86,6 +86,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .core._types import FloatArray, IntArray
 from .core._validate import as_bounds, as_decimal_text, as_histograms, as_int, as_real
 from .core.budget import ComputationTooLarge, cap_workers
 from .core.hull import reduce_to_vertices
@@ -197,7 +198,7 @@ def _choice(key: str, v: Any, allowed: tuple[str, ...], aliases: Mapping[str, st
     raise SpecError(f"must be one of {', '.join(repr(a) for a in allowed)}, got {v!r}{hint}", key)
 
 
-def _range_table(key: str, v: Mapping[str, Any]) -> np.ndarray:
+def _range_table(key: str, v: Mapping[str, Any]) -> FloatArray:
     """``{start, stop, num, log}`` -> evenly spaced values (geometric when log = true)."""
     allowed = ("start", "stop", "num", "log")
     _check_keys(key, v, allowed)
@@ -212,7 +213,7 @@ def _range_table(key: str, v: Mapping[str, Any]) -> np.ndarray:
     return np.geomspace(start, stop, num) if log else np.linspace(start, stop, num)
 
 
-def _values(key: str, v: Any, *, lo: float = 0.0, lo_open: bool = False) -> np.ndarray:
+def _values(key: str, v: Any, *, lo: float = 0.0, lo_open: bool = False) -> FloatArray:
     """A number, a list of numbers or a range table -> 1-D array of finite floats >= lo (> lo if lo_open)."""
     if isinstance(v, Mapping):
         arr = _range_table(key, v)
@@ -812,7 +813,7 @@ def _default_title(compute: str, p: dict) -> str:
 # --------------------------------------------------------------------------
 
 
-def _election_hists(years: list[int] | None) -> tuple[np.ndarray, list[int]]:
+def _election_hists(years: list[int] | None) -> tuple[IntArray, list[int]]:
     from .core import datasets
 
     df = datasets.us_presidential_elections()
@@ -910,7 +911,9 @@ def _numeric_column(values: Any, name: str, key: str) -> np.ndarray:
     return arr
 
 
-def _smoothed_at(n: int, mechanism: Any, pi: Any, epsilon: np.ndarray, method: str, options: dict) -> dict:
+def _smoothed_at(
+    n: int, mechanism: Any, pi: Any, epsilon: FloatArray, method: str, options: dict[str, Any]
+) -> dict[str, Any]:
     """One point of an exact sweep (top level, so process pools can pickle it)."""
     from .core.smoothed import smoothed_delta
 

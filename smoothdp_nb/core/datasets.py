@@ -22,6 +22,8 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
+from ._types import IntArray
+
 __all__ = [
     "us_presidential_elections",
     "us_2020_districts",
@@ -145,7 +147,7 @@ def us_2020_districts() -> pd.DataFrame:
     return _districts().copy(deep=True)
 
 
-def election_histogram(year: int) -> np.ndarray:
+def election_histogram(year: int) -> IntArray:
     """Top-2 popular-vote histogram ``[winner_votes, runner_up_votes]`` of one election.
 
     Parameters

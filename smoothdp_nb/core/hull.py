@@ -48,7 +48,7 @@ class HullReduction:
         duplicates) -- they do not change the smoothed delta.
     """
 
-    vertices: np.ndarray
+    vertices: FloatArray
     vertex_labels: list[Hashable]
     dropped_labels: list[Hashable] = field(default_factory=list)
 

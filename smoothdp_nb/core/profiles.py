@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ._types import FloatOrArray
+from ._types import FloatArray, FloatOrArray
 from ._validate import as_epsilon, as_histograms, as_int, as_open_unit, as_real
 from .mechanisms import Mechanism
 
@@ -41,7 +41,7 @@ def check_mechanism(mechanism: object) -> Mechanism:
     return mechanism
 
 
-def _shape_result(values: np.ndarray, single: bool, eps_scalar: bool) -> FloatOrArray:
+def _shape_result(values: FloatArray, single: bool, eps_scalar: bool) -> FloatOrArray:
     """(k, E) values -> float / (k,) / (E,) / (k, E)."""
     res = values
     if single:

@@ -28,6 +28,7 @@ import pandas as pd
 
 from . import rendering
 from ._format import format_log10
+from ._types import FloatArray, IntArray
 from .mechanisms import Mechanism
 from .profiles import dp_delta as _dp_delta
 from .profiles import privacy_profile
@@ -75,17 +76,17 @@ class ProfileResult:
     """
 
     labels: tuple[Hashable, ...]
-    epsilon: np.ndarray
-    log_delta: np.ndarray
-    dp_delta: np.ndarray
+    epsilon: FloatArray
+    log_delta: FloatArray
+    dp_delta: FloatArray
     mechanism: Mechanism
-    sizes: np.ndarray
+    sizes: IntArray
     source: str = "inline"
 
     @property
-    def delta(self) -> np.ndarray:
+    def delta(self) -> FloatArray:
         """``delta_eps(x)`` as floats (underflows to 0 below about 1e-308)."""
-        out: np.ndarray = np.exp(self.log_delta)
+        out: FloatArray = np.exp(self.log_delta)
         return out
 
     def to_frame(self) -> pd.DataFrame:

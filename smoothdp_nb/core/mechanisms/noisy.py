@@ -75,7 +75,7 @@ class NoisySamplingHistogram(SampleSize, Mechanism):
         lam = self.noise_epsilon / 4.0
         return _sample_truncated_two_sided_geometric(sampled, lam, gen)
 
-    def _log_kernel(self, T: int) -> np.ndarray:
+    def _log_kernel(self, T: int) -> FloatArray:
         """log K[s, c]: probability that a coordinate with sampled count s
         (0..T) is published in cell c (0..T-1 exactly, T meaning ">= T")."""
         lam = self.noise_epsilon / 4.0

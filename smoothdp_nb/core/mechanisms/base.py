@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._types import FloatArray
+from .._types import FloatArray, IntArray
 from .._validate import as_histograms, as_int, as_rng
 from ..budget import DEFAULT_BUDGET_SECONDS, ComputationTooLarge
 from ..divergence import log_hockey_stick
@@ -28,7 +28,7 @@ _MIN_LAW_SECONDS = 1e-5
 _PAIR_CHUNK_CELLS = 2**22
 
 
-def compositions(total: int, parts: int) -> np.ndarray:
+def compositions(total: int, parts: int) -> IntArray:
     """All vectors of ``parts`` non-negative ints summing to ``total`` (stars and bars),
     shape ``(C(total + parts - 1, parts - 1), parts)``: every histogram of ``total``
     records on ``parts`` categories, and every composition of Algorithm 1."""
@@ -134,24 +134,24 @@ class Mechanism(ABC):
         """Number of categories (or grid values) m, or None for any m >= 2."""
 
     @abstractmethod
-    def log_output_pmf(self, hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def log_output_pmf(self, hist: IntArray) -> tuple[np.ndarray, FloatArray]:
         """(outputs, log-probabilities) of the output law on one histogram."""
 
     def sample_size(self, n: int) -> int:
         """Records read from a database of n records (all of them by default)."""
         return as_int(n, "n", minimum=1)
 
-    def check_histograms(self, hists: np.ndarray, name: str = "hist") -> None:
+    def check_histograms(self, hists: IntArray, name: str = "hist") -> None:
         """Raise ValueError unless the histograms have this mechanism's number of categories."""
         m = self.categories
         if m is not None and hists.shape[1] != m:
             raise ValueError(f"{name} must have {m} counts per database for {self!r}, got {hists.shape[1]}")
 
-    def delta_upper_bound(self, n: int, epsilon: np.ndarray) -> np.ndarray:
+    def delta_upper_bound(self, n: int, epsilon: FloatArray) -> FloatArray:
         """A bound on delta_eps(x) for every database of n records (default: 1)."""
         return np.ones(np.shape(epsilon))
 
-    def log_profile_batch(self, hists: np.ndarray, n: int, epsilon: np.ndarray) -> np.ndarray:
+    def log_profile_batch(self, hists: IntArray, n: int, epsilon: FloatArray) -> FloatArray:
         """log delta_eps(x) (Definition 2) for histograms of size n: (k, E).
 
         Generic path: the output law of every row and of every neighbour is
@@ -182,7 +182,7 @@ class Mechanism(ABC):
             np.maximum.at(out, rows[s : s + step], d)
         return np.minimum(out, 0.0)
 
-    def _aligned_log_pmfs(self, hists: np.ndarray) -> np.ndarray:
+    def _aligned_log_pmfs(self, hists: IntArray) -> FloatArray:
         """(len(hists), K): the output laws of the histograms on their common
         output space (the union of the outputs, found in one vectorised pass)."""
         laws = [self.log_output_pmf(x) for x in hists]
@@ -239,12 +239,12 @@ class Mechanism(ABC):
     def dp_delta(
         self,
         n: int,
-        epsilon: np.ndarray,
+        epsilon: FloatArray,
         categories: int | None = None,
         log: bool = False,
         budget: float = DEFAULT_BUDGET_SECONDS,
-        all_profiles: np.ndarray | None = None,
-    ) -> np.ndarray:
+        all_profiles: FloatArray | None = None,
+    ) -> FloatArray:
         """max over all databases of n records of delta_eps(x) (Theorem 1), shape (E,).
 
         Default: every histogram on m categories (the mechanism's own m, else
@@ -255,7 +255,7 @@ class Mechanism(ABC):
         """
         m = self.categories if self.categories is not None else as_int(categories, "categories", minimum=2)
         if all_profiles is not None:
-            logd: np.ndarray = np.minimum(all_profiles.max(axis=0), np.log(self.delta_upper_bound(n, epsilon)))
+            logd: FloatArray = np.minimum(all_profiles.max(axis=0), np.log(self.delta_upper_bound(n, epsilon)))
             return logd if log else np.minimum(np.exp(logd), self.delta_upper_bound(n, epsilon))
         count = count_histograms(n, m)
         est = self.profile_seconds(n, m, count, epsilon.size, budget)
@@ -270,7 +270,7 @@ class Mechanism(ABC):
         logd = np.minimum(logd, np.log(cap))
         return logd if log else np.minimum(np.exp(logd), cap)
 
-    def log_utility(self, hist_minus_i: np.ndarray, t: float) -> float:
+    def log_utility(self, hist_minus_i: IntArray, t: float) -> float:
         """log of ``max_j E_{a ~ M(x_-i + e_j)}[max(0, max posterior(a) - t)]``
         (eq. (3) before the factor 1/(1 - t)), uniform prior over the unknown
         record, by enumerating the m output laws."""
@@ -292,12 +292,12 @@ class Mechanism(ABC):
         return PostProcessed(self, as_output_map(f))
 
     # -- running the mechanism ---------------------------------------------------------
-    def _one_histogram(self, hist: object) -> np.ndarray:
+    def _one_histogram(self, hist: object) -> IntArray:
         h, single = as_histograms(hist)
         if not single:
             raise ValueError("hist must be a single histogram of shape (m,) here")
         self.check_histograms(h)
-        first: np.ndarray = h[0]
+        first: IntArray = h[0]
         return first
 
     def sample_histogram(self, hist: object, rng: object = None, size: int | None = None) -> Any:
@@ -322,7 +322,7 @@ class Mechanism(ABC):
         return df
 
 
-def factorize_outputs(outputs: list[Any]) -> tuple[list[np.ndarray], int]:
+def factorize_outputs(outputs: list[Any]) -> tuple[list[IntArray], int]:
     """Integer codes of the outputs of several laws on their union: (codes per law, K).
 
     Numeric 2-D outputs are compared row-wise (np.unique), 1-D outputs of any

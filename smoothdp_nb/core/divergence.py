@@ -31,7 +31,11 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import logsumexp
 
-from ._types import FloatArray
+from ._types import FloatArray, IntArray
+
+#: ``f(row_index, k)``: a value per (row, count) of a batch of count laws; ``row_index``
+#: of shape (B', 1), ``k`` of shape (B', L) (counts: int64, or floats holding integers), result (B', L)
+RowFunction = Callable[[IntArray, np.ndarray], FloatArray]
 
 __all__ = ["log1mexp", "log_hockey_stick", "log_monotone_tail_sum", "LogConcaveCounts"]
 
@@ -100,20 +104,20 @@ class LogConcaveCounts:
     standard deviation, each of shape (B,).
     """
 
-    logpmf: Callable[[np.ndarray, np.ndarray], np.ndarray]
-    ratio: Callable[[np.ndarray, np.ndarray], np.ndarray]
-    lo: np.ndarray
-    hi: np.ndarray
-    mode: np.ndarray
-    sd: np.ndarray
+    logpmf: RowFunction
+    ratio: RowFunction
+    lo: IntArray
+    hi: IntArray
+    mode: IntArray
+    sd: FloatArray
 
 
 def log_monotone_tail_sum(
     dist: LogConcaveCounts,
-    start: np.ndarray,
-    stop: np.ndarray,
-    factor: Callable[[np.ndarray, np.ndarray], np.ndarray],
-) -> np.ndarray:
+    start: IntArray,
+    stop: IntArray,
+    factor: RowFunction,
+) -> FloatArray:
     """``log sum_{start <= k <= stop} P(k) f(k)`` for a batch, with ``0 <= f <= 1``.
 
     The terms are evaluated in a window around the range's largest term (its
@@ -192,14 +196,14 @@ def log_monotone_tail_sum(
 
 def _window_sum(
     dist: LogConcaveCounts,
-    todo: np.ndarray,
-    s: np.ndarray,
-    t: np.ndarray,
-    a: np.ndarray,
-    ws: np.ndarray,
-    we: np.ndarray,
-    factor: Callable[[np.ndarray, np.ndarray], np.ndarray],
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    todo: IntArray,
+    s: IntArray,
+    t: IntArray,
+    a: IntArray,
+    ws: IntArray,
+    we: IntArray,
+    factor: RowFunction,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
     """For rows ``todo``: (sum of P(k) f(k) / P(a) over the window [ws, we],
     proven bound on the same sum over [s, t] outside the window, how many
     more steps on each side make that bound small enough (inf if unknown))."""

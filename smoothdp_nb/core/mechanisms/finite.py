@@ -8,6 +8,7 @@ from collections.abc import Callable, Hashable, Mapping
 import numpy as np
 from scipy.special import logsumexp
 
+from .._types import FloatArray, IntArray
 from .._validate import as_int
 from .base import Mechanism
 
@@ -80,7 +81,7 @@ class FiniteMechanism(Mechanism):
     def categories(self) -> int:
         return self._m
 
-    def log_output_pmf(self, hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def log_output_pmf(self, hist: IntArray) -> tuple[np.ndarray, FloatArray]:
         """The law returned by ``pmf`` as (outputs (K,) object array, log-probabilities (K,)).
 
         Raises TypeError/ValueError when ``pmf`` does not return a probability

@@ -63,13 +63,13 @@ class NoisySamplingHistogram(SampleSize, Mechanism):
         """Any number of categories m >= 2."""
         return None
 
-    def delta_upper_bound(self, n: int, epsilon: np.ndarray) -> np.ndarray:
+    def delta_upper_bound(self, n: int, epsilon: FloatArray) -> FloatArray:
         """T/n: the outputs on neighbours differ in law only when the changed
         record is sampled, so every hockey-stick divergence is at most the
         total variation, at most T/n (the noise is post-processing)."""
         return np.full(np.shape(epsilon), float(self.sampled_fraction(n)))
 
-    def sample_histogram(self, hist: object, rng: object = None, size: int | None = None) -> np.ndarray:
+    def sample_histogram(self, hist: object, rng: object = None, size: int | None = None) -> IntArray:
         gen = as_rng(rng)
         sampled = self._sampler.sample_histogram(self._one_histogram(hist), rng=gen, size=size)
         lam = self.noise_epsilon / 4.0
@@ -89,7 +89,7 @@ class NoisySamplingHistogram(SampleSize, Mechanism):
         logk[:, T] = -lam * (T - s[:, 0]) - log_one_minus_r - log_z[:, 0]
         return logk
 
-    def log_output_pmf(self, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def log_output_pmf(self, h: IntArray) -> tuple[IntArray, FloatArray]:
         """Output pmf on the lumped space: coordinates 0..T-1 exact, T = '>= T'."""
         samples, logw = self._sampler.log_output_pmf(h)
         n = int(h.sum())
@@ -125,7 +125,7 @@ class NoisySamplingHistogram(SampleSize, Mechanism):
         return df
 
 
-def _sample_truncated_two_sided_geometric(centre: np.ndarray, lam: float, gen: np.random.Generator) -> IntArray:
+def _sample_truncated_two_sided_geometric(centre: IntArray, lam: float, gen: np.random.Generator) -> IntArray:
     """Draw out >= 0 with P(out) proportional to exp(-lam |out - centre|), per entry."""
     c = np.asarray(centre, dtype=np.int64)
     r = math.exp(-lam)

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _lpmf
-from .._types import FloatArray
+from .._types import FloatArray, IntArray
 from ..divergence import log1mexp, log_monotone_tail_sum
 from .base import Mechanism, factorize_outputs
 
@@ -35,7 +35,7 @@ class PostProcessing(ABC):
     """A map of outputs, possibly randomized: what :func:`postprocess` applies."""
 
     @abstractmethod
-    def apply(self, outputs: np.ndarray, logp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def apply(self, outputs: np.ndarray, logp: FloatArray) -> tuple[np.ndarray, FloatArray]:
         """The law of f(o) for o ~ (outputs, logp): (new outputs, their log-probabilities)."""
 
     @property
@@ -76,7 +76,7 @@ class _FunctionMap(PostProcessing):
                 return None
         return y
 
-    def apply(self, outputs: np.ndarray, logp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def apply(self, outputs: np.ndarray, logp: FloatArray) -> tuple[np.ndarray, FloatArray]:
         y = self._vectorised(outputs)
         if y is not None:
             return _group(y, logp)
@@ -102,7 +102,7 @@ class _FunctionMap(PostProcessing):
         return _group(labels, logp[np.asarray(src, dtype=np.int64)] + np.concatenate(lw))
 
 
-def _group(labels: np.ndarray, logp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _group(labels: np.ndarray, logp: FloatArray) -> tuple[np.ndarray, FloatArray]:
     """Merge equal labels: (distinct labels, log of their summed probabilities)."""
     (codes,), K = factorize_outputs([labels])
     out = np.full(K, -np.inf)
@@ -127,7 +127,7 @@ class Winner(PostProcessing):
         top = np.flatnonzero(h == h.max())
         return int(top[0]) if top.size == 1 else {int(c): 1.0 / top.size for c in top}
 
-    def apply(self, outputs: np.ndarray, logp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def apply(self, outputs: np.ndarray, logp: FloatArray) -> tuple[np.ndarray, FloatArray]:
         o = np.asarray(outputs)
         top = o == o.max(axis=1, keepdims=True)
         share = np.log(top.sum(axis=1))
@@ -170,11 +170,11 @@ class PostProcessed(Mechanism):
     def sample_size(self, n: int) -> int:
         return self.inner.sample_size(n)
 
-    def delta_upper_bound(self, n: int, epsilon: np.ndarray) -> np.ndarray:
+    def delta_upper_bound(self, n: int, epsilon: FloatArray) -> FloatArray:
         """The inner mechanism's bound (Proposition 4)."""
         return self.inner.delta_upper_bound(n, epsilon)
 
-    def log_output_pmf(self, hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def log_output_pmf(self, hist: IntArray) -> tuple[np.ndarray, FloatArray]:
         return self.f.apply(*self.inner.log_output_pmf(hist))
 
 
@@ -202,7 +202,7 @@ def postprocess(mechanism: Mechanism, f: Any) -> Mechanism:
     return mechanism.postprocessed(as_output_map(f))
 
 
-def _one(rows: np.ndarray, k: np.ndarray) -> FloatArray:
+def _one(rows: IntArray, k: np.ndarray) -> FloatArray:
     return np.ones(np.shape(k))
 
 
@@ -232,7 +232,7 @@ class SampledWinner(PostProcessed):
     def __init__(self, inner: SamplingHistogram) -> None:
         super().__init__(inner, winner)
 
-    def log_profile_batch(self, hists: np.ndarray, n: int, epsilon: np.ndarray) -> np.ndarray:
+    def log_profile_batch(self, hists: IntArray, n: int, epsilon: FloatArray) -> FloatArray:
         if hists.shape[1] != 2:
             return super().log_profile_batch(hists, n, epsilon)
         T = self.sample_size(n)
@@ -254,7 +254,7 @@ class SampledWinner(PostProcessed):
             return super().profile_seconds(n, m, count, n_epsilon, budget)
         return 2e-5 * count + 2e-6 * count * n_epsilon + 1e-4
 
-    def _log_divergences(self, u: np.ndarray, v: np.ndarray, n: int, T: int, epsilon: np.ndarray) -> FloatArray:
+    def _log_divergences(self, u: IntArray, v: IntArray, n: int, T: int, epsilon: FloatArray) -> FloatArray:
         """max(d(x, x'), d(x', x)) for rows (u, v), in log space: (B, E)."""
         k_lo, k_hi = (T + 1) // 2, T // 2 + 1
         dist_x = self.inner.binary_dist(u, v, n, T)  # o_a under x: u + 1 a's, v b's

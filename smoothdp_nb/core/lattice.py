@@ -271,7 +271,7 @@ def _density_bound(family: str, shape: float | None) -> float:
 def _required_shape(family: str, shape: float | None) -> float:
     """The shape parameter of a family that has one (its alpha, d, c or sigma)."""
     if shape is None:
-        raise ValueError(f"shape is required for family {family!r} (a number > 0)")
+        raise ValueError(f"shape is required for family {family!r} (its alpha, d, c or sigma), got None")
     return shape
 
 
@@ -302,6 +302,8 @@ class _Problem:
     def __init__(
         self, family: str, shape: float | None, true: float, scale: float, lattice: float, k_lo: int, k_hi: int
     ) -> None:
+        if family != "laplace":  # every other family has a shape: refuse None before any arithmetic
+            _required_shape(family, shape)
         self.family, self.shape = family, shape
         self.tail = _TAILS[family]
         self.true, self.scale, self.lattice = true, scale, lattice

@@ -48,7 +48,7 @@ def smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> Smoothed
     )
     show = (est.seconds > 2.0) if progress is None else bool(progress)
     hists = all_histograms(n, m)
-    full = np.asarray(privacy_profile(mech, hists, e, log=True)).reshape(len(hists), e.size)
+    full = privacy_profile(mech, hists, e, log=True).reshape(len(hists), e.size)
     # the worst case over every database of n records: the same enumeration (Theorem 1)
     dp = dp_pair(mech, n, e, m, all_profiles=full)
     # Several epsilon often give bit-identical profiles (e.g. when only outputs

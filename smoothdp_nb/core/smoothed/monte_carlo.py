@@ -47,7 +47,7 @@ def _mc_trials(size, rng, mech, counts, vertices, epsilon):
             hist += rng.multinomial(int(c), vertices[v], size=size)
     # delta depends on the histogram only: evaluate each distinct one once
     uniq, inv = np.unique(hist, axis=0, return_inverse=True)
-    return np.asarray(privacy_profile(mech, uniq, epsilon)).reshape(len(uniq), epsilon.size)[inv.ravel()]
+    return privacy_profile(mech, uniq, epsilon).reshape(len(uniq), epsilon.size)[inv.ravel()]
 
 
 def smoothed_monte_carlo(

@@ -463,7 +463,17 @@ def test_summary_bundle_leaves_the_chart_out(exact):
     flags=hnp.arrays(np.bool_, 7),
 )
 def test_records_are_what_altair_embeds(floats, ints, texts, flags):
-    frame = pd.DataFrame({"f": floats, "i": ints, "s": pd.Series(texts, dtype=object), "b": flags})
+    # text as objects, as pandas' string dtype (missing: NA) and as inferred (pandas 3: str, missing: NaN)
+    frame = pd.DataFrame(
+        {
+            "f": floats,
+            "i": ints,
+            "s": pd.Series(texts, dtype=object),
+            "t": pd.Series(texts, dtype="string"),
+            "u": pd.Series(texts),
+            "b": flags,
+        }
+    )
     # Altair's own route for a DataFrame: sanitise, then records; its sanitiser means null for every
     # missing value, but under pandas 3 ``where(..., None)`` leaves NaN in object columns: read as null
     embedded = [

@@ -108,12 +108,12 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
         elif pd.api.types.is_integer_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype):
             values = col.tolist()
         else:  # objects (text): missing values become null, numpy scalars Python ones
-            values = [
-                None
-                if v is None or (isinstance(v, float) and v != v)
-                else (v.item() if isinstance(v, np.generic) else v)
-                for v in col.tolist()
-            ]
+            values = col.tolist()
+            if pd.api.types.infer_dtype(col, skipna=True) not in ("string", "empty"):
+                values = [v.item() if isinstance(v, np.generic) else v for v in values]
+            # (not ``where(notna, None)``: pandas 3 puts NaN back into object columns)
+            for i in np.flatnonzero(col.isna().to_numpy()).tolist():
+                values[i] = None
         columns.append(values)
     return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)] if names else [{}] * len(frame)
 

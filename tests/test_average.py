@@ -530,3 +530,49 @@ def test_leave_one_out_counts_refuses_beyond_its_error_bound():
     assert exact_path_applies(225, 15) and exact_path_applies(484, 22)
     assert not exact_path_applies(2000, 200)
     assert leave_one_out_counts(np.array([0, 1]), np.array([1000, 1000]), 200) is None
+
+
+def test_leave_one_out_counts_drop_the_third_residue_after_the_fact(monkeypatch):
+    """n = 200, T = 25: a priori the counts (up to C(200, 25) ~ 2^105) need the
+    third residue, but the float64 table's row maxima (~2^100) bound the error
+    below 2^61, so only mod 2^64 and float64 are used; the counts (beyond 2^64)
+    are still exact, against Python integers (object arrays, one table per removed record)."""
+    from smoothdp_nb.core import average_profile
+    from smoothdp_nb.core.average_profile import leave_one_out_counts
+
+    rng = np.random.default_rng(0)
+    counts_by_value = rng.multinomial(200, rng.dirichlet(np.ones(9)))
+    v = np.nonzero(counts_by_value)[0]
+    c = counts_by_value[v]
+    v = v - v[0]
+    T = 25
+    assert average_profile._residues_needed(200, T) == 3
+    used = []
+    forward = average_profile._forward_table
+
+    def spy(*args):
+        used.append(args[-1])
+        return forward(*args)
+
+    monkeypatch.setattr(average_profile, "_forward_table", spy)
+    R, S, P = leave_one_out_counts(v, c, T)
+    assert sorted(np.dtype(d).name for d in used) == ["float64", "uint64"]
+    W = R.shape[1]
+
+    def exact(records):
+        A = np.zeros((T + 1, W), dtype=object)
+        A[0, 0] = 1
+        for w in records:
+            A[1:, w:] = A[1:, w:] + A[:-1, : W - w]
+        return A
+
+    records = [int(x) for x, k in zip(v, c) for _ in range(k)]
+    full = exact(records)
+    assert max(full[T]) > 2**64
+    np.testing.assert_allclose(P, full[T].astype(float), rtol=4.5e-16, atol=0)
+    for i, vi in enumerate(v):
+        others = list(records)
+        others.remove(int(vi))
+        rows = exact(others)
+        np.testing.assert_allclose(R[i], rows[T].astype(float), rtol=4.5e-16, atol=0)
+        np.testing.assert_allclose(S[i], rows[T - 1].astype(float), rtol=4.5e-16, atol=0)

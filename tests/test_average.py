@@ -576,3 +576,81 @@ def test_leave_one_out_counts_drop_the_third_residue_after_the_fact(monkeypatch)
         rows = exact(others)
         np.testing.assert_allclose(R[i], rows[T].astype(float), rtol=4.5e-16, atol=0)
         np.testing.assert_allclose(S[i], rows[T - 1].astype(float), rtol=4.5e-16, atol=0)
+
+
+# (law, sigma, n, T, output): Figure 5's and the authors' sizes, a narrow and a wide database
+WORK_CASES = [
+    ("N", 0.12, 225, 15, "sum"),
+    ("N", 0.12, 225, 15, "rounded_mean"),
+    ("N", 0.15, 64, 8, "rounded_mean"),
+    ("N", 0.10, 400, 20, "rounded_mean"),
+    ("N", 0.15, 484, 22, "rounded_mean"),
+    ("L", 0.12, 484, 22, "rounded_mean"),
+    ("N", 0.05, 60, 7, "sum"),
+    ("N", 0.20, 300, 17, "sum"),
+]
+
+
+@pytest.mark.parametrize("case", WORK_CASES, ids=lambda c: f"{c[0]}{c[1]}-n{c[2]}-T{c[3]}-{c[4]}")
+def test_profile_work_units_match_counted(monkeypatch, case):
+    """The time estimate's work units (sizes only) against the units counted on
+    the running code for a drawn database, within x3: forward-table cells and
+    strided division cells per residue actually computed (from the arguments
+    of every table built), reconstruction/bound entries (from R's shape) and
+    pairs recomputed in log space (from every call)."""
+    from smoothdp_nb.core import average as average_module
+    from smoothdp_nb.core import average_profile
+
+    kind, sigma, n, T, output = case
+    law = quantized_gaussian(0.0, sigma) if kind == "N" else quantized_laplace(0.0, sigma / math.sqrt(2))
+    epsilon = np.array([0.5, 1.0, 3.0])
+    E = epsilon.size
+    counted = {"tables": 0.0, "entries": 0.0, "pairs": 0.0}
+    forward, loo, pair = (
+        average_profile._forward_table,
+        average_profile.leave_one_out_counts,
+        average_module.SamplingAverage._pair_divergences,
+    )
+
+    def forward_spy(v, c, T_, W, dtype):
+        steps, cells = 0, 0
+        for w, k in zip(v.tolist(), c.tolist()):
+            for _ in range(k):
+                cells += min(steps + 1, T_) * (T_ * w + 1)
+                steps += 1
+        counted["tables"] += cells + sum(T_ * (W + w) for w in v.tolist())  # the table, then its division
+        return forward(v, c, T_, W, dtype)
+
+    def loo_spy(v, c, T_):
+        R, S, P = loo(v, c, T_)
+        counted["entries"] += 2 * R.size * (8 + E)
+        counted["W"] = R.shape[1]
+        return R, S, P
+
+    def pair_spy(self, logR, logS, a, bs, T_, eps, sums):
+        counted["pairs"] += 1.6 * (len(bs) + 1) * counted["W"] * E
+        return pair(self, logR, logS, a, bs, T_, eps, sums)
+
+    monkeypatch.setattr(average_profile, "_forward_table", forward_spy)
+    monkeypatch.setattr(average_module, "leave_one_out_counts", loo_spy)
+    monkeypatch.setattr(average_module.SamplingAverage, "_pair_divergences", pair_spy)
+    h = np.random.default_rng(n).multinomial(n, law.pmf)
+    mech = SamplingAverage(T=T, grid=law.values, output=output)
+    mech._log_profile_batch(h[None], n, epsilon)
+    occ = np.flatnonzero(h)
+    model = average_profile.profile_work_units(n, T, law.values.size, int(occ[-1] - occ[0]), occ.size, E)
+    measured = counted["tables"] + counted["entries"] + counted["pairs"]
+    assert measured / 3 <= model <= 3 * measured, (model, counted)
+
+
+def test_profile_refused_over_budget_with_the_estimate():
+    law = quantized_gaussian(0.0, 0.15)
+    mech = SamplingAverage(T=22, grid=law.values, output="rounded_mean")
+    hists = np.random.default_rng(0).multinomial(484, law.pmf, size=40)
+    est = sum(mech._histogram_seconds(row, 484, 22, 2) for row in hists)
+    assert 0.4 < est < 40  # ~40 profiles of tens of ms each
+    with pytest.raises(ComputationTooLarge, match=r"sampling-average profile of 40 databases.*budget") as info:
+        mech._log_profile_batch(hists, 484, np.array([0.5, 1.0]), budget=est / 2)
+    assert info.value.parameter == "T"
+    data_free = mech.profile_seconds(484, law.values.size, 40, 2)
+    assert est <= data_free <= 3 * est  # before the data: every grid value counted as occupied

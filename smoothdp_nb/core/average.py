@@ -59,7 +59,7 @@ import numpy as np
 from scipy import special
 
 from ._validate import as_epsilon, as_histograms, as_int, as_rng
-from .average_profile import candidate_pairs, leave_one_out_counts
+from .average_profile import candidate_pairs, exact_path_applies, leave_one_out_counts, profile_seconds
 from .budget import DEFAULT_BUDGET_SECONDS, Estimate, check_budget
 from .divergence import log1mexp, log_hockey_stick
 from .mechanisms import MAX_CELLS, ComputationTooLarge, sampling_size_spec
@@ -398,11 +398,20 @@ class SamplingAverage(SampleSize, Mechanism):
         return np.minimum(out, self.dp_delta(n, epsilon, log=True))
 
     def profile_seconds(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> float:
-        """From the size of the count-and-sum tables of one profile (see
-        :meth:`_guard`): ~3e-9 s per table cell, plus ~3 ms of fixed work per
-        histogram (measured on 3-5 value grids, T <= 4, n <= 40, with the
-        machine loaded: an upper estimate)."""
+        """Estimated seconds of ``count`` profiles, before seeing the data.
+
+        Evenly spaced grids within the exact-count error bound: the work-unit
+        model of :func:`~smoothdp_nb.core.average_profile.profile_seconds`
+        with every grid value occupied (span ``len(grid) - 1``, ``min(n,
+        len(grid))`` occupied values: an upper estimate).  Otherwise from the
+        size of the count-and-sum tables of one profile (see :meth:`_guard`):
+        ~3e-9 s per table cell, plus ~3 ms of fixed work per histogram
+        (measured on 3-5 value grids, T <= 4, n <= 40, with the machine
+        loaded: an upper estimate)."""
         T = self.sample_size(n)
+        K = self.grid.size
+        if self._even and exact_path_applies(n, T):
+            return count * profile_seconds(n, T, K, K - 1, min(n, K), n_epsilon)
         k = min(m, n)
         width = self._sums(T).width
         per = min(T + 1.0, 1.0 + n / k)
@@ -495,7 +504,9 @@ class SamplingAverage(SampleSize, Mechanism):
             )
 
     # -- exact privacy profile ---------------------------------------------------
-    def _log_profile_batch(self, h: np.ndarray, n: int, epsilon: np.ndarray) -> np.ndarray:
+    def _log_profile_batch(
+        self, h: np.ndarray, n: int, epsilon: np.ndarray, budget: float = DEFAULT_BUDGET_SECONDS
+    ) -> np.ndarray:
         """log delta_eps(x) for histograms over the grid, all of size n.
 
         Parameters
@@ -503,6 +514,11 @@ class SamplingAverage(SampleSize, Mechanism):
         h : int array (k, len(grid))
         n : the common database size
         epsilon : float array (E,)
+        budget : float
+            Seconds.  The run time of all distinct histograms is estimated
+            before the first (:meth:`_histogram_seconds`) and the batch refused
+            (:class:`~smoothdp_nb.core.budget.ComputationTooLarge`) when it
+            exceeds ``budget`` or one profile's arrays the memory budget.
 
         Returns
         -------
@@ -514,14 +530,15 @@ class SamplingAverage(SampleSize, Mechanism):
             raise ValueError(f"hist must have one count per grid value ({self.grid.size}), got shape {h.shape}")
         epsilon = np.asarray(epsilon, dtype=float)
         T = self.sample_size(n)
-        # memory of one profile, checked before the first (the time is bounded by _guard's cell count)
+        distinct = np.unique(h, axis=0)
         from .smoothed.estimate import sampling_average_units
 
+        seconds = sum(self._histogram_seconds(row, n, T, epsilon.size) for row in distinct)
         check_budget(
-            Estimate(0.0, sampling_average_units(self.grid.size, T, 1)[1]),
-            math.inf,
-            f"the sampling-average profile (T={T}, {self.grid.size} grid values)",
-            "use a smaller T or a coarser grid",
+            Estimate(seconds, sampling_average_units(self.grid.size, T, 1)[1]),
+            budget,
+            f"the sampling-average profile of {len(distinct)} databases (n={n}, T={T}, {self.grid.size} grid values)",
+            "use fewer databases, a smaller T or a coarser grid",
             parameter="T",
         )
         out = np.full((h.shape[0], epsilon.size), -np.inf)
@@ -532,6 +549,16 @@ class SamplingAverage(SampleSize, Mechanism):
                 cache[key] = self._log_profile_one(row, n, T, epsilon)
             out[i] = cache[key]
         return out
+
+    def _histogram_seconds(self, h: np.ndarray, n: int, T: int, n_epsilon: int) -> float:
+        """Estimated seconds of one profile: the exact-count model
+        (:func:`~smoothdp_nb.core.average_profile.profile_seconds`) on the
+        occupied range of ``h``, or the divide-and-conquer tables' cell count."""
+        occ = np.flatnonzero(h)
+        if self._even and exact_path_applies(n, T):
+            span = int(occ[-1] - occ[0])
+            return profile_seconds(n, T, self.grid.size, span, occ.size, n_epsilon)
+        return self.profile_seconds(n, self.grid.size, 1, n_epsilon)
 
     def _log_profile_one(self, h: np.ndarray, n: int, T: int, epsilon: np.ndarray) -> np.ndarray:
         sums = self._sums(T)

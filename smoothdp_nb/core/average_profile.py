@@ -72,7 +72,7 @@ import sys
 
 import numpy as np
 
-__all__ = ["leave_one_out_counts", "exact_path_applies", "candidate_pairs"]
+__all__ = ["leave_one_out_counts", "exact_path_applies", "candidate_pairs", "profile_work_units", "profile_seconds"]
 
 _TWO64 = 2.0**64
 _UNIT = 2.0**-53
@@ -130,6 +130,47 @@ def _residues_needed(n: int, T: int) -> int:
 def exact_path_applies(n: int, T: int) -> bool:
     """True when the float64 residue is accurate enough for the reconstruction (module docstring)."""
     return _residues_needed(n, T) > 0
+
+
+# Run time of one profile on this path = work units x _UNIT_SECONDS + _PROFILE_SECONDS,
+# calibrated on the reference machine (benchmarks/README.md, sampling average): the
+# least-squares fit over 15 settings, doubled, so that the estimate lies within x0.5 to
+# x3 of the measured time in every one of them (typically x1.5-x2 above).
+_UNIT_SECONDS = 6.6e-10
+_PROFILE_SECONDS = 5e-3
+
+
+def profile_work_units(n: int, T: int, grid_size: int, span: int, occupied: int, n_epsilon: int) -> float:
+    """Work units of one profile on the exact-count path, from its sizes alone (no data).
+
+    One unit is one cell of one residue's table touched once:
+
+    * forward table: n records, each adding rows 0..T-1 into rows 1..T over
+      the sums reached so far (``T w + 1`` after a record of weight w; w is
+      ``span / 2`` on average for data spread over the occupied range):
+      ``n T (T span / 2 + 1)`` per residue;
+    * division by ``(1 + z y^v)``: one strided sum of T rows of ``W + v``
+      per occupied value and residue, ``W = T span + 1``;
+    * reconstruction and bounds of the pair search: about 8 passes over the
+      ``2 occupied W`` entries of R and S, and one more per epsilon;
+    * the pairs recomputed in log space: ``grid_size W`` per epsilon, with a
+      weight of 1.6 (measured; how many pairs survive the bounds depends on
+      the data, which this model does not see).
+
+    The residues are counted a priori (:func:`_residues_needed`), so a table
+    that needs fewer after the fact is over-estimated, never under.
+    """
+    nres = _residues_needed(n, T)
+    W = T * span + 1
+    forward = n * T * (T * span / 2 + 1)
+    division = occupied * T * (W + span / 2)
+    entries = 2 * occupied * W * (8 + n_epsilon)
+    return float(nres * (forward + division) + entries + 1.6 * grid_size * W * n_epsilon)
+
+
+def profile_seconds(n: int, T: int, grid_size: int, span: int, occupied: int, n_epsilon: int) -> float:
+    """Estimated run time of one profile on this path (see :func:`profile_work_units`)."""
+    return profile_work_units(n, T, grid_size, span, occupied, n_epsilon) * _UNIT_SECONDS + _PROFILE_SECONDS
 
 
 def leave_one_out_counts(weights: np.ndarray, counts: np.ndarray, T: int) -> tuple[np.ndarray, np.ndarray] | None:

@@ -14,7 +14,9 @@ notebooks and names the notebook and cell executing (without a terminal, one
 line per notebook started and finished).  The kernels' own stderr (ZeroMQ and
 transport warnings) goes to a log file that is printed only when a notebook
 fails.  Each kernel is shut down as soon as its notebook finishes, and at
-most ``--jobs`` notebooks (default 2) run at once.
+most ``--jobs`` notebooks (default 2) run at once, the longest first (a
+notebook may state its full-size run time in its metadata,
+``"smoothdp": {"expected_seconds": ...}``; the reports keep the contents order).
 
 Needs the ``tutorials`` extra (``nbclient``, ``nbformat``, ``ipykernel``,
 ``markdown-it-py``, ``mdit-py-plugins``, ``latex2mathml``).  HTML is written
@@ -422,9 +424,17 @@ def run_all(
             bar.end_notebook(p.stem)
             finish(_Result(p, nb, time.perf_counter() - t0, error))
 
+    def expected_seconds(p: Path) -> float:
+        hint = sources[p].metadata.get("smoothdp", {}).get("expected_seconds", 0)
+        return float(hint) if isinstance(hint, (int, float)) and not isinstance(hint, bool) else 0.0
+
+    # longest first (a notebook's metadata "smoothdp": {"expected_seconds": ...}, else
+    # contents order): the long one then overlaps the short ones instead of running last
+    start_order = sorted(notebooks, key=lambda p: -expected_seconds(p))
+
     async def main_loop() -> None:
         gate = asyncio.Semaphore(jobs)
-        tasks = [asyncio.create_task(one(p, gate)) for p in notebooks]
+        tasks = [asyncio.create_task(one(p, gate)) for p in start_order]
         try:
             await asyncio.gather(*tasks)
         except _Interrupted:

@@ -69,6 +69,7 @@ from __future__ import annotations
 import ctypes
 import math
 import sys
+from collections.abc import Callable
 
 import numpy as np
 
@@ -173,7 +174,9 @@ def profile_seconds(n: int, T: int, grid_size: int, span: int, occupied: int, n_
     return profile_work_units(n, T, grid_size, span, occupied, n_epsilon) * _UNIT_SECONDS + _PROFILE_SECONDS
 
 
-def leave_one_out_counts(weights: np.ndarray, counts: np.ndarray, T: int) -> tuple[np.ndarray, np.ndarray] | None:
+def leave_one_out_counts(
+    weights: np.ndarray, counts: np.ndarray, T: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """R_a and S_a (see the module docstring) for every occupied value, as float64.
 
     Parameters
@@ -272,7 +275,7 @@ def _forward_table(v: np.ndarray, c: np.ndarray, T: int, W: int, dtype: type) ->
     """
     span = int(v[-1])
     pad = max(span, 1)  # zeros left of u = 0: a moved row reads them
-    X = np.zeros((T + 1, pad + W), dtype=dtype)
+    X: np.ndarray = np.zeros((T + 1, pad + W), dtype=dtype)
     X[0, pad] = 1  # the empty subset
     Y = X.copy()
     steps = 0
@@ -322,7 +325,7 @@ def _combine(L: np.ndarray, F: np.ndarray, r: np.ndarray | None = None) -> np.nd
     Lf = hi.astype(np.float64)
     Lf *= 2.0**32
     Lf += lo  # exact terms, one rounding
-    h = np.subtract(F, Lf)
+    h: np.ndarray = np.subtract(F, Lf)
     h *= 1.0 / _TWO64
     if r is None:
         np.rint(h, out=h)
@@ -342,7 +345,7 @@ def _combine(L: np.ndarray, F: np.ndarray, r: np.ndarray | None = None) -> np.nd
     H = h.astype(np.int64)
     H *= _PRIME
     H += k  # < 2^62: exact
-    out = H.astype(np.float64)
+    out: np.ndarray = H.astype(np.float64)
     out *= _TWO64
     out += Lf
     return out
@@ -364,8 +367,10 @@ def _hinge(a: np.ndarray, b: np.ndarray, upper: bool, axis: int = -1) -> np.ndar
     inputs by the slack and the result by 1e-9 (the relative error of a sum
     of non-negative terms) brackets the true value."""
     if upper:
-        return np.maximum(a * (1 + _SLACK) - b * (1 - _SLACK), 0.0).sum(axis=axis) * (1 + 1e-9)
-    return np.maximum(a * (1 - _SLACK) - b * (1 + _SLACK), 0.0).sum(axis=axis) * (1 - 1e-9)
+        out = np.maximum(a * (1 + _SLACK) - b * (1 - _SLACK), 0.0).sum(axis=axis) * (1 + 1e-9)
+    else:
+        out = np.maximum(a * (1 - _SLACK) - b * (1 + _SLACK), 0.0).sum(axis=axis) * (1 - 1e-9)
+    return np.asarray(out)
 
 
 def candidate_pairs(
@@ -376,7 +381,7 @@ def candidate_pairs(
     shifts: np.ndarray,
     epsilon: np.ndarray,
     T: int,
-    group=None,
+    group: Callable[[int, int], np.ndarray] | None = None,
 ) -> list[tuple[int, np.ndarray]]:
     """Pairs (removed value i, replacements) among which every maximiser of the divergence lies.
 
@@ -416,7 +421,7 @@ def candidate_pairs(
     L = u1 - u0 + 1
     starts = None if group is None else group(u0, L)
 
-    def grp(x):
+    def grp(x: np.ndarray) -> np.ndarray:
         return x if starts is None else np.add.reduceat(x, starts, axis=-1)
 
     Pp = np.zeros(L)

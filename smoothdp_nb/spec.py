@@ -43,7 +43,8 @@ Computations
     (required), ``delta``, ``shape``, ``trim``, ``rng`` (leave out for real
     releases), ``lattice`` (output step, a power of two), ``diagnostics``
     (true: add the data-dependent, non-private diagnostics).  Inline
-    ``values`` are echoed in reports only as a digest (count, SHA-256 prefix).
+    ``values`` are never echoed: reports show only their count (a hash would let a reader confirm
+    a guessed dataset).
     Result: :class:`~smoothdp_nb.core.results.ReleaseReport`.
 ``compute = "noise"``
     Noise std per unit of smooth sensitivity for several families
@@ -75,20 +76,27 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextlib
 import difflib
-import hashlib
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from .core._types import FloatArray, IntArray
 from .core._validate import as_bounds, as_decimal_text, as_histograms, as_int, as_real
 from .core.budget import ComputationTooLarge, cap_workers
 from .core.hull import reduce_to_vertices
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from .core.mechanisms import Mechanism
+    from .core.results import NoiseComparison, ProfileResult, ReleaseReport
+    from .core.smoothed import SmoothedCurve, SmoothedResult
 
 __all__ = ["SpecError", "Spec", "parse_spec", "run_spec", "COMPUTATIONS", "PI_DATASETS", "PROFILE_DATASETS"]
 
@@ -190,7 +198,7 @@ def _choice(key: str, v: Any, allowed: tuple[str, ...], aliases: Mapping[str, st
     raise SpecError(f"must be one of {', '.join(repr(a) for a in allowed)}, got {v!r}{hint}", key)
 
 
-def _range_table(key: str, v: Mapping[str, Any]) -> np.ndarray:
+def _range_table(key: str, v: Mapping[str, Any]) -> FloatArray:
     """``{start, stop, num, log}`` -> evenly spaced values (geometric when log = true)."""
     allowed = ("start", "stop", "num", "log")
     _check_keys(key, v, allowed)
@@ -205,7 +213,7 @@ def _range_table(key: str, v: Mapping[str, Any]) -> np.ndarray:
     return np.geomspace(start, stop, num) if log else np.linspace(start, stop, num)
 
 
-def _values(key: str, v: Any, *, lo: float = 0.0, lo_open: bool = False) -> np.ndarray:
+def _values(key: str, v: Any, *, lo: float = 0.0, lo_open: bool = False) -> FloatArray:
     """A number, a list of numbers or a range table -> 1-D array of finite floats >= lo (> lo if lo_open)."""
     if isinstance(v, Mapping):
         arr = _range_table(key, v)
@@ -312,7 +320,8 @@ class Spec:
     title : str
     raw : dict
         The parsed TOML, except that inline release data (``values``) is
-        replaced by its digest (:func:`data_digest`): reports echo ``raw``.
+        replaced by a placeholder that gives only its count
+        (:func:`data_placeholder`): reports echo ``raw``.
     text : str or None
         The TOML text, if the spec came as text and holds no inline data.
     lines : dict
@@ -342,7 +351,7 @@ def _infer_compute(doc: Mapping[str, Any]) -> str:
     raise SpecError(f"is required: one of {', '.join(repr(c) for c in COMPUTATIONS)}", "compute")
 
 
-def _mechanism(v: Any):
+def _mechanism(v: Any) -> Mechanism:
     from .core.mechanisms import NoisySamplingHistogram, SamplingHistogram
 
     if not isinstance(v, Mapping):
@@ -751,15 +760,15 @@ def parse_spec(spec: str | Mapping[str, Any]) -> Spec:
         raise
     title = doc.get("title") or _default_title(compute, params)
     lines = {k: ln for k in doc if (ln := _line_of(text, k)) is not None}
-    if compute == "release" and "values" in params:  # never echo the data: a digest instead
-        digest = data_digest(params["values"])
-        doc = {**doc, "values": digest}
-        text = _redact_values(text, digest)
+    if compute == "release" and "values" in params:  # never echo the data, nor a function of it
+        placeholder = data_placeholder(params["values"])
+        doc = {**doc, "values": placeholder}
+        text = _redact_values(text, placeholder)
     return Spec(compute=compute, params=params, title=title, raw=doc, text=text, lines=lines)
 
 
-def _redact_values(text: str | None, digest: str) -> str | None:
-    """The TOML text with the ``values = [...]`` array replaced by the digest, line numbers kept
+def _redact_values(text: str | None, placeholder: str) -> str | None:
+    """The TOML text with the ``values = [...]`` array replaced by a placeholder, line numbers kept
     (error messages still point at the right line); None if the array cannot be located."""
     if text is None:
         return None
@@ -775,13 +784,16 @@ def _redact_values(text: str | None, digest: str) -> str | None:
     else:
         return None
     inner = text[m.end() - 1 : i + 1]
-    return text[: m.end() - 1] + '"' + digest + '"' + "\n" * inner.count("\n") + text[i + 1 :]
+    return text[: m.end() - 1] + '"' + placeholder + '"' + "\n" * inner.count("\n") + text[i + 1 :]
 
 
-def data_digest(values: Any) -> str:
-    """``"<n values, sha256 …>"``: count and a 16-hex-digit prefix of the SHA-256 of the float64 bytes."""
-    arr = np.ascontiguousarray(np.asarray(values, dtype=np.float64))
-    return f"<{arr.size} values, sha256 {hashlib.sha256(arr.tobytes()).hexdigest()[:16]}>"
+def data_placeholder(values: Any) -> str:
+    """``"<n private values, not shown>"``: what reports echo for inline release data.
+
+    Only the count is kept (the releases treat n as public).  No hash or other function of the
+    values: a deterministic digest would let anyone who sees the report confirm a guessed dataset.
+    """
+    return f"<{np.asarray(values).size} private values, not shown>"
 
 
 def _default_title(compute: str, p: dict) -> str:
@@ -801,7 +813,7 @@ def _default_title(compute: str, p: dict) -> str:
 # --------------------------------------------------------------------------
 
 
-def _election_hists(years: list[int] | None) -> tuple[np.ndarray, list]:
+def _election_hists(years: list[int] | None) -> tuple[IntArray, list[int]]:
     from .core import datasets
 
     df = datasets.us_presidential_elections()
@@ -899,7 +911,9 @@ def _numeric_column(values: Any, name: str, key: str) -> np.ndarray:
     return arr
 
 
-def _smoothed_at(n: int, mechanism: Any, pi: Any, epsilon: np.ndarray, method: str, options: dict) -> dict:
+def _smoothed_at(
+    n: int, mechanism: Any, pi: Any, epsilon: FloatArray, method: str, options: dict[str, Any]
+) -> dict[str, Any]:
     """One point of an exact sweep (top level, so process pools can pickle it)."""
     from .core.smoothed import smoothed_delta
 
@@ -1020,7 +1034,7 @@ def _core_message(exc: BaseException) -> str:
 
 
 @contextlib.contextmanager
-def _spec_executor(p: Mapping[str, Any], given: Any):
+def _spec_executor(p: Mapping[str, Any], given: Any) -> Iterator[Any]:
     """The executor a spec asks for (``executor = "dask"`` and so on), closed afterwards.
 
     An executor passed by the caller (``--executor NAME`` in the magic) wins.
@@ -1056,9 +1070,12 @@ def _spec_executor(p: Mapping[str, Any], given: Any):
                 cluster.close()
 
 
-def _run_profile(p, ns, executor, progress, base):
+def _run_profile(
+    p: dict[str, Any], ns: Mapping[str, Any], executor: cf.Executor | None, progress: bool | None, base: Path | None
+) -> ProfileResult:
     from .core.results import profile
 
+    labels: Sequence[Hashable] | None
     if "dataset" in p:
         if p["dataset"] == "us-elections":
             hists, labels = _election_hists(p.get("years"))
@@ -1072,11 +1089,13 @@ def _run_profile(p, ns, executor, progress, base):
     return profile(p["mechanism"], hists, p["epsilon"], labels=labels, source=p["source"])
 
 
-def _resolve_pi(p, ns):
+def _resolve_pi(p: dict[str, Any], ns: Mapping[str, Any]) -> Any:
     return _pi_from(p["pi"], ns) if isinstance(p["pi"], str) else p["pi"]
 
 
-def _run_smoothed(p, ns, executor, progress, base):
+def _run_smoothed(
+    p: dict[str, Any], ns: Mapping[str, Any], executor: cf.Executor | None, progress: bool | None, base: Path | None
+) -> SmoothedResult:
     from .core.smoothed import smoothed_delta
 
     kw = dict(p["options"])
@@ -1087,7 +1106,9 @@ def _run_smoothed(p, ns, executor, progress, base):
     )
 
 
-def _run_sweep(p, ns, executor, progress, base):
+def _run_sweep(
+    p: dict[str, Any], ns: Mapping[str, Any], executor: cf.Executor | None, progress: bool | None, base: Path | None
+) -> SmoothedCurve:
     from .core.smoothed import smoothed_delta_curve
     from .core.sweeps import sweep
 
@@ -1131,7 +1152,9 @@ def _run_sweep(p, ns, executor, progress, base):
     return smoothed_delta_curve(p["mechanism"], p["ns"], pi, p["epsilon"], method=p["method"], progress=progress, **kw)
 
 
-def _run_release(p, ns, executor, progress, base):
+def _run_release(
+    p: dict[str, Any], ns: Mapping[str, Any], executor: cf.Executor | None, progress: bool | None, base: Path | None
+) -> ReleaseReport:
     from .core.release import release
     from .core.results import ReleaseReport
 
@@ -1142,7 +1165,9 @@ def _run_release(p, ns, executor, progress, base):
     return ReleaseReport(rel, name=name, notes=notes)
 
 
-def _run_noise(p, ns, executor, progress, base):
+def _run_noise(
+    p: dict[str, Any], ns: Mapping[str, Any], executor: cf.Executor | None, progress: bool | None, base: Path | None
+) -> NoiseComparison:
     from .core.release import compare_noise
     from .core.results import NoiseComparison
 

@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -146,7 +147,7 @@ class _Progress:
             self.bar.close()
 
 
-def _client_class():
+def _client_class() -> type:
     """NotebookClient that reports progress and snapshots live panels after each cell."""
     import nbclient
 
@@ -163,7 +164,9 @@ def _client_class():
                 self.interrupted.append(True)
             await super()._async_cleanup_kernel()
 
-        async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
+        async def async_execute_cell(
+            self, cell: Any, cell_index: int, execution_count: int | None = None, store_history: bool = True
+        ) -> Any:
             if cell.cell_type != "code" or not cell.source.strip():
                 return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
             code = [i for i, c in enumerate(self.nb.cells) if c.cell_type == "code"]
@@ -175,7 +178,7 @@ def _client_class():
                 self.progress.advance()
             return cell
 
-        async def _snapshot_widgets(self, cell) -> None:
+        async def _snapshot_widgets(self, cell: Any) -> None:
             """Ask the kernel for a static picture of each live panel the cell displayed."""
             for out in cell.get("outputs", []):
                 view = out.get("data", {}).get(_WIDGET_MIME)
@@ -478,7 +481,7 @@ def _version() -> str:
     return __version__
 
 
-def _run(args) -> int:
+def _run(args: argparse.Namespace) -> int:
     missing = [
         m
         for m in ("nbclient", "nbformat", "ipykernel", "markdown_it", "mdit_py_plugins", "latex2mathml")
@@ -502,7 +505,7 @@ def _run(args) -> int:
     return 1 if failed else 0
 
 
-def _lab(args) -> int:
+def _lab(args: argparse.Namespace) -> int:
     if shutil.which("jupyter") is None and not _has_module("jupyterlab"):
         print(
             'JupyterLab is not installed: pip install "smoothdp_nb[lab]" (or pip install jupyterlab)', file=sys.stderr
@@ -521,7 +524,7 @@ def _has_module(name: str) -> bool:
     return importlib.util.find_spec(name) is not None
 
 
-def _positive_int(name: str):
+def _positive_int(name: str) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
             value = int(text)

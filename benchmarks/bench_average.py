@@ -76,7 +76,9 @@ def figure5_sizes(ns, reps: int) -> None:
         "setting 3": (quantized_gaussian(0.0, 0.12), quantized_laplace(0.0, 0.12 / math.sqrt(2))),
     }
     rng = np.random.default_rng(5)
-    print(f"Figure 5 sizes (T = isqrt(n), rounded mean, epsilon = {EPS_FIG5.tolist()}), {reps} databases per composition:")
+    print(
+        f"Figure 5 sizes (T = isqrt(n), rounded mean, epsilon = {EPS_FIG5.tolist()}), {reps} databases per composition:"
+    )
     for name, (a, b) in settings.items():
         for n in ns:
             T = math.isqrt(n)

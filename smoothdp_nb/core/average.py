@@ -792,7 +792,10 @@ class SamplingAverage(SampleSize, Mechanism):
         bidx = np.arange(m)
         best = np.zeros(E)
         found: list[tuple[int, np.ndarray, np.ndarray]] = []
-        items = sorted((-U2[i, g, 0], i, g) for i in range(A) for g in range(gstart.size))
+        # (removed value, group) by decreasing bound at the first epsilon, ties by value then group
+        ii, gg = np.meshgrid(np.arange(A), np.arange(gstart.size), indexing="ij")
+        order = np.lexsort((gg.ravel(), ii.ravel(), -U2[:, :, 0].ravel()))
+        items = zip(ii.ravel()[order].tolist(), gg.ravel()[order].tolist())
 
         def pairs(i: int, bs: np.ndarray, forward: bool) -> np.ndarray:
             # the pair divergences of removed value i against replacements bs, in one direction
@@ -809,7 +812,7 @@ class SamplingAverage(SampleSize, Mechanism):
             vals = pairs(i, bs, forward=True)
             best = np.maximum(best, vals.max(axis=0))
             found.append((i, bs, vals))
-        for _, i, g in items:  # the direction d(Q_b, P), by groups of replacements
+        for i, g in items:  # the direction d(Q_b, P), by groups of replacements
             if not np.any(U2[i, g] > best):
                 continue
             bs = bidx[gstart[g] : gstart[g] + G]

@@ -76,7 +76,10 @@ def run_once(jobs: int, ci: bool) -> dict:
         "kernels": peak["count"],
         "rss": peak["rss"],
         "load": load,
+        "load_after": os.getloadavg()[0],
         "rc": proc.returncode,
+        # the runner's one line per finished notebook (name, seconds, status)
+        "notebooks": [line.strip() for line in stderr.splitlines() if ".ipynb " in line and " s " in line],
     }
 
 
@@ -92,9 +95,11 @@ def main() -> None:
             r = run_once(jobs, args.ci)
             print(
                 f"{r['jobs']:>4} {r['wall']:>8.1f} {r['kernels']:>7} {r['rss'] / 2**20:>8.0f} MB "
-                f"{r['load']:>5.2f}  {r['rc']}",
+                f"{r['load']:>5.2f}  {r['rc']}  (load after: {r['load_after']:.2f})",
                 flush=True,
             )
+            for line in r["notebooks"]:
+                print(f"      {line}", flush=True)
 
 
 if __name__ == "__main__":

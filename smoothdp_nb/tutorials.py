@@ -14,7 +14,9 @@ notebooks and names the notebook and cell executing (without a terminal, one
 line per notebook started and finished).  The kernels' own stderr (ZeroMQ and
 transport warnings) goes to a log file that is printed only when a notebook
 fails.  Each kernel is shut down as soon as its notebook finishes, and at
-most ``--jobs`` notebooks (default 2) run at once.
+most ``--jobs`` notebooks (default 2) run at once, the longest first (a
+notebook may state its full-size run time in its metadata,
+``"smoothdp": {"expected_seconds": ...}``; the reports keep the contents order).
 
 Needs the ``tutorials`` extra (``nbclient``, ``nbformat``, ``ipykernel``,
 ``markdown-it-py``, ``mdit-py-plugins``, ``latex2mathml``).  HTML is written
@@ -35,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -144,7 +147,7 @@ class _Progress:
             self.bar.close()
 
 
-def _client_class():
+def _client_class() -> type:
     """NotebookClient that reports progress and snapshots live panels after each cell."""
     import nbclient
 
@@ -161,7 +164,9 @@ def _client_class():
                 self.interrupted.append(True)
             await super()._async_cleanup_kernel()
 
-        async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
+        async def async_execute_cell(
+            self, cell: Any, cell_index: int, execution_count: int | None = None, store_history: bool = True
+        ) -> Any:
             if cell.cell_type != "code" or not cell.source.strip():
                 return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
             code = [i for i, c in enumerate(self.nb.cells) if c.cell_type == "code"]
@@ -173,7 +178,7 @@ def _client_class():
                 self.progress.advance()
             return cell
 
-        async def _snapshot_widgets(self, cell) -> None:
+        async def _snapshot_widgets(self, cell: Any) -> None:
             """Ask the kernel for a static picture of each live panel the cell displayed."""
             for out in cell.get("outputs", []):
                 view = out.get("data", {}).get(_WIDGET_MIME)
@@ -422,9 +427,17 @@ def run_all(
             bar.end_notebook(p.stem)
             finish(_Result(p, nb, time.perf_counter() - t0, error))
 
+    def expected_seconds(p: Path) -> float:
+        hint = sources[p].metadata.get("smoothdp", {}).get("expected_seconds", 0)
+        return float(hint) if isinstance(hint, (int, float)) and not isinstance(hint, bool) else 0.0
+
+    # longest first (a notebook's metadata "smoothdp": {"expected_seconds": ...}, else
+    # contents order): the long one then overlaps the short ones instead of running last
+    start_order = sorted(notebooks, key=lambda p: -expected_seconds(p))
+
     async def main_loop() -> None:
         gate = asyncio.Semaphore(jobs)
-        tasks = [asyncio.create_task(one(p, gate)) for p in notebooks]
+        tasks = [asyncio.create_task(one(p, gate)) for p in start_order]
         try:
             await asyncio.gather(*tasks)
         except _Interrupted:
@@ -468,7 +481,7 @@ def _version() -> str:
     return __version__
 
 
-def _run(args) -> int:
+def _run(args: argparse.Namespace) -> int:
     missing = [
         m
         for m in ("nbclient", "nbformat", "ipykernel", "markdown_it", "mdit_py_plugins", "latex2mathml")
@@ -492,7 +505,7 @@ def _run(args) -> int:
     return 1 if failed else 0
 
 
-def _lab(args) -> int:
+def _lab(args: argparse.Namespace) -> int:
     if shutil.which("jupyter") is None and not _has_module("jupyterlab"):
         print(
             'JupyterLab is not installed: pip install "smoothdp_nb[lab]" (or pip install jupyterlab)', file=sys.stderr
@@ -511,7 +524,7 @@ def _has_module(name: str) -> bool:
     return importlib.util.find_spec(name) is not None
 
 
-def _positive_int(name: str):
+def _positive_int(name: str) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
             value = int(text)

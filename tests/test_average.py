@@ -434,7 +434,26 @@ def test_profile_guard_follows_the_divide_and_conquer_cost():
 # ---------------------------------------------------------------------------
 # Theorem 4: continuous_limit_profile
 # ---------------------------------------------------------------------------
-def test_continuous_limit_reaches_eta_at_every_eps():
+def test_distinct_subset_sums_give_eta_at_every_epsilon():
+    """Theorem 4's mechanism, exactly: when all records differ and all their
+    T-subset sums differ (values 2^-1, ..., 2^-n), the published sum tells
+    whether a given record was sampled, so delta_eps(x) = T/n = eta at every
+    epsilon, however large."""
+    from fractions import Fraction
+
+    n, T = 10, 3
+    values = np.sort(2.0 ** -np.arange(1, n + 1))
+    mech = SamplingAverage(T=T, grid=values, output="sum")
+    d = privacy_profile(mech, np.ones(n, dtype=int), [0.0, 0.5, 5.0, 40.0])
+    np.testing.assert_allclose(d, float(Fraction(T, n)), rtol=1e-12)
+
+
+def test_continuous_limit_grows_towards_eta_on_finer_grids():
+    """What the finite-grid experiment shows at n = 10, T = 2 (four databases
+    per grid, Beta(2, 3) records): the mean delta never exceeds eta, it is
+    well below eta on the 1-bit grid (larger epsilon helps there), and it
+    grows with the number of bits at every epsilon, reaching eta for every
+    database on the 10-bit grid (all records and pair sums distinct there)."""
     from scipy import stats
 
     epsilon = [0.25, 1.0, 5.0]
@@ -442,12 +461,12 @@ def test_continuous_limit_reaches_eta_at_every_eps():
     assert list(df.columns) == ["bits", "grid_values", "epsilon", "delta", "se", "min_delta", "eta"]
     assert len(df) == 9 and set(df.grid_values) == {2, 8, 1024}
     assert np.all(df.delta <= df.eta + 1e-12)  # never above the DP delta T/n
-    fine = df[df.bits == 10]
-    np.testing.assert_allclose(fine.min_delta, 0.2, rtol=1e-9)  # every database, every epsilon
+    by_bits = df.pivot_table(index="bits", columns="epsilon", values="delta")
+    assert np.all(np.diff(by_bits.to_numpy(), axis=0) > 0)  # finer grid, larger delta, at every epsilon
     coarse = df[df.bits == 1]
     assert np.all(coarse.delta < 0.2 * 0.9)
-    # larger epsilon helps on a coarse grid, not on a fine one
     assert coarse.delta.iloc[-1] < coarse.delta.iloc[0]
+    np.testing.assert_allclose(df[df.bits == 10].min_delta, 0.2, rtol=1e-9)
 
 
 def test_continuous_limit_matches_privacy_profile():
@@ -530,3 +549,127 @@ def test_leave_one_out_counts_refuses_beyond_its_error_bound():
     assert exact_path_applies(225, 15) and exact_path_applies(484, 22)
     assert not exact_path_applies(2000, 200)
     assert leave_one_out_counts(np.array([0, 1]), np.array([1000, 1000]), 200) is None
+
+
+def test_leave_one_out_counts_drop_the_third_residue_after_the_fact(monkeypatch):
+    """n = 200, T = 25: a priori the counts (up to C(200, 25) ~ 2^105) need the
+    third residue, but the float64 table's row maxima (~2^100) bound the error
+    below 2^61, so only mod 2^64 and float64 are used; the counts (beyond 2^64)
+    are still exact, against Python integers (object arrays, one table per removed record)."""
+    from smoothdp_nb.core import average_profile
+    from smoothdp_nb.core.average_profile import leave_one_out_counts
+
+    rng = np.random.default_rng(0)
+    counts_by_value = rng.multinomial(200, rng.dirichlet(np.ones(9)))
+    v = np.nonzero(counts_by_value)[0]
+    c = counts_by_value[v]
+    v = v - v[0]
+    T = 25
+    assert average_profile._residues_needed(200, T) == 3
+    used = []
+    forward = average_profile._forward_table
+
+    def spy(*args):
+        used.append(args[-1])
+        return forward(*args)
+
+    monkeypatch.setattr(average_profile, "_forward_table", spy)
+    R, S, P = leave_one_out_counts(v, c, T)
+    assert sorted(np.dtype(d).name for d in used) == ["float64", "uint64"]
+    W = R.shape[1]
+
+    def exact(records):
+        A = np.zeros((T + 1, W), dtype=object)
+        A[0, 0] = 1
+        for w in records:
+            A[1:, w:] = A[1:, w:] + A[:-1, : W - w]
+        return A
+
+    records = [int(x) for x, k in zip(v, c) for _ in range(k)]
+    full = exact(records)
+    assert max(full[T]) > 2**64
+    np.testing.assert_allclose(P, full[T].astype(float), rtol=4.5e-16, atol=0)
+    for i, vi in enumerate(v):
+        others = list(records)
+        others.remove(int(vi))
+        rows = exact(others)
+        np.testing.assert_allclose(R[i], rows[T].astype(float), rtol=4.5e-16, atol=0)
+        np.testing.assert_allclose(S[i], rows[T - 1].astype(float), rtol=4.5e-16, atol=0)
+
+
+# (law, sigma, n, T, output): Figure 5's and the authors' sizes, a narrow and a wide database
+WORK_CASES = [
+    ("N", 0.12, 225, 15, "sum"),
+    ("N", 0.12, 225, 15, "rounded_mean"),
+    ("N", 0.15, 64, 8, "rounded_mean"),
+    ("N", 0.10, 400, 20, "rounded_mean"),
+    ("N", 0.15, 484, 22, "rounded_mean"),
+    ("L", 0.12, 484, 22, "rounded_mean"),
+    ("N", 0.05, 60, 7, "sum"),
+    ("N", 0.20, 300, 17, "sum"),
+]
+
+
+@pytest.mark.parametrize("case", WORK_CASES, ids=lambda c: f"{c[0]}{c[1]}-n{c[2]}-T{c[3]}-{c[4]}")
+def test_profile_work_units_match_counted(monkeypatch, case):
+    """The time estimate's work units (sizes only) against the units counted on
+    the running code for a drawn database, within x3: forward-table cells and
+    strided division cells per residue actually computed (from the arguments
+    of every table built), reconstruction/bound entries (from R's shape) and
+    pairs recomputed in log space (from every call)."""
+    from smoothdp_nb.core import average as average_module
+    from smoothdp_nb.core import average_profile
+
+    kind, sigma, n, T, output = case
+    law = quantized_gaussian(0.0, sigma) if kind == "N" else quantized_laplace(0.0, sigma / math.sqrt(2))
+    epsilon = np.array([0.5, 1.0, 3.0])
+    E = epsilon.size
+    counted = {"tables": 0.0, "entries": 0.0, "pairs": 0.0}
+    forward, loo, pair = (
+        average_profile._forward_table,
+        average_profile.leave_one_out_counts,
+        average_module.SamplingAverage._pair_divergences,
+    )
+
+    def forward_spy(v, c, T_, W, dtype):
+        steps, cells = 0, 0
+        for w, k in zip(v.tolist(), c.tolist()):
+            for _ in range(k):
+                cells += min(steps + 1, T_) * (T_ * w + 1)
+                steps += 1
+        counted["tables"] += cells + sum(T_ * (W + w) for w in v.tolist())  # the table, then its division
+        return forward(v, c, T_, W, dtype)
+
+    def loo_spy(v, c, T_):
+        R, S, P = loo(v, c, T_)
+        counted["entries"] += 2 * R.size * (8 + E)
+        counted["W"] = R.shape[1]
+        return R, S, P
+
+    def pair_spy(self, logR, logS, a, bs, T_, eps, sums):
+        counted["pairs"] += 1.6 * (len(bs) + 1) * counted["W"] * E
+        return pair(self, logR, logS, a, bs, T_, eps, sums)
+
+    monkeypatch.setattr(average_profile, "_forward_table", forward_spy)
+    monkeypatch.setattr(average_module, "leave_one_out_counts", loo_spy)
+    monkeypatch.setattr(average_module.SamplingAverage, "_pair_divergences", pair_spy)
+    h = np.random.default_rng(n).multinomial(n, law.pmf)
+    mech = SamplingAverage(T=T, grid=law.values, output=output)
+    mech._log_profile_batch(h[None], n, epsilon)
+    occ = np.flatnonzero(h)
+    model = average_profile.profile_work_units(n, T, law.values.size, int(occ[-1] - occ[0]), occ.size, E)
+    measured = counted["tables"] + counted["entries"] + counted["pairs"]
+    assert measured / 3 <= model <= 3 * measured, (model, counted)
+
+
+def test_profile_refused_over_budget_with_the_estimate():
+    law = quantized_gaussian(0.0, 0.15)
+    mech = SamplingAverage(T=22, grid=law.values, output="rounded_mean")
+    hists = np.random.default_rng(0).multinomial(484, law.pmf, size=40)
+    est = sum(mech._histogram_seconds(row, 484, 22, 2) for row in hists)
+    assert 0.4 < est < 40  # ~40 profiles of tens of ms each
+    with pytest.raises(ComputationTooLarge, match=r"sampling-average profile of 40 databases.*budget") as info:
+        mech._log_profile_batch(hists, 484, np.array([0.5, 1.0]), budget=est / 2)
+    assert info.value.parameter == "T"
+    data_free = mech.profile_seconds(484, law.values.size, 40, 2)
+    assert est <= data_free <= 3 * est  # before the data: every grid value counted as occupied

@@ -52,14 +52,16 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 from scipy import special
 
 from ._validate import as_epsilon, as_histograms, as_int, as_rng
-from .average_profile import candidate_pairs, leave_one_out_counts
+from .average_profile import candidate_pairs, exact_path_applies, leave_one_out_counts, profile_seconds
 from .budget import DEFAULT_BUDGET_SECONDS, Estimate, check_budget
 from .divergence import log1mexp, log_hockey_stick
 from .mechanisms import MAX_CELLS, ComputationTooLarge, sampling_size_spec
@@ -79,7 +81,7 @@ _EVEN_RTOL = 1e-9
 # ---------------------------------------------------------------------------
 # grid handling
 # ---------------------------------------------------------------------------
-def _check_grid(grid) -> np.ndarray:
+def _check_grid(grid: Any) -> np.ndarray:
     try:
         g = np.asarray(grid, dtype=float)
     except (TypeError, ValueError):
@@ -130,12 +132,12 @@ class _EvenSums:
             out[..., sh:] = arr[..., : self.width - sh]
         return out
 
-    def shift_all(self, arr: np.ndarray, fill: float, rows=None) -> np.ndarray:
+    def shift_all(self, arr: np.ndarray, fill: float, rows: np.ndarray | None = None) -> np.ndarray:
         """(len(rows), width): row k is ``arr`` moved by one record of value rows[k] (default: every value)."""
         W = int(self.w[-1])
         padded = np.concatenate([np.full(W, fill), arr])
         windows = np.lib.stride_tricks.sliding_window_view(padded, self.width)
-        return windows[W - (self.w if rows is None else self.w[rows])]
+        return np.asarray(windows[W - (self.w if rows is None else self.w[rows])])
 
     def values(self, t: int) -> np.ndarray:
         return t * self.g0 + self.step * np.arange(self.width)
@@ -168,7 +170,7 @@ class _GeneralSums:
         self.unit = unit
         self._maps: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
 
-    def _map(self, j: int, k: int):
+    def _map(self, j: int, k: int) -> tuple[np.ndarray, np.ndarray]:
         key = (j, k)
         if key not in self._maps:
             add = k * self.vals[j]
@@ -187,20 +189,24 @@ class _GeneralSums:
         out[..., dst] = arr[..., src]
         return out
 
-    def shift_all(self, arr: np.ndarray, fill: float, rows=None) -> np.ndarray:
+    def shift_all(self, arr: np.ndarray, fill: float, rows: np.ndarray | None = None) -> np.ndarray:
         """(len(rows), width): row k is ``arr`` moved by one record of value rows[k] (default: every value)."""
-        rows = range(len(self.vals)) if rows is None else rows
-        return np.stack([self.shift(arr, int(b), 1, fill) for b in rows])
+        which = range(len(self.vals)) if rows is None else rows.tolist()
+        return np.stack([self.shift(arr, int(b), 1, fill) for b in which])
 
     def values(self, t: int) -> np.ndarray:
         return np.array([float(p * self.unit) for p in self.pos])
+
+
+_Sums = _EvenSums | _GeneralSums
+_LogTail = Callable[[np.ndarray], np.ndarray]
 
 
 def _round_half_away(num: np.ndarray, den: int) -> np.ndarray:
     """round(num / den) with ties away from zero (MATLAB ``round``), exact on integers."""
     a = np.abs(num)
     q = (2 * a + den) // (2 * den)
-    return np.sign(num) * q
+    return np.asarray(np.sign(num) * q)
 
 
 # ---------------------------------------------------------------------------
@@ -216,14 +222,14 @@ class _Table:
         self.scale = scale
 
     @classmethod
-    def empty(cls, tmax: int, sums) -> _Table:
+    def empty(cls, tmax: int, sums: _Sums) -> _Table:
         rows = np.zeros((tmax + 1, sums.width))
         rows[0, sums.zero] = 1.0  # the empty sample
         scale = np.full(tmax + 1, -np.inf)
         scale[0] = 0.0
         return cls(rows, scale)
 
-    def times(self, sums, j: int, c: int) -> _Table:
+    def times(self, sums: _Sums, j: int, c: int) -> _Table:
         """Multiply the generating function by ``(1 + z y^(g_j))^c`` (c records of value j)."""
         if c == 0:
             return self
@@ -249,10 +255,10 @@ class _Table:
 
     def log_row(self, t: int) -> np.ndarray:
         with np.errstate(divide="ignore"):
-            return np.log(self.rows[t]) + self.scale[t]
+            return np.asarray(np.log(self.rows[t]) + self.scale[t])
 
 
-def _leave_one_out(table: _Table, sums, items: list[tuple[int, int]], out: dict) -> None:
+def _leave_one_out(table: _Table, sums: _Sums, items: list[tuple[int, int]], out: dict[int, _Table]) -> None:
     """For every (grid index, count) item, store the table of all records with
     one record of that value removed (divide and conquer over the items)."""
     if len(items) == 1:
@@ -316,7 +322,7 @@ class SamplingAverage(SampleSize, Mechanism):
     2
     """
 
-    def __init__(self, eta=None, *, T: int | None = None, grid, output: str = "sum"):
+    def __init__(self, eta: Any = None, *, T: int | None = None, grid: Any, output: str = "sum") -> None:
         self._rate, self.eta, self.T = sampling_size_spec(eta, T)
         if output not in _OUTPUTS:
             raise ValueError(f"output must be 'sum' or 'rounded_mean', got {output!r}")
@@ -339,7 +345,7 @@ class SamplingAverage(SampleSize, Mechanism):
     def __repr__(self) -> str:
         return f"SamplingAverage({self._size_text()}, grid=<{self.grid.size} values>, output={self.output!r})"
 
-    def _key(self):
+    def _key(self) -> tuple[Any, ...]:
         return (self._rate, self.T, self.output, self.grid.tobytes())
 
     # -- the Mechanism protocol ------------------------------------------------
@@ -395,34 +401,43 @@ class SamplingAverage(SampleSize, Mechanism):
     def log_profile_batch(self, hists: np.ndarray, n: int, epsilon: np.ndarray) -> np.ndarray:
         """The exact profile kernel (see the module docstring), clipped to T/n."""
         out = self._log_profile_batch(hists, n, epsilon)
-        return np.minimum(out, self.dp_delta(n, epsilon, log=True))
+        return np.asarray(np.minimum(out, self.dp_delta(n, epsilon, log=True)))
 
     def profile_seconds(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> float:
-        """From the size of the count-and-sum tables of one profile (see
-        :meth:`_guard`): ~3e-9 s per table cell, plus ~3 ms of fixed work per
-        histogram (measured on 3-5 value grids, T <= 4, n <= 40, with the
-        machine loaded: an upper estimate)."""
+        """Estimated seconds of ``count`` profiles, before seeing the data.
+
+        Evenly spaced grids within the exact-count error bound: the work-unit
+        model of :func:`~smoothdp_nb.core.average_profile.profile_seconds`
+        with every grid value occupied (span ``len(grid) - 1``, ``min(n,
+        len(grid))`` occupied values: an upper estimate).  Otherwise from the
+        size of the count-and-sum tables of one profile (see :meth:`_guard`):
+        ~3e-9 s per table cell, plus ~3 ms of fixed work per histogram
+        (measured on 3-5 value grids, T <= 4, n <= 40, with the machine
+        loaded: an upper estimate)."""
         T = self.sample_size(n)
+        K = self.grid.size
+        if self._even and exact_path_applies(n, T):
+            return count * profile_seconds(n, T, K, K - 1, min(n, K), n_epsilon)
         k = min(m, n)
         width = self._sums(T).width
         per = min(T + 1.0, 1.0 + n / k)
         cells = (T + 1) * width * k * max(1.0, math.log2(max(k, 2))) * per
         return count * (3e-3 + 3e-9 * cells + 1e-4 * n_epsilon * k)
 
-    def _hist(self, hist) -> np.ndarray:
+    def _hist(self, hist: Any) -> np.ndarray:
         h, single = as_histograms(hist)
         if not single:
             raise ValueError("hist must be a single histogram of shape (len(grid),) here")
         if h.shape[1] != self.grid.size:
             raise ValueError(f"hist must have one count per grid value ({self.grid.size}), got {h.shape[1]}")
-        return h[0]
+        return np.asarray(h[0])
 
     # -- outputs -----------------------------------------------------------
-    def _sums(self, T: int):
+    def _sums(self, T: int) -> _Sums:
         """The support of sums of up to T grid values (cached per T)."""
-        cache = self.__dict__.setdefault("_sums_cache", {})
+        cache: dict[int, _Sums] = self.__dict__.setdefault("_sums_cache", {})
         if T not in cache:
-            if self._even:
+            if isinstance(self._step, float):  # evenly spaced: a float step
                 cache[T] = _EvenSums(self._w, T, float(self.grid[0]), self._step)
             else:
                 cache[T] = _GeneralSums(self._w, T, self._step)
@@ -431,9 +446,9 @@ class SamplingAverage(SampleSize, Mechanism):
     def _rounded_index(self, s: np.ndarray, T: int) -> np.ndarray:
         """Rounded mean, in steps from the first grid value, of weight sums s."""
         s = np.asarray(s, dtype=np.int64)
-        return _round_half_away(T * self._k0 + s, T) - self._k0
+        return np.asarray(_round_half_away(T * self._k0 + s, T) - self._k0)
 
-    def sample_histogram(self, hist, rng=None, size: int | None = None):
+    def sample_histogram(self, hist: Any, rng: Any = None, size: int | None = None) -> float | np.ndarray:
         """Draw the mechanism's output for a database given by its grid histogram.
 
         Returns a float, or an array of ``size`` independent outputs (the same
@@ -454,7 +469,7 @@ class SamplingAverage(SampleSize, Mechanism):
             vals = np.array([float(sum(int(c) * v for c, v in zip(row, self._w)) * self._step) for row in counts])
         return float(vals[0]) if size is None else vals
 
-    def output_pmf(self, hist):
+    def output_pmf(self, hist: Any) -> Any:
         """Exact output distribution of the mechanism on one database.
 
         Returns
@@ -495,7 +510,9 @@ class SamplingAverage(SampleSize, Mechanism):
             )
 
     # -- exact privacy profile ---------------------------------------------------
-    def _log_profile_batch(self, h: np.ndarray, n: int, epsilon: np.ndarray) -> np.ndarray:
+    def _log_profile_batch(
+        self, h: np.ndarray, n: int, epsilon: np.ndarray, budget: float = DEFAULT_BUDGET_SECONDS
+    ) -> np.ndarray:
         """log delta_eps(x) for histograms over the grid, all of size n.
 
         Parameters
@@ -503,6 +520,11 @@ class SamplingAverage(SampleSize, Mechanism):
         h : int array (k, len(grid))
         n : the common database size
         epsilon : float array (E,)
+        budget : float
+            Seconds.  The run time of all distinct histograms is estimated
+            before the first (:meth:`_histogram_seconds`) and the batch refused
+            (:class:`~smoothdp_nb.core.budget.ComputationTooLarge`) when it
+            exceeds ``budget`` or one profile's arrays the memory budget.
 
         Returns
         -------
@@ -514,14 +536,15 @@ class SamplingAverage(SampleSize, Mechanism):
             raise ValueError(f"hist must have one count per grid value ({self.grid.size}), got shape {h.shape}")
         epsilon = np.asarray(epsilon, dtype=float)
         T = self.sample_size(n)
-        # memory of one profile, checked before the first (the time is bounded by _guard's cell count)
+        distinct = np.unique(h, axis=0)
         from .smoothed.estimate import sampling_average_units
 
+        seconds = sum(self._histogram_seconds(row, n, T, epsilon.size) for row in distinct)
         check_budget(
-            Estimate(0.0, sampling_average_units(self.grid.size, T, 1)[1]),
-            math.inf,
-            f"the sampling-average profile (T={T}, {self.grid.size} grid values)",
-            "use a smaller T or a coarser grid",
+            Estimate(seconds, sampling_average_units(self.grid.size, T, 1)[1]),
+            budget,
+            f"the sampling-average profile of {len(distinct)} databases (n={n}, T={T}, {self.grid.size} grid values)",
+            "use fewer databases, a smaller T or a coarser grid",
             parameter="T",
         )
         out = np.full((h.shape[0], epsilon.size), -np.inf)
@@ -532,6 +555,16 @@ class SamplingAverage(SampleSize, Mechanism):
                 cache[key] = self._log_profile_one(row, n, T, epsilon)
             out[i] = cache[key]
         return out
+
+    def _histogram_seconds(self, h: np.ndarray, n: int, T: int, n_epsilon: int) -> float:
+        """Estimated seconds of one profile: the exact-count model
+        (:func:`~smoothdp_nb.core.average_profile.profile_seconds`) on the
+        occupied range of ``h``, or the divide-and-conquer tables' cell count."""
+        occ = np.flatnonzero(h)
+        if self._even and exact_path_applies(n, T):
+            span = int(occ[-1] - occ[0])
+            return profile_seconds(n, T, self.grid.size, span, occ.size, n_epsilon)
+        return self.profile_seconds(n, self.grid.size, 1, n_epsilon)
 
     def _log_profile_one(self, h: np.ndarray, n: int, T: int, epsilon: np.ndarray) -> np.ndarray:
         sums = self._sums(T)
@@ -565,7 +598,15 @@ class SamplingAverage(SampleSize, Mechanism):
                 return res
         return self._log_profile_all(occ, logR, logS, T, epsilon, sums)
 
-    def _log_profile_counts(self, occ: np.ndarray, counts, T: int, epsilon: np.ndarray, sums, lc: float) -> np.ndarray:
+    def _log_profile_counts(
+        self,
+        occ: np.ndarray,
+        counts: tuple[np.ndarray, np.ndarray, np.ndarray],
+        T: int,
+        epsilon: np.ndarray,
+        sums: _Sums,
+        lc: float,
+    ) -> np.ndarray:
         """The profile from exact leave-one-out counts (evenly spaced grids).
 
         :func:`~smoothdp_nb.core.average_profile.candidate_pairs` narrows the
@@ -594,9 +635,11 @@ class SamplingAverage(SampleSize, Mechanism):
                 logS[(T - 1) * lo : (T - 1) * lo + W] = np.log(S[i]) - lc
             d1, d2 = self._pair_divergences(logR, logS, int(occ[i]), bs, T, epsilon, sums)
             best = np.maximum(best, np.maximum(d1.max(axis=0), d2.max(axis=0)))
-        return np.minimum(best, 0.0)
+        return np.asarray(np.minimum(best, 0.0))
 
-    def _pair_divergences(self, logR_a, logS_a, a: int, bs, T: int, epsilon: np.ndarray, sums):
+    def _pair_divergences(
+        self, logR_a: np.ndarray, logS_a: np.ndarray, a: int, bs: Any, T: int, epsilon: np.ndarray, sums: _Sums
+    ) -> tuple[np.ndarray, np.ndarray]:
         """log d_eps(P_x, P_x') and log d_eps(P_x', P_x) for x' = x with one record a -> b,
         every b in ``bs`` (rows), computed in log space (the reference computation)."""
         rows = np.concatenate([[a], np.asarray(bs, dtype=np.int64)])
@@ -608,7 +651,9 @@ class SamplingAverage(SampleSize, Mechanism):
             lq = self._rounded(lq, T)[0]
         return _log_hockey_stick_both(lp, lq, epsilon)  # (len(bs), E) each
 
-    def _log_profile_all(self, occ, logR, logS, T: int, epsilon: np.ndarray, sums) -> np.ndarray:
+    def _log_profile_all(
+        self, occ: list[int], logR: np.ndarray, logS: np.ndarray, T: int, epsilon: np.ndarray, sums: _Sums
+    ) -> np.ndarray:
         """Every removed value a against every replacement b (reference path)."""
         m = self.grid.size
         best = np.full(epsilon.size, -np.inf)
@@ -616,9 +661,29 @@ class SamplingAverage(SampleSize, Mechanism):
             bs = [b for b in range(m) if b != a]
             d1, d2 = self._pair_divergences(logR[i], logS[i], a, bs, T, epsilon, sums)
             best = np.maximum(best, np.maximum(d1.max(axis=0), d2.max(axis=0)))
-        return np.minimum(best, 0.0)
+        return np.asarray(np.minimum(best, 0.0))
 
-    def _fast_pairs(self, i, a, bs, r, st, own_all, lo, hi, olo, ohi, ee, c, w, ws, y, rounded, gstarts, forward):
+    def _fast_pairs(
+        self,
+        i: int,
+        a: int,
+        bs: np.ndarray,
+        r: np.ndarray,
+        st: np.ndarray,
+        own_all: np.ndarray,
+        lo: int,
+        hi: int,
+        olo: int,
+        ohi: int,
+        ee: np.ndarray,
+        c: np.ndarray,
+        w: np.ndarray,
+        ws: int,
+        y: np.ndarray,
+        rounded: bool,
+        gstarts: np.ndarray | None,
+        forward: bool,
+    ) -> np.ndarray:
         """Linear-scale divergences, one direction, of the pairs (a -> b), b in bs: (len(bs), E)."""
         E = ee.size
         vals = np.empty((bs.size, E))
@@ -628,7 +693,7 @@ class SamplingAverage(SampleSize, Mechanism):
                 Sb[j, lo + w[b] - olo : hi + 1 + w[b] - olo] = st[i]
             rr = r[i, olo : ohi + 1]
             own = own_all[i, olo : ohi + 1]
-        if rounded:
+        if rounded and gstarts is not None:
             P = np.add.reduceat(rr + own, gstarts)
             Q = np.add.reduceat(Sb, gstarts, axis=1) + np.add.reduceat(rr, gstarts)[None, :]
             for k in range(E):
@@ -646,7 +711,9 @@ class SamplingAverage(SampleSize, Mechanism):
                 vals[:, k] = np.maximum(st[i][None, :] - Y, 0.0).sum(axis=1)
         return vals
 
-    def _log_profile_pruned(self, occ, logR, logS, T: int, epsilon: np.ndarray, sums):
+    def _log_profile_pruned(
+        self, occ: list[int], logR: np.ndarray, logS: np.ndarray, T: int, epsilon: np.ndarray, sums: _Sums
+    ) -> np.ndarray | None:
         """Same result as :meth:`_log_profile_all` (evenly spaced grids), faster.
 
         In one common linear scale, with ``r = (1 - T/n) R`` (samples avoiding
@@ -725,7 +792,10 @@ class SamplingAverage(SampleSize, Mechanism):
         bidx = np.arange(m)
         best = np.zeros(E)
         found: list[tuple[int, np.ndarray, np.ndarray]] = []
-        items = sorted((-U2[i, g, 0], i, g) for i in range(A) for g in range(gstart.size))
+        # (removed value, group) by decreasing bound at the first epsilon, ties by value then group
+        ii, gg = np.meshgrid(np.arange(A), np.arange(gstart.size), indexing="ij")
+        order = np.lexsort((gg.ravel(), ii.ravel(), -U2[:, :, 0].ravel()))
+        items = zip(ii.ravel()[order].tolist(), gg.ravel()[order].tolist())
 
         def pairs(i: int, bs: np.ndarray, forward: bool) -> np.ndarray:
             # the pair divergences of removed value i against replacements bs, in one direction
@@ -742,7 +812,7 @@ class SamplingAverage(SampleSize, Mechanism):
             vals = pairs(i, bs, forward=True)
             best = np.maximum(best, vals.max(axis=0))
             found.append((i, bs, vals))
-        for _, i, g in items:  # the direction d(Q_b, P), by groups of replacements
+        for i, g in items:  # the direction d(Q_b, P), by groups of replacements
             if not np.any(U2[i, g] > best):
                 continue
             bs = bidx[gstart[g] : gstart[g] + G]
@@ -760,7 +830,7 @@ class SamplingAverage(SampleSize, Mechanism):
             if np.any(top):
                 d1, d2 = self._pair_divergences(logR[i], logS[i], occ[i], bs[top], T, epsilon, sums)
                 out = np.maximum(out, np.maximum(d1.max(axis=0), d2.max(axis=0)))
-        return np.minimum(out, 0.0)
+        return np.asarray(np.minimum(out, 0.0))
 
 
 def _log_hockey_stick_both(lp: np.ndarray, lq: np.ndarray, epsilon: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -820,18 +890,18 @@ class QuantizedLaw:
     values: np.ndarray
     pmf: np.ndarray
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[np.ndarray]:
         return iter((self.values, self.pmf))
 
 
-def _check_bits(bits) -> int:
+def _check_bits(bits: Any) -> int:
     b = as_int(bits, "bits")
     if not (1 <= b <= 16):
         raise ValueError(f"bits must be in 1..16, got {b}")
     return b
 
 
-def _check_positive(x, name: str) -> float:
+def _check_positive(x: Any, name: str) -> float:
     try:
         v = float(x)
     except (TypeError, ValueError):
@@ -841,7 +911,7 @@ def _check_positive(x, name: str) -> float:
     return v
 
 
-def _check_mu(mu) -> float:
+def _check_mu(mu: Any) -> float:
     try:
         v = float(mu)
     except (TypeError, ValueError):
@@ -851,16 +921,18 @@ def _check_mu(mu) -> float:
     return v
 
 
-def _log_interval_mass(log_cdf, log_sf, lo: np.ndarray, hi: np.ndarray, centre: float) -> np.ndarray:
+def _log_interval_mass(
+    log_cdf: _LogTail, log_sf: _LogTail, lo: np.ndarray, hi: np.ndarray, centre: float
+) -> np.ndarray:
     """log P((lo, hi]) from a log-cdf / log-sf pair, using the tail that avoids cancellation."""
     upper = lo >= centre
     with np.errstate(divide="ignore", invalid="ignore"):
         a = np.where(upper, log_sf(lo), log_cdf(hi))  # the larger of the two
         b = np.where(upper, log_sf(hi), log_cdf(lo))
-        return a + log1mexp(np.minimum(b - a, 0.0))
+        return np.asarray(a + log1mexp(np.minimum(b - a, 0.0)))
 
 
-def _quantize(log_cdf, log_sf, centre: float, bits: int) -> QuantizedLaw:
+def _quantize(log_cdf: _LogTail, log_sf: _LogTail, centre: float, bits: int) -> QuantizedLaw:
     K = 2**bits
     i = np.arange(K)
     values = (i - K // 2) / K
@@ -932,11 +1004,11 @@ def quantized_laplace(mu: float, scale: float, bits: int = 8) -> QuantizedLaw:
     mu = _check_mu(mu)
     b = _check_positive(scale, "scale")
 
-    def log_cdf(x):
+    def log_cdf(x: np.ndarray) -> np.ndarray:
         z = (np.asarray(x, dtype=float) - mu) / b
         return np.where(z < 0, z - math.log(2.0), np.log1p(-0.5 * np.exp(-np.abs(z))))
 
-    def log_sf(x):
+    def log_sf(x: np.ndarray) -> np.ndarray:
         z = (np.asarray(x, dtype=float) - mu) / b
         return np.where(z > 0, -z - math.log(2.0), np.log1p(-0.5 * np.exp(-np.abs(z))))
 
@@ -947,16 +1019,16 @@ def quantized_laplace(mu: float, scale: float, bits: int = 8) -> QuantizedLaw:
 # Theorem 4: the continuous limit
 # ---------------------------------------------------------------------------
 def continuous_limit_profile(
-    cdf,
+    cdf: Callable[[np.ndarray], Any],
     n: int,
     T: int,
-    epsilon,
-    bits=range(1, 11),
+    epsilon: Any,
+    bits: Any = range(1, 11),
     databases: int = 8,
-    rng=None,
+    rng: Any = None,
     *,
     budget: float = DEFAULT_BUDGET_SECONDS,
-):
+) -> Any:
     """Theorem 4 numerically: delta of the sampling average of a continuous law, finer and finer grids.
 
     Records are i.i.d. from a law on [0, 1] with the given ``cdf`` (a callable,
@@ -1021,7 +1093,7 @@ def continuous_limit_profile(
         bits, (numbers.Integral, np.integer, range, list, tuple, np.ndarray)
     ):
         raise TypeError(f"bits must be an integer in 1..16 or a list of them, got {type(bits).__name__}")
-    bits_list = [as_int(b, "bits", minimum=1, maximum=16) for b in np.atleast_1d(bits).tolist()]
+    bits_list = [as_int(b, "bits", minimum=1, maximum=16) for b in np.atleast_1d(np.asarray(bits)).tolist()]
     if not bits_list:
         raise ValueError("bits must contain at least one number of bits in 1..16")
     gen = as_rng(rng)
@@ -1067,7 +1139,7 @@ def continuous_limit_profile(
     return pd.DataFrame(rows)
 
 
-def _profile(mech, hists, epsilon):
+def _profile(mech: SamplingAverage, hists: np.ndarray, epsilon: np.ndarray) -> Any:
     from .profiles import privacy_profile
 
     return privacy_profile(mech, hists, epsilon)

@@ -45,20 +45,69 @@ overflows), pins V modulo ``2^64 p`` by the Chinese remainder theorem and the
 float64 value then only has to be within 2^93 (Figure 5 at n = 484, T = 22:
 ``B ~ 2^125.6``, bound ~2^87).  Beyond that :func:`leave_one_out_counts`
 returns None and the caller uses the divide-and-conquer tables.
+
+A sharper bound after the fact, from the float64 table itself.  Each of its
+entries is a sum of non-negative terms rounded at most n times, so with
+``M_t = max_u F_t(u)``, ``A_t(u) <= M_t / (1 - n u)``.  The alternating sum for
+S adds at most one entry of each row t < T, the one for R also one of row T,
+so the sum of the absolute values of the terms is at most ``sum_t M_t / (1 -
+n u)``; each term carries a relative error of at most ``n u / (1 - n u)`` and
+recursive summation of T + 1 terms adds at most ``(T + 1) u / (1 - (T + 1) u)``
+times the same sum, whence
+
+    |F - V| <= (n + T + 4) u (sum_{t <= T} M_t) (1 + 4 n u)
+
+(the factor ``1 + 4 n u`` absorbing the denominators).  The row maxima sit far
+below ``C(n, T)`` (the counts spread over ~T span sums, and ``M_t`` falls by a
+factor ~n/t per row below T), so :func:`leave_one_out_counts` computes the
+float64 table first and drops the third residue when this bound is below
+2^61 (Figure 5 at n = 400, T = 20: ~2^58 instead of the a-priori ~2^70).
 """
 
 from __future__ import annotations
 
+import ctypes
 import math
+import sys
+from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["leave_one_out_counts", "exact_path_applies", "candidate_pairs"]
+__all__ = ["leave_one_out_counts", "exact_path_applies", "candidate_pairs", "profile_work_units", "profile_seconds"]
 
 _TWO64 = 2.0**64
 _UNIT = 2.0**-53
 _PRIME = 2**31 - 1  # third residue when counts exceed what two can locate
 _INV_TWO64 = pow(2**64 % _PRIME, -1, _PRIME)
+
+
+_MALLOC_TUNED = False
+
+
+def _keep_freed_memory() -> None:
+    """Ask glibc's malloc to keep freed memory for reuse (once per process; Linux only).
+
+    One profile allocates and frees arrays of 0.1-5 MB by the dozen.  By default
+    glibc returns such blocks to the kernel (``munmap``, or trimming the heap)
+    and the next array faults its pages back in: ~10^4 page faults per
+    database at Figure 5's sizes, measured as about 40 % of the run time
+    (benchmarks/README.md).  Raising the trim threshold to 64 MB and the mmap
+    threshold to 32 MB (``mallopt``) keeps them in the process: the cost is up
+    to 64 MB of freed heap held by the process, not returned to the system.
+    """
+    global _MALLOC_TUNED
+    if _MALLOC_TUNED:
+        return
+    _MALLOC_TUNED = True
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):  # not glibc: nothing to tune
+        return
+    mallopt(-1, 64 << 20)  # M_TRIM_THRESHOLD
+    mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD
 
 
 def _log2_max_count(n: int, T: int) -> float:
@@ -84,7 +133,50 @@ def exact_path_applies(n: int, T: int) -> bool:
     return _residues_needed(n, T) > 0
 
 
-def leave_one_out_counts(weights: np.ndarray, counts: np.ndarray, T: int) -> tuple[np.ndarray, np.ndarray] | None:
+# Run time of one profile on this path = work units x _UNIT_SECONDS + _PROFILE_SECONDS,
+# calibrated on the reference machine (benchmarks/README.md, sampling average): the
+# least-squares fit over 15 settings, doubled, so that the estimate lies within x0.5 to
+# x3 of the measured time in every one of them (typically x1.5-x2 above).
+_UNIT_SECONDS = 6.6e-10
+_PROFILE_SECONDS = 5e-3
+
+
+def profile_work_units(n: int, T: int, grid_size: int, span: int, occupied: int, n_epsilon: int) -> float:
+    """Work units of one profile on the exact-count path, from its sizes alone (no data).
+
+    One unit is one cell of one residue's table touched once:
+
+    * forward table: n records, each adding rows 0..T-1 into rows 1..T over
+      the sums reached so far (``T w + 1`` after a record of weight w; w is
+      ``span / 2`` on average for data spread over the occupied range):
+      ``n T (T span / 2 + 1)`` per residue;
+    * division by ``(1 + z y^v)``: one strided sum of T rows of ``W + v``
+      per occupied value and residue, ``W = T span + 1``;
+    * reconstruction and bounds of the pair search: about 8 passes over the
+      ``2 occupied W`` entries of R and S, and one more per epsilon;
+    * the pairs recomputed in log space: ``grid_size W`` per epsilon, with a
+      weight of 1.6 (measured; how many pairs survive the bounds depends on
+      the data, which this model does not see).
+
+    The residues are counted a priori (:func:`_residues_needed`), so a table
+    that needs fewer after the fact is over-estimated, never under.
+    """
+    nres = _residues_needed(n, T)
+    W = T * span + 1
+    forward = n * T * (T * span / 2 + 1)
+    division = occupied * T * (W + span / 2)
+    entries = 2 * occupied * W * (8 + n_epsilon)
+    return float(nres * (forward + division) + entries + 1.6 * grid_size * W * n_epsilon)
+
+
+def profile_seconds(n: int, T: int, grid_size: int, span: int, occupied: int, n_epsilon: int) -> float:
+    """Estimated run time of one profile on this path (see :func:`profile_work_units`)."""
+    return profile_work_units(n, T, grid_size, span, occupied, n_epsilon) * _UNIT_SECONDS + _PROFILE_SECONDS
+
+
+def leave_one_out_counts(
+    weights: np.ndarray, counts: np.ndarray, T: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """R_a and S_a (see the module docstring) for every occupied value, as float64.
 
     Parameters
@@ -110,34 +202,16 @@ def leave_one_out_counts(weights: np.ndarray, counts: np.ndarray, T: int) -> tup
     nres = _residues_needed(n, T)
     if nres == 0:
         return None
+    _keep_freed_memory()
     span = int(v[-1])
     W = T * span + 1  # row width: sums of up to T records
-    pad = max(span, 1)
-    size = pad + (T + 1) * W
-    # forward table A_t(u), rows t = 0..T in one flat array (row stride W) after
-    # `pad` zeros, so "row t += row t-1 moved by v" is one slice operation for
-    # every row at once; reading past a row's start lands in zeros (the previous
-    # row's support ends at (t-2) span < W - v).
-    dtypes = [np.uint64, np.float64] + ([np.int64] if nres == 3 else [])
-    tabs = []
-    for dtype in dtypes:
-        X = np.zeros(size, dtype=dtype)
-        X[pad] = 1  # the empty subset
-        Y = X.copy()
-        lo = pad + W
-        hi = pad + (T + 1) * W
-        steps = 0
-        for vj, cj in zip(v.tolist(), c.tolist()):
-            for _ in range(cj):  # one record: (1 + z y^v)
-                np.add(X[lo:hi], X[lo - W - vj : hi - W - vj], out=Y[lo:hi])
-                X, Y = Y, X
-                steps += 1
-                if dtype is np.int64 and steps % 30 == 0:  # values < 2^(31 + 30): reduce
-                    np.remainder(X, _PRIME, out=X)
-        if dtype is np.int64:
-            np.remainder(X, _PRIME, out=X)
-        tabs.append(X)
-    out = []
+    approx = _forward_table(v, c, T, W, np.float64)
+    if nres == 3:  # the a-posteriori bound of the module docstring may need only two residues
+        rows_max = float(approx.max(axis=1).sum()) * (1 + 4 * n * _UNIT)
+        if math.log2((n + T + 4) * _UNIT * rows_max) < 61.0:
+            nres = 2
+    exact = [_forward_table(v, c, T, W, dtype) for dtype in [np.uint64] + ([np.int64] if nres == 3 else [])]
+    tabs = [exact[0], approx] + exact[1:]  # the order _combine takes: mod 2^64, float64, mod p
     # Division by (1 + z y^v) as strided sums.  Lay the rows out as
     # G = (A_T, -A_{T-1}, A_{T-2}, ...) with row stride Wp = W + T span (zeros
     # after each row), so that A_{T-1-k}(y - k v) (-1)^(k+1) = G[Wp + y + k (Wp - v)]:
@@ -145,27 +219,91 @@ def leave_one_out_counts(weights: np.ndarray, counts: np.ndarray, T: int) -> tup
     # over its first axis gives X(y) = -S(y) and R(u) = A_T(u) + X(u - v).
     Wp = W + T * span
     lead = span
-    for X in tabs:
-        rows = X[pad:].reshape(T + 1, W)
-        G = np.zeros(lead + (T + 1) * Wp, dtype=X.dtype)
+    Gs = []
+    for rows in tabs:
+        G = np.zeros(lead + (T + 1) * Wp, dtype=rows.dtype)
         body = G[lead:].reshape(T + 1, Wp)
         body[:, :W] = rows[T::-1]
-        body[1::2, :W] *= np.uint64(2**64 - 1) if X.dtype == np.uint64 else X.dtype.type(-1)
-        R = np.empty((v.size, W), dtype=X.dtype)
-        S = np.empty((v.size, W), dtype=X.dtype)
-        item = G.itemsize
-        for i, vi in enumerate(v.tolist()):
-            view = np.ndarray(
-                (T, W + vi), dtype=G.dtype, buffer=G, offset=(lead + Wp - vi) * item, strides=((Wp - vi) * item, item)
-            )
-            Xs = view.sum(axis=0)
-            np.negative(Xs[vi:], out=S[i])
-            np.add(rows[T], Xs[:W], out=R[i])
-        if X.dtype == np.int64:
-            np.remainder(R, _PRIME, out=R)
-            np.remainder(S, _PRIME, out=S)
-        out.append((R, S, rows[T]))
-    return tuple(_combine(*parts) for parts in zip(*out))
+        body[1::2, :W] *= np.uint64(2**64 - 1) if rows.dtype == np.uint64 else rows.dtype.type(-1)
+        Gs.append(G)
+    R = np.empty((v.size, W))
+    S = np.empty((v.size, W))
+    # a few values at a time, so that the residues and their reconstruction
+    # (about fifteen passes) stay in the cache
+    step = max(1, 2**15 // W)
+    for start in range(0, v.size, step):
+        block = v[start : start + step].tolist()
+        parts_R, parts_S = [], []
+        for rows, G in zip(tabs, Gs):
+            Rb = np.empty((len(block), W), dtype=rows.dtype)
+            Sb = np.empty((len(block), W), dtype=rows.dtype)
+            item = G.itemsize
+            for j, vi in enumerate(block):
+                view = np.ndarray(
+                    (T, W + vi),
+                    dtype=G.dtype,
+                    buffer=G,
+                    offset=(lead + Wp - vi) * item,
+                    strides=((Wp - vi) * item, item),
+                )
+                Xs = view.sum(axis=0)
+                np.negative(Xs[vi:], out=Sb[j])
+                np.add(rows[T], Xs[:W], out=Rb[j])
+            if rows.dtype == np.int64:
+                np.remainder(Rb, _PRIME, out=Rb)
+                np.remainder(Sb, _PRIME, out=Sb)
+            parts_R.append(Rb)
+            parts_S.append(Sb)
+        R[start : start + len(block)] = _combine(*parts_R)
+        S[start : start + len(block)] = _combine(*parts_S)
+    P = _combine(*[rows[T] for rows in tabs])
+    return R, S, P
+
+
+def _forward_table(v: np.ndarray, c: np.ndarray, T: int, W: int, dtype: type) -> np.ndarray:
+    """The subset counts ``A_t(u)``, t = 0..T, u < W, of all records, in ``dtype`` arithmetic.
+
+    uint64 wraps (exact modulo 2^64), float64 rounds, int64 is reduced modulo
+    ``_PRIME`` every 30 records (each record at most doubles the values, so
+    they stay below 2^(31 + 30)).  One record of weight w multiplies the
+    generating function by ``(1 + z y^w)``: rows 1..T gain rows 0..T-1 moved by
+    w, one 2-D slice operation.  Taking the records in increasing weight
+    (``v`` is sorted), after a record of weight w every row is zero beyond
+    the sum ``T w`` and rows beyond the number of records so far are zero, so
+    only that rectangle is touched (about half the table on average); the
+    two buffers agree outside it because it only grows.
+    """
+    span = int(v[-1])
+    pad = max(span, 1)  # zeros left of u = 0: a moved row reads them
+    X: np.ndarray = np.zeros((T + 1, pad + W), dtype=dtype)
+    X[0, pad] = 1  # the empty subset
+    Y = X.copy()
+    steps = 0
+    for vj, cj in zip(v.tolist(), c.tolist()):
+        b = pad + T * vj + 1  # live columns end here
+        for _ in range(cj):  # one record: (1 + z y^v)
+            r = min(steps + 1, T)  # rows 1..r can change
+            np.add(X[1 : r + 1, pad:b], X[0:r, pad - vj : b - vj], out=Y[1 : r + 1, pad:b])
+            X, Y = Y, X
+            steps += 1
+            if dtype is np.int64 and steps % 30 == 0:  # values < 2^(31 + 30): reduce
+                np.remainder(X[:, pad:b], _PRIME, out=X[:, pad:b])
+    if dtype is np.int64:
+        np.remainder(X, _PRIME, out=X)
+    return X[:, pad:]
+
+
+def _mod_prime(x: np.ndarray, tmp: np.ndarray) -> np.ndarray:
+    """x mod p, in place, for int64 ``0 <= x < 2^62``, without a division: p = 2^31 - 1
+    is a Mersenne prime, so ``2^31 = 1 (mod p)`` and two folds of the high bits
+    onto the low ones leave ``x <= p + 1``; one conditional subtraction finishes.
+    ``tmp`` is scratch space of x's shape (in-place work avoids fresh pages)."""
+    for _ in range(2):
+        np.right_shift(x, 31, out=tmp)
+        np.bitwise_and(x, _PRIME, out=x)
+        x += tmp
+    np.subtract(x, _PRIME, out=x, where=x >= _PRIME)
+    return x
 
 
 def _combine(L: np.ndarray, F: np.ndarray, r: np.ndarray | None = None) -> np.ndarray:
@@ -176,22 +314,41 @@ def _combine(L: np.ndarray, F: np.ndarray, r: np.ndarray | None = None) -> np.nd
     ``k = (r - L) 2^-64 mod p`` (Chinese remainders) and ``h = round((F - L - 2^64 k)
     / (2^64 p))``, exact when ``|F - V| < 2^93``; then ``float(V) = float(h p + k)
     2^64 + float(L)``, h p + k computed exactly in int64.
+
+    ``L`` is split into 32-bit halves ``L = 2^32 hi + lo``: ``float(L)`` is then
+    one correctly rounded addition of two exact terms (numpy's own uint64 to
+    float conversion is ~15x slower), and ``L mod p = (2 hi + lo) mod p``
+    because ``2^32 = 2 (mod p)``.
     """
-    Lf = L.astype(np.float64)
+    hi = np.right_shift(L, np.uint64(32)).view(np.int64)
+    lo = np.bitwise_and(L, np.uint64(0xFFFFFFFF)).view(np.int64)
+    Lf = hi.astype(np.float64)
+    Lf *= 2.0**32
+    Lf += lo  # exact terms, one rounding
+    h: np.ndarray = np.subtract(F, Lf)
+    h *= 1.0 / _TWO64
     if r is None:
-        h = np.subtract(F, Lf)
-        h *= 1.0 / _TWO64
         np.rint(h, out=h)
         h *= _TWO64  # exact: h is a small integer
         h += Lf
         return h
-    Lp = np.remainder(L, np.uint64(_PRIME)).astype(np.int64)
-    k = np.remainder(r - Lp, _PRIME)
+    hi += hi
+    hi += lo
+    k = _mod_prime(hi, lo)  # L mod p (2^32 = 2 mod p)
+    np.subtract(r, k, out=k)  # V - L mod p, in (-p, p)
+    np.add(k, _PRIME, out=k, where=k < 0)
     k *= _INV_TWO64
-    np.remainder(k, _PRIME, out=k)  # 0 <= k < p: V = L + 2^64 k mod 2^64 p
-    base = k * _TWO64 + Lf
-    h = np.rint((F - base) / (_TWO64 * _PRIME)).astype(np.int64)
-    return (h * _PRIME + k).astype(np.float64) * _TWO64 + Lf
+    k = _mod_prime(k, lo)  # 0 <= k < p: V = L + 2^64 k mod 2^64 p
+    h -= k
+    h *= 1.0 / _PRIME
+    np.rint(h, out=h)
+    H = h.astype(np.int64)
+    H *= _PRIME
+    H += k  # < 2^62: exact
+    out: np.ndarray = H.astype(np.float64)
+    out *= _TWO64
+    out += Lf
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -210,8 +367,10 @@ def _hinge(a: np.ndarray, b: np.ndarray, upper: bool, axis: int = -1) -> np.ndar
     inputs by the slack and the result by 1e-9 (the relative error of a sum
     of non-negative terms) brackets the true value."""
     if upper:
-        return np.maximum(a * (1 + _SLACK) - b * (1 - _SLACK), 0.0).sum(axis=axis) * (1 + 1e-9)
-    return np.maximum(a * (1 - _SLACK) - b * (1 + _SLACK), 0.0).sum(axis=axis) * (1 - 1e-9)
+        out = np.maximum(a * (1 + _SLACK) - b * (1 - _SLACK), 0.0).sum(axis=axis) * (1 + 1e-9)
+    else:
+        out = np.maximum(a * (1 - _SLACK) - b * (1 + _SLACK), 0.0).sum(axis=axis) * (1 - 1e-9)
+    return np.asarray(out)
 
 
 def candidate_pairs(
@@ -222,7 +381,7 @@ def candidate_pairs(
     shifts: np.ndarray,
     epsilon: np.ndarray,
     T: int,
-    group=None,
+    group: Callable[[int, int], np.ndarray] | None = None,
 ) -> list[tuple[int, np.ndarray]]:
     """Pairs (removed value i, replacements) among which every maximiser of the divergence lies.
 
@@ -262,7 +421,7 @@ def candidate_pairs(
     L = u1 - u0 + 1
     starts = None if group is None else group(u0, L)
 
-    def grp(x):
+    def grp(x: np.ndarray) -> np.ndarray:
         return x if starts is None else np.add.reduceat(x, starts, axis=-1)
 
     Pp = np.zeros(L)

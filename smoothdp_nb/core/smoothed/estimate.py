@@ -69,9 +69,9 @@ def profile_units(mechanism, n: int, m: int) -> tuple[float, float]:
     of the m(m-1) neighbour pairs (m > 2); the noisy mechanism's (T+1)^m lumped
     outputs; the sampling average's (occupied value, replacement, sum) triples.
     """
-    if isinstance(mechanism, SamplingAverage):
+    if isinstance(mechanism, SamplingAverage):  # time: the mechanism's own work-unit model
         K = mechanism.grid.size
-        return sampling_average_units(K, mechanism.sample_size(n), min(n, K))
+        return mechanism.profile_seconds(n, m, 1, 1), sampling_average_units(K, mechanism.sample_size(n), min(n, K))[1]
     if isinstance(mechanism, NoisySamplingHistogram):
         cells = float(mechanism.sample_size(n) + 1) ** m
         return _NOISY_CELL * cells, 8.0 * cells * 4

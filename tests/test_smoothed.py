@@ -153,6 +153,32 @@ def test_blocked_path_far_below_the_float_range(depth, block, p1, p2, below, mon
     np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-9)
 
 
+@pytest.mark.parametrize("p1,p2,depth", [(0.3, 0.35, 1200.0), (0.62, 0.5, 0.0), (0.5, 0.2, 700.0)])
+def test_truncated_advance_matches_log_space(p1, p2, depth, monkeypatch):
+    """Where delta varies little, the engine advances only the chunks of H
+    near [(n - r) min p, (n - r) max p] (a fraction of them here, counted),
+    and every composition still equals the plain log-space recursion -- also
+    with every expectation below 1e-500 or around the smallest normal float64."""
+    from smoothdp_nb.core.smoothed import binary as S
+    from smoothdp_nb.core.smoothed.cost import binary_work_units
+
+    n = 2500
+    x = np.arange(n + 1) / n
+    ld = -depth - np.stack([20.0 * np.sin(3 * x) ** 2, 8.0 * x + 3.0 * np.cos(7 * x)], axis=1)
+    ref = exact.composition_expectations_log(ld, p1, p2)
+    assert ref.max() < 1.0 - depth  # below 1e-520 (depth 1200) and 1e-303 (depth 700)
+
+    def no_fallback(*args, **kwargs):
+        raise AssertionError("the blocked path fell back to the one-step path")
+
+    monkeypatch.setattr(S, "exact_binary_blocks", no_fallback)
+    work = {}
+    got = S.exact_binary(ld, p1, p2, None, work=work)
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-9)
+    untruncated = binary_work_units(n, 2, p1, p2, log_bound=math.inf)["advance"]
+    assert work["advance"] < 0.7 * untruncated
+
+
 def test_blocked_path_falls_back_when_its_range_checks_fail(monkeypatch):
     """With the range checks made impossible to meet, every column is
     recomputed one step per composition, and the values are unchanged."""
@@ -465,13 +491,11 @@ def test_cost_model_counts_the_engines_work(n, eta, p1, p2, epsilon):
     ld = sdp.privacy_profile(m, h, epsilon, log=True)
     work = {}
     S.exact_binary(ld, p1, p2, None, work=work)
-    K = S._steps_per_block(p1, p2, 128)
-    if S._log_slope(ld) * (K + 1) * 2 < S._ADVANCE_RANGE - 20:  # K not shortened by the data
-        want = binary_work_units(n, ld.shape[1], p1, p2, log_bound=S.window_log_bound(ld))
-        assert work["blocks"] == want["blocks"]
-        assert work["advance"] == pytest.approx(want["advance"], rel=0.01)
-        assert work["correlation"] == pytest.approx(want["correlation"], rel=0.01)
-        assert want["segments"] / 2 <= work["segments"] <= 2 * want["segments"]
+    want = binary_work_units(n, ld.shape[1], p1, p2, log_bound=S.window_log_bound(ld), slope=S._log_slope(ld))
+    assert work["blocks"] == want["blocks"]
+    assert work["advance"] == pytest.approx(want["advance"], rel=0.01)
+    assert work["correlation"] == pytest.approx(want["correlation"], rel=0.01)
+    assert want["segments"] / 2 <= work["segments"] <= 2 * want["segments"]
 
 
 def test_cost_model_scales_and_prices():

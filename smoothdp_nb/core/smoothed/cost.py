@@ -31,47 +31,48 @@ _SPREAD_PER_RECORD = 0.005
 
 
 def binary_work_units(
-    n: int, n_columns: float, p1: float, p2: float, log_bound: float | None = None, block: int = 128
+    n: int,
+    n_columns: float,
+    p1: float,
+    p2: float,
+    log_bound: float | None = None,
+    block: int = 128,
+    slope: float = 0.0,
 ) -> dict[str, float]:
     """Work units of the two-vertex engine for n records and ``n_columns`` epsilon columns.
 
-    Mirrors the loop of :func:`~smoothdp_nb.core.smoothed.binary.exact_binary`
-    (without fallback): blocks of K compositions, the advance of the live
-    chunks (two triangular (c x Q) @ (Q x Q) products per column), and the correlation of
-    each block's binomial window (``log_bound`` as from
-    :func:`~smoothdp_nb.core.smoothed.binary.window_log_bound`; None guesses
-    it from n) in segments of at most 8 chunks.
+    Walks the engine's own block schedule
+    (:func:`~smoothdp_nb.core.smoothed.binary.block_schedule`, without
+    fallback): blocks of K compositions, the advance of the live chunks (two
+    triangular (c x Q) @ (Q x Q) products per column), and the correlation
+    of each block's binomial window in segments of at most 8 chunks.
+    ``log_bound`` is :func:`~smoothdp_nb.core.smoothed.binary.window_log_bound`
+    of the data (None guesses it from n) and ``slope`` the largest slope of
+    log delta (it can shorten K).
     """
-    from .binary import _steps_per_block
+    from .binary import _block_steps, block_schedule, truncation_level
 
-    K = _steps_per_block(p1, p2, block)
+    K = _block_steps(p1, p2, block, slope)
     Q = K + 1
     if log_bound is None:
         log_bound = 61 * math.log(2.0) + _SPREAD_PER_RECORD * n
+    level = truncation_level(log_bound, n, K)
     E = n_columns
     units = dict(advance=0.0, correlation=0.0, segments=0.0, blocks=0.0)
     p = p1 if 0.0 < p1 < 1.0 else 0.5
-    for r0 in range(0, n + 1, K):
-        r1 = min(r0 + K, n + 1) - 1
-        k = r1 - r0 + 1
-        s = n - r1
-        if math.isinf(log_bound):
-            a, b = 0, s
-        else:
-            t = math.sqrt(0.5 * s * log_bound) + 1.0
-            a, b = max(0, math.floor(s * p - t)), min(s, math.ceil(s * p + t))
+    lr = math.log(p / (1.0 - p))
+    for _r0, k, a, b, lo, hi in block_schedule(n, K, p1, p2, level):
+        s = n - _r0 - k + 1
         width = b - a + 1
         units["correlation"] += E * width * k
         # segments: at most 8 chunks, and short enough that the weights span < 340 (their
         # log-slope is largest at the window's edges: log((s - x) / (x + 1) p / q))
-        lr = math.log(p / (1.0 - p))
-        slope = max(abs(math.log((s - x) / (x + 1.0)) + lr) for x in (a, max(a, b - 1))) if s > 0 else 0.0
-        G = max(1, min(8 * Q, int(0.9 * 340.0 / slope) if slope > 0 else 8 * Q))
+        wslope = max(abs(math.log((s - x) / (x + 1.0)) + lr) for x in (a, max(a, b - 1))) if s > 0 else 0.0
+        G = max(1, min(8 * Q, int(0.9 * 340.0 / wslope) if wslope > 0 else 8 * Q))
         units["segments"] += math.ceil(width / G)
         units["blocks"] += 1
-        if r1 < n:
-            c = (n - r0 - K) // Q + 1
-            units["advance"] += E * c * Q * Q  # triangular halves of the two products
+        if hi >= lo:
+            units["advance"] += E * (hi - lo + 1) * Q * Q  # triangular halves of the two products
     return units
 
 

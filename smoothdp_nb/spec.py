@@ -43,7 +43,8 @@ Computations
     (required), ``delta``, ``shape``, ``trim``, ``rng`` (leave out for real
     releases), ``lattice`` (output step, a power of two), ``diagnostics``
     (true: add the data-dependent, non-private diagnostics).  Inline
-    ``values`` are echoed in reports only as a digest (count, SHA-256 prefix).
+    ``values`` are never echoed: reports show only their count (a hash would let a reader confirm
+    a guessed dataset).
     Result: :class:`~smoothdp_nb.core.results.ReleaseReport`.
 ``compute = "noise"``
     Noise std per unit of smooth sensitivity for several families
@@ -75,7 +76,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextlib
 import difflib
-import hashlib
 import re
 import tomllib
 from collections.abc import Callable, Mapping
@@ -312,7 +312,8 @@ class Spec:
     title : str
     raw : dict
         The parsed TOML, except that inline release data (``values``) is
-        replaced by its digest (:func:`data_digest`): reports echo ``raw``.
+        replaced by a placeholder that gives only its count
+        (:func:`data_placeholder`): reports echo ``raw``.
     text : str or None
         The TOML text, if the spec came as text and holds no inline data.
     lines : dict
@@ -751,15 +752,15 @@ def parse_spec(spec: str | Mapping[str, Any]) -> Spec:
         raise
     title = doc.get("title") or _default_title(compute, params)
     lines = {k: ln for k in doc if (ln := _line_of(text, k)) is not None}
-    if compute == "release" and "values" in params:  # never echo the data: a digest instead
-        digest = data_digest(params["values"])
-        doc = {**doc, "values": digest}
-        text = _redact_values(text, digest)
+    if compute == "release" and "values" in params:  # never echo the data, nor a function of it
+        placeholder = data_placeholder(params["values"])
+        doc = {**doc, "values": placeholder}
+        text = _redact_values(text, placeholder)
     return Spec(compute=compute, params=params, title=title, raw=doc, text=text, lines=lines)
 
 
-def _redact_values(text: str | None, digest: str) -> str | None:
-    """The TOML text with the ``values = [...]`` array replaced by the digest, line numbers kept
+def _redact_values(text: str | None, placeholder: str) -> str | None:
+    """The TOML text with the ``values = [...]`` array replaced by a placeholder, line numbers kept
     (error messages still point at the right line); None if the array cannot be located."""
     if text is None:
         return None
@@ -775,13 +776,16 @@ def _redact_values(text: str | None, digest: str) -> str | None:
     else:
         return None
     inner = text[m.end() - 1 : i + 1]
-    return text[: m.end() - 1] + '"' + digest + '"' + "\n" * inner.count("\n") + text[i + 1 :]
+    return text[: m.end() - 1] + '"' + placeholder + '"' + "\n" * inner.count("\n") + text[i + 1 :]
 
 
-def data_digest(values: Any) -> str:
-    """``"<n values, sha256 …>"``: count and a 16-hex-digit prefix of the SHA-256 of the float64 bytes."""
-    arr = np.ascontiguousarray(np.asarray(values, dtype=np.float64))
-    return f"<{arr.size} values, sha256 {hashlib.sha256(arr.tobytes()).hexdigest()[:16]}>"
+def data_placeholder(values: Any) -> str:
+    """``"<n private values, not shown>"``: what reports echo for inline release data.
+
+    Only the count is kept (the releases treat n as public).  No hash or other function of the
+    values: a deterministic digest would let anyone who sees the report confirm a guessed dataset.
+    """
+    return f"<{np.asarray(values).size} private values, not shown>"
 
 
 def _default_title(compute: str, p: dict) -> str:

@@ -218,3 +218,23 @@ def test_release_bad_types():
         release([1.0], bounds=(0, 2), lattice="1")
     with pytest.raises(TypeError, match="diagnostics"):
         release([1.0], bounds=(0, 2), diagnostics="yes")
+
+
+def test_clipping_is_silent_in_a_release_and_counted_in_diagnostics():
+    """How many records lie outside the bounds is a function of the data: a release must not print it
+    (a warning shown beside the value is an output too).  The analysis function still warns."""
+    import warnings
+
+    from smoothdp_nb.core.sensitivity import ClippingWarning, smooth_sensitivity
+
+    x = [1.5, 2.5, 150.0, -3.0, 50.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any warning fails the test
+        plain = release(x, "median", 1.0, bounds=(0, 100), rng=1)
+        diag = release(x, "median", 1.0, bounds=(0, 100), rng=1, diagnostics=True)
+    assert plain.value == diag.value
+    assert diag.diagnostics is not None and diag.diagnostics.clipped == 2
+    assert diag.diagnostics.to_dict()["clipped"] == 2
+    assert "clipped" not in repr(plain) and "clipped" not in str(plain.to_dict())
+    with pytest.warns(ClippingWarning, match="2 value"):
+        smooth_sensitivity(x, "median", 0.1, bounds=(0, 100))

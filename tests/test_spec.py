@@ -297,3 +297,23 @@ def test_executor_key_errors(extra, key):
     with pytest.raises(SpecError) as err:
         parse_spec({**base, **extra})
     assert err.value.key == key
+
+
+@pytest.mark.parametrize("as_text", [True, False])
+def test_inline_release_data_is_echoed_as_its_count_only(as_text):
+    """Reports echo ``Spec.raw`` / ``Spec.text``: neither may carry the values nor any function of
+    them beyond the (public) count.  Two neighbouring datasets must give identical echoes, or a
+    reader could tell which one was used (a hash prefix did exactly that)."""
+    echoes = []
+    for values in ([10.0, 20.0, 30.0, 40.0, 50.0], [10.0, 20.0, 31.0, 40.0, 50.0]):
+        doc = {"compute": "release", "values": values, "epsilon": 1.0, "bounds": [0, 100], "rng": 1}
+        if as_text:
+            doc = f'compute = "release"\nvalues = {values}\nepsilon = 1.0\nbounds = [0, 100]\nrng = 1'
+        spec = parse_spec(doc)
+        assert spec.raw["values"] == "<5 private values, not shown>"
+        echo = repr(spec.raw) + (spec.text or "")
+        assert "31" not in echo and "20.0" not in echo
+        echoes.append(echo)
+    assert echoes[0] == echoes[1]
+    if as_text:
+        assert spec.text is not None and spec.text.count("\n") == 4  # line numbers kept for errors

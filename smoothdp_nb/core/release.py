@@ -40,6 +40,7 @@ Security of the released bits
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,8 +50,9 @@ import pandas as pd
 
 from . import lattice as _lattice
 from . import noise as _noise
-from ._validate import as_bounds, as_positive, as_rng
+from ._validate import as_bounds, as_float_array, as_positive, as_rng
 from .sensitivity import (
+    ClippingWarning,
     _query_name,
     evaluate_query,
     round_up_to_grid,
@@ -89,6 +91,12 @@ def _generator(rng: Any) -> np.random.Generator | None:
     return None if rng is None else as_rng(rng, "rng")
 
 
+def _count_outside(x: Any, low: float, high: float) -> int:
+    """Records of ``x`` outside ``[low, high]`` (for the diagnostics only: data-dependent)."""
+    arr = as_float_array(x, "x")
+    return int(np.count_nonzero((arr < low) | (arr > high)))
+
+
 def _exponent_text(step: float) -> str:
     return f"2**{math.frexp(step)[1] - 1}"
 
@@ -111,6 +119,9 @@ class ReleaseDiagnostics:
         ``s``: the multiplier of the standard noise variable Z.
     noise_std : float
         Standard deviation of ``s * Z`` (``inf`` if infinite).
+    clipped : int
+        How many records lay outside ``bounds`` and were clipped to them.  The release itself
+        never says so (no warning): the count is a function of the data.
     label : str
     """
 
@@ -118,6 +129,7 @@ class ReleaseDiagnostics:
     sensitivity_bound: float
     noise_scale: float
     noise_std: float
+    clipped: int = 0
     label: str = DIAGNOSTICS_LABEL
 
     def to_dict(self) -> dict[str, Any]:
@@ -126,6 +138,7 @@ class ReleaseDiagnostics:
             "sensitivity_bound": self.sensitivity_bound,
             "noise_scale": self.noise_scale,
             "noise_std": self.noise_std,
+            "clipped": self.clipped,
             "label": self.label,
         }
 
@@ -133,7 +146,7 @@ class ReleaseDiagnostics:
         return (
             f"ReleaseDiagnostics({self.label}: smooth_sensitivity={self.smooth_sensitivity:.6g}, "
             f"sensitivity_bound={self.sensitivity_bound:.6g}, noise_scale={self.noise_scale:.6g}, "
-            f"noise_std={self.noise_std:.6g})"
+            f"noise_std={self.noise_std:.6g}, clipped={self.clipped})"
         )
 
 
@@ -247,7 +260,8 @@ def release(
     Parameters
     ----------
     x : array_like, 1-D
-        The data; values outside ``bounds`` are clipped with a warning.
+        The data; values outside ``bounds`` are clipped to them, silently (a warning would say how
+        many records lie outside: data-dependent; ``diagnostics=True`` gives the count).
     query : {"median", "trimmed_mean", "mean"}
         ``median`` is the lower median for even n (see :mod:`.sensitivity`).
     epsilon : float
@@ -321,8 +335,12 @@ def release(
         )
     gen = _generator(rng)
 
-    ss = smooth_sensitivity(x, q, gamma_s, bounds=(low, high), trim=trim)
-    true = evaluate_query(x, q, bounds=(low, high), trim=trim)
+    with warnings.catch_warnings():
+        # clipping is part of the mechanism; a warning with the number of clipped records would be
+        # a data-dependent output printed beside the release (the diagnostics carry it on request)
+        warnings.simplefilter("ignore", ClippingWarning)
+        ss = smooth_sensitivity(x, q, gamma_s, bounds=(low, high), trim=trim)
+        true = evaluate_query(x, q, bounds=(low, high), trim=trim)
     _, bound_used = round_up_to_grid(max(ss * (1.0 + 2.0**-32) + slack, floor), denom)
     s = math.nextafter(bound_used * cal.scale, math.inf)
     k_lo, k_hi = math.ceil(low / step), math.floor(high / step)
@@ -334,6 +352,7 @@ def release(
             sensitivity_bound=bound_used,
             noise_scale=s,
             noise_std=float(bound_used * cal.std),
+            clipped=_count_outside(x, low, high),
         )
     return Release(
         value=float(k * step),

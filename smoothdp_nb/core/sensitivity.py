@@ -61,6 +61,12 @@ __all__ = [
 
 QUERIES = ("median", "trimmed_mean", "mean")
 
+
+class ClippingWarning(UserWarning):
+    """Records outside ``bounds`` were clipped.  The count is data-dependent, so
+    :func:`~smoothdp_nb.core.release.release` silences this warning (its diagnostics carry the count)."""
+
+
 Query = str | Callable[[int], float]
 
 
@@ -83,7 +89,7 @@ def _check_data(x: Any, bounds: tuple[float, float]) -> np.ndarray:
     if outside.any():
         warnings.warn(
             f"{int(outside.sum())} value(s) of x outside bounds=({lo:g}, {hi:g}) were clipped to the bounds",
-            UserWarning,
+            ClippingWarning,
             stacklevel=3,
         )
         arr = np.clip(arr, lo, hi)

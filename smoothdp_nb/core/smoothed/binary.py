@@ -160,6 +160,7 @@ def _block_steps(p1: float, p2: float, block: int, slope: float) -> int:
 # weights >= 2^-500 = e^-347.
 _ADVANCE_RANGE = 500.0
 _SEG_RANGE = 340.0
+_NORMAL_RANGE = 700.0  # e^-700 > 2^-1022: the smallest normal float64 is e^-708.4
 _SEGMENT = 8  # at most this many chunks per segment of the correlation
 
 
@@ -257,8 +258,12 @@ def exact_binary(
     range at the largest slope of log delta; segments likewise.  The path
     then checks, as it goes, the quantities the argument needs: every
     nonzero operand of an advance is >= e^-500 of the pair's scale, every
-    nonzero weight and H value of a correlation segment >= e^-340 of the
-    segment's scales, every nonzero lag >= e^-340 of the largest.  Then every
+    nonzero value of H brought to a correlation segment's scale >= e^-700
+    (so none vanishes on the way), every nonzero weight and H value of a
+    segment >= e^-340 of the segment's scales, every nonzero lag (checked
+    in log space) >= e^-340 of the largest.  Near the edges of the advanced
+    range (below) H can be steeper than delta; the checks, not the slope
+    bound, are what the argument rests on.  Then every
     product is >= e^-687 > 2^-1022: all arithmetic is on normal float64
     numbers, so each result carries only the relative rounding error of sums
     of non-negative terms (a few ulp per operation, as in float64 without
@@ -338,6 +343,11 @@ def exact_binary(
             sh = seg_sc.max(axis=1)  # (E,)
             fsh = np.where(np.isfinite(sh), sh, 0.0)
             fac = np.exp(seg_sc - fsh[:, None])  # 0 for all-zero chunks
+            # every nonzero value brought to the segment's scale stays a normal number (none
+            # vanishes): its chunk's smallest nonzero value times the factor is >= e^-700
+            with np.errstate(invalid="ignore"):
+                low = np.where(np.isfinite(seg_sc), lmin[:, c0 : c1 + 1] + seg_sc - fsh[:, None], 0.0)
+            failed |= low.min(axis=1) < -_NORMAL_RANGE
             Hs = (M[:, c0 : c1 + 1] * fac[:, :, None]).reshape(E, -1)[:, x0 - c0 * Q : x1 + k - 1 - c0 * Q]
             hm = Hs.max(axis=1)  # the segment's own largest value (its chunks' may lie outside it)
             live = hm > 0
@@ -358,7 +368,8 @@ def exact_binary(
         top = lags.max(axis=1)
         ftop = np.where(np.isfinite(top), top, 0.0)
         ln = np.exp(lags - ftop[:, None])
-        failed |= _log_min_nonzero(ln) < -_SEG_RANGE
+        with np.errstate(invalid="ignore"):  # checked on the logs: a lag that underflows in exp is caught too
+            failed |= np.where(np.isfinite(lags), lags - ftop[:, None], 0.0).min(axis=1) < -_SEG_RANGE
         vals = ln @ mixing[k]  # (E, k): E_{r0 + j} relative to exp(top)
         with np.errstate(divide="ignore"):
             out[r0 : r1 + 1] = (np.log(vals) + ftop[:, None]).T

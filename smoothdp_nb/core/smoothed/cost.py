@@ -17,15 +17,27 @@ composition.
 from __future__ import annotations
 
 import math
+from typing import Any
 
-__all__ = ["estimate_exact_cost", "estimate_exact_seconds", "engine_seconds", "binary_work_units"]
+import numpy as np
+
+__all__ = [
+    "estimate_exact_cost",
+    "estimate_exact_seconds",
+    "engine_seconds",
+    "binary_work_units",
+    "general_work_units",
+    "profile_sample",
+]
 
 # seconds per unit, single BLAS thread (benchmarks/README.md, "cost model")
 _PER_ADVANCE = 9e-11  # one multiply-add of the banded advance (BLAS trmm, zero halves not counted)
 _PER_CORRELATION = 2.5e-10  # one multiply-add of np.correlate
 _PER_SEGMENT = 2e-5  # Python round trip per correlation segment and epsilon column
 _PER_BLOCK = 2e-4  # Python round trip per block of compositions
-_PER_LOG_STEP = 2.5e-8  # general engine: one log-space term
+_PER_COMPOSITION = 5e-5  # general engine: Python round trip per composition (a dot and a step)
+_PER_LOG_TERM = 2.5e-8  # general engine: one log-space term per epsilon column
+_PER_INDEX_ROW = 1.5e-6  # general engine: one histogram-index entry and shift-map lookup per category
 # guess of the spread of log delta (natural log per record) for the window width
 _SPREAD_PER_RECORD = 0.005
 
@@ -76,33 +88,90 @@ def binary_work_units(
     return units
 
 
-def engine_seconds(n: int, vertices, n_epsilon: int) -> float:
-    """Seconds of the exact engine's recursion alone (the profiles are priced in :mod:`.estimate`)."""
-    import numpy as np
+def general_work_units(n: int, m: int, l: int) -> dict[str, float]:
+    """Work units of the general engine (:func:`~smoothdp_nb.core.smoothed.general.exact_general`)
+    per epsilon column: compositions visited, log-space terms, and histogram-index rows.
 
+    At level L and size S the engine does, for r = 0 .. S, the work of level
+    L - 1 at size S - r and (r < S) one averaging step over the ``h(s) =
+    C(s + m - 1, m - 1)`` histograms of size ``s = S - r - 1``, m terms each;
+    level 0 is one dot product over the h(S) histograms.  So
+    ``T_L(S) = sum_{j <= S} T_{L-1}(j) + m sum_{j < S} h(j)`` and ``T_0 = h``.
+    The index of every size it visits has ``C(n + m, m)`` rows (one vertex: none).
+    """
+    import numpy as np
+    from scipy.special import comb
+
+    s = np.arange(n + 1, dtype=float)
+    h = comb(s + m - 1, m - 1)
+    T = h.copy()
+    H_before = np.concatenate([[0.0], np.cumsum(h)[:-1]])  # sum_{j < S} h(j)
+    for _ in range(l - 1):
+        T = np.cumsum(T) + m * H_before
+    return {
+        "compositions": float(math.comb(n + l - 1, l - 1)),
+        "terms": float(T[n]),
+        "index_rows": float(math.comb(n + m, m)) if l > 1 else 0.0,
+    }
+
+
+def profile_sample(mechanism: Any, n: int, epsilon: np.ndarray, points: int = 64) -> tuple[float, float, int]:
+    """(window level, slope, distinct columns) of a two-category profile, from a sample.
+
+    The profile at ``points`` pairs of neighbouring histograms ``(x, n - x)``,
+    ``(x + 1, n - x - 1)`` spread over 0 .. n (both ends included): the spread
+    of log delta (:func:`~smoothdp_nb.core.smoothed.binary.window_log_bound`),
+    the largest slope between neighbours, and how many epsilon columns differ
+    -- the three things besides n that set the engine's work.  2 ``points``
+    profile evaluations per epsilon, against n + 1 for the computation.
+    """
+    from ..profiles import privacy_profile
+    from .binary import _log_slope, window_log_bound
+
+    x = np.unique(np.linspace(0, max(n - 1, 0), min(points, n)).astype(np.int64))
+    pairs = np.stack([x, x + 1], axis=1).ravel()
+    hists = np.stack([pairs, n - pairs], axis=1)
+    E = epsilon.size
+    ld = np.asarray(privacy_profile(mechanism, hists, epsilon, log=True), dtype=float).reshape(len(pairs), E)
+    slope = max(_log_slope(ld[2 * i : 2 * i + 2]) for i in range(len(x)))
+    distinct = len({np.ascontiguousarray(ld[:, j]).tobytes() for j in range(E)})
+    return window_log_bound(ld), slope, distinct
+
+
+def engine_seconds(n: int, vertices: Any, n_epsilon: int, sample: tuple[float, float, int] | None = None) -> float:
+    """Seconds of the exact engine's recursion alone (the profiles are priced in :mod:`.estimate`).
+
+    ``sample``: :func:`profile_sample` of the data (two categories, two
+    vertices); without it the spread and slope of log delta and the number
+    of distinct columns are guessed.
+    """
     V = np.atleast_2d(np.asarray(vertices, dtype=float))
     l, m = V.shape
     E = max(1, int(n_epsilon))
     if l == 1:  # a single weighted sum over the histograms
         return 0.0
     if m == 2 and l == 2:
-        # epsilon values whose profiles coincide are averaged once; how many do is known only
-        # after the profile (the authors' 21 give 7 to 12 distinct columns for n = 1e4 .. 1e5):
-        # E^0.85 columns is within x1.6 of both extremes (all distinct, or 21 -> 7-12)
-        cols = E**0.85
-        u = binary_work_units(n, cols, float(V[0, 0]), float(V[1, 0]))
+        if sample is None:
+            # epsilon values whose profiles coincide are averaged once: E^0.85 columns is within
+            # x1.6 of both extremes (all distinct, or the authors' 21 -> 7-15 at n = 1e4 .. 5e5)
+            cols, log_bound, slope = E**0.85, None, 0.0
+        else:
+            log_bound, slope, distinct = sample
+            cols = float(distinct)
+        u = binary_work_units(n, cols, float(V[0, 0]), float(V[1, 0]), log_bound=log_bound, slope=slope)
         return (
             _PER_ADVANCE * u["advance"]
             + _PER_CORRELATION * u["correlation"]
             + _PER_SEGMENT * u["segments"] * cols
             + _PER_BLOCK * u["blocks"]
         )
-    hists = math.comb(n + m - 1, m - 1)
-    comps = math.comb(n + l - 1, l - 1)
-    return _PER_LOG_STEP * E * m * hists * comps / max(1, l)
+    g = general_work_units(n, m, l)
+    return _PER_COMPOSITION * g["compositions"] + _PER_LOG_TERM * g["terms"] * E + _PER_INDEX_ROW * g["index_rows"] * m
 
 
-def estimate_exact_cost(mechanism, n: int, vertices, n_epsilon: int) -> tuple[float, int]:
+def estimate_exact_cost(
+    mechanism: Any, n: int, vertices: Any, n_epsilon: int, epsilon: Any = None
+) -> tuple[float, int]:
     """(seconds, bytes) the exact smoothed delta is expected to take, before any work.
 
     Parameters
@@ -116,6 +185,10 @@ def estimate_exact_cost(mechanism, n: int, vertices, n_epsilon: int) -> tuple[fl
         The hull vertices of Pi (after :func:`~smoothdp_nb.core.hull.reduce_to_vertices`).
     n_epsilon : int
         Number of epsilon values (an upper bound on the distinct profile columns).
+    epsilon : 1-D array, optional
+        The epsilon values: for two categories and two vertices the engine's
+        work is then taken from :func:`profile_sample` (a few profile
+        evaluations) instead of guessed.
 
     Returns
     -------
@@ -124,16 +197,17 @@ def estimate_exact_cost(mechanism, n: int, vertices, n_epsilon: int) -> tuple[fl
         thread (the n + 1 profiles and the engine), and peak bytes of the
         main arrays.
     """
-    import numpy as np
-
     from .estimate import estimate_exact
 
     V = np.atleast_2d(np.asarray(vertices, dtype=float))
     l, m = V.shape
     E = max(1, int(n_epsilon))
     est = estimate_exact(mechanism, n, m, l, E)
+    sample = None
+    if epsilon is not None and m == 2 and l == 2:
+        sample = profile_sample(mechanism, n, np.asarray(epsilon, dtype=float).ravel())
     # estimate_exact prices the engine with the default vertices; use the actual ones
-    seconds = est.seconds - estimate_exact_seconds(n, m, l, E) + engine_seconds(n, V, E)
+    seconds = est.seconds - estimate_exact_seconds(n, m, l, E) + engine_seconds(n, V, E, sample)
     return seconds, int(est.bytes)
 
 

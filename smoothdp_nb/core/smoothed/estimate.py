@@ -32,6 +32,7 @@ from ..budget import Estimate
 from ..hull import reduce_to_vertices
 from ..mechanisms import MAX_CELLS, NoisySamplingHistogram, SamplingHistogram
 from .cost import estimate_exact_cost, estimate_exact_seconds
+from .exact import profile_chunk_rows
 from .monte_carlo import _candidate_compositions
 
 __all__ = [
@@ -54,11 +55,13 @@ _NOISY_CELL = 7e-6
 _AVG_CELL = 1.2e-8
 # seconds per sampled database and hull vertex (multinomial draw, np.unique over the chunk)
 _DRAW = 1.5e-6
-# bytes per (histogram, epsilon) of the two-category exact path (profile table and engine arrays)
-_EXACT2_BYTES = 900.0
-# bytes of one entry (a tuple key) of the general engine's histogram index, and seconds per entry and category
+# bytes per (histogram, epsilon) of the two-category exact path: the profile table, its
+# distinct columns and the engine's arrays; and per (histogram, epsilon) of one chunk of
+# profiles being computed (measured with tracemalloc, benchmarks/README.md)
+_EXACT2_BYTES = 50.0
+_PROFILE_PAIR_BYTES = 900.0
+# bytes of one entry (a tuple key) of the general engine's histogram index (its time: cost.general_work_units)
 _INDEX_ENTRY_BYTES = 170.0
-_INDEX_SECONDS = 1.5e-6
 
 
 def profile_units(mechanism, n: int, m: int) -> tuple[float, float]:
@@ -104,15 +107,13 @@ def estimate_exact(mechanism, n: int, m: int, l: int, E: int) -> Estimate:
     if l > 1:  # one vertex: a single weighted sum over the histograms, no recursion
         seconds += estimate_exact_seconds(n, m, l, E)
     if m == 2 and l <= 2:
-        nbytes = _EXACT2_BYTES * hists * E
+        nbytes = _EXACT2_BYTES * hists * E + _PROFILE_PAIR_BYTES * min(hists, profile_chunk_rows(E)) * E
     else:
         # the general engine keeps the histograms of every size s <= n it visits (sum over s of
         # C(s + m - 1, m - 1) = C(n + m, m) rows: arrays, shift maps and an index dict entry each);
         # with one vertex only size n
         rows = hists if l == 1 else math.comb(n + m, m)
         nbytes = rows * (16.0 * m + _INDEX_ENTRY_BYTES) + hists * E * 8.0 * (m + 3)
-        if l > 1:  # building the index and the shift maps is Python work per row and category
-            seconds += _INDEX_SECONDS * rows * m
     return Estimate(seconds, max(nbytes, per_bytes))
 
 
@@ -252,7 +253,7 @@ def estimate_smoothed(
         n = as_int(n, "n", minimum=1)
         mechanism.sample_size(n)  # T <= n check
         if method == "exact":
-            total = total + Estimate(*estimate_exact_cost(mechanism, n, red.vertices, e.size))
+            total = total + Estimate(*estimate_exact_cost(mechanism, n, red.vertices, e.size, e))
         elif method == "monte-carlo":
             total = (
                 total

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Any
 
 import numpy as np
 from scipy.special import logsumexp
@@ -34,11 +35,31 @@ def _distinct_columns(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a[:, first], col
 
 
+# (histogram, epsilon) pairs per call of privacy_profile: its working arrays are
+# several hundred bytes per pair (1.4 GB at once for the authors' 21 epsilon at
+# n = 10^5), and chunks of this size are no slower (benchmarks/README.md)
+_PROFILE_CHUNK = 65536
+
+
+def profile_chunk_rows(n_epsilon: int) -> int:
+    """Histograms per call of privacy_profile in the exact method."""
+    return max(512, _PROFILE_CHUNK // max(1, n_epsilon))
+
+
+def _profile_table(mech: Any, hists: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """log delta of every histogram (rows) at every epsilon (columns), in chunks of rows."""
+    rows = profile_chunk_rows(e.size)
+    out = np.empty((len(hists), e.size))
+    for i in range(0, len(hists), rows):
+        out[i : i + rows] = np.reshape(privacy_profile(mech, hists[i : i + rows], e, log=True), (-1, e.size))
+    return out
+
+
 def smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> SmoothedResult:
     t0 = time.perf_counter()
     V = red.vertices
     l, m = V.shape
-    est = Estimate(*estimate_exact_cost(mech, n, V, e.size))
+    est = Estimate(*estimate_exact_cost(mech, n, V, e.size, e))
     check_budget(
         est,
         budget,
@@ -48,7 +69,7 @@ def smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> Smoothed
     )
     show = (est.seconds > 2.0) if progress is None else bool(progress)
     hists = all_histograms(n, m)
-    full = privacy_profile(mech, hists, e, log=True).reshape(len(hists), e.size)
+    full = _profile_table(mech, hists, e)
     # the worst case over every database of n records: the same enumeration (Theorem 1)
     dp = dp_pair(mech, n, e, m, all_profiles=full)
     # Several epsilon often give bit-identical profiles (e.g. when only outputs

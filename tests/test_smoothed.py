@@ -514,3 +514,30 @@ def test_cost_model_scales_and_prices():
         estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 60, three, 1)[0]
         > estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 30, three, 1)[0]
     )
+
+
+@pytest.mark.parametrize(
+    "n,pi", [(7, [[0.2, 0.3, 0.5], [0.5, 0.3, 0.2]]), (5, [[0.2, 0.3, 0.5], [0.5, 0.3, 0.2], [0.3, 0.5, 0.2]])]
+)
+def test_general_cost_model_counts_the_engines_terms(n, pi, monkeypatch):
+    """general_work_units predicts exactly the log-space terms the general
+    engine sums (counted in its logsumexp calls) and the compositions it visits."""
+    from smoothdp_nb.core.smoothed import general as G
+    from smoothdp_nb.core.smoothed.cost import general_work_units
+
+    terms, calls = [], []
+    real = G.logsumexp
+
+    def counting(a, axis=0):
+        terms.append(np.size(a))
+        calls.append(1)
+        return real(a, axis=axis)
+
+    monkeypatch.setattr(G, "logsumexp", counting)
+    E = 2
+    V = np.array(pi)
+    ld = -np.arange(math.comb(n + 2, 2) * E, dtype=float).reshape(-1, E) / 10
+    comps, _ = G.exact_general(ld, n, 3, V, None)
+    units = general_work_units(n, 3, len(pi))
+    assert units["compositions"] == len(comps)
+    assert units["terms"] * E == sum(terms)

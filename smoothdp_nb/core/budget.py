@@ -157,7 +157,7 @@ def check_budget(
         )
 
 
-def cap_workers(workers, name: str = "workers", *, external: bool = False) -> int:
+def cap_workers(workers: object, name: str = "workers", *, external: bool = False) -> int:
     """A worker count for a local pool: an integer >= 1, at most the machine's cores.
 
     With ``external=True`` (an external scheduler places the work) only ``>= 1`` is checked.

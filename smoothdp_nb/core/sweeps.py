@@ -49,7 +49,7 @@ import os
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -139,11 +139,11 @@ class _Tasks:
         self._executor = executor
         self._func = func
         self._payloads = payloads
-        self._futures: dict[cf.Future, int] = {}
+        self._futures: dict[cf.Future[Any], int] = {}
         self._yielded: set[int] = set()
 
     @staticmethod
-    def _outcome(fut: cf.Future) -> tuple[Any, BaseException | None]:
+    def _outcome(fut: cf.Future[Any]) -> tuple[Any, BaseException | None]:
         try:
             return fut.result(), None
         except KeyboardInterrupt:
@@ -605,7 +605,7 @@ def sweep(
         outcomes, interrupted = out
         store(outcomes)
         bar.update(len(outcomes))
-        return interrupted
+        return bool(interrupted)
 
     tasks = _Tasks(executor, _sweep_chunk, payloads)
     try:
@@ -660,7 +660,8 @@ def _probe_estimate(
     the concatenated result (twice: the chunks and their concatenation).
     """
     sizes = (min(16, trials, chunk), min(256, trials, chunk))
-    times, out = [], None
+    times: list[float] = []
+    out = np.empty(0)
     for size in sizes:
         t0 = time.perf_counter()
         try:
@@ -757,7 +758,8 @@ def monte_carlo_map(
     trials = _positive_int(trials, "trials")
     chunk = _positive_int(chunk, "chunk")
     executor = _check_executor(executor)
-    root = _root_seed(rng, allow_none=False)
+    # with allow_none=False, None gives fresh OS entropy: never None
+    root = cast(np.random.SeedSequence, _root_seed(rng, allow_none=False))
     kwargs = dict(kwargs or {})
     if budget is not None:
         est = _probe_estimate(trial_fn, trials, chunk, kwargs, _worker_count(executor))
@@ -780,4 +782,4 @@ def monte_carlo_map(
     finally:
         tasks.stop()
         bar.close()
-    return np.concatenate(results, axis=0)
+    return np.concatenate([r for r in results if r is not None], axis=0)

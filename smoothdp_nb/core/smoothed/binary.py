@@ -17,6 +17,8 @@ step ``H_{r+1}(x) = (1 - p2) H_r(x) + p2 H_r(x + 1)``.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 from scipy.linalg.blas import dtrmm
@@ -177,7 +179,8 @@ def _log_slope(logdelta: np.ndarray) -> float:
 def _log_min_nonzero(X: np.ndarray) -> np.ndarray:
     """log of the smallest nonzero entry along the last axis (0 when all are zero)."""
     with np.errstate(divide="ignore"):
-        return np.log(np.where(X > 0, X, 1.0).min(axis=-1))
+        out: np.ndarray = np.log(np.where(X > 0, X, 1.0).min(axis=-1))
+    return out
 
 
 def _hoeffding_radius(s: int, level: float) -> float:
@@ -186,7 +189,7 @@ def _hoeffding_radius(s: int, level: float) -> float:
     return math.sqrt(0.5 * s * level) + 1.0
 
 
-def block_schedule(n: int, K: int, p1: float, p2: float, level: float):
+def block_schedule(n: int, K: int, p1: float, p2: float, level: float) -> Iterator[tuple[int, int, int, int, int, int]]:
     """The blocks of :func:`exact_binary`, as (r0, k, a, b, lo, hi) per block.
 
     Compositions r0 .. r0 + k - 1; the binomial window x = a .. b of the
@@ -224,7 +227,12 @@ def block_schedule(n: int, K: int, p1: float, p2: float, level: float):
 
 
 def exact_binary(
-    logdelta: np.ndarray, p1: float, p2: float, bar, block: int = _DP_STEPS, work: dict | None = None
+    logdelta: np.ndarray,
+    p1: float,
+    p2: float,
+    bar: Any,
+    block: int = _DP_STEPS,
+    work: dict[str, int] | None = None,
 ) -> np.ndarray:
     """log E for every composition (c1 = n - r, r) of two vertices, m = 2, exact at every magnitude.
 
@@ -417,7 +425,7 @@ def exact_binary(
     return out
 
 
-def exact_binary_blocks(logdelta: np.ndarray, p1: float, p2: float, block: int = _BLOCK, bar=None) -> np.ndarray:
+def exact_binary_blocks(logdelta: np.ndarray, p1: float, p2: float, block: int = _BLOCK, bar: Any = None) -> np.ndarray:
     """log E for every composition (c1 = n - r, r) of two vertices, m = 2.
 
     ``logdelta``: (n+1, E) log delta of histogram (k, n-k).  Returns (n+1, E)
@@ -459,9 +467,9 @@ def exact_binary_blocks(logdelta: np.ndarray, p1: float, p2: float, block: int =
         s = n - r
         a, b, lw_ab = weights.window(s, log_bound)
         ba, bb = a // B, b // B
-        lw = np.full(((bb - ba + 1) * B,), -np.inf)  # padded to whole blocks
-        lw[a - ba * B : b - ba * B + 1] = lw_ab
-        lw = lw.reshape(-1, B)
+        lw_flat = np.full(((bb - ba + 1) * B,), -np.inf)  # padded to whole blocks
+        lw_flat[a - ba * B : b - ba * B + 1] = lw_ab
+        lw = lw_flat.reshape(-1, B)
         top = lw.max(axis=1)  # (blocks,)
         dots = np.matmul(np.exp(lw - top[:, None])[:, None, :], H3[ba : bb + 1])[:, 0, :]
         with np.errstate(divide="ignore"):

@@ -159,14 +159,16 @@ def engine_seconds(n: int, vertices: Any, n_epsilon: int, sample: tuple[float, f
             log_bound, slope, distinct = sample
             cols = float(distinct)
         u = binary_work_units(n, cols, float(V[0, 0]), float(V[1, 0]), log_bound=log_bound, slope=slope)
-        return (
+        return float(
             _PER_ADVANCE * u["advance"]
             + _PER_CORRELATION * u["correlation"]
             + _PER_SEGMENT * u["segments"] * cols
             + _PER_BLOCK * u["blocks"]
         )
     g = general_work_units(n, m, l)
-    return _PER_COMPOSITION * g["compositions"] + _PER_LOG_TERM * g["terms"] * E + _PER_INDEX_ROW * g["index_rows"] * m
+    return float(
+        _PER_COMPOSITION * g["compositions"] + _PER_LOG_TERM * g["terms"] * E + _PER_INDEX_ROW * g["index_rows"] * m
+    )
 
 
 def estimate_exact_cost(

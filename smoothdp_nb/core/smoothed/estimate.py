@@ -22,6 +22,7 @@ engine's working arrays (exact), or the per-candidate result vector that
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from scipy import special
@@ -64,7 +65,7 @@ _PROFILE_PAIR_BYTES = 900.0
 _INDEX_ENTRY_BYTES = 170.0
 
 
-def profile_units(mechanism, n: int, m: int) -> tuple[float, float]:
+def profile_units(mechanism: Any, n: int, m: int) -> tuple[float, float]:
     """(seconds, peak bytes) of the privacy profile of one histogram of size n at one epsilon.
 
     A model per mechanism family, its cells counted as in the kernels: the
@@ -99,7 +100,7 @@ def sampling_average_units(K: int, T: int, occupied: float) -> tuple[float, floa
     return _AVG_CELL * occupied * K * width, 3.0 * K * width * 8
 
 
-def estimate_exact(mechanism, n: int, m: int, l: int, E: int) -> Estimate:
+def estimate_exact(mechanism: Any, n: int, m: int, l: int, E: int) -> Estimate:
     """Time and memory of the exact smoothed delta (all histograms profiled, then Algorithm 1)."""
     hists = math.comb(n + m - 1, m - 1)
     per, per_bytes = profile_units(mechanism, n, m)
@@ -127,7 +128,8 @@ def _binom_pmf(c: int, p: float) -> np.ndarray:
         + special.xlogy(k, p)
         + special.xlog1py(c - k, -p)
     )
-    return np.exp(logp)
+    out: np.ndarray = np.exp(logp)
+    return out
 
 
 def _count_pmf(n_counts: np.ndarray, probs: np.ndarray) -> np.ndarray:
@@ -150,7 +152,7 @@ def _marginal_pmf(counts: np.ndarray, probs: np.ndarray) -> np.ndarray:
     return np.diff(special.ndtr((k - 0.5 - mean) / sd))
 
 
-def expected_distinct_histograms(counts, vertices, draws: int) -> float:
+def expected_distinct_histograms(counts: Any, vertices: Any, draws: int) -> float:
     """Expected number of distinct histograms among ``draws`` databases of one composition.
 
     For two categories this is sum over the values k of the first count of
@@ -172,8 +174,8 @@ def expected_distinct_histograms(counts, vertices, draws: int) -> float:
 
 
 def estimate_monte_carlo(
-    mechanism, n: int, vertices, E: int, trials: int, candidates: int, chunk: int
-) -> tuple[Estimate, dict]:
+    mechanism: Any, n: int, vertices: Any, E: int, trials: int, candidates: int, chunk: int
+) -> tuple[Estimate, dict[str, float]]:
     """Time and memory of the Monte Carlo smoothed delta, and its work units.
 
     Returns ``(Estimate, units)`` with ``units = {"candidates", "databases",
@@ -229,16 +231,16 @@ def candidate_count(n: int, l: int, k: int) -> int:
 
 
 def estimate_smoothed(
-    mechanism,
-    ns,
-    pi,
-    epsilon,
+    mechanism: Any,
+    ns: Any,
+    pi: Any,
+    epsilon: Any,
     method: str = "exact",
     *,
     trials: int = 10**4,
     candidates: int = 16,
     chunk: int = 10_000,
-    **_ignored,
+    **_ignored: Any,
 ) -> Estimate:
     """Estimated run time (s) and peak memory (bytes) of :func:`~smoothdp_nb.core.smoothed.smoothed_delta` at every n in ``ns``, run in turn.
 

@@ -55,7 +55,9 @@ def _profile_table(mech: Any, hists: np.ndarray, e: np.ndarray) -> np.ndarray:
     return out
 
 
-def smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> SmoothedResult:
+def smoothed_exact(
+    mech: Any, n: int, red: HullReduction, e: np.ndarray, progress: bool | None, budget: float
+) -> SmoothedResult:
     t0 = time.perf_counter()
     V = red.vertices
     l, m = V.shape

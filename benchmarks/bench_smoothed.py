@@ -16,6 +16,7 @@ the expectation of delta) as the baseline, measured in the same run.
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
 
@@ -80,11 +81,11 @@ def literal_algorithm1_exact(mech, n, p1, p2, epsilon):
 
 def timed(fn):
     """Wall time (what the targets are about); CPU time is printed too, as it
-    is less disturbed when other jobs share the machine."""
+    is less disturbed when other jobs share the machine, and the load average."""
     t, c = time.perf_counter(), time.process_time()
     out = fn()
     wall, cpu = time.perf_counter() - t, time.process_time() - c
-    print(f"    [wall {wall:.3f} s, cpu {cpu:.3f} s]")
+    print(f"    [wall {wall:.3f} s, cpu {cpu:.3f} s, load average {os.getloadavg()[0]:.1f}]")
     return wall, out
 
 
@@ -105,7 +106,7 @@ def scaling(sizes_two, sizes_history) -> None:
     m = sdp.SamplingHistogram(eta=0.9)
     print("m = 2, two vertices (0.3, 0.6), eta = 0.9, epsilon = 1:")
     for n in sizes_two:
-        est = estimate_exact_cost(m, n, two, 1)[0]
+        est = estimate_exact_cost(m, n, two, 1, np.array([1.0]))[0]
         t, r = timed(lambda: sdp.smoothed_delta(m, n, two, 1.0, progress=False, budget=1e9))
         print(
             f"  n = {n:>7}: {t:8.2f} s (model {est:8.2f} s, measured/model {t / est:4.2f})   "
@@ -115,7 +116,7 @@ def scaling(sizes_two, sizes_history) -> None:
     V = reduce_to_vertices(pi).vertices
     print("authors' configuration (history Pi, eta = 0.998, 21 epsilon):")
     for n in sizes_history:
-        est = estimate_exact_cost(mm, n, V, len(epsilon))[0]
+        est = estimate_exact_cost(mm, n, V, len(epsilon), np.asarray(epsilon))[0]
         t, r = timed(lambda: sdp.smoothed_delta(mm, n, pi, epsilon, progress=False, budget=1e9))
         print(
             f"  n = {n:>7}: {t:8.2f} s (model {est:8.2f} s, measured/model {t / est:4.2f})   "
@@ -177,6 +178,7 @@ def calibrate() -> None:
         E = ld.shape[1]
         fit_a.append([work["advance"], work["correlation"], work["segments"] * E, work["blocks"]])
         fit_b.append(t_eng)
+        print(f"  {name} n={n}: units {fit_a[-1]}, engine CPU {t_eng:.3f} s", flush=True)
         rows.append((f"{name} m=2 n={n} E={e.size} ({E} distinct)", est, t_all, t_prof, t_eng))
     three = [[0.2, 0.3, 0.5], [0.5, 0.3, 0.2]]
     four = three + [[0.3, 0.5, 0.2]]

@@ -17,7 +17,8 @@ composition.
 from __future__ import annotations
 
 import math
-from typing import Any
+import time
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -28,16 +29,17 @@ __all__ = [
     "binary_work_units",
     "general_work_units",
     "profile_sample",
+    "ProfileSample",
 ]
 
 # seconds per unit, single BLAS thread (benchmarks/README.md, "cost model")
-_PER_ADVANCE = 9e-11  # one multiply-add of the banded advance (BLAS trmm, zero halves not counted)
-_PER_CORRELATION = 2.5e-10  # one multiply-add of np.correlate
-_PER_SEGMENT = 2e-5  # Python round trip per correlation segment and epsilon column
-_PER_BLOCK = 2e-4  # Python round trip per block of compositions
-_PER_COMPOSITION = 5e-5  # general engine: Python round trip per composition (a dot and a step)
-_PER_LOG_TERM = 2.5e-8  # general engine: one log-space term per epsilon column
-_PER_INDEX_ROW = 1.5e-6  # general engine: one histogram-index entry and shift-map lookup per category
+_PER_ADVANCE = 6e-11  # one multiply-add of the banded advance (BLAS trmm, zero halves not counted)
+_PER_CORRELATION = 6e-11  # one multiply-add of np.correlate
+_PER_SEGMENT = 2.4e-5  # Python round trip per correlation segment and epsilon column
+_PER_BLOCK = 1.35e-4  # Python round trip per block of compositions
+_PER_COMPOSITION = 1.15e-4  # general engine: Python round trip per composition (a dot and a step)
+_PER_LOG_TERM = 6.6e-8  # general engine: one log-space term per epsilon column
+_PER_INDEX_ROW = 1.45e-6  # general engine: one histogram-index entry and shift-map lookup per category
 # guess of the spread of log delta (natural log per record) for the window width
 _SPREAD_PER_RECORD = 0.005
 
@@ -115,30 +117,50 @@ def general_work_units(n: int, m: int, l: int) -> dict[str, float]:
     }
 
 
-def profile_sample(mechanism: Any, n: int, epsilon: np.ndarray, points: int = 64) -> tuple[float, float, int]:
-    """(window level, slope, distinct columns) of a two-category profile, from a sample.
+class ProfileSample(NamedTuple):
+    """What a sample of a two-category profile tells the cost model (:func:`profile_sample`)."""
+
+    log_bound: float  #: :func:`~smoothdp_nb.core.smoothed.binary.window_log_bound` of the sample
+    slope: float  #: largest |log delta(x + 1) - log delta(x)| between sampled neighbours
+    distinct: int  #: epsilon columns that differ
+    seconds_per_row: float  #: CPU seconds of the profile per histogram (all epsilon)
+
+
+# histograms above which the profile's cost is measured on a sample rather than modelled
+_SAMPLE_TIMING_MIN = 16384
+
+
+def profile_sample(mechanism: Any, n: int, epsilon: np.ndarray, points: int = 1024) -> ProfileSample:
+    """A two-category profile on a sample of histograms, before the computation.
 
     The profile at ``points`` pairs of neighbouring histograms ``(x, n - x)``,
-    ``(x + 1, n - x - 1)`` spread over 0 .. n (both ends included): the spread
-    of log delta (:func:`~smoothdp_nb.core.smoothed.binary.window_log_bound`),
-    the largest slope between neighbours, and how many epsilon columns differ
-    -- the three things besides n that set the engine's work.  2 ``points``
-    profile evaluations per epsilon, against n + 1 for the computation.
+    ``(x + 1, n - x - 1)`` spread evenly over 0 .. n (both ends included):
+    the spread of log delta, the largest slope between neighbours and how
+    many epsilon columns differ -- the three things besides n that set the
+    engine's work -- and the CPU time per histogram, which prices the n + 1
+    profiles of the computation (the profile's cost depends on the
+    mechanism, T and epsilon in ways no closed form here follows).  At most
+    2 ``points`` histograms, against n + 1 for the computation.
     """
     from ..profiles import privacy_profile
-    from .binary import _log_slope, window_log_bound
+    from .binary import window_log_bound
 
     x = np.unique(np.linspace(0, max(n - 1, 0), min(points, n)).astype(np.int64))
     pairs = np.stack([x, x + 1], axis=1).ravel()
     hists = np.stack([pairs, n - pairs], axis=1)
     E = epsilon.size
+    t0 = time.process_time()
     ld = np.asarray(privacy_profile(mechanism, hists, epsilon, log=True), dtype=float).reshape(len(pairs), E)
-    slope = max(_log_slope(ld[2 * i : 2 * i + 2]) for i in range(len(x)))
+    seconds = time.process_time() - t0
+    with np.errstate(invalid="ignore"):  # -inf - -inf: two zeros, no slope
+        steps = ld[1::2] - ld[0::2]
+    fin = np.isfinite(steps)
+    slope = float(np.abs(steps[fin]).max()) if np.any(fin) else 0.0
     distinct = len({np.ascontiguousarray(ld[:, j]).tobytes() for j in range(E)})
-    return window_log_bound(ld), slope, distinct
+    return ProfileSample(window_log_bound(ld), slope, distinct, seconds / len(pairs))
 
 
-def engine_seconds(n: int, vertices: Any, n_epsilon: int, sample: tuple[float, float, int] | None = None) -> float:
+def engine_seconds(n: int, vertices: Any, n_epsilon: int, sample: ProfileSample | None = None) -> float:
     """Seconds of the exact engine's recursion alone (the profiles are priced in :mod:`.estimate`).
 
     ``sample``: :func:`profile_sample` of the data (two categories, two
@@ -156,8 +178,7 @@ def engine_seconds(n: int, vertices: Any, n_epsilon: int, sample: tuple[float, f
             # x1.6 of both extremes (all distinct, or the authors' 21 -> 7-15 at n = 1e4 .. 5e5)
             cols, log_bound, slope = E**0.85, None, 0.0
         else:
-            log_bound, slope, distinct = sample
-            cols = float(distinct)
+            log_bound, slope, cols = sample.log_bound, sample.slope, float(sample.distinct)
         u = binary_work_units(n, cols, float(V[0, 0]), float(V[1, 0]), log_bound=log_bound, slope=slope)
         return float(
             _PER_ADVANCE * u["advance"]
@@ -199,7 +220,7 @@ def estimate_exact_cost(
         thread (the n + 1 profiles and the engine), and peak bytes of the
         main arrays.
     """
-    from .estimate import estimate_exact
+    from .estimate import estimate_exact, estimate_profiles
 
     V = np.atleast_2d(np.asarray(vertices, dtype=float))
     l, m = V.shape
@@ -210,6 +231,9 @@ def estimate_exact_cost(
         sample = profile_sample(mechanism, n, np.asarray(epsilon, dtype=float).ravel())
     # estimate_exact prices the engine with the default vertices; use the actual ones
     seconds = est.seconds - estimate_exact_seconds(n, m, l, E) + engine_seconds(n, V, E, sample)
+    if sample is not None and n + 1 > _SAMPLE_TIMING_MIN:
+        # the profiles: measured on the sample instead of modelled
+        seconds += sample.seconds_per_row * (n + 1) - estimate_profiles(mechanism, n, m, E)
     return seconds, int(est.bytes)
 
 

@@ -100,11 +100,16 @@ def sampling_average_units(K: int, T: int, occupied: float) -> tuple[float, floa
     return _AVG_CELL * occupied * K * width, 3.0 * K * width * 8
 
 
+def estimate_profiles(mechanism: Any, n: int, m: int, E: int) -> float:
+    """Seconds of the privacy profiles of every histogram of n records at E epsilon (modelled)."""
+    return math.comb(n + m - 1, m - 1) * E * profile_units(mechanism, n, m)[0]
+
+
 def estimate_exact(mechanism: Any, n: int, m: int, l: int, E: int) -> Estimate:
     """Time and memory of the exact smoothed delta (all histograms profiled, then Algorithm 1)."""
     hists = math.comb(n + m - 1, m - 1)
-    per, per_bytes = profile_units(mechanism, n, m)
-    seconds = hists * E * per
+    per_bytes = profile_units(mechanism, n, m)[1]
+    seconds = estimate_profiles(mechanism, n, m, E)
     if l > 1:  # one vertex: a single weighted sum over the histograms, no recursion
         seconds += estimate_exact_seconds(n, m, l, E)
     if m == 2 and l <= 2:

@@ -541,3 +541,50 @@ def test_general_cost_model_counts_the_engines_terms(n, pi, monkeypatch):
     units = general_work_units(n, 3, len(pi))
     assert units["compositions"] == len(comps)
     assert units["terms"] * E == sum(terms)
+
+
+_PARENT_CALLS: list[str] = []  # calls made in this process (a forked helper appends to its own copy)
+
+
+def _counted_profile_chunk(*args):
+    from smoothdp_nb.core.smoothed import exact as X
+
+    _PARENT_CALLS.append("profile")
+    return X.privacy_profile(args[0], args[1], args[2], log=True).reshape(-1, args[2].size)
+
+
+def _counted_exact_binary(*args, **kwargs):
+    from smoothdp_nb.core.smoothed import binary
+
+    _PARENT_CALLS.append("engine")
+    return binary.exact_binary(*args, **kwargs)
+
+
+def test_helper_process_changes_nothing(monkeypatch):
+    """Above the size where the two-category path shares its work with a
+    helper process (lowered here), half of the profile chunks and half of the
+    columns run there, and the result is bit-identical with and without the
+    helper, and equals the plain log-space recursion."""
+    import os
+
+    from smoothdp_nb.core.smoothed import exact as X
+
+    monkeypatch.setattr(X, "_HELPER_MIN_N", 600)
+    monkeypatch.setattr(X, "_PROFILE_CHUNK", 512 * 5)  # two chunks of rows
+    monkeypatch.setattr(X, "_profile_chunk", _counted_profile_chunk)
+    monkeypatch.setattr(X, "exact_binary", _counted_exact_binary)
+    m = sdp.SamplingHistogram(eta=0.9)
+    pi = [[0.3, 0.7], [0.6, 0.4]]
+    eps = [0.3, 1.0, 2.0, 4.0, 9.0]
+    _PARENT_CALLS.clear()
+    with_helper = sdp.smoothed_delta(m, 800, pi, eps)
+    if (os.cpu_count() or 1) >= 2:  # the helper ran one chunk and one half of the columns
+        assert _PARENT_CALLS == ["profile", "engine"]
+    monkeypatch.setattr(X, "_helper", lambda n: None)
+    _PARENT_CALLS.clear()
+    alone = sdp.smoothed_delta(m, 800, pi, eps)
+    assert _PARENT_CALLS == ["profile", "profile", "engine", "engine"]
+    assert np.array_equal(with_helper.table["log_delta"], alone.table["log_delta"])
+    h = np.stack([np.arange(801), 800 - np.arange(801)], axis=1)
+    ref = exact.composition_expectations_log(sdp.privacy_profile(m, h, eps, log=True), 0.3, 0.6)
+    np.testing.assert_allclose(alone.log_delta, np.clip(ref.max(axis=0), None, np.log(alone.dp_delta)), rtol=1e-12)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy.linalg.blas import dtrmm
@@ -26,7 +26,15 @@ from scipy.special import gammaln, logsumexp
 
 from .. import _lpmf
 
-__all__ = ["BinomialWeights", "log_binom_vector", "exact_binary", "exact_binary_blocks", "exact_binary_shift"]
+__all__ = [
+    "BinomialWeights",
+    "BinaryPlan",
+    "binary_plan",
+    "log_binom_vector",
+    "exact_binary",
+    "exact_binary_blocks",
+    "exact_binary_shift",
+]
 
 # block size of the block-floating-point averaging (see exact_binary_blocks)
 _BLOCK = 256
@@ -146,6 +154,21 @@ def truncation_level(log_bound: float, n: int, K: int) -> float:
     return log_bound + math.log(n // K + 2.0)
 
 
+class BinaryPlan(NamedTuple):
+    """The data-dependent choices of :func:`exact_binary`."""
+
+    K: int  #: compositions per block
+    level: float  #: Hoeffding level of every window (:func:`truncation_level`)
+    slope: float  #: largest slope of log delta (:func:`_log_slope`)
+
+
+def binary_plan(logdelta: np.ndarray, p1: float, p2: float, block: int = _DP_STEPS) -> BinaryPlan:
+    """K, the window level and the slope of :func:`exact_binary` for these columns of log delta."""
+    slope = _log_slope(logdelta)
+    K = _block_steps(p1, p2, block, slope)
+    return BinaryPlan(K, truncation_level(window_log_bound(logdelta), logdelta.shape[0] - 1, K), slope)
+
+
 def _block_steps(p1: float, p2: float, block: int, slope: float) -> int:
     """K of :func:`exact_binary`: :func:`_steps_per_block`, and small enough
     that a chunk pair spans less than e^-480 at the largest slope of log delta."""
@@ -233,6 +256,7 @@ def exact_binary(
     bar: Any,
     block: int = _DP_STEPS,
     work: dict[str, int] | None = None,
+    plan: BinaryPlan | None = None,
 ) -> np.ndarray:
     """log E for every composition (c1 = n - r, r) of two vertices, m = 2, exact at every magnitude.
 
@@ -302,13 +326,14 @@ def exact_binary(
     ``work``, if given, receives the counts of work units (multiply-adds of
     the advance and of the correlation, correlation segments, blocks) that
     :func:`smoothdp_nb.core.smoothed.cost.binary_work_units` predicts.
+    ``plan`` (:func:`binary_plan` of a superset of the columns) makes a
+    call on some columns do exactly what a call on all of them does.
     """
     n = logdelta.shape[0] - 1
     E = logdelta.shape[1]
     if p2 >= 1.0:  # every record from vertex 2 is category 0: H shifts by one per step
         return exact_binary_shift(logdelta, p1)
-    slope = _log_slope(logdelta)
-    K = _block_steps(p1, p2, block, slope)
+    K, level, slope = binary_plan(logdelta, p1, p2, block) if plan is None else plan
     Q = K + 1
     C = (n + 1) // Q + 2  # one spare chunk: the advance reads "the next chunk"
     lg = np.full((E, C * Q), -np.inf)
@@ -325,7 +350,6 @@ def exact_binary(
     mixing = {K: _block_mixing(K, t1, t2)}
     out = np.full((n + 1, E), -np.inf)
     weights = BinomialWeights(n, p1)
-    level = truncation_level(window_log_bound(logdelta), n, K)
     g_h = int(_SEG_RANGE / slope) if slope > 0 else _SEGMENT * Q  # H spans < e^-340 over g_h values
     units = dict(advance=0, correlation=0, segments=0, blocks=0) if work is None else work
     for key in ("advance", "correlation", "segments", "blocks"):

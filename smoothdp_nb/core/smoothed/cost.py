@@ -227,7 +227,7 @@ def estimate_exact_cost(
     E = max(1, int(n_epsilon))
     est = estimate_exact(mechanism, n, m, l, E)
     sample = None
-    if epsilon is not None and m == 2 and l == 2:
+    if epsilon is not None and m == 2 and l <= 2:
         sample = profile_sample(mechanism, n, np.asarray(epsilon, dtype=float).ravel())
     # estimate_exact prices the engine with the default vertices; use the actual ones
     seconds = est.seconds - estimate_exact_seconds(n, m, l, E) + engine_seconds(n, V, E, sample)

@@ -9,23 +9,32 @@ registry :mod:`smoothdp_nb.core.rendering`, whose loader, installed here,
 imports :mod:`.display` the first time a chart or rich display is needed.
 """
 
+from __future__ import annotations
+
+from types import ModuleType
+from typing import TYPE_CHECKING
+
 from .core import *
 from .core import __all__ as _core_all
 from .core import rendering as _rendering
 from .core.release import release
 
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
 __version__ = "0.1.0"
 __all__ = list(_core_all) + ["release"]
 
 
-def load_ipython_extension(ip) -> None:
+def load_ipython_extension(ip: InteractiveShell) -> None:
     """``%load_ext smoothdp_nb``: register the ``%%smoothdp`` / ``%smoothdp`` magics."""
     from .magics import load_ipython_extension as _load
 
     _load(ip)
 
 
-def unload_ipython_extension(ip) -> None:
+def unload_ipython_extension(ip: InteractiveShell) -> None:
+    """``%unload_ext smoothdp_nb``: remove the magics."""
     from .magics import unload_ipython_extension as _unload
 
     _unload(ip)
@@ -39,7 +48,7 @@ def _load_display() -> None:
 _rendering.renderers.set_loader(_load_display)
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> ModuleType:
     # The notebook layers import Altair/ipywidgets: load them on first use only.
     if name in ("panels", "display", "magics", "spec"):
         import importlib

@@ -24,7 +24,7 @@ def election_report(lost: float = 0.002, t: float = 0.51) -> str:
     eta = f"{1 - lost:.10g}"
     mech = sdp.SamplingHistogram(eta=eta)
     epsilon = math.log(t / (1 - t))  # Appendix A.1: t = e^epsilon / (e^epsilon + 1)
-    logd = sdp.privacy_profile(mech, hist, epsilon, log=True) / math.log(10)
+    logd = np.asarray(sdp.privacy_profile(mech, hist, epsilon, log=True)) / math.log(10)
     # the adversary knows every vote but one: the worse of the two possibilities
     util = np.maximum(
         sdp.adjusted_utility(mech, hist - [1, 0], t, log=True),

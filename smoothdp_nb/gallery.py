@@ -16,15 +16,20 @@ import math
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from .core._types import FloatArray
+
+if TYPE_CHECKING:
+    import altair as alt
+
 __all__ = ["FIGURES", "build", "main"]
 
 
-def _smoothed_exact():
+def _smoothed_exact() -> alt.TopLevelMixin:
     import smoothdp_nb as sdp
 
     mech = sdp.SamplingHistogram(eta="0.99")
@@ -33,7 +38,7 @@ def _smoothed_exact():
     ).chart()
 
 
-def _smoothed_monte_carlo():
+def _smoothed_monte_carlo() -> alt.TopLevelMixin:
     import smoothdp_nb as sdp
 
     mech = sdp.SamplingHistogram(eta="0.98")
@@ -49,7 +54,7 @@ def _smoothed_monte_carlo():
     ).chart()
 
 
-def _curve():
+def _curve() -> alt.TopLevelMixin:
     import smoothdp_nb as sdp
 
     mech = sdp.SamplingHistogram(eta="0.99")
@@ -58,7 +63,7 @@ def _curve():
     ).chart()
 
 
-def _curve_monte_carlo():
+def _curve_monte_carlo() -> alt.TopLevelMixin:
     import smoothdp_nb as sdp
 
     mech = sdp.SamplingHistogram(eta="0.95")
@@ -74,7 +79,7 @@ def _curve_monte_carlo():
     ).chart()
 
 
-def _elections():
+def _elections() -> tuple[pd.DataFrame, np.ndarray]:
     import smoothdp_nb as sdp
 
     table = sdp.datasets.us_presidential_elections()
@@ -82,7 +87,7 @@ def _elections():
     return table, hists
 
 
-def _figure1():
+def _figure1() -> alt.TopLevelMixin:
     import smoothdp_nb as sdp
     from smoothdp_nb.display import figure1_chart
 
@@ -105,7 +110,7 @@ def _figure1():
     return figure1_chart(frame, title="Figure 1: US elections, 0.2 % of votes lost, t = 51 %")
 
 
-def _profile_years():
+def _profile_years() -> alt.TopLevelMixin:
     import smoothdp_nb as sdp
     from smoothdp_nb.core.results import profile
 
@@ -119,7 +124,7 @@ def _profile_years():
     ).chart()
 
 
-def _profile_epsilon():
+def _profile_epsilon() -> alt.TopLevelMixin:
     import smoothdp_nb as sdp
     from smoothdp_nb.core.results import profile
 
@@ -131,7 +136,7 @@ def _profile_epsilon():
     ).chart()
 
 
-def _remark8():
+def _remark8() -> alt.TopLevelMixin:
     import smoothdp_nb as sdp
     from smoothdp_nb.display import bound_chart
 
@@ -139,12 +144,12 @@ def _remark8():
     ns, eps = [200, 400, 800, 1600], [1.0, 2.0, 7.0]
     exact = sdp.smoothed_delta_curve(sdp.SamplingHistogram(eta="0.5"), ns, shares, eps, progress=False).table
     f = float(sdp.reduce_to_vertices(shares).vertices.min())
-    bound = sdp.remark8_bound(np.array(ns), 2, 0.5, eps, f, log=True) / math.log(10)
+    bound = np.asarray(sdp.remark8_bound(np.array(ns), 2, 0.5, eps, f, log=True)) / math.log(10)
     rows = [{"n": n, "epsilon": e, "log10_delta": bound[i, j]} for i, n in enumerate(ns) for j, e in enumerate(eps)]
     return bound_chart(exact, pd.DataFrame(rows), title="Remark 8 bound against the exact smoothed δ, η = 0.5")
 
 
-def _noise():
+def _noise() -> alt.TopLevelMixin:
     import smoothdp_nb as sdp
     from smoothdp_nb.core.results import NoiseComparison
 
@@ -152,7 +157,7 @@ def _noise():
     return NoiseComparison(table=table, epsilon=1.0, delta=1e-6).chart()
 
 
-def _noise_marker():
+def _noise_marker() -> alt.TopLevelMixin:
     import smoothdp_nb as sdp
     from smoothdp_nb.display import noise_chart
 
@@ -160,11 +165,11 @@ def _noise_marker():
     return noise_chart(table, gamma=0.05, title="Noise std against γ, ε = 0.5 (dotted: γ = 0.05)")
 
 
-def _release_data() -> np.ndarray:
+def _release_data() -> FloatArray:
     return np.random.default_rng(3).beta(5, 4, size=400)
 
 
-def _release_public():
+def _release_public() -> alt.TopLevelMixin:
     import smoothdp_nb as sdp
     from smoothdp_nb.core.results import ReleaseReport
 
@@ -172,7 +177,7 @@ def _release_public():
     return ReleaseReport(release=rel, name="share").chart()
 
 
-def _release_history():
+def _release_history() -> alt.TopLevelMixin:
     import smoothdp_nb as sdp
     from smoothdp_nb.display import release_chart
     from smoothdp_nb.display.results import public_note
@@ -182,7 +187,7 @@ def _release_history():
     return release_chart(rels, (0.0, 1.0), name="share", query="median", note=public_note(rels[-1]))
 
 
-def _release_diagnostics():
+def _release_diagnostics() -> alt.TopLevelMixin:
     import smoothdp_nb as sdp
     from smoothdp_nb.core.noise import calibrate
     from smoothdp_nb.core.sensitivity import smooth_sensitivity
@@ -202,14 +207,14 @@ def _release_diagnostics():
     return release_chart([rel], (0.0, 1.0), name="share", query="median", note=public_note(rel), density=dens)
 
 
-def _release_empty():
+def _release_empty() -> alt.TopLevelMixin:
     from smoothdp_nb.display import release_chart
 
     return release_chart([], (0.0, 1.0), name="share", query="median", note="nothing released yet: press Release")
 
 
 #: name -> (caption, builder of the chart)
-FIGURES: dict[str, tuple[str, Callable]] = {
+FIGURES: dict[str, tuple[str, Callable[[], alt.TopLevelMixin]]] = {
     "figure1_elections": ("Figure 1: δ(x) and the adjusted utility per election (figure1_chart)", _figure1),
     "profile_per_year": (
         "Privacy profile per election year, three ε (ProfileResult.chart / profile_chart)",

@@ -32,7 +32,9 @@ def _split_top_level(text: str, sep: str = ";") -> list[str]:
     next character (``"a\\"; b"`` is one string); a literal string ('...') has
     no escapes.
     """
-    parts, depth, quote, cur = [], 0, "", []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth, quote = 0, ""
     escaped = False
     for ch in text:
         if quote:
@@ -186,6 +188,9 @@ class SmoothDPMagics(Magics):
         traceback); only genuine bugs show a traceback.  The same spec runs headless with
         ``python -m smoothdp_nb run spec.toml --out report.html``.
         """
+        shell = self.shell
+        if shell is None:  # the magics are registered on a shell; a bare Magics() has none
+            raise UsageError("%smoothdp runs inside IPython (load it with %load_ext smoothdp_nb)")
         if cell is None:
             m = _SPEC_START.search(line)
             opts_text, spec_text = (line[: m.start()], line[m.start() :]) if m else (line, "")
@@ -206,9 +211,9 @@ class SmoothDPMagics(Magics):
             raise UsageError(f"%smoothdp: invalid options {opts_text.strip()!r} (see %smoothdp?)") from None
         executor = None
         if args.executor:
-            if args.executor not in self.shell.user_ns:
+            if args.executor not in shell.user_ns:
                 raise UsageError(f"--executor: no variable {args.executor!r} in the notebook")
-            executor = self.shell.user_ns[args.executor]
+            executor = shell.user_ns[args.executor]
             if not isinstance(executor, cf.Executor):
                 hint = " (for a Dask client use client.get_executor())" if hasattr(executor, "get_executor") else ""
                 raise UsageError(
@@ -224,11 +229,11 @@ class SmoothDPMagics(Magics):
             except SpecError as err:
                 raise UsageError(f"%smoothdp: {err}") from None
         try:
-            result = run_spec(spec, self.shell.user_ns, executor=executor)
+            result = run_spec(spec, shell.user_ns, executor=executor)
         except SpecError as err:
             raise UsageError(f"%smoothdp: {err}") from None
         if args.output:
-            self.shell.user_ns[args.output] = result
+            shell.user_ns[args.output] = result
         _show(result, chart=not args.no_chart, table=args.table)
         return None
 

@@ -78,17 +78,25 @@ import contextlib
 import difflib
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from .core._types import FloatArray, IntArray
 from .core._validate import as_bounds, as_decimal_text, as_histograms, as_int, as_real
 from .core.budget import ComputationTooLarge, cap_workers
 from .core.hull import reduce_to_vertices
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from .core.mechanisms import Mechanism
+    from .core.results import NoiseComparison, ProfileResult, ReleaseReport
+    from .core.smoothed import SmoothedCurve, SmoothedResult
 
 __all__ = ["SpecError", "Spec", "parse_spec", "run_spec", "COMPUTATIONS", "PI_DATASETS", "PROFILE_DATASETS"]
 
@@ -190,7 +198,7 @@ def _choice(key: str, v: Any, allowed: tuple[str, ...], aliases: Mapping[str, st
     raise SpecError(f"must be one of {', '.join(repr(a) for a in allowed)}, got {v!r}{hint}", key)
 
 
-def _range_table(key: str, v: Mapping[str, Any]) -> np.ndarray:
+def _range_table(key: str, v: Mapping[str, Any]) -> FloatArray:
     """``{start, stop, num, log}`` -> evenly spaced values (geometric when log = true)."""
     allowed = ("start", "stop", "num", "log")
     _check_keys(key, v, allowed)
@@ -205,7 +213,7 @@ def _range_table(key: str, v: Mapping[str, Any]) -> np.ndarray:
     return np.geomspace(start, stop, num) if log else np.linspace(start, stop, num)
 
 
-def _values(key: str, v: Any, *, lo: float = 0.0, lo_open: bool = False) -> np.ndarray:
+def _values(key: str, v: Any, *, lo: float = 0.0, lo_open: bool = False) -> FloatArray:
     """A number, a list of numbers or a range table -> 1-D array of finite floats >= lo (> lo if lo_open)."""
     if isinstance(v, Mapping):
         arr = _range_table(key, v)
@@ -343,7 +351,7 @@ def _infer_compute(doc: Mapping[str, Any]) -> str:
     raise SpecError(f"is required: one of {', '.join(repr(c) for c in COMPUTATIONS)}", "compute")
 
 
-def _mechanism(v: Any):
+def _mechanism(v: Any) -> Mechanism:
     from .core.mechanisms import NoisySamplingHistogram, SamplingHistogram
 
     if not isinstance(v, Mapping):
@@ -805,7 +813,7 @@ def _default_title(compute: str, p: dict) -> str:
 # --------------------------------------------------------------------------
 
 
-def _election_hists(years: list[int] | None) -> tuple[np.ndarray, list]:
+def _election_hists(years: list[int] | None) -> tuple[IntArray, list[int]]:
     from .core import datasets
 
     df = datasets.us_presidential_elections()
@@ -903,7 +911,9 @@ def _numeric_column(values: Any, name: str, key: str) -> np.ndarray:
     return arr
 
 
-def _smoothed_at(n: int, mechanism: Any, pi: Any, epsilon: np.ndarray, method: str, options: dict) -> dict:
+def _smoothed_at(
+    n: int, mechanism: Any, pi: Any, epsilon: FloatArray, method: str, options: dict[str, Any]
+) -> dict[str, Any]:
     """One point of an exact sweep (top level, so process pools can pickle it)."""
     from .core.smoothed import smoothed_delta
 
@@ -1024,7 +1034,7 @@ def _core_message(exc: BaseException) -> str:
 
 
 @contextlib.contextmanager
-def _spec_executor(p: Mapping[str, Any], given: Any):
+def _spec_executor(p: Mapping[str, Any], given: Any) -> Iterator[Any]:
     """The executor a spec asks for (``executor = "dask"`` and so on), closed afterwards.
 
     An executor passed by the caller (``--executor NAME`` in the magic) wins.
@@ -1060,9 +1070,12 @@ def _spec_executor(p: Mapping[str, Any], given: Any):
                 cluster.close()
 
 
-def _run_profile(p, ns, executor, progress, base):
+def _run_profile(
+    p: dict[str, Any], ns: Mapping[str, Any], executor: cf.Executor | None, progress: bool | None, base: Path | None
+) -> ProfileResult:
     from .core.results import profile
 
+    labels: Sequence[Hashable] | None
     if "dataset" in p:
         if p["dataset"] == "us-elections":
             hists, labels = _election_hists(p.get("years"))
@@ -1076,11 +1089,13 @@ def _run_profile(p, ns, executor, progress, base):
     return profile(p["mechanism"], hists, p["epsilon"], labels=labels, source=p["source"])
 
 
-def _resolve_pi(p, ns):
+def _resolve_pi(p: dict[str, Any], ns: Mapping[str, Any]) -> Any:
     return _pi_from(p["pi"], ns) if isinstance(p["pi"], str) else p["pi"]
 
 
-def _run_smoothed(p, ns, executor, progress, base):
+def _run_smoothed(
+    p: dict[str, Any], ns: Mapping[str, Any], executor: cf.Executor | None, progress: bool | None, base: Path | None
+) -> SmoothedResult:
     from .core.smoothed import smoothed_delta
 
     kw = dict(p["options"])
@@ -1091,7 +1106,9 @@ def _run_smoothed(p, ns, executor, progress, base):
     )
 
 
-def _run_sweep(p, ns, executor, progress, base):
+def _run_sweep(
+    p: dict[str, Any], ns: Mapping[str, Any], executor: cf.Executor | None, progress: bool | None, base: Path | None
+) -> SmoothedCurve:
     from .core.smoothed import smoothed_delta_curve
     from .core.sweeps import sweep
 
@@ -1135,7 +1152,9 @@ def _run_sweep(p, ns, executor, progress, base):
     return smoothed_delta_curve(p["mechanism"], p["ns"], pi, p["epsilon"], method=p["method"], progress=progress, **kw)
 
 
-def _run_release(p, ns, executor, progress, base):
+def _run_release(
+    p: dict[str, Any], ns: Mapping[str, Any], executor: cf.Executor | None, progress: bool | None, base: Path | None
+) -> ReleaseReport:
     from .core.release import release
     from .core.results import ReleaseReport
 
@@ -1146,7 +1165,9 @@ def _run_release(p, ns, executor, progress, base):
     return ReleaseReport(rel, name=name, notes=notes)
 
 
-def _run_noise(p, ns, executor, progress, base):
+def _run_noise(
+    p: dict[str, Any], ns: Mapping[str, Any], executor: cf.Executor | None, progress: bool | None, base: Path | None
+) -> NoiseComparison:
     from .core.release import compare_noise
     from .core.results import NoiseComparison
 

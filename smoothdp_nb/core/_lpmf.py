@@ -26,7 +26,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import numpy.typing as npt
 from scipy.special import gammaln
+
+from ._types import FloatArray
 
 __all__ = ["stirlerr", "bd0", "log_binom_pmf", "log_hypergeom_pmf", "log_comb"]
 
@@ -38,7 +41,7 @@ _STIRLERR_TABLE = np.array(
 )
 
 
-def stirlerr(n: np.ndarray) -> np.ndarray:
+def stirlerr(n: npt.ArrayLike) -> FloatArray:
     """Error of Stirling's approximation, ``log(n!) - log(sqrt(2 pi n) (n/e)^n)``.
 
     For n <= 15 it is evaluated from ``math.lgamma`` (values there are O(1),
@@ -66,14 +69,14 @@ def stirlerr(n: np.ndarray) -> np.ndarray:
     return out
 
 
-def _stirlerr_series(n: np.ndarray) -> np.ndarray:
+def _stirlerr_series(n: FloatArray) -> FloatArray:
     # The five-term asymptotic series is accurate to < 1e-17 for n > 15.
     nn = n * n
     s0, s1, s2, s3, s4 = 1 / 12, 1 / 360, 1 / 1260, 1 / 1680, 1 / 1188
     return (s0 - (s1 - (s2 - (s3 - s4 / nn) / nn) / nn) / nn) / n
 
 
-def bd0(x: np.ndarray, np_: np.ndarray) -> np.ndarray:
+def bd0(x: npt.ArrayLike, np_: npt.ArrayLike) -> FloatArray:
     """Deviance term ``x log(x / np_) + np_ - x`` (>= 0), without cancellation.
 
     When ``|x - np_| < 0.1 (x + np_)`` the direct formula would subtract
@@ -99,20 +102,20 @@ def bd0(x: np.ndarray, np_: np.ndarray) -> np.ndarray:
     return out
 
 
-def _bd0_series(x: np.ndarray, diff: np.ndarray, total: np.ndarray) -> np.ndarray:
+def _bd0_series(x: FloatArray, diff: FloatArray, total: FloatArray) -> FloatArray:
     v = diff / total
     v2 = v * v
     vmax2 = float(v2.max(initial=0.0))  # < 0.01 (callers keep |v| < 0.1)
     # terms j = 1..J with vmax2^J < 1e-17 (relative to the leading term)
     J = 1 if vmax2 == 0.0 else min(9, max(1, math.ceil(-17.0 / math.log10(vmax2))))
     # Horner: sum_{j=1..J} v2^j / (2j+1)
-    acc = np.full(v.shape, 1.0 / (2 * J + 1))
+    acc: FloatArray = np.full(v.shape, 1.0 / (2 * J + 1))
     for j in range(J - 1, 0, -1):
         acc = acc * v2 + 1.0 / (2 * j + 1)
     return diff * v + 2.0 * x * v * v2 * acc
 
 
-def log_binom_pmf(k, n, p, q=None) -> np.ndarray:
+def log_binom_pmf(k: npt.ArrayLike, n: npt.ArrayLike, p: npt.ArrayLike, q: npt.ArrayLike | None = None) -> FloatArray:
     """log P[Binomial(n, p) = k], accurate to ~1e-15 relative in the pmf.
 
     ``q = 1 - p`` may be passed separately when it is known more accurately
@@ -150,14 +153,14 @@ def log_binom_pmf(k, n, p, q=None) -> np.ndarray:
     return out
 
 
-def _log_binom_interior(k, n, p, q):
+def _log_binom_interior(k: FloatArray, n: FloatArray, p: FloatArray, q: FloatArray) -> FloatArray:
     """Loader's formula for 0 < k < n and 0 < p < 1."""
     lc = stirlerr(n) - stirlerr(k) - stirlerr(n - k) - bd0(k, n * p) - bd0(n - k, n * q)
     lf = math.log(2.0 * math.pi) + np.log(k) + np.log1p(-k / n)
     return lc - 0.5 * lf
 
 
-def log_hypergeom_pmf(k, good, bad, draws) -> np.ndarray:
+def log_hypergeom_pmf(k: npt.ArrayLike, good: npt.ArrayLike, bad: npt.ArrayLike, draws: npt.ArrayLike) -> FloatArray:
     """log P[k successes] when drawing ``draws`` without replacement from an urn
     with ``good`` successes and ``bad`` failures.
 
@@ -195,7 +198,7 @@ def log_hypergeom_pmf(k, good, bad, draws) -> np.ndarray:
     return out
 
 
-def log_comb(n, k) -> np.ndarray:
+def log_comb(n: npt.ArrayLike, k: npt.ArrayLike) -> FloatArray:
     """log C(n, k) via ``log_binom_pmf(k, n, 1/2) + n log 2`` (exact-digit safe)."""
     n = np.asarray(n, dtype=float)
     k = np.asarray(k, dtype=float)

@@ -14,8 +14,8 @@ from typing import Any
 __all__ = ["progress_bar", "optional_progress_bar"]
 
 
-def progress_bar(total: int, desc: str, **kwargs: Any):
-    """A tqdm bar suited to where we run (notebook widget or terminal)."""
+def progress_bar(total: int, desc: str, **kwargs: Any) -> Any:
+    """A tqdm bar suited to where we run (notebook widget or terminal); ``Any``: tqdm is untyped."""
     if "IPython" in sys.modules:
         from tqdm.auto import tqdm
     else:
@@ -23,7 +23,7 @@ def progress_bar(total: int, desc: str, **kwargs: Any):
     return tqdm(total=total, desc=desc, **kwargs)
 
 
-def optional_progress_bar(total: int, enabled: bool, desc: str):
+def optional_progress_bar(total: int, enabled: bool, desc: str) -> Any:
     """:func:`progress_bar` (not left on screen) when ``enabled``, else None."""
     if not enabled:
         return None

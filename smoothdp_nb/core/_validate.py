@@ -15,9 +15,13 @@ from __future__ import annotations
 import math
 import numbers
 import re
+from collections.abc import Sequence
 from fractions import Fraction
+from typing import TypeGuard, cast
 
 import numpy as np
+
+from ._types import FloatArray, IntArray, RealNumber
 
 __all__ = [
     "as_real",
@@ -35,12 +39,12 @@ __all__ = [
 ]
 
 
-def _is_real(value) -> bool:
+def _is_real(value: object) -> TypeGuard[RealNumber]:
     """A real number that is not a bool (Python or numpy scalar)."""
     return isinstance(value, (numbers.Real, np.floating, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-def _range_text(lo, hi, lo_open: bool, hi_open: bool, name: str) -> str:
+def _range_text(lo: float | None, hi: float | None, lo_open: bool, hi_open: bool, name: str) -> str:
     if lo is None and hi is None:
         return "a finite number"
     left = f"{lo:g} {'<' if lo_open else '<='} " if lo is not None else ""
@@ -49,7 +53,7 @@ def _range_text(lo, hi, lo_open: bool, hi_open: bool, name: str) -> str:
 
 
 def as_real(
-    value,
+    value: object,
     name: str,
     *,
     lo: float | None = None,
@@ -78,17 +82,17 @@ def as_real(
     return x
 
 
-def as_positive(value, name: str, *, finite: bool = True) -> float:
+def as_positive(value: object, name: str, *, finite: bool = True) -> float:
     """A number > 0 (finite unless ``finite=False``)."""
     return as_real(value, name, lo=0.0, lo_open=True, finite=finite)
 
 
-def as_open_unit(value, name: str) -> float:
+def as_open_unit(value: object, name: str) -> float:
     """A number strictly between 0 and 1 (a confidence, a level, a threshold)."""
     return as_real(value, name, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
 
 
-def as_int(value, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
+def as_int(value: object, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
     """An integer parameter (an integral float such as ``1e3`` is accepted; bools and strings refused)."""
     bounds = (f" >= {minimum}" if minimum is not None else "") + (
         f"{' and' if minimum is not None else ''} <= {maximum}" if maximum is not None else ""
@@ -103,13 +107,14 @@ def as_int(value, name: str, *, minimum: int | None = None, maximum: int | None 
             raise ValueError(
                 f"{name} must be an integer{bounds} given exactly (an int, not a float above 2**53), got {value!r}"
             )
-    v = int(value)
+    # an Integral exactly (a Python int may exceed 2**53); anything else was checked integral above
+    v = int(value) if isinstance(value, (numbers.Integral, np.integer)) else int(float(value))
     if (minimum is not None and v < minimum) or (maximum is not None and v > maximum):
         raise ValueError(f"{name} must be{bounds}, got {v}")
     return v
 
 
-def _reject_non_numbers(value, name: str) -> None:
+def _reject_non_numbers(value: object, name: str) -> None:
     """Refuse strings, bools and other non-numbers anywhere inside a (nested) sequence."""
     arr = np.asarray(value, dtype=object) if isinstance(value, (list, tuple)) else None
     if arr is not None:
@@ -128,7 +133,7 @@ def _reject_non_numbers(value, name: str) -> None:
         raise TypeError(f"{name} must be a number or a 1-D array of numbers, got {type(value).__name__} {value!r}")
 
 
-def as_float_array(value, name: str) -> np.ndarray:
+def as_float_array(value: object, name: str) -> FloatArray:
     """An array of numbers as float64 (strings, bools and other objects refused, even numeric strings)."""
     if isinstance(value, (str, bytes)):
         raise TypeError(f"{name} must be an array of numbers, got the string {value!r}")
@@ -141,7 +146,7 @@ def as_float_array(value, name: str) -> np.ndarray:
     return np.asarray(value, dtype=float)
 
 
-def as_epsilon(epsilon, name: str = "epsilon") -> tuple[np.ndarray, bool]:
+def as_epsilon(epsilon: object, name: str = "epsilon") -> tuple[FloatArray, bool]:
     """Return ``(epsilon as 1-D float array, was_scalar)``; every value >= 0 (inf allowed), not NaN."""
     if isinstance(epsilon, (str, bytes)):
         raise TypeError(f"{name} must be a number >= 0 or a 1-D array of them, got the string {epsilon!r}")
@@ -169,7 +174,7 @@ def as_epsilon(epsilon, name: str = "epsilon") -> tuple[np.ndarray, bool]:
 _DECIMAL = re.compile(r"[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?|\.[0-9]+([eE][+-]?[0-9]+)?", re.ASCII)
 
 
-def as_decimal_text(text, name: str) -> Fraction:
+def as_decimal_text(text: object, name: str) -> Fraction:
     """The exact value of a plain ASCII decimal string such as ``"0.998"`` or ``"1e-3"``.
 
     Only ASCII digits, one decimal point and an optional exponent: no signs,
@@ -186,14 +191,15 @@ def as_decimal_text(text, name: str) -> Fraction:
     return Fraction(text)
 
 
-def as_bounds(bounds, name: str = "bounds") -> tuple[float, float]:
+def as_bounds(bounds: object, name: str = "bounds") -> tuple[float, float]:
     """A pair ``(low, high)`` of finite numbers with ``low < high`` and a finite width ``high - low``."""
     if bounds is None:
         raise ValueError(f"{name}=(low, high) is required (data-independent limits, finite, low < high)")
     if isinstance(bounds, (str, bytes)) or not hasattr(bounds, "__len__") or len(bounds) != 2:
         raise TypeError(f"{name} must be a pair (low, high) of finite numbers, got {bounds!r}")
-    lo = as_real(bounds[0], f"{name} low")
-    hi = as_real(bounds[1], f"{name} high")
+    pair = cast("Sequence[object]", bounds)  # a sized pair (checked above); its items are checked below
+    lo = as_real(pair[0], f"{name} low")
+    hi = as_real(pair[1], f"{name} high")
     if not lo < hi:
         raise ValueError(f"{name} must satisfy low < high, got low={lo!r}, high={hi!r}")
     if not math.isfinite(hi - lo):
@@ -203,7 +209,7 @@ def as_bounds(bounds, name: str = "bounds") -> tuple[float, float]:
     return lo, hi
 
 
-def as_choice(value, name: str, allowed: tuple[str, ...]) -> str:
+def as_choice(value: object, name: str, allowed: tuple[str, ...]) -> str:
     """One of the strings in ``allowed`` (exactly)."""
     if not isinstance(value, str):
         raise TypeError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {type(value).__name__}")
@@ -212,7 +218,7 @@ def as_choice(value, name: str, allowed: tuple[str, ...]) -> str:
     return value
 
 
-def as_histograms(hist, name: str = "hist") -> tuple[np.ndarray, bool]:
+def as_histograms(hist: object, name: str = "hist") -> tuple[IntArray, bool]:
     """Validate histogram(s): counts of shape (m,) or (k, m), integers >= 0, m >= 2.
 
     Returns ``(int64 array of shape (k, m), was_single)``.
@@ -246,50 +252,49 @@ def as_histograms(hist, name: str = "hist") -> tuple[np.ndarray, bool]:
     return out, single
 
 
-def _check_seed_type(rng, name: str) -> None:
+def _check_seed_type(rng: object, name: str) -> int | np.random.SeedSequence | np.random.Generator | None:
+    """``rng`` itself, an integer seed as ``int``; anything else refused."""
     if isinstance(rng, (np.random.Generator, np.random.SeedSequence)) or rng is None:
-        return
+        return rng
     if isinstance(rng, (numbers.Integral, np.integer)) and not isinstance(rng, (bool, np.bool_)):
         if rng < 0:
             raise ValueError(
                 f"{name} must be None, an int seed >= 0, a numpy SeedSequence or a numpy Generator, "
                 f"got the negative seed {rng}"
             )
-        return
+        return int(rng)
     raise TypeError(
         f"{name} must be None, an int seed >= 0, a numpy SeedSequence or a numpy Generator, got {type(rng).__name__}"
     )
 
 
-def as_rng(rng, name: str = "rng") -> np.random.Generator:
+def as_rng(rng: object, name: str = "rng") -> np.random.Generator:
     """The one RNG normaliser: ``None`` (fresh OS entropy), an int seed >= 0, a SeedSequence
     or a Generator (returned as is) -> Generator.  A legacy ``RandomState`` (scipy hands
     distributions its global one) seeds a new Generator from its stream."""
     if isinstance(rng, np.random.RandomState):
         return np.random.default_rng(rng.randint(0, 2**63 - 1, dtype=np.int64))
-    _check_seed_type(rng, name)
-    if isinstance(rng, np.random.Generator):
-        return rng
-    return np.random.default_rng(
-        None if rng is None else (rng if isinstance(rng, np.random.SeedSequence) else int(rng))
-    )
+    seed = _check_seed_type(rng, name)
+    if isinstance(seed, np.random.Generator):
+        return seed
+    return np.random.default_rng(seed)
 
 
-def as_seed_sequence(rng, name: str = "rng", *, allow_none: bool = False) -> np.random.SeedSequence | None:
+def as_seed_sequence(rng: object, name: str = "rng", *, allow_none: bool = False) -> np.random.SeedSequence | None:
     """The SeedSequence that independent child streams are spawned from.
 
     An int gives the same streams on every call; a SeedSequence or a Generator
     (its bit generator's seed sequence) is spawned from, so repeated calls get
     fresh streams; ``None`` gives fresh OS entropy, or None with ``allow_none``.
     """
-    _check_seed_type(rng, name)
-    if rng is None:
+    seed = _check_seed_type(rng, name)
+    if seed is None:
         return None if allow_none else np.random.SeedSequence()
-    if isinstance(rng, np.random.SeedSequence):
-        return rng
-    if isinstance(rng, np.random.Generator):
-        seed_seq = rng.bit_generator.seed_seq
+    if isinstance(seed, np.random.SeedSequence):
+        return seed
+    if isinstance(seed, np.random.Generator):
+        seed_seq = seed.bit_generator.seed_seq
         if not isinstance(seed_seq, np.random.SeedSequence):
             raise TypeError(f"{name}: the Generator's bit generator has no SeedSequence to spawn from")
         return seed_seq
-    return np.random.SeedSequence(int(rng))
+    return np.random.SeedSequence(seed)

@@ -22,6 +22,8 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
+from ._types import IntArray
+
 __all__ = [
     "us_presidential_elections",
     "us_2020_districts",
@@ -36,8 +38,8 @@ _DISTRICTS_FILE = "us_president_2020_by_district.csv"
 def _read_csv(name: str, dtypes: dict[str, str]) -> pd.DataFrame:
     """Read one of the package's data files with explicit column types."""
     resource = resources.files("smoothdp_nb.core").joinpath("data", name)
-    with resource.open("r", encoding="utf-8", newline="") as handle:
-        frame = pd.read_csv(handle, dtype=dtypes, keep_default_na=False, na_values=[""])
+    with resource.open("rb") as handle:  # bytes: the csv parser sees the file's own line ends
+        frame = pd.read_csv(handle, encoding="utf-8", dtype=dtypes, keep_default_na=False, na_values=[""])
     return frame
 
 
@@ -145,7 +147,7 @@ def us_2020_districts() -> pd.DataFrame:
     return _districts().copy(deep=True)
 
 
-def election_histogram(year: int) -> np.ndarray:
+def election_histogram(year: int) -> IntArray:
     """Top-2 popular-vote histogram ``[winner_votes, runner_up_votes]`` of one election.
 
     Parameters

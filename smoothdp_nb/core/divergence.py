@@ -28,7 +28,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 from scipy.special import logsumexp
+
+from ._types import FloatArray, IntArray
+
+#: ``f(row_index, k)``: a value per (row, count) of a batch of count laws; ``row_index``
+#: of shape (B', 1), ``k`` of shape (B', L) (counts: int64, or floats holding integers), result (B', L)
+RowFunction = Callable[[IntArray, np.ndarray], FloatArray]
 
 __all__ = ["log1mexp", "log_hockey_stick", "log_monotone_tail_sum", "LogConcaveCounts"]
 
@@ -39,7 +46,7 @@ _LOG_TOL_INV = 60 * math.log(2.0)
 _CHUNK_CELLS = 32768
 
 
-def log1mexp(x: np.ndarray) -> np.ndarray:
+def log1mexp(x: npt.ArrayLike) -> FloatArray:
     """``log(1 - exp(x))`` for ``x <= 0``, accurate for x near 0 and x << 0.
 
     (Maechler's two-branch rule: ``log(-expm1(x))`` near 0, ``log1p(-exp(x))``
@@ -47,10 +54,11 @@ def log1mexp(x: np.ndarray) -> np.ndarray:
     """
     x = np.asarray(x, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(x > -0.6931471805599453, np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
+        out: FloatArray = np.where(x > -0.6931471805599453, np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
+    return out
 
 
-def log_hockey_stick(logp: np.ndarray, logq: np.ndarray, epsilon) -> np.ndarray:
+def log_hockey_stick(logp: npt.ArrayLike, logq: npt.ArrayLike, epsilon: npt.ArrayLike) -> FloatArray:
     """Log of ``sum_o max(0, P(o) - e^epsilon Q(o))`` for explicit distributions.
 
     Parameters
@@ -79,7 +87,7 @@ def log_hockey_stick(logp: np.ndarray, logq: np.ndarray, epsilon) -> np.ndarray:
     x = e[:, None] - llr
     x = np.where(np.isnan(x), 0.0, x)
     terms = np.where(x < 0, lp + log1mexp(np.minimum(x, 0.0)), -np.inf)
-    out = logsumexp(terms, axis=-1)
+    out: FloatArray = logsumexp(terms, axis=-1)  # scipy is untyped
     return out[..., 0] if scalar else out
 
 
@@ -96,20 +104,20 @@ class LogConcaveCounts:
     standard deviation, each of shape (B,).
     """
 
-    logpmf: Callable[[np.ndarray, np.ndarray], np.ndarray]
-    ratio: Callable[[np.ndarray, np.ndarray], np.ndarray]
-    lo: np.ndarray
-    hi: np.ndarray
-    mode: np.ndarray
-    sd: np.ndarray
+    logpmf: RowFunction
+    ratio: RowFunction
+    lo: IntArray
+    hi: IntArray
+    mode: IntArray
+    sd: FloatArray
 
 
 def log_monotone_tail_sum(
     dist: LogConcaveCounts,
-    start: np.ndarray,
-    stop: np.ndarray,
-    factor: Callable[[np.ndarray, np.ndarray], np.ndarray],
-) -> np.ndarray:
+    start: IntArray,
+    stop: IntArray,
+    factor: RowFunction,
+) -> FloatArray:
     """``log sum_{start <= k <= stop} P(k) f(k)`` for a batch, with ``0 <= f <= 1``.
 
     The terms are evaluated in a window around the range's largest term (its
@@ -186,7 +194,16 @@ def log_monotone_tail_sum(
     return out
 
 
-def _window_sum(dist, todo, s, t, a, ws, we, factor) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _window_sum(
+    dist: LogConcaveCounts,
+    todo: IntArray,
+    s: IntArray,
+    t: IntArray,
+    a: IntArray,
+    ws: IntArray,
+    we: IntArray,
+    factor: RowFunction,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
     """For rows ``todo``: (sum of P(k) f(k) / P(a) over the window [ws, we],
     proven bound on the same sum over [s, t] outside the window, how many
     more steps on each side make that bound small enough (inf if unknown))."""

@@ -18,11 +18,13 @@ Duplicates are removed first (the first occurrence is kept).
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from ._types import FloatArray
 from ._validate import as_float_array
 
 __all__ = ["HullReduction", "reduce_to_vertices", "as_distributions"]
@@ -46,9 +48,9 @@ class HullReduction:
         duplicates) -- they do not change the smoothed delta.
     """
 
-    vertices: np.ndarray
-    vertex_labels: list
-    dropped_labels: list = field(default_factory=list)
+    vertices: FloatArray
+    vertex_labels: list[Hashable]
+    dropped_labels: list[Hashable] = field(default_factory=list)
 
     @property
     def message(self) -> str:
@@ -61,7 +63,7 @@ class HullReduction:
         )
 
 
-def as_distributions(pi, name: str = "pi") -> tuple[np.ndarray, list]:
+def as_distributions(pi: object, name: str = "pi") -> tuple[FloatArray, list[Hashable]]:
     """Validate Pi: a (l, m) array (or DataFrame) of probability vectors."""
     if isinstance(pi, (list, tuple)) and pi and all(hasattr(q, "pmf") and hasattr(q, "values") for q in pi):
         # quantized laws (e.g. quantized_gaussian(...)): their pmfs over a common grid
@@ -91,7 +93,7 @@ def as_distributions(pi, name: str = "pi") -> tuple[np.ndarray, list]:
     return arr / arr.sum(axis=1, keepdims=True), labels
 
 
-def reduce_to_vertices(pi) -> HullReduction:
+def reduce_to_vertices(pi: object) -> HullReduction:
     """Proposition 7: the vertices of the convex hull of Pi (see module docstring)."""
     from scipy.spatial import ConvexHull, QhullError
 

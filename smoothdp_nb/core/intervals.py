@@ -7,15 +7,21 @@ smoothed delta uses them for the mean of delta(x) over sampled databases.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
+import numpy.typing as npt
 
+from ._types import BoolArray, FloatArray
 from ._validate import as_open_unit
+
+#: (sample mean, lower end, upper end), each of the shape of the other axes
+Interval = tuple[FloatArray, FloatArray, FloatArray]
 
 __all__ = ["empirical_bernstein_interval", "betting_interval", "INTERVALS"]
 
 
-def empirical_bernstein_interval(values: np.ndarray, alpha: float, bound: float = 1.0, axis: int = 0):
+def empirical_bernstein_interval(values: npt.ArrayLike, alpha: float, bound: float = 1.0, axis: int = 0) -> Interval:
     """Two-sided empirical Bernstein interval for the mean of [0, bound] samples.
 
     Maurer & Pontil (2009), Theorem 4, applied to each side with alpha/2:
@@ -36,7 +42,7 @@ def empirical_bernstein_interval(values: np.ndarray, alpha: float, bound: float 
 
 
 def betting_interval(
-    values: np.ndarray,
+    values: npt.ArrayLike,
     alpha: float,
     bound: float = 1.0,
     axis: int = 0,
@@ -44,7 +50,7 @@ def betting_interval(
     c: float = 0.75,
     theta: float = 0.5,
     iterations: int = 48,
-):
+) -> Interval:
     """Two-sided "hedged capital" betting confidence interval for the mean of [0, bound] samples.
 
     Waudby-Smith & Ramdas (2024), *Estimating means of bounded random variables
@@ -88,19 +94,23 @@ def betting_interval(
     thr_plus = math.log(1.0 / (theta * alpha))
     thr_minus = math.log(1.0 / ((1.0 - theta) * alpha))
 
-    def rejected_plus(m):  # theta max_t K+_t(m) >= 1/alpha ; m of shape (cols,)
+    def rejected_plus(m: FloatArray) -> BoolArray:  # theta max_t K+_t(m) >= 1/alpha ; m of shape (cols,)
         with np.errstate(divide="ignore"):
             bet = np.minimum(lam, c / m)
         logk = np.cumsum(np.log1p(bet * (x - m)), axis=0)
-        return logk.max(axis=0) >= thr_plus
+        out: BoolArray = logk.max(axis=0) >= thr_plus
+        return out
 
-    def rejected_minus(m):  # (1 - theta) max_t K-_t(m) >= 1/alpha
+    def rejected_minus(m: FloatArray) -> BoolArray:  # (1 - theta) max_t K-_t(m) >= 1/alpha
         with np.errstate(divide="ignore"):
             bet = np.minimum(lam, c / (1.0 - m))
         logk = np.cumsum(np.log1p(-bet * (x - m)), axis=0)
-        return logk.max(axis=0) >= thr_minus
+        out: BoolArray = logk.max(axis=0) >= thr_minus
+        return out
 
-    def boundary(rejected, to_m):
+    def boundary(
+        rejected: Callable[[FloatArray], BoolArray], to_m: Callable[[FloatArray], FloatArray]
+    ) -> tuple[FloatArray, BoolArray]:
         # bisection on u = log(m) (lower end) or log(1 - m) (upper end) in [log(tiny), 0]:
         # rejected(to_m(lo)) is True, rejected(to_m(hi)) is False
         cols = x.shape[1]

@@ -65,7 +65,7 @@ import secrets
 import threading
 from collections.abc import Callable
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeAlias
 
 import mpmath
 import numpy as np
@@ -78,10 +78,15 @@ __all__ = ["cell_probability", "check_lattice", "default_lattice", "lattice_rang
 #: default lattice step: this many halvings below the largest power of two <= high - low
 DEFAULT_LATTICE_BITS = 20
 
+# mpmath ships no type information: its numbers and contexts are Any to mypy; the names say what they are
+Mpf: TypeAlias = Any  # an mpmath.mpf
+MpContext: TypeAlias = Any  # an mpmath.MPContext
+_Tail: TypeAlias = Callable[[MpContext, Mpf, "float | None"], Mpf]  # P(Z > a) for a >= 0
+
 _LOCAL = threading.local()  # one mpmath context per thread (creating one costs ~1.5 ms)
 
 
-def _context() -> Any:
+def _context() -> MpContext:
     ctx = getattr(_LOCAL, "ctx", None)
     if ctx is None:
         ctx = _LOCAL.ctx = mpmath.MPContext()
@@ -160,7 +165,7 @@ class _LazyUniform:
 
     __slots__ = ("_draw", "bits", "m")
 
-    def __init__(self, draw: Callable[[], int]):
+    def __init__(self, draw: Callable[[], int]) -> None:
         self._draw = draw
         self.m = draw()
         self.bits = 64
@@ -172,18 +177,19 @@ class _LazyUniform:
     def mid(self) -> float:
         return (self.m + 0.5) / 2.0**self.bits if self.bits <= 1000 else 0.0
 
-    def below(self, f: Any) -> bool:
+    def below(self, f: Mpf) -> bool:
         """Certainly U < f (U_hi <= f)."""
         return _cmp_dyadic(self.m + 1, self.bits, f) <= 0
 
-    def at_least(self, f: Any) -> bool:
+    def at_least(self, f: Mpf) -> bool:
         """Certainly U >= f (U_lo >= f)."""
         return _cmp_dyadic(self.m, self.bits, f) >= 0
 
 
-def _cmp_dyadic(m: int, bits: int, f: Any) -> int:
+def _cmp_dyadic(m: int, bits: int, f: Mpf) -> int:
     """Sign of ``m / 2^bits - f`` for an mpf ``f``, exactly (integer arithmetic)."""
-    sign, man, exp, _ = f._mpf_
+    mpf_tuple: tuple[int, int, int, int] = f._mpf_  # (sign, mantissa, exponent, bit count)
+    sign, man, exp, _ = mpf_tuple
     if not man:
         if exp:  # inf or nan: treated as +-inf
             raise ArithmeticError("non-finite probability bound")
@@ -198,29 +204,29 @@ def _cmp_dyadic(m: int, bits: int, f: Any) -> int:
 # --------------------------------------------------------------------------- #
 # tails P(Z > a), a >= 0, in mpmath
 # --------------------------------------------------------------------------- #
-def _tail_laplace(ctx, a, shape):
+def _tail_laplace(ctx: MpContext, a: Mpf, shape: float | None) -> Mpf:
     return ctx.exp(-a) / 2
 
 
-def _tail_polyplace(ctx, a, alpha):
-    K = _polyplace_K(ctx, alpha)
-    alpha = ctx.mpf(alpha)
-    if a * alpha < 1:
-        return ctx.mpf(0.5) + (alpha - 1) * ctx.expm1(alpha * ctx.log1p(-a)) / (2 * K)
-    return (alpha + 1) * ctx.exp(alpha * ctx.log1p(-1 / alpha**2) - alpha * ctx.log1p(a)) / (2 * K)
+def _tail_polyplace(ctx: MpContext, a: Mpf, alpha: float | None) -> Mpf:
+    K = _polyplace_K(ctx, _required_shape("polyplace", alpha))
+    al = ctx.mpf(alpha)
+    if a * al < 1:
+        return ctx.mpf(0.5) + (al - 1) * ctx.expm1(al * ctx.log1p(-a)) / (2 * K)
+    return (al + 1) * ctx.exp(al * ctx.log1p(-1 / al**2) - al * ctx.log1p(a)) / (2 * K)
 
 
-def _tail_student_t(ctx, a, d):
-    d = ctx.mpf(d)
-    den = d + a * a
-    w = d / den
+def _tail_student_t(ctx: MpContext, a: Mpf, d: float | None) -> Mpf:
+    dm = ctx.mpf(_required_shape("student_t", d))
+    den = dm + a * a
+    w = dm / den
     if w <= 0.5:
-        return ctx.betainc(d / 2, ctx.mpf(0.5), 0, w, regularized=True) / 2
-    return (1 - ctx.betainc(ctx.mpf(0.5), d / 2, 0, a * a / den, regularized=True)) / 2
+        return ctx.betainc(dm / 2, ctx.mpf(0.5), 0, w, regularized=True) / 2
+    return (1 - ctx.betainc(ctx.mpf(0.5), dm / 2, 0, a * a / den, regularized=True)) / 2
 
 
-def _tail_cauchy(ctx, a, c):
-    c = ctx.mpf(c)
+def _tail_cauchy(ctx: MpContext, a: Mpf, shape: float | None) -> Mpf:
+    c = ctx.mpf(_required_shape("cauchy", shape))
     if a == 0:
         return ctx.mpf(0.5)
     lac = c * ctx.log(a)  # log a^c
@@ -231,7 +237,7 @@ def _tail_cauchy(ctx, a, c):
     return (1 - ctx.betainc(1 / c, 1 - 1 / c, 0, v, regularized=True)) / 2
 
 
-def _polyplace_K(ctx, alpha: float):
+def _polyplace_K(ctx: MpContext, alpha: float) -> Mpf:
     """``K = 2((alpha - 1)/alpha)^alpha + alpha - 1``, cached per (alpha, precision)."""
     key = (alpha, ctx.prec)
     cache = ctx.__dict__.setdefault("_smoothdp_K", {})
@@ -243,7 +249,7 @@ def _polyplace_K(ctx, alpha: float):
     return cache[key]
 
 
-_TAILS = {
+_TAILS: dict[str, _Tail] = {
     "laplace": _tail_laplace,
     "polyplace": _tail_polyplace,
     "student_t": _tail_student_t,
@@ -259,10 +265,19 @@ def _density_bound(family: str, shape: float | None) -> float:
     ``1/sqrt(2 pi) < 1/2``; PolyPlace ``alpha (alpha - 1) / (2K) <= alpha / 2``
     since ``K >= alpha - 1``.
     """
-    return 0.5 * shape if family == "polyplace" else 0.5
+    return 0.5 * _required_shape(family, shape) if family == "polyplace" else 0.5
 
 
-def _cdf_bounds(ctx, tail, shape, a_lo, a_hi, p, f_max):
+def _required_shape(family: str, shape: float | None) -> float:
+    """The shape parameter of a family that has one (its alpha, d, c or sigma)."""
+    if shape is None:
+        raise ValueError(f"shape is required for family {family!r} (its alpha, d, c or sigma), got None")
+    return shape
+
+
+def _cdf_bounds(
+    ctx: MpContext, tail: _Tail, shape: float | None, a_lo: Mpf, a_hi: Mpf, p: int, f_max: float
+) -> tuple[Mpf, Mpf]:
     """Enclosure [F_lo, F_hi] of F(a) for every a in [a_lo, a_hi] (F increasing).
 
     One tail evaluation at the midpoint, with relative error ``2^-p``, widened
@@ -286,7 +301,9 @@ class _Problem:
 
     def __init__(
         self, family: str, shape: float | None, true: float, scale: float, lattice: float, k_lo: int, k_hi: int
-    ):
+    ) -> None:
+        if family != "laplace":  # every other family has a shape: refuse None before any arithmetic
+            _required_shape(family, shape)
         self.family, self.shape = family, shape
         self.tail = _TAILS[family]
         self.true, self.scale, self.lattice = true, scale, lattice
@@ -294,13 +311,13 @@ class _Problem:
         self.f_max = _density_bound(family, shape)
         self.ctx = _context()
 
-    def numerator(self, k: int):
+    def numerator(self, k: int) -> Mpf:
         """(k - 1/2) lattice - true, exactly (the lower boundary of cell k, times s)."""
         ctx = self.ctx
         left = ctx.fmul(2 * k - 1, ctx.mpf(self.lattice) / 2, exact=True)
         return ctx.fsub(left, ctx.mpf(self.true), exact=True)
 
-    def boundary(self, k: int, p: int, factor=None):
+    def boundary(self, k: int, p: int, factor: tuple[Mpf, Mpf] | None = None) -> tuple[Mpf, Mpf]:
         """Enclosure of a_k = numerator / (s * factor) with ``factor`` an mpf interval or None."""
         ctx = self.ctx
         num = self.numerator(k)
@@ -317,7 +334,7 @@ class _Problem:
         hi = hi * (1 + rel) if hi > 0 else hi * (1 - rel)
         return lo, hi
 
-    def cdf_at(self, k: int, p: int, factor=None):
+    def cdf_at(self, k: int, p: int, factor: tuple[Mpf, Mpf] | None = None) -> tuple[Mpf, Mpf]:
         """Enclosure of F(a_k)."""
         a_lo, a_hi = self.boundary(k, p, factor)
         self.ctx.prec = p + _GUARD
@@ -343,16 +360,16 @@ def _standard_ppf(family: str, shape: float | None, q: float) -> float:
         return float(_noise._gencauchy._ppf(np.asarray(q), np.asarray(shape)))
 
 
-def _search(prob: _Problem, u: _LazyUniform, k: int, p: int, factor=None) -> int | None:
+def _search(prob: _Problem, u: _LazyUniform, k: int, p: int, factor: tuple[Mpf, Mpf] | None = None) -> int | None:
     """The cell of U if certain at precision ``p`` (None if undecided).
 
     Walks a few cells from the float candidate (almost always right or one
     off); a candidate further off (a poor float quantile far in a tail)
     falls back to bisection over the clamp range, about 60 cdf enclosures.
     """
-    cache = {}
+    cache: dict[int, tuple[Mpf, Mpf]] = {}
 
-    def F(j):
+    def F(j: int) -> tuple[Mpf, Mpf]:
         if j not in cache:
             cache[j] = prob.cdf_at(j, p, factor)
         return cache[j]
@@ -428,7 +445,7 @@ def sample_cell(
 
 
 # Laplace-log-normal: Z = X exp(sigma Y)
-def _normal_interval(ctx, v: _LazyUniform, p: int):
+def _normal_interval(ctx: MpContext, v: _LazyUniform, p: int) -> tuple[Mpf, Mpf] | None:
     """Certified [y_lo, y_hi] containing Phi^{-1}(V), or None if V's interval touches 0 or 1."""
     if v.m == 0 or v.m + 1 == 1 << v.bits:
         return None
@@ -439,10 +456,10 @@ def _normal_interval(ctx, v: _LazyUniform, p: int):
     y_d = float(special.ndtri(min((v.m + 1) / 2.0**v.bits, 1.0 - 2.0**-60)))
     delta = 2.0 ** -(min(p, 1000) - 16) * (1.0 + abs(y_c)) + 1e-300
 
-    def phi_hi(y):  # upper bound of Phi(y)
+    def phi_hi(y: Mpf) -> Mpf:  # upper bound of Phi(y)
         return ctx.ncdf(y) * (1 + rel) if y < 0 else 1 - ctx.ncdf(-y) * (1 - rel)
 
-    def phi_lo(y):
+    def phi_lo(y: Mpf) -> Mpf:
         return ctx.ncdf(y) * (1 - rel) if y < 0 else 1 - ctx.ncdf(-y) * (1 + rel)
 
     y_lo = y_hi = None
@@ -465,7 +482,7 @@ def _normal_interval(ctx, v: _LazyUniform, p: int):
 
 
 def _sample_mixture(prob: _Problem, u: _LazyUniform, v: _LazyUniform) -> int:
-    sigma = prob.shape
+    sigma = _required_shape(prob.family, prob.shape)
     ctx = prob.ctx
     p = _P0
     while True:
@@ -512,12 +529,12 @@ def cell_probability(
     ctx.prec = prec
     tail = _TAILS[family]
 
-    def F(j):  # F(a_j): P(true + scale Z < (j - 1/2) lattice)
+    def F(j: int) -> Mpf:  # F(a_j): P(true + scale Z < (j - 1/2) lattice)
         a = (ctx.mpf(2 * j - 1) * ctx.mpf(lattice) / 2 - ctx.mpf(true)) / ctx.mpf(scale)
         if family == "laplace_log_normal":
             s = ctx.mpf(shape)
 
-            def g(y):
+            def g(y: Mpf) -> Mpf:
                 b = a * ctx.exp(-s * y)
                 f = tail(ctx, -b, None) if b < 0 else 1 - tail(ctx, b, None)
                 return ctx.npdf(y) * f

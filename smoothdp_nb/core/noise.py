@@ -52,6 +52,7 @@ import numpy as np
 from scipy import optimize, special
 from scipy.stats import rv_continuous
 
+from ._types import BoolArray, FloatArray
 from ._validate import as_positive, as_real, as_rng
 
 __all__ = [
@@ -75,24 +76,25 @@ FAMILIES = ("polyplace", "cauchy", "student_t", "laplace", "laplace_log_normal")
 # --------------------------------------------------------------------------- #
 # small validation helpers
 # --------------------------------------------------------------------------- #
-def _scalar_or_array(x: np.ndarray) -> Any:
+def _scalar_or_array(x: FloatArray) -> Any:
+    """A 0-d result as a numpy scalar, anything else unchanged (hence ``Any``)."""
     return x[()] if isinstance(x, np.ndarray) and x.ndim == 0 else x
 
 
 # --------------------------------------------------------------------------- #
 # PolyPlace (Definition 6)
 # --------------------------------------------------------------------------- #
-def _pp_log_apow(alpha):
+def _pp_log_apow(alpha: float | FloatArray) -> FloatArray | np.float64:
     """log(a^alpha) with a = (alpha-1)/alpha, computed without cancellation."""
     return alpha * np.log1p(-1.0 / alpha)
 
 
-def _pp_K(alpha):
+def _pp_K(alpha: float | FloatArray) -> FloatArray | np.float64:
     """K = 2((alpha-1)/alpha)^alpha + alpha - 1, so that N_{s,alpha} = alpha/(2 K s)."""
     return 2.0 * np.exp(_pp_log_apow(alpha)) + alpha - 1.0
 
 
-def polyplace_variance(s: float | np.ndarray, alpha: float | np.ndarray) -> Any:
+def polyplace_variance(s: float | FloatArray, alpha: float | FloatArray) -> Any:
     """Variance of PolyPlace(s, alpha), Lemma 13 of Hladik & Tetek.
 
     ``sigma^2 = 2 s^2 [(19 alpha^2 + 5) a^alpha + (alpha-2)(alpha-1)^2]
@@ -112,7 +114,7 @@ def polyplace_variance(s: float | np.ndarray, alpha: float | np.ndarray) -> Any:
     return _scalar_or_array(var)
 
 
-class polyplace_gen(rv_continuous):
+class polyplace_gen(rv_continuous):  # type: ignore[misc]  # scipy ships no type information
     """PolyPlace(s, alpha) of Definition 6; ``alpha`` is the shape, ``s`` the scipy scale.
 
     With ``s = 1``:  f(x) = N (alpha-1) (1-|x|)^(alpha-1) for |x| < 1/alpha and
@@ -120,23 +122,24 @@ class polyplace_gen(rv_continuous):
     N = alpha / (2 (2((alpha-1)/alpha)^alpha + alpha - 1)).
     """
 
-    def _argcheck(self, alpha):
+    def _argcheck(self, alpha: FloatArray) -> BoolArray:
         return np.isfinite(alpha) & (alpha > 1.0)
 
-    def _logpdf(self, x, alpha):
+    def _logpdf(self, x: FloatArray, alpha: FloatArray) -> FloatArray:
         ax = np.abs(x)
         logN = np.log(alpha) - np.log(2.0) - np.log(_pp_K(alpha))
         inner = ax * alpha < 1.0
         with np.errstate(divide="ignore", invalid="ignore"):
             li = logN + np.log(alpha - 1.0) + (alpha - 1.0) * np.log1p(-np.minimum(ax, 1.0))
             lo = logN + np.log(alpha + 1.0) + alpha * np.log1p(-1.0 / alpha**2) - (alpha + 1.0) * np.log1p(ax)
-        return np.where(inner, li, lo)
+        out: FloatArray = np.where(inner, li, lo)  # numpy's stubs type this np.where Any
+        return out
 
-    def _pdf(self, x, alpha):
+    def _pdf(self, x: FloatArray, alpha: FloatArray) -> FloatArray:
         return np.exp(self._logpdf(x, alpha))
 
     @staticmethod
-    def _upper_tail(t, alpha):
+    def _upper_tail(t: FloatArray, alpha: FloatArray) -> FloatArray:
         """P(X > t) for t >= 0, from the antiderivatives I1, I2 (proof of Lemma 7)."""
         K = _pp_K(alpha)
         inner = t * alpha < 1.0
@@ -147,16 +150,16 @@ class polyplace_gen(rv_continuous):
             to = np.exp(np.log(alpha + 1.0) + alpha * np.log1p(-1.0 / alpha**2) - alpha * np.log1p(t) - np.log(2.0 * K))
         return np.where(inner, ti, to)
 
-    def _cdf(self, x, alpha):
+    def _cdf(self, x: FloatArray, alpha: FloatArray) -> FloatArray:
         tail = self._upper_tail(np.abs(x), alpha)
         return np.where(x < 0, tail, 1.0 - tail)
 
-    def _sf(self, x, alpha):
+    def _sf(self, x: FloatArray, alpha: FloatArray) -> FloatArray:
         tail = self._upper_tail(np.abs(x), alpha)
         return np.where(x > 0, tail, 1.0 - tail)
 
     @staticmethod
-    def _upper_tail_inv(p, alpha):
+    def _upper_tail_inv(p: FloatArray, alpha: FloatArray) -> FloatArray:
         """t >= 0 with P(X > t) = p, for 0 <= p <= 1/2 (inverse of ``_upper_tail``)."""
         K = _pp_K(alpha)
         log_apow = _pp_log_apow(alpha)
@@ -167,21 +170,23 @@ class polyplace_gen(rv_continuous):
             ti = -np.expm1(np.log1p(-(1.0 - 2.0 * p) * K / (alpha - 1.0)) / alpha)
         return np.where(outer, to, ti)
 
-    def _ppf(self, q, alpha):
+    def _ppf(self, q: FloatArray, alpha: FloatArray) -> FloatArray:
         lower = q < 0.5
         p = np.where(lower, q, 1.0 - q)  # exact for q >= 1/2 (Sterbenz)
         t = self._upper_tail_inv(p, alpha)
         return np.where(lower, -t, t)
 
-    def _isf(self, q, alpha):
+    def _isf(self, q: FloatArray, alpha: FloatArray) -> FloatArray:
         return -self._ppf(q, alpha)
 
-    def _stats(self, alpha):
+    def _stats(self, alpha: FloatArray) -> tuple[Any, Any, Any, Any]:
         var = polyplace_variance(1.0, alpha)
         g1 = np.where(alpha > 3.0, 0.0, np.nan)
         return 0.0, var, g1, np.nan
 
-    def _rvs(self, alpha, size=None, random_state=None):
+    def _rvs(
+        self, alpha: FloatArray, size: int | tuple[int, ...] | None = None, random_state: object = None
+    ) -> FloatArray | float:
         rng = as_rng(random_state, "random_state")
         alpha = np.asarray(alpha, dtype=float)
         if alpha.size == 1:
@@ -192,7 +197,7 @@ class polyplace_gen(rv_continuous):
         return self._ppf(u, alpha)
 
 
-def _polyplace_standard_rvs(alpha: float, n: int, rng: np.random.Generator, chunk: int = 1 << 16) -> np.ndarray:
+def _polyplace_standard_rvs(alpha: float, n: int, rng: np.random.Generator, chunk: int = 1 << 16) -> FloatArray:
     """Inverse-cdf sampling of PolyPlace(1, alpha), vectorised and cache-blocked.
 
     One uniform gives both the sign and |X|; |X| comes from inverting
@@ -242,7 +247,7 @@ def _polyplace_standard_rvs(alpha: float, n: int, rng: np.random.Generator, chun
 _polyplace = polyplace_gen(name="polyplace")
 
 
-def PolyPlace(s: float = 1.0, alpha: float = 3.0, loc: float = 0.0):
+def PolyPlace(s: float = 1.0, alpha: float = 3.0, loc: float = 0.0) -> Any:
     """Frozen PolyPlace(s, alpha) distribution (Hladik & Tetek, Definition 6).
 
     ``rvs`` draws floats, for simulation only; to publish a noisy value use
@@ -273,7 +278,7 @@ def PolyPlace(s: float = 1.0, alpha: float = 3.0, loc: float = 0.0):
 # --------------------------------------------------------------------------- #
 # generalized Cauchy, density proportional to 1/(1+|x|^c)
 # --------------------------------------------------------------------------- #
-class gencauchy_gen(rv_continuous):
+class gencauchy_gen(rv_continuous):  # type: ignore[misc]  # scipy ships no type information
     """Density ``c sin(pi/c) / (2 pi (1 + |x|^c))``, ``c > 1`` (Claim 16's normalisation).
 
     cdf: for x <= 0, ``F(x) = I_w(1 - 1/c, 1/c) / 2`` with ``w = 1/(1+|x|^c)``
@@ -282,18 +287,21 @@ class gencauchy_gen(rv_continuous):
     of two gamma variables.
     """
 
-    def _argcheck(self, c):
+    def _argcheck(self, c: FloatArray) -> BoolArray:
         return np.isfinite(c) & (c > 1.0)
 
-    def _logpdf(self, x, c):
+    def _logpdf(self, x: FloatArray, c: FloatArray) -> FloatArray:
         with np.errstate(divide="ignore"):
             lx = np.log(np.abs(x))
-        return np.log(c) + np.log(np.sin(np.pi / c)) - np.log(2.0 * np.pi) - np.logaddexp(0.0, c * lx)
+        out: FloatArray = (
+            np.log(c) + np.log(np.sin(np.pi / c)) - np.log(2.0 * np.pi) - np.logaddexp(0.0, c * lx)
+        )  # numpy's stubs type this sum Any
+        return out
 
-    def _pdf(self, x, c):
+    def _pdf(self, x: FloatArray, c: FloatArray) -> FloatArray:
         return np.exp(self._logpdf(x, c))
 
-    def _lower(self, x, c):
+    def _lower(self, x: FloatArray, c: FloatArray) -> FloatArray:
         """F(-|x|) = P(X <= -|x|).
 
         With ``L = c log|x|``: for ``|x| >= 1`` it is ``I_w(1 - 1/c, 1/c) / 2``
@@ -314,17 +322,20 @@ class gencauchy_gen(rv_continuous):
             # near 0 (v = e^L (1 + O(v)) < e^-28): I_v(b, a) = v^b (1 + O(v)) / (b B(a, b)), v^b = |x| e^{O(v)}
             near = 0.5 - 0.5 * np.exp(b * L - np.log(b) - special.betaln(a, b))
         inner = 0.5 - 0.5 * special.betainc(b, a, special.expit(L))
-        return np.where(L >= 0, np.where(L > 28.0, far, outer), np.where(L < -28.0, near, inner))
+        out: FloatArray = np.where(
+            L >= 0, np.where(L > 28.0, far, outer), np.where(L < -28.0, near, inner)
+        )  # scipy.special is untyped
+        return out
 
-    def _cdf(self, x, c):
+    def _cdf(self, x: FloatArray, c: FloatArray) -> FloatArray:
         lo = self._lower(x, c)
         return np.where(x <= 0, lo, 1.0 - lo)
 
-    def _sf(self, x, c):
+    def _sf(self, x: FloatArray, c: FloatArray) -> FloatArray:
         lo = self._lower(x, c)
         return np.where(x >= 0, lo, 1.0 - lo)
 
-    def _ppf(self, q, c):
+    def _ppf(self, q: FloatArray, c: FloatArray) -> FloatArray:
         lower = q < 0.5
         p = np.where(lower, q, 1.0 - q)
         a, b = 1.0 - 1.0 / c, 1.0 / c
@@ -353,19 +364,22 @@ class gencauchy_gen(rv_continuous):
             L_body = np.where(log_v < -28.0, log_v, L_body)
             L = np.where(p <= p_half, L_tail, L_body)  # L = c log|x|
             t = np.exp(L / c)
-        return np.where(lower, -t, t)
+        out: FloatArray = np.where(lower, -t, t)  # scipy.special is untyped
+        return out
 
-    def _isf(self, q, c):
+    def _isf(self, q: FloatArray, c: FloatArray) -> FloatArray:
         return -self._ppf(q, c)
 
-    def _stats(self, c):
+    def _stats(self, c: FloatArray) -> tuple[Any, Any, Any, Any]:
         mean = np.where(c > 2.0, 0.0, np.nan)
         with np.errstate(divide="ignore", invalid="ignore"):
             var = np.where(c > 3.0, 1.0 / (2.0 * np.cos(2.0 * np.pi / c) + 1.0), np.inf)
         var = np.where(c > 2.0, var, np.nan)
         return mean, var, np.where(c > 4.0, 0.0, np.nan), np.nan
 
-    def _rvs(self, c, size=None, random_state=None):
+    def _rvs(
+        self, c: FloatArray, size: int | tuple[int, ...] | None = None, random_state: object = None
+    ) -> FloatArray | float:
         rng = as_rng(random_state, "random_state")
         c = np.broadcast_to(np.asarray(c, dtype=float), size if size is not None else ())
         g1 = rng.standard_gamma(1.0 / c)
@@ -379,7 +393,7 @@ class gencauchy_gen(rv_continuous):
 _gencauchy = gencauchy_gen(name="generalized_cauchy")
 
 
-def GeneralizedCauchy(c: float = 4.0, scale: float = 1.0, loc: float = 0.0):
+def GeneralizedCauchy(c: float = 4.0, scale: float = 1.0, loc: float = 0.0) -> Any:
     """Frozen generalized Cauchy distribution, density ``proportional to 1/(1+|x/scale|^c)``.
 
     ``rvs`` draws floats, for simulation only; to publish a noisy value use
@@ -403,50 +417,57 @@ def GeneralizedCauchy(c: float = 4.0, scale: float = 1.0, loc: float = 0.0):
 # --------------------------------------------------------------------------- #
 # Student's t
 # --------------------------------------------------------------------------- #
-class studentt_gen(rv_continuous):
+class studentt_gen(rv_continuous):  # type: ignore[misc]  # scipy ships no type information
     """Student's t with ``df`` degrees of freedom (Bun & Steinke; Claim 17)."""
 
-    def _argcheck(self, df):
+    def _argcheck(self, df: FloatArray) -> BoolArray:
         return np.isfinite(df) & (df > 0)
 
-    def _logpdf(self, x, df):
-        return (
+    def _logpdf(self, x: FloatArray, df: FloatArray) -> FloatArray:
+        out: FloatArray = (
             special.gammaln((df + 1.0) / 2.0)
             - special.gammaln(df / 2.0)
             - 0.5 * np.log(df * np.pi)
             - (df + 1.0) / 2.0 * np.log1p(x * x / df)
-        )
+        )  # scipy.special is untyped
+        return out
 
-    def _pdf(self, x, df):
+    def _pdf(self, x: FloatArray, df: FloatArray) -> FloatArray:
         return np.exp(self._logpdf(x, df))
 
-    def _cdf(self, x, df):
-        return special.stdtr(df, x)
+    def _cdf(self, x: FloatArray, df: FloatArray) -> FloatArray:
+        out: FloatArray = special.stdtr(df, x)  # scipy.special is untyped
+        return out
 
-    def _sf(self, x, df):
-        return special.stdtr(df, -x)
+    def _sf(self, x: FloatArray, df: FloatArray) -> FloatArray:
+        out: FloatArray = special.stdtr(df, -x)  # scipy.special is untyped
+        return out
 
-    def _ppf(self, q, df):
-        return special.stdtrit(df, q)
+    def _ppf(self, q: FloatArray, df: FloatArray) -> FloatArray:
+        out: FloatArray = special.stdtrit(df, q)  # scipy.special is untyped
+        return out
 
-    def _isf(self, q, df):
-        return -special.stdtrit(df, q)
+    def _isf(self, q: FloatArray, df: FloatArray) -> FloatArray:
+        out: FloatArray = -special.stdtrit(df, q)  # scipy.special is untyped
+        return out
 
-    def _stats(self, df):
+    def _stats(self, df: FloatArray) -> tuple[Any, Any, Any, Any]:
         mean = np.where(df > 1.0, 0.0, np.nan)
         with np.errstate(divide="ignore", invalid="ignore"):
             var = np.where(df > 2.0, df / (df - 2.0), np.inf)
         var = np.where(df > 1.0, var, np.nan)
         return mean, var, np.where(df > 3.0, 0.0, np.nan), np.nan
 
-    def _rvs(self, df, size=None, random_state=None):
+    def _rvs(
+        self, df: FloatArray, size: int | tuple[int, ...] | None = None, random_state: object = None
+    ) -> FloatArray | float:
         return as_rng(random_state, "random_state").standard_t(df, size)
 
 
 _studentt = studentt_gen(name="student_t")
 
 
-def StudentT(df: float = 3.0, scale: float = 1.0, loc: float = 0.0):
+def StudentT(df: float = 3.0, scale: float = 1.0, loc: float = 0.0) -> Any:
     """Frozen Student's t distribution with ``df > 0`` degrees of freedom.
 
     ``rvs`` draws floats, for simulation only; to publish a noisy value use
@@ -467,7 +488,7 @@ _T_NODES = np.linspace(-13.0, 13.0, 521)  # standardised quadrature grid (step 0
 _T_LOGW = np.log(np.full(_T_NODES.size, 0.05))
 
 
-def _lln_log_integral(z, sigma, beta):
+def _lln_log_integral(z: FloatArray, sigma: float, beta: float) -> FloatArray:
     """log of  int phi(y) exp(-beta y - |z| e^{-sigma y}) dy,  elementwise in z.
 
     The log-integrand is strictly concave in y, so after centring the grid at
@@ -502,7 +523,7 @@ def _lln_log_integral(z, sigma, beta):
     return out.reshape(z.shape)
 
 
-class lln_gen(rv_continuous):
+class lln_gen(rv_continuous):  # type: ignore[misc]  # scipy ships no type information
     """Laplace-log-normal LLN(sigma): Z = X e^{sigma Y}, X ~ Laplace(0, 1), Y ~ N(0, 1).
 
     Bun & Steinke; lecture notes Proposition 3.  The density
@@ -510,30 +531,30 @@ class lln_gen(rv_continuous):
     and is evaluated by quadrature; sampling is exact.
     """
 
-    def _argcheck(self, sigma):
+    def _argcheck(self, sigma: FloatArray) -> BoolArray:
         return np.isfinite(sigma) & (sigma > 0)
 
-    def _logpdf(self, x, sigma):
-        sigma = float(np.asarray(sigma).reshape(-1)[0])
-        return _lln_log_integral(x, sigma, sigma) - math.log(2.0)
+    def _logpdf(self, x: FloatArray, sigma: FloatArray) -> FloatArray:
+        s = float(np.asarray(sigma).reshape(-1)[0])
+        return _lln_log_integral(x, s, s) - math.log(2.0)
 
-    def _pdf(self, x, sigma):
+    def _pdf(self, x: FloatArray, sigma: FloatArray) -> FloatArray:
         return np.exp(self._logpdf(x, sigma))
 
-    def _tail(self, t, sigma):
+    def _tail(self, t: FloatArray, sigma: FloatArray) -> FloatArray:
         """P(Z > |t|) = E[exp(-|t| e^{-sigma Y})] / 2."""
-        sigma = float(np.asarray(sigma).reshape(-1)[0])
-        return np.exp(_lln_log_integral(t, sigma, 0.0)) * 0.5
+        s = float(np.asarray(sigma).reshape(-1)[0])
+        return np.exp(_lln_log_integral(t, s, 0.0)) * 0.5
 
-    def _cdf(self, x, sigma):
+    def _cdf(self, x: FloatArray, sigma: FloatArray) -> FloatArray:
         tail = self._tail(x, sigma)
         return np.where(x < 0, tail, 1.0 - tail)
 
-    def _sf(self, x, sigma):
+    def _sf(self, x: FloatArray, sigma: FloatArray) -> FloatArray:
         tail = self._tail(x, sigma)
         return np.where(x > 0, tail, 1.0 - tail)
 
-    def _ppf(self, q, sigma):
+    def _ppf(self, q: FloatArray, sigma: FloatArray) -> FloatArray:
         q = np.asarray(q, dtype=float)
         lower = q < 0.5
         p = np.where(lower, q, 1.0 - q)
@@ -549,10 +570,12 @@ class lln_gen(rv_continuous):
         t = np.where(p >= 0.5, 0.0, t)
         return np.where(lower, -t, t)
 
-    def _stats(self, sigma):
+    def _stats(self, sigma: FloatArray) -> tuple[Any, Any, Any, Any]:
         return 0.0, 2.0 * np.exp(2.0 * sigma**2), 0.0, np.nan
 
-    def _rvs(self, sigma, size=None, random_state=None):
+    def _rvs(
+        self, sigma: FloatArray, size: int | tuple[int, ...] | None = None, random_state: object = None
+    ) -> FloatArray | float:
         rng = as_rng(random_state, "random_state")
         return rng.laplace(size=size) * np.exp(sigma * rng.standard_normal(size))
 
@@ -560,7 +583,7 @@ class lln_gen(rv_continuous):
 _lln = lln_gen(name="laplace_log_normal")
 
 
-def LaplaceLogNormal(sigma: float = 1.0, scale: float = 1.0, loc: float = 0.0):
+def LaplaceLogNormal(sigma: float = 1.0, scale: float = 1.0, loc: float = 0.0) -> Any:
     """Frozen Laplace-log-normal distribution LLN(sigma) (Bun & Steinke).
 
     ``Z = X exp(sigma Y)`` with X standard Laplace and Y standard normal;
@@ -576,38 +599,38 @@ def LaplaceLogNormal(sigma: float = 1.0, scale: float = 1.0, loc: float = 0.0):
 # --------------------------------------------------------------------------- #
 # Laplace
 # --------------------------------------------------------------------------- #
-class laplace_gen(rv_continuous):
+class laplace_gen(rv_continuous):  # type: ignore[misc]  # scipy ships no type information
     """Standard Laplace density ``exp(-|x|)/2`` (scale via scipy's ``scale``)."""
 
-    def _logpdf(self, x):
+    def _logpdf(self, x: FloatArray) -> FloatArray:
         return -np.abs(x) - math.log(2.0)
 
-    def _pdf(self, x):
+    def _pdf(self, x: FloatArray) -> FloatArray:
         return 0.5 * np.exp(-np.abs(x))
 
-    def _cdf(self, x):
+    def _cdf(self, x: FloatArray) -> FloatArray:
         return np.where(x < 0, 0.5 * np.exp(-np.abs(x)), 1.0 - 0.5 * np.exp(-np.abs(x)))
 
-    def _sf(self, x):
+    def _sf(self, x: FloatArray) -> FloatArray:
         return self._cdf(-x)
 
-    def _ppf(self, q):
+    def _ppf(self, q: FloatArray) -> FloatArray:
         return np.where(q < 0.5, np.log(2.0 * q), -np.log(2.0 * (1.0 - q)))
 
-    def _isf(self, q):
+    def _isf(self, q: FloatArray) -> FloatArray:
         return -self._ppf(q)
 
-    def _stats(self):
+    def _stats(self) -> tuple[Any, Any, Any, Any]:
         return 0.0, 2.0, 0.0, 3.0
 
-    def _rvs(self, size=None, random_state=None):
+    def _rvs(self, size: int | tuple[int, ...] | None = None, random_state: object = None) -> FloatArray | float:
         return as_rng(random_state, "random_state").laplace(size=size)
 
 
 _laplace = laplace_gen(name="laplace")
 
 
-def Laplace(scale: float = 1.0, loc: float = 0.0):
+def Laplace(scale: float = 1.0, loc: float = 0.0) -> Any:
     """Frozen Laplace distribution with density ``exp(-|x-loc|/scale) / (2 scale)``.
 
     ``rvs`` draws floats, for simulation only; to publish a noisy value use
@@ -651,6 +674,13 @@ def _check_delta(family: str, delta: Any) -> float | None:
     return None
 
 
+def _log_two_over_delta(delta: float | None) -> float:
+    """``ln(2/delta)`` of Claim 18 (family ``laplace``, whose delta is required)."""
+    if delta is None:
+        raise ValueError("delta is required for family 'laplace': 0 < delta < 1")
+    return math.log(2.0 / delta)
+
+
 _SHAPE_NAME = {"cauchy": "c", "student_t": "d", "laplace_log_normal": "sigma"}
 
 
@@ -669,7 +699,7 @@ def gamma_range(family: str, epsilon: float, delta: float | None = None, shape: 
     if family == "polyplace":
         return eps
     if family == "laplace":
-        return eps / math.log(2.0 / delta)
+        return eps / _log_two_over_delta(delta)
     if family == "cauchy":
         return eps / (shape + 1.0) if shape is not None else eps / 4.0
     if family == "student_t":
@@ -754,17 +784,17 @@ def optimal_shape(family: str, epsilon: float, gamma: float) -> float:
         hi = hi * (1.0 - 1e-15)
         while dlog(lo) >= 0:  # pragma: no cover - guard against rounding at the edge
             lo = 3.0 + 2.0 * (lo - 3.0)
-        return optimize.brentq(dlog, lo, hi, xtol=1e-300, rtol=4.0 * np.finfo(float).eps, maxiter=500)
+        return float(optimize.brentq(dlog, lo, hi, xtol=1e-300, rtol=4.0 * np.finfo(float).eps, maxiter=500))
     if family == "laplace_log_normal":
         lo = gamma / eps
 
-        def f(s):
+        def f(s: float) -> float:
             return 5.0 * eps * s**3 - 5.0 * gamma * s**2 - gamma
 
         hi = max(2.0 * lo, 1.0)
         while f(hi) <= 0:
             hi *= 2.0
-        return optimize.brentq(f, lo, hi, xtol=1e-300, rtol=4.0 * np.finfo(float).eps, maxiter=500)
+        return float(optimize.brentq(f, lo, hi, xtol=1e-300, rtol=4.0 * np.finfo(float).eps, maxiter=500))
     raise ValueError(f"family {family!r} has no free shape parameter")
 
 
@@ -800,7 +830,7 @@ class Calibration:
     rho: float | None = None
 
 
-def _check_gamma_in_range(family: str, eps: float, gamma: float, delta, shape) -> None:
+def _check_gamma_in_range(family: str, eps: float, gamma: float, delta: float | None, shape: float | None) -> None:
     sup = gamma_range(family, eps, delta, shape)
     if not (gamma < sup):
         extra = ""
@@ -809,7 +839,7 @@ def _check_gamma_in_range(family: str, eps: float, gamma: float, delta, shape) -
         elif family == "student_t":
             extra = f" (d={shape:g})" if shape is not None else " (d > 2)"
         elif family == "laplace":
-            extra = f" (ln(2/delta)={math.log(2.0 / delta):.6g})"
+            extra = f" (ln(2/delta)={_log_two_over_delta(delta):.6g})"
         raise ValueError(
             f"gamma must satisfy 0 < gamma < {sup:.6g} for {family} at epsilon={eps:g}{extra}, got {gamma!r}"
         )
@@ -867,7 +897,7 @@ def _calibrate(
         return Calibration(family, eps, gamma, None, alpha, 1.0 / gamma, dist, std, f"{eps:g}-DP")
     if family == "laplace":
         _check_gamma_in_range(family, eps, gamma, delta, shape)
-        scale = 1.0 / (eps - gamma * math.log(2.0 / delta))
+        scale = 1.0 / (eps - gamma * _log_two_over_delta(delta))
         return Calibration(
             family, eps, gamma, delta, None, scale, Laplace(), math.sqrt(2.0) * scale, f"({eps:g}, {delta:g})-DP"
         )
@@ -943,7 +973,7 @@ def noise_std(
     if family == "polyplace":
         return float(math.sqrt(polyplace_variance(1.0 / gamma, eps / gamma)))
     if family == "laplace":
-        return math.sqrt(2.0) / (eps - gamma * math.log(2.0 / delta))
+        return math.sqrt(2.0) / (eps - gamma * _log_two_over_delta(delta))
     if shape is None:
         shape = optimal_shape(family, eps, gamma)
         if math.isnan(shape):

@@ -11,11 +11,13 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
+from ._types import FloatArray, FloatOrArray
 from ._validate import as_epsilon, as_histograms, as_int, as_open_unit, as_real
 from .mechanisms import Mechanism
 
@@ -29,7 +31,7 @@ __all__ = [
 ]
 
 
-def check_mechanism(mechanism) -> Mechanism:
+def check_mechanism(mechanism: object) -> Mechanism:
     """TypeError unless ``mechanism`` implements the :class:`Mechanism` protocol."""
     if not isinstance(mechanism, Mechanism):
         raise TypeError(
@@ -39,7 +41,7 @@ def check_mechanism(mechanism) -> Mechanism:
     return mechanism
 
 
-def _shape_result(values: np.ndarray, single: bool, eps_scalar: bool):
+def _shape_result(values: FloatArray, single: bool, eps_scalar: bool) -> FloatOrArray:
     """(k, E) values -> float / (k,) / (E,) / (k, E)."""
     res = values
     if single:
@@ -49,7 +51,9 @@ def _shape_result(values: np.ndarray, single: bool, eps_scalar: bool):
     return float(res) if np.ndim(res) == 0 else res
 
 
-def privacy_profile(mechanism: Mechanism, hist, epsilon, log: bool = False):
+def privacy_profile(
+    mechanism: Mechanism, hist: npt.ArrayLike, epsilon: npt.ArrayLike, log: bool = False
+) -> FloatOrArray:
     """Database-dependent privacy profile delta_{epsilon,M}(x) (Definition 2).
 
     ``delta(x) = max(0, max_{x' ~ x} d(x, x'), max_{x' ~ x} d(x', x))`` with
@@ -102,7 +106,9 @@ def privacy_profile(mechanism: Mechanism, hist, epsilon, log: bool = False):
     return _shape_result(res, single, eps_scalar)
 
 
-def dp_delta(mechanism: Mechanism, n: int, epsilon=None, *, categories: int = 2, log: bool = False):
+def dp_delta(
+    mechanism: Mechanism, n: int, epsilon: npt.ArrayLike | None = None, *, categories: int = 2, log: bool = False
+) -> FloatOrArray:
     """The worst case of delta_{epsilon,M}(x) over all databases of n records (Theorem 1).
 
     * Sampling histogram without replacement: ``T/n`` for every epsilon >= 0
@@ -129,7 +135,9 @@ def dp_delta(mechanism: Mechanism, n: int, epsilon=None, *, categories: int = 2,
     return float(res[0]) if scalar else res
 
 
-def remark8_bound(n, m: int, eta, epsilon, f, log: bool = False):
+def remark8_bound(
+    n: npt.ArrayLike, m: int, eta: float, epsilon: npt.ArrayLike, f: float, log: bool = False
+) -> FloatOrArray:
     """Remark 8: the sampling histogram is (epsilon, delta, Pi)-smoothed DP with
 
     ``delta = exp(-g(eta, epsilon) f n / 6) + m exp(-f n / 8)``,
@@ -172,7 +180,7 @@ def remark8_bound(n, m: int, eta, epsilon, f, log: bool = False):
     return float(res) if np.ndim(res) == 0 else res
 
 
-def adjusted_utility(mechanism, hist_minus_i, t, *, log: bool = False):
+def adjusted_utility(mechanism: Mechanism, hist_minus_i: npt.ArrayLike, t: float, *, log: bool = False) -> FloatOrArray:
     """The adversary's adjusted utility u(t, x_{-i}) of eq. (3), uniform prior.
 
     ``u = 1/(1-t) max_{X_i} E_{a ~ M(x_{-i} + X_i)} [max(0, 1 - t - l(a))]``
@@ -213,7 +221,7 @@ class Composition:
     epsilon: float
     delta: float
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[float]:
         return iter((self.epsilon, self.delta))
 
 

@@ -82,7 +82,7 @@ def default_gamma(noise: str, epsilon: float, delta: float | None = None) -> flo
     eps = as_positive(epsilon, "epsilon")
     if family == "laplace":
         d = _noise._check_delta(family, delta)
-        return eps / (2.0 * math.log(2.0 / d))
+        return eps / (2.0 * _noise._log_two_over_delta(d))
     return eps / 10.0
 
 

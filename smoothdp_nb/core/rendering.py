@@ -54,7 +54,7 @@ class RendererRegistry:
 
     def __init__(self) -> None:
         self._by_kind: dict[str, Renderer] = {}
-        self._bundle: Callable[[Any, Renderer], dict] | None = None
+        self._bundle: Callable[[Any, Renderer], dict[str, Any]] | None = None
         self._loader: Callable[[], None] | None = None
 
     def register(self, kind: str, fn: Callable[[Any], Any], *, summary: Callable[[Any], Any] | None = None) -> None:
@@ -65,7 +65,7 @@ class RendererRegistry:
             raise TypeError(f"fn must be callable, got {type(fn).__name__}")
         self._by_kind[kind] = Renderer(chart=fn, summary=summary)
 
-    def set_bundle(self, route: Callable[[Any, Renderer], dict]) -> None:
+    def set_bundle(self, route: Callable[[Any, Renderer], dict[str, Any]]) -> None:
         """Set the mimebundle route: ``route(result, renderer) -> {mime type: data}``."""
         if not callable(route):
             raise TypeError(f"route must be callable, got {type(route).__name__}")
@@ -98,7 +98,7 @@ class RendererRegistry:
         return sorted(self._by_kind)
 
     @property
-    def bundle_route(self) -> Callable[[Any, Renderer], dict] | None:
+    def bundle_route(self) -> Callable[[Any, Renderer], dict[str, Any]] | None:
         """The mimebundle route, or None."""
         self._load()
         return self._bundle
@@ -125,7 +125,7 @@ def chart(obj: Any, kind: str) -> Any:
     return renderer.chart(obj)
 
 
-def mimebundle(obj: Any, kind: str) -> dict:
+def mimebundle(obj: Any, kind: str) -> dict[str, Any]:
     """Notebook display of ``obj``: rich when a renderer is registered, else plain text."""
     renderer = renderers.get(kind)
     route = renderers.bundle_route

@@ -18,17 +18,23 @@ package): importing this module costs numpy and pandas only.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from . import rendering
 from ._format import format_log10
+from ._types import FloatArray, IntArray
+from .mechanisms import Mechanism
 from .profiles import dp_delta as _dp_delta
 from .profiles import privacy_profile
+
+if TYPE_CHECKING:
+    from .release import Release
 
 __all__ = ["ProfileResult", "profile", "NoiseComparison", "ReleaseReport"]
 
@@ -69,18 +75,19 @@ class ProfileResult:
         Where the databases came from (``"inline"`` or a dataset name).
     """
 
-    labels: tuple
-    epsilon: np.ndarray
-    log_delta: np.ndarray
-    dp_delta: np.ndarray
-    mechanism: Any
-    sizes: np.ndarray
+    labels: tuple[Hashable, ...]
+    epsilon: FloatArray
+    log_delta: FloatArray
+    dp_delta: FloatArray
+    mechanism: Mechanism
+    sizes: IntArray
     source: str = "inline"
 
     @property
-    def delta(self) -> np.ndarray:
+    def delta(self) -> FloatArray:
         """``delta_eps(x)`` as floats (underflows to 0 below about 1e-308)."""
-        return np.exp(self.log_delta)
+        out: FloatArray = np.exp(self.log_delta)
+        return out
 
     def to_frame(self) -> pd.DataFrame:
         """Tidy frame: one row per database and epsilon.
@@ -102,7 +109,7 @@ class ProfileResult:
             }
         )
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """JSON-ready description (logs as ``log10_delta``; ``None`` for -inf/NaN)."""
         return {
             "kind": "profile",
@@ -142,15 +149,22 @@ class ProfileResult:
         k, e = self.log_delta.shape
         return f"<ProfileResult {self.mechanism!r}: {k} database(s) x {e} epsilon>"
 
-    def chart(self):
+    def chart(self) -> Any:
         """Altair chart: log10 delta per database (one colour per epsilon), DP delta as a rule."""
         return rendering.chart(self, "profile")
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
+    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, Any]:
         return rendering.mimebundle(self, "profile")
 
 
-def profile(mechanism, hists, epsilon, labels: Sequence | None = None, *, source: str = "inline") -> ProfileResult:
+def profile(
+    mechanism: Mechanism,
+    hists: npt.ArrayLike,
+    epsilon: npt.ArrayLike,
+    labels: Sequence[Hashable] | None = None,
+    *,
+    source: str = "inline",
+) -> ProfileResult:
     """Privacy profile of ``mechanism`` on each database in ``hists``.
 
     Parameters
@@ -182,12 +196,9 @@ def profile(mechanism, hists, epsilon, labels: Sequence | None = None, *, source
     if e.ndim != 1 or e.size == 0:
         raise ValueError(f"epsilon must be a number or a non-empty 1-D list of numbers, got {epsilon!r}")
     logd = np.asarray(privacy_profile(mechanism, h, e, log=True), dtype=float).reshape(h.shape[0], e.size)
-    if labels is None:
-        labels = tuple(range(h.shape[0]))
-    else:
-        labels = tuple(labels)
-        if len(labels) != h.shape[0]:
-            raise ValueError(f"labels: {len(labels)} labels for {h.shape[0]} databases")
+    names: tuple[Hashable, ...] = tuple(range(h.shape[0])) if labels is None else tuple(labels)
+    if len(names) != h.shape[0]:
+        raise ValueError(f"labels: {len(names)} labels for {h.shape[0]} databases")
     sizes = h.sum(axis=1).astype(np.int64)
     dps = np.full(h.shape[0], np.nan)
     cache: dict[int, float] = {}
@@ -201,7 +212,7 @@ def profile(mechanism, hists, epsilon, labels: Sequence | None = None, *, source
                 cache[n] = math.nan
         dps[i] = cache[n]
     return ProfileResult(
-        labels=labels, epsilon=e, log_delta=logd, dp_delta=dps, mechanism=mechanism, sizes=sizes, source=source
+        labels=names, epsilon=e, log_delta=logd, dp_delta=dps, mechanism=mechanism, sizes=sizes, source=source
     )
 
 
@@ -235,7 +246,7 @@ class NoiseComparison:
         idx = t.groupby("family", sort=False)["std"].idxmin()
         return t.loc[idx, ["family", "gamma", "shape", "std"]].sort_values("std").reset_index(drop=True)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """JSON-ready: epsilon, delta, and the table as records (inf/NaN -> None)."""
         recs = []
         for r in self.table.to_dict(orient="records"):
@@ -258,11 +269,11 @@ class NoiseComparison:
     def __repr__(self) -> str:
         return f"<NoiseComparison epsilon={self.epsilon:g}: {len(self.table)} rows>"
 
-    def chart(self):
+    def chart(self) -> Any:
         """Altair chart: std against gamma, one line per family (log y axis)."""
         return rendering.chart(self, "noise-comparison")
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
+    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, Any]:
         return rendering.mimebundle(self, "noise-comparison")
 
 
@@ -291,18 +302,18 @@ class ReleaseReport:
     notes : tuple of str
     """
 
-    release: Any
+    release: Release
     name: str = "x"
-    notes: tuple = field(default_factory=tuple)
+    notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def value(self) -> float:
         """The private value."""
         return self.release.value
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """``kind``, ``name`` and the release's :meth:`~smoothdp_nb.core.release.Release.to_dict`."""
-        d = {"kind": "release", "name": self.name}
+        d: dict[str, Any] = {"kind": "release", "name": self.name}
         d.update(self.release.to_dict())
         return {k: (_jsonable_float(v) if isinstance(v, float) else v) for k, v in d.items()}
 
@@ -334,11 +345,11 @@ class ReleaseReport:
     def __repr__(self) -> str:
         return f"<ReleaseReport {self.name}: {self.release!r}>"
 
-    def chart(self):
+    def chart(self) -> Any:
         """Altair chart of the released value on the bounds' axis (the noise density only with diagnostics)."""
         return rendering.chart(self, "release")
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
+    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, Any]:
         return rendering.mimebundle(self, "release")
 
 

@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from ._types import FloatArray
 from ._validate import as_bounds, as_float_array, as_positive
 
 __all__ = [
@@ -73,7 +74,7 @@ Query = str | Callable[[int], float]
 # --------------------------------------------------------------------------- #
 # input handling
 # --------------------------------------------------------------------------- #
-def _check_data(x: Any, bounds: tuple[float, float]) -> np.ndarray:
+def _check_data(x: Any, bounds: tuple[float, float]) -> FloatArray:
     """1-D float array, clipped to ``bounds`` (with a warning), sorted."""
     arr = as_float_array(x, "x")  # numbers only: no numeric strings, no bools
     if arr.ndim != 1:
@@ -135,7 +136,7 @@ def _window(n: int, query: str, trim: Any) -> tuple[int, int, int, float]:
     return m + 1, n - m, n - 2 * m, float(n - 2 * m)
 
 
-def _padded(xs: np.ndarray, bounds: tuple[float, float]) -> np.ndarray:
+def _padded(xs: FloatArray, bounds: tuple[float, float]) -> FloatArray:
     """x_0 = low, x_1..x_n = data, x_{n+1} = high (only differences are used)."""
     lo, hi = bounds
     p = np.empty(xs.size + 2)
@@ -148,7 +149,7 @@ def _padded(xs: np.ndarray, bounds: tuple[float, float]) -> np.ndarray:
 # --------------------------------------------------------------------------- #
 # core: max of (p_j - p_i) e^{-gamma (j - i - w)} over i <= a, j >= b, j - i >= w
 # --------------------------------------------------------------------------- #
-def _window_max(p: np.ndarray, a: int, b: int, w: int, gamma: float, i_min: int = 0, j_max: int | None = None) -> float:
+def _window_max(p: FloatArray, a: int, b: int, w: int, gamma: float, i_min: int = 0, j_max: int | None = None) -> float:
     """The maximum above, by vectorised divide and conquer in the log domain.
 
     The winning pair (i, j) is re-evaluated in the linear domain at the end so
@@ -200,7 +201,7 @@ def _window_max(p: np.ndarray, a: int, b: int, w: int, gamma: float, i_min: int 
     return float((p[j] - p[i]) * math.exp(-gamma * (j - i - w)))
 
 
-def _order_stat_A(p: np.ndarray, a: int, b: int, w: int, k: int) -> float:
+def _order_stat_A(p: FloatArray, a: int, b: int, w: int, k: int) -> float:
     """A(k) * denominator = max_{i <= a, j >= b, j - i = w + k} (p_j - p_i), clamped indices."""
     n1 = p.size - 1
     i = np.arange(a - (k + 1), a + 1)

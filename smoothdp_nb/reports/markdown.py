@@ -19,7 +19,10 @@ import functools
 import html
 import re
 import xml.etree.ElementTree as ET
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 __all__ = ["first_heading", "inline_markdown_to_html", "markdown_to_html", "tex_to_html"]
 
@@ -162,7 +165,7 @@ def _math_renderer(content: str, options: dict[str, Any]) -> str:
 
 
 @functools.lru_cache(maxsize=1)
-def _parser():
+def _parser() -> MarkdownIt:
     from markdown_it import MarkdownIt
     from mdit_py_plugins.dollarmath import dollarmath_plugin
 

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._types import FloatArray, IntArray
 from .._validate import as_histograms, as_int, as_rng
 from ..budget import DEFAULT_BUDGET_SECONDS, ComputationTooLarge
 from ..divergence import log_hockey_stick
@@ -27,7 +28,7 @@ _MIN_LAW_SECONDS = 1e-5
 _PAIR_CHUNK_CELLS = 2**22
 
 
-def compositions(total: int, parts: int) -> np.ndarray:
+def compositions(total: int, parts: int) -> IntArray:
     """All vectors of ``parts`` non-negative ints summing to ``total`` (stars and bars),
     shape ``(C(total + parts - 1, parts - 1), parts)``: every histogram of ``total``
     records on ``parts`` categories, and every composition of Algorithm 1."""
@@ -116,7 +117,7 @@ class Mechanism(ABC):
         return id(self)
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self._key() == other._key()  # type: ignore[attr-defined]
+        return isinstance(other, Mechanism) and type(self) is type(other) and self._key() == other._key()
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self._key()))
@@ -133,24 +134,24 @@ class Mechanism(ABC):
         """Number of categories (or grid values) m, or None for any m >= 2."""
 
     @abstractmethod
-    def log_output_pmf(self, hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def log_output_pmf(self, hist: IntArray) -> tuple[np.ndarray, FloatArray]:
         """(outputs, log-probabilities) of the output law on one histogram."""
 
     def sample_size(self, n: int) -> int:
         """Records read from a database of n records (all of them by default)."""
         return as_int(n, "n", minimum=1)
 
-    def check_histograms(self, hists: np.ndarray, name: str = "hist") -> None:
+    def check_histograms(self, hists: IntArray, name: str = "hist") -> None:
         """Raise ValueError unless the histograms have this mechanism's number of categories."""
         m = self.categories
         if m is not None and hists.shape[1] != m:
             raise ValueError(f"{name} must have {m} counts per database for {self!r}, got {hists.shape[1]}")
 
-    def delta_upper_bound(self, n: int, epsilon: np.ndarray) -> np.ndarray:
+    def delta_upper_bound(self, n: int, epsilon: FloatArray) -> FloatArray:
         """A bound on delta_eps(x) for every database of n records (default: 1)."""
         return np.ones(np.shape(epsilon))
 
-    def log_profile_batch(self, hists: np.ndarray, n: int, epsilon: np.ndarray) -> np.ndarray:
+    def log_profile_batch(self, hists: IntArray, n: int, epsilon: FloatArray) -> FloatArray:
         """log delta_eps(x) (Definition 2) for histograms of size n: (k, E).
 
         Generic path: the output law of every row and of every neighbour is
@@ -171,7 +172,7 @@ class Mechanism(ABC):
         inv = inv.ravel()
         L = self._aligned_log_pmfs(distinct)
         own, other = inv[rows], inv[k + np.arange(rows.size)]
-        out = np.full((k, epsilon.size), -np.inf)
+        out: FloatArray = np.full((k, epsilon.size), -np.inf)
         K = L.shape[1]
         step = max(1, _PAIR_CHUNK_CELLS // max(1, K * epsilon.size))
         for s in range(0, rows.size, step):
@@ -181,18 +182,19 @@ class Mechanism(ABC):
             np.maximum.at(out, rows[s : s + step], d)
         return np.minimum(out, 0.0)
 
-    def _aligned_log_pmfs(self, hists: np.ndarray) -> np.ndarray:
+    def _aligned_log_pmfs(self, hists: IntArray) -> FloatArray:
         """(len(hists), K): the output laws of the histograms on their common
         output space (the union of the outputs, found in one vectorised pass)."""
         laws = [self.log_output_pmf(x) for x in hists]
         codes, K = factorize_outputs([o for o, _ in laws])
-        L = np.full((len(laws), K), -np.inf)
+        L: FloatArray = np.full((len(laws), K), -np.inf)
         for r, (c, (_, lp)) in enumerate(zip(codes, laws)):
             L[r, c] = lp
         # each law sums to 1 up to rounding: make it exact to rounding, so equal
         # laws (e.g. a point mass reached by different sums) compare equal
         with np.errstate(invalid="ignore"):
-            return L - np.logaddexp.reduce(L, axis=1, keepdims=True)
+            total: FloatArray = np.logaddexp.reduce(L, axis=1, keepdims=True)  # ufunc.reduce is typed Any
+            return L - total
 
     def profile_seconds(
         self, n: int, m: int, count: int, n_epsilon: int, budget: float = DEFAULT_BUDGET_SECONDS
@@ -219,7 +221,7 @@ class Mechanism(ABC):
         timed laws at 16 and 32 records (one law at large n may be slow itself):
         a power law through the two, exponent clipped to [0, 4]."""
 
-        def timed(k):
+        def timed(k: int) -> tuple[float, float]:
             t0 = time.perf_counter()
             outs, _ = self.log_output_pmf(np.eye(1, m, dtype=np.int64)[0] * k)
             return max(time.perf_counter() - t0, _MIN_LAW_SECONDS), len(outs)
@@ -227,7 +229,7 @@ class Mechanism(ABC):
         if n <= 32:
             return timed(n)
 
-        def grow(a, b):
+        def grow(a: float, b: float) -> float:
             return min(4.0, max(0.0, math.log2(b / a)))
 
         (t1, k1), (t2, k2) = timed(16), timed(32)
@@ -237,12 +239,12 @@ class Mechanism(ABC):
     def dp_delta(
         self,
         n: int,
-        epsilon: np.ndarray,
+        epsilon: FloatArray,
         categories: int | None = None,
         log: bool = False,
         budget: float = DEFAULT_BUDGET_SECONDS,
-        all_profiles: np.ndarray | None = None,
-    ) -> np.ndarray:
+        all_profiles: FloatArray | None = None,
+    ) -> FloatArray:
         """max over all databases of n records of delta_eps(x) (Theorem 1), shape (E,).
 
         Default: every histogram on m categories (the mechanism's own m, else
@@ -253,7 +255,7 @@ class Mechanism(ABC):
         """
         m = self.categories if self.categories is not None else as_int(categories, "categories", minimum=2)
         if all_profiles is not None:
-            logd = np.minimum(all_profiles.max(axis=0), np.log(self.delta_upper_bound(n, epsilon)))
+            logd: FloatArray = np.minimum(all_profiles.max(axis=0), np.log(self.delta_upper_bound(n, epsilon)))
             return logd if log else np.minimum(np.exp(logd), self.delta_upper_bound(n, epsilon))
         count = count_histograms(n, m)
         est = self.profile_seconds(n, m, count, epsilon.size, budget)
@@ -263,12 +265,12 @@ class Mechanism(ABC):
                 f"{m} categories, estimated ~{est:.3g} s (budget {budget:g} s); use a smaller n "
                 "(the smoothed delta does not need it)"
             )
-        logd = self.log_profile_batch(compositions(n, m), n, epsilon).max(axis=0)
+        logd = np.asarray(self.log_profile_batch(compositions(n, m), n, epsilon).max(axis=0))
         cap = self.delta_upper_bound(n, epsilon)
         logd = np.minimum(logd, np.log(cap))
         return logd if log else np.minimum(np.exp(logd), cap)
 
-    def log_utility(self, hist_minus_i: np.ndarray, t: float) -> float:
+    def log_utility(self, hist_minus_i: IntArray, t: float) -> float:
         """log of ``max_j E_{a ~ M(x_-i + e_j)}[max(0, max posterior(a) - t)]``
         (eq. (3) before the factor 1/(1 - t)), uniform prior over the unknown
         record, by enumerating the m output laws."""
@@ -290,22 +292,24 @@ class Mechanism(ABC):
         return PostProcessed(self, as_output_map(f))
 
     # -- running the mechanism ---------------------------------------------------------
-    def _one_histogram(self, hist) -> np.ndarray:
+    def _one_histogram(self, hist: object) -> IntArray:
         h, single = as_histograms(hist)
         if not single:
             raise ValueError("hist must be a single histogram of shape (m,) here")
         self.check_histograms(h)
-        return h[0]
+        first: IntArray = h[0]
+        return first
 
-    def sample_histogram(self, hist, rng=None, size: int | None = None):
-        """Draw the mechanism's output on the database ``hist`` (``size`` draws: an array)."""
+    def sample_histogram(self, hist: object, rng: object = None, size: int | None = None) -> Any:
+        """Draw the mechanism's output on the database ``hist`` (``size`` draws: an array; one output
+        is whatever the law's outputs hold, hence ``Any``)."""
         outs, logp = self.log_output_pmf(self._one_histogram(hist))
         p = np.exp(logp - np.logaddexp.reduce(logp))
         gen = as_rng(rng)
         idx = gen.choice(len(p), size=None if size is None else as_int(size, "size", minimum=1), p=p / p.sum())
         return outs[idx]
 
-    def output_pmf(self, hist) -> pd.DataFrame:
+    def output_pmf(self, hist: object) -> pd.DataFrame:
         """The exact output law on one database: one row per output (columns
         ``output`` or ``o0, o1, ...``), ``probability`` and ``log_probability``."""
         outs, logp = self.log_output_pmf(self._one_histogram(hist))
@@ -318,14 +322,15 @@ class Mechanism(ABC):
         return df
 
 
-def factorize_outputs(outputs: list) -> tuple[list[np.ndarray], int]:
+def factorize_outputs(outputs: list[Any]) -> tuple[list[IntArray], int]:
     """Integer codes of the outputs of several laws on their union: (codes per law, K).
 
     Numeric 2-D outputs are compared row-wise (np.unique), 1-D outputs of any
     hashable type by value (pandas.factorize)."""
     sizes = np.cumsum([0] + [len(o) for o in outputs])
-    arrs = [o if isinstance(o, np.ndarray) else None for o in outputs]
-    if all(a is not None and a.dtype != object and a.ndim in (1, 2) for a in arrs):
+    arrs = [o for o in outputs if isinstance(o, np.ndarray) and o.dtype != object and o.ndim in (1, 2)]
+    allo: np.ndarray
+    if len(arrs) == len(outputs):
         allo = np.concatenate(arrs)
         _, codes = np.unique(allo.reshape(len(allo), -1), axis=0, return_inverse=True)
         K = int(codes.max()) + 1 if codes.size else 0

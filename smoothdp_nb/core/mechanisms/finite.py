@@ -8,6 +8,7 @@ from collections.abc import Callable, Hashable, Mapping
 import numpy as np
 from scipy.special import logsumexp
 
+from .._types import FloatArray, IntArray
 from .._validate import as_int
 from .base import Mechanism
 
@@ -53,12 +54,12 @@ class FiniteMechanism(Mechanism):
 
     def __init__(
         self,
-        pmf: Callable[[tuple], Mapping[Hashable, float]],
+        pmf: Callable[[tuple[int, ...]], Mapping[Hashable, float]],
         *,
         categories: int,
         name: str | None = None,
         log: bool = False,
-    ):
+    ) -> None:
         if not callable(pmf):
             raise TypeError(f"pmf must be a callable hist -> {{output: probability}}, got {type(pmf).__name__}")
         self._pmf = pmf
@@ -73,14 +74,14 @@ class FiniteMechanism(Mechanism):
     def __repr__(self) -> str:
         return f"FiniteMechanism({self.name}, categories={self._m})"
 
-    def _key(self):
+    def _key(self) -> tuple[object, int, str, bool]:
         return (self._pmf, self._m, self.name, self.log)
 
     @property
     def categories(self) -> int:
         return self._m
 
-    def log_output_pmf(self, hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def log_output_pmf(self, hist: IntArray) -> tuple[np.ndarray, FloatArray]:
         """The law returned by ``pmf`` as (outputs (K,) object array, log-probabilities (K,)).
 
         Raises TypeError/ValueError when ``pmf`` does not return a probability

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import logsumexp
 
+from .._types import FloatArray, IntArray
 from .._validate import as_rng
 from ..budget import ComputationTooLarge
 from ..divergence import log1mexp
@@ -39,7 +40,7 @@ class NoisySamplingHistogram(SampleSize, Mechanism):
     (a finite, exact computation on the (T+1)^m cells).
     """
 
-    def __init__(self, eta=None, *, T: int | None = None, noise_epsilon: float):
+    def __init__(self, eta: object = None, *, T: int | None = None, noise_epsilon: float) -> None:
         self._set_size(eta, T)
         # the noise is added to the histogram of a sample drawn without replacement
         self._sampler = SamplingHistogram(eta, T=T)
@@ -54,7 +55,7 @@ class NoisySamplingHistogram(SampleSize, Mechanism):
     def __repr__(self) -> str:
         return f"NoisySamplingHistogram({self._size_text()}, noise_epsilon={self.noise_epsilon:g})"
 
-    def _key(self):
+    def _key(self) -> tuple[object, int | None, float]:
         return (self._rate, self.T, self.noise_epsilon)
 
     @property
@@ -62,19 +63,19 @@ class NoisySamplingHistogram(SampleSize, Mechanism):
         """Any number of categories m >= 2."""
         return None
 
-    def delta_upper_bound(self, n: int, epsilon: np.ndarray) -> np.ndarray:
+    def delta_upper_bound(self, n: int, epsilon: FloatArray) -> FloatArray:
         """T/n: the outputs on neighbours differ in law only when the changed
         record is sampled, so every hockey-stick divergence is at most the
         total variation, at most T/n (the noise is post-processing)."""
         return np.full(np.shape(epsilon), float(self.sampled_fraction(n)))
 
-    def sample_histogram(self, hist, rng=None, size: int | None = None) -> np.ndarray:
+    def sample_histogram(self, hist: object, rng: object = None, size: int | None = None) -> IntArray:
         gen = as_rng(rng)
         sampled = self._sampler.sample_histogram(self._one_histogram(hist), rng=gen, size=size)
         lam = self.noise_epsilon / 4.0
         return _sample_truncated_two_sided_geometric(sampled, lam, gen)
 
-    def _log_kernel(self, T: int) -> np.ndarray:
+    def _log_kernel(self, T: int) -> FloatArray:
         """log K[s, c]: probability that a coordinate with sampled count s
         (0..T) is published in cell c (0..T-1 exactly, T meaning ">= T")."""
         lam = self.noise_epsilon / 4.0
@@ -83,12 +84,12 @@ class NoisySamplingHistogram(SampleSize, Mechanism):
         # log Z(s) = log(1 + r - r^(s+1)) - log(1 - r), with r = e^-lam
         log_one_minus_r = float(log1mexp(np.asarray(-lam)))
         log_z = np.log1p(np.exp(-lam) - np.exp(-lam * (s + 1))) - log_one_minus_r
-        logk = -lam * np.abs(c - s) - log_z
+        logk: FloatArray = -lam * np.abs(c - s) - log_z
         # the lumped cell sums r^(k - s) over k >= T
         logk[:, T] = -lam * (T - s[:, 0]) - log_one_minus_r - log_z[:, 0]
         return logk
 
-    def log_output_pmf(self, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def log_output_pmf(self, h: IntArray) -> tuple[IntArray, FloatArray]:
         """Output pmf on the lumped space: coordinates 0..T-1 exact, T = '>= T'."""
         samples, logw = self._sampler.log_output_pmf(h)
         n = int(h.sum())
@@ -104,9 +105,10 @@ class NoisySamplingHistogram(SampleSize, Mechanism):
         outs = np.array(list(itertools.product(range(T + 1), repeat=m)), dtype=np.int64)
         # log P(out) = logsumexp_s [log w(s) + sum_j log K(s_j, out_j)]
         acc = logw[:, None] + sum(logk[samples[:, j]][:, outs[:, j]] for j in range(m))
-        return outs, logsumexp(acc, axis=0)
+        log_p: FloatArray = logsumexp(acc, axis=0)  # scipy is untyped
+        return outs, log_p
 
-    def output_pmf(self, hist):
+    def output_pmf(self, hist: object) -> pd.DataFrame:
         """Exact output pmf on the lumped space (see class docstring).
 
         A count equal to T in column ``cj`` stands for the event "out_j >= T"
@@ -123,7 +125,7 @@ class NoisySamplingHistogram(SampleSize, Mechanism):
         return df
 
 
-def _sample_truncated_two_sided_geometric(centre: np.ndarray, lam: float, gen) -> np.ndarray:
+def _sample_truncated_two_sided_geometric(centre: IntArray, lam: float, gen: np.random.Generator) -> IntArray:
     """Draw out >= 0 with P(out) proportional to exp(-lam |out - centre|), per entry."""
     c = np.asarray(centre, dtype=np.int64)
     r = math.exp(-lam)
@@ -137,4 +139,5 @@ def _sample_truncated_two_sided_geometric(centre: np.ndarray, lam: float, gen) -
     g_left = np.minimum(g_left, c)
     # right: out = c + 1 + G', G' geometric on 0, 1, ...
     g_right = gen.geometric(1.0 - r, size=c.shape) - 1
-    return np.where(go_left, c - g_left, c + 1 + g_right)
+    out: IntArray = np.where(go_left, c - g_left, c + 1 + g_right)
+    return out

@@ -15,13 +15,18 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .. import _lpmf
+from .._types import FloatArray, IntArray
 from ..divergence import log1mexp, log_monotone_tail_sum
 from .base import Mechanism, factorize_outputs
+
+if TYPE_CHECKING:
+    from .sampling import SamplingHistogram
 
 __all__ = ["PostProcessed", "PostProcessing", "SampledWinner", "postprocess", "winner"]
 
@@ -30,7 +35,7 @@ class PostProcessing(ABC):
     """A map of outputs, possibly randomized: what :func:`postprocess` applies."""
 
     @abstractmethod
-    def apply(self, outputs: np.ndarray, logp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def apply(self, outputs: np.ndarray, logp: FloatArray) -> tuple[np.ndarray, FloatArray]:
         """The law of f(o) for o ~ (outputs, logp): (new outputs, their log-probabilities)."""
 
     @property
@@ -41,7 +46,7 @@ class PostProcessing(ABC):
 class _FunctionMap(PostProcessing):
     """A user function of one output; vectorised when it accepts the array of outputs."""
 
-    def __init__(self, f: Callable[[Any], Any]):
+    def __init__(self, f: Callable[[Any], Any]) -> None:
         self.f = f
 
     @property
@@ -54,7 +59,7 @@ class _FunctionMap(PostProcessing):
     def __hash__(self) -> int:
         return hash(self.f)
 
-    def _vectorised(self, outputs: np.ndarray):
+    def _vectorised(self, outputs: np.ndarray) -> np.ndarray | None:
         """f(outputs) when f maps the whole array output by output (checked on the
         first and last outputs against single calls), else None."""
         if outputs.dtype == object:
@@ -71,7 +76,7 @@ class _FunctionMap(PostProcessing):
                 return None
         return y
 
-    def apply(self, outputs, logp):
+    def apply(self, outputs: np.ndarray, logp: FloatArray) -> tuple[np.ndarray, FloatArray]:
         y = self._vectorised(outputs)
         if y is not None:
             return _group(y, logp)
@@ -80,7 +85,9 @@ class _FunctionMap(PostProcessing):
             labels = np.empty(len(ys), dtype=object)
             labels[:] = ys
             return _group(labels, logp)
-        src, lab, lw = [], [], []
+        src: list[int] = []
+        lab: list[Any] = []
+        lw: list[FloatArray] = []
         for k, v in enumerate(ys):
             law = v if isinstance(v, Mapping) else {v: 1.0}
             p = np.fromiter(law.values(), dtype=float, count=len(law))
@@ -95,7 +102,7 @@ class _FunctionMap(PostProcessing):
         return _group(labels, logp[np.asarray(src, dtype=np.int64)] + np.concatenate(lw))
 
 
-def _group(labels: np.ndarray, logp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _group(labels: np.ndarray, logp: FloatArray) -> tuple[np.ndarray, FloatArray]:
     """Merge equal labels: (distinct labels, log of their summed probabilities)."""
     (codes,), K = factorize_outputs([labels])
     out = np.full(K, -np.inf)
@@ -114,19 +121,20 @@ class Winner(PostProcessing):
     def __repr__(self) -> str:
         return "winner"
 
-    def __call__(self, hist):
+    def __call__(self, hist: npt.ArrayLike) -> int | dict[int, float]:
         """The winner(s) of one histogram: a category, or a law over the tied ones."""
         h = np.asarray(hist)
         top = np.flatnonzero(h == h.max())
         return int(top[0]) if top.size == 1 else {int(c): 1.0 / top.size for c in top}
 
-    def apply(self, outputs, logp):
+    def apply(self, outputs: np.ndarray, logp: FloatArray) -> tuple[np.ndarray, FloatArray]:
         o = np.asarray(outputs)
         top = o == o.max(axis=1, keepdims=True)
         share = np.log(top.sum(axis=1))
         terms = np.where(top, (logp - share)[:, None], -np.inf)
         with np.errstate(invalid="ignore"):
-            return np.arange(o.shape[1]), np.logaddexp.reduce(terms, axis=0)
+            log_p: FloatArray = np.logaddexp.reduce(terms, axis=0)  # ufunc.reduce is typed Any
+        return np.arange(o.shape[1]), log_p
 
 
 #: The winner of a histogram output (the category with the most votes; ties
@@ -145,14 +153,14 @@ def as_output_map(f: Any) -> PostProcessing:
 class PostProcessed(Mechanism):
     """``f(M(x))``: the output law of M mapped through f (generic, by enumeration)."""
 
-    def __init__(self, inner: Mechanism, f: PostProcessing):
+    def __init__(self, inner: Mechanism, f: PostProcessing) -> None:
         self.inner = inner
         self.f = f
 
     def __repr__(self) -> str:
         return f"postprocess({self.inner!r}, {self.f.name})"
 
-    def _key(self):
+    def _key(self) -> tuple[Mechanism, PostProcessing]:
         return (self.inner, self.f)
 
     @property
@@ -162,11 +170,11 @@ class PostProcessed(Mechanism):
     def sample_size(self, n: int) -> int:
         return self.inner.sample_size(n)
 
-    def delta_upper_bound(self, n: int, epsilon: np.ndarray) -> np.ndarray:
+    def delta_upper_bound(self, n: int, epsilon: FloatArray) -> FloatArray:
         """The inner mechanism's bound (Proposition 4)."""
         return self.inner.delta_upper_bound(n, epsilon)
 
-    def log_output_pmf(self, hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def log_output_pmf(self, hist: IntArray) -> tuple[np.ndarray, FloatArray]:
         return self.f.apply(*self.inner.log_output_pmf(hist))
 
 
@@ -194,7 +202,7 @@ def postprocess(mechanism: Mechanism, f: Any) -> Mechanism:
     return mechanism.postprocessed(as_output_map(f))
 
 
-def _one(rows, k):
+def _one(rows: IntArray, k: np.ndarray) -> FloatArray:
     return np.ones(np.shape(k))
 
 
@@ -219,10 +227,12 @@ class SampledWinner(PostProcessed):
     probabilities, exact zeros where the winner cannot change.
     """
 
-    def __init__(self, inner):
+    inner: SamplingHistogram
+
+    def __init__(self, inner: SamplingHistogram) -> None:
         super().__init__(inner, winner)
 
-    def log_profile_batch(self, hists: np.ndarray, n: int, epsilon: np.ndarray) -> np.ndarray:
+    def log_profile_batch(self, hists: IntArray, n: int, epsilon: FloatArray) -> FloatArray:
         if hists.shape[1] != 2:
             return super().log_profile_batch(hists, n, epsilon)
         T = self.sample_size(n)
@@ -236,15 +246,15 @@ class SampledWinner(PostProcessed):
             vals = np.full((u.size, epsilon.size), -np.inf)
             vals[ok] = self._log_divergences(u[ok], v[ok], n, T, epsilon)
             out = vals.reshape(2, hists.shape[0], epsilon.size)
-        res = out.max(axis=0)
-        return np.minimum(res, np.log(self.delta_upper_bound(n, epsilon)))
+        res: FloatArray = np.minimum(out.max(axis=0), np.log(self.delta_upper_bound(n, epsilon)))
+        return res
 
     def profile_seconds(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> float:
         if m != 2:
             return super().profile_seconds(n, m, count, n_epsilon, budget)
         return 2e-5 * count + 2e-6 * count * n_epsilon + 1e-4
 
-    def _log_divergences(self, u, v, n, T, epsilon):
+    def _log_divergences(self, u: IntArray, v: IntArray, n: int, T: int, epsilon: FloatArray) -> FloatArray:
         """max(d(x, x'), d(x', x)) for rows (u, v), in log space: (B, E)."""
         k_lo, k_hi = (T + 1) // 2, T // 2 + 1
         dist_x = self.inner.binary_dist(u, v, n, T)  # o_a under x: u + 1 a's, v b's

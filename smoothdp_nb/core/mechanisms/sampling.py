@@ -22,17 +22,22 @@ themselves are summed by :mod:`smoothdp_nb.core.divergence`.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy.special import expit, logsumexp
 
 from .. import _lpmf
+from .._types import FloatArray, IntArray
 from .._validate import as_int, as_rng
 from ..budget import ComputationTooLarge
-from ..divergence import LogConcaveCounts, log1mexp, log_monotone_tail_sum
+from ..divergence import LogConcaveCounts, RowFunction, log1mexp, log_monotone_tail_sum
 from .base import MAX_CELLS, Mechanism, compositions
 from .size import SampleSize
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["SamplingHistogram"]
 
@@ -58,7 +63,7 @@ class SamplingHistogram(SampleSize, Mechanism):
     998
     """
 
-    def __init__(self, eta=None, *, T: int | None = None, replace: bool = False):
+    def __init__(self, eta: object = None, *, T: int | None = None, replace: bool = False) -> None:
         self._set_size(eta, T)
         if not isinstance(replace, (bool, np.bool_)):
             raise TypeError(f"replace must be True or False, got {replace!r}")
@@ -71,7 +76,7 @@ class SamplingHistogram(SampleSize, Mechanism):
 
     dp_delta_depends_on_epsilon = False
 
-    def _key(self):
+    def _key(self) -> tuple[object, int | None, bool]:
         return (self._rate, self.T, self.replace)
 
     @property
@@ -80,7 +85,7 @@ class SamplingHistogram(SampleSize, Mechanism):
         return None
 
     # -- running the mechanism ------------------------------------------------
-    def sample(self, data, rng=None, *, categories=None) -> np.ndarray:
+    def sample(self, data: npt.ArrayLike, rng: object = None, *, categories: npt.ArrayLike | None = None) -> IntArray:
         """Run the mechanism on raw records.
 
         Parameters
@@ -103,7 +108,7 @@ class SamplingHistogram(SampleSize, Mechanism):
         hist = np.bincount(idx, minlength=len(cats)).astype(np.int64)
         return self.sample_histogram(hist, rng=rng)
 
-    def sample_histogram(self, hist, rng=None, size: int | None = None) -> np.ndarray:
+    def sample_histogram(self, hist: object, rng: object = None, size: int | None = None) -> IntArray:
         """Draw the mechanism's output for a database given by its histogram.
 
         ``size`` draws independent outputs (shape (size, m)).
@@ -118,7 +123,7 @@ class SamplingHistogram(SampleSize, Mechanism):
         return gen.multivariate_hypergeometric(h, T, size=shape).astype(np.int64)
 
     # -- exact output distribution -----------------------------------------------
-    def output_pmf(self, hist):
+    def output_pmf(self, hist: object) -> pd.DataFrame:
         """Exact output distribution for a small histogram (teaching and tests).
 
         Returns
@@ -135,7 +140,7 @@ class SamplingHistogram(SampleSize, Mechanism):
         df["log_probability"] = logp
         return df
 
-    def log_output_pmf(self, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def log_output_pmf(self, h: IntArray) -> tuple[IntArray, FloatArray]:
         """Every sampled histogram (rows) and its log-probability (small cases)."""
         h = np.asarray(h, dtype=np.int64)
         n = int(h.sum())
@@ -157,19 +162,19 @@ class SamplingHistogram(SampleSize, Mechanism):
         return outs, logp
 
     # -- worst cases ---------------------------------------------------------------
-    def delta_upper_bound(self, n: int, epsilon: np.ndarray) -> np.ndarray:
+    def delta_upper_bound(self, n: int, epsilon: FloatArray) -> FloatArray:
         """The DP delta (below): no database of n records exceeds it."""
         return self.dp_delta(n, epsilon)
 
     def dp_delta(
         self,
         n: int,
-        epsilon: np.ndarray,
+        epsilon: FloatArray,
         categories: int | None = None,
         log: bool = False,
         budget: float | None = None,
-        all_profiles: np.ndarray | None = None,
-    ) -> np.ndarray:
+        all_profiles: FloatArray | None = None,
+    ) -> FloatArray:
         """Theorem 3 (iii): ``T/n`` for every epsilon >= 0 without replacement
         (correctly rounded from the exact fraction); ``1 - (1 - 1/n)^T`` with
         replacement (a few ulps).
@@ -189,7 +194,7 @@ class SamplingHistogram(SampleSize, Mechanism):
         return np.full(np.shape(epsilon), logd if log else lin)
 
     # -- the profile fast paths --------------------------------------------------------
-    def log_profile_batch(self, hists: np.ndarray, n: int, epsilon: np.ndarray) -> np.ndarray:
+    def log_profile_batch(self, hists: IntArray, n: int, epsilon: FloatArray) -> FloatArray:
         """log delta_eps(x) for histograms of a common size n (rows), shape (k, E).
 
         For two categories the profile is a maximum of four tails of
@@ -200,22 +205,23 @@ class SamplingHistogram(SampleSize, Mechanism):
         """
         T = self.sample_size(n)
         if hists.shape[1] == 2:
-            out = self._log_profile_binary(hists, n, T, epsilon)
+            logd = self._log_profile_binary(hists, n, T, epsilon)
         else:
-            out = self._log_profile_grid(hists, n, T, epsilon)
-        return np.minimum(out, self.dp_delta(n, epsilon, log=True))
+            logd = self._log_profile_grid(hists, n, T, epsilon)
+        out: FloatArray = np.minimum(logd, self.dp_delta(n, epsilon, log=True))
+        return out
 
     def profile_seconds(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> float:
         """m = 2: a few tail sums per histogram, 1.5e-6 s per histogram and
         epsilon at n = 1e5, growing like n^0.25 (benchmarks/README.md); m > 2:
         the (T+1)^2 grid per distinct neighbour pair."""
         if m == 2:
-            return 0.01 + 1.5e-6 * count * n_epsilon * (max(n, 1) / 1e5) ** 0.25
+            return 0.01 + 1.5e-6 * count * n_epsilon * math.pow(max(n, 1) / 1e5, 0.25)
         T = self.sample_size(n)
         pairs = min(count * m * (m - 1), (n + 1) ** 2)
         return 5e-9 * pairs * (T + 1) ** 2 * n_epsilon
 
-    def _log_profile_grid(self, h: np.ndarray, n: int, T: int, epsilon: np.ndarray) -> np.ndarray:
+    def _log_profile_grid(self, h: IntArray, n: int, T: int, epsilon: FloatArray) -> FloatArray:
         """m > 2.  For every ordered pair (a, b) with h_a >= 1 the neighbour moves
         one a-record to b; d(x, x') = F(h_a - 1, h_b) and d(x', x) = F(h_b, h_a - 1)."""
         k, m = h.shape
@@ -246,7 +252,7 @@ class SamplingHistogram(SampleSize, Mechanism):
         np.maximum.at(out, own, vals)
         return out
 
-    def _log_profile_binary(self, h: np.ndarray, n: int, T: int, epsilon: np.ndarray) -> np.ndarray:
+    def _log_profile_binary(self, h: IntArray, n: int, T: int, epsilon: FloatArray) -> FloatArray:
         """m = 2: the same four divergences per histogram as the general case,
         indexed by u alone (every pair has u + v = n - 1)."""
         h0, h1 = h[:, 0], h[:, 1]
@@ -266,9 +272,10 @@ class SamplingHistogram(SampleSize, Mechanism):
             idx[valid] = inv.ravel()
         logF = self.log_pair_divergence(us, n - 1 - us, n, T, epsilon)  # (len(us), E)
         vals = np.where(valid[:, :, None], logF[idx], -np.inf)  # (4, k, E)
-        return vals.max(axis=0)
+        out: FloatArray = vals.max(axis=0)
+        return out
 
-    def log_utility(self, hist_minus_i: np.ndarray, t: float) -> float:
+    def log_utility(self, hist_minus_i: IntArray, t: float) -> float:
         """eq. (3) before the factor 1/(1-t); two categories: monotone tails from
         the closed-form thresholds, otherwise the generic enumeration."""
         c = np.asarray(hist_minus_i, dtype=np.int64)
@@ -279,14 +286,14 @@ class SamplingHistogram(SampleSize, Mechanism):
         both = self._log_utility_binary(np.array([c[0], c[1]]), np.array([c[1], c[0]]), n, T, t)
         return float(np.max(both))
 
-    def _log_utility_binary(self, u, v, n, T, t):
+    def _log_utility_binary(self, u: npt.ArrayLike, v: npt.ArrayLike, n: int, T: int, t: float) -> FloatArray:
         """log sum_K P(K) max(0, sigma(|log r(K)|) - t) for rows (u, v): the
         expectation under the database with u+1 records of 'a' and v of 'b'."""
         u = np.asarray(u, dtype=np.int64)
         v = np.asarray(v, dtype=np.int64)
         dist = self.binary_dist(u, v, n, T)
 
-        def factor(rows, k):
+        def factor(rows: IntArray, k: np.ndarray) -> FloatArray:
             lr = np.abs(self.log_ratio(u[rows], v[rows], k, T - k))
             f = expit(lr) - t  # sigma(|lr|) = max posterior, >= 1/2
             return np.where(f > 0, f, 0.0)
@@ -301,7 +308,8 @@ class SamplingHistogram(SampleSize, Mechanism):
         upper = log_monotone_tail_sum(dist, upper_start, dist.hi, factor)
         lower_end = np.minimum(lower_end, upper_start - 1)  # keep the two tails disjoint
         lower = log_monotone_tail_sum(dist, dist.lo, lower_end, factor)
-        return np.logaddexp(upper, lower)
+        out: FloatArray = np.logaddexp(upper, lower)
+        return out
 
     def postprocessed(self, f: Any) -> Mechanism:
         """The winner of the sample (:data:`~smoothdp_nb.winner`) has its own fast
@@ -313,7 +321,9 @@ class SamplingHistogram(SampleSize, Mechanism):
         return super().postprocessed(f)
 
     # -- the divergence kernel ---------------------------------------------------
-    def log_pair_divergence(self, u, v, n: int, T: int, epsilon: np.ndarray) -> np.ndarray:
+    def log_pair_divergence(
+        self, u: npt.ArrayLike, v: npt.ArrayLike, n: int, T: int, epsilon: FloatArray
+    ) -> FloatArray:
         """log d(x, x') for neighbour pairs (u, v) of the module docstring.
 
         ``u``, ``v``: int arrays (B,) of the other records in categories a, b;
@@ -332,7 +342,7 @@ class SamplingHistogram(SampleSize, Mechanism):
             out[~binary] = self._log_pair_divergence_grid(u[~binary], v[~binary], n, T, epsilon)
         return out
 
-    def log_ratio(self, u, v, oa, ob):
+    def log_ratio(self, u: npt.ArrayLike, v: npt.ArrayLike, oa: npt.ArrayLike, ob: npt.ArrayLike) -> FloatArray:
         """log P(o)/Q(o) as a function of the counts (o_a, o_b); arrays broadcast."""
         u = np.asarray(u, dtype=float)
         v = np.asarray(v, dtype=float)
@@ -347,7 +357,7 @@ class SamplingHistogram(SampleSize, Mechanism):
                 return ta - tb
             return -np.log1p(-oa / (u + 1.0)) + np.log1p(-ob / (v + 1.0))
 
-    def binary_dist(self, u, v, n, T) -> LogConcaveCounts:
+    def binary_dist(self, u: IntArray, v: IntArray, n: int, T: int) -> LogConcaveCounts:
         """Law of o_a (count of category a in the output) under x, binary case."""
         good = (u + 1).astype(float)
         bad = v.astype(float)
@@ -356,12 +366,13 @@ class SamplingHistogram(SampleSize, Mechanism):
             q = bad / n
             Tf = float(T)
 
-            def logpmf(rows, k):
+            def logpmf(rows: IntArray, k: np.ndarray) -> FloatArray:
                 return _lpmf.log_binom_pmf(k, Tf, p[rows], q[rows])
 
-            def ratio(rows, k):  # P(k+1)/P(k)
+            def ratio(rows: IntArray, k: np.ndarray) -> FloatArray:  # P(k+1)/P(k)
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    return (Tf - k) / (k + 1.0) * (p[rows] / q[rows])
+                    out: FloatArray = (Tf - k) / (k + 1.0) * (p[rows] / q[rows])
+                    return out
 
             lo = np.zeros(u.size, dtype=np.int64)
             hi = np.full(u.size, T, dtype=np.int64)
@@ -371,14 +382,15 @@ class SamplingHistogram(SampleSize, Mechanism):
             Tf = float(T)
             N = float(n)
 
-            def logpmf(rows, k):
+            def logpmf(rows: IntArray, k: np.ndarray) -> FloatArray:
                 return _lpmf.log_hypergeom_pmf(k, good[rows], bad[rows], Tf)
 
             shift = bad - Tf + 1.0
 
-            def ratio(rows, k):  # P(k+1)/P(k)
+            def ratio(rows: IntArray, k: np.ndarray) -> FloatArray:  # P(k+1)/P(k)
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    return ((good[rows] - k) * (Tf - k)) / ((k + 1.0) * (k + shift[rows]))
+                    out: FloatArray = ((good[rows] - k) * (Tf - k)) / ((k + 1.0) * (k + shift[rows]))
+                    return out
 
             lo = np.maximum(0, T - v).astype(np.int64)
             hi = np.minimum(u + 1, T).astype(np.int64)
@@ -387,7 +399,7 @@ class SamplingHistogram(SampleSize, Mechanism):
             sd = np.sqrt(np.maximum(var, 0.0))
         return LogConcaveCounts(logpmf=logpmf, ratio=ratio, lo=lo, hi=hi, mode=mode, sd=sd)
 
-    def _log_pair_divergence_binary(self, u, v, n, T, epsilon):
+    def _log_pair_divergence_binary(self, u: IntArray, v: IntArray, n: int, T: int, epsilon: FloatArray) -> FloatArray:
         """Tail sums from the closed-form threshold, one row per (pair, epsilon).
 
         Each row is anchored at its own largest term (see
@@ -405,7 +417,7 @@ class SamplingHistogram(SampleSize, Mechanism):
         res = log_monotone_tail_sum(dist, start, dist.hi, self._divergence_factor(uu, vv, T, ee))
         return res.reshape(B, E)
 
-    def _divergence_factor(self, u, v, T, epsilon):
+    def _divergence_factor(self, u: npt.ArrayLike, v: npt.ArrayLike, T: int, epsilon: npt.ArrayLike) -> RowFunction:
         """The factor ``f(rows, k) = max(0, 1 - e^epsilon Q(k)/P(k))`` for the rows
         (u, v, epsilon): P is the law of o_a = k under x, Q under its neighbour x'
         (one a-record turned into b), and each divergence term is ``P(k) f(k)``.
@@ -415,11 +427,12 @@ class SamplingHistogram(SampleSize, Mechanism):
         epsilon = np.broadcast_to(np.asarray(epsilon, dtype=float), u.shape)
         if self.replace:
 
-            def factor(rows, k):
+            def factor(rows: IntArray, k: np.ndarray) -> FloatArray:
                 lr = self.log_ratio(u[rows], v[rows], k, T - k)
                 with np.errstate(invalid="ignore"):
                     f = -np.expm1(np.minimum(epsilon[rows] - lr, 0.0))
-                return np.nan_to_num(f, nan=0.0)  # nan only where P(k) = 0
+                out: FloatArray = np.nan_to_num(f, nan=0.0)  # nan only where P(k) = 0
+                return out
 
             return factor
         # Q/P = (u + 1 - o_a)(v + 1) / ((u + 1)(v + 1 - o_b)) with o_b = T - o_a:
@@ -429,12 +442,13 @@ class SamplingHistogram(SampleSize, Mechanism):
         scale = np.exp(epsilon) * (v + 1.0) / good
         shift = v + 1.0 - T
 
-        def factor(rows, k):
-            return np.maximum(1.0 - scale[rows] * (good[rows] - k) / (k + shift[rows]), 0.0)
+        def rational_factor(rows: IntArray, k: np.ndarray) -> FloatArray:
+            out: FloatArray = np.maximum(1.0 - scale[rows] * (good[rows] - k) / (k + shift[rows]), 0.0)
+            return out
 
-        return factor
+        return rational_factor
 
-    def binary_threshold(self, u, v, T, epsilon):
+    def binary_threshold(self, u: IntArray, v: IntArray, T: int, epsilon: FloatArray) -> IntArray:
         """Smallest o_a that can have log r > epsilon (one below the closed-form
         root, so rounding can only add a zero term, never drop a positive one)."""
         uf = u.astype(float)
@@ -452,9 +466,10 @@ class SamplingHistogram(SampleSize, Mechanism):
                 # (u+1)(v+1-T+K) > e^epsilon (v+1)(u+1-K), divided through by e^epsilon
                 k = ((vf + 1) * (uf + 1) - em * (uf + 1) * (vf + 1 - T)) / (em * (uf + 1) + (vf + 1))
         k = np.nan_to_num(k, nan=0.0, posinf=float(T), neginf=0.0)
-        return np.floor(k).astype(np.int64)
+        out: IntArray = np.floor(k).astype(np.int64)
+        return out
 
-    def _log_pair_divergence_grid(self, u, v, n, T, epsilon):
+    def _log_pair_divergence_grid(self, u: IntArray, v: IntArray, n: int, T: int, epsilon: FloatArray) -> FloatArray:
         """m > 2: sum over the joint law of (o_a, o_b) on the full grid."""
         B, E = u.size, epsilon.size
         cells = B * (T + 1) ** 2
@@ -482,7 +497,16 @@ class SamplingHistogram(SampleSize, Mechanism):
                 out[s : s + chunk, j] = logsumexp(terms, axis=1)
         return out
 
-    def _log_joint_ab(self, u, v, rest, n, T, oa, ob):
+    def _log_joint_ab(
+        self,
+        u: npt.ArrayLike,
+        v: npt.ArrayLike,
+        rest: npt.ArrayLike,
+        n: int,
+        T: int,
+        oa: FloatArray,
+        ob: FloatArray,
+    ) -> FloatArray:
         """log P[(o_a, o_b)] under x (u+1 records of a, v of b, rest others).
 
         The grid path is for moderate n (m > 2), so a table of log-factorials
@@ -497,7 +521,7 @@ class SamplingHistogram(SampleSize, Mechanism):
         rest = np.asarray(rest, dtype=np.int64)
         oc = T - oa_i - ob_i  # records of the other categories in the sample
 
-        def lgc(N, k):
+        def lgc(N: IntArray, k: IntArray) -> FloatArray:
             ok = (k >= 0) & (k <= N)
             kk = np.where(ok, k, 0)
             NN = np.broadcast_to(N, kk.shape)
@@ -524,7 +548,7 @@ class SamplingHistogram(SampleSize, Mechanism):
         return np.where(np.isnan(res), -np.inf, res)
 
 
-def _log_factorials(n: int) -> np.ndarray:
+def _log_factorials(n: int) -> FloatArray:
     """lf[k] = log k! for k = 0..n (cached per size)."""
     cached = _LF_CACHE.get("table")
     if cached is None or len(cached) <= n:
@@ -535,10 +559,10 @@ def _log_factorials(n: int) -> np.ndarray:
     return cached
 
 
-_LF_CACHE: dict = {}
+_LF_CACHE: dict[str, FloatArray] = {}
 
 
-def _label_index(cats: np.ndarray, data: np.ndarray) -> np.ndarray:
+def _label_index(cats: np.ndarray, data: np.ndarray) -> IntArray:
     order = np.argsort(cats, kind="stable")
     sorted_cats = cats[order]
     pos = np.searchsorted(sorted_cats, data)
@@ -549,10 +573,11 @@ def _label_index(cats: np.ndarray, data: np.ndarray) -> np.ndarray:
     return order[pos]
 
 
-def _log_multinomial(outs: np.ndarray, p: np.ndarray) -> np.ndarray:
+def _log_multinomial(outs: IntArray, p: FloatArray) -> FloatArray:
     from scipy.special import gammaln
 
     T = outs.sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(outs > 0, outs * np.log(p)[None, :], 0.0)
-    return gammaln(T + 1.0) - gammaln(outs + 1.0).sum(axis=1) + terms.sum(axis=1)
+    out: FloatArray = gammaln(T + 1.0) - gammaln(outs + 1.0).sum(axis=1) + terms.sum(axis=1)
+    return out

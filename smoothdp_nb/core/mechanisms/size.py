@@ -14,7 +14,7 @@ from .._validate import as_decimal_text, as_int
 __all__ = ["SampleSize", "sampling_size_spec"]
 
 
-def _exact_rate(eta) -> Fraction:
+def _exact_rate(eta: object) -> Fraction:
     """The sampling rate as an exact fraction: 0.998 means 998/1000, not the
     binary float nearest to it (so ``ceil(0.998 * 1000)`` is 998, not 999)."""
     if isinstance(eta, bool):
@@ -40,7 +40,7 @@ def _exact_rate(eta) -> Fraction:
         raise TypeError(f"eta must be a number in (0, 1], got {eta!r}") from None
 
 
-def sampling_size_spec(eta, T) -> tuple[Fraction | None, float | None, int | None]:
+def sampling_size_spec(eta: object, T: object) -> tuple[Fraction | None, float | None, int | None]:
     """Validate "a rate eta or a fixed size T" (exactly one): -> (exact rate, eta, T)."""
     if (eta is None) == (T is None):
         raise ValueError("give exactly one of eta (a sampling rate) or T (a sample size)")
@@ -61,17 +61,23 @@ class SampleSize:
     #: sampling with replacement (a fixed T may then exceed n)
     replace: bool = False
 
-    def _set_size(self, eta, T) -> None:
+    def _set_size(self, eta: object, T: object) -> None:
         self._rate, self.eta, self.T = sampling_size_spec(eta, T)
 
     def _size_text(self) -> str:
         """``eta=0.998`` (the exact decimal when there is one) or ``T=15``."""
         if self.T is not None:
             return f"T={self.T}"
-        r = self._rate
+        r = self._rate_fraction()
         d = Decimal(r.numerator) / Decimal(r.denominator)
         exact = d * r.denominator == r.numerator
         return f"eta={d.normalize() if exact else float(r)}"
+
+    def _rate_fraction(self) -> Fraction:
+        """The exact rate eta (set whenever no fixed T is)."""
+        if self._rate is None:
+            raise ValueError(f"{type(self).__name__} has a fixed sample size T, not a rate eta")
+        return self._rate
 
     def sample_size(self, n: int) -> int:
         """T for a database of n records: ``ceil(eta * n)`` (exact) or the fixed T.
@@ -83,8 +89,9 @@ class SampleSize:
             if self.T > n and not self.replace:
                 raise ValueError(f"T must be <= n when sampling without replacement, got T={self.T} > n={n}")
             return self.T
-        num = self._rate.numerator * n
-        return -((-num) // self._rate.denominator)  # exact ceiling
+        rate = self._rate_fraction()
+        num = rate.numerator * n
+        return -((-num) // rate.denominator)  # exact ceiling
 
     def sampled_fraction(self, n: int) -> Fraction:
         """T/n as an exact fraction: the probability that a given record is read

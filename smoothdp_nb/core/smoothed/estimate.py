@@ -52,10 +52,11 @@ _SH2_BASE, _SH2_SQRT = 1e-6, 3e-9  # measured 0.8-2.0e-6 at n = 1e4..1e5, eta = 
 _SH_GRID_CELL = 2.2e-7
 # seconds per cell of the noisy mechanism's lumped output space (T+1)^m
 _NOISY_CELL = 7e-6
-# seconds per (occupied value, replacement value, possible sum) of the sampling average
-_AVG_CELL = 1.2e-8
-# seconds per sampled database and hull vertex (multinomial draw, np.unique over the chunk)
-_DRAW = 1.5e-6
+# CPU seconds per (occupied value, replacement value, possible sum) of the sampling average
+# (8e-10 since the faster profile of issue 16: bench_estimates.py, 2026-11-24)
+_AVG_CELL = 8e-10
+# CPU seconds per sampled database and hull vertex (multinomial draw, np.unique over the chunk)
+_DRAW = 6e-7
 # bytes per (histogram, epsilon) of the two-category exact path: the profile table, its
 # distinct columns and the engine's arrays; and per (histogram, epsilon) of one chunk of
 # profiles being computed (measured with tracemalloc, benchmarks/README.md)
@@ -94,10 +95,10 @@ def sampling_average_units(K: int, T: int, occupied: float) -> tuple[float, floa
 
     The search over (removed value, replacement) pairs visits every possible
     sum (``T (K - 1) + 1`` of them) for each of the ``occupied`` x K pairs, and
-    holds about three arrays of K x (number of sums) floats.
+    holds about six arrays of K x (number of sums) floats at its peak.
     """
     width = T * (K - 1) + 1
-    return _AVG_CELL * occupied * K * width, 3.0 * K * width * 8
+    return _AVG_CELL * occupied * K * width, 6.0 * K * width * 8
 
 
 def estimate_profiles(mechanism: Any, n: int, m: int, E: int) -> float:

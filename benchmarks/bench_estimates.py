@@ -69,7 +69,7 @@ def cases():
         yield (
             f"exact m=2 l={len(pi)} n={n} E={E}",
             sdp.budget.Estimate(*estimate_exact_cost(sh, n, V, E, eps)),
-            lambda n=n, pi=pi, eps=eps: sdp.smoothed_delta(sh, n, pi, eps, budget=1e9),
+            lambda n=n, pi=pi, eps=eps: sdp.smoothed_delta(sh, n, pi, eps, budget=1e9, progress=False),
         )
     deep = sdp.SamplingHistogram(eta=0.9)
     for n in (10**5, 3 * 10**5):  # delta down to 1e-354 and 1e-1054: far below the float64 range
@@ -77,7 +77,7 @@ def cases():
         yield (
             f"exact m=2 l=2 n={n} E=1 (deep)",
             sdp.budget.Estimate(*estimate_exact_cost(deep, n, V, 1, np.array([1.0]))),
-            lambda n=n, V=V: sdp.smoothed_delta(deep, n, V, 1.0, budget=1e9),
+            lambda n=n, V=V: sdp.smoothed_delta(deep, n, V, 1.0, budget=1e9, progress=False),
         )
     t3 = sdp.SamplingHistogram(T=3)
     three = [[0.2, 0.3, 0.5], [0.5, 0.3, 0.2]]
@@ -85,7 +85,7 @@ def cases():
         yield (
             f"exact m=3 l=2 n={n} T=3",
             sdp.budget.Estimate(*estimate_exact_cost(t3, n, np.array(three), 1, np.array([1.0]))),
-            lambda n=n: sdp.smoothed_delta(t3, n, three, 1.0, budget=1e9),
+            lambda n=n: sdp.smoothed_delta(t3, n, three, 1.0, budget=1e9, progress=False),
         )
     for n, trials in [(1000, 20000), (10**5, 20000)]:
         est, _ = estimate_monte_carlo(sh, n, np.array(TWO), 1, trials, 8, 10_000)
@@ -93,7 +93,7 @@ def cases():
             f"monte carlo n={n} trials={trials} x 8 candidates",
             est,
             lambda n=n, trials=trials: sdp.smoothed_delta(
-                sh, n, TWO, 1.0, method="monte-carlo", trials=trials, candidates=8, rng=1
+                sh, n, TWO, 1.0, method="monte-carlo", trials=trials, candidates=8, rng=1, progress=False
             ),
         )
     for b in (8, 10):

@@ -3,15 +3,19 @@
 It drives refusals (``budget=``), progress bars and the panels' choice between
 the exact method and Monte Carlo, so it must be right within a factor of two
 before any work is done.  For two categories and at most two hull vertices
-(:func:`smoothdp_nb.core.smoothed.binary.exact_binary`) the model counts the
-engine's work units -- multiply-adds of the blocked advance and of the
-correlation, correlation segments and blocks (:func:`binary_work_units`,
-tested against the counts the engine reports) -- and prices them with
-per-unit costs measured on the 2-core reference machine
-(``benchmarks/bench_smoothed.py``, figures in ``benchmarks/README.md``), plus
-the privacy profile of the n + 1 histograms.  The general engine (m >= 3 or
-more vertices) does one log-space step per histogram, vertex and
-composition.
+(:func:`smoothdp_nb.core.smoothed.binary.exact_binary`) the model walks the
+engine's own block schedule and counts its work units -- multiply-adds of the
+blocked advance and of the correlation, correlation segments and blocks
+(:func:`binary_work_units`, tested against the counts the engine reports) --
+and prices them with per-unit CPU costs fitted on the 2-core reference machine
+(``python benchmarks/bench_smoothed.py --calibrate``, figures in
+``benchmarks/README.md``).  What sets those counts besides n -- the spread
+and the slope of log delta, how many epsilon columns differ -- comes from the
+profile of a sample of histograms (:func:`profile_sample`), which also
+measures the profile's CPU time per histogram for the n + 1 profiles.  The
+general engine (m >= 3 or more vertices) is priced per composition, per
+log-space term (:func:`general_work_units`, counted exactly) and per entry of
+its histogram index.
 """
 
 from __future__ import annotations

@@ -129,10 +129,12 @@ def scaling(sizes_two, sizes_history) -> None:
 
 
 def cpu(fn):
-    """(CPU seconds, result) of one call."""
-    c = time.process_time()
+    """(CPU seconds, result) of one call, with the CPU of the helper process (if one ran)."""
+    c, k = time.process_time(), os.times()
     out = fn()
-    return time.process_time() - c, out
+    k1 = os.times()
+    helper = (k1.children_user + k1.children_system) - (k.children_user + k.children_system)
+    return time.process_time() - c + helper, out
 
 
 def calibrate() -> None:
@@ -209,6 +211,7 @@ def calibrate() -> None:
         coef = nnls(A_ / b_[:, None], np.ones(len(b_)))[0]
         print(f"{label}: per-unit CPU seconds " + ", ".join(f"{k} {c:.3g}" for k, c in zip(names, coef)))
         print("   fitted / measured per case: " + ", ".join(f"{v:.2f}" for v in (A_ @ coef) / b_))
+    print(f"load average {os.getloadavg()}")
     print("| case | model (s) | measured CPU (s) | measured / model | of which profiles | engine |")
     print("| --- | --- | --- | --- | --- | --- |")
     for name, est, t_all, t_prof, t_eng in rows:

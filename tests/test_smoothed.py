@@ -569,7 +569,7 @@ def test_helper_process_changes_nothing(monkeypatch):
 
     from smoothdp_nb.core.smoothed import exact as X
 
-    monkeypatch.setattr(X, "_HELPER_MIN_N", 600)
+    monkeypatch.setattr(X, "HELPER_MIN_N", 600)
     monkeypatch.setattr(X, "_PROFILE_CHUNK", 512 * 5)  # two chunks of rows
     monkeypatch.setattr(X, "_profile_chunk", _counted_profile_chunk)
     monkeypatch.setattr(X, "exact_binary", _counted_exact_binary)

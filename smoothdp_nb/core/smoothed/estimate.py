@@ -33,7 +33,7 @@ from ..budget import Estimate
 from ..hull import reduce_to_vertices
 from ..mechanisms import MAX_CELLS, NoisySamplingHistogram, SamplingHistogram
 from .cost import estimate_exact_cost, estimate_exact_seconds
-from .exact import profile_chunk_rows
+from .exact import HELPER_MIN_N, profile_chunk_rows
 from .monte_carlo import _candidate_compositions
 
 __all__ = [
@@ -115,6 +115,8 @@ def estimate_exact(mechanism: Any, n: int, m: int, l: int, E: int) -> Estimate:
         seconds += estimate_exact_seconds(n, m, l, E)
     if m == 2 and l <= 2:
         nbytes = _EXACT2_BYTES * hists * E + _PROFILE_PAIR_BYTES * min(hists, profile_chunk_rows(E)) * E
+        if n >= HELPER_MIN_N:  # the helper process: a chunk of profiles and half of the engine's columns
+            nbytes += 0.5 * _EXACT2_BYTES * hists * E + _PROFILE_PAIR_BYTES * min(hists, profile_chunk_rows(E)) * E
     else:
         # the general engine keeps the histograms of every size s <= n it visits (sum over s of
         # C(s + m - 1, m - 1) = C(n + m, m) rows: arrays, shift maps and an index dict entry each);

@@ -50,7 +50,7 @@ def profile_chunk_rows(n_epsilon: int) -> int:
 
 
 # records from which the two-category exact path shares its work with a helper process
-_HELPER_MIN_N = 50_000
+HELPER_MIN_N = 50_000
 
 
 def _helper(n: int) -> cf.Executor | None:
@@ -61,7 +61,7 @@ def _helper(n: int) -> cf.Executor | None:
     module (as a spawned process would, e.g. a script without a
     ``__name__ == "__main__"`` guard); where fork does not exist, no helper.
     """
-    if n < _HELPER_MIN_N or (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if n < HELPER_MIN_N or (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return None
     try:
         return cf.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
@@ -97,11 +97,11 @@ def _profile_table(mech: Any, hists: np.ndarray, e: np.ndarray, helper: cf.Execu
 
 
 def _two_vertex_engine(logdelta: np.ndarray, p1: float, p2: float, bar: Any, helper: cf.Executor | None) -> np.ndarray:
-    """:func:`exact_binary` on all columns.  From ``_HELPER_MIN_N`` records on,
+    """:func:`exact_binary` on all columns.  From ``HELPER_MIN_N`` records on,
     with two columns or more, always in two halves of columns with the plan of
     all of them (so the result does not depend on whether a helper ran one)."""
     n, E = logdelta.shape[0] - 1, logdelta.shape[1]
-    if n < _HELPER_MIN_N or E < 2:
+    if n < HELPER_MIN_N or E < 2:
         return exact_binary(logdelta, p1, p2, bar)
     plan = binary_plan(logdelta, p1, p2)
     halves = [np.arange(0, E, 2), np.arange(1, E, 2)]

@@ -7,8 +7,10 @@ composition ``(n - r, r)``, and one more record of vertex 2 is one averaging
 step ``H_{r+1}(x) = (1 - p2) H_r(x) + p2 H_r(x + 1)``.
 
 * :func:`exact_binary` -- block floating point in chunks of K + 1 values, K = 128
-  compositions per pair of triangular BLAS products, exact at every magnitude
-  (the argument is in its docstring; checked as it runs).
+  compositions per pair of triangular BLAS products, only the chunks of H
+  that can still matter advanced (:func:`block_schedule`), exact at every
+  magnitude (the argument, with what is left out, is in its docstring;
+  checked as it runs).
 * :func:`exact_binary_blocks` -- block floating point, one averaging step per
   composition: the fallback for data that fail those checks.
 * :func:`exact_binary_shift` -- the degenerate vertex p2 = 1.

@@ -588,3 +588,16 @@ def test_helper_process_changes_nothing(monkeypatch):
     h = np.stack([np.arange(801), 800 - np.arange(801)], axis=1)
     ref = exact.composition_expectations_log(sdp.privacy_profile(m, h, eps, log=True), 0.3, 0.6)
     np.testing.assert_allclose(alone.log_delta, np.clip(ref.max(axis=0), None, np.log(alone.dp_delta)), rtol=1e-12)
+
+
+def test_cost_model_walks_a_sample_of_blocks_at_large_n(monkeypatch):
+    """Beyond 4096 blocks the cost model walks every k-th block only (so that
+    a refusal at n = 10^9 is instant); its counts stay within 0.1 % of the
+    full walk of the engine's schedule."""
+    from smoothdp_nb.core.smoothed import cost
+
+    sampled = cost.binary_work_units(10**6, 3, 0.3, 0.6, log_bound=900.0, slope=0.05)
+    monkeypatch.setattr(cost, "_MAX_BLOCKS_WALKED", 10**9)
+    full = cost.binary_work_units(10**6, 3, 0.3, 0.6, log_bound=900.0, slope=0.05)
+    for key in full:
+        assert sampled[key] == pytest.approx(full[key], rel=1e-3)

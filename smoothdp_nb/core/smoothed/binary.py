@@ -214,6 +214,28 @@ def _hoeffding_radius(s: int, level: float) -> float:
     return math.sqrt(0.5 * s * level) + 1.0
 
 
+def block_at(n: int, K: int, p1: float, p2: float, level: float, r0: int) -> tuple[int, int, int, int, int]:
+    """(k, a, b, lo, hi) of the block starting at composition r0, before the
+    clamp to the previous block's live chunks (see :func:`block_schedule`)."""
+    Q = K + 1
+    r1 = min(r0 + K, n + 1) - 1
+    k = r1 - r0 + 1
+    s = n - r1
+    if math.isinf(level):
+        a, b = 0, s
+    else:
+        t = _hoeffding_radius(s, level)
+        a, b = max(0, math.floor(s * p1 - t)), min(s, math.ceil(s * p1 + t))
+    if r1 >= n:
+        return k, a, b, 0, -1
+    sr = n - r0 - K  # H_{r0+K} is defined on x = 0 .. sr
+    top = sr // Q
+    if math.isinf(level):
+        return k, a, b, 0, top
+    t = _hoeffding_radius(sr, level)
+    return k, a, b, max(0, math.floor(sr * min(p1, p2) - t) // Q), min(top, math.ceil(sr * max(p1, p2) + t) // Q)
+
+
 def block_schedule(n: int, K: int, p1: float, p2: float, level: float) -> Iterator[tuple[int, int, int, int, int, int]]:
     """The blocks of :func:`exact_binary`, as (r0, k, a, b, lo, hi) per block.
 
@@ -223,31 +245,14 @@ def block_schedule(n: int, K: int, p1: float, p2: float, level: float) -> Iterat
     none, the last block).  ``level`` is the Hoeffding level of every window
     (math.inf: no truncation).  The cost model walks the same schedule.
     """
-    Q = K + 1
-    pmin, pmax = min(p1, p2), max(p1, p2)
-    lo, hi = 0, n // Q  # chunks that may hold a nonzero H_r
+    lo, hi = 0, n // (K + 1)  # chunks that may hold a nonzero H_r
     for r0 in range(0, n + 1, K):
-        r1 = min(r0 + K, n + 1) - 1
-        k = r1 - r0 + 1
-        s = n - r1
-        if math.isinf(level):
-            a, b = 0, s
+        k, a, b, lo_new, hi_new = block_at(n, K, p1, p2, level, r0)
+        if hi_new < lo_new:  # the last block: no advance
+            lo, hi = 0, -1
         else:
-            t = _hoeffding_radius(s, level)
-            a, b = max(0, math.floor(s * p1 - t)), min(s, math.ceil(s * p1 + t))
-        if r1 < n:
-            sr = n - r0 - K  # H_{r0+K} is defined on x = 0 .. sr
-            top = sr // Q
-            if math.isinf(level):
-                lo_new, hi_new = 0, top
-            else:
-                t = _hoeffding_radius(sr, level)
-                lo_new = max(0, math.floor(sr * pmin - t) // Q)
-                hi_new = min(top, math.ceil(sr * pmax + t) // Q)
             # K < Q steps move the support down by less than one chunk
             lo, hi = max(lo_new, lo - 1), min(hi_new, hi)
-        else:
-            lo, hi = 0, -1
         yield r0, k, a, b, lo, hi
 
 

@@ -44,6 +44,8 @@ _PER_BLOCK = 1.35e-4  # Python round trip per block of compositions
 _PER_COMPOSITION = 1.15e-4  # general engine: Python round trip per composition (a dot and a step)
 _PER_LOG_TERM = 6.6e-8  # general engine: one log-space term per epsilon column
 _PER_INDEX_ROW = 1.45e-6  # general engine: one histogram-index entry and shift-map lookup per category
+# blocks the cost model walks at most (beyond, a sample of them stands for all)
+_MAX_BLOCKS_WALKED = 4096
 # guess of the spread of log delta (natural log per record) for the window width
 _SPREAD_PER_RECORD = 0.005
 
@@ -68,7 +70,7 @@ def binary_work_units(
     of the data (None guesses it from n) and ``slope`` the largest slope of
     log delta (it can shorten K).
     """
-    from .binary import _block_steps, block_schedule, truncation_level
+    from .binary import _block_steps, block_at, block_schedule, truncation_level
 
     K = _block_steps(p1, p2, block, slope)
     Q = K + 1
@@ -79,18 +81,28 @@ def binary_work_units(
     units = dict(advance=0.0, correlation=0.0, segments=0.0, blocks=0.0)
     p = p1 if 0.0 < p1 < 1.0 else 0.5
     lr = math.log(p / (1.0 - p))
-    for _r0, k, a, b, lo, hi in block_schedule(n, K, p1, p2, level):
-        s = n - _r0 - k + 1
+    g_h = int(340.0 / slope) if slope > 0 else 8 * Q  # the engine's segments span < e^-340 of H
+    n_blocks = n // K + 1
+    stride = math.ceil(n_blocks / _MAX_BLOCKS_WALKED)
+    if stride == 1:  # every block, as the engine does
+        walk: Any = ((r0, k, a, b, lo, hi, 1) for r0, k, a, b, lo, hi in block_schedule(n, K, p1, p2, level))
+    else:  # every stride-th block stands for the next stride blocks (the estimate stays fast at any n)
+        walk = (
+            (r0, *block_at(n, K, p1, p2, level, r0), min(stride, -(-(n + 1 - r0) // K)))
+            for r0 in range(0, n + 1, K * stride)
+        )
+    for r0, k, a, b, lo, hi, weight in walk:
+        s = n - r0 - k + 1
         width = b - a + 1
-        units["correlation"] += E * width * k
-        # segments: at most 8 chunks, and short enough that the weights span < 340 (their
-        # log-slope is largest at the window's edges: log((s - x) / (x + 1) p / q))
+        units["correlation"] += weight * E * width * k
+        # segments: at most 8 chunks, short enough that H spans < e^-340 over them (g_h) and the
+        # weights too (their log-slope is largest at the window's edges: log((s - x) / (x + 1) p / q))
         wslope = max(abs(math.log((s - x) / (x + 1.0)) + lr) for x in (a, max(a, b - 1))) if s > 0 else 0.0
-        G = max(1, min(8 * Q, int(0.9 * 340.0 / wslope) if wslope > 0 else 8 * Q))
-        units["segments"] += math.ceil(width / G)
-        units["blocks"] += 1
+        G = max(1, min(8 * Q, g_h - k + 1, int(0.9 * 340.0 / wslope) if wslope > 0 else 8 * Q))
+        units["segments"] += weight * math.ceil(width / G)
+        units["blocks"] += weight
         if hi >= lo:
-            units["advance"] += E * (hi - lo + 1) * Q * Q  # triangular halves of the two products
+            units["advance"] += weight * E * (hi - lo + 1) * Q * Q  # triangular halves of the two products
     return units
 
 

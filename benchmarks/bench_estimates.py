@@ -15,6 +15,7 @@ tests compare the *counts* of work units, never times.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import tracemalloc
@@ -27,8 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from scipy import stats
 
 import smoothdp_nb.core as sdp
+from smoothdp_nb.core.hull import reduce_to_vertices
+from smoothdp_nb.core.smoothed.cost import estimate_exact_cost
 from smoothdp_nb.core.smoothed.estimate import (
-    estimate_exact,
     estimate_monte_carlo,
     sampling_average_units,
 )
@@ -36,19 +38,23 @@ from smoothdp_nb.core.smoothed.estimate import (
 TWO = [[0.4, 0.6], [0.6, 0.4]]
 
 
-def _measure(fn, repeat: int) -> tuple[float, float]:
-    best = float("inf")
+def _measure(fn, repeat: int) -> tuple[float, float, float]:
+    """(best wall time, best CPU time with a helper process's, tracemalloc peak)."""
+    best, best_cpu = float("inf"), float("inf")
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0, c0, k0 = time.perf_counter(), time.process_time(), os.times()
         fn()
+        k1 = os.times()
+        helper = (k1.children_user + k1.children_system) - (k0.children_user + k0.children_system)
         best = min(best, time.perf_counter() - t0)
+        best_cpu = min(best_cpu, time.process_time() - c0 + helper)
     tracemalloc.start()
     try:
         fn()
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    return best, peak
+    return best, best_cpu, peak
 
 
 def cases():
@@ -61,18 +67,27 @@ def cases():
         (3 * 10**4, TWO, 2),
     ]:
         eps = np.linspace(0.02, 0.05, E)  # deltas well above 1e-250: the float path
+        V = reduce_to_vertices(pi).vertices
         yield (
             f"exact m=2 l={len(pi)} n={n} E={E}",
-            estimate_exact(sh, n, 2, len(pi), E),
-            lambda n=n, pi=pi, eps=eps: sdp.smoothed_delta(sh, n, pi, eps, budget=1e9),
+            sdp.budget.Estimate(*estimate_exact_cost(sh, n, V, E, eps)),
+            lambda n=n, pi=pi, eps=eps: sdp.smoothed_delta(sh, n, pi, eps, budget=1e9, progress=False),
+        )
+    deep = sdp.SamplingHistogram(eta=0.9)
+    for n in (10**5, 3 * 10**5):  # delta down to 1e-354 and 1e-1054: far below the float64 range
+        V = np.array([[0.3, 0.7], [0.6, 0.4]])
+        yield (
+            f"exact m=2 l=2 n={n} E=1 (deep)",
+            sdp.budget.Estimate(*estimate_exact_cost(deep, n, V, 1, np.array([1.0]))),
+            lambda n=n, V=V: sdp.smoothed_delta(deep, n, V, 1.0, budget=1e9, progress=False),
         )
     t3 = sdp.SamplingHistogram(T=3)
     three = [[0.2, 0.3, 0.5], [0.5, 0.3, 0.2]]
-    for n in (40, 80):
+    for n in (40, 80, 120):
         yield (
             f"exact m=3 l=2 n={n} T=3",
-            estimate_exact(t3, n, 3, 2, 1),
-            lambda n=n: sdp.smoothed_delta(t3, n, three, 1.0, budget=1e9),
+            sdp.budget.Estimate(*estimate_exact_cost(t3, n, np.array(three), 1, np.array([1.0]))),
+            lambda n=n: sdp.smoothed_delta(t3, n, three, 1.0, budget=1e9, progress=False),
         )
     for n, trials in [(1000, 20000), (10**5, 20000)]:
         est, _ = estimate_monte_carlo(sh, n, np.array(TWO), 1, trials, 8, 10_000)
@@ -80,7 +95,7 @@ def cases():
             f"monte carlo n={n} trials={trials} x 8 candidates",
             est,
             lambda n=n, trials=trials: sdp.smoothed_delta(
-                sh, n, TWO, 1.0, method="monte-carlo", trials=trials, candidates=8, rng=1
+                sh, n, TWO, 1.0, method="monte-carlo", trials=trials, candidates=8, rng=1, progress=False
             ),
         )
     for b in (8, 10):
@@ -99,15 +114,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=2)
     args = ap.parse_args()
-    print("| case | estimate (s) | measured (s) | ratio | estimate (MiB) | peak (MiB) | ratio |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print(f"load average before: {os.getloadavg()}")
+    print("| case | estimate (s) | wall (s) | CPU (s) | estimate / CPU | estimate (MiB) | peak (MiB) | ratio |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for name, est, fn in cases():
-        t, peak = _measure(fn, args.repeat)
+        t, cpu, peak = _measure(fn, args.repeat)
         print(
-            f"| {name} | {est.seconds:.3g} | {t:.3g} | {est.seconds / t:.2f} | {est.bytes / 2**20:.3g} | "
-            f"{peak / 2**20:.3g} | {est.bytes / peak:.2f} |",
+            f"| {name} | {est.seconds:.3g} | {t:.3g} | {cpu:.3g} | {est.seconds / cpu:.2f} | "
+            f"{est.bytes / 2**20:.3g} | {peak / 2**20:.3g} | {est.bytes / peak:.2f} |",
             flush=True,
         )
+    print(f"load average after: {os.getloadavg()}")
 
 
 if __name__ == "__main__":

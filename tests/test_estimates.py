@@ -233,3 +233,102 @@ def test_workers_capped_at_cores_unless_external():
     assert budget.cap_workers(1000, external=True) == 1000
     with pytest.raises(TypeError, match="workers"):
         budget.cap_workers(True)
+
+
+# ---------------------------------------------------------------- sweeps of an opaque fn: one probe point, extrapolated
+
+# (grid points, work units of point i, bytes allocated for a while by each point, result columns)
+SWEEP_CASES = [
+    (40, lambda i: 3.0, 8 * 10**6, 1),
+    (400, lambda i: 1.0 + i % 3, 10**5, 1),  # the probe (i = 0) is the cheapest point: estimate x0.5
+    (3000, lambda i: 0.5, 10**4, 40),  # the table of results dominates the memory
+]
+
+
+@pytest.mark.parametrize("case", SWEEP_CASES, ids=lambda c: f"points{c[0]}-bytes{c[2]}-cols{c[3]}")
+def test_sweep_probe_estimate_matches_measured_units(monkeypatch, case):
+    """The probe's extrapolation against the work units of the whole sweep (a
+    clock advanced by the work units, never real time) and its tracemalloc peak."""
+    import types
+
+    from smoothdp_nb.core import sweeps as sweeps_module
+
+    points, units, nbytes, columns = case
+    clock = [0.0]
+    monkeypatch.setattr(sweeps_module, "time", types.SimpleNamespace(perf_counter=lambda: clock[0]))
+    estimates = []
+    real = sweeps_module.sweep_estimate
+
+    def recording(*args):
+        estimates.append(real(*args))
+        return estimates[-1]
+
+    monkeypatch.setattr(sweeps_module, "sweep_estimate", recording)
+    work = []
+
+    def fn(i):
+        clock[0] += units(i)
+        work.append(units(i))
+        tmp = np.ones(nbytes // 8)
+        return {f"c{j}": float(tmp[j % tmp.size] + i) for j in range(columns)}
+
+    tracemalloc.start()
+    try:
+        res = sdp.sweep(fn, {"i": range(points)}, progress=False, budget=math.inf)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert res.complete and len(work) == points  # the probe's point is not run twice
+    (est,) = estimates
+    assert _within3(est.seconds, sum(work[1:])), (est.seconds, sum(work[1:]))
+    assert _within3(est.bytes, peak), (est.bytes, peak)
+
+
+def test_sweep_refused_after_the_probe_before_the_rest():
+    calls = []
+
+    def slow(n):
+        calls.append(n)
+        tmp = 0.0
+        for k in range(20000):  # a few milliseconds of real work per point
+            tmp += k
+        return tmp
+
+    with pytest.raises(sdp.ComputationTooLarge) as info:
+        sdp.sweep(slow, {"n": range(10**6)}, budget=1.0, progress=False)
+    assert calls == [0]  # only the probe ran
+    msg = str(info.value)
+    assert "1000000 grid points" in msg and "budget 1 s" in msg and "fewer grid points" in msg
+    assert info.value.parameter == "grid"
+
+
+def test_sweep_memory_refused_after_the_probe(monkeypatch):
+    calls = []
+
+    def big(n):
+        calls.append(n)
+        return float(np.ones(2 * 10**6).sum())  # 16 MB for a while
+
+    monkeypatch.setattr(budget, "available_memory", lambda: 10**7)  # limit: half of 10 MB
+    with pytest.raises(sdp.ComputationTooLarge, match="memory"):
+        sdp.sweep(big, {"n": range(20)}, budget=math.inf, progress=False)
+    assert calls == [0]
+
+
+def test_sweep_probe_skips_failing_points_and_budget_none_skips_it(monkeypatch):
+    from smoothdp_nb.core import sweeps as sweeps_module
+
+    calls = []
+
+    def fn(n):
+        calls.append(n)
+        if n < 2:
+            raise ValueError("bad point")
+        return n
+
+    res = sdp.sweep(fn, {"n": range(6)}, progress=False)
+    assert calls == list(range(6)) and [i for i, _ in res.failures] == [0, 1]
+    monkeypatch.setattr(sweeps_module, "_probe_point", lambda *a: pytest.fail("probed"))
+    assert sdp.sweep(fn, {"n": range(2, 6)}, progress=False, budget=None).complete
+    with pytest.raises(TypeError, match="budget"):
+        sdp.sweep(fn, {"n": range(6)}, budget="1")

@@ -153,6 +153,32 @@ def test_blocked_path_far_below_the_float_range(depth, block, p1, p2, below, mon
     np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-9)
 
 
+@pytest.mark.parametrize("p1,p2,depth", [(0.3, 0.35, 1200.0), (0.62, 0.5, 0.0), (0.5, 0.2, 700.0)])
+def test_truncated_advance_matches_log_space(p1, p2, depth, monkeypatch):
+    """Where delta varies little, the engine advances only the chunks of H
+    near [(n - r) min p, (n - r) max p] (a fraction of them here, counted),
+    and every composition still equals the plain log-space recursion -- also
+    with every expectation below 1e-500 or around the smallest normal float64."""
+    from smoothdp_nb.core.smoothed import binary as S
+    from smoothdp_nb.core.smoothed.cost import binary_work_units
+
+    n = 2500
+    x = np.arange(n + 1) / n
+    ld = -depth - np.stack([20.0 * np.sin(3 * x) ** 2, 8.0 * x + 3.0 * np.cos(7 * x)], axis=1)
+    ref = exact.composition_expectations_log(ld, p1, p2)
+    assert ref.max() < 1.0 - depth  # below 1e-520 (depth 1200) and 1e-303 (depth 700)
+
+    def no_fallback(*args, **kwargs):
+        raise AssertionError("the blocked path fell back to the one-step path")
+
+    monkeypatch.setattr(S, "exact_binary_blocks", no_fallback)
+    work = {}
+    got = S.exact_binary(ld, p1, p2, None, work=work)
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-9)
+    untruncated = binary_work_units(n, 2, p1, p2, log_bound=math.inf)["advance"]
+    assert work["advance"] < 0.7 * untruncated
+
+
 def test_blocked_path_falls_back_when_its_range_checks_fail(monkeypatch):
     """With the range checks made impossible to meet, every column is
     recomputed one step per composition, and the values are unchanged."""
@@ -465,13 +491,11 @@ def test_cost_model_counts_the_engines_work(n, eta, p1, p2, epsilon):
     ld = sdp.privacy_profile(m, h, epsilon, log=True)
     work = {}
     S.exact_binary(ld, p1, p2, None, work=work)
-    K = S._steps_per_block(p1, p2, 128)
-    if S._log_slope(ld) * (K + 1) * 2 < S._ADVANCE_RANGE - 20:  # K not shortened by the data
-        want = binary_work_units(n, ld.shape[1], p1, p2, log_bound=S.window_log_bound(ld))
-        assert work["blocks"] == want["blocks"]
-        assert work["advance"] == pytest.approx(want["advance"], rel=0.01)
-        assert work["correlation"] == pytest.approx(want["correlation"], rel=0.01)
-        assert want["segments"] / 2 <= work["segments"] <= 2 * want["segments"]
+    want = binary_work_units(n, ld.shape[1], p1, p2, log_bound=S.window_log_bound(ld), slope=S._log_slope(ld))
+    assert work["blocks"] == want["blocks"]
+    assert work["advance"] == pytest.approx(want["advance"], rel=0.01)
+    assert work["correlation"] == pytest.approx(want["correlation"], rel=0.01)
+    assert want["segments"] / 2 <= work["segments"] <= 2 * want["segments"]
 
 
 def test_cost_model_scales_and_prices():
@@ -490,3 +514,90 @@ def test_cost_model_scales_and_prices():
         estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 60, three, 1)[0]
         > estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 30, three, 1)[0]
     )
+
+
+@pytest.mark.parametrize(
+    "n,pi", [(7, [[0.2, 0.3, 0.5], [0.5, 0.3, 0.2]]), (5, [[0.2, 0.3, 0.5], [0.5, 0.3, 0.2], [0.3, 0.5, 0.2]])]
+)
+def test_general_cost_model_counts_the_engines_terms(n, pi, monkeypatch):
+    """general_work_units predicts exactly the log-space terms the general
+    engine sums (counted in its logsumexp calls) and the compositions it visits."""
+    from smoothdp_nb.core.smoothed import general as G
+    from smoothdp_nb.core.smoothed.cost import general_work_units
+
+    terms, calls = [], []
+    real = G.logsumexp
+
+    def counting(a, axis=0):
+        terms.append(np.size(a))
+        calls.append(1)
+        return real(a, axis=axis)
+
+    monkeypatch.setattr(G, "logsumexp", counting)
+    E = 2
+    V = np.array(pi)
+    ld = -np.arange(math.comb(n + 2, 2) * E, dtype=float).reshape(-1, E) / 10
+    comps, _ = G.exact_general(ld, n, 3, V, None)
+    units = general_work_units(n, 3, len(pi))
+    assert units["compositions"] == len(comps)
+    assert units["terms"] * E == sum(terms)
+
+
+_PARENT_CALLS: list[str] = []  # calls made in this process (a forked helper appends to its own copy)
+
+
+def _counted_profile_chunk(*args):
+    from smoothdp_nb.core.smoothed import exact as X
+
+    _PARENT_CALLS.append("profile")
+    return X.privacy_profile(args[0], args[1], args[2], log=True).reshape(-1, args[2].size)
+
+
+def _counted_exact_binary(*args, **kwargs):
+    from smoothdp_nb.core.smoothed import binary
+
+    _PARENT_CALLS.append("engine")
+    return binary.exact_binary(*args, **kwargs)
+
+
+def test_helper_process_changes_nothing(monkeypatch):
+    """Above the size where the two-category path shares its work with a
+    helper process (lowered here), half of the profile chunks and half of the
+    columns run there, and the result is bit-identical with and without the
+    helper, and equals the plain log-space recursion."""
+    import os
+
+    from smoothdp_nb.core.smoothed import exact as X
+
+    monkeypatch.setattr(X, "HELPER_MIN_N", 600)
+    monkeypatch.setattr(X, "_PROFILE_CHUNK", 512 * 5)  # two chunks of rows
+    monkeypatch.setattr(X, "_profile_chunk", _counted_profile_chunk)
+    monkeypatch.setattr(X, "exact_binary", _counted_exact_binary)
+    m = sdp.SamplingHistogram(eta=0.9)
+    pi = [[0.3, 0.7], [0.6, 0.4]]
+    eps = [0.3, 1.0, 2.0, 4.0, 9.0]
+    _PARENT_CALLS.clear()
+    with_helper = sdp.smoothed_delta(m, 800, pi, eps)
+    if (os.cpu_count() or 1) >= 2:  # the helper ran one chunk and one half of the columns
+        assert _PARENT_CALLS == ["profile", "engine"]
+    monkeypatch.setattr(X, "_helper", lambda n: None)
+    _PARENT_CALLS.clear()
+    alone = sdp.smoothed_delta(m, 800, pi, eps)
+    assert _PARENT_CALLS == ["profile", "profile", "engine", "engine"]
+    assert np.array_equal(with_helper.table["log_delta"], alone.table["log_delta"])
+    h = np.stack([np.arange(801), 800 - np.arange(801)], axis=1)
+    ref = exact.composition_expectations_log(sdp.privacy_profile(m, h, eps, log=True), 0.3, 0.6)
+    np.testing.assert_allclose(alone.log_delta, np.clip(ref.max(axis=0), None, np.log(alone.dp_delta)), rtol=1e-12)
+
+
+def test_cost_model_walks_a_sample_of_blocks_at_large_n(monkeypatch):
+    """Beyond 4096 blocks the cost model walks every k-th block only (so that
+    a refusal at n = 10^9 is instant); its counts stay within 0.1 % of the
+    full walk of the engine's schedule."""
+    from smoothdp_nb.core.smoothed import cost
+
+    sampled = cost.binary_work_units(10**6, 3, 0.3, 0.6, log_bound=900.0, slope=0.05)
+    monkeypatch.setattr(cost, "_MAX_BLOCKS_WALKED", 10**9)
+    full = cost.binary_work_units(10**6, 3, 0.3, 0.6, log_bound=900.0, slope=0.05)
+    for key in full:
+        assert sampled[key] == pytest.approx(full[key], rel=1e-3)

@@ -47,16 +47,17 @@ import math
 import numbers
 import os
 import time
+import tracemalloc
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 
-from ._validate import as_int, as_seed_sequence
+from ._validate import as_int, as_real, as_seed_sequence
 from .budget import DEFAULT_BUDGET_SECONDS, Estimate, check_budget
 
-__all__ = ["SweepResult", "sweep", "monte_carlo_map"]
+__all__ = ["SweepResult", "sweep", "sweep_estimate", "monte_carlo_map"]
 
 #: Default number of Monte Carlo trials per chunk (one task per chunk).
 DEFAULT_MC_CHUNK = 100_000
@@ -138,11 +139,11 @@ class _Tasks:
         self._executor = executor
         self._func = func
         self._payloads = payloads
-        self._futures: dict[cf.Future, int] = {}
+        self._futures: dict[cf.Future[Any], int] = {}
         self._yielded: set[int] = set()
 
     @staticmethod
-    def _outcome(fut: cf.Future) -> tuple[Any, BaseException | None]:
+    def _outcome(fut: cf.Future[Any]) -> tuple[Any, BaseException | None]:
         try:
             return fut.result(), None
         except KeyboardInterrupt:
@@ -285,6 +286,49 @@ def _sweep_chunk(
     return outcomes, False
 
 
+def _probe_point(
+    fn: Callable[..., Any],
+    index: int,
+    params: Mapping[str, Any],
+    seed: np.random.SeedSequence | None,
+    fixed: Mapping[str, Any],
+) -> tuple[list[tuple[int, dict[str, Any] | None, str | None]], bool, float, float, float]:
+    """Evaluate one grid point (where the tasks run), timed and traced by tracemalloc.
+
+    Returns ``(outcomes, interrupted, seconds, peak bytes, retained bytes)``
+    as :func:`_sweep_chunk` plus the measurements: the peak is the largest
+    traced allocation above what was allocated before the call, the retained
+    bytes what is still allocated after it (the record kept for the table).
+    A tracemalloc session the caller started is left running.
+    """
+    started = not tracemalloc.is_tracing()
+    if started:
+        tracemalloc.start()
+    else:
+        tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    try:
+        t0 = time.perf_counter()
+        outcomes, interrupted = _sweep_chunk(fn, [index], [params], None if seed is None else [seed], fixed)
+        seconds = time.perf_counter() - t0
+        current, peak = tracemalloc.get_traced_memory()
+    finally:
+        if started:
+            tracemalloc.stop()
+    return outcomes, interrupted, seconds, float(max(peak - base, 0)), float(max(current - base, 0))
+
+
+def sweep_estimate(seconds: float, peak: float, retained: float, points: int, workers: int) -> Estimate:
+    """Time and memory of ``points`` more grid points, from one probe point.
+
+    Time: the probe's seconds per point, shared among ``min(workers, points)``
+    workers.  Memory: the probe's peak in each of those workers at once, and
+    one retained record per point (the table of results).
+    """
+    concurrent = max(1, min(workers, points))
+    return Estimate(seconds * points / concurrent, peak * concurrent + retained * points)
+
+
 # --------------------------------------------------------------------------- sweep
 
 
@@ -381,6 +425,7 @@ def sweep(
     chunksize: int | None = None,
     progress: bool | None = None,
     fixed: Mapping[str, Any] | None = None,
+    budget: float | None = DEFAULT_BUDGET_SECONDS,
 ) -> SweepResult:
     """Evaluate ``fn`` on every point of a parameter grid, on any executor.
 
@@ -419,6 +464,16 @@ def sweep(
     fixed : dict, optional
         Keyword arguments passed unchanged to every call (keep them small: they are
         sent with every task).
+    budget : float or None
+        Refuse (:class:`~smoothdp_nb.core.budget.ComputationTooLarge`) when the
+        rest of the sweep is estimated to take longer than ``budget`` seconds or
+        more than the memory budget (:func:`~smoothdp_nb.core.budget.memory_budget`).
+        The estimate comes from a probe: the first grid point runs alone (on
+        the executor, if any), timed and traced by :mod:`tracemalloc` (if it
+        fails, the next one, until one succeeds), and its time and memory are
+        extrapolated to the remaining points (:func:`sweep_estimate`).  The probe's result is
+        kept, not recomputed.  ``None`` skips the probe, for callers that
+        estimated the work themselves.
 
     Returns
     -------
@@ -436,6 +491,9 @@ def sweep(
     ValueError
         If ``grid`` is empty (or one of its parameters has no values), ``chunksize`` is
         not positive, or a grid parameter clashes with ``rng``/``fixed``.
+    ComputationTooLarge
+        If the probe's extrapolation exceeds ``budget`` or the memory budget
+        (after the probe, before the other points).
 
     Examples
     --------
@@ -458,17 +516,71 @@ def sweep(
         raise ValueError("grid: 'rng' cannot be a parameter when the sweep has an rng")
 
     n = len(points)
+    if chunksize is not None:
+        chunksize = _positive_int(chunksize, "chunksize")
+    if budget is not None:
+        budget = as_real(budget, "budget", lo=0.0, lo_open=True, finite=False)
+    seeds = root.spawn(n) if root is not None else None
+    workers = _worker_count(executor)
+    records: list[dict[str, Any] | None] = [None] * n
+    failures: list[tuple[int, str]] = []
+
+    def store(outcomes: list[tuple[int, dict[str, Any] | None, str | None]]) -> None:
+        for index, record, message in outcomes:
+            if message is None:
+                records[index] = record
+            else:
+                failures.append((index, message))
+
+    t0 = time.perf_counter()
+    # the probe: points run one at a time (where the tasks run), timed, until one
+    # succeeds; its extrapolation must fit the budget before the others start
+    first = 0
+    partial = False
+    while budget is not None and first < n:
+        payload = (fn, first, points[first], None if seeds is None else seeds[first], fixed)
+        first += 1
+        probe, error = None, None
+        try:
+            if executor is None:
+                probe = _probe_point(*payload)
+            else:
+                probe, error = _Tasks._outcome(executor.submit(_probe_point, *payload))
+        except KeyboardInterrupt:
+            partial = True
+            break
+        except Exception as exc:  # submit refused
+            error = exc
+        if probe is None:
+            # the task itself failed (fn not picklable, worker died): the other tasks report their own
+            failures.append((first - 1, repr(error)))
+            break
+        outcomes, partial, seconds, peak, kept = probe
+        store(outcomes)
+        if partial:
+            break
+        if outcomes[0][2] is None:
+            if first < n:
+                check_budget(
+                    sweep_estimate(seconds, peak, kept, n - first, workers),
+                    budget,
+                    f"the sweep of {n} grid points (one point took {seconds:.3g} s)",
+                    "use fewer grid points",
+                    parameter="grid",
+                )
+            break
+
     if chunksize is None:
-        workers = _worker_count(executor)
         n_target = 1000 if executor is None else 4 * workers
         chunksize = max(1, math.ceil(n / n_target))
-    else:
-        chunksize = _positive_int(chunksize, "chunksize")
-    seeds = root.spawn(n) if root is not None else None
-
+    # the same chunks as without a probe; the points it ran are left out of the first ones
+    n_tasks = math.ceil(n / chunksize)
     payloads = []
-    for start in range(0, n, chunksize):
+    for start in range(0, 0 if partial else n, chunksize):
         stop = min(start + chunksize, n)
+        start = max(start, first)
+        if start >= stop:
+            continue
         payloads.append(
             (
                 fn,
@@ -479,9 +591,8 @@ def sweep(
             )
         )
 
-    records: list[dict[str, Any] | None] = [None] * n
-    failures: list[tuple[int, str]] = []
-    bar = _progress_bar(progress, n, len(payloads), "sweep")
+    bar = _progress_bar(progress, n, n_tasks, "sweep")
+    bar.update(first)
 
     def collect(k: int, out: Any, error: BaseException | None) -> bool:
         """Store one task's outcome; return True if it reports an interrupt."""
@@ -492,17 +603,11 @@ def sweep(
             bar.update(len(payloads[k][1]))
             return False
         outcomes, interrupted = out
-        for index, record, message in outcomes:
-            if message is None:
-                records[index] = record
-            else:
-                failures.append((index, message))
+        store(outcomes)
         bar.update(len(outcomes))
-        return interrupted
+        return bool(interrupted)
 
-    t0 = time.perf_counter()
     tasks = _Tasks(executor, _sweep_chunk, payloads)
-    partial = False
     try:
         for k, out, error in tasks:
             if collect(k, out, error):
@@ -524,7 +629,7 @@ def sweep(
         failures=tuple(failures),
         partial=partial,
         elapsed=time.perf_counter() - t0,
-        n_tasks=len(payloads),
+        n_tasks=n_tasks,
     )
 
 
@@ -555,7 +660,8 @@ def _probe_estimate(
     the concatenated result (twice: the chunks and their concatenation).
     """
     sizes = (min(16, trials, chunk), min(256, trials, chunk))
-    times, out = [], None
+    times: list[float] = []
+    out = np.empty(0)
     for size in sizes:
         t0 = time.perf_counter()
         try:
@@ -652,7 +758,8 @@ def monte_carlo_map(
     trials = _positive_int(trials, "trials")
     chunk = _positive_int(chunk, "chunk")
     executor = _check_executor(executor)
-    root = _root_seed(rng, allow_none=False)
+    # with allow_none=False, None gives fresh OS entropy: never None
+    root = cast(np.random.SeedSequence, _root_seed(rng, allow_none=False))
     kwargs = dict(kwargs or {})
     if budget is not None:
         est = _probe_estimate(trial_fn, trials, chunk, kwargs, _worker_count(executor))
@@ -675,4 +782,4 @@ def monte_carlo_map(
     finally:
         tasks.stop()
         bar.close()
-    return np.concatenate(results, axis=0)
+    return np.concatenate([r for r in results if r is not None], axis=0)

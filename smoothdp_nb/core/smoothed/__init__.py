@@ -38,6 +38,7 @@ general path (m > 2 or l* > 2) runs in log space throughout.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -62,19 +63,19 @@ __all__ = [
 
 
 def smoothed_delta(
-    mechanism,
+    mechanism: Any,
     n: int,
-    pi,
-    epsilon,
+    pi: Any,
+    epsilon: Any,
     method: str = "exact",
     *,
     progress: bool | None = None,
     budget: float = DEFAULT_BUDGET_SECONDS,
     trials: int = 10**4,
-    rng=None,
+    rng: Any = None,
     confidence: float = 0.99,
     candidates: int = 16,
-    executor=None,
+    executor: Any = None,
     chunk: int = 10_000,
     interval: str = "betting",
 ) -> SmoothedResult:
@@ -175,7 +176,9 @@ def smoothed_delta(
     return res
 
 
-def smoothed_delta_curve(mechanism, ns, pi, epsilon, method: str = "exact", **kwargs) -> SmoothedCurve:
+def smoothed_delta_curve(
+    mechanism: Any, ns: Any, pi: Any, epsilon: Any, method: str = "exact", **kwargs: Any
+) -> SmoothedCurve:
     """Run :func:`smoothed_delta` for every n in ``ns`` and fit exp(a + b n) per epsilon.
 
     Every point is estimated before the first starts: the sum of the estimated

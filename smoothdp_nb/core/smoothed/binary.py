@@ -7,8 +7,10 @@ composition ``(n - r, r)``, and one more record of vertex 2 is one averaging
 step ``H_{r+1}(x) = (1 - p2) H_r(x) + p2 H_r(x + 1)``.
 
 * :func:`exact_binary` -- block floating point in chunks of K + 1 values, K = 128
-  compositions per pair of triangular BLAS products, exact at every magnitude
-  (the argument is in its docstring; checked as it runs).
+  compositions per pair of triangular BLAS products, only the chunks of H
+  that can still matter advanced (:func:`block_schedule`), exact at every
+  magnitude (the argument, with what is left out, is in its docstring;
+  checked as it runs).
 * :func:`exact_binary_blocks` -- block floating point, one averaging step per
   composition: the fallback for data that fail those checks.
 * :func:`exact_binary_shift` -- the degenerate vertex p2 = 1.
@@ -17,6 +19,8 @@ step ``H_{r+1}(x) = (1 - p2) H_r(x) + p2 H_r(x + 1)``.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy.linalg.blas import dtrmm
@@ -24,7 +28,15 @@ from scipy.special import gammaln, logsumexp
 
 from .. import _lpmf
 
-__all__ = ["BinomialWeights", "log_binom_vector", "exact_binary", "exact_binary_blocks", "exact_binary_shift"]
+__all__ = [
+    "BinomialWeights",
+    "BinaryPlan",
+    "binary_plan",
+    "log_binom_vector",
+    "exact_binary",
+    "exact_binary_blocks",
+    "exact_binary_shift",
+]
 
 # block size of the block-floating-point averaging (see exact_binary_blocks)
 _BLOCK = 256
@@ -136,6 +148,38 @@ def window_log_bound(logdelta: np.ndarray) -> float:
     return math.log(2.0) + 60 * math.log(2.0) + float(fin.max() - fin.min())
 
 
+def truncation_level(log_bound: float, n: int, K: int) -> float:
+    """Hoeffding level of every window of :func:`exact_binary` with K
+    compositions per block: the union of the at most ``blocks + 1`` events
+    it leaves out stays below ``2 exp(-log_bound)`` (``log_bound`` from
+    :func:`window_log_bound`)."""
+    return log_bound + math.log(n // K + 2.0)
+
+
+class BinaryPlan(NamedTuple):
+    """The data-dependent choices of :func:`exact_binary`."""
+
+    K: int  #: compositions per block
+    level: float  #: Hoeffding level of every window (:func:`truncation_level`)
+    slope: float  #: largest slope of log delta (:func:`_log_slope`)
+
+
+def binary_plan(logdelta: np.ndarray, p1: float, p2: float, block: int = _DP_STEPS) -> BinaryPlan:
+    """K, the window level and the slope of :func:`exact_binary` for these columns of log delta."""
+    slope = _log_slope(logdelta)
+    K = _block_steps(p1, p2, block, slope)
+    return BinaryPlan(K, truncation_level(window_log_bound(logdelta), logdelta.shape[0] - 1, K), slope)
+
+
+def _block_steps(p1: float, p2: float, block: int, slope: float) -> int:
+    """K of :func:`exact_binary`: :func:`_steps_per_block`, and small enough
+    that a chunk pair spans less than e^-480 at the largest slope of log delta."""
+    K = _steps_per_block(p1, p2, block)
+    if slope > 0:
+        K = max(1, min(K, int(0.5 * (_ADVANCE_RANGE - 20.0) / slope) - 1))
+    return K
+
+
 # Ranges (natural logs) that keep every product of the blocked path a normal
 # float64 (> 2^-1022 = e^-708): operands of the advance >= e^-500 of their
 # scale times kernel weights >= 2^-250 = e^-173; correlation operands >= e^-340
@@ -143,6 +187,7 @@ def window_log_bound(logdelta: np.ndarray) -> float:
 # weights >= 2^-500 = e^-347.
 _ADVANCE_RANGE = 500.0
 _SEG_RANGE = 340.0
+_NORMAL_RANGE = 700.0  # e^-700 > 2^-1022: the smallest normal float64 is e^-708.4
 _SEGMENT = 8  # at most this many chunks per segment of the correlation
 
 
@@ -159,11 +204,66 @@ def _log_slope(logdelta: np.ndarray) -> float:
 def _log_min_nonzero(X: np.ndarray) -> np.ndarray:
     """log of the smallest nonzero entry along the last axis (0 when all are zero)."""
     with np.errstate(divide="ignore"):
-        return np.log(np.where(X > 0, X, 1.0).min(axis=-1))
+        out: np.ndarray = np.log(np.where(X > 0, X, 1.0).min(axis=-1))
+    return out
+
+
+def _hoeffding_radius(s: int, level: float) -> float:
+    """t with 2 exp(-2 t^2 / s) <= 2 exp(-level): a sum of s independent
+    Bernoulli variables is further than t from its mean with at most that probability."""
+    return math.sqrt(0.5 * s * level) + 1.0
+
+
+def block_at(n: int, K: int, p1: float, p2: float, level: float, r0: int) -> tuple[int, int, int, int, int]:
+    """(k, a, b, lo, hi) of the block starting at composition r0, before the
+    clamp to the previous block's live chunks (see :func:`block_schedule`)."""
+    Q = K + 1
+    r1 = min(r0 + K, n + 1) - 1
+    k = r1 - r0 + 1
+    s = n - r1
+    if math.isinf(level):
+        a, b = 0, s
+    else:
+        t = _hoeffding_radius(s, level)
+        a, b = max(0, math.floor(s * p1 - t)), min(s, math.ceil(s * p1 + t))
+    if r1 >= n:
+        return k, a, b, 0, -1
+    sr = n - r0 - K  # H_{r0+K} is defined on x = 0 .. sr
+    top = sr // Q
+    if math.isinf(level):
+        return k, a, b, 0, top
+    t = _hoeffding_radius(sr, level)
+    return k, a, b, max(0, math.floor(sr * min(p1, p2) - t) // Q), min(top, math.ceil(sr * max(p1, p2) + t) // Q)
+
+
+def block_schedule(n: int, K: int, p1: float, p2: float, level: float) -> Iterator[tuple[int, int, int, int, int, int]]:
+    """The blocks of :func:`exact_binary`, as (r0, k, a, b, lo, hi) per block.
+
+    Compositions r0 .. r0 + k - 1; the binomial window x = a .. b of the
+    block's base Bin(n - r0 - k + 1, p1); and the chunks lo .. hi (of
+    ``Q = K + 1`` values) of H_{r0 + K} that the advance computes (hi < lo:
+    none, the last block).  ``level`` is the Hoeffding level of every window
+    (math.inf: no truncation).  The cost model walks the same schedule.
+    """
+    lo, hi = 0, n // (K + 1)  # chunks that may hold a nonzero H_r
+    for r0 in range(0, n + 1, K):
+        k, a, b, lo_new, hi_new = block_at(n, K, p1, p2, level, r0)
+        if hi_new < lo_new:  # the last block: no advance
+            lo, hi = 0, -1
+        else:
+            # K < Q steps move the support down by less than one chunk
+            lo, hi = max(lo_new, lo - 1), min(hi_new, hi)
+        yield r0, k, a, b, lo, hi
 
 
 def exact_binary(
-    logdelta: np.ndarray, p1: float, p2: float, bar, block: int = _DP_STEPS, work: dict | None = None
+    logdelta: np.ndarray,
+    p1: float,
+    p2: float,
+    bar: Any,
+    block: int = _DP_STEPS,
+    work: dict[str, int] | None = None,
+    plan: BinaryPlan | None = None,
 ) -> np.ndarray:
     """log E for every composition (c1 = n - r, r) of two vertices, m = 2, exact at every magnitude.
 
@@ -186,6 +286,9 @@ def exact_binary(
       ``H_{r0}`` with the binomial weights of the block's base (in segments,
       each with its own scale for H and for the weights, combined in log
       space), mixed by :func:`_block_mixing`.
+    * Only the chunks of ``H_r`` that can still matter are advanced
+      (:func:`block_schedule`): the values ``x`` within the Hoeffding radius
+      of ``[(n - r) min(p1, p2), (n - r) max(p1, p2)]``; the others are set to 0.
 
     Why no term is lost.  Every quantity is a sum of products of non-negative
     numbers, so the only way to lose a term is underflow.  K is chosen so
@@ -194,30 +297,50 @@ def exact_binary(
     range at the largest slope of log delta; segments likewise.  The path
     then checks, as it goes, the quantities the argument needs: every
     nonzero operand of an advance is >= e^-500 of the pair's scale, every
-    nonzero weight and H value of a correlation segment >= e^-340 of the
-    segment's scales, every nonzero lag >= e^-340 of the largest.  Then every
+    nonzero value of H brought to a correlation segment's scale >= e^-700
+    (so none vanishes on the way), every nonzero weight and H value of a
+    segment >= e^-340 of the segment's scales, every nonzero lag (checked
+    in log space) >= e^-340 of the largest.  Near the edges of the advanced
+    range (below) H can be steeper than delta; the checks, not the slope
+    bound, are what the argument rests on.  Then every
     product is >= e^-687 > 2^-1022: all arithmetic is on normal float64
     numbers, so each result carries only the relative rounding error of sums
     of non-negative terms (a few ulp per operation, as in float64 without
-    underflow), and a zero is produced only from exact zeros.  The binomial
-    weights are truncated to the window whose tail probability (Hoeffding)
-    is below ``2^-60 min delta / max delta``, so the weights left out change
-    every expectation by less than 2^-60 of itself (:func:`window_log_bound`).
-    An epsilon column whose values fail a check is recomputed by
+    underflow), and a zero is produced only from exact zeros.
+
+    What is left out, on purpose.  Order the n - r' records of vertex 1 and
+    the r' of vertex 2 of composition r' so that the latter come in the order
+    the recursion adds them: ``X1 ~ Bin(n - r', p1)`` and ``Y_r`` the count of
+    vertex-2 records added after step r.  Setting ``H_r`` to 0 outside
+    ``[L_r, U_r]`` and weighting only ``x`` in ``[a, b]`` gives exactly
+    ``E[delta(X1 + X2) 1_A]`` with ``A = {X1 in [a, b]} and {X1 + Y_r in
+    [L_r, U_r] at every truncation r <= r'}`` (by induction on the blocks:
+    every operation is a sum over the same non-negative terms).  X1 and
+    ``X1 + Y_r`` are sums of ``n - r'`` and ``n - r`` independent Bernoulli
+    variables whose means lie in those intervals' centres (``[a, b]``) or
+    between ``(n - r) min(p1, p2)`` and ``(n - r) max(p1, p2)`` (``[L_r, U_r]``),
+    each widened by the Hoeffding radius ``sqrt(level (n - r) / 2)``, so by
+    Hoeffding each event fails with probability at most ``2 exp(-level)``.
+    With ``level`` = :func:`window_log_bound` + log(blocks + 1), the union
+    over the at most ``blocks + 1`` events is below ``2^-60 min delta /
+    max delta``, so the terms left out are below ``2^-60`` of every
+    expectation (which is at least min delta).  If some delta(x) = 0 nothing
+    is left out.
+
+    An epsilon column whose values fail a range check is recomputed by
     :func:`exact_binary_blocks`, one averaging step per composition.
 
     ``work``, if given, receives the counts of work units (multiply-adds of
     the advance and of the correlation, correlation segments, blocks) that
     :func:`smoothdp_nb.core.smoothed.cost.binary_work_units` predicts.
+    ``plan`` (:func:`binary_plan` of a superset of the columns) makes a
+    call on some columns do exactly what a call on all of them does.
     """
     n = logdelta.shape[0] - 1
     E = logdelta.shape[1]
     if p2 >= 1.0:  # every record from vertex 2 is category 0: H shifts by one per step
         return exact_binary_shift(logdelta, p1)
-    slope = _log_slope(logdelta)
-    K = _steps_per_block(p1, p2, block)
-    if slope > 0:
-        K = max(1, min(K, int(0.5 * (_ADVANCE_RANGE - 20.0) / slope) - 1))
+    K, level, slope = binary_plan(logdelta, p1, p2, block) if plan is None else plan
     Q = K + 1
     C = (n + 1) // Q + 2  # one spare chunk: the advance reads "the next chunk"
     lg = np.full((E, C * Q), -np.inf)
@@ -234,16 +357,14 @@ def exact_binary(
     mixing = {K: _block_mixing(K, t1, t2)}
     out = np.full((n + 1, E), -np.inf)
     weights = BinomialWeights(n, p1)
-    log_bound = window_log_bound(logdelta)
     g_h = int(_SEG_RANGE / slope) if slope > 0 else _SEGMENT * Q  # H spans < e^-340 over g_h values
     units = dict(advance=0, correlation=0, segments=0, blocks=0) if work is None else work
     for key in ("advance", "correlation", "segments", "blocks"):
         units.setdefault(key, 0)
-    for r0 in range(0, n + 1, K):
-        r1 = min(r0 + K, n + 1) - 1
-        k = r1 - r0 + 1
-        s = n - r1  # the block's base: s records of vertex 1
-        a, b, lw = weights.window(s, log_bound)
+    live_lo, live_hi = 0, n // Q  # chunks that may hold nonzero values; zeros elsewhere
+    for r0, k, a, b, lo, hi in block_schedule(n, K, p1, p2, level):
+        r1 = r0 + k - 1
+        lw = weights.window(n - r1, level)[2]
         # lags[e, t] = sum_x w(x) H_{r0}(x + t), t = 0 .. k-1, segment by segment
         lags = np.full((E, k), -np.inf)
         slope_w = float(np.abs(np.diff(lw)).max()) if lw.size > 1 else 0.0
@@ -261,18 +382,23 @@ def exact_binary(
             sh = seg_sc.max(axis=1)  # (E,)
             fsh = np.where(np.isfinite(sh), sh, 0.0)
             fac = np.exp(seg_sc - fsh[:, None])  # 0 for all-zero chunks
+            # every nonzero value brought to the segment's scale stays a normal number (none
+            # vanishes): its chunk's smallest nonzero value times the factor is >= e^-700
+            with np.errstate(invalid="ignore"):
+                low = np.where(np.isfinite(seg_sc), lmin[:, c0 : c1 + 1] + seg_sc - fsh[:, None], 0.0)
+            failed |= low.min(axis=1) < -_NORMAL_RANGE
             Hs = (M[:, c0 : c1 + 1] * fac[:, :, None]).reshape(E, -1)[:, x0 - c0 * Q : x1 + k - 1 - c0 * Q]
             hm = Hs.max(axis=1)  # the segment's own largest value (its chunks' may lie outside it)
             live = hm > 0
+            if not np.any(live):
+                continue
             Hs = Hs / np.where(live, hm, 1.0)[:, None]
             with np.errstate(divide="ignore"):
                 sh = np.where(live, fsh + np.log(np.where(live, hm, 1.0)), -np.inf)
             failed |= (_log_min_nonzero(Hs) < -_SEG_RANGE) | (lws.min() - sw < -_SEG_RANGE)
             units["segments"] += 1
             units["correlation"] += E * wn.size * k
-            for e in range(E):
-                if not np.isfinite(sh[e]):
-                    continue
+            for e in np.flatnonzero(live):
                 part = np.correlate(Hs[e], wn, "valid")
                 with np.errstate(divide="ignore"):
                     lags[e] = np.logaddexp(lags[e], np.log(part) + sw + sh[e])
@@ -281,26 +407,27 @@ def exact_binary(
         top = lags.max(axis=1)
         ftop = np.where(np.isfinite(top), top, 0.0)
         ln = np.exp(lags - ftop[:, None])
-        failed |= _log_min_nonzero(ln) < -_SEG_RANGE
+        with np.errstate(invalid="ignore"):  # checked on the logs: a lag that underflows in exp is caught too
+            failed |= np.where(np.isfinite(lags), lags - ftop[:, None], 0.0).min(axis=1) < -_SEG_RANGE
         vals = ln @ mixing[k]  # (E, k): E_{r0 + j} relative to exp(top)
         with np.errstate(divide="ignore"):
             out[r0 : r1 + 1] = (np.log(vals) + ftop[:, None]).T
-        if r1 < n:
-            # H_{r0+K}(x) for x = 0 .. n - r0 - K lies in the first c chunks;
+        if hi >= lo:
+            # H_{r0+K} on chunks lo .. hi, from chunks lo .. hi + 1 of H_{r0};
             # each pair of chunks (c, c+1) is brought to the larger scale first
-            c = (n - r0 - K) // Q + 1
-            s0, s1 = sc[:, :c], sc[:, 1 : c + 1]
+            s0, s1 = sc[:, lo : hi + 1], sc[:, lo + 1 : hi + 2]
             top2 = np.maximum(s0, s1)
             ftop2 = np.where(np.isfinite(top2), top2, 0.0)
             with np.errstate(invalid="ignore"):
-                low0 = np.where(np.isfinite(s0), lmin[:, :c] + s0 - ftop2, 0.0)
-                low1 = np.where(np.isfinite(s1), lmin[:, 1 : c + 1] + s1 - ftop2, 0.0)
+                low0 = np.where(np.isfinite(s0), lmin[:, lo : hi + 1] + s0 - ftop2, 0.0)
+                low1 = np.where(np.isfinite(s1), lmin[:, lo + 1 : hi + 2] + s1 - ftop2, 0.0)
             failed |= np.minimum(low0, low1).min(axis=1) < -_ADVANCE_RANGE
             f0, f1 = np.exp(s0 - ftop2), np.exp(s1 - ftop2)
             # B0 is lower triangular and B1 strictly upper: triangular products (BLAS
             # trmm) skip the zero halves, on the transposed (Fortran-order) views
-            Y0 = (M[:, :c] * f0[:, :, None]).reshape(-1, Q)
-            Y1 = (M[:, 1 : c + 1] * f1[:, :, None]).reshape(-1, Q)
+            c = hi - lo + 1
+            Y0 = (M[:, lo : hi + 1] * f0[:, :, None]).reshape(-1, Q)
+            Y1 = (M[:, lo + 1 : hi + 2] * f1[:, :, None]).reshape(-1, Q)
             X = dtrmm(1.0, B0, Y0.T, side=0, lower=1, trans_a=1, overwrite_b=1).T
             X += dtrmm(1.0, B1, Y1.T, side=0, lower=0, trans_a=1, overwrite_b=1).T
             X = X.reshape(E, c, Q)
@@ -309,11 +436,15 @@ def exact_binary(
             ok = mx > 0
             X /= np.where(ok, mx, 1.0)[:, :, None]
             with np.errstate(divide="ignore"):
-                sc[:, :c] = np.where(ok, ftop2 + np.log(np.where(ok, mx, 1.0)), -np.inf)
-            M[:, :c] = X
-            lmin[:, :c] = _log_min_nonzero(X)
-            M[:, c:] = 0.0
-            sc[:, c:] = -np.inf
+                sc[:, lo : hi + 1] = np.where(ok, ftop2 + np.log(np.where(ok, mx, 1.0)), -np.inf)
+            M[:, lo : hi + 1] = X
+            lmin[:, lo : hi + 1] = _log_min_nonzero(X)
+            # the chunks that were live and are not any more: zero (left out, see above)
+            for z0, z1 in ((live_lo, lo), (hi + 1, live_hi + 1)):
+                if z1 > z0:
+                    M[:, z0:z1] = 0.0
+                    sc[:, z0:z1] = -np.inf
+            live_lo, live_hi = lo, hi
         units["blocks"] += 1
         if bar is not None:
             bar.update(k)
@@ -325,7 +456,7 @@ def exact_binary(
     return out
 
 
-def exact_binary_blocks(logdelta: np.ndarray, p1: float, p2: float, block: int = _BLOCK, bar=None) -> np.ndarray:
+def exact_binary_blocks(logdelta: np.ndarray, p1: float, p2: float, block: int = _BLOCK, bar: Any = None) -> np.ndarray:
     """log E for every composition (c1 = n - r, r) of two vertices, m = 2.
 
     ``logdelta``: (n+1, E) log delta of histogram (k, n-k).  Returns (n+1, E)
@@ -367,9 +498,9 @@ def exact_binary_blocks(logdelta: np.ndarray, p1: float, p2: float, block: int =
         s = n - r
         a, b, lw_ab = weights.window(s, log_bound)
         ba, bb = a // B, b // B
-        lw = np.full(((bb - ba + 1) * B,), -np.inf)  # padded to whole blocks
-        lw[a - ba * B : b - ba * B + 1] = lw_ab
-        lw = lw.reshape(-1, B)
+        lw_flat = np.full(((bb - ba + 1) * B,), -np.inf)  # padded to whole blocks
+        lw_flat[a - ba * B : b - ba * B + 1] = lw_ab
+        lw = lw_flat.reshape(-1, B)
         top = lw.max(axis=1)  # (blocks,)
         dots = np.matmul(np.exp(lw - top[:, None])[:, None, :], H3[ba : bb + 1])[:, 0, :]
         with np.errstate(divide="ignore"):

@@ -3,105 +3,214 @@
 It drives refusals (``budget=``), progress bars and the panels' choice between
 the exact method and Monte Carlo, so it must be right within a factor of two
 before any work is done.  For two categories and at most two hull vertices
-(:func:`smoothdp_nb.core.smoothed.binary.exact_binary`) the model counts the
-engine's work units -- multiply-adds of the blocked advance and of the
-correlation, correlation segments and blocks (:func:`binary_work_units`,
-tested against the counts the engine reports) -- and prices them with
-per-unit costs measured on the 2-core reference machine
-(``benchmarks/bench_smoothed.py``, figures in ``benchmarks/README.md``), plus
-the privacy profile of the n + 1 histograms.  The general engine (m >= 3 or
-more vertices) does one log-space step per histogram, vertex and
-composition.
+(:func:`smoothdp_nb.core.smoothed.binary.exact_binary`) the model walks the
+engine's own block schedule and counts its work units -- multiply-adds of the
+blocked advance and of the correlation, correlation segments and blocks
+(:func:`binary_work_units`, tested against the counts the engine reports) --
+and prices them with per-unit CPU costs fitted on the 2-core reference machine
+(``python benchmarks/bench_smoothed.py --calibrate``, figures in
+``benchmarks/README.md``).  What sets those counts besides n -- the spread
+and the slope of log delta, how many epsilon columns differ -- comes from the
+profile of a sample of histograms (:func:`profile_sample`), which also
+measures the profile's CPU time per histogram for the n + 1 profiles.  The
+general engine (m >= 3 or more vertices) is priced per composition, per
+log-space term (:func:`general_work_units`, counted exactly) and per entry of
+its histogram index.
 """
 
 from __future__ import annotations
 
 import math
+import time
+from typing import Any, NamedTuple
 
-__all__ = ["estimate_exact_cost", "estimate_exact_seconds", "engine_seconds", "binary_work_units"]
+import numpy as np
+
+__all__ = [
+    "estimate_exact_cost",
+    "estimate_exact_seconds",
+    "engine_seconds",
+    "binary_work_units",
+    "general_work_units",
+    "profile_sample",
+    "ProfileSample",
+]
 
 # seconds per unit, single BLAS thread (benchmarks/README.md, "cost model")
-_PER_ADVANCE = 9e-11  # one multiply-add of the banded advance (BLAS trmm, zero halves not counted)
-_PER_CORRELATION = 2.5e-10  # one multiply-add of np.correlate
-_PER_SEGMENT = 2e-5  # Python round trip per correlation segment and epsilon column
-_PER_BLOCK = 2e-4  # Python round trip per block of compositions
-_PER_LOG_STEP = 2.5e-8  # general engine: one log-space term
+_PER_ADVANCE = 6e-11  # one multiply-add of the banded advance (BLAS trmm, zero halves not counted)
+_PER_CORRELATION = 6e-11  # one multiply-add of np.correlate
+_PER_SEGMENT = 2.4e-5  # Python round trip per correlation segment and epsilon column
+_PER_BLOCK = 1.35e-4  # Python round trip per block of compositions
+_PER_COMPOSITION = 1.15e-4  # general engine: Python round trip per composition (a dot and a step)
+_PER_LOG_TERM = 6.6e-8  # general engine: one log-space term per epsilon column
+_PER_INDEX_ROW = 1.45e-6  # general engine: one histogram-index entry and shift-map lookup per category
+# blocks the cost model walks at most (beyond, a sample of them stands for all)
+_MAX_BLOCKS_WALKED = 4096
 # guess of the spread of log delta (natural log per record) for the window width
 _SPREAD_PER_RECORD = 0.005
 
 
 def binary_work_units(
-    n: int, n_columns: float, p1: float, p2: float, log_bound: float | None = None, block: int = 128
+    n: int,
+    n_columns: float,
+    p1: float,
+    p2: float,
+    log_bound: float | None = None,
+    block: int = 128,
+    slope: float = 0.0,
 ) -> dict[str, float]:
     """Work units of the two-vertex engine for n records and ``n_columns`` epsilon columns.
 
-    Mirrors the loop of :func:`~smoothdp_nb.core.smoothed.binary.exact_binary`
-    (without fallback): blocks of K compositions, the advance of the live
-    chunks (two triangular (c x Q) @ (Q x Q) products per column), and the correlation of
-    each block's binomial window (``log_bound`` as from
-    :func:`~smoothdp_nb.core.smoothed.binary.window_log_bound`; None guesses
-    it from n) in segments of at most 8 chunks.
+    Walks the engine's own block schedule
+    (:func:`~smoothdp_nb.core.smoothed.binary.block_schedule`, without
+    fallback): blocks of K compositions, the advance of the live chunks (two
+    triangular (c x Q) @ (Q x Q) products per column), and the correlation
+    of each block's binomial window in segments of at most 8 chunks.
+    ``log_bound`` is :func:`~smoothdp_nb.core.smoothed.binary.window_log_bound`
+    of the data (None guesses it from n) and ``slope`` the largest slope of
+    log delta (it can shorten K).
     """
-    from .binary import _steps_per_block
+    from .binary import _block_steps, block_at, block_schedule, truncation_level
 
-    K = _steps_per_block(p1, p2, block)
+    K = _block_steps(p1, p2, block, slope)
     Q = K + 1
     if log_bound is None:
         log_bound = 61 * math.log(2.0) + _SPREAD_PER_RECORD * n
+    level = truncation_level(log_bound, n, K)
     E = n_columns
     units = dict(advance=0.0, correlation=0.0, segments=0.0, blocks=0.0)
     p = p1 if 0.0 < p1 < 1.0 else 0.5
-    for r0 in range(0, n + 1, K):
-        r1 = min(r0 + K, n + 1) - 1
-        k = r1 - r0 + 1
-        s = n - r1
-        if math.isinf(log_bound):
-            a, b = 0, s
-        else:
-            t = math.sqrt(0.5 * s * log_bound) + 1.0
-            a, b = max(0, math.floor(s * p - t)), min(s, math.ceil(s * p + t))
+    lr = math.log(p / (1.0 - p))
+    g_h = int(340.0 / slope) if slope > 0 else 8 * Q  # the engine's segments span < e^-340 of H
+    n_blocks = n // K + 1
+    stride = math.ceil(n_blocks / _MAX_BLOCKS_WALKED)
+    if stride == 1:  # every block, as the engine does
+        walk: Any = ((r0, k, a, b, lo, hi, 1) for r0, k, a, b, lo, hi in block_schedule(n, K, p1, p2, level))
+    else:  # every stride-th block stands for the next stride blocks (the estimate stays fast at any n)
+        walk = (
+            (r0, *block_at(n, K, p1, p2, level, r0), min(stride, -(-(n + 1 - r0) // K)))
+            for r0 in range(0, n + 1, K * stride)
+        )
+    for r0, k, a, b, lo, hi, weight in walk:
+        s = n - r0 - k + 1
         width = b - a + 1
-        units["correlation"] += E * width * k
-        # segments: at most 8 chunks, and short enough that the weights span < 340 (their
-        # log-slope is largest at the window's edges: log((s - x) / (x + 1) p / q))
-        lr = math.log(p / (1.0 - p))
-        slope = max(abs(math.log((s - x) / (x + 1.0)) + lr) for x in (a, max(a, b - 1))) if s > 0 else 0.0
-        G = max(1, min(8 * Q, int(0.9 * 340.0 / slope) if slope > 0 else 8 * Q))
-        units["segments"] += math.ceil(width / G)
-        units["blocks"] += 1
-        if r1 < n:
-            c = (n - r0 - K) // Q + 1
-            units["advance"] += E * c * Q * Q  # triangular halves of the two products
+        units["correlation"] += weight * E * width * k
+        # segments: at most 8 chunks, short enough that H spans < e^-340 over them (g_h) and the
+        # weights too (their log-slope is largest at the window's edges: log((s - x) / (x + 1) p / q))
+        wslope = max(abs(math.log((s - x) / (x + 1.0)) + lr) for x in (a, max(a, b - 1))) if s > 0 else 0.0
+        G = max(1, min(8 * Q, g_h - k + 1, int(0.9 * 340.0 / wslope) if wslope > 0 else 8 * Q))
+        units["segments"] += weight * math.ceil(width / G)
+        units["blocks"] += weight
+        if hi >= lo:
+            units["advance"] += weight * E * (hi - lo + 1) * Q * Q  # triangular halves of the two products
     return units
 
 
-def engine_seconds(n: int, vertices, n_epsilon: int) -> float:
-    """Seconds of the exact engine's recursion alone (the profiles are priced in :mod:`.estimate`)."""
-    import numpy as np
+def general_work_units(n: int, m: int, l: int) -> dict[str, float]:
+    """Work units of the general engine (:func:`~smoothdp_nb.core.smoothed.general.exact_general`)
+    per epsilon column: compositions visited, log-space terms, and histogram-index rows.
 
+    At level L and size S the engine does, for r = 0 .. S, the work of level
+    L - 1 at size S - r and (r < S) one averaging step over the ``h(s) =
+    C(s + m - 1, m - 1)`` histograms of size ``s = S - r - 1``, m terms each;
+    level 0 is one dot product over the h(S) histograms.  So
+    ``T_L(S) = sum_{j <= S} T_{L-1}(j) + m sum_{j < S} h(j)`` and ``T_0 = h``.
+    The index of every size it visits has ``C(n + m, m)`` rows (one vertex: none).
+    """
+    import numpy as np
+    from scipy.special import comb
+
+    s = np.arange(n + 1, dtype=float)
+    h = comb(s + m - 1, m - 1)
+    T = h.copy()
+    H_before = np.concatenate([[0.0], np.cumsum(h)[:-1]])  # sum_{j < S} h(j)
+    for _ in range(l - 1):
+        T = np.cumsum(T) + m * H_before
+    return {
+        "compositions": float(math.comb(n + l - 1, l - 1)),
+        "terms": float(T[n]),
+        "index_rows": float(math.comb(n + m, m)) if l > 1 else 0.0,
+    }
+
+
+class ProfileSample(NamedTuple):
+    """What a sample of a two-category profile tells the cost model (:func:`profile_sample`)."""
+
+    log_bound: float  #: :func:`~smoothdp_nb.core.smoothed.binary.window_log_bound` of the sample
+    slope: float  #: largest |log delta(x + 1) - log delta(x)| between sampled neighbours
+    distinct: int  #: epsilon columns that differ
+    seconds_per_row: float  #: CPU seconds of the profile per histogram (all epsilon)
+
+
+# histograms above which the profile's cost is measured on a sample rather than modelled
+_SAMPLE_TIMING_MIN = 16384
+
+
+def profile_sample(mechanism: Any, n: int, epsilon: np.ndarray, points: int = 1024) -> ProfileSample:
+    """A two-category profile on a sample of histograms, before the computation.
+
+    The profile at ``points`` pairs of neighbouring histograms ``(x, n - x)``,
+    ``(x + 1, n - x - 1)`` spread evenly over 0 .. n (both ends included):
+    the spread of log delta, the largest slope between neighbours and how
+    many epsilon columns differ -- the three things besides n that set the
+    engine's work -- and the CPU time per histogram, which prices the n + 1
+    profiles of the computation (the profile's cost depends on the
+    mechanism, T and epsilon in ways no closed form here follows).  At most
+    2 ``points`` histograms, against n + 1 for the computation.
+    """
+    from ..profiles import privacy_profile
+    from .binary import window_log_bound
+
+    x = np.unique(np.linspace(0, max(n - 1, 0), min(points, n)).astype(np.int64))
+    pairs = np.stack([x, x + 1], axis=1).ravel()
+    hists = np.stack([pairs, n - pairs], axis=1)
+    E = epsilon.size
+    t0 = time.process_time()
+    ld = np.asarray(privacy_profile(mechanism, hists, epsilon, log=True), dtype=float).reshape(len(pairs), E)
+    seconds = time.process_time() - t0
+    with np.errstate(invalid="ignore"):  # -inf - -inf: two zeros, no slope
+        steps = ld[1::2] - ld[0::2]
+    fin = np.isfinite(steps)
+    slope = float(np.abs(steps[fin]).max()) if np.any(fin) else 0.0
+    distinct = len({np.ascontiguousarray(ld[:, j]).tobytes() for j in range(E)})
+    return ProfileSample(window_log_bound(ld), slope, distinct, seconds / len(pairs))
+
+
+def engine_seconds(n: int, vertices: Any, n_epsilon: int, sample: ProfileSample | None = None) -> float:
+    """Seconds of the exact engine's recursion alone (the profiles are priced in :mod:`.estimate`).
+
+    ``sample``: :func:`profile_sample` of the data (two categories, two
+    vertices); without it the spread and slope of log delta and the number
+    of distinct columns are guessed.
+    """
     V = np.atleast_2d(np.asarray(vertices, dtype=float))
     l, m = V.shape
     E = max(1, int(n_epsilon))
     if l == 1:  # a single weighted sum over the histograms
         return 0.0
     if m == 2 and l == 2:
-        # epsilon values whose profiles coincide are averaged once; how many do is known only
-        # after the profile (the authors' 21 give 7 to 12 distinct columns for n = 1e4 .. 1e5):
-        # E^0.85 columns is within x1.6 of both extremes (all distinct, or 21 -> 7-12)
-        cols = E**0.85
-        u = binary_work_units(n, cols, float(V[0, 0]), float(V[1, 0]))
-        return (
+        if sample is None:
+            # epsilon values whose profiles coincide are averaged once: E^0.85 columns is within
+            # x1.6 of both extremes (all distinct, or the authors' 21 -> 7-15 at n = 1e4 .. 5e5)
+            cols, log_bound, slope = E**0.85, None, 0.0
+        else:
+            log_bound, slope, cols = sample.log_bound, sample.slope, float(sample.distinct)
+        u = binary_work_units(n, cols, float(V[0, 0]), float(V[1, 0]), log_bound=log_bound, slope=slope)
+        return float(
             _PER_ADVANCE * u["advance"]
             + _PER_CORRELATION * u["correlation"]
             + _PER_SEGMENT * u["segments"] * cols
             + _PER_BLOCK * u["blocks"]
         )
-    hists = math.comb(n + m - 1, m - 1)
-    comps = math.comb(n + l - 1, l - 1)
-    return _PER_LOG_STEP * E * m * hists * comps / max(1, l)
+    g = general_work_units(n, m, l)
+    return float(
+        _PER_COMPOSITION * g["compositions"] + _PER_LOG_TERM * g["terms"] * E + _PER_INDEX_ROW * g["index_rows"] * m
+    )
 
 
-def estimate_exact_cost(mechanism, n: int, vertices, n_epsilon: int) -> tuple[float, int]:
+def estimate_exact_cost(
+    mechanism: Any, n: int, vertices: Any, n_epsilon: int, epsilon: Any = None
+) -> tuple[float, int]:
     """(seconds, bytes) the exact smoothed delta is expected to take, before any work.
 
     Parameters
@@ -115,6 +224,10 @@ def estimate_exact_cost(mechanism, n: int, vertices, n_epsilon: int) -> tuple[fl
         The hull vertices of Pi (after :func:`~smoothdp_nb.core.hull.reduce_to_vertices`).
     n_epsilon : int
         Number of epsilon values (an upper bound on the distinct profile columns).
+    epsilon : 1-D array, optional
+        The epsilon values: for two categories and two vertices the engine's
+        work is then taken from :func:`profile_sample` (a few profile
+        evaluations) instead of guessed.
 
     Returns
     -------
@@ -123,16 +236,20 @@ def estimate_exact_cost(mechanism, n: int, vertices, n_epsilon: int) -> tuple[fl
         thread (the n + 1 profiles and the engine), and peak bytes of the
         main arrays.
     """
-    import numpy as np
-
-    from .estimate import estimate_exact
+    from .estimate import estimate_exact, estimate_profiles
 
     V = np.atleast_2d(np.asarray(vertices, dtype=float))
     l, m = V.shape
     E = max(1, int(n_epsilon))
     est = estimate_exact(mechanism, n, m, l, E)
+    sample = None
+    if epsilon is not None and m == 2 and l <= 2:
+        sample = profile_sample(mechanism, n, np.asarray(epsilon, dtype=float).ravel())
     # estimate_exact prices the engine with the default vertices; use the actual ones
-    seconds = est.seconds - estimate_exact_seconds(n, m, l, E) + engine_seconds(n, V, E)
+    seconds = est.seconds - estimate_exact_seconds(n, m, l, E) + engine_seconds(n, V, E, sample)
+    if sample is not None and n + 1 > _SAMPLE_TIMING_MIN:
+        # the profiles: measured on the sample instead of modelled
+        seconds += sample.seconds_per_row * (n + 1) - estimate_profiles(mechanism, n, m, E)
     return seconds, int(est.bytes)
 
 

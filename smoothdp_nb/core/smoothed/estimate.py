@@ -22,6 +22,7 @@ engine's working arrays (exact), or the per-candidate result vector that
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from scipy import special
@@ -32,6 +33,7 @@ from ..budget import Estimate
 from ..hull import reduce_to_vertices
 from ..mechanisms import MAX_CELLS, NoisySamplingHistogram, SamplingHistogram
 from .cost import estimate_exact_cost, estimate_exact_seconds
+from .exact import HELPER_MIN_N, profile_chunk_rows
 from .monte_carlo import _candidate_compositions
 
 __all__ = [
@@ -50,18 +52,21 @@ _SH2_BASE, _SH2_SQRT = 1e-6, 3e-9  # measured 0.8-2.0e-6 at n = 1e4..1e5, eta = 
 _SH_GRID_CELL = 2.2e-7
 # seconds per cell of the noisy mechanism's lumped output space (T+1)^m
 _NOISY_CELL = 7e-6
-# seconds per (occupied value, replacement value, possible sum) of the sampling average
-_AVG_CELL = 1.2e-8
-# seconds per sampled database and hull vertex (multinomial draw, np.unique over the chunk)
-_DRAW = 1.5e-6
-# bytes per (histogram, epsilon) of the two-category exact path (profile table and engine arrays)
-_EXACT2_BYTES = 900.0
-# bytes of one entry (a tuple key) of the general engine's histogram index, and seconds per entry and category
+# CPU seconds per (occupied value, replacement value, possible sum) of the sampling average
+# (8e-10 since the faster profile of issue 16: bench_estimates.py, 2026-11-24)
+_AVG_CELL = 8e-10
+# CPU seconds per sampled database and hull vertex (multinomial draw, np.unique over the chunk)
+_DRAW = 6e-7
+# bytes per (histogram, epsilon) of the two-category exact path: the profile table, its
+# distinct columns and the engine's arrays; and per (histogram, epsilon) of one chunk of
+# profiles being computed (measured with tracemalloc, benchmarks/README.md)
+_EXACT2_BYTES = 50.0
+_PROFILE_PAIR_BYTES = 900.0
+# bytes of one entry (a tuple key) of the general engine's histogram index (its time: cost.general_work_units)
 _INDEX_ENTRY_BYTES = 170.0
-_INDEX_SECONDS = 1.5e-6
 
 
-def profile_units(mechanism, n: int, m: int) -> tuple[float, float]:
+def profile_units(mechanism: Any, n: int, m: int) -> tuple[float, float]:
     """(seconds, peak bytes) of the privacy profile of one histogram of size n at one epsilon.
 
     A model per mechanism family, its cells counted as in the kernels: the
@@ -90,29 +95,34 @@ def sampling_average_units(K: int, T: int, occupied: float) -> tuple[float, floa
 
     The search over (removed value, replacement) pairs visits every possible
     sum (``T (K - 1) + 1`` of them) for each of the ``occupied`` x K pairs, and
-    holds about three arrays of K x (number of sums) floats.
+    holds about six arrays of K x (number of sums) floats at its peak.
     """
     width = T * (K - 1) + 1
-    return _AVG_CELL * occupied * K * width, 3.0 * K * width * 8
+    return _AVG_CELL * occupied * K * width, 6.0 * K * width * 8
 
 
-def estimate_exact(mechanism, n: int, m: int, l: int, E: int) -> Estimate:
+def estimate_profiles(mechanism: Any, n: int, m: int, E: int) -> float:
+    """Seconds of the privacy profiles of every histogram of n records at E epsilon (modelled)."""
+    return math.comb(n + m - 1, m - 1) * E * profile_units(mechanism, n, m)[0]
+
+
+def estimate_exact(mechanism: Any, n: int, m: int, l: int, E: int) -> Estimate:
     """Time and memory of the exact smoothed delta (all histograms profiled, then Algorithm 1)."""
     hists = math.comb(n + m - 1, m - 1)
-    per, per_bytes = profile_units(mechanism, n, m)
-    seconds = hists * E * per
+    per_bytes = profile_units(mechanism, n, m)[1]
+    seconds = estimate_profiles(mechanism, n, m, E)
     if l > 1:  # one vertex: a single weighted sum over the histograms, no recursion
         seconds += estimate_exact_seconds(n, m, l, E)
     if m == 2 and l <= 2:
-        nbytes = _EXACT2_BYTES * hists * E
+        nbytes = _EXACT2_BYTES * hists * E + _PROFILE_PAIR_BYTES * min(hists, profile_chunk_rows(E)) * E
+        if n >= HELPER_MIN_N:  # the helper process: a chunk of profiles and half of the engine's columns
+            nbytes += 0.5 * _EXACT2_BYTES * hists * E + _PROFILE_PAIR_BYTES * min(hists, profile_chunk_rows(E)) * E
     else:
         # the general engine keeps the histograms of every size s <= n it visits (sum over s of
         # C(s + m - 1, m - 1) = C(n + m, m) rows: arrays, shift maps and an index dict entry each);
         # with one vertex only size n
         rows = hists if l == 1 else math.comb(n + m, m)
         nbytes = rows * (16.0 * m + _INDEX_ENTRY_BYTES) + hists * E * 8.0 * (m + 3)
-        if l > 1:  # building the index and the shift maps is Python work per row and category
-            seconds += _INDEX_SECONDS * rows * m
     return Estimate(seconds, max(nbytes, per_bytes))
 
 
@@ -126,7 +136,8 @@ def _binom_pmf(c: int, p: float) -> np.ndarray:
         + special.xlogy(k, p)
         + special.xlog1py(c - k, -p)
     )
-    return np.exp(logp)
+    out: np.ndarray = np.exp(logp)
+    return out
 
 
 def _count_pmf(n_counts: np.ndarray, probs: np.ndarray) -> np.ndarray:
@@ -149,7 +160,7 @@ def _marginal_pmf(counts: np.ndarray, probs: np.ndarray) -> np.ndarray:
     return np.diff(special.ndtr((k - 0.5 - mean) / sd))
 
 
-def expected_distinct_histograms(counts, vertices, draws: int) -> float:
+def expected_distinct_histograms(counts: Any, vertices: Any, draws: int) -> float:
     """Expected number of distinct histograms among ``draws`` databases of one composition.
 
     For two categories this is sum over the values k of the first count of
@@ -171,8 +182,8 @@ def expected_distinct_histograms(counts, vertices, draws: int) -> float:
 
 
 def estimate_monte_carlo(
-    mechanism, n: int, vertices, E: int, trials: int, candidates: int, chunk: int
-) -> tuple[Estimate, dict]:
+    mechanism: Any, n: int, vertices: Any, E: int, trials: int, candidates: int, chunk: int
+) -> tuple[Estimate, dict[str, float]]:
     """Time and memory of the Monte Carlo smoothed delta, and its work units.
 
     Returns ``(Estimate, units)`` with ``units = {"candidates", "databases",
@@ -228,16 +239,16 @@ def candidate_count(n: int, l: int, k: int) -> int:
 
 
 def estimate_smoothed(
-    mechanism,
-    ns,
-    pi,
-    epsilon,
+    mechanism: Any,
+    ns: Any,
+    pi: Any,
+    epsilon: Any,
     method: str = "exact",
     *,
     trials: int = 10**4,
     candidates: int = 16,
     chunk: int = 10_000,
-    **_ignored,
+    **_ignored: Any,
 ) -> Estimate:
     """Estimated run time (s) and peak memory (bytes) of :func:`~smoothdp_nb.core.smoothed.smoothed_delta` at every n in ``ns``, run in turn.
 
@@ -252,7 +263,7 @@ def estimate_smoothed(
         n = as_int(n, "n", minimum=1)
         mechanism.sample_size(n)  # T <= n check
         if method == "exact":
-            total = total + Estimate(*estimate_exact_cost(mechanism, n, red.vertices, e.size))
+            total = total + Estimate(*estimate_exact_cost(mechanism, n, red.vertices, e.size, e))
         elif method == "monte-carlo":
             total = (
                 total

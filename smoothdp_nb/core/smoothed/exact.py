@@ -4,8 +4,12 @@ expectation of every composition of the hull vertices by the engines of
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import math
+import multiprocessing
+import os
 import time
+from typing import Any
 
 import numpy as np
 from scipy.special import logsumexp
@@ -14,7 +18,7 @@ from .._progress import optional_progress_bar
 from ..budget import Estimate, check_budget
 from ..hull import HullReduction
 from ..profiles import privacy_profile
-from .binary import exact_binary, log_binom_vector
+from .binary import binary_plan, exact_binary, log_binom_vector
 from .cost import estimate_exact_cost
 from .general import all_histograms, exact_general
 from .results import SmoothedResult, assemble_result, dp_pair
@@ -34,11 +38,96 @@ def _distinct_columns(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a[:, first], col
 
 
-def smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> SmoothedResult:
+# (histogram, epsilon) pairs per call of privacy_profile: its working arrays are
+# several hundred bytes per pair (1.4 GB at once for the authors' 21 epsilon at
+# n = 10^5), and chunks of this size are no slower (benchmarks/README.md)
+_PROFILE_CHUNK = 65536
+
+
+def profile_chunk_rows(n_epsilon: int) -> int:
+    """Histograms per call of privacy_profile in the exact method."""
+    return max(512, _PROFILE_CHUNK // max(1, n_epsilon))
+
+
+# records from which the two-category exact path shares its work with a helper process
+HELPER_MIN_N = 50_000
+
+
+def _helper(n: int) -> cf.Executor | None:
+    """One helper process for a large two-category computation, on a machine
+    with at least two cores (None otherwise, or where it cannot start).
+
+    Forked, so that it needs no imports and never re-runs the user's main
+    module (as a spawned process would, e.g. a script without a
+    ``__name__ == "__main__"`` guard); where fork does not exist, no helper.
+    """
+    if n < HELPER_MIN_N or (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    try:
+        return cf.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+    except (OSError, ValueError):
+        return None
+
+
+def _profile_chunk(mech: Any, hists: np.ndarray, e: np.ndarray) -> np.ndarray:
+    return np.reshape(privacy_profile(mech, hists, e, log=True), (-1, e.size))
+
+
+def _profile_table(mech: Any, hists: np.ndarray, e: np.ndarray, helper: cf.Executor | None = None) -> np.ndarray:
+    """log delta of every histogram (rows) at every epsilon (columns), in fixed
+    chunks of rows; with a helper, every other chunk is computed there (the
+    chunks are the same either way; a chunk the helper cannot do -- e.g. a
+    mechanism that does not pickle -- is computed here)."""
+    rows = profile_chunk_rows(e.size)
+    out = np.empty((len(hists), e.size))
+    starts = range(0, len(hists), rows)
+    sent = {}
+    if helper is not None:
+        for i in starts[1::2]:
+            sent[i] = helper.submit(_profile_chunk, mech, hists[i : i + rows], e)
+    for i in starts:
+        if i not in sent:
+            out[i : i + rows] = _profile_chunk(mech, hists[i : i + rows], e)
+    for i, fut in sent.items():
+        try:
+            out[i : i + rows] = fut.result()
+        except Exception:  # not picklable, helper died: compute it here, same chunk
+            out[i : i + rows] = _profile_chunk(mech, hists[i : i + rows], e)
+    return out
+
+
+def _two_vertex_engine(logdelta: np.ndarray, p1: float, p2: float, bar: Any, helper: cf.Executor | None) -> np.ndarray:
+    """:func:`exact_binary` on all columns.  From ``HELPER_MIN_N`` records on,
+    with two columns or more, always in two halves of columns with the plan of
+    all of them (so the result does not depend on whether a helper ran one)."""
+    n, E = logdelta.shape[0] - 1, logdelta.shape[1]
+    if n < HELPER_MIN_N or E < 2:
+        return exact_binary(logdelta, p1, p2, bar)
+    plan = binary_plan(logdelta, p1, p2)
+    halves = [np.arange(0, E, 2), np.arange(1, E, 2)]
+    out = np.empty_like(logdelta)
+    fut = None
+    if helper is not None:
+        fut = helper.submit(exact_binary, np.ascontiguousarray(logdelta[:, halves[1]]), p1, p2, None, plan=plan)
+    out[:, halves[0]] = exact_binary(np.ascontiguousarray(logdelta[:, halves[0]]), p1, p2, bar, plan=plan)
+    try:
+        if fut is None:
+            raise RuntimeError("no helper process")
+        out[:, halves[1]] = fut.result()
+    except Exception:  # no helper, or it failed: the same half here
+        if bar is not None:
+            bar.reset(total=n + 1)
+        out[:, halves[1]] = exact_binary(np.ascontiguousarray(logdelta[:, halves[1]]), p1, p2, bar, plan=plan)
+    return out
+
+
+def smoothed_exact(
+    mech: Any, n: int, red: HullReduction, e: np.ndarray, progress: bool | None, budget: float
+) -> SmoothedResult:
     t0 = time.perf_counter()
     V = red.vertices
     l, m = V.shape
-    est = Estimate(*estimate_exact_cost(mech, n, V, e.size))
+    est = Estimate(*estimate_exact_cost(mech, n, V, e.size, e))
     check_budget(
         est,
         budget,
@@ -48,7 +137,27 @@ def smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> Smoothed
     )
     show = (est.seconds > 2.0) if progress is None else bool(progress)
     hists = all_histograms(n, m)
-    full = privacy_profile(mech, hists, e, log=True).reshape(len(hists), e.size)
+    helper = _helper(n) if m == 2 and l <= 2 else None
+    try:
+        return _exact_with(mech, n, red, e, show, hists, helper, t0)
+    finally:
+        if helper is not None:
+            helper.shutdown(cancel_futures=True)
+
+
+def _exact_with(
+    mech: Any,
+    n: int,
+    red: HullReduction,
+    e: np.ndarray,
+    show: bool,
+    hists: np.ndarray,
+    helper: cf.Executor | None,
+    t0: float,
+) -> SmoothedResult:
+    V = red.vertices
+    l, m = V.shape
+    full = _profile_table(mech, hists, e, helper)
     # the worst case over every database of n records: the same enumeration (Theorem 1)
     dp = dp_pair(mech, n, e, m, all_profiles=full)
     # Several epsilon often give bit-identical profiles (e.g. when only outputs
@@ -63,7 +172,7 @@ def smoothed_exact(mech, n, red: HullReduction, e, progress, budget) -> Smoothed
         else:
             p2 = float(V[1, 0])
             bar = optional_progress_bar(n + 1, show, "compositions")
-            vals = exact_binary(logdelta, p1, p2, bar)
+            vals = _two_vertex_engine(logdelta, p1, p2, bar, helper)
             if bar is not None:
                 bar.close()
             r = np.arange(n + 1)

@@ -6,6 +6,8 @@ every expectation is a log-sum-exp of non-negative terms, exact at every magnitu
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy.special import logsumexp
 
@@ -19,15 +21,15 @@ def all_histograms(n: int, m: int) -> np.ndarray:
     return compositions(n, m)
 
 
-def exact_general(logdelta: np.ndarray, n: int, m: int, V: np.ndarray, bar) -> tuple[np.ndarray, np.ndarray]:
+def exact_general(logdelta: np.ndarray, n: int, m: int, V: np.ndarray, bar: Any) -> tuple[np.ndarray, np.ndarray]:
     """Log space DP for any m and l* (see module docstring).
 
     Returns (compositions (C, l), log E (C, E))."""
     l = V.shape[0]
     hists = {n: all_histograms(n, m)}
-    index: dict[int, dict] = {}
+    index: dict[int, dict[tuple[int, ...], int]] = {}
 
-    def hist_index(s):
+    def hist_index(s: int) -> dict[tuple[int, ...], int]:
         if s not in index:
             hs = hists.setdefault(s, all_histograms(s, m))
             index[s] = {tuple(h): i for i, h in enumerate(hs.tolist())}
@@ -36,7 +38,7 @@ def exact_general(logdelta: np.ndarray, n: int, m: int, V: np.ndarray, bar) -> t
     # up[s][j] = indices in size s+1 of (x + e_j) for every x of size s
     up: dict[int, np.ndarray] = {}
 
-    def up_map(s):
+    def up_map(s: int) -> np.ndarray:
         if s not in up:
             hs = hists.setdefault(s, all_histograms(s, m))
             idx = hist_index(s + 1)
@@ -46,18 +48,19 @@ def exact_general(logdelta: np.ndarray, n: int, m: int, V: np.ndarray, bar) -> t
 
     with np.errstate(divide="ignore"):
         logV = np.log(V)
-    comps: list[tuple] = []
+    comps: list[tuple[int, ...]] = []
     vals: list[np.ndarray] = []
 
-    def log_mult(s, v):
+    def log_mult(s: int, v: int) -> np.ndarray:
         hs = hists.setdefault(s, all_histograms(s, m))
         from scipy.special import gammaln
 
         with np.errstate(divide="ignore", invalid="ignore"):
             terms = np.where(hs > 0, hs * logV[v][None, :], 0.0)
-        return gammaln(s + 1.0) - gammaln(hs + 1.0).sum(axis=1) + terms.sum(axis=1)
+        out: np.ndarray = gammaln(s + 1.0) - gammaln(hs + 1.0).sum(axis=1) + terms.sum(axis=1)
+        return out
 
-    def descend(G, size, level, counts):
+    def descend(G: np.ndarray, size: int, level: int, counts: tuple[int, ...]) -> None:
         if level == 0:
             lw = log_mult(size, 0)
             comps.append((size,) + counts)

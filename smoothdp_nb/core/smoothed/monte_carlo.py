@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Any
 
 import numpy as np
 
 from .._progress import optional_progress_bar
 from .._validate import as_rng
 from ..budget import ComputationTooLarge
+from ..hull import HullReduction
 from ..intervals import INTERVALS
 from ..mechanisms import compositions
 from ..profiles import privacy_profile
@@ -36,7 +38,9 @@ def _candidate_compositions(n: int, l: int, k: int) -> np.ndarray:
     return np.unique(comps, axis=0)
 
 
-def _mc_trials(size, rng, mech, counts, vertices, epsilon):
+def _mc_trials(
+    size: int, rng: np.random.Generator, mech: Any, counts: np.ndarray, vertices: np.ndarray, epsilon: np.ndarray
+) -> np.ndarray:
     """``size`` databases drawn from a composition, and their exact delta (size, E).
 
     Module-level so that process pools and Dask can pickle it."""
@@ -47,11 +51,23 @@ def _mc_trials(size, rng, mech, counts, vertices, epsilon):
             hist += rng.multinomial(int(c), vertices[v], size=size)
     # delta depends on the histogram only: evaluate each distinct one once
     uniq, inv = np.unique(hist, axis=0, return_inverse=True)
-    return privacy_profile(mech, uniq, epsilon).reshape(len(uniq), epsilon.size)[inv.ravel()]
+    table = np.asarray(privacy_profile(mech, uniq, epsilon)).reshape(len(uniq), epsilon.size)
+    return table[inv.ravel()]
 
 
 def smoothed_monte_carlo(
-    mech, n, red, e, trials, rng, confidence, k, progress, executor, chunk, interval="betting"
+    mech: Any,
+    n: int,
+    red: HullReduction,
+    e: np.ndarray,
+    trials: int,
+    rng: Any,
+    confidence: float,
+    k: int,
+    progress: bool | None,
+    executor: Any,
+    chunk: int,
+    interval: str = "betting",
 ) -> SmoothedResult:
     t0 = time.perf_counter()
     V = red.vertices

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -14,6 +15,7 @@ import pandas as pd
 
 from .. import rendering
 from .._format import format_log
+from ..hull import HullReduction
 
 __all__ = ["SmoothedCurve", "SmoothedResult", "assemble_result", "dp_pair", "fit_exponential"]
 
@@ -53,10 +55,10 @@ class SmoothedResult:
     epsilon: np.ndarray
     log_delta_values: np.ndarray
     vertices: np.ndarray
-    vertex_labels: list
-    dropped: list
+    vertex_labels: list[Any]
+    dropped: list[Any]
     worst_composition_values: np.ndarray
-    table_columns: dict = field(repr=False)  # the table's columns; the DataFrame is built on first use
+    table_columns: dict[str, np.ndarray] = field(repr=False)  # the table's columns; the DataFrame is built on first use
     dp_delta_values: np.ndarray
     method: str
     scalar_epsilon: bool = False
@@ -66,7 +68,7 @@ class SmoothedResult:
     trials: int | None = None
     interval: str | None = None
     seconds: float = 0.0
-    notes: list = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     log_dp_delta_values: np.ndarray | None = None
 
     @cached_property
@@ -74,38 +76,39 @@ class SmoothedResult:
         """One row per epsilon and composition (see the class docstring)."""
         return pd.DataFrame(self.table_columns)
 
-    def _shape(self, arr):
+    def _shape(self, arr: np.ndarray | None) -> Any:
         if arr is None:
             return None
         return float(arr[0]) if self.scalar_epsilon else arr
 
     @property
-    def log_delta(self):
+    def log_delta(self) -> Any:
         return self._shape(self.log_delta_values)
 
     @property
-    def delta(self):
+    def delta(self) -> Any:
         return self._shape(self._delta_values())
 
     def _delta_values(self) -> np.ndarray:
         """exp(log delta), at most the DP delta (exactly, in float64)."""
         d = np.exp(self.log_delta_values)
-        return np.where(np.isnan(self.dp_delta_values), d, np.minimum(d, self.dp_delta_values))
+        out: np.ndarray = np.where(np.isnan(self.dp_delta_values), d, np.minimum(d, self.dp_delta_values))
+        return out
 
     @property
-    def dp_delta(self):
+    def dp_delta(self) -> Any:
         return self._shape(self.dp_delta_values)
 
     @property
-    def ci_low(self):
+    def ci_low(self) -> Any:
         return self._shape(self.ci_low_values)
 
     @property
-    def ci_high(self):
+    def ci_high(self) -> Any:
         return self._shape(self.ci_high_values)
 
     @property
-    def worst_composition(self):
+    def worst_composition(self) -> Any:
         w = self.worst_composition_values
         return w[0] if self.scalar_epsilon else w
 
@@ -126,7 +129,7 @@ class SmoothedResult:
             df[f"n_{lab}"] = self.worst_composition_values[:, j]
         return df
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "method": self.method,
             "mechanism": repr(self.mechanism),
@@ -161,7 +164,7 @@ class SmoothedResult:
             txt = f"  epsilon = {e:g}: delta = {format_log(ld)}"
             if not same:
                 txt += f" (DP delta {dp[i]:.4g})"
-            if self.ci_low_values is not None:
+            if self.ci_low_values is not None and self.ci_high_values is not None:
                 txt += f"  [{self.ci_low_values[i]:.3g}, {self.ci_high_values[i]:.3g}] ({self.confidence:.0%})"
             txt += f"  at composition {tuple(int(c) for c in self.worst_composition_values[i])}"
             lines.append(txt)
@@ -174,16 +177,28 @@ class SmoothedResult:
             + ">"
         )
 
-    def chart(self):
+    def chart(self) -> Any:
         """Altair chart: smoothed delta against epsilon (Figure 2, right)."""
         return rendering.chart(self, "smoothed")
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
         return rendering.mimebundle(self, "smoothed")
 
 
 def assemble_result(
-    mech, n, red, e, comps, vals, method, t0, dp, lo=None, hi=None, extra_notes=(), **extra
+    mech: Any,
+    n: int,
+    red: HullReduction,
+    e: np.ndarray,
+    comps: np.ndarray,
+    vals: np.ndarray,
+    method: str,
+    t0: float,
+    dp: tuple[np.ndarray, np.ndarray],
+    lo: np.ndarray | None = None,
+    hi: np.ndarray | None = None,
+    extra_notes: Sequence[str] = (),
+    **extra: Any,
 ) -> SmoothedResult:
     """The result object; ``dp`` = (log, linear) DP delta per epsilon (NaN: unknown).
     Every expectation is clipped to the DP delta, which bounds it."""
@@ -201,7 +216,7 @@ def assemble_result(
     if not np.any(np.isnan(lin_dp)):
         columns["delta"] = np.minimum(columns["delta"], np.repeat(lin_dp, C))
     columns["log_delta"] = flat
-    if lo is not None:
+    if lo is not None and hi is not None:
         columns["ci_low"] = lo.T.ravel()
         columns["ci_high"] = hi.T.ravel()
     ci_low = None if lo is None else lo.max(axis=0)
@@ -227,7 +242,9 @@ def assemble_result(
     )
 
 
-def dp_pair(mech, n: int, e: np.ndarray, m: int, all_profiles=None) -> tuple[np.ndarray, np.ndarray]:
+def dp_pair(
+    mech: Any, n: int, e: np.ndarray, m: int, all_profiles: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """(log, linear) DP delta per epsilon: the linear value straight from the
     mechanism's closed form when it has one (e.g. T/n, correctly rounded),
     else from the log value, capped by the mechanism's bound."""
@@ -237,7 +254,7 @@ def dp_pair(mech, n: int, e: np.ndarray, m: int, all_profiles=None) -> tuple[np.
     return log_dp, np.minimum(np.exp(log_dp), mech.delta_upper_bound(n, e))
 
 
-def fit_exponential(n, log_delta) -> dict:
+def fit_exponential(n: Any, log_delta: Any) -> dict[str, float]:
     """Least-squares fit ``log delta = a + b n`` (delta ~ C exp(b n)).
 
     Returns a dict with ``slope`` (b, per record), ``intercept`` (a),
@@ -260,12 +277,12 @@ def fit_exponential(n, log_delta) -> dict:
 class SmoothedCurve:
     """Smoothed delta as a function of n (Figure 2 left / Figure 4)."""
 
-    results: list
+    results: list[SmoothedResult]
     table: pd.DataFrame
     fits: pd.DataFrame
 
     @classmethod
-    def from_results(cls, results: list) -> SmoothedCurve:
+    def from_results(cls, results: list[SmoothedResult]) -> SmoothedCurve:
         """Assemble the curve (table over n and epsilon, exponential fit per epsilon)
         from :class:`SmoothedResult` objects computed for several n."""
         if not results:
@@ -288,7 +305,7 @@ class SmoothedCurve:
     def to_frame(self) -> pd.DataFrame:
         return self.table.copy()
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"table": self.table.to_dict(orient="list"), "fits": self.fits.to_dict(orient="list")}
 
     def __str__(self) -> str:
@@ -297,9 +314,9 @@ class SmoothedCurve:
             lines.append(f"  epsilon = {row.epsilon:g}: b = {row.slope:.4g} per record (R^2 = {row.r2:.4f})")
         return "\n".join(lines)
 
-    def chart(self):
+    def chart(self) -> Any:
         """Altair chart: smoothed delta against n with the exponential fits (Figure 2, left)."""
         return rendering.chart(self, "smoothed-curve")
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
         return rendering.mimebundle(self, "smoothed-curve")

@@ -20,7 +20,7 @@ def pmf_without_replacement(h, T):
     """Multivariate hypergeometric pmf of the sampled histogram, exactly."""
     n = sum(h)
     res = {}
-    for o in itertools.product(*[range(c + 1) for c in h]):
+    for o in itertools.product(*[range(min(c, T) + 1) for c in h]):  # a sample holds <= T of each
         if sum(o) == T:
             res[o] = Fraction(math.prod(math.comb(c, k) for c, k in zip(h, o)), math.comb(n, T))
     return res

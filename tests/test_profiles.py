@@ -251,3 +251,18 @@ def test_compose():
     assert (epsilon, delta) == (res.epsilon, res.delta)
     with pytest.raises(ValueError, match="delta"):
         sdp.compose([(0.5, 1.5)])
+
+
+@pytest.mark.parametrize("hist", [(0, 1, 10**12), (5, 10**9, 3 * 10**9), (7, 2, 3 * 10**7), (10**6, 10**6, 1)])
+@pytest.mark.parametrize("T", [3, 5])
+def test_ternary_profile_at_huge_n_without_a_factorial_table(hist, T):
+    """m > 2 without replacement at n up to 10^12: the binomial coefficients come from falling
+    factorials of length <= T (a log-factorial table of n entries was 7 TiB here, and lost
+    n log n * 1e-16 to cancellation).  Exact enumeration with Python integers is cheap because
+    only the sample (T records) is enumerated."""
+    m = sdp.SamplingHistogram(T=T)
+    eps = [0.0, 0.5, 3.0]
+    got = sdp.privacy_profile(m, np.array(hist), eps)
+    for e, g in zip(eps, got):
+        want = exact.profile(hist, T, e)
+        assert _rel(g, want) < 1e-9, (hist, T, e, g, float(want))

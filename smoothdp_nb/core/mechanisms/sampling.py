@@ -509,11 +509,14 @@ class SamplingHistogram(SampleSize, Mechanism):
     ) -> FloatArray:
         """log P[(o_a, o_b)] under x (u+1 records of a, v of b, rest others).
 
-        The grid path is for moderate n (m > 2), so a table of log-factorials
-        (lgamma, accurate to an ulp) is used: the absolute error of a log-pmf
-        is ~n log(n) * 1e-16, i.e. 1e-11 relative for n = 1e4.
+        Every sample count is at most T, so only ``log k!`` for ``k <= T`` comes from a
+        (lgamma, ulp-accurate) table; a binomial coefficient of a large argument N is
+        ``log C(N, k) = sum_{i<k} log(N - i) - log k!``, a cumulative sum of k logs per N.
+        Its absolute error is about ``k`` ulps of ``log N`` whatever n is (a table of
+        ``log N!`` would lose ``n log n * 1e-16`` to cancellation and take 8 bytes per record:
+        7 TiB at n = 10^12).
         """
-        lf = _log_factorials(n)
+        lf = _log_factorials(T)
         oa_i = np.broadcast_to(oa, np.broadcast_shapes(np.shape(oa), np.shape(ob))).astype(np.int64)
         ob_i = np.broadcast_to(ob, oa_i.shape).astype(np.int64)
         u = np.asarray(u, dtype=np.int64)
@@ -522,10 +525,15 @@ class SamplingHistogram(SampleSize, Mechanism):
         oc = T - oa_i - ob_i  # records of the other categories in the sample
 
         def lgc(N: IntArray, k: IntArray) -> FloatArray:
+            """log C(N, k) for 0 <= k <= T (-inf outside 0 <= k <= N)."""
             ok = (k >= 0) & (k <= N)
+            falling = _log_falling_factorials(N, T)  # shape N.shape + (T + 1,)
             kk = np.where(ok, k, 0)
-            NN = np.broadcast_to(N, kk.shape)
-            return np.where(ok, lf[NN] - lf[kk] - lf[np.maximum(NN - kk, 0)], -np.inf)
+            shape = np.broadcast_shapes(N.shape, kk.shape)
+            picked = np.take_along_axis(
+                np.broadcast_to(falling, shape + (T + 1,)), np.broadcast_to(kk, shape)[..., None], axis=-1
+            )[..., 0]
+            return np.where(ok, picked - lf[kk], -np.inf)
 
         if self.replace:
             with np.errstate(divide="ignore"):
@@ -544,8 +552,19 @@ class SamplingHistogram(SampleSize, Mechanism):
                 )
             res = np.where(oc >= 0, res, -np.inf)
         else:
-            res = lgc(u + 1, oa_i) + lgc(v, ob_i) + lgc(rest, oc) - (lf[n] - lf[T] - lf[n - T])
+            log_c_nT = float(lgc(np.array(n, dtype=np.int64), np.array(T, dtype=np.int64)))
+            res = lgc(u + 1, oa_i) + lgc(v, ob_i) + lgc(rest, oc) - log_c_nT
         return np.where(np.isnan(res), -np.inf, res)
+
+
+def _log_falling_factorials(N: IntArray, T: int) -> FloatArray:
+    """``out[..., k] = log(N (N-1) ... (N-k+1))`` for k = 0..T (terms with N - i <= 0 give -inf/nan,
+    masked by the caller, which only reads k <= N)."""
+    i = np.arange(T, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.log(np.asarray(N, dtype=np.float64)[..., None] - i)
+    out: FloatArray = np.concatenate([np.zeros(np.shape(N) + (1,)), np.cumsum(terms, axis=-1)], axis=-1)
+    return out
 
 
 def _log_factorials(n: int) -> FloatArray:

@@ -68,6 +68,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import os
 import sys
 from collections.abc import Callable
 
@@ -94,12 +95,14 @@ def _keep_freed_memory() -> None:
     (benchmarks/README.md).  Raising the trim threshold to 64 MB and the mmap
     threshold to 32 MB (``mallopt``) keeps them in the process: the cost is up
     to 64 MB of freed heap held by the process, not returned to the system.
+    The setting is process-wide, so it can be declined: ``SMOOTHDP_MALLOC_TUNING=0``
+    in the environment leaves the allocator alone (same results, slower).
     """
     global _MALLOC_TUNED
     if _MALLOC_TUNED:
         return
     _MALLOC_TUNED = True
-    if not sys.platform.startswith("linux"):
+    if not sys.platform.startswith("linux") or os.environ.get("SMOOTHDP_MALLOC_TUNING", "1") == "0":
         return
     try:
         libc = ctypes.CDLL(None)

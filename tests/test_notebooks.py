@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -263,3 +264,169 @@ def test_run_all_rejects_bad_jobs_and_timeout(tmp_path):
     with pytest.raises(TypeError, match="timeout must be an integer >= 1, got float"):
         tutorials.run_all(nbs, tmp_path, timeout=1.5)
     assert not any(tmp_path.iterdir())  # refused before anything was written
+
+
+# --- static checks on the stored notebooks (no kernel) ----------------------------------------------------------
+
+#: the package attributes a notebook may use: the public names, plus the notebook layers the package
+#: loads lazily on first use (``sdp.panels``, ``sdp.display``)
+PUBLIC_LAZY_LAYERS = {"panels", "display"}
+
+
+def _code_cells(path: Path) -> list[tuple[int, ast.Module]]:
+    """Parse every code cell; IPython magics are not Python and are dropped (a ``%%`` cell entirely)."""
+    nb = nbformat.read(path, as_version=4)
+    parsed = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code" or cell.source.lstrip().startswith("%%"):
+            continue
+        lines = ["" if line.lstrip().startswith(("%", "!")) else line for line in cell.source.splitlines()]
+        parsed.append((i, ast.parse("\n".join(lines), filename=f"{path.name}[{i}]")))
+    return parsed
+
+
+def _is_computed_fstring(node: ast.AST) -> bool:
+    """An f-string with at least one interpolated value (numbers computed, not typed)."""
+    return isinstance(node, ast.JoinedStr) and any(isinstance(v, ast.FormattedValue) for v in node.values)
+
+
+def _markdown_calls(tree: ast.Module) -> list[ast.Call]:
+    """Calls ``say(...)`` or ``Markdown(...)`` in the notebooks' headline style."""
+    return [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("say", "Markdown")
+    ]
+
+
+def _headline_problems(path: Path) -> list[str]:
+    """Why ``path`` has no computed headline: the contents page shows the code cells tagged ``headline``,
+    whose Markdown must be an f-string, so that every number in it comes from the notebook's variables."""
+    nb = nbformat.read(path, as_version=4)
+    tagged = [(i, c) for i, c in enumerate(nb.cells) if "headline" in c.get("metadata", {}).get("tags", [])]
+    if not tagged:
+        return ["no cell tagged 'headline'"]
+    problems = []
+    for i, cell in tagged:
+        if cell.cell_type != "code":
+            problems.append(f"cell {i}: tagged 'headline' but {cell.cell_type}")
+            continue
+        calls = _markdown_calls(ast.parse(cell.source))
+        if not calls:
+            problems.append(f"cell {i}: displays no Markdown (say(...) or Markdown(...))")
+        problems += [
+            f"cell {i}: the Markdown is not an f-string with computed values"
+            for call in calls
+            if not (call.args and _is_computed_fstring(call.args[0]))
+        ]
+    return problems
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_has_computed_headline(path):
+    assert _headline_problems(path) == []
+
+
+@pytest.mark.parametrize(
+    ("cell", "expected"),
+    [
+        (nbformat.v4.new_code_cell('say(f"delta = {d:.2e}")', metadata={"tags": ["headline"]}), []),
+        (nbformat.v4.new_code_cell('say(f"delta = {d:.2e}")'), ["no cell tagged 'headline'"]),
+        (
+            nbformat.v4.new_code_cell('say("delta = 1.2e-32")', metadata={"tags": ["headline"]}),
+            ["cell 0: the Markdown is not an f-string with computed values"],
+        ),
+        (
+            nbformat.v4.new_code_cell('say(f"delta = 1.2e-32")', metadata={"tags": ["headline"]}),
+            ["cell 0: the Markdown is not an f-string with computed values"],
+        ),
+        (
+            nbformat.v4.new_code_cell("print(d)", metadata={"tags": ["headline"]}),
+            ["cell 0: displays no Markdown (say(...) or Markdown(...))"],
+        ),
+        (
+            nbformat.v4.new_markdown_cell("delta = 1.2e-32", metadata={"tags": ["headline"]}),
+            ["cell 0: tagged 'headline' but markdown"],
+        ),
+    ],
+)
+def test_headline_check_catches_typed_numbers(tmp_path, cell, expected):
+    """The checker above refuses a missing tag and a headline whose numbers are typed by hand."""
+    path = tmp_path / "x.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), path)
+    assert _headline_problems(path) == expected
+
+
+def _api_violations(path: Path) -> list[str]:
+    """Imports of smoothdp_nb other than the package and smoothdp_nb.display, and attributes of either
+    that are not part of their public namespace."""
+    import smoothdp_nb
+    import smoothdp_nb.display
+
+    public = {
+        "smoothdp_nb": set(smoothdp_nb.__all__) | PUBLIC_LAZY_LAYERS,
+        "smoothdp_nb.display": set(smoothdp_nb.display.__all__),
+    }
+    found = []
+    for i, tree in _code_cells(path):
+        aliases: dict[str, str] = {}  # local name -> public module it is bound to
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name.split(".")[0] != "smoothdp_nb":
+                        continue
+                    if a.name not in public:
+                        found.append(f"cell {i}: import {a.name}")
+                    elif a.asname:
+                        aliases[a.asname] = a.name
+                    else:
+                        aliases["smoothdp_nb"] = "smoothdp_nb"  # `import smoothdp_nb.display` binds the package
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "smoothdp_nb":
+                if node.module not in public:
+                    found.append(f"cell {i}: from {node.module} import ...")
+                    continue
+                for a in node.names:
+                    if a.name not in public[node.module]:
+                        found.append(f"cell {i}: from {node.module} import {a.name}")
+                    elif f"{node.module}.{a.name}" in public:
+                        aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+                module = aliases[node.value.id]
+                if node.attr not in public[module]:
+                    found.append(f"cell {i}: {node.value.id}.{node.attr} ({module}.{node.attr} is not public)")
+    return found
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_uses_public_api_only(path):
+    """Tutorials teach the public API: ``smoothdp_nb`` and ``smoothdp_nb.display`` (and their public
+    names), never ``smoothdp_nb.core`` or another submodule."""
+    assert _api_violations(path) == []
+    # the notebook does use the package (otherwise the check above would pass vacuously)
+    assert any(
+        isinstance(n, (ast.Import, ast.ImportFrom))
+        and any((getattr(n, "module", None) or a.name).startswith("smoothdp_nb") for a in n.names)
+        for _, tree in _code_cells(path)
+        for n in ast.walk(tree)
+    ), f"{path.name}: does not import smoothdp_nb"
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("import smoothdp_nb as sdp\nsdp.release", []),
+        ("from smoothdp_nb import display as charts\ncharts.render_svg", []),
+        ("import smoothdp_nb.core.smoothed as s", ["cell 0: import smoothdp_nb.core.smoothed"]),
+        ("from smoothdp_nb.core import privacy_profile", ["cell 0: from smoothdp_nb.core import ..."]),
+        ("from smoothdp_nb import core", ["cell 0: from smoothdp_nb import core"]),
+        ("import smoothdp_nb as sdp\nsdp.core.x", ["cell 0: sdp.core (smoothdp_nb.core is not public)"]),
+        ("from smoothdp_nb import display as d\nd._svg", ["cell 0: d._svg (smoothdp_nb.display._svg is not public)"]),
+        ("%load_ext smoothdp_nb\nimport smoothdp_nb.magics", ["cell 0: import smoothdp_nb.magics"]),
+    ],
+)
+def test_public_api_check_catches_private_use(tmp_path, source, expected):
+    """The checker above flags each way of reaching past the public API (and only those)."""
+    path = tmp_path / "x.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)]), path)
+    assert _api_violations(path) == expected

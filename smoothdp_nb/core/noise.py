@@ -906,24 +906,15 @@ def _calibrate(
         shape = optimal_shape(family, eps, gamma)
     else:
         _check_gamma_in_range(family, eps, gamma, delta, shape)
-    if family == "cauchy":
+    if family in ("cauchy", "student_t"):  # pure DP, heavy tails of degree shape + 1
         scale = (shape + 1.0) / (eps - gamma * (shape + 1.0))
-        return Calibration(
-            family,
-            eps,
-            gamma,
-            None,
-            shape,
-            scale,
-            GeneralizedCauchy(shape),
-            _cauchy_std(eps, gamma, shape),
-            f"{eps:g}-DP",
-        )
-    if family == "student_t":
-        scale = (shape + 1.0) / (2.0 * math.sqrt(shape) * (eps - gamma * (shape + 1.0)))
-        return Calibration(
-            family, eps, gamma, None, shape, scale, StudentT(shape), _student_std(eps, gamma, shape), f"{eps:g}-DP"
-        )
+        if family == "cauchy":
+            z: Any = GeneralizedCauchy(shape)
+            std = _cauchy_std(eps, gamma, shape)
+        else:
+            scale /= 2.0 * math.sqrt(shape)
+            z, std = StudentT(shape), _student_std(eps, gamma, shape)
+        return Calibration(family, eps, gamma, None, shape, scale, z, std, f"{eps:g}-DP")
     scale = math.exp(1.5 * shape * shape) / (eps - gamma / shape)
     rho = eps * eps / 2.0
     return Calibration(

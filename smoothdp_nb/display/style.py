@@ -213,16 +213,7 @@ def color(
         scale = alt.Scale(range=colours)
     else:
         scale = alt.Scale(domain=list(domain), range=[colours[i % len(colours)] for i in range(len(domain))])
-    legend = alt.Legend(
-        title=title or None,
-        symbolType="stroke",
-        symbolStrokeWidth=3,
-        symbolOpacity=1,
-        labelFontSize=12,
-        titleFontSize=12,
-        labelLimit=320,
-    )
-    return alt.Color(f"{field}:{kind}", scale=scale, legend=legend, **kw)
+    return alt.Color(f"{field}:{kind}", scale=scale, legend=_line_legend(title, symbolStrokeWidth=3), **kw)
 
 
 def dash(field: str, title: str, domain: Sequence[str], styles: Sequence[str]) -> alt.StrokeDash:
@@ -230,17 +221,20 @@ def dash(field: str, title: str, domain: Sequence[str], styles: Sequence[str]) -
     return alt.StrokeDash(
         f"{field}:N",
         scale=alt.Scale(domain=list(domain), range=[DASHES[s] for s in styles]),
-        legend=alt.Legend(
-            title=title or None,
-            symbolType="stroke",
-            symbolStrokeWidth=2,
-            symbolSize=400,
-            symbolOpacity=1,
-            labelFontSize=12,
-            titleFontSize=12,
-            labelLimit=320,
-            symbolStrokeColor="#333",
-        ),
+        legend=_line_legend(title, symbolStrokeWidth=2, symbolSize=400, symbolStrokeColor="#333"),
+    )
+
+
+def _line_legend(title: str, **symbol: Any) -> alt.Legend:
+    """A legend whose symbols are strokes (so a line's colour or dash shows), in the house font sizes."""
+    return alt.Legend(
+        title=title or None,
+        symbolType="stroke",
+        symbolOpacity=1,
+        labelFontSize=12,
+        titleFontSize=12,
+        labelLimit=320,
+        **symbol,
     )
 
 

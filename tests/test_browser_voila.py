@@ -392,6 +392,8 @@ def _drive(page, scope: str, moves) -> _Driver:
     assert after != before, f"{scope}: the chart did not change"
     _assert_finite_chart(page, scope)
     _assert_buttons_clickable(page, scope)
+    if shots := os.environ.get("SMOOTHDP_SCREENSHOTS"):  # a directory: each panel after its moves, to look at
+        page.locator("." + scope).screenshot(path=str(Path(shots) / f"{scope}.png"))
     lat = sorted(driver.latencies)
     kernel = f", kernel median {statistics.median(driver.kernel):.0f} ms" if driver.kernel else ""
     print(

@@ -532,3 +532,19 @@ def test_auto_is_exact_whenever_the_cost_estimate_is_within_budget():
         if not within:
             assert "budget" in panel.status.value and "Monte Carlo" in panel.status.value
     assert seen == {True, False}  # both branches exercised
+
+
+def test_release_panel_prints_no_clipping_count():
+    """Records outside the bounds are clipped silently in the panel too (releases, diagnostics and the
+    teaching-only true value): a warning would print a data-dependent count beside the releases."""
+    import warnings
+
+    x = pd.Series([5.0, 15.0, 250.0, -3.0, 40.0, 60.0], name="x")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any warning fails the test
+        panel = panels.release(x, bounds=(0, 100))
+        panel.draw(rng=1)
+        panel.diagnostics.value = True
+        panel.reveal.value = True
+        panel.draw(rng=2)
+    assert panel.last_error is None and len(panel.releases) == 2

@@ -40,7 +40,6 @@ Security of the released bits
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,8 +51,8 @@ from . import lattice as _lattice
 from . import noise as _noise
 from ._validate import as_bounds, as_float_array, as_positive, as_rng
 from .sensitivity import (
-    ClippingWarning,
     _query_name,
+    clipping_silenced,
     evaluate_query,
     round_up_to_grid,
     sensitivity_grid,
@@ -335,10 +334,9 @@ def release(
         )
     gen = _generator(rng)
 
-    with warnings.catch_warnings():
-        # clipping is part of the mechanism; a warning with the number of clipped records would be
-        # a data-dependent output printed beside the release (the diagnostics carry it on request)
-        warnings.simplefilter("ignore", ClippingWarning)
+    # clipping is part of the mechanism; a warning with the number of clipped records would be
+    # a data-dependent output printed beside the release (the diagnostics carry it on request)
+    with clipping_silenced():
         ss = smooth_sensitivity(x, q, gamma_s, bounds=(low, high), trim=trim)
         true = evaluate_query(x, q, bounds=(low, high), trim=trim)
     _, bound_used = round_up_to_grid(max(ss * (1.0 + 2.0**-32) + slack, floor), denom)

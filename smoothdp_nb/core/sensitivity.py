@@ -37,9 +37,10 @@ numpy passes for n = 10^6).  Values are handled in the log domain so that
 
 from __future__ import annotations
 
+import contextlib
 import math
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from numbers import Integral, Real
 from typing import Any
 
@@ -66,6 +67,15 @@ QUERIES = ("median", "trimmed_mean", "mean")
 class ClippingWarning(UserWarning):
     """Records outside ``bounds`` were clipped.  The count is data-dependent, so
     :func:`~smoothdp_nb.core.release.release` silences this warning (its diagnostics carry the count)."""
+
+
+@contextlib.contextmanager
+def clipping_silenced() -> Iterator[None]:
+    """Within it, clipping to the bounds warns nothing: for code whose output sits beside a release
+    (a warning saying how many records were clipped is a function of the data)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ClippingWarning)
+        yield
 
 
 Query = str | Callable[[int], float]

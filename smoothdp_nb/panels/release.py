@@ -12,7 +12,7 @@ import pandas as pd
 
 from ..core.noise import FAMILIES, calibrate
 from ..core.release import Release, default_gamma, release
-from ..core.sensitivity import evaluate_query, smooth_sensitivity
+from ..core.sensitivity import clipping_silenced, evaluate_query, smooth_sensitivity
 from ..display import Figure, release_density, release_figure
 from ..display.noise import FAMILY_LABELS
 from ..display.release import DIAGNOSTIC_LABEL
@@ -154,7 +154,8 @@ class ReleasePanel(Panel):
     def _density(self, p: dict) -> pd.DataFrame:
         """Noise density of the current settings around the latest release (curator-only)."""
         gamma, cal = self._calibrate(p)
-        ss = smooth_sensitivity(self._x, p["query"], gamma, bounds=self.bounds)
+        with clipping_silenced():  # the panel shows releases: no data-dependent warning beside them
+            ss = smooth_sensitivity(self._x, p["query"], gamma, bounds=self.bounds)
         scale = float(ss * cal.scale)
         self._noise_std = float(ss * cal.std)
         centre = float(self.current.value) if self.current is not None else 0.5 * (self.bounds[0] + self.bounds[1])
@@ -168,7 +169,8 @@ class ReleasePanel(Panel):
             self._noise_std = None  # forget it when hidden
         if self.reveal.value:
             if self._true is None:  # computed only on request
-                self._true = float(evaluate_query(self._x, p["query"], bounds=self.bounds))
+                with clipping_silenced():
+                    self._true = float(evaluate_query(self._x, p["query"], bounds=self.bounds))
         else:
             self._true = None
         note = public_note(self.current) if self.current is not None else "nothing released yet: press Release"

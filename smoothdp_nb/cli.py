@@ -118,7 +118,9 @@ def html_report(result: Any, spec: Any, source: str = "") -> str:
     result : result object
         Anything with ``_repr_mimebundle_`` (summary and inline SVG chart) and ``str``.
     spec : Spec
-        The validated spec (for the title and the TOML shown).
+        The validated spec: its title, and its TOML as :attr:`Spec.text` (re-written from the parsed
+        spec with the private data replaced by a placeholder; comments and layout of the source are
+        not kept, so nothing in them can reach the report).
     source : str
         Where the spec came from (shown in the header).
 
@@ -130,7 +132,8 @@ def html_report(result: Any, spec: Any, source: str = "") -> str:
 
     bundle = result._repr_mimebundle_()
     body = bundle.get("text/html") or f"<pre>{html.escape(str(result))}</pre>"
-    spec_text = spec.text if spec.text is not None else json.dumps(_jsonable(spec.raw), indent=2)
+    # rendered from the parsed spec with its private fields replaced (Spec.text), never from the source
+    spec_text = spec.text
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     title = html.escape(spec.title)
     return "\n".join(

@@ -75,6 +75,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import datetime as dt
 import difflib
 import re
 import tomllib
@@ -87,7 +88,17 @@ import numpy as np
 import pandas as pd
 
 from .core._types import FloatArray, IntArray
-from .core._validate import as_bounds, as_decimal_text, as_histograms, as_int, as_real
+from .core._validate import (
+    _is_real,
+    as_bounds,
+    as_decimal_text,
+    as_float_array,
+    as_histograms,
+    as_int,
+    as_real,
+    kind_of,
+    position,
+)
 from .core.budget import ComputationTooLarge, cap_workers
 from .core.hull import reduce_to_vertices
 
@@ -319,22 +330,26 @@ class Spec:
         :func:`run_spec` resolves them.
     title : str
     raw : dict
-        The parsed TOML, except that inline release data (``values``) is
-        replaced by a placeholder that gives only its count
-        (:func:`data_placeholder`): reports echo ``raw``.
-    text : str or None
-        The TOML text, if the spec came as text and holds no inline data.
+        The parsed spec with every private field (:data:`PRIVATE_KEYS`: inline
+        release data, ``values``) replaced by a placeholder that gives only its
+        count (:func:`data_placeholder`).  Reports echo ``raw`` or ``text``.
+    text : str
+        ``raw`` written out as TOML (:func:`to_toml`): what reports show as the
+        spec.  It is rendered from the parsed, redacted dict, never from the
+        spec's own text, so no comment, string or layout of the source can
+        carry a private value into a report.
     lines : dict
-        1-based line of every top-level key of the TOML text (empty for a
-        dict), so that errors found while running name their line even when
-        ``text`` is withheld.
+        1-based line in the source text of every top-level key and of every
+        key of a table (``"mechanism.eta"``); empty for a dict.  Errors found
+        while running name their line from it: the source text itself is not
+        kept.
     """
 
     compute: str
     params: dict
     title: str
     raw: dict = field(repr=False)
-    text: str | None = field(default=None, repr=False)
+    text: str = field(default="", repr=False)
     lines: dict = field(default_factory=dict, repr=False)
 
 
@@ -563,9 +578,14 @@ def _validate_release(doc: Mapping[str, Any], p: dict) -> None:
     src = sources[0]
     if src == "values":
         vals = doc["values"]
+        # the records are never echoed, not even a refused one: messages give position and type
         if not isinstance(vals, list) or not vals:
-            raise SpecError(f"must be a non-empty list of numbers, got {vals!r}", "values")
-        p["values"] = np.array([_number(f"values[{i}]", v) for i, v in enumerate(vals)])
+            got = "an empty list" if isinstance(vals, list) else kind_of(vals)
+            raise SpecError(f"must be a non-empty list of numbers, got {got}", "values")
+        for i, v in enumerate(vals):
+            if not _is_real(v) or not np.isfinite(float(v)):
+                raise SpecError(f"must be a finite number, got {kind_of(v)}", f"values[{i}]")
+        p["values"] = np.array(vals, dtype=float)
         if "column" in doc:
             raise SpecError("is only used with data or csv", "column")
     else:
@@ -684,7 +704,8 @@ def _line_of(text: str | None, key: str | None) -> int | None:
         return None
     parts = [re.sub(r"\[\d+\]$", "", part) for part in key.split(".")]
     name = parts[-1]
-    pat = re.compile(r"(^|[\s{,;])" + re.escape(name) + r"\s*=")
+    q = "[\"']?"  # a key may be spelled quoted: "values" = [...]
+    pat = re.compile(r"(^|[\s{,;])" + q + re.escape(name) + q + r"\s*=")
     section = parts[0] if len(parts) > 1 else None
     in_section = section is None
     lines = text.splitlines()
@@ -759,39 +780,101 @@ def parse_spec(spec: str | Mapping[str, Any]) -> Spec:
             err.with_line(_locate(text, err))
         raise
     title = doc.get("title") or _default_title(compute, params)
-    lines = {k: ln for k in doc if (ln := _line_of(text, k)) is not None}
-    if compute == "release" and "values" in params:  # never echo the data, nor a function of it
-        placeholder = data_placeholder(params["values"])
-        doc = {**doc, "values": placeholder}
-        text = _redact_values(text, placeholder)
-    return Spec(compute=compute, params=params, title=title, raw=doc, text=text, lines=lines)
+    lines = _key_lines(text, doc)
+    raw = redact(doc, compute, params)
+    return Spec(compute=compute, params=params, title=title, raw=raw, text=to_toml(raw), lines=lines)
 
 
-def _redact_values(text: str | None, placeholder: str) -> str | None:
-    """The TOML text with the ``values = [...]`` array replaced by a placeholder, line numbers kept
-    (error messages still point at the right line); None if the array cannot be located."""
+#: The keys of each computation that hold the private data.  Reports show a placeholder instead.
+PRIVATE_KEYS: dict[str, tuple[str, ...]] = {"release": ("values",)}
+
+
+def redact(doc: Mapping[str, Any], compute: str, params: Mapping[str, Any]) -> dict:
+    """``doc`` with every private key of ``compute`` (:data:`PRIVATE_KEYS`) replaced by its placeholder."""
+    out = dict(doc)
+    for key in PRIVATE_KEYS.get(compute, ()):
+        if key in out:
+            out[key] = data_placeholder(params[key] if key in params else out[key])
+    return out
+
+
+def _key_lines(text: str | None, doc: Mapping[str, Any]) -> dict[str, int]:
+    """Line of every top-level key and of every key of a table, in the source text."""
     if text is None:
-        return None
-    m = re.search(r"(?m)^[ \t]*values[ \t]*=[ \t]*\[", text)
-    if m is None:
-        return None
-    depth, i = 0, m.end() - 1
-    while i < len(text):
-        depth += {"[": 1, "]": -1}.get(text[i], 0)
-        if depth == 0:
-            break
-        i += 1
-    else:
-        return None
-    inner = text[m.end() - 1 : i + 1]
-    return text[: m.end() - 1] + '"' + placeholder + '"' + "\n" * inner.count("\n") + text[i + 1 :]
+        return {}
+    keys = [k for k in doc] + [f"{k}.{sub}" for k, v in doc.items() if isinstance(v, Mapping) for sub in v]
+    return {k: ln for k in keys if (ln := _line_of(text, k)) is not None}
+
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+_TOML_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def _toml_string(s: str) -> str:
+    """A TOML basic string: quotes, backslashes and every control character escaped."""
+    out = []
+    for ch in s:
+        if ch in _TOML_ESCAPES:
+            out.append(_TOML_ESCAPES[ch])
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04X}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _toml_key(k: object) -> str:
+    k = str(k)
+    return k if _BARE_KEY.fullmatch(k) else _toml_string(k)
+
+
+def _toml_value(v: object) -> str:
+    if isinstance(v, (bool, np.bool_)):
+        return "true" if v else "false"
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)):
+        x = float(v)
+        return "nan" if x != x else ("inf" if x == np.inf else ("-inf" if x == -np.inf else repr(x)))
+    if isinstance(v, str):
+        return _toml_string(v)
+    if isinstance(v, (dt.datetime, dt.date, dt.time)):
+        return v.isoformat()
+    if isinstance(v, Mapping):
+        return "{" + ", ".join(f"{_toml_key(k)} = {_toml_value(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, np.ndarray):
+        return _toml_value(v.tolist())
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    # an object handed over in a dict spec: its type only (its text could hold anything)
+    return _toml_string(f"<{type(v).__name__}>")
+
+
+def to_toml(doc: Mapping[str, Any]) -> str:
+    """``doc`` written out as TOML: plain keys first, then one ``[table]`` per table.
+
+    Everything is rendered from the values, so the output holds exactly what ``doc`` holds (strings
+    are escaped, tables and arrays of tables are written inline); ``tomllib.loads(to_toml(doc))``
+    gives ``doc`` back for every parsed spec.
+    """
+    plain = [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in doc.items() if not isinstance(v, Mapping)]
+    tables = [
+        f"\n[{_toml_key(k)}]\n" + "\n".join(f"{_toml_key(sk)} = {_toml_value(sv)}" for sk, sv in v.items())
+        for k, v in doc.items()
+        if isinstance(v, Mapping)
+    ]
+    return "\n".join(plain + tables).lstrip("\n") + "\n"
 
 
 def data_placeholder(values: Any) -> str:
     """``"<n private values, not shown>"``: what reports echo for inline release data.
 
-    Only the count is kept (the releases treat n as public).  No hash or other function of the
-    values: a deterministic digest would let anyone who sees the report confirm a guessed dataset.
+    Only the count is kept.  n is public here: the releases' neighbouring databases differ in the
+    value of one record (Hamming distance 1 at fixed n, as in Nissim, Raskhodnikova and Smith's
+    smooth sensitivity), so every neighbour has the same n and the release itself reports it.
+    Under add/remove neighbours n would be private and this placeholder would have to go.  No hash
+    or other function of the values: a deterministic digest would let anyone who sees the report
+    confirm a guessed dataset.
     """
     return f"<{np.asarray(values).size} private values, not shown>"
 
@@ -895,7 +978,8 @@ def _release_data(p: dict, namespace: Mapping[str, Any], base: Path | None) -> t
             raise SpecError(
                 f"{name} has no column {col!r} (columns: {', '.join(map(str, obj.columns))}){hint}", "column"
             )
-        return _numeric_column(obj[col].to_numpy(), f"{name}[{col!r}]", "column"), f"{name}[{col!r}]"
+        column = _numeric_column(obj[col].to_numpy(), f"{name}[{col!r}]", "column", from_text="csv" in p)
+        return column, f"{name}[{col!r}]"
     if col is not None:
         raise SpecError(f"{name} is a {type(obj).__name__}, not a DataFrame: leave out column", "column")
     if isinstance(obj, pd.Series):
@@ -903,11 +987,25 @@ def _release_data(p: dict, namespace: Mapping[str, Any], base: Path | None) -> t
     return _numeric_column(obj, name, "data"), name
 
 
-def _numeric_column(values: Any, name: str, key: str) -> np.ndarray:
-    """The released column must hold numbers (no strings, no bools, no objects)."""
+def _numeric_column(values: Any, name: str, key: str, from_text: bool = False) -> np.ndarray:
+    """The released column must hold numbers (no strings, no bools, no objects).
+
+    ``from_text``: the column was read from a CSV file, where one cell that is not a number turns
+    the whole column into text; the first such cell is the one named.
+    """
     arr = np.asarray(values)
+    if from_text and arr.dtype == object:
+        parsed = pd.to_numeric(pd.Series(arr), errors="coerce").to_numpy()
+        bad = np.flatnonzero(np.isnan(parsed) & pd.notna(arr))
+        if bad.size:  # the row of the cell, not its text
+            raise SpecError(f"{position(bad[0], name)} must be a number, got text that is not a number", key)
     if arr.dtype.kind not in "iuf":
-        raise SpecError(f"{name} must hold numbers, got dtype {arr.dtype}", key)
+        # position and type of the first non-number, never the record
+        try:
+            as_float_array(arr, name)
+        except (TypeError, ValueError) as exc:
+            raise SpecError(str(exc), key) from None
+        raise SpecError(f"{name} must hold numbers, got an array of {arr.dtype.type.__name__}", key)
     return arr
 
 
@@ -969,7 +1067,7 @@ def run_spec(
             )
     except SpecError as err:
         if err.line is None:
-            err.with_line(_locate(parsed.text, err) or _spec_line(parsed, err.key, err.near))
+            err.with_line(_spec_line(parsed, err.key, err.near))
         raise
     except OSError as exc:  # I/O: an unreachable scheduler, a file that cannot be read
         key = next((k for k in ("scheduler", "csv", "executor") if k in parsed.raw), None)
@@ -981,10 +1079,14 @@ def run_spec(
 
 
 def _spec_line(spec: Spec, *keys: str | None) -> int | None:
-    """Line of the first of ``keys`` (top-level part of a dotted key) in the spec's text, else of compute."""
+    """Line of the first of ``keys`` (the key itself, else its top-level part) in the source, else of compute."""
     for key in (*keys, "compute"):
-        if key and key.split(".")[0].split("[")[0] in spec.lines:
-            return _line_of(spec.text, key) or spec.lines[key.split(".")[0].split("[")[0]]
+        if not key:
+            continue
+        plain = re.sub(r"\[\d+\]", "", key)
+        for candidate in (plain, plain.split(".")[0]):
+            if candidate in spec.lines:
+                return int(spec.lines[candidate])
     return None
 
 

@@ -36,6 +36,8 @@ __all__ = [
     "as_rng",
     "as_seed_sequence",
     "as_choice",
+    "kind_of",
+    "position",
 ]
 
 
@@ -114,35 +116,60 @@ def as_int(value: object, name: str, *, minimum: int | None = None, maximum: int
     return v
 
 
+def kind_of(value: object) -> str:
+    """What a record is, never what it holds: its type name (``"str"``), or ``"NaN"`` /
+    ``"a non-finite float"`` for the float values that say no more than that."""
+    if _is_real(value) and not math.isfinite(float(value)):
+        return "NaN" if math.isnan(float(value)) else "an infinite float"
+    return type(value).__name__
+
+
+def position(index: Sequence[int | np.integer] | int | np.integer, name: str) -> str:
+    """``name[i]`` or ``name[i, j]``: where a record sits, for messages that must not show it."""
+    idx = (index,) if isinstance(index, (int, np.integer)) else tuple(index)
+    return f"{name}[{', '.join(str(int(i)) for i in idx)}]"
+
+
 def _reject_non_numbers(value: object, name: str) -> None:
-    """Refuse strings, bools and other non-numbers anywhere inside a (nested) sequence."""
-    arr = np.asarray(value, dtype=object) if isinstance(value, (list, tuple)) else None
-    if arr is not None:
+    """Refuse strings, bools and other non-numbers anywhere inside a (nested) sequence.
+
+    The messages name the position and the type of the first bad entry, never its value: the
+    entries are often records of the private data, and messages end up in logs.
+    """
+    if isinstance(value, (list, tuple)):
+        try:
+            arr = np.asarray(value, dtype=object)
+        except ValueError:  # ragged nesting numpy cannot even hold as objects
+            raise ValueError(f"{name} must be rectangular (every row the same length)") from None
         flat = arr.ravel()
         if any(isinstance(v, (list, tuple, np.ndarray)) for v in flat):
             raise ValueError(f"{name} must be rectangular (every row the same length)")
-        if any(not _is_real(v) for v in flat):
-            bad = next(v for v in flat if not _is_real(v))
-            raise TypeError(f"{name} must contain numbers only, got {type(bad).__name__} {bad!r}")
+        bad = next((i for i, v in enumerate(flat) if not _is_real(v)), None)
+        if bad is not None:
+            where = position([int(i) for i in np.unravel_index(bad, arr.shape)], name)
+            raise TypeError(f"{where} must be a number, got {kind_of(flat[bad])}")
         return
     if isinstance(value, np.ndarray):
-        if value.dtype.kind not in "iuf":
-            raise TypeError(f"{name} must be an array of numbers, got dtype {value.dtype}")
+        if value.dtype == object and value.ndim >= 1:
+            _reject_non_numbers(value.tolist(), name)
+        elif value.dtype.kind not in "iuf":
+            # the dtype's type, not the dtype: '<U5' would tell the length of the longest string
+            raise TypeError(f"{name} must be an array of numbers, got an array of {value.dtype.type.__name__}")
         return
     if not _is_real(value):
-        raise TypeError(f"{name} must be a number or a 1-D array of numbers, got {type(value).__name__} {value!r}")
+        raise TypeError(f"{name} must be a number or a 1-D array of numbers, got {type(value).__name__}")
 
 
 def as_float_array(value: object, name: str) -> FloatArray:
     """An array of numbers as float64 (strings, bools and other objects refused, even numeric strings)."""
-    if isinstance(value, (str, bytes)):
-        raise TypeError(f"{name} must be an array of numbers, got the string {value!r}")
+    if isinstance(value, (str, bytes)):  # not echoed: it may be a record
+        raise TypeError(f"{name} must be an array of numbers, got {type(value).__name__}")
     if isinstance(value, (list, tuple, np.ndarray)):
         _reject_non_numbers(value, name)
     elif not _is_real(value):
-        arr0 = np.asarray(value)
+        arr0 = np.asarray(value)  # a Series, an Index, anything with __array__
         if arr0.dtype.kind not in "iuf":
-            raise TypeError(f"{name} must be an array of numbers, got {type(value).__name__}")
+            _reject_non_numbers(arr0, name)
     return np.asarray(value, dtype=float)
 
 

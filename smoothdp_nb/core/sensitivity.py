@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from ._types import FloatArray
-from ._validate import as_bounds, as_float_array, as_positive
+from ._validate import as_bounds, as_float_array, as_positive, position
 
 __all__ = [
     "QUERIES",
@@ -93,8 +93,9 @@ def _check_data(x: Any, bounds: tuple[float, float]) -> FloatArray:
             raise ValueError(f"x must be 1-dimensional, got shape {arr.shape}")
     if arr.size == 0:
         raise ValueError("x must be non-empty (n >= 1 records)")
-    if np.isnan(arr).any():
-        raise ValueError("x must not contain NaN (drop or impute missing values first)")
+    nan = np.flatnonzero(np.isnan(arr))
+    if nan.size:  # where, not what: the record itself is never echoed
+        raise ValueError(f"{position(nan[0], 'x')} must be a number, got NaN (drop or impute missing values first)")
     lo, hi = bounds
     outside = (arr < lo) | (arr > hi)
     if outside.any():

@@ -557,14 +557,56 @@ def _validate_smoothed(doc: Mapping[str, Any], p: dict, compute: str) -> None:
     if "scheduler" in doc:
         if p["executor"] != "dask":
             raise SpecError("is only used with executor = 'dask'", "scheduler")
-        if not isinstance(doc["scheduler"], str) or not doc["scheduler"].strip():
-            raise SpecError(
-                f"must be a scheduler address such as 'tcp://127.0.0.1:8786', got {doc['scheduler']!r}", "scheduler"
-            )
-        p["scheduler"] = doc["scheduler"].strip()
+        p["scheduler"] = _scheduler_address(doc["scheduler"])
     if "workers" in doc:
         # a local pool gets at most the machine's cores; an external scheduler places work itself
         p["workers"] = _core("workers", cap_workers, doc["workers"], "workers", external="scheduler" in doc)
+
+
+_SCHEDULER = re.compile(
+    r"(?:(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://)?"
+    r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)"
+    r":(?P<port>[0-9]{1,5})/?"
+)
+#: schemes of a Dask scheduler reachable over TCP (checked before a client is made)
+SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss")
+
+
+def _scheduler_address(v: Any) -> str:
+    """``[scheme://]host:port`` with a TCP scheme and a port in 1..65535, else a SpecError at ``scheduler``."""
+    example = "e.g. 'tcp://127.0.0.1:8786'"
+    if not isinstance(v, str) or not v.strip():
+        raise SpecError(f"must be a scheduler address, {example}, got {v!r}", "scheduler")
+    m = _SCHEDULER.fullmatch(v.strip())
+    if m is None:
+        raise SpecError(f"must be an address [scheme://]host:port, {example}, got {v.strip()!r}", "scheduler")
+    scheme = (m["scheme"] or "tcp").lower()
+    if scheme not in SCHEDULER_SCHEMES:
+        raise SpecError(
+            f"scheme must be one of {', '.join(SCHEDULER_SCHEMES)}, got {scheme!r} ({example})", "scheduler"
+        )
+    if not 1 <= int(m["port"]) <= 65535:
+        raise SpecError(f"port must be in 1..65535, got {m['port']} ({example})", "scheduler")
+    return f"{scheme}://{m['host']}:{int(m['port'])}"
+
+
+def _reachable(address: str, timeout: float) -> None:
+    """Open and close a TCP connection to the scheduler, else a SpecError at ``scheduler``.
+
+    Checked before a Dask client is made: a client that fails to connect keeps its IO loop thread,
+    and after a few of them in one process distributed's loop runner fails with a bare assertion.
+    """
+    import socket
+
+    m = _SCHEDULER.fullmatch(address)
+    assert m is not None  # validated by _scheduler_address
+    host = m["host"].strip("[]")
+    try:
+        with socket.create_connection((host, int(m["port"])), timeout=timeout):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise SpecError(f"cannot reach the Dask scheduler at {address}: {reason}", "scheduler") from None
 
 
 def _validate_release(doc: Mapping[str, Any], p: dict) -> None:
@@ -1158,7 +1200,18 @@ def _spec_executor(p: Mapping[str, Any], given: Any) -> Iterator[Any]:
         except ImportError:
             raise SpecError("executor = 'dask' needs dask: pip install 'smoothdp_nb[dask]'", "executor") from None
         if "scheduler" in p:
-            client = Client(p["scheduler"])
+            import dask.config
+            from dask.utils import parse_timedelta
+
+            timeout = float(parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), "s"))
+            _reachable(p["scheduler"], timeout)
+            try:
+                client = Client(p["scheduler"], timeout=timeout)
+            except Exception as exc:  # an address that answers but is no scheduler, a handshake that fails
+                raise SpecError(
+                    f"cannot connect to the Dask scheduler at {p['scheduler']}: {type(exc).__name__}: {exc}",
+                    "scheduler",
+                ) from None
             cluster = None
         else:
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)

@@ -72,6 +72,12 @@ DEFAULT_GAMMA = {
 }
 
 #: the label every display of the diagnostics carries
+#: Smallest gamma a release accepts.  The sensitivity is computed at gamma_s = gamma - ln 2 / D - 2^-30
+#: with ln 2 / D <= gamma / 2 (:func:`.sensitivity.sensitivity_grid`), so gamma_s >= gamma / 2 - 2^-30,
+#: which is > 0 for every gamma >= 2^-29 (equality would need ln 2 / D = gamma / 2 at gamma = 2^-29,
+#: and the D of 2^-29 is 2^30).
+MIN_GAMMA = 2.0**-29
+
 DIAGNOSTICS_LABEL = "data-dependent: NOT covered by the privacy guarantee (curator only, do not publish)"
 
 
@@ -320,6 +326,12 @@ def release(
             raise TypeError(f"{name} must be True or False, got {type(flag).__name__}")
     low, high = as_bounds(bounds)  # also: high - low a finite double
     step = _lattice.default_lattice((low, high)) if lattice is None else _lattice.check_lattice(lattice, (low, high))
+    if g < MIN_GAMMA:  # the user's gamma and its range, not the internal gamma_s it would make negative
+        origin = "" if gamma is not None else f" (the default for epsilon = {eps:g}; pass a larger gamma)"
+        raise ValueError(
+            f"gamma must be >= 2**-29 (about {MIN_GAMMA:.3g}) for a release, got {g!r}{origin}: the smooth "
+            "sensitivity is computed at gamma - ln 2 / D - 2**-30, which must stay > 0"
+        )
     denom = sensitivity_grid(g)
     gamma_s = g - math.log(2.0) / denom - 2.0**-30
     # rounding allowance of the float query value (means only; the median is a record)

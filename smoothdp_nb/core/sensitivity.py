@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import sys
 import warnings
 from collections.abc import Callable, Iterator
 from numbers import Integral, Real
@@ -160,11 +161,46 @@ def _padded(xs: FloatArray, bounds: tuple[float, float]) -> FloatArray:
 # --------------------------------------------------------------------------- #
 # core: max of (p_j - p_i) e^{-gamma (j - i - w)} over i <= a, j >= b, j - i >= w
 # --------------------------------------------------------------------------- #
-def _window_max(p: FloatArray, a: int, b: int, w: int, gamma: float, i_min: int = 0, j_max: int | None = None) -> float:
-    """The maximum above, by vectorised divide and conquer in the log domain.
+def _times_exp(v: float, gamma: float, k: int) -> float:
+    """``v * e^(-gamma k)`` for ``v >= 0``, also where ``e^(-gamma k)`` underflows.
+
+    In the normal range it is the plain float product (so that SS equals LS exactly when k = 0
+    wins).  Below it the value is evaluated with mpmath at 80 bits from the exact inputs and rounded
+    to the nearest double, subnormals included (a plain product would return 0 for, e.g.,
+    ``5e305 * e^-820 = 3.78e-51``).  A positive value below the smallest positive double is
+    returned as that double, ``2^-1074``: an upper bound, where 0 would claim a constant query.
+    """
+    direct = v * math.exp(-gamma * k)
+    if v == 0.0 or direct >= sys.float_info.min:
+        return direct
+    import mpmath
+
+    with mpmath.workprec(80):
+        exact = mpmath.mpf(v) * mpmath.exp(-mpmath.mpf(gamma) * k)
+        m, e = mpmath.frexp(exact)  # exact = m 2^e, 1/2 <= m < 1
+        if e < -1073:  # below half the smallest subnormal
+            return math.ulp(0.0)
+        # round m to the bits a double has at this exponent (53, fewer for subnormals), then scale
+        bits = min(53, e + 1074)
+        q = int(mpmath.nint(mpmath.ldexp(m, bits)))
+        return max(math.ldexp(float(q), e - bits), math.ulp(0.0))
+
+
+def _window_max(
+    p: FloatArray,
+    a: int,
+    b: int,
+    w: int,
+    gamma: float,
+    i_min: int = 0,
+    j_max: int | None = None,
+    den: float = 1.0,
+) -> float:
+    """The maximum above divided by ``den``, by vectorised divide and conquer in the log domain.
 
     The winning pair (i, j) is re-evaluated in the linear domain at the end so
-    that, e.g., SS equals LS exactly when k = 0 wins.
+    that, e.g., SS equals LS exactly when k = 0 wins; where ``e^(-gamma k)``
+    underflows, :func:`_times_exp` keeps the value exact to the last bit.
     """
     n2 = p.size  # n + 2; valid j in [b, n+1], i in [0, a]
     rlo = np.array([b], dtype=np.int64)
@@ -209,7 +245,7 @@ def _window_max(p: FloatArray, a: int, b: int, w: int, gamma: float, i_min: int 
     if best == -math.inf:
         return 0.0
     i, j = best_pair
-    return float((p[j] - p[i]) * math.exp(-gamma * (j - i - w)))
+    return _times_exp(float(p[j] - p[i]) / den, gamma, j - i - w)
 
 
 def _order_stat_A(p: FloatArray, a: int, b: int, w: int, k: int) -> float:
@@ -359,7 +395,7 @@ def smooth_sensitivity(
         i_min, j_max = a - K - 1, b + K + 1
     else:
         i_min, j_max = 0, None
-    return _window_max(p, a, b, w, g, i_min, j_max) / den
+    return _window_max(p, a, b, w, g, i_min, j_max, den)
 
 
 # --------------------------------------------------------------------------- #

@@ -374,11 +374,33 @@ def test_release_panel_controls(income):
     assert panel.current.query == "mean" and panel.current.epsilon == 1.0
 
 
-def test_release_panel_warns_about_data_bounds(income):
-    panel = panels.release(income)
-    assert panel.bounds_from_data and "not private" in panel.status.value
+def test_release_panel_requires_public_bounds(income):
+    """Bounds read off the data would be published beside an unqualified "ε-DP" (issue 22, item 5)."""
+    with pytest.raises(TypeError, match="bounds is required"):
+        panels.release(income)
+    with pytest.raises(ValueError, match="bounds"):
+        panels.release(income, bounds=(5, 5))
+
+
+def test_release_panel_missing_records_are_refused_or_counted_as_a_public_value():
+    """Dropping missing records silently made n the count of the others (data-dependent) and published
+    it; now they are refused, naming the first one's position only, or replaced by a public value."""
+    x = pd.Series([0.2, np.nan, 0.4, None, 0.9], name="share")
+    with pytest.raises(ValueError) as err:
+        panels.release(x, bounds=(0, 1))
+    assert str(err.value).startswith("series[1] is missing: pass missing=")
+    assert "2" not in str(err.value).split("missing:", 1)[0]  # not the number of missing records
+    panel = panels.release(x, bounds=(0, 1), missing=0.0)
+    rel = panel.draw(rng=1)
+    assert rel.n == 5 and rel.to_dict()["n"] == 5  # every record, a public number
+    assert "missing records count as 0" in panel.status.value
+    # the release equals one on the data with the public value put in by hand
+    same = sdp.release([0.2, 0.0, 0.4, 0.0, 0.9], **{**panel.params(), "rng": 1})
+    assert same.value == rel.value
+    with pytest.raises(ValueError, match="missing"):
+        panels.release(x, bounds=(0, 1), missing=2.0)  # outside the bounds
     with pytest.raises(ValueError, match="series"):
-        panels.release(pd.Series([np.nan]))
+        panels.release(pd.Series([], dtype=float), bounds=(0, 1))
 
 
 # --------------------------------------------------------------------------

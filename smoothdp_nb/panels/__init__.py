@@ -80,8 +80,10 @@ def release(series: Any, **kwargs: Any) -> ReleasePanel:
 
     The chart shows public numbers only unless "curator diagnostics" is
     ticked; the true value only while "reveal true value" is ticked; new noisy
-    values are drawn only by the Release button.  Keyword arguments
-    (``bounds=``, ``query=``, ``epsilon=``, ``noise=``, ``delta=``) go to
+    values are drawn only by the Release button.  ``bounds=`` (public) is
+    required; ``missing=`` says what a missing record counts as (else missing
+    records are refused).  Keyword arguments (``bounds=``, ``query=``,
+    ``epsilon=``, ``noise=``, ``delta=``, ``missing=``) go to
     :class:`ReleasePanel`.
     """
     return ReleasePanel(series, **kwargs)

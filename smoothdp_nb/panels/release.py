@@ -10,6 +10,7 @@ import ipywidgets as W
 import numpy as np
 import pandas as pd
 
+from ..core._validate import as_bounds, as_float_array, as_real, position
 from ..core.noise import FAMILIES, calibrate
 from ..core.release import Release, default_gamma, release
 from ..core.sensitivity import clipping_silenced, evaluate_query, smooth_sensitivity
@@ -41,9 +42,19 @@ class ReleasePanel(Panel):
     ----------
     series : array_like or pandas.Series
         The data (one value per individual).
-    bounds : (float, float), optional
-        Data-independent domain.  When omitted the data's own min and max are
-        used and the panel warns that this choice itself is not private.
+    bounds : (float, float)
+        Data-independent domain, required.  Bounds read off the data (its
+        minimum and maximum) would be published beside the release and make
+        it not DP, so the panel refuses to guess them.
+    missing : float, optional
+        What a missing record (NaN, None) stands for: a fixed public value in
+        ``bounds``, e.g. ``low``.  Every missing record is replaced by it, so
+        ``n`` counts every record and stays public (the releases' neighbours
+        replace one record, and a per-record rule maps neighbours to
+        neighbours).  Without it, missing records are refused: dropping them
+        would make ``n`` the count of the others, a number computed from the
+        data, and neighbours of different sizes are not covered by the
+        guarantee.
     query : {"median", "trimmed_mean", "mean"}
     epsilon : float
         Snapped to the slider's step 0.05.
@@ -63,16 +74,30 @@ class ReleasePanel(Panel):
         epsilon: float = 1.0,
         noise: str = "polyplace",
         delta: float = 1e-6,
+        missing: float | None = None,
     ) -> None:
-        x = np.asarray(pd.Series(series).dropna(), dtype=float)
-        if x.size == 0:
-            raise ValueError("series: no values to release (all missing or empty)")
-        self._x = x
+        if bounds is None:
+            raise TypeError(
+                "bounds is required: the public, data-independent (low, high) of the column, e.g. "
+                "bounds=(0, 1e6) for incomes; the data's own minimum and maximum would be published "
+                "with the release and make it not DP"
+            )
+        self.bounds = as_bounds(bounds, "bounds")
+        self.missing = None if missing is None else as_real(missing, "missing", lo=self.bounds[0], hi=self.bounds[1])
+        column = pd.Series(series)
+        if column.size == 0:
+            raise ValueError("series: no values to release (empty)")
+        gaps = column.isna().to_numpy()
+        if gaps.any():
+            if self.missing is None:  # where, not how many: the count is a number computed from the data
+                raise ValueError(
+                    f"{position(int(np.flatnonzero(gaps)[0]), 'series')} is missing: pass missing=<a public value "
+                    "in bounds> (each missing record then counts as that value and n stays the number of "
+                    "records), or fill or drop missing records yourself before the panel"
+                )
+            column = column.fillna(self.missing)
+        self._x = as_float_array(column.to_numpy(), "series")
         self.name = getattr(series, "name", None) or "value"
-        self.bounds_from_data = bounds is None
-        self.bounds = (float(np.min(x)), float(np.max(x))) if bounds is None else (float(bounds[0]), float(bounds[1]))
-        if not self.bounds[0] < self.bounds[1]:
-            raise ValueError(f"bounds must satisfy low < high, got {self.bounds!r}")
         self.query = W.Dropdown(options=_QUERIES, value=query, description="statistic")
         self.epsilon = decimal_slider("ε", epsilon, 0.05, 5.0, 0.05, fmt=".2f", continuous=False)
         self.auto_gamma = W.Checkbox(value=True, description="default γ (data-independent)")
@@ -186,8 +211,8 @@ class ReleasePanel(Panel):
 
     def _status_text(self) -> str:
         parts = []
-        if self.bounds_from_data:
-            parts.append('<span style="color:#b60">bounds taken from the data (not private: pass bounds=)</span>')
+        if self.missing is not None:
+            parts.append(f"missing records count as {self.missing:g} (public rule, given as missing=)")
         if self.current is not None:
             spent = sum(r.epsilon for r in self.releases)
             parts.append(

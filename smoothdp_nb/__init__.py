@@ -1,26 +1,27 @@
 """smoothdp_nb: smoothed differential privacy and smooth-sensitivity releases, for notebooks.
 
-The numerical core (:mod:`smoothdp_nb.core`) is re-exported here; the
-notebook layers (:mod:`.display` for charts, :mod:`.panels`, the magic) are
-imported on first use, so that ``import smoothdp_nb`` stays light (Altair
-alone takes longer to import than the whole core) and works without a
-notebook.  The core's result objects find their charts through the renderer
+The numerical core (:mod:`smoothdp_nb.core`) is re-exported here; every
+name, and the notebook layers (:mod:`.display` for charts, :mod:`.panels`,
+the magic), are imported on first use (PEP 562), so that ``import
+smoothdp_nb`` costs no numpy, scipy or Altair import (the command line's
+``--help`` answers at once) and works without a notebook.  The core's result objects find their charts through the renderer
 registry :mod:`smoothdp_nb.core.rendering`, whose loader, installed here,
 imports :mod:`.display` the first time a chart or rich display is needed.
 """
 
 from __future__ import annotations
 
-from types import ModuleType
+import importlib
 from typing import TYPE_CHECKING
 
-from .core import *
 from .core import __all__ as _core_all
 from .core import rendering as _rendering
-from .core.release import release
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
+
+    from .core import *
+    from .core.release import release
 
 __version__ = "0.1.0"
 __all__ = list(_core_all) + ["release"]
@@ -48,12 +49,21 @@ def _load_display() -> None:
 _rendering.renderers.set_loader(_load_display)
 
 
-def __getattr__(name: str) -> ModuleType:
-    # The notebook layers import Altair/ipywidgets: load them on first use only.
+def __getattr__(name: str) -> object:
+    # Everything is loaded on first use: the core's names (numpy, scipy, pandas) and the notebook
+    # layers (Altair, ipywidgets).  `python -m smoothdp_nb ... --help` then imports none of them.
+    value: object
     if name in ("panels", "display", "magics", "spec"):
-        import importlib
+        value = importlib.import_module(f".{name}", __name__)
+    elif name == "release":  # the function; smoothdp_nb.core.release is the module
+        value = importlib.import_module(".core.release", __name__).release
+    elif name in _core_all:
+        value = getattr(importlib.import_module(".core", __name__), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
-        module = importlib.import_module(f".{name}", __name__)
-        globals()[name] = module
-        return module
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -12,13 +12,14 @@ import argparse
 import math
 import sys
 
-import numpy as np
-
-from . import core as sdp
-
 
 def election_report(lost: float = 0.002, t: float = 0.51) -> str:
     """Text table of Figure 1: per election, log10 delta(x) and log10 utility."""
+    # imported here, after the arguments are parsed: --help must not wait for numpy and scipy
+    import numpy as np
+
+    from . import core as sdp
+
     df = sdp.datasets.us_presidential_elections()
     hist = df[["winner_votes", "runner_up_votes"]].to_numpy()
     eta = f"{1 - lost:.10g}"

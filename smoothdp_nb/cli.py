@@ -28,12 +28,10 @@ import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from .core.budget import cap_workers
-from .spec import SpecError, parse_spec, run_spec
+if TYPE_CHECKING:
+    from .spec import Spec
 
 __all__ = ["main_run", "build_parser", "html_report", "json_report"]
 
@@ -74,6 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _jsonable(obj: Any) -> Any:
     """Convert numpy scalars/arrays, non-finite floats (-> None) and other objects for json."""
+    import numpy as np
+
     if isinstance(obj, dict):
         return {str(k): _jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -94,7 +94,7 @@ def _jsonable(obj: Any) -> Any:
     return str(obj)
 
 
-def json_report(result: Any, spec: Any) -> dict:
+def json_report(result: Any, spec: Spec) -> dict:
     """The JSON document: title, computation, spec and ``result.to_dict()``."""
     from . import __version__
 
@@ -110,7 +110,7 @@ def json_report(result: Any, spec: Any) -> dict:
     )
 
 
-def html_report(result: Any, spec: Any, source: str = "") -> str:
+def html_report(result: Any, spec: Spec, source: str = "") -> str:
     """A self-contained HTML page for one result (no scripts, no remote resources).
 
     Parameters
@@ -166,6 +166,10 @@ def main_run(argv: Sequence[str] | None = None) -> int:
         The arguments after ``run`` (default: ``sys.argv[2:]``).
     """
     args = build_parser().parse_args(list(argv) if argv is not None else sys.argv[2:])
+    # the computation's imports (numpy, scipy, pandas) only now: --help answers without them
+    from .core.budget import cap_workers
+    from .spec import SpecError, parse_spec, run_spec
+
     source = "<stdin>" if args.spec == "-" else str(args.spec)
 
     def fail(message: str) -> int:

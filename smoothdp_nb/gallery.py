@@ -18,18 +18,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
-
-from .core._types import FloatArray
-
 if TYPE_CHECKING:
     import altair as alt
+    import numpy as np
+    import pandas as pd
+
+    from .core._types import FloatArray
 
 __all__ = ["FIGURES", "build", "main"]
 
 
 def _smoothed_exact() -> alt.TopLevelMixin:
+    import numpy as np
+
     import smoothdp_nb as sdp
 
     mech = sdp.SamplingHistogram(eta="0.99")
@@ -39,6 +40,8 @@ def _smoothed_exact() -> alt.TopLevelMixin:
 
 
 def _smoothed_monte_carlo() -> alt.TopLevelMixin:
+    import numpy as np
+
     import smoothdp_nb as sdp
 
     mech = sdp.SamplingHistogram(eta="0.98")
@@ -88,6 +91,9 @@ def _elections() -> tuple[pd.DataFrame, np.ndarray]:
 
 
 def _figure1() -> alt.TopLevelMixin:
+    import numpy as np
+    import pandas as pd
+
     import smoothdp_nb as sdp
     from smoothdp_nb.display import figure1_chart
 
@@ -125,6 +131,8 @@ def _profile_years() -> alt.TopLevelMixin:
 
 
 def _profile_epsilon() -> alt.TopLevelMixin:
+    import numpy as np
+
     import smoothdp_nb as sdp
     from smoothdp_nb.core.results import profile
 
@@ -137,6 +145,9 @@ def _profile_epsilon() -> alt.TopLevelMixin:
 
 
 def _remark8() -> alt.TopLevelMixin:
+    import numpy as np
+    import pandas as pd
+
     import smoothdp_nb as sdp
     from smoothdp_nb.display import bound_chart
 
@@ -150,6 +161,8 @@ def _remark8() -> alt.TopLevelMixin:
 
 
 def _noise() -> alt.TopLevelMixin:
+    import numpy as np
+
     import smoothdp_nb as sdp
     from smoothdp_nb.core.results import NoiseComparison
 
@@ -158,6 +171,8 @@ def _noise() -> alt.TopLevelMixin:
 
 
 def _noise_marker() -> alt.TopLevelMixin:
+    import numpy as np
+
     import smoothdp_nb as sdp
     from smoothdp_nb.display import noise_chart
 
@@ -166,6 +181,8 @@ def _noise_marker() -> alt.TopLevelMixin:
 
 
 def _release_data() -> FloatArray:
+    import numpy as np
+
     return np.random.default_rng(3).beta(5, 4, size=400)
 
 
@@ -277,7 +294,12 @@ def build(out: Path, names: list[str] | None = None, scale: float = 2.0) -> list
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m smoothdp_nb gallery``."""
-    parser = argparse.ArgumentParser(prog="python -m smoothdp_nb gallery", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m smoothdp_nb gallery",
+        # plain text: the module docstring is reST and would print its markup
+        description="Render every chart builder of the package on small example data, as SVG and PNG "
+        "(offline, by vl-convert), with an index page DIR/index.html showing them all.",
+    )
     parser.add_argument("--out", required=True, type=Path, help="directory for the SVG, PNG and index.html files")
     parser.add_argument("--only", nargs="*", metavar="NAME", help=f"render only these ({', '.join(FIGURES)})")
     parser.add_argument("--scale", type=float, default=2.0, help="PNG pixels per chart pixel (default 2)")

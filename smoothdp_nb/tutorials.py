@@ -1,13 +1,15 @@
 """Run the tutorial notebooks: headless into HTML reports, or open them in JupyterLab.
 
 ``python -m smoothdp_nb tutorials --out reports/`` executes every
-``notebooks/NN_*.ipynb`` top to bottom in a fresh kernel of the running
+``NN_*.ipynb`` notebook shipped in the package (``smoothdp_nb/notebooks``, found
+with :mod:`importlib.resources`, so from any directory) top to bottom in a fresh kernel of the running
 interpreter and writes ``reports/NN_*.html`` (the notebook as a course
 handout, see :mod:`smoothdp_nb.reports`) plus ``reports/index.html`` (the
 contents page: title, status, run time and headline numbers of each
 notebook).  ``--ci`` sets ``SMOOTHDP_CI=1`` (each notebook's ``parameters``
 cell then uses small sizes).  ``--lab`` launches JupyterLab on the notebooks
-instead (the ``lab`` extra: ``pip install "smoothdp_nb[lab]"``).
+instead (the ``lab`` extra: ``pip install "smoothdp_nb[lab]"``); from an
+installed package it opens copies in ``./smoothdp-tutorials``.
 
 While it runs, a progress bar on the terminal counts the code cells of all
 notebooks and names the notebook and cell executing (without a terminal, one
@@ -53,9 +55,32 @@ _QUIET.propagate = False
 
 
 def _default_dir() -> Path:
-    """notebooks/ beside the package (a source checkout), else ./notebooks."""
-    here = Path(__file__).resolve().parents[1] / "notebooks"
-    return here if here.is_dir() else Path.cwd() / "notebooks"
+    """The tutorial notebooks shipped inside the package (``smoothdp_nb/notebooks``).
+
+    Found with :mod:`importlib.resources`, so the runner works from any directory once the
+    package is installed (a wheel, an editable install or a source checkout alike).
+    """
+    from importlib.resources import files
+
+    shipped = files("smoothdp_nb").joinpath("notebooks")
+    if isinstance(shipped, Path) and shipped.is_dir():
+        return shipped
+    # a source checkout from before the notebooks moved into the package
+    return Path(__file__).resolve().parents[1] / "notebooks"
+
+
+def _source_checkout() -> bool:
+    """True when the package runs from a clone (editable install or PYTHONPATH), not from site-packages."""
+    return (Path(__file__).resolve().parents[1] / "pyproject.toml").is_file()
+
+
+def _numbers(notebooks: list[Path]) -> str:
+    """``01..07`` (a run of consecutive numbers) or ``01, 03, 07``."""
+    nums = sorted({p.name[:2] for p in notebooks})
+    if not nums:
+        return "none"
+    consecutive = [int(n) for n in nums] == list(range(int(nums[0]), int(nums[0]) + len(nums)))
+    return f"{nums[0]}..{nums[-1]}" if consecutive and len(nums) > 2 else ", ".join(nums)
 
 
 def find_notebooks(directory: Path, only: list[str] | None = None) -> list[Path]:
@@ -493,9 +518,18 @@ def _run(args: argparse.Namespace) -> int:
     if Path(args.out).exists() and not Path(args.out).is_dir():
         print(f"--out must be a directory, got the file {args.out}", file=sys.stderr)
         return 2
-    nbs = find_notebooks(args.notebooks, args.only)
-    if not nbs:
+    every = find_notebooks(args.notebooks)
+    if not every:
         print(f"no notebooks NN_*.ipynb in {args.notebooks}", file=sys.stderr)
+        return 2
+    nbs = find_notebooks(args.notebooks, args.only)
+    unknown = [o for o in args.only or [] if not find_notebooks(args.notebooks, [o])]
+    if unknown or not nbs:
+        which = ", ".join(unknown) if unknown else " ".join(args.only or [])
+        print(
+            f"no notebook numbered {which}; available: {_numbers(every)} (e.g. --only {every[0].name[:2]})",
+            file=sys.stderr,
+        )
         return 2
     try:
         failed = run_all(nbs, Path(args.out), ci=args.ci, timeout=args.timeout, jobs=args.jobs)
@@ -506,16 +540,29 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _lab(args: argparse.Namespace) -> int:
-    if shutil.which("jupyter") is None and not _has_module("jupyterlab"):
+    # JupyterLab runs as `python -m jupyterlab` of this interpreter: a `jupyter` command elsewhere
+    # on PATH does not count (it left "No module named jupyterlab" in an activated venv)
+    if not _has_module("jupyterlab"):
         print(
-            'JupyterLab is not installed: pip install "smoothdp_nb[lab]" (or pip install jupyterlab)', file=sys.stderr
+            "JupyterLab is not installed in this environment "
+            f'({sys.prefix}): pip install "smoothdp_nb[lab]" (or pip install jupyterlab)',
+            file=sys.stderr,
         )
         return 2
-    cmd = [sys.executable, "-m", "jupyterlab", f"--notebook-dir={args.notebooks}"]
-    nbs = find_notebooks(args.notebooks)
+    where = Path(args.notebooks)
+    if args.shipped and not _source_checkout():
+        # the installed copies stay pristine: open (and edit) a copy in the working directory
+        where = Path(args.workdir).resolve()
+        where.mkdir(parents=True, exist_ok=True)
+        for nb in find_notebooks(args.notebooks):
+            if not (where / nb.name).exists():
+                shutil.copy2(nb, where / nb.name)
+        print(f"the tutorials are in {where} (copies; existing files are kept)", file=sys.stderr)
+    cmd = [sys.executable, "-m", "jupyterlab", f"--notebook-dir={where}"]
+    nbs = find_notebooks(where)
     if nbs:
         cmd.append(str(nbs[0].name))
-    return subprocess.call(cmd, cwd=args.notebooks)
+    return subprocess.call(cmd, cwd=where)
 
 
 def _has_module(name: str) -> bool:
@@ -539,10 +586,23 @@ def _positive_int(name: str) -> Callable[[str], int]:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m smoothdp_nb tutorials [--out DIR] [--ci] [--only NN ...] [--jobs N] [--lab]``."""
-    parser = argparse.ArgumentParser(prog="python -m smoothdp_nb tutorials", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m smoothdp_nb tutorials",
+        description="Run the tutorial notebooks shipped with the package: headless into HTML reports, "
+        "or open them in JupyterLab (--lab).",
+    )
     parser.add_argument("--out", default="reports", help="directory for the HTML reports (default: reports/)")
     parser.add_argument(
-        "--notebooks", type=Path, default=None, help="notebook directory (default: the repository's notebooks/)"
+        "--notebooks",
+        type=Path,
+        default=None,
+        help="notebook directory (default: the notebooks installed with the package)",
+    )
+    parser.add_argument(
+        "--workdir",
+        default="smoothdp-tutorials",
+        help="--lab on an installed package: where the notebooks are copied to be opened "
+        "(default: ./smoothdp-tutorials)",
     )
     parser.add_argument("--only", nargs="*", help="notebook prefixes to run, e.g. 01 03")
     parser.add_argument("--ci", action="store_true", help="small parameters (sets SMOOTHDP_CI=1)")
@@ -555,6 +615,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--lab", action="store_true", help="launch JupyterLab on the notebooks instead")
     args = parser.parse_args(argv)
+    args.shipped = args.notebooks is None
     args.notebooks = Path(args.notebooks or _default_dir()).resolve()
     return _lab(args) if args.lab else _run(args)
 

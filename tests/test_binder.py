@@ -55,13 +55,27 @@ _IGNORE = shutil.ignore_patterns(
 )
 
 
-def _requirements() -> list[str]:
+def _requirements(path: Path = BINDER / "requirements.txt") -> list[str]:
+    """The requirement lines, with ``-r file`` includes expanded in place (relative to the file, as pip does)."""
     lines = []
-    for raw in (BINDER / "requirements.txt").read_text().splitlines():
+    for raw in path.read_text().splitlines():
         line = raw.split("#", 1)[0].strip()
-        if line:
+        if line.startswith("-r "):
+            lines += _requirements(path.parent / line[3:].strip())
+        elif line:
             lines.append(line)
     return lines
+
+
+def _top_level(lock: Path) -> set[str]:
+    """Packages the lock says it holds because pyproject.toml asks for them (uv's ``# via`` notes)."""
+    names, current = set(), None
+    for raw in lock.read_text().splitlines():
+        if raw and not raw.startswith((" ", "#")):
+            current = _name(raw)
+        elif current and "smoothdp-nb (pyproject.toml)" in raw:
+            names.add(current)
+    return names
 
 
 def _runtime_python() -> tuple[str, str]:
@@ -114,6 +128,40 @@ def test_requirements_are_exact_pins_and_install_the_repo():
 
 def _name(req: str) -> str:
     return re.split(r"[<>=!~\[ ;]", req, maxsplit=1)[0].lower().replace("_", "-")
+
+
+def test_lock_holds_exactly_what_pyproject_asks_for():
+    """The lock's top-level set is pyproject.toml's runtime dependencies plus the `lab` extra, and it
+    pins the whole environment (far more than the top level: every transitive dependency)."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = {_name(d) for d in project["dependencies"] + project["optional-dependencies"]["lab"]}
+    lock = BINDER / "requirements.lock"
+    assert _top_level(lock) == wanted, "binder/requirements.lock is stale: run python binder/lock.py"
+    pins = _requirements(lock)
+    assert all(_PIN.match(p) for p in pins) and len(pins) > 3 * len(wanted)
+
+
+def test_lock_is_current(tmp_path):
+    """Re-resolving pyproject.toml with the committed pins as preferences (what `python binder/lock.py`
+    does) reproduces the lock byte for byte: any change to the dependencies shows up here.
+    Needs uv (the lint extra) and the package index, like repo2docker."""
+    pytest.importorskip("uv")
+    sys.path.insert(0, str(BINDER))
+    try:
+        import lock
+    finally:
+        sys.path.remove(str(BINDER))
+    out = tmp_path / "requirements.lock"
+    shutil.copy(BINDER / "requirements.lock", out)
+    run = subprocess.run(lock.command(out), cwd=ROOT, capture_output=True, text=True, timeout=300)
+    if run.returncode != 0 and ("Failed to fetch" in run.stderr or "network" in run.stderr.lower()):
+        pytest.skip(f"no package index: {run.stderr.strip()[-300:]}")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert out.read_text() == (BINDER / "requirements.lock").read_text(), (
+        "binder/requirements.lock is not what pyproject.toml resolves to: run python binder/lock.py"
+    )
 
 
 def test_pins_satisfy_the_pyproject_ranges():

@@ -2,14 +2,83 @@
 
 Imports only numpy, scipy and pandas (never IPython, ipywidgets or Altair), so
 it can be used from scripts, tests and other libraries.
+
+The public names below are loaded on first use (PEP 562): importing the
+package, or one of its light modules such as :mod:`.rendering`, costs no
+numpy/scipy import, so that ``python -m smoothdp_nb ... --help`` answers at
+once.  ``from smoothdp_nb.core import X`` and ``smoothdp_nb.core.X`` work as
+for eagerly imported names.
 """
 
-from . import datasets
-from .average import QuantizedLaw, SamplingAverage, continuous_limit_profile, quantized_gaussian, quantized_laplace
-from .budget import ComputationTooLarge
-from .mechanisms import FiniteMechanism, Mechanism, NoisySamplingHistogram, SamplingHistogram, postprocess, winner
-from .profiles import Composition, adjusted_utility, compose, dp_delta, privacy_profile, remark8_bound
+from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
+    from . import datasets, noise
+    from .average import QuantizedLaw, SamplingAverage, continuous_limit_profile, quantized_gaussian, quantized_laplace
+    from .budget import ComputationTooLarge
+    from .hull import HullReduction, reduce_to_vertices
+    from .intervals import betting_interval, empirical_bernstein_interval
+    from .mechanisms import FiniteMechanism, Mechanism, NoisySamplingHistogram, SamplingHistogram
+    from .mechanisms.postprocess import postprocess, winner
+    from .noise import calibrate, noise_std, optimal_shape
+    from .profiles import Composition, adjusted_utility, compose, dp_delta, privacy_profile, remark8_bound
+    from .release import Release, compare_noise, default_gamma
+    from .sensitivity import evaluate_query, local_sensitivity, sensitivity_at_distance, smooth_sensitivity
+    from .smoothed import SmoothedCurve, SmoothedResult, fit_exponential, smoothed_delta, smoothed_delta_curve
+    from .sweeps import SweepResult, monte_carlo_map, sweep
+
+#: public name -> the submodule that defines it ("" for a submodule exported under its own name)
+_WHERE: dict[str, str] = {
+    "datasets": "",
+    "SamplingAverage": "average",
+    "QuantizedLaw": "average",
+    "quantized_gaussian": "average",
+    "quantized_laplace": "average",
+    "continuous_limit_profile": "average",
+    "Mechanism": "mechanisms",
+    "SamplingHistogram": "mechanisms",
+    "NoisySamplingHistogram": "mechanisms",
+    "FiniteMechanism": "mechanisms",
+    "postprocess": "mechanisms",
+    "winner": "mechanisms",
+    "ComputationTooLarge": "budget",
+    "privacy_profile": "profiles",
+    "dp_delta": "profiles",
+    "remark8_bound": "profiles",
+    "adjusted_utility": "profiles",
+    "compose": "profiles",
+    "Composition": "profiles",
+    "HullReduction": "hull",
+    "reduce_to_vertices": "hull",
+    "SmoothedResult": "smoothed",
+    "SmoothedCurve": "smoothed",
+    "smoothed_delta": "smoothed",
+    "smoothed_delta_curve": "smoothed",
+    "fit_exponential": "smoothed",
+    "empirical_bernstein_interval": "intervals",
+    "betting_interval": "intervals",
+    "sweep": "sweeps",
+    "monte_carlo_map": "sweeps",
+    "SweepResult": "sweeps",
+    # ``release`` (the function) is exported by the top-level package only: here the
+    # name belongs to the submodule smoothdp_nb.core.release.
+    "noise": "",
+    "noise_std": "noise",
+    "calibrate": "noise",
+    "optimal_shape": "noise",
+    "Release": "release",
+    "compare_noise": "release",
+    "default_gamma": "release",
+    "local_sensitivity": "sensitivity",
+    "smooth_sensitivity": "sensitivity",
+    "sensitivity_at_distance": "sensitivity",
+    "evaluate_query": "sensitivity",
+}
+
+# spelled out (not list(_WHERE)) so that type checkers see the exports; a test checks the two agree
 __all__ = [
     "datasets",
     "SamplingAverage",
@@ -30,13 +99,6 @@ __all__ = [
     "adjusted_utility",
     "compose",
     "Composition",
-]
-
-from .hull import HullReduction, reduce_to_vertices
-from .intervals import betting_interval, empirical_bernstein_interval
-from .smoothed import SmoothedCurve, SmoothedResult, fit_exponential, smoothed_delta, smoothed_delta_curve
-
-__all__ += [
     "HullReduction",
     "reduce_to_vertices",
     "SmoothedResult",
@@ -46,20 +108,9 @@ __all__ += [
     "fit_exponential",
     "empirical_bernstein_interval",
     "betting_interval",
-]
-
-from .sweeps import SweepResult, monte_carlo_map, sweep
-
-__all__ += ["sweep", "monte_carlo_map", "SweepResult"]
-
-from . import noise
-from .noise import calibrate, noise_std, optimal_shape
-from .release import Release, compare_noise, default_gamma
-from .sensitivity import evaluate_query, local_sensitivity, sensitivity_at_distance, smooth_sensitivity
-
-# ``release`` (the function) is exported by the top-level package only: here the
-# name belongs to the submodule smoothdp_nb.core.release.
-__all__ += [
+    "sweep",
+    "monte_carlo_map",
+    "SweepResult",
     "noise",
     "noise_std",
     "calibrate",
@@ -72,3 +123,17 @@ __all__ += [
     "sensitivity_at_distance",
     "evaluate_query",
 ]
+
+
+def __getattr__(name: str) -> object:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = importlib.import_module(f".{where or name}", __name__)
+    value = module if not where else getattr(module, name)
+    globals()[name] = value  # once loaded, an ordinary attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

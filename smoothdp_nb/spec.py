@@ -458,7 +458,8 @@ def _validate_profile(doc: Mapping[str, Any], p: dict) -> None:
     if "histogram" in doc:
         h = doc["histogram"]
         if not isinstance(h, list) or not h:
-            raise SpecError(f"must be a list of counts or a list of lists of counts, got {h!r}", "histogram")
+            got = "an empty list" if isinstance(h, list) else kind_of(h)  # the counts are data: not echoed
+            raise SpecError(f"must be a list of counts or a list of lists of counts, got {got}", "histogram")
         hists, _ = _core("histogram", as_histograms, h, "histogram")
         for size in np.unique(hists.sum(axis=1)):
             _core("histogram", p["mechanism"].sample_size, int(size))  # e.g. T <= n

@@ -95,3 +95,21 @@ def test_spec_columns_name_position_and_type(tmp_path, source):
     msg = str(err.value)
     expected = "got text that is not a number" if source == "csv" else "got str"
     assert f"['income'][2] must be a number, {expected}" in msg and "Alice" not in msg, msg
+
+
+@pytest.mark.parametrize(
+    ("histogram", "key", "expected"),
+    [
+        ('"1234 Alice"', "histogram", "got str"),
+        ("{a = 1234}", "histogram", "got dict"),
+        ('[[3, 4], [5, "Alice"]]', "histogram", "histogram[1, 1] must be a number, got str"),
+    ],
+)
+def test_spec_histogram_counts_are_not_echoed(histogram, key, expected):
+    """A profile's histogram is the database: a refused one is described, not printed."""
+    text = f'compute = "profile"\nhistogram = {histogram}\nepsilon = 1\n[mechanism]\neta = 0.5\n'
+    with pytest.raises(SpecError) as err:
+        run_spec(text)
+    msg = str(err.value)
+    assert err.value.key == key and expected in msg, msg
+    assert "Alice" not in msg and "1234" not in msg

@@ -4,7 +4,7 @@ Build (offline, warnings are errors)::
 
     python -m sphinx -W --keep-going -b html docs docs/_build/html
 
-The tutorial notebooks are copied from ``notebooks/`` into ``docs/tutorials/``
+The tutorial notebooks are copied from ``smoothdp_nb/notebooks/`` into ``docs/tutorials/``
 and executed by myst-nb with ``SMOOTHDP_CI=1`` (the notebooks' small
 parameters), so the build takes minutes.  The API page lists
 ``smoothdp_nb.__all__`` as it is at build time; the ``%%smoothdp`` page renders
@@ -46,7 +46,7 @@ extensions = [
 ]
 
 # Generated sources (ignored by git): refreshed on every build.
-copy_notebooks(ROOT / "notebooks", DOCS / "tutorials")
+copy_notebooks(ROOT / "smoothdp_nb" / "notebooks", DOCS / "tutorials")
 write_api_page(DOCS / "api.rst")
 
 exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "**.ipynb_checkpoints", "jupyter_execute"]

@@ -63,10 +63,10 @@ def _default_dir() -> Path:
     from importlib.resources import files
 
     shipped = files("smoothdp_nb").joinpath("notebooks")
-    if isinstance(shipped, Path) and shipped.is_dir():
+    if isinstance(shipped, Path):
         return shipped
-    # a source checkout from before the notebooks moved into the package
-    return Path(__file__).resolve().parents[1] / "notebooks"
+    # an installation that is not a directory tree (a zip): the notebooks have no path to run from
+    raise FileNotFoundError(f"the tutorial notebooks are not on the file system ({shipped}); pass --notebooks DIR")
 
 
 def _source_checkout() -> bool:
@@ -489,7 +489,9 @@ def run_all(
     no_headline = [e.stem for e in entries.values() if e.status == "ok" and e.headline is None]
     if no_headline:  # for the notebooks' authors; the contents page shows their summary only
         print(
-            f"no cell tagged 'headline' in {', '.join(no_headline)} (see notebooks/README.md)", file=stream, flush=True
+            f"no cell tagged 'headline' in {', '.join(no_headline)} (see smoothdp_nb/notebooks/README.md)",
+            file=stream,
+            flush=True,
         )
     print(
         f"{len(notebooks) - failed}/{len(notebooks)} notebooks ran in {total:.1f} s; "

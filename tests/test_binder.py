@@ -16,7 +16,7 @@ Fast checks (default run, well under a minute):
   Needs the package index, like repo2docker itself.
 
 The full rehearsal -- a fresh venv from the file, then
-``notebooks/01_quickstart.ipynb`` executed inside it -- takes minutes (mostly
+``smoothdp_nb/notebooks/01_quickstart.ipynb`` executed inside it -- takes minutes (mostly
 downloads): it is marked ``slow`` and runs in CI's second step
 (``pytest -m slow``).
 """
@@ -298,7 +298,7 @@ def test_binder_environment_runs_quickstart(tmp_path):
     runner.write_text(_RUNNER)
     env["SMOOTHDP_CI"] = "1"
     out = subprocess.run(
-        [vpy, str(runner), str(repo / "notebooks" / "01_quickstart.ipynb"), str(tmp_path / "kernels")],
+        [vpy, str(runner), str(repo / "smoothdp_nb" / "notebooks" / "01_quickstart.ipynb"), str(tmp_path / "kernels")],
         cwd=tmp_path,
         env=env,
         capture_output=True,

@@ -94,3 +94,34 @@ def test_default_notebooks_come_from_the_package():
     shipped = files("smoothdp_nb").joinpath("notebooks")
     if isinstance(shipped, Path) and shipped.is_dir():
         assert d == shipped
+
+
+def test_sdist_and_wheel_carry_the_notebooks_and_the_spdx_license(tmp_path):
+    """`python -m build` (the sdist, then the wheel built from it) in an isolated environment:
+    both hold the seven notebooks, and the metadata states the license as an SPDX expression."""
+    import tarfile
+    import zipfile
+
+    pytest.importorskip("build")
+    out = subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(tmp_path), str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+    )
+    if out.returncode != 0 and "Could not find a version" in out.stdout + out.stderr:
+        pytest.skip("no package index for the build requirements")
+    assert out.returncode == 0, (out.stdout + out.stderr)[-3000:]
+    (wheel,) = tmp_path.glob("smoothdp_nb-*.whl")
+    (sdist,) = tmp_path.glob("smoothdp_nb-*.tar.gz")
+    notebooks = {f"{n}.ipynb" for n in ("01_quickstart", "06_smooth_sensitivity", "07_course_dp_basics")}
+    with zipfile.ZipFile(wheel) as z:
+        names = z.namelist()
+        metadata = z.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    shipped = {n.rsplit("/", 1)[1] for n in names if n.startswith("smoothdp_nb/notebooks/")}
+    assert notebooks <= shipped and "README.md" in shipped and len([n for n in shipped if n.endswith(".ipynb")]) == 7
+    assert "License-Expression: MIT" in metadata
+    with tarfile.open(sdist) as t:
+        members = t.getnames()
+    assert sum(m.endswith(".ipynb") and "/smoothdp_nb/notebooks/" in m for m in members) == 7

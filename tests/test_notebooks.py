@@ -28,7 +28,7 @@ nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOK_DIR = ROOT / "notebooks"
+NOTEBOOK_DIR = ROOT / "smoothdp_nb" / "notebooks"
 EXPECTED = [
     "01_quickstart.ipynb",
     "02_elections_figure1.ipynb",

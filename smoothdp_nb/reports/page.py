@@ -6,7 +6,7 @@ script and any request other than ``data:`` images, so nothing in an output
 (an HTML table, a chart) can reach the network or run code when the report is
 opened.
 
-Conventions read from the notebooks (documented in ``notebooks/README.md``):
+Conventions read from the notebooks (documented in ``smoothdp_nb/notebooks/README.md``):
 
 * the title is the first Markdown heading, the summary the paragraph under it;
 * cells tagged ``headline`` give the numbers shown on the contents page: a

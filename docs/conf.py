@@ -42,14 +42,29 @@ extensions = [
     "numpydoc",
     "myst_nb",
     "sphinx-mathjax-offline",  # MathJax 3 files copied into _static: no CDN
+    "sphinx_copybutton",  # a copy button on every code block (its script ships with the package)
     "smoothdp_docs",
 ]
 
-# Generated sources (ignored by git): refreshed on every build.
-copy_notebooks(ROOT / "notebooks", DOCS / "tutorials")
+# Generated sources (ignored by git): refreshed on every build.  The tutorials live in
+# notebooks/ or, once they ship with the package, in smoothdp_nb/notebooks/.
+NOTEBOOKS = next(
+    (d for d in (ROOT / "smoothdp_nb" / "notebooks", ROOT / "notebooks") if d.is_dir()), ROOT / "notebooks"
+)
+copy_notebooks(NOTEBOOKS, DOCS / "tutorials")
 write_api_page(DOCS / "api.rst")
+# stem -> path in the repository: the Binder links of the tutorial pages open that file
+smoothdp_tutorials = {p.stem: p.relative_to(ROOT).as_posix() for p in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))}
 
-exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "**.ipynb_checkpoints", "jupyter_execute"]
+exclude_patterns = [
+    "_build",
+    "Thumbs.db",
+    ".DS_Store",
+    "**.ipynb_checkpoints",
+    "jupyter_execute",
+    "_gallery",
+    "snapshot_panels.py",
+]
 templates_path = ["_templates"]
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
 
@@ -86,10 +101,20 @@ nb_mime_priority_overrides = [
 # -- HTML ------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"smoothdp_nb {release}"
-html_static_path: list[str] = []
+html_static_path = ["_static"]  # panels/*.png (docs/snapshot_panels.py) and smoothdp.css
+html_css_files = ["smoothdp.css"]
+# the theme's light/dark switch reads this; left empty, every page logged "Got invalid theme mode"
+html_context = {"default_mode": "auto"}
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
     "icon_links": [],
 }
 html_last_updated_fmt = None
+
+# -- copy buttons ----------------------------------------------------------------------
+# prompts and outputs are not copied: ">>> ", "... ", "$ " and IPython's "In [1]: "
+copybutton_prompt_text = r">>> |\.\.\. |\$ |In \[\d*\]: | {2,5}\.\.\.: "
+copybutton_prompt_is_regexp = True
+copybutton_only_copy_prompt_lines = False
+copybutton_exclude = ".linenos, .gp, .go"

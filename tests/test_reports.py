@@ -415,3 +415,18 @@ def test_tutorial_handout_typesets_every_formula(path):
 
 def test_tutorials_were_found():
     assert len(_TUTORIALS) == 7
+
+
+def test_inline_chart_of_an_html_output_becomes_a_described_picture():
+    alt = pytest.importorskip("altair")
+    pytest.importorskip("vl_convert")
+    from smoothdp_nb.display import render_svg
+
+    chart = alt.Chart(alt.Data(values=[{"e": 1, "d": 0.5}])).mark_point().encode(x="e:Q", y="d:Q")
+    svg = render_svg(chart.properties(title="Smoothed δ against ε"))
+    out = render_output(
+        V4.new_output("display_data", data={"text/html": f"<div><b>summary</b>{svg}{svg}</div>", "text/plain": "r"})
+    )
+    assert "<svg" not in out and "<b>summary</b>" in out
+    assert _alt_texts(out) == ["Chart: Smoothed δ against ε. X axis: e; Y axis: d."] * 2
+    assert [m for m, _ in img_payloads(out)] == ["image/svg+xml"] * 2

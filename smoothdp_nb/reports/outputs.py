@@ -34,6 +34,7 @@ __all__ = [
     "WIDGET_MIME",
     "chart_alt_text",
     "clean_stream",
+    "inline_charts_as_images",
     "is_progress_widget",
     "render_output",
     "render_outputs",
@@ -130,6 +131,26 @@ def chart_alt_text(svg: str) -> str | None:
     return head + (". " + "; ".join(axes) + "." if axes else ".")
 
 
+#: an SVG document drawn by Vega inside an HTML output (a result's summary and chart)
+_INLINE_CHART = re.compile(r"<svg\b[^>]*\bclass=\"marks\"[^>]*>.*?</svg>", re.DOTALL)
+
+
+def inline_charts_as_images(markup: str) -> str:
+    """Replace every Vega SVG inside HTML ``markup`` by an ``<img>`` of it with alt text.
+
+    Inline, a chart's empty mark groups are unnamed ``graphics-symbol``
+    elements to assistive technology, and two charts on one page share their
+    element ids (clip paths); as a ``data:`` picture it is one image, named by
+    :func:`chart_alt_text`.
+    """
+
+    def picture(match: re.Match[str]) -> str:
+        svg = match.group(0)
+        return _img("image/svg+xml", svg, chart_alt_text(svg) or "Chart (no title)")
+
+    return _INLINE_CHART.sub(picture, markup)
+
+
 def _alt_for(mime: str, payload: Any, plain: str | None) -> str:
     """Alt text of a picture: the chart's own labels, else its text form, else what kind of picture it is."""
     if mime == "image/svg+xml":
@@ -186,7 +207,7 @@ def _render_rich(data: Mapping[str, Any], skip: tuple[str, ...] = (), alt: str |
             del rest[mime]
             continue
         if mime == "text/html":
-            return f'<div class="output-html">{_as_text(payload)}</div>'
+            return f'<div class="output-html">{inline_charts_as_images(_as_text(payload))}</div>'
         if mime == "text/markdown":
             return f'<div class="output-markdown">{markdown_to_html(_as_text(payload))}</div>'
         if mime == "text/latex":

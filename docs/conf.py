@@ -88,6 +88,8 @@ nb_execution_timeout = 900
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
 nb_merge_streams = True
+# Markdown outputs (the notebooks' computed paragraphs) are parsed like the cells: $...$ is math
+nb_render_markdown_format = "myst"
 # Live ipywidgets panels need a kernel: show their text fallback, never load the
 # widget manager from a CDN.
 nb_ipywidgets_js: dict[str, dict[str, str]] = {}
@@ -103,6 +105,7 @@ html_theme = "pydata_sphinx_theme"
 html_title = f"smoothdp_nb {release}"
 html_static_path = ["_static"]  # panels/*.png (docs/snapshot_panels.py) and smoothdp.css
 html_css_files = ["smoothdp.css"]
+html_favicon = "_static/favicon.svg"  # without one, every first visit logged a 404 for /favicon.ico
 # the theme's light/dark switch reads this; left empty, every page logged "Got invalid theme mode"
 html_context = {"default_mode": "auto"}
 html_theme_options = {

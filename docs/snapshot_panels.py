@@ -68,7 +68,8 @@ def _chart(name: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=OUT, help="directory for the PNG files")
-    parser.add_argument("--width", type=int, default=1000, help="browser viewport width in CSS pixels")
+    parser.add_argument("--width", type=int, default=820, help="browser viewport width in CSS pixels")
+    parser.add_argument("--scale", type=float, default=2.0, help="device pixels per CSS pixel (2: sharp when shrunk)")
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -102,7 +103,9 @@ def main(argv: list[str] | None = None) -> int:
                     browser = pw.chromium.launch(
                         executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"]
                     )
-                    page = browser.new_page(viewport={"width": args.width, "height": 900})
+                    page = browser.new_page(
+                        viewport={"width": args.width, "height": 900}, device_scale_factor=args.scale
+                    )
                     local = ("http://127.0.0.1:", "ws://127.0.0.1:", "data:", "blob:")
                     page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(local) else r.abort())
                     page.goto(f"http://127.0.0.1:{port}/", timeout=120_000)

@@ -137,10 +137,16 @@ def _chart_svg() -> str:
 
 def _every_output_notebook():
     svg = _chart_svg()
-    table = "<table><thead><tr><th>n</th><th>δ</th></tr></thead><tbody><tr><td>10</td><td>0.1</td></tr></tbody></table>"
+    # wide enough to scroll sideways in the page: its box must then be reachable by keyboard
+    head = "".join(f"<th>column_{i}</th>" for i in range(30))
+    row = "".join(f"<td>0.{i:04d}</td>" for i in range(30))
+    table = f"<table><thead><tr>{head}</tr></thead><tbody><tr>{row}</tr></tbody></table>"
+    wide_markdown = "| " + " | ".join(f"column_{i}" for i in range(30)) + " |\n|" + "---|" * 30 + "\n"
     return V4.new_notebook(
         cells=[
-            V4.new_markdown_cell("# 99 · Outputs\n\nA formula $\\delta_\\varepsilon(x) \\le e^{-n}$ and a table:"),
+            V4.new_markdown_cell(
+                "# 99 · Outputs\n\nA formula $\\delta_\\varepsilon(x) \\le e^{-n}$ and a table:\n\n" + wide_markdown
+            ),
             V4.new_code_cell(
                 "show(chart)",
                 execution_count=1,
@@ -205,6 +211,26 @@ def test_handouts_have_no_serious_accessibility_violation(browser, axe, handouts
         assert blocked == [], (name, blocked)
         if bad:
             failures[name] = bad
+    assert not failures, failures
+
+
+def test_executed_handouts_have_no_serious_accessibility_violation(browser, axe):
+    """The handouts of a real run (``python -m smoothdp_nb tutorials --out DIR``, DIR in ``$SMOOTHDP_HANDOUTS_HTML``)."""
+    folder = os.environ.get("SMOOTHDP_HANDOUTS_HTML")
+    if not folder:
+        pytest.skip("set SMOOTHDP_HANDOUTS_HTML to the --out folder of `python -m smoothdp_nb tutorials`")
+    pages = sorted(p.name for p in Path(folder).glob("*.html"))
+    assert "index.html" in pages
+    server, base = _serve(Path(folder))
+    try:
+        failures = {}
+        for name in pages:
+            bad, _, blocked = _audit(browser, axe, base + name, bypass_csp=True)
+            assert blocked == [], (name, blocked)
+            if bad:
+                failures[name] = bad
+    finally:
+        server.shutdown()
     assert not failures, failures
 
 

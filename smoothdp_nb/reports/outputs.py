@@ -207,7 +207,10 @@ def _render_rich(data: Mapping[str, Any], skip: tuple[str, ...] = (), alt: str |
             del rest[mime]
             continue
         if mime == "text/html":
-            return f'<div class="output-html">{inline_charts_as_images(_as_text(payload))}</div>'
+            markup = inline_charts_as_images(_as_text(payload))
+            # a wide table scrolls sideways: its box must be reachable with the keyboard (WCAG 2.1.1)
+            focus = ' tabindex="0" role="region" aria-label="table output"' if "<table" in markup else ""
+            return f'<div class="output-html"{focus}>{markup}</div>'
         if mime == "text/markdown":
             return f'<div class="output-markdown">{markdown_to_html(_as_text(payload))}</div>'
         if mime == "text/latex":

@@ -293,3 +293,48 @@ def test_docs_show_panels_gallery_links_and_no_widget_state(docs_site):
 
     assert gallery.count("<img") >= len(FIGURES)
     assert "copybutton" in (DOCS_HTML / "quickstart.html").read_text(encoding="utf-8")
+
+
+#: elements of the article that stick out to the right of it without a scrolling box around them,
+#: scrolling boxes a keyboard cannot reach, and code lines that do not wrap
+_CUT_AT_THE_RIGHT = """() => {
+  const art = document.querySelector('article.bd-article') || document.body;
+  const right = art.getBoundingClientRect().right;
+  const scrolls = e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX);
+  const cut = [];
+  for (const e of art.querySelectorAll('pre, table, img, .cell_output, div.math')) {
+    if (e.getBoundingClientRect().right <= right + 1) continue;
+    let a = e.parentElement, held = false;
+    while (a && a !== art) {
+      if (scrolls(a) && a.getBoundingClientRect().right <= right + 1) { held = true; break; }
+      a = a.parentElement;
+    }
+    if (!held) cut.push(e.tagName + '.' + e.className);
+  }
+  for (const e of art.querySelectorAll('pre, .cell_output > .output')) {
+    if (e.scrollWidth > e.clientWidth + 1 && !(scrolls(e) && e.tabIndex >= 0)) cut.push('clipped ' + e.tagName);
+  }
+  // code (not outputs) wraps: a reader never scrolls sideways to see the end of a command
+  for (const e of art.querySelectorAll('div.highlight pre')) {
+    if (!e.closest('.cell_output') && e.scrollWidth > e.clientWidth + 1) cut.push('unwrapped code: ' + e.textContent.slice(0, 40));
+  }
+  return cut;
+}"""
+
+
+@pytest.mark.parametrize("width", [1280, 800])
+def test_docs_code_and_tables_are_not_cut_at_the_right(browser, docs_site, width):
+    base, pages = docs_site
+    wanted = [p for p in pages if p.startswith("tutorials/0")] + ["quickstart.html", "installation.html", "cli.html"]
+    cut = {}
+    for name in wanted:
+        page, _, _ = offline_page(browser, ("http://127.0.0.1:", "data:"), viewport={"width": width, "height": 900})
+        try:
+            page.goto(base + name, wait_until="load")
+            page.wait_for_timeout(400)  # the theme marks scrolling boxes focusable after a short delay
+            found = page.evaluate(_CUT_AT_THE_RIGHT)
+        finally:
+            page.close()
+        if found:
+            cut[name] = found[:5]
+    assert not cut, cut

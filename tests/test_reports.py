@@ -430,3 +430,12 @@ def test_inline_chart_of_an_html_output_becomes_a_described_picture():
     assert "<svg" not in out and "<b>summary</b>" in out
     assert _alt_texts(out) == ["Chart: Smoothed δ against ε. X axis: e; Y axis: d."] * 2
     assert [m for m, _ in img_payloads(out)] == ["image/svg+xml"] * 2
+
+
+def test_starred_subscripted_symbol_in_a_formula_is_never_emphasis():
+    # "S*_{q,γ}(x) = max_k ..." as plain Markdown lost its subscript to <em>; inside $...$ it is
+    # S with subscript q,γ and superscript * (msubsup), and the text around it is untouched
+    out = markdown_to_html("The smooth sensitivity $S^*_{q,\\gamma}(x) = \\max_k e^{-k\\gamma} A_k$ of *the* median.")
+    assert "<em>the</em>" in out and out.count("<em>") == 1
+    assert "<msubsup><mi>S</mi>" in out and "<mo>*</mo>" in out.split("<msubsup>", 1)[1]
+    assert "_{" not in out and "$" not in out

@@ -42,14 +42,27 @@ extensions = [
     "numpydoc",
     "myst_nb",
     "sphinx-mathjax-offline",  # MathJax 3 files copied into _static: no CDN
+    "sphinx_copybutton",  # a copy button on every code block (its script ships with the package)
     "smoothdp_docs",
 ]
 
-# Generated sources (ignored by git): refreshed on every build.
-copy_notebooks(ROOT / "smoothdp_nb" / "notebooks", DOCS / "tutorials")
+# Generated sources (ignored by git): refreshed on every build.  The tutorials ship inside the
+# package (smoothdp_nb/notebooks/; notebooks/ at the root is a link to them).
+NOTEBOOKS = ROOT / "smoothdp_nb" / "notebooks"
+copy_notebooks(NOTEBOOKS, DOCS / "tutorials")
 write_api_page(DOCS / "api.rst")
+# stem -> path in the repository: the Binder links of the tutorial pages open that file
+smoothdp_tutorials = {p.stem: p.relative_to(ROOT).as_posix() for p in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))}
 
-exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "**.ipynb_checkpoints", "jupyter_execute"]
+exclude_patterns = [
+    "_build",
+    "Thumbs.db",
+    ".DS_Store",
+    "**.ipynb_checkpoints",
+    "jupyter_execute",
+    "_gallery",
+    "snapshot_panels.py",
+]
 templates_path = ["_templates"]
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
 
@@ -73,6 +86,8 @@ nb_execution_timeout = 900
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
 nb_merge_streams = True
+# Markdown outputs (the notebooks' computed paragraphs) are parsed like the cells: $...$ is math
+nb_render_markdown_format = "myst"
 # Live ipywidgets panels need a kernel: show their text fallback, never load the
 # widget manager from a CDN.
 nb_ipywidgets_js: dict[str, dict[str, str]] = {}
@@ -86,10 +101,21 @@ nb_mime_priority_overrides = [
 # -- HTML ------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"smoothdp_nb {release}"
-html_static_path: list[str] = []
+html_static_path = ["_static"]  # panels/*.png (docs/snapshot_panels.py) and smoothdp.css
+html_css_files = ["smoothdp.css"]
+html_favicon = "_static/favicon.svg"  # without one, every first visit logged a 404 for /favicon.ico
+# the theme's light/dark switch reads this; left empty, every page logged "Got invalid theme mode"
+html_context = {"default_mode": "auto"}
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
     "icon_links": [],
 }
 html_last_updated_fmt = None
+
+# -- copy buttons ----------------------------------------------------------------------
+# prompts and outputs are not copied: ">>> ", "... ", "$ " and IPython's "In [1]: "
+copybutton_prompt_text = r">>> |\.\.\. |\$ |In \[\d*\]: | {2,5}\.\.\.: "
+copybutton_prompt_is_regexp = True
+copybutton_only_copy_prompt_lines = False
+copybutton_exclude = ".linenos, .gp, .go"

@@ -95,3 +95,60 @@ def test_magic_cells_in_the_docs_are_valid_specs(page):
     assert bodies, f"{page} shows no %%smoothdp cell"
     for body in bodies:
         parse_spec(body)
+
+
+@pytest.mark.parametrize(
+    ("remote", "expected"),
+    [
+        ("https://github.com/someone/smoothdp_nb.git", "someone/smoothdp_nb"),
+        ("git@github.com:a-fork/smooth.dp.git", "a-fork/smooth.dp"),
+        ("https://github.com/someone/smoothdp_nb", "someone/smoothdp_nb"),
+        ("https://gitlab.com/someone/smoothdp_nb.git", None),  # Binder's gh/ provider: GitHub only
+        (None, None),  # no origin remote
+    ],
+)
+def test_repository_slug_comes_from_the_origin_remote(ext, tmp_path, monkeypatch, remote, expected):
+    import subprocess
+
+    monkeypatch.delenv("SMOOTHDP_REPOSITORY", raising=False)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    if remote:
+        subprocess.run(["git", "-C", str(tmp_path), "remote", "add", "origin", remote], check=True)
+    assert ext.repository_slug(tmp_path) == expected
+    monkeypatch.setenv("SMOOTHDP_REPOSITORY", "owner/name")  # an explicit setting wins
+    assert ext.repository_slug(tmp_path) == "owner/name"
+    monkeypatch.setenv("SMOOTHDP_REPOSITORY", "not a slug")
+    assert ext.repository_slug(tmp_path) is None
+
+
+def test_binder_url_opens_the_notebook_in_jupyterlab(ext):
+    # mybinder.org's documented form: /v2/gh/<owner>/<repo>/<ref>?labpath=<path, URL-encoded>
+    assert (
+        ext.binder_url("o/r", "notebooks/01_quickstart.ipynb")
+        == "https://mybinder.org/v2/gh/o/r/HEAD?labpath=notebooks%2F01_quickstart.ipynb"
+    )
+
+
+def test_widget_repr_becomes_the_panel_screenshot(ext):
+    from docutils import nodes
+
+    def cell(source: str, output: str) -> nodes.container:
+        box = nodes.container(classes=["cell"])
+        code = nodes.container(classes=["cell_input"])
+        code += nodes.literal_block(source, source)
+        out = nodes.container(classes=["cell_output"])
+        out += nodes.literal_block(output, output)
+        box += [code, out]
+        return box
+
+    doc = nodes.document(None, None)
+    doc += cell("panel = sdp.panels.release(s, bounds=(0, 1))\npanel", "VBox(children=(HTML(value='x'),))")
+    doc += cell("w = make()\nw", "HBox(children=())")
+    doc += cell("print(1)", "1")
+    ext.replace_widget_reprs(None, doc, "tutorials/06_x")
+    raws = [r.astext() for r in doc.findall(nodes.raw)]
+    assert len(raws) == 1 and 'src="../_static/panels/release.png"' in raws[0] and 'alt="Screenshot of' in raws[0]
+    assert len(list(doc.findall(nodes.note))) == 2  # the unknown widget gets the plain note
+    assert [b.astext() for b in doc.findall(nodes.literal_block)][-1] == "1"
+    for name in ext.PANEL_SHOTS:
+        assert (ROOT / "docs" / "_static" / "panels" / f"{name}.png").exists()

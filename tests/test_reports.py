@@ -8,8 +8,10 @@ holding U+03B4, ...), not copied from the renderer's output.
 from __future__ import annotations
 
 import base64
+import html as h
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -325,3 +327,115 @@ def test_stream_chunks_are_merged_before_carriage_returns_apply():
         ("stderr", "done\n"),
         ("stdout", "c\n"),
     ]
+
+
+# -- alt text of charts ------------------------------------------------------------
+
+
+def _alt_texts(html_text: str) -> list[str]:
+    return [h.unescape(a) for a in re.findall(r'<img [^>]*alt="([^"]*)"', html_text)]
+
+
+def test_chart_picture_is_described_by_its_title_and_axes_not_by_a_repr():
+    alt = pytest.importorskip("altair")
+    pytest.importorskip("vl_convert")
+    from smoothdp_nb.display import render_svg
+
+    chart = (
+        alt.Chart(alt.Data(values=[{"n": 10, "d": 0.1}, {"n": 100, "d": 0.01}]))
+        .mark_line()
+        .encode(x=alt.X("n:Q", title="records n"), y=alt.Y("d:Q", title="smoothed δ"))
+        .properties(title=alt.Title("δ against n", subtitle="η = 0.998"))
+    )
+    # what IPython.display.SVG(...) leaves in a notebook: the picture and a repr
+    out = render_output(
+        V4.new_output(
+            "display_data",
+            data={"image/svg+xml": render_svg(chart), "text/plain": "<IPython.core.display.SVG object>"},
+        )
+    )
+    (text,) = _alt_texts(out)
+    assert "IPython" not in text and "object" not in text
+    assert text == "Chart: δ against n. η = 0.998. X axis: records n; Y axis: smoothed δ."
+
+
+def test_picture_without_labels_gets_a_kind_not_a_repr():
+    out = render_output(
+        V4.new_output("display_data", data={"image/svg+xml": SVG, "text/plain": "<IPython.core.display.SVG object>"})
+    )
+    assert _alt_texts(out) == ["Chart (no title)"]
+    described = render_output(V4.new_output("display_data", data={"image/png": PNG_B64, "text/plain": "A histogram"}))
+    assert _alt_texts(described) == ["A histogram"]
+
+
+# -- the tutorials' mathematics ----------------------------------------------------
+
+_ROOT = Path(__file__).resolve().parents[1]
+# the tutorials live in notebooks/ (or inside the package, smoothdp_nb/notebooks/)
+_TUTORIALS = sorted(
+    p for d in (_ROOT / "notebooks", _ROOT / "smoothdp_nb" / "notebooks") for p in d.glob("[0-9][0-9]_*.ipynb")
+)
+
+
+class _ProseText(HTMLParser):
+    """The text a reader sees outside formulas, code and pictures; counts <math> and TeX fallbacks."""
+
+    SKIP = frozenset({"math", "code", "pre", "style", "script", "title"})
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth, self.parts, self.maths, self.fallbacks = 0, [], 0, 0
+
+    def handle_starttag(self, tag, attrs):
+        self.maths += tag == "math"
+        self.fallbacks += tag == "code" and "tex" in (dict(attrs).get("class") or "").split()
+        self.depth += tag in self.SKIP
+
+    def handle_endtag(self, tag):
+        self.depth -= tag in self.SKIP
+
+    def handle_data(self, data):
+        if self.depth == 0:
+            self.parts.append(data)
+
+
+@pytest.mark.parametrize("path", _TUTORIALS, ids=[p.stem for p in _TUTORIALS])
+def test_tutorial_handout_typesets_every_formula(path):
+    nb = nbformat.read(path, as_version=4)
+    parser = _ProseText()
+    parser.feed(notebook_page(nb, path.stem))
+    prose = "".join(parser.parts)
+    assert parser.maths >= 10, f"{path.name}: only {parser.maths} <math> elements"
+    assert parser.fallbacks == 0, f"{path.name}: a formula did not convert to MathML"
+    for raw in ("$", "_{", "^{", "\\"):  # TeX left as text, or Markdown that ate a subscript
+        assert raw not in prose, (
+            f"{path.name}: {raw!r} in the text: {prose[prose.find(raw) - 60 : prose.find(raw) + 40]!r}"
+        )
+
+
+def test_tutorials_were_found():
+    assert len(_TUTORIALS) == 7
+
+
+def test_inline_chart_of_an_html_output_becomes_a_described_picture():
+    alt = pytest.importorskip("altair")
+    pytest.importorskip("vl_convert")
+    from smoothdp_nb.display import render_svg
+
+    chart = alt.Chart(alt.Data(values=[{"e": 1, "d": 0.5}])).mark_point().encode(x="e:Q", y="d:Q")
+    svg = render_svg(chart.properties(title="Smoothed δ against ε"))
+    out = render_output(
+        V4.new_output("display_data", data={"text/html": f"<div><b>summary</b>{svg}{svg}</div>", "text/plain": "r"})
+    )
+    assert "<svg" not in out and "<b>summary</b>" in out
+    assert _alt_texts(out) == ["Chart: Smoothed δ against ε. X axis: e; Y axis: d."] * 2
+    assert [m for m, _ in img_payloads(out)] == ["image/svg+xml"] * 2
+
+
+def test_starred_subscripted_symbol_in_a_formula_is_never_emphasis():
+    # "S*_{q,γ}(x) = max_k ..." as plain Markdown lost its subscript to <em>; inside $...$ it is
+    # S with subscript q,γ and superscript * (msubsup), and the text around it is untouched
+    out = markdown_to_html("The smooth sensitivity $S^*_{q,\\gamma}(x) = \\max_k e^{-k\\gamma} A_k$ of *the* median.")
+    assert "<em>the</em>" in out and out.count("<em>") == 1
+    assert "<msubsup><mi>S</mi>" in out and "<mo>*</mo>" in out.split("<msubsup>", 1)[1]
+    assert "_{" not in out and "$" not in out

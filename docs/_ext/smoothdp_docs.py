@@ -9,14 +9,24 @@
   tuples of allowed values: the page cannot drift from the code;
 * ``smoothdp-cli-help`` shows a subcommand's ``--help`` and
   ``smoothdp-accuracy-report`` the output of ``docs/measure_accuracy.py``,
-  both run at build time.
+  both run at build time; ``smoothdp-gallery`` renders the chart gallery
+  (``python -m smoothdp_nb gallery``) into the page;
+* on the executed tutorials: a live panel's text ``repr`` becomes the panel's
+  screenshot (``docs/_static/panels/``, made by ``docs/snapshot_panels.py``),
+  every chart picture gets alt text naming what it shows (its title and axes),
+  the saved ipywidgets state (1-2 MB of unused JavaScript per page) is not
+  written, and each page starts with a link to download the notebook and,
+  when the repository is on GitHub, a Binder link (:func:`binder_url`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import filecmp
+import html
 import importlib
 import inspect
+import io
 import os
 import re
 import shutil
@@ -28,7 +38,13 @@ from typing import Any
 from docutils import nodes
 from docutils.statemachine import StringList
 from sphinx.application import Sphinx
+from sphinx.environment import BuildEnvironment
+from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
+
+from smoothdp_nb.reports.outputs import chart_alt_text, inline_charts_as_images
+
+logger = logging.getLogger(__name__)
 
 
 def copy_notebooks(src: Path, dest: Path) -> list[Path]:
@@ -187,22 +203,191 @@ def escape_bars(app: Sphinx, what: str, name: str, obj: Any, options: Any, lines
 
 
 _WIDGET_REPR = re.compile(r"^(VBox|HBox|Box|GridBox)\(children=")
+_PANEL_CALL = re.compile(r"panels\.(smoothed_dp|election|noise_comparison|release)\(")
+
+#: panel -> what its screenshot (docs/_static/panels/NAME.png) shows, for the alt text
+PANEL_SHOTS = {
+    "smoothed_dp": "the smoothed-DP panel: sliders for the sampling rate η, the number of records n, the ε range "
+    "and the distribution set Π, and its chart of the smoothed δ against ε beside the DP δ",
+    "election": "the election panel: sliders for the sampling rate and the ε range, and its chart of δ(x) "
+    "per US presidential election",
+    "noise_comparison": "the noise-comparison panel: ε and δ sliders, the noise families, and its chart of "
+    "the noise std per unit of smooth sensitivity against γ",
+    "release": "the release panel: statistic, ε, γ and noise controls, the Release button, the status line "
+    "after one release, and its chart of the released value",
+}
+
+
+def _cell_source(node: nodes.Node) -> str:
+    """The code of the notebook cell that holds ``node`` (empty outside a cell)."""
+    cell = node.parent
+    while cell is not None and "cell" not in cell.get("classes", []):
+        cell = cell.parent
+    if cell is None:
+        return ""
+    for block in cell.findall(nodes.literal_block):
+        if "cell_input" in block.parent.get("classes", []):
+            return block.astext()
+    return ""
+
+
+def _static_prefix(docname: str) -> str:
+    return "../" * docname.count("/") + "_static/"
 
 
 def replace_widget_reprs(app: Sphinx, doctree: nodes.document, docname: str) -> None:
-    """A live panel executed without a front end leaves its ``repr``: say what it is instead."""
+    """A live panel executed without a front end leaves its ``repr``: show its screenshot instead."""
     for block in list(doctree.findall(nodes.literal_block)):
-        if _WIDGET_REPR.match(block.astext()):
-            note = nodes.note()
+        if not _WIDGET_REPR.match(block.astext()):
+            continue
+        match = _PANEL_CALL.search(_cell_source(block))
+        note = nodes.note()
+        if match and match.group(1) in PANEL_SHOTS:
+            name = match.group(1)
+            src = html.escape(f"{_static_prefix(docname)}panels/{name}.png")
+            alt = html.escape(f"Screenshot of {PANEL_SHOTS[name]}.")
+            note += nodes.raw("", f'<img class="panel-shot" src="{src}" alt="{alt}">', format="html")
+            note += nodes.paragraph(
+                text="A screenshot of the live panel. In a kernel (JupyterLab, Notebook, VS Code, Binder) "
+                "its controls recompute the chart in place; a static page cannot run them."
+            )
+        else:
             note += nodes.paragraph(
                 text="A live panel appears here when the notebook runs in a kernel "
                 "(JupyterLab, Notebook, VS Code, Binder); a static page cannot show it."
             )
-            block.replace_self(note)
+        block.replace_self(note)
+
+
+def describe_images(app: Sphinx, doctree: nodes.document) -> None:
+    """Alt text for the tutorials' chart pictures: the chart's own title and axes, not the file name."""
+    for image in doctree.findall(nodes.image):
+        uri = str(image.get("uri", ""))
+        if image.get("alt") and not re.fullmatch(r".*[0-9a-f]{32,}\.\w+", str(image["alt"])):
+            continue
+        if not uri.endswith(".svg"):
+            image["alt"] = "Picture output of the notebook cell above (no description)"
+            continue
+        # myst-nb's outputs are addressed from the source directory ("/_build/jupyter_execute/...")
+        candidates = [Path(uri), Path(app.srcdir) / uri.lstrip("/"), Path(app.env.relfn2path(uri, app.env.docname)[1])]
+        text = None
+        for path in candidates:
+            if path.is_file():
+                text = chart_alt_text(path.read_text(encoding="utf-8"))
+                break
+        image["alt"] = text or "Chart (no title)"
+
+
+def chart_outputs_as_images(app: Sphinx, doctree: nodes.document) -> None:
+    """A result's HTML output draws its chart as inline SVG: make it a picture with alt text."""
+    for raw in list(doctree.findall(nodes.raw)):
+        text = raw.astext()
+        if raw.get("format") == "html" and 'class="marks"' in text:
+            new = inline_charts_as_images(text)
+            if new != text:
+                raw.replace_self(nodes.raw("", new, format="html"))
+
+
+def drop_widget_state(app: Sphinx, env: BuildEnvironment) -> list[str]:
+    """Do not write the notebooks' saved ipywidgets state into the pages.
+
+    myst-nb copies it into a ``<script type="application/vnd.jupyter.widget-state+json">``
+    (1-2 MB per tutorial, mostly the charts' JavaScript) for a widget manager that
+    this offline site does not load, so it is dead weight.
+    """
+    for data in getattr(env, "nb_metadata", {}).values():
+        js_files = data.get("js_files", {})
+        for key in [k for k in js_files if k.startswith("ipywidgets")]:
+            del js_files[key]
+    return []
+
+
+def repository_slug(root: Path) -> str | None:
+    """``owner/name`` of the GitHub repository the docs are built from, or None.
+
+    ``SMOOTHDP_REPOSITORY`` (``owner/name``) wins; otherwise the ``origin``
+    remote of the git checkout, when it is on github.com.  Nothing is
+    hard-coded: each fork links to its own Binder.
+    """
+    slug = os.environ.get("SMOOTHDP_REPOSITORY", "").strip()
+    if not slug:
+        try:
+            out = subprocess.run(
+                ["git", "remote", "get-url", "origin"], cwd=root, capture_output=True, text=True, timeout=10
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        url = out.stdout.strip() if out.returncode == 0 else ""
+        match = re.search(r"github\.com[:/]([\w.-]+/[\w.-]+?)(?:\.git)?/?$", url)
+        slug = match.group(1) if match else ""
+    return slug if re.fullmatch(r"[\w.-]+/[\w.-]+", slug) else None
+
+
+def binder_url(slug: str, notebook: str, ref: str = "HEAD") -> str:
+    """The mybinder.org link that opens ``notebook`` (a path in the repository) in JupyterLab."""
+    from urllib.parse import quote
+
+    return f"https://mybinder.org/v2/gh/{slug}/{quote(ref, safe='')}?labpath={quote(notebook, safe='')}"
+
+
+def add_notebook_links(app: Sphinx, doctree: nodes.document) -> None:
+    """Download and Binder links at the top of each executed tutorial."""
+    docname = app.env.docname
+    notebooks: dict[str, str] = app.config.smoothdp_tutorials
+    stem = docname.rsplit("/", 1)[-1]
+    if not docname.startswith("tutorials/") or stem not in notebooks:
+        return
+    links = [f'<a class="sdp-download" href="{html.escape(stem)}.ipynb" download>Download the notebook (.ipynb)</a>']
+    slug = repository_slug(Path(app.srcdir).parent)
+    if slug:
+        url = html.escape(binder_url(slug, notebooks[stem]))
+        links.append(f'<a class="sdp-binder" href="{url}">Open in Binder (JupyterLab, live panels)</a>')
+    raw = nodes.raw("", f'<p class="sdp-notebook-links">{" · ".join(links)}</p>', format="html")
+    section = next(iter(doctree.findall(nodes.section)), None)
+    if section is not None and section.children and isinstance(section.children[0], nodes.title):
+        section.insert(1, raw)
+
+
+def copy_notebook_downloads(app: Sphinx, exception: Exception | None) -> None:
+    """Put the (unexecuted) tutorial notebooks beside their pages, for the download links."""
+    if exception is not None or app.builder.format != "html":
+        return
+    dest = Path(app.outdir) / "tutorials"
+    dest.mkdir(parents=True, exist_ok=True)
+    for src in sorted((Path(app.srcdir) / "tutorials").glob("[0-9][0-9]_*.ipynb")):
+        shutil.copyfile(src, dest / src.name)
+
+
+class Gallery(SphinxDirective):
+    """Every chart of ``python -m smoothdp_nb gallery``, rendered at build time (SVG), with its caption."""
+
+    def run(self) -> list[nodes.Node]:
+        from smoothdp_nb import gallery
+
+        out = Path(self.env.srcdir) / "_gallery"
+        with contextlib.redirect_stdout(io.StringIO()):  # its progress lines are for the terminal command
+            records = gallery.build(out, scale=1.0)
+        result: list[nodes.Node] = []
+        for rec in records:
+            svg = out / f"{rec['name']}.svg"
+            described = chart_alt_text(svg.read_text(encoding="utf-8"))
+            figure = nodes.figure(ids=[f"gallery-{rec['name']}"])
+            figure += nodes.image(uri=f"/_gallery/{rec['name']}.svg", alt=described or rec["caption"])
+            figure += nodes.caption(text=f"{rec['caption']} — {rec['name']}")
+            result.append(figure)
+        return result
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
+    # stem -> the notebook's path in the repository (for Binder); set by conf.py
+    app.add_config_value("smoothdp_tutorials", {}, "env")
     app.connect("doctree-resolved", replace_widget_reprs)
+    app.connect("doctree-read", describe_images)
+    app.connect("doctree-read", chart_outputs_as_images)
+    app.connect("doctree-read", add_notebook_links)
+    app.connect("env-updated", drop_widget_state)
+    app.connect("build-finished", copy_notebook_downloads)
+    app.add_directive("smoothdp-gallery", Gallery)
     app.connect("autodoc-process-docstring", escape_bars)
     app.add_directive("smoothdp-magic-reference", MagicReference)
     app.add_directive("smoothdp-spec-vocabulary", SpecVocabulary)

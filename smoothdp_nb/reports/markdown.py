@@ -173,7 +173,10 @@ def _parser() -> MarkdownIt:
     # allow_digits=False: "costs $5 and $10" stays text, as in Jupyter
     md.use(dollarmath_plugin, allow_digits=False, double_inline=True, renderer=_math_renderer)
     # tables wider than the page scroll instead of overflowing it
-    md.add_render_rule("table_open", lambda *a: '<div class="table-wrap"><table>\n')
+    # (focusable, so that a keyboard can scroll it)
+    md.add_render_rule(
+        "table_open", lambda *a: '<div class="table-wrap" tabindex="0" role="region" aria-label="table"><table>\n'
+    )
     md.add_render_rule("table_close", lambda *a: "</table></div>\n")
     return md
 

@@ -29,7 +29,16 @@ from typing import Any
 
 from .markdown import markdown_to_html, tex_to_html
 
-__all__ = ["PREFERENCE", "WIDGET_MIME", "clean_stream", "is_progress_widget", "render_output", "render_outputs"]
+__all__ = [
+    "PREFERENCE",
+    "WIDGET_MIME",
+    "chart_alt_text",
+    "clean_stream",
+    "inline_charts_as_images",
+    "is_progress_widget",
+    "render_output",
+    "render_outputs",
+]
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 #: the report's order of preference among the MIME types of one output
@@ -98,6 +107,61 @@ def _as_text(value: Any) -> str:
     return "".join(value) if isinstance(value, list) else str(value)
 
 
+#: the ARIA labels Vega writes on a chart's title, subtitle and axes
+_ARIA_TITLE = re.compile(r'aria-label="(?:Title|Subtitle) text \'(.*?)\'"')
+_ARIA_AXIS = re.compile(r'aria-label="([XY])-axis titled \'(.*?)\'')
+#: the ``text/plain`` of a display object without a text form: "<IPython.core.display.SVG object>"
+_OBJECT_REPR = re.compile(r"^<[\w.]+ object( at 0x[0-9a-f]+)?>$")
+
+
+def chart_alt_text(svg: str) -> str | None:
+    """What a chart drawn by Vega shows, in words: its titles and axes (None when it has neither).
+
+    Vega's SVG renderer labels the title, the subtitle and each axis for
+    assistive technology (``aria-label="Title text '...'"``,
+    ``"X-axis titled 'n' for a log scale ..."``); the titles and the axis
+    titles, in order and without repeats, are the picture's alt text.
+    """
+    titles = list(dict.fromkeys(html.unescape(t).strip() for t in _ARIA_TITLE.findall(svg)))
+    axes = list(dict.fromkeys(f"{xy} axis: {html.unescape(t).strip()}" for xy, t in _ARIA_AXIS.findall(svg)))
+    titles = [t for t in titles if t]
+    if not titles and not axes:
+        return None
+    head = "Chart: " + ". ".join(titles) if titles else "Chart"
+    return head + (". " + "; ".join(axes) + "." if axes else ".")
+
+
+#: an SVG document drawn by Vega inside an HTML output (a result's summary and chart)
+_INLINE_CHART = re.compile(r"<svg\b[^>]*\bclass=\"marks\"[^>]*>.*?</svg>", re.DOTALL)
+
+
+def inline_charts_as_images(markup: str) -> str:
+    """Replace every Vega SVG inside HTML ``markup`` by an ``<img>`` of it with alt text.
+
+    Inline, a chart's empty mark groups are unnamed ``graphics-symbol``
+    elements to assistive technology, and two charts on one page share their
+    element ids (clip paths); as a ``data:`` picture it is one image, named by
+    :func:`chart_alt_text`.
+    """
+
+    def picture(match: re.Match[str]) -> str:
+        svg = match.group(0)
+        return _img("image/svg+xml", svg, chart_alt_text(svg) or "Chart (no title)")
+
+    return _INLINE_CHART.sub(picture, markup)
+
+
+def _alt_for(mime: str, payload: Any, plain: str | None) -> str:
+    """Alt text of a picture: the chart's own labels, else its text form, else what kind of picture it is."""
+    if mime == "image/svg+xml":
+        alt = chart_alt_text(_as_text(payload))
+        if alt:
+            return alt
+    if plain and plain.strip() and not _OBJECT_REPR.match(plain.strip()):
+        return plain.strip()[:300]
+    return "Chart (no title)" if mime == "image/svg+xml" else "Picture (no description)"
+
+
 def _img(mime: str, payload: str, alt: str) -> str:
     if mime == "image/svg+xml":
         payload = base64.b64encode(_as_text(payload).encode("utf-8")).decode("ascii")
@@ -130,20 +194,23 @@ def _pick(data: Mapping[str, Any]) -> tuple[str, Any] | None:
 
 
 def _render_rich(data: Mapping[str, Any], skip: tuple[str, ...] = (), alt: str | None = None) -> str:
-    alt = alt if alt is not None else _as_text(data.get("text/plain", "figure"))[:200]
+    plain = _as_text(data["text/plain"]) if "text/plain" in data else None
     rest = {k: v for k, v in data.items() if k not in skip}
     while (picked := _pick(rest)) is not None:
         mime, payload = picked
         if mime.startswith("image/"):
-            return _img(mime, payload, alt)
+            return _img(mime, payload, alt if alt is not None else _alt_for(mime, payload, plain))
         if mime.startswith("application/vnd.vega"):
             svg = _vega_svg(mime, payload)
             if svg is not None:
-                return _img("image/svg+xml", svg, alt)
+                return _img("image/svg+xml", svg, alt if alt is not None else _alt_for("image/svg+xml", svg, plain))
             del rest[mime]
             continue
         if mime == "text/html":
-            return f'<div class="output-html">{_as_text(payload)}</div>'
+            markup = inline_charts_as_images(_as_text(payload))
+            # a wide table scrolls sideways: its box must be reachable with the keyboard (WCAG 2.1.1)
+            focus = ' tabindex="0" role="region" aria-label="table output"' if "<table" in markup else ""
+            return f'<div class="output-html"{focus}>{markup}</div>'
         if mime == "text/markdown":
             return f'<div class="output-markdown">{markdown_to_html(_as_text(payload))}</div>'
         if mime == "text/latex":
@@ -160,9 +227,11 @@ def _render_widget(out: Mapping[str, Any], state: Mapping[str, Any]) -> str:
         return ""
     # text/plain of a widget is its Python repr (VBox(children=(...))): never shown
     snap = out.get("metadata", {}).get("smoothdp_snapshot", {})
-    body = _render_rich(
-        data, skip=(WIDGET_MIME, "text/plain"), alt=f"chart of the live panel {snap.get('title') or ''}"
-    )
+    picture = _pick({k: v for k, v in data.items() if k not in (WIDGET_MIME, "text/plain")})
+    chart = chart_alt_text(_as_text(picture[1])) if picture and picture[0] == "image/svg+xml" else None
+    title = snap.get("title") or "a live panel"
+    alt = f"Snapshot of the chart of {title}" + (f" ({chart})" if chart else "")
+    body = _render_rich(data, skip=(WIDGET_MIME, "text/plain"), alt=alt)
     caption = []
     if snap.get("title"):
         caption.append(f"<b>{html.escape(snap['title'])}</b><br>")

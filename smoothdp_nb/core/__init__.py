@@ -72,3 +72,22 @@ __all__ += [
     "sensitivity_at_distance",
     "evaluate_query",
 ]
+
+from .accounting.export import PrivacyLossDistribution, privacy_loss_distribution
+from .accounting.inverse import dp_epsilon, profile_epsilon, smoothed_epsilon
+from .accounting.renyi import renyi_profile, smoothed_renyi
+from .mechanisms.composed import Joint, Repeat, joint, repeat
+
+__all__ += [
+    "repeat",
+    "joint",
+    "Repeat",
+    "Joint",
+    "profile_epsilon",
+    "dp_epsilon",
+    "smoothed_epsilon",
+    "privacy_loss_distribution",
+    "PrivacyLossDistribution",
+    "renyi_profile",
+    "smoothed_renyi",
+]

@@ -338,7 +338,7 @@ def _tilted_grid(dist: LossDistribution, lam: float, h: float, upper: bool) -> t
     dropped = float(np.exp(logsumexp(rel[~keep]))) if (~keep).any() else 0.0
     ki = idx[keep]
     lo, hi = int(ki.min()), int(ki.max())
-    cells = np.bincount(ki - lo, weights=np.exp(rel[keep]), minlength=hi - lo + 1)
+    cells: FloatArray = np.bincount(ki - lo, weights=np.exp(rel[keep]), minlength=hi - lo + 1).astype(float)
     if upper:  # rounding of exp and of the sums in bincount, outward
         cells = cells * (1 + 4 * _U)
         log_m = log_m + 4 * _U * (1 + abs(log_m))
@@ -516,9 +516,13 @@ class ComposedLoss:
         """log of a proven upper (lower) bound on d_eps for every epsilon, shape (E,)."""
         e = np.atleast_1d(np.asarray(epsilon, dtype=float))
         ex = self.exact(upper)
-        if ex is not None:
-            return np.minimum(ex.log_delta(e), 0.0)
-        return np.minimum(np.array([log_delta_grid(self.parts, float(v), upper, self.cells)[0] for v in e]), 0.0)
+        vals = (
+            ex.log_delta(e)
+            if ex is not None
+            else np.array([log_delta_grid(self.parts, float(v), upper, self.cells)[0] for v in e])
+        )
+        out: FloatArray = np.minimum(vals, 0.0)
+        return out
 
     def log_renyi_moment(self, alpha: float) -> float:
         """``log E_P[e^((alpha-1) S)]`` (``+inf`` when the loss can be infinite and alpha > 1):

@@ -207,7 +207,8 @@ class _Composed(Mechanism):
                         continue
                     x2 = x - eye[a] + eye[b]
                     out[r] = np.maximum(out[r], np.maximum(direction(x, x2, 0), direction(x2, x, 1)))
-        return np.minimum(out, 0.0)
+        res: FloatArray = np.minimum(out, 0.0)
+        return res
 
     def profile_seconds(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> float:
         """One neighbour pair is timed at n (both directions, ``n_epsilon`` epsilons),
@@ -271,7 +272,7 @@ class Joint(_Composed):
         for i, m in enumerate(mechanisms):
             if not isinstance(m, Mechanism):
                 raise TypeError(f"mechanisms[{i}] must be a smoothdp_nb Mechanism, got {type(m).__name__}")
-        cats = {m.categories for m in mechanisms} - {None}
+        cats = {c for c in (m.categories for m in mechanisms) if c is not None}
         if len(cats) > 1:
             raise ValueError(f"mechanisms must accept the same number of categories, got {sorted(cats)}")
         self.mechanisms: tuple[Mechanism, ...] = tuple(mechanisms)
@@ -309,4 +310,3 @@ def joint(*mechanisms: Mechanism) -> Joint:
     """The mechanisms run independently on the same database, as one mechanism
     (see :func:`repeat` for how its profile is computed)."""
     return Joint(*mechanisms)
-

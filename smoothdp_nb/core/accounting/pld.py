@@ -21,8 +21,8 @@ Two evaluations, both returning a proven upper bound and a lower bound:
   ``2^-44`` relative are merged -- into the largest of them, one ulp up, for
   the upper bound (the hockey stick is non-decreasing in every loss, so moving
   mass to a larger loss never decreases it) and into the smallest, one ulp
-  down, for the lower bound; masses carry a relative slack of ``2^-40`` per
-  composition in the same direction.
+  down, for the lower bound; a merged mass of c terms is widened by
+  ``(c + 4) u`` relative in the same direction (the rounding of its sum).
 * **grid** (:func:`log_delta_grid`), when it is large: every loss is rounded
   *up* onto a grid of spacing h (down, for the lower bound), the law is
   exponentially tilted at the saddle point of the target epsilon (so the part
@@ -82,14 +82,13 @@ _OUTER_CELLS = 2**23
 GRID_CELLS = 2**18
 # losses closer than this (relative) are one loss after an exact composition step
 _MERGE_REL = 2.0**-44
-# relative slack on every mass produced by an exact composition step
-_MASS_SLACK = 2.0**-40
 # tilted grids keep cells down to this fraction of their largest cell (the rest is bounded)
 _LOG_KEEP = -900.0 * math.log(2.0)
 # half-width of a tilted grid, in tilted standard deviations of the composed law
 _WINDOW_SD = 40.0
 _U = float(np.finfo(float).eps)
-_LOG_UP = math.log1p(_MASS_SLACK)
+# relative slack on the infinite-loss mass of a composition step (a few roundings)
+_LOG_UP = math.log1p(2.0**-48)
 # atoms of the coarse summary used to choose the tilt and the cut
 _COARSE_BINS = 4096
 
@@ -226,12 +225,15 @@ def _merge(L: FloatArray, lm: FloatArray, upper: bool) -> tuple[FloatArray, Floa
     count = int(groups[-1]) + 1
     starts = np.nonzero(new)[0]
     ends = np.concatenate([starts[1:], [L.size]]) - 1
+    # a sum of c positive terms (each a product of two rounded masses) is within
+    # (c + 4) u relative of the exact sum: widen by that, in the bound's direction
+    slack = np.log1p((ends - starts + 1 + 4) * _U)
     if upper:
         rep = np.nextafter(L[ends], np.inf)
-        mass = _log_sum_by(groups, lm, count) + _LOG_UP
+        mass = _log_sum_by(groups, lm, count) + slack
     else:
         rep = np.nextafter(L[starts], -np.inf)
-        mass = _log_sum_by(groups, lm, count) - _LOG_UP
+        mass = _log_sum_by(groups, lm, count) - slack
     return rep, mass
 
 

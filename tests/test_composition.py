@@ -185,7 +185,7 @@ def test_large_composition_uses_grid_and_stays_above_truth():
     summing (Proposition 5) is never beaten from below."""
     mech = sdp.SamplingHistogram(eta=0.9)
     x = np.array([1200, 800])
-    f, b = pair_loss(sdp.repeat(mech, 10), x, x - np.array([1, -1]))
+    f, _ = pair_loss(sdp.repeat(mech, 10), x, x - np.array([1, -1]))
     assert f.exact() is None  # really the grid path
     eps = np.array([0.5, 2.0])
     up = f.log_delta(eps, upper=True)

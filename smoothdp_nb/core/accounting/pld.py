@@ -330,8 +330,12 @@ def _trim(g: _Grid) -> _Grid:
 
 def _tilted_grid(dist: LossDistribution, lam: float, h: float, upper: bool) -> tuple[_Grid, float]:
     """(the tilted law of the rounded losses on the grid, log of its normaliser M(lam))."""
-    idx = np.ceil(dist.losses / h) if upper else np.floor(dist.losses / h)
-    idx = idx.astype(np.int64)
+    idx = (np.ceil(dist.losses / h) if upper else np.floor(dist.losses / h)).astype(np.int64)
+    # the division rounds: make sure every grid value really lies on the bound's side
+    if upper:
+        idx = idx + (idx * h < dist.losses)
+    else:
+        idx = idx - (idx * h > dist.losses)
     t = dist.log_mass + lam * (idx * h)
     log_m = float(logsumexp(t))
     rel = t - log_m
@@ -485,6 +489,8 @@ def log_delta_grid(
     val = float(logsumexp(lc + lg)) if np.isfinite(lg).any() else -math.inf
     if upper and total_grid.slack > 0:
         val = float(np.logaddexp(val, math.log(total_grid.slack)))
+    if upper:  # g is evaluated at float grid values S = i h: its rounding, outward
+        val += 16 * _U * (1 + lam * float(np.abs(S).max(initial=0.0)) + abs(epsilon))
     grid = log_norm - lam * epsilon + val
     if upper:
         fin = min(grid, chernoff + 4 * _U * (1 + abs(chernoff)))

@@ -261,3 +261,28 @@ def test_smoothed_renyi_matches_enumeration_of_records():
             total += w * R[n - sum(cats)]
         best = max(best, total)
     assert math.isclose(float(res["value"][0]), best, rel_tol=1e-10)
+
+
+# -- %%smoothdp keys ---------------------------------------------------------------------
+
+
+def test_spec_repeat_and_target_delta():
+    from smoothdp_nb.spec import SpecError, parse_spec, run_spec
+
+    text = "\n".join(
+        [
+            'compute = "profile"',
+            "mechanism = {eta = 0.5, repeat = 3}",
+            "histogram = [[60, 40], [90, 10]]",
+            "target_delta = [1e-2, 1e-6]",
+        ]
+    )
+    res = run_spec(parse_spec(text))
+    mech = sdp.repeat(sdp.SamplingHistogram(eta=0.5), 3)
+    assert res.mechanism == mech
+    ref = sdp.profile_epsilon(mech, [[60, 40], [90, 10]], [1e-2, 1e-6])
+    np.testing.assert_array_equal(res.epsilon_for([1e-2, 1e-6]), ref)
+    with pytest.raises(SpecError, match=r"mechanism\.repeat"):
+        parse_spec("mechanism = {eta = 0.5, repeat = 0}\nhistogram = [3, 3]\nepsilon = 1")
+    with pytest.raises(SpecError, match="target_delta"):
+        parse_spec("mechanism = {eta = 0.5}\nhistogram = [3, 3]\ntarget_delta = 2")

@@ -64,43 +64,74 @@ def _as_log_targets(delta: object, log: bool) -> tuple[FloatArray, bool]:
     return np.log(arr), scalar
 
 
-def invert_log_delta(log_delta: Callable[[FloatArray], FloatArray], log_targets: FloatArray) -> FloatArray:
-    """For a non-increasing curve given by ``log_delta(eps (E,)) -> (R, E)`` (R rows, e.g.
-    databases) and targets (D,), the smallest epsilon per (row, target) with
-    ``log_delta <= target``, shape (R, D): 0 when epsilon = 0 already meets it,
-    ``inf`` when no epsilon up to 512 does (e^epsilon stays in float64 range).  Every finite answer is a point where
-    the curve was evaluated and met the target."""
+def invert_log_delta(log_delta: Callable[[FloatArray], FloatArray], log_targets: FloatArray, rows: int) -> FloatArray:
+    """The smallest epsilon per (row, target) with ``log_delta <= target`` for a
+    non-increasing curve per row, shape (R, D).
+
+    ``log_delta(eps)`` takes epsilons of shape (R, E) -- row r at its own E
+    epsilons -- and returns log delta of the same shape.  Answers are 0 when
+    epsilon = 0 already meets the target, ``inf`` when no epsilon up to 512 does
+    (e^epsilon stays in float64 range).  Every finite answer is a point where the
+    curve was evaluated and met the target.
+
+    The root of ``log delta - target`` is bracketed by doubling, then narrowed by
+    the Illinois variant of regula falsi (log delta is smooth and nearly linear
+    in epsilon, so a few evaluations suffice), each secant point kept at least
+    half the tolerance inside the bracket so that the bracket closes, and a
+    bisection step whenever a secant step did not halve it.
+    """
     t = np.asarray(log_targets, dtype=float)
     D = t.size
-    at0 = np.atleast_2d(log_delta(np.zeros(1)))
-    R = at0.shape[0]
-    tt = np.broadcast_to(t, (R, D))
-    lo = np.zeros((R, D))
-    hi = np.full((R, D), np.inf)
-    done0 = at0[:, :1] <= tt
-    hi[done0] = 0.0
-    # bracket: double epsilon from 1 until the target is met (or the search limit)
+    tt = np.broadcast_to(t, (rows, D))
+
+    def f(eps: FloatArray) -> FloatArray:
+        out: FloatArray = np.asarray(log_delta(eps), dtype=float).reshape(rows, D) - tt
+        return out
+
+    f0 = f(np.zeros((rows, D)))
+    lo = np.zeros((rows, D))
+    hi = np.full((rows, D), np.inf)
+    flo = f0.copy()
+    fhi = np.full((rows, D), -np.inf)
+    met0 = f0 <= 0
+    hi[met0] = 0.0
+    todo = ~met0
     e = 1.0
-    todo = ~done0
     while todo.any() and e <= _EPS_MAX:
-        v = np.atleast_2d(log_delta(np.array([e])))[:, :1]
-        met = todo & (v <= tt)
-        hi[met] = e
+        v = f(np.full((rows, D), e))
+        met = todo & (v <= 0)
+        hi[met], fhi[met] = e, v[met]
+        keep = todo & ~met
+        lo[keep], flo[keep] = e, v[keep]
         todo &= ~met
-        lo[todo] = e
         e *= 2.0
-    # bisection on every bracketed (row, target), one evaluation of every row per step
     active = np.isfinite(hi) & (hi > 0)
-    lo = np.where(active, np.where(hi <= 1.0, 0.0, hi / 2), lo)
-    while active.any():
-        mid = 0.5 * (lo + hi)
-        mids = np.where(active, mid, 0.0)
-        vals = np.atleast_2d(log_delta(mids.ravel()))  # (R, R*D): every row at every mid
-        own = vals.reshape(R, R, D)[np.arange(R), np.arange(R)]  # row r at its own mids
-        ok = own <= tt
-        hi = np.where(active & ok, mid, hi)
-        lo = np.where(active & ~ok, mid, lo)
+    last = np.zeros((rows, D), dtype=np.int8)  # +1: hi moved last, -1: lo moved last
+    width = hi - lo
+    bisect = np.zeros((rows, D), dtype=bool)
+    while True:
         active &= (hi - lo) > np.maximum(INVERSE_REL_TOL * hi, _EPS_ABS)
+        if not active.any():
+            break
+        w = np.where(active, hi - lo, 1.0)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            sec = hi - fhi * (hi - lo) / (fhi - flo)
+        margin = np.minimum(0.25 * w, 0.5 * np.maximum(INVERSE_REL_TOL * hi, _EPS_ABS))
+        use_sec = np.isfinite(sec) & np.isfinite(flo) & np.isfinite(fhi) & ~bisect
+        c = np.where(use_sec, np.clip(sec, lo + margin, hi - margin), 0.5 * (lo + hi))
+        c = np.where(active, c, hi)
+        v = f(c)
+        ok = active & (v <= 0)
+        up = active & ~ok
+        # Illinois: when the same end survives twice, halve its value
+        flo = np.where(ok & (last == 1), flo / 2, flo)
+        fhi = np.where(up & (last == -1), fhi / 2, fhi)
+        hi, fhi = np.where(ok, c, hi), np.where(ok, v, fhi)
+        lo, flo = np.where(up, c, lo), np.where(up, v, flo)
+        last = np.where(ok, 1, np.where(up, -1, last)).astype(np.int8)
+        new_width = hi - lo
+        bisect = active & use_sec & (new_width > 0.5 * width)
+        width = new_width
     return hi
 
 
@@ -145,10 +176,16 @@ def profile_epsilon(
     mechanism.check_histograms(h)
     t, scalar = _as_log_targets(delta, log)
 
-    def curve(e: FloatArray) -> FloatArray:
-        return np.reshape(privacy_profile(mechanism, h, e, log=True), (h.shape[0], e.size))
+    R = h.shape[0]
 
-    return _shape(invert_log_delta(curve, t), single, scalar)
+    def curve(e: FloatArray) -> FloatArray:
+        if R * e.size <= 4096:  # one call: every row at every epsilon, keep each row's own
+            allv = np.reshape(privacy_profile(mechanism, h, e.ravel(), log=True), (R, R, -1))
+            out: FloatArray = allv[np.arange(R), np.arange(R)]
+            return out
+        return np.stack([np.reshape(privacy_profile(mechanism, h[r], e[r], log=True), -1) for r in range(R)])
+
+    return _shape(invert_log_delta(curve, t, R), single, scalar)
 
 
 def dp_epsilon(
@@ -164,9 +201,9 @@ def dp_epsilon(
     cats = as_int(categories, "categories", minimum=2)
 
     def curve(e: FloatArray) -> FloatArray:
-        return np.reshape(dp_delta(mechanism, n, e, categories=cats, log=True), (1, e.size))
+        return np.reshape(dp_delta(mechanism, n, e.ravel(), categories=cats, log=True), (1, e.size))
 
-    out = invert_log_delta(curve, t)[0]
+    out = invert_log_delta(curve, t, 1)[0]
     return float(out[0]) if scalar else out
 
 
@@ -189,10 +226,10 @@ def smoothed_epsilon(
     t, scalar = _as_log_targets(delta, log)
 
     def curve(e: FloatArray) -> FloatArray:
-        res = smoothed_delta(mechanism, n, pi, e, method="exact", **kwargs)
+        res = smoothed_delta(mechanism, n, pi, e.ravel(), method="exact", **kwargs)
         return np.reshape(np.asarray(res.log_delta_values, dtype=float), (1, e.size))
 
-    out = invert_log_delta(curve, t)[0]
+    out = invert_log_delta(curve, t, 1)[0]
     return float(out[0]) if scalar else out
 
 

@@ -115,6 +115,13 @@ class LossDistribution:
     log_mass: FloatArray
     log_inf: float = -math.inf
     _cache: dict[str, LossDistribution] = field(default_factory=dict, compare=False, repr=False)
+    _arrays: dict[str, FloatArray] = field(default_factory=dict, compare=False, repr=False)
+
+    def log_tail(self) -> FloatArray:
+        """``log P(L >= losses[i])`` for every atom (cached)."""
+        if "tail" not in self._arrays:
+            self._arrays["tail"] = np.logaddexp.accumulate(self.log_mass[::-1])[::-1]
+        return self._arrays["tail"]
 
     def coarse(self) -> LossDistribution:
         """At most ``_COARSE_BINS`` atoms: every loss rounded up to a bin's right end
@@ -391,7 +398,7 @@ def _truncate(d: LossDistribution, log_tail: float) -> tuple[LossDistribution, f
     mass of the others); the cut atoms are those of largest loss."""
     if d.size == 0:
         return d, -math.inf
-    tail = np.logaddexp.accumulate(d.log_mass[::-1])[::-1]  # log P(L >= losses[i])
+    tail = d.log_tail()  # log P(L >= losses[i]), non-increasing
     keep = int(np.searchsorted(-tail, -log_tail, side="right"))  # tail is non-increasing
     keep = max(keep, 1)
     if keep >= d.size:

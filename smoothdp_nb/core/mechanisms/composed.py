@@ -24,6 +24,7 @@ import itertools
 import math
 import time
 from abc import abstractmethod
+from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Any
 
@@ -40,6 +41,8 @@ __all__ = ["Repeat", "Joint", "repeat", "joint", "pair_loss", "run_losses"]
 
 # widest exact single-run loss support built from the sampling histogram's count law
 _MAX_RUN_SUPPORT = 2**23
+# neighbour pairs whose losses a composed mechanism remembers
+_PAIR_CACHE = 16
 
 
 def run_losses(mech: Mechanism, x: IntArray, x2: IntArray) -> tuple[list[tuple[LossDistribution, int]], ...]:
@@ -190,7 +193,7 @@ class _Composed(Mechanism):
         def direction(p: IntArray, q: IntArray, which: int) -> FloatArray:
             key = (p.tobytes(), q.tobytes())
             if key not in cache:
-                f, b = pair_loss(self, p, q)
+                f, b = self._pair(p, q)
                 cache[key] = f.log_delta(epsilon)
                 cache[(q.tobytes(), p.tobytes())] = b.log_delta(epsilon)
             return cache[key]
@@ -209,6 +212,21 @@ class _Composed(Mechanism):
                     out[r] = np.maximum(out[r], np.maximum(direction(x, x2, 0), direction(x2, x, 1)))
         res: FloatArray = np.minimum(out, 0.0)
         return res
+
+    def _pair(self, x: IntArray, x2: IntArray) -> tuple[ComposedLoss, ComposedLoss]:
+        """:func:`pair_loss`, remembered for the last few pairs (an inverse curve evaluates
+        the same pairs at many epsilons; a large single-run loss costs a second to build)."""
+        cache: OrderedDict[tuple[bytes, bytes], tuple[ComposedLoss, ComposedLoss]]
+        cache = self.__dict__.setdefault("_pair_cache", OrderedDict())
+        key = (x.tobytes(), x2.tobytes())
+        if key in cache:
+            cache.move_to_end(key)
+            return cache[key]
+        val = pair_loss(self, x, x2)
+        cache[key] = val
+        if len(cache) > _PAIR_CACHE:
+            cache.popitem(last=False)
+        return val
 
     def profile_seconds(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> float:
         """One neighbour pair is timed at n (both directions, ``n_epsilon`` epsilons),

@@ -231,3 +231,43 @@ def test_bad_input():
         sdp.joint(rr_mechanism(), sdp.SamplingAverage(T=1, grid=[0.0, 0.5, 1.0]))
     assert sdp.repeat(mech, 2) == sdp.repeat(sdp.SamplingHistogram(eta=0.5), 2)
     assert sdp.repeat(mech, 2) != sdp.repeat(mech, 3)
+
+
+@given(
+    p=st.lists(st.floats(0.01, 1.0), min_size=2, max_size=5),
+    q=st.lists(st.floats(0.01, 1.0), min_size=5, max_size=5),
+    zero=st.booleans(),
+    k=st.integers(1, 7),
+    frac=st.floats(0.0, 1.0),
+)
+def test_grid_bounds_bracket_exact_composition(p, q, zero, k, frac):
+    """Random pairs of output laws (optionally with an output Q cannot produce): the tilted
+    grid's upper bound is above the exact composition and its lower bound below, at
+    epsilons across the whole range of the composed loss, with a coarse grid."""
+    P = np.array(p + [0.0] * (5 - len(p)))
+    Q = np.array(q)
+    if zero:
+        Q[0] = 0.0
+    P, Q = P / P.sum(), Q / Q.sum()
+    with np.errstate(divide="ignore"):
+        d = pldmod.LossDistribution.from_log_pmfs(np.log(P), np.log(Q))
+    parts = [(d, k)]
+    # references: the exact composition, rounded up and down (checked against brute force above)
+    ex_up = pldmod.compose_exact(parts, upper=True)
+    ex_lo = pldmod.compose_exact(parts, upper=False)
+    assert ex_up is not None and ex_lo is not None
+    if d.size == 0:
+        return
+    top = k * float(d.losses[-1])
+    bottom = k * float(d.losses[0])
+    eps = max(0.0, bottom + frac * (top - bottom))
+    ref_up = float(ex_up.log_delta(np.array([eps]))[0])
+    ref_lo = float(ex_lo.log_delta(np.array([eps]))[0])
+    up, _ = pldmod.log_delta_grid(parts, eps, True, cells=2**10)
+    lo, _ = pldmod.log_delta_grid(parts, eps, False, cells=2**10)
+    if ref_up > -np.inf:
+        assert lo <= ref_up + 1e-9 * (1 + abs(ref_up))
+    else:
+        assert lo == -np.inf
+    if ref_lo > -np.inf:
+        assert ref_lo <= up + 1e-9 * (1 + abs(ref_lo))

@@ -222,10 +222,13 @@ def privacy_loss_distribution(
     from ..mechanisms.composed import pair_loss
 
     check_mechanism(mechanism)
-    h, _ = as_histograms(np.stack([np.asarray(x), np.asarray(x_neighbour)]), name="x")
-    mechanism.check_histograms(h)
-    a, b = h[0], h[1]
+    a, single_a = as_histograms(x, name="x")
+    b, single_b = as_histograms(x_neighbour, name="x_neighbour")
+    if not (single_a and single_b):
+        raise ValueError("x and x_neighbour must each be one histogram of shape (m,)")
+    a, b = a[0], b[0]
     check_neighbours(a, b)
+    mechanism.check_histograms(a[None, :], "x")
     mechanism.sample_size(int(a.sum()))
     f, bw = pair_loss(mechanism, a, b)
     return PrivacyLossDistribution(mechanism, a, b, f, bw)

@@ -260,7 +260,8 @@ def test_smoothed_renyi_matches_enumeration_of_records():
             w = math.prod(p[j] for p, j in zip(probs, cats))
             total += w * R[n - sum(cats)]
         best = max(best, total)
-    assert math.isclose(float(res["value"][0]), best, rel_tol=1e-10)
+    assert math.isclose(float(res.value[0]), best, rel_tol=1e-10)
+    assert res.to_frame().shape == (1, 4) and "alpha = 2" in str(res)
 
 
 # -- %%smoothdp keys ---------------------------------------------------------------------

@@ -75,7 +75,7 @@ __all__ += [
 
 from .accounting.export import PrivacyLossDistribution, privacy_loss_distribution
 from .accounting.inverse import dp_epsilon, profile_epsilon, smoothed_epsilon
-from .accounting.renyi import renyi_profile, smoothed_renyi
+from .accounting.renyi import SmoothedRenyi, renyi_profile, smoothed_renyi
 from .mechanisms.composed import Joint, Repeat, joint, repeat
 
 __all__ += [
@@ -90,4 +90,5 @@ __all__ += [
     "PrivacyLossDistribution",
     "renyi_profile",
     "smoothed_renyi",
+    "SmoothedRenyi",
 ]

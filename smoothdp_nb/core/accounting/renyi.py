@@ -25,10 +25,12 @@ Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 3, Algorithm 1, Prop
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pandas as pd
 
 from .._types import FloatArray, FloatOrArray
 from .._validate import as_histograms, as_int, as_real
@@ -105,9 +107,46 @@ def renyi_profile(mechanism: Mechanism, hist: npt.ArrayLike, alpha: npt.ArrayLik
     return float(out) if np.ndim(out) == 0 else out
 
 
-class SmoothedRenyi(dict[str, Any]):
-    """The result of :func:`smoothed_renyi`: a dict with ``alpha`` (A,), ``value`` (A,)
-    (the largest expectation), ``worst_composition`` (A, l*), ``vertices`` and ``n``."""
+@dataclass(frozen=True)
+class SmoothedRenyi:
+    """The result of :func:`smoothed_renyi`.
+
+    Attributes
+    ----------
+    mechanism : Mechanism
+    n : int
+    alpha : ndarray (A,)
+    value : ndarray (A,)
+        The largest expectation of ``R_alpha(x)`` over the compositions (nats).
+    worst_composition : ndarray (A, l*)
+        Records per hull vertex at the maximum.
+    vertices : ndarray (l*, m)
+    all_values : ndarray (C, A)
+        The expectation at every composition (rows of ``compositions``).
+    compositions : ndarray (C, l*)
+    """
+
+    mechanism: Mechanism
+    n: int
+    alpha: FloatArray
+    value: FloatArray
+    worst_composition: np.ndarray
+    vertices: np.ndarray
+    all_values: FloatArray
+    compositions: np.ndarray
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per alpha: ``alpha``, ``value`` and the worst composition (``c0, c1, ...``)."""
+        df = pd.DataFrame({"alpha": self.alpha, "value": self.value})
+        for j in range(self.worst_composition.shape[1]):
+            df[f"c{j}"] = self.worst_composition[:, j]
+        return df
+
+    def __str__(self) -> str:
+        lines = [f"Smoothed Renyi view of {self.mechanism!r}, n = {self.n} ({len(self.vertices)} hull vertices)"]
+        for a, v, c in zip(self.alpha, self.value, self.worst_composition):
+            lines.append(f"  alpha = {a:g}: max E[R_alpha(x)] = {v:.6g} nats at composition {tuple(int(x) for x in c)}")
+        return "\n".join(lines)
 
 
 def smoothed_renyi(mechanism: Mechanism, n: int, pi: Any, alpha: npt.ArrayLike) -> SmoothedRenyi:
@@ -139,5 +178,12 @@ def smoothed_renyi(mechanism: Mechanism, n: int, pi: Any, alpha: npt.ArrayLike) 
     best = np.argmax(vals, axis=0)
     value = np.exp(vals[best, np.arange(alphas.size)])
     return SmoothedRenyi(
-        alpha=alphas, value=value, worst_composition=comps[best], vertices=V, n=n, all_values=np.exp(vals)
+        mechanism=mechanism,
+        n=n,
+        alpha=alphas,
+        value=value,
+        worst_composition=comps[best],
+        vertices=V,
+        all_values=np.exp(vals),
+        compositions=comps,
     )

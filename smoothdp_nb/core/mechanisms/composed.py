@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import threading
 import time
 from abc import abstractmethod
 from collections import OrderedDict
@@ -43,6 +44,7 @@ __all__ = ["Repeat", "Joint", "repeat", "joint", "pair_loss", "run_losses"]
 _MAX_RUN_SUPPORT = 2**23
 # neighbour pairs whose losses a composed mechanism remembers
 _PAIR_CACHE = 16
+_CACHE_LOCK = threading.Lock()
 
 
 def run_losses(mech: Mechanism, x: IntArray, x2: IntArray) -> tuple[list[tuple[LossDistribution, int]], ...]:
@@ -219,14 +221,22 @@ class _Composed(Mechanism):
         cache: OrderedDict[tuple[bytes, bytes], tuple[ComposedLoss, ComposedLoss]]
         cache = self.__dict__.setdefault("_pair_cache", OrderedDict())
         key = (x.tobytes(), x2.tobytes())
-        if key in cache:
-            cache.move_to_end(key)
-            return cache[key]
+        with _CACHE_LOCK:  # executors may run profiles of one mechanism in threads
+            if key in cache:
+                cache.move_to_end(key)
+                return cache[key]
         val = pair_loss(self, x, x2)
-        cache[key] = val
-        if len(cache) > _PAIR_CACHE:
-            cache.popitem(last=False)
+        with _CACHE_LOCK:
+            cache[key] = val
+            if len(cache) > _PAIR_CACHE:
+                cache.popitem(last=False)
         return val
+
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled without the remembered pair losses (large, and rebuilt on demand)."""
+        state = dict(self.__dict__)
+        state.pop("_pair_cache", None)
+        return state
 
     def profile_seconds(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> float:
         """One neighbour pair is timed at n (both directions, ``n_epsilon`` epsilons),

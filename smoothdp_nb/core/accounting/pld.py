@@ -398,16 +398,19 @@ def _truncate(d: LossDistribution, log_tail: float) -> tuple[LossDistribution, f
     mass of the others); the cut atoms are those of largest loss."""
     if d.size == 0:
         return d, -math.inf
+    if log_tail == -math.inf:
+        return d, -math.inf
     tail = d.log_tail()  # log P(L >= losses[i]), non-increasing
-    keep = int(np.searchsorted(-tail, -log_tail, side="right"))  # tail is non-increasing
+    keep = int(np.searchsorted(-tail, -log_tail, side="right"))  # atoms with tail >= e^log_tail
     keep = max(keep, 1)
     if keep >= d.size:
         return d, -math.inf
     return LossDistribution(d.losses[:keep], d.log_mass[:keep]), float(tail[keep])
 
 
-# thresholds tried for the cut of the largest losses (log of each run's cut mass)
-_CUTS = (-20.0, -60.0, -200.0, -700.0, -2000.0, -7000.0, -2e4, -7e4, -2e5, -7e5, -2e6, math.inf)
+# thresholds tried for the cut of the largest losses (log of the tail mass an atom needs to be
+# kept); -inf keeps every atom
+_CUTS = (-20.0, -60.0, -200.0, -700.0, -2000.0, -7000.0, -2e4, -7e4, -2e5, -7e5, -2e6, -math.inf)
 
 
 def _chernoff(parts: list[tuple[LossDistribution, int]], epsilon: float) -> tuple[float, float]:
@@ -452,7 +455,7 @@ def log_delta_grid(
         lam_c, _ = _chernoff(coarse_parts, epsilon)  # the tilt, from the summaries
         bound = sum(k * d.log_moment(lam_c) for d, k in cut_parts) - lam_c * epsilon
         total = float(np.logaddexp(bound, log_cut))
-        if best is not None and total > best[0] and best[1] < math.inf:
+        if best is not None and total > best[0] and best[1] > -math.inf:
             break  # past the balance of cut mass and Chernoff bound: shallower cuts only cost more
         if best is None or total < best[0]:
             best = (total, cut)

@@ -85,7 +85,9 @@ def invert_log_delta(log_delta: Callable[[FloatArray], FloatArray], log_targets:
     tt = np.broadcast_to(t, (rows, D))
 
     def f(eps: FloatArray) -> FloatArray:
-        out: FloatArray = np.asarray(log_delta(eps), dtype=float).reshape(rows, D) - tt
+        # far out (e^512) a forward kernel may overflow to nan: nan never meets a target
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            out: FloatArray = np.asarray(log_delta(eps), dtype=float).reshape(rows, D) - tt
         return out
 
     f0 = f(np.zeros((rows, D)))

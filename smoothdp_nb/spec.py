@@ -16,7 +16,10 @@ Computations
     list of count lists) with optional ``labels``, or ``dataset``
     (``"us-elections"``: every election's top-2 votes, labels = years,
     optional ``years`` filter; ``"us-2020-districts"``: Biden/Trump votes
-    per unit, labels = districts).  Result: :class:`~smoothdp_nb.core.results.ProfileResult`.
+    per unit, labels = districts).  ``target_delta`` (a number or list in
+    (0, 1]): the epsilon grid also holds, per database, the smallest epsilon
+    whose delta meets each target (:func:`~smoothdp_nb.profile_epsilon`;
+    ``epsilon`` may then be left out).  Result: :class:`~smoothdp_nb.core.results.ProfileResult`.
 ``compute = "smoothed"``
     Smoothed delta over a set Pi (Definition 3).  Keys: ``mechanism``,
     ``n`` (one integer), ``pi`` (inline list of probability vectors, a
@@ -290,7 +293,7 @@ _SMOOTHED = (
 #: ``executor = ...`` values: where Monte Carlo chunks and sweep points run
 EXECUTORS = ("dask", "processes", "threads")
 KEYS: dict[str, tuple[str, ...]] = {
-    "profile": _COMMON + ("mechanism", "epsilon", "histogram", "labels", "dataset", "years"),
+    "profile": _COMMON + ("mechanism", "epsilon", "histogram", "labels", "dataset", "years", "target_delta"),
     "smoothed": _COMMON + _SMOOTHED,
     "sweep": _COMMON + _SMOOTHED,
     "release": _COMMON
@@ -313,7 +316,7 @@ KEYS: dict[str, tuple[str, ...]] = {
     ),
     "noise": _COMMON + ("epsilon", "gamma", "delta", "families", "reference"),
 }
-MECHANISM_KEYS = ("kind", "eta", "T", "replace", "noise_epsilon")
+MECHANISM_KEYS = ("kind", "eta", "T", "replace", "noise_epsilon", "repeat")
 
 
 @dataclass(frozen=True)
@@ -406,11 +409,20 @@ def _mechanism(v: Any) -> Mechanism:
                 "is not available for kind = 'noisy-sampling' (it samples without replacement)", "mechanism.replace"
             )
         ne = _number("mechanism.noise_epsilon", v["noise_epsilon"], lo=0.0, lo_open=True)
-        return _core("mechanism", NoisySamplingHistogram, kw.get("eta"), T=kw.get("T"), noise_epsilon=ne)
+        return _repeated(v, _core("mechanism", NoisySamplingHistogram, kw.get("eta"), T=kw.get("T"), noise_epsilon=ne))
     if "noise_epsilon" in v:
         raise SpecError("is only for kind = 'noisy-sampling'", "mechanism.noise_epsilon")
     replace = _boolean("mechanism.replace", v.get("replace", False))
-    return _core("mechanism", SamplingHistogram, kw.get("eta"), T=kw.get("T"), replace=replace)
+    return _repeated(v, _core("mechanism", SamplingHistogram, kw.get("eta"), T=kw.get("T"), replace=replace))
+
+
+def _repeated(v: Mapping[str, Any], mech: Mechanism) -> Mechanism:
+    """``repeat = k``: k independent runs of the mechanism on the same database (:func:`~smoothdp_nb.repeat`)."""
+    if "repeat" not in v:
+        return mech
+    from .core.mechanisms.composed import repeat
+
+    return repeat(mech, _integer("mechanism.repeat", v["repeat"], lo=1, hi=10**6))
 
 
 def _require(doc: Mapping[str, Any], key: str, compute: str, what: str) -> Any:
@@ -436,7 +448,10 @@ def _validate(doc: Mapping[str, Any]) -> tuple[str, dict]:
     p: dict[str, Any] = {}
     if compute in ("profile", "smoothed", "sweep"):
         p["mechanism"] = _mechanism(_require(doc, "mechanism", compute, "a table with eta or T"))
-        p["epsilon"] = _values("epsilon", _require(doc, "epsilon", compute, "a number >= 0, a list or a range"))
+        if compute == "profile" and "target_delta" in doc and "epsilon" not in doc:
+            p["epsilon"] = np.empty(0)
+        else:
+            p["epsilon"] = _values("epsilon", _require(doc, "epsilon", compute, "a number >= 0, a list or a range"))
     if compute == "profile":
         _validate_profile(doc, p)
     elif compute in ("smoothed", "sweep"):
@@ -449,6 +464,11 @@ def _validate(doc: Mapping[str, Any]) -> tuple[str, dict]:
 
 
 def _validate_profile(doc: Mapping[str, Any], p: dict) -> None:
+    if "target_delta" in doc:
+        td = _values("target_delta", doc["target_delta"], lo=0.0, lo_open=True)
+        if np.any(td > 1):
+            raise SpecError(f"must be in (0, 1] (a target delta), got {doc['target_delta']!r}", "target_delta")
+        p["target_delta"] = td
     if ("histogram" in doc) == ("dataset" in doc):
         raise SpecError(
             "give exactly one of histogram (counts like [60, 40] or [[60, 40], [55, 45]]) "
@@ -1242,7 +1262,15 @@ def _run_profile(
             hists, labels = df[["biden_votes", "trump_votes"]].to_numpy(np.int64), df["district"].tolist()
     else:
         hists, labels = p["hists"], p.get("labels")
-    return profile(p["mechanism"], hists, p["epsilon"], labels=labels, source=p["source"])
+    eps = p["epsilon"]
+    if "target_delta" in p:  # add every database's smallest epsilon meeting each target
+        from .core.accounting.inverse import profile_epsilon
+
+        found = np.asarray(profile_epsilon(p["mechanism"], hists, p["target_delta"]), dtype=float)
+        eps = np.unique(np.concatenate([eps, found[np.isfinite(found)]]))
+        if eps.size == 0:
+            raise SpecError("no epsilon up to 512 meets it at any database", "target_delta")
+    return profile(p["mechanism"], hists, eps, labels=labels, source=p["source"])
 
 
 def _resolve_pi(p: dict[str, Any], ns: Mapping[str, Any]) -> Any:

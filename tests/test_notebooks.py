@@ -37,6 +37,7 @@ EXPECTED = [
     "05_properties.ipynb",
     "06_smooth_sensitivity.ipynb",
     "07_course_dp_basics.ipynb",
+    "08_composition_accounting.ipynb",
 ]
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
 KERNEL_NAME = "smoothdp-test-python"

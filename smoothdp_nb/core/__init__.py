@@ -29,6 +29,10 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from .sensitivity import evaluate_query, local_sensitivity, sensitivity_at_distance, smooth_sensitivity
     from .smoothed import SmoothedCurve, SmoothedResult, fit_exponential, smoothed_delta, smoothed_delta_curve
     from .sweeps import SweepResult, monte_carlo_map, sweep
+    from .accounting.export import PrivacyLossDistribution, privacy_loss_distribution
+    from .accounting.inverse import dp_epsilon, profile_epsilon, smoothed_epsilon
+    from .accounting.renyi import SmoothedRenyi, renyi_profile, smoothed_renyi
+    from .mechanisms.composed import Joint, Repeat, joint, repeat
 
 #: public name -> the submodule that defines it ("" for a submodule exported under its own name)
 _WHERE: dict[str, str] = {
@@ -76,6 +80,19 @@ _WHERE: dict[str, str] = {
     "smooth_sensitivity": "sensitivity",
     "sensitivity_at_distance": "sensitivity",
     "evaluate_query": "sensitivity",
+    # composition and accounting (issue 24)
+    "repeat": "mechanisms.composed",
+    "joint": "mechanisms.composed",
+    "Repeat": "mechanisms.composed",
+    "Joint": "mechanisms.composed",
+    "profile_epsilon": "accounting.inverse",
+    "dp_epsilon": "accounting.inverse",
+    "smoothed_epsilon": "accounting.inverse",
+    "privacy_loss_distribution": "accounting.export",
+    "PrivacyLossDistribution": "accounting.export",
+    "renyi_profile": "accounting.renyi",
+    "smoothed_renyi": "accounting.renyi",
+    "SmoothedRenyi": "accounting.renyi",
 }
 
 # spelled out (not list(_WHERE)) so that type checkers see the exports; a test checks the two agree
@@ -122,6 +139,18 @@ __all__ = [
     "smooth_sensitivity",
     "sensitivity_at_distance",
     "evaluate_query",
+    "repeat",
+    "joint",
+    "Repeat",
+    "Joint",
+    "profile_epsilon",
+    "dp_epsilon",
+    "smoothed_epsilon",
+    "privacy_loss_distribution",
+    "PrivacyLossDistribution",
+    "renyi_profile",
+    "smoothed_renyi",
+    "SmoothedRenyi",
 ]
 
 

@@ -89,6 +89,15 @@ class ProfileResult:
         out: FloatArray = np.exp(self.log_delta)
         return out
 
+    def epsilon_for(self, delta: npt.ArrayLike) -> float | FloatArray:
+        """The smallest epsilon *of this result's grid* with ``delta_eps(x) <= delta``, per
+        database (and target): certified (the computed, upper-bound delta meets the
+        target there), as fine as the grid; ``inf`` where no grid point does.  For the
+        exact infimum use :func:`~smoothdp_nb.profile_epsilon` on the databases."""
+        from .accounting.inverse import epsilon_on_grid
+
+        return epsilon_on_grid(self.epsilon, self.log_delta, delta)
+
     def to_frame(self) -> pd.DataFrame:
         """Tidy frame: one row per database and epsilon.
 

@@ -95,6 +95,16 @@ class SmoothedResult:
         out: np.ndarray = np.where(np.isnan(self.dp_delta_values), d, np.minimum(d, self.dp_delta_values))
         return out
 
+    def epsilon_for(self, delta: Any, **kwargs: Any) -> Any:
+        """The smallest epsilon whose smoothed delta is at most ``delta`` (exact results only):
+        :func:`~smoothdp_nb.smoothed_epsilon` for this mechanism, n and hull vertices --
+        certified and within 1e-6 relative of the infimum.  ``kwargs`` go to it."""
+        from ..accounting.inverse import smoothed_epsilon
+
+        if self.method != "exact":
+            raise ValueError("epsilon_for needs an exact smoothed delta (a Monte Carlo estimate is not a proven bound)")
+        return smoothed_epsilon(self.mechanism, self.n, self.vertices, delta, **kwargs)
+
     @property
     def dp_delta(self) -> Any:
         return self._shape(self.dp_delta_values)

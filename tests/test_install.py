@@ -78,9 +78,9 @@ def test_unknown_notebook_number_lists_the_available_ones(tmp_path, capsys):
     from smoothdp_nb import tutorials
 
     assert tutorials.main(["--only", "99", "--out", str(tmp_path / "r")]) == 2
-    assert "no notebook numbered 99; available: 01..07" in capsys.readouterr().err
+    assert "no notebook numbered 99; available: 01..08" in capsys.readouterr().err
     assert tutorials.main(["--only", "01", "42", "--out", str(tmp_path / "r")]) == 2
-    assert "no notebook numbered 42; available: 01..07" in capsys.readouterr().err
+    assert "no notebook numbered 42; available: 01..08" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
 
 
@@ -98,7 +98,7 @@ def test_default_notebooks_come_from_the_package():
 
 def test_sdist_and_wheel_carry_the_notebooks_and_the_spdx_license(tmp_path):
     """`python -m build` (the sdist, then the wheel built from it) in an isolated environment:
-    both hold the seven notebooks, and the metadata states the license as an SPDX expression."""
+    both hold the eight notebooks, and the metadata states the license as an SPDX expression."""
     import tarfile
     import zipfile
 
@@ -120,8 +120,8 @@ def test_sdist_and_wheel_carry_the_notebooks_and_the_spdx_license(tmp_path):
         names = z.namelist()
         metadata = z.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     shipped = {n.rsplit("/", 1)[1] for n in names if n.startswith("smoothdp_nb/notebooks/")}
-    assert notebooks <= shipped and "README.md" in shipped and len([n for n in shipped if n.endswith(".ipynb")]) == 7
+    assert notebooks <= shipped and "README.md" in shipped and len([n for n in shipped if n.endswith(".ipynb")]) == 8
     assert "License-Expression: MIT" in metadata
     with tarfile.open(sdist) as t:
         members = t.getnames()
-    assert sum(m.endswith(".ipynb") and "/smoothdp_nb/notebooks/" in m for m in members) == 7
+    assert sum(m.endswith(".ipynb") and "/smoothdp_nb/notebooks/" in m for m in members) == 8

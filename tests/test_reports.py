@@ -414,7 +414,7 @@ def test_tutorial_handout_typesets_every_formula(path):
 
 
 def test_tutorials_were_found():
-    assert len(_TUTORIALS) == 7
+    assert len(_TUTORIALS) == 8
 
 
 def test_inline_chart_of_an_html_output_becomes_a_described_picture():

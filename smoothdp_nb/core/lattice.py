@@ -117,22 +117,23 @@ symmetric, ``F(-a) = T(a)``), each written so that nothing cancels:
   estimated in floating point, so nothing can overflow.
 
 Thread safety: Arb's working precision is a process-wide setting; the sampler
-holds a lock while it sets and uses it.  Another thread changing it
-concurrently could only widen or narrow balls, never make one wrong.
+holds the lock of :func:`._arb.working_precision` for the whole draw.  Another
+thread changing it concurrently could only widen or narrow balls, never make
+one wrong.
 """
 
 from __future__ import annotations
 
 import math
 import secrets
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from fractions import Fraction
 from typing import TypeAlias
 
 import numpy as np
-from flint import acb, arb, ctx
+from flint import acb, arb
+
+from ._arb import _LOCK, working_precision
 
 __all__ = [
     "cdf_evaluations",
@@ -156,7 +157,6 @@ _Y_EXP0 = 4  # Laplace-log-normal: Y grid spans [-2^(4 + r), 2^(4 + r)] in round
 
 _Tail: TypeAlias = Callable[[arb, float], arb]  # P(Z > a) for a ball a > 0
 
-_LOCK = threading.RLock()  # Arb's precision is process-wide: one sampler at a time sets it
 _EVALS = [0]  # cdf enclosures computed so far (see cdf_evaluations)
 
 
@@ -169,14 +169,7 @@ def cdf_evaluations() -> int:
     return _EVALS[0]
 
 
-@contextmanager
-def _precision(bits: int) -> Iterator[None]:
-    old = ctx.prec
-    ctx.prec = bits
-    try:
-        yield
-    finally:
-        ctx.prec = old
+_precision = working_precision
 
 
 # --------------------------------------------------------------------------- #

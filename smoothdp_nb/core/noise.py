@@ -45,17 +45,16 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
-from flint import arb, ctx
+from flint import arb
 from scipy import optimize, special
 from scipy.stats import rv_continuous
 
+from ._arb import working_precision
 from ._types import BoolArray, FloatArray
 from ._validate import as_positive, as_real, as_rng
 
@@ -979,7 +978,7 @@ def _calibrate(
         dist = PolyPlace(s=1.0, alpha=alpha)
         std = math.sqrt(polyplace_variance(scale, alpha))
         return Calibration(family, eps, gamma, None, alpha, scale, dist, std, f"{eps:g}-DP")
-    with _arb_precision(160):
+    with working_precision(160):
         if family == "laplace":
             _check_gamma_in_range(family, eps, gamma, delta, shape)
             D = _calibration_value(_required_delta(delta))
@@ -1023,16 +1022,6 @@ def _calibrate(
         f"rho-zCDP with rho={_decimal_up(rho_exact)}",
         rho,
     )
-
-
-@contextmanager
-def _arb_precision(bits: int) -> Iterator[None]:
-    old = ctx.prec
-    ctx.prec = bits
-    try:
-        yield
-    finally:
-        ctx.prec = old
 
 
 def _required_delta(delta: float | None) -> float:

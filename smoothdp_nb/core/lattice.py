@@ -47,7 +47,10 @@ needs ``U`` within ``2^-b + radius`` of one of the at most ``2^55 + 1``
 boundary values ``F(a_j)``, so a round fails with probability below
 ``2^56 (2^-192 + 2^-196) < 2^-135`` (and below ``2^-130`` for the normal
 quantile of Laplace-log-normal, see :func:`_mixture_factor`): the expected
-number of rounds is ``1 + 2^-129``.
+number of rounds is ``1 + 2^-129``.  The radius ``2^-196 = 2^-(b + 4)`` is
+what Arb delivers at precision ``b + 32`` (tests/test_lattice.py checks it
+for every family over its parameter range); a wider ball could only make a
+second round likelier, never a decided comparison wrong.
 
 Lattices.  :func:`lattice_range` allows steps down to ``ulp(max(|low|,
 |high|))``, so the clamp range has at most ``2^54`` cells and the search below
@@ -131,7 +134,7 @@ from fractions import Fraction
 from typing import TypeAlias
 
 import numpy as np
-from flint import acb, arb
+from flint import acb, arb, ctx
 
 from ._arb import _LOCK, working_precision
 
@@ -303,12 +306,27 @@ def _tail_polyplace(a: arb, alpha: float) -> arb:
 
 
 def _tail_student_t(a: arb, d: float) -> arb:
+    """Student's t tail; far out, the ball ``[0, bound]`` when the bound is below the working precision.
+
+    For ``q = 1/2 < 1``, ``(1 - t)^(q - 1)`` increases on ``[0, w]``, so
+    ``B(w; p, q) <= (1 - w)^(q - 1) w^p / p`` and ``T(a) <= w^(d/2) / (d B(d/2, 1/2)
+    sqrt(1 - w))``.  Where this is below ``2^-(prec + 8)`` the enclosure
+    ``[0, bound]`` is as sharp, in absolute terms, as an evaluation at the
+    working precision (the comparisons with ``U`` are absolute), and it avoids
+    Arb's slow incomplete-beta series deep in the tail at large d.
+    """
     dd = arb(d)
     a2 = a * a
     den = dd + a2
     if a.mid() < 1:  # v <= 1/(d + 1): I_v(1/2, d/2) < 0.7, the complement does not cancel
         return (1 - (a2 / den).beta_lower(arb(0.5), dd / 2, regularized=True)) / 2
-    return (dd / den).beta_lower(dd / 2, arb(0.5), regularized=True) / 2
+    half = arb(0.5)
+    log_w, log_v = (dd / den).log(), (a2 / den).log()
+    log_beta = (dd / 2).lgamma() + half.lgamma() - (dd / 2 + half).lgamma()
+    log_bound = dd / 2 * log_w - log_v / 2 - dd.log() - log_beta
+    if log_bound < -(ctx.prec + 8) * arb(2).log():
+        return arb(0).union(log_bound.exp())
+    return (dd / den).beta_lower(dd / 2, half, regularized=True) / 2
 
 
 def _tail_cauchy(a: arb, c: float) -> arb:

@@ -248,7 +248,7 @@ def bit_source(gen: np.random.Generator | None) -> Callable[[], int]:
 class _LazyUniform:
     """U in [m / 2^bits, (m + 1) / 2^bits); more bits on demand (64 at a time)."""
 
-    __slots__ = ("_draw", "bits", "m")
+    __slots__ = ("_draw", "_hi", "_lo", "bits", "m")
 
     def __init__(self, draw: Callable[[], int], bits: int) -> None:
         self._draw = draw
@@ -260,13 +260,15 @@ class _LazyUniform:
         while self.bits < bits:
             self.m = (self.m << 64) | self._draw()
             self.bits += 64
+        self._lo = arb((self.m, -self.bits))  # exact dyadics (an arb from (mantissa, exponent) is exact)
+        self._hi = arb((self.m + 1, -self.bits))
 
     def compare(self, f: arb) -> int:
         """+1 if certainly U >= f, -1 if certainly U < f, 0 if undecided (the ball meets U's interval)."""
         _EVALS[0] += 1
-        if arb((self.m, -self.bits)) >= f:  # exact dyadic U_lo >= every point of the ball
+        if self._lo >= f:  # U >= U_lo >= every point of the ball
             return 1
-        if arb((self.m + 1, -self.bits)) <= f:  # U < U_hi <= every point of the ball
+        if self._hi <= f:  # U < U_hi <= every point of the ball
             return -1
         return 0
 
@@ -355,8 +357,11 @@ def _cdf(tail: _Tail, shape: float, a: arb, sign: int) -> arb:
     return tail(-a, shape) if sign < 0 else 1 - tail(a, shape)
 
 
-def _normal_cdf(y: arb) -> arb:
-    return (-y / arb(2).sqrt()).erfc() / 2
+def _normal_cdf(y: arb, inv_sqrt2: arb | None = None) -> arb:
+    """``Phi(y) = erfc(-y / sqrt 2) / 2`` (``inv_sqrt2``: a ball of ``1/sqrt 2``, to reuse)."""
+    if inv_sqrt2 is None:
+        inv_sqrt2 = arb(2).rsqrt()
+    return (-y * inv_sqrt2).erfc() / 2
 
 
 def _required_shape(family: str, shape: float | None) -> float:
@@ -517,19 +522,25 @@ def _mixture_factor(sigma: float, v: _LazyUniform, r: int, u_bits: int) -> arb |
     takes exactly ``D`` comparisons of ``V`` with ``Phi(y_j)`` whatever ``V``
     is.  ``D = E + 5 + b + max(0, ceil(log2 sigma))`` (``b`` bits of U) makes
     ``sigma h / (2e) <= 2^-(b + 4)``, the spread of ``F(a e^{-sigma Y})`` over a
-    cell.  A comparison is undecided only if V lies within ``2^-bits`` plus the
-    ball's radius of one of the ``2^D - 1`` values ``Phi(y_j)``: with ``bits >=
-    D + 136`` and precision ``bits + 32`` that has probability below ``2^-130``.
+    cell.  Step ``t`` compares V with one of the ``2^(t-1)`` grid values
+    of that depth; it is undecided only if V lies within ``2^-bits`` plus the
+    ball's radius of it.  With ``bits >= D + 136`` and precision
+    ``min(t + 172, bits + 32)`` at step ``t`` (a fixed schedule; radius about
+    ``2^-(t + 172)``) the sum over the steps is below ``2^-130``.
     The two end cells are unbounded: the round is then undecided too.
     """
     E = _Y_EXP0 + r
     D = _y_depth(sigma, r, u_bits)
     lo, hi = 0, (1 << D) - 1
     decided = True
-    while lo < hi:
+    top = ctx.prec  # the caller holds the precision lock (working_precision) for the whole draw
+    inv_sqrt2 = arb(2).rsqrt()
+    for step in range(1, D + 1):  # exactly D steps: the cells are a power of two
+        # step t compares V with one of 2^(t-1) grid values: radius about 2^-(t + 172) keeps the union small
+        ctx.prec = min(step + 172, top)
         mid = (lo + hi + 1) // 2
         # y_mid = -2^E + mid 2^(E + 1 - D) = (mid - 2^(D - 1)) 2^(E + 1 - D), exact
-        c = v.compare(_normal_cdf(arb((mid - (1 << (D - 1)), E + 1 - D))))
+        c = v.compare(_normal_cdf(arb((mid - (1 << (D - 1)), E + 1 - D)), inv_sqrt2))
         if c > 0:
             lo = mid
         elif c < 0:
@@ -537,6 +548,7 @@ def _mixture_factor(sigma: float, v: _LazyUniform, r: int, u_bits: int) -> arb |
         else:  # keep the depth fixed: finish the descent, then report the round undecided
             decided = False
             lo = mid
+    ctx.prec = top
     if not decided or lo == 0 or lo == (1 << D) - 1:
         return None
     y_lo = arb((lo - (1 << (D - 1)), E + 1 - D))

@@ -127,6 +127,7 @@ one wrong.
 
 from __future__ import annotations
 
+import functools
 import math
 import secrets
 from collections.abc import Callable
@@ -280,31 +281,47 @@ def _tail_laplace(a: arb, shape: float) -> arb:
     return (-a).exp() / 2
 
 
-def _endpoints(a: arb) -> tuple[Fraction, Fraction]:
-    """The exact endpoints of a ball, as fractions."""
-    lo_m, lo_e = a.lower().man_exp()
-    hi_m, hi_e = a.upper().man_exp()
-    return Fraction(int(lo_m)) * Fraction(2) ** int(lo_e), Fraction(int(hi_m)) * Fraction(2) ** int(hi_e)
+def _times_ratio_below_one(x: arb, p: int, q: int) -> bool:
+    """Exactly: is ``x * p / q < 1`` for an exact ball ``x`` (a point) and integers ``p, q > 0``?"""
+    man, exp = x.man_exp()
+    m, e = int(man), int(exp)
+    return (m * p) << e < q if e >= 0 else m * p < q << -e
+
+
+@functools.lru_cache(maxsize=64)
+def _polyplace_constants(alpha: float, prec: int) -> tuple[arb, arb, arb, int, int]:
+    """alpha, (alpha - 1)/(2K), (alpha + 1)(1 - 1/alpha^2)^alpha/(2K) at ``prec`` bits, and alpha = p/q."""
+    al = arb(alpha)
+    K2 = 4 * (al * (-1 / al).log1p()).exp() + 2 * al - 2
+    outer = (al + 1) * (al * (-1 / (al * al)).log1p()).exp() / K2
+    p, q = alpha.as_integer_ratio()
+    return al, (al - 1) / K2, outer, p, q
 
 
 def _tail_polyplace(a: arb, alpha: float) -> arb:
-    al = arb(alpha)
-    K = 2 * (al * (-1 / al).log1p()).exp() + al - 1
+    al, c_in, c_out, p, q = _polyplace_constants(alpha, ctx.prec)
 
     def inner(x: arb) -> arb:  # x < 1/alpha
-        return arb(0.5) + (al - 1) * (al * (-x).log1p()).expm1() / (2 * K)
+        return arb(0.5) + c_in * (al * (-x).log1p()).expm1()
 
     def outer(x: arb) -> arb:  # x >= 1/alpha
-        return (al + 1) * (al * (-1 / (al * al)).log1p() - al * x.log1p()).exp() / (2 * K)
+        return c_out * (-al * x.log1p()).exp()
 
-    lo, hi = _endpoints(a)
-    fa = Fraction(alpha)
-    if hi * fa < 1:
+    lo, hi = a.lower(), a.upper()  # exact end points
+    if _times_ratio_below_one(hi, p, q):
         return inner(a)
-    if lo * fa >= 1:
+    if not _times_ratio_below_one(lo, p, q):
         return outer(a)
     # the ball straddles the seam 1/alpha: T is decreasing, so T(a) lies between T(hi) and T(lo)
-    return inner(arb(lo.numerator) / lo.denominator).union(outer(arb(hi.numerator) / hi.denominator))
+    return inner(lo).union(outer(hi))
+
+
+@functools.lru_cache(maxsize=64)
+def _student_constants(d: float, prec: int) -> tuple[arb, arb, arb, arb]:
+    """d, d/2, log d + log B(d/2, 1/2), and -(prec + 8) log 2, at ``prec`` bits."""
+    dd, half = arb(d), arb(0.5)
+    log_beta = (dd / 2).lgamma() + half.lgamma() - (dd / 2 + half).lgamma()
+    return dd, dd / 2, dd.log() + log_beta, -(prec + 8) * arb(2).log()
 
 
 def _tail_student_t(a: arb, d: float) -> arb:
@@ -317,28 +334,32 @@ def _tail_student_t(a: arb, d: float) -> arb:
     working precision (the comparisons with ``U`` are absolute), and it avoids
     Arb's slow incomplete-beta series deep in the tail at large d.
     """
-    dd = arb(d)
+    dd, d2, log_norm, log_tiny = _student_constants(d, ctx.prec)
+    half = arb(0.5)
     a2 = a * a
     den = dd + a2
     if a.mid() < 1:  # v <= 1/(d + 1): I_v(1/2, d/2) < 0.7, the complement does not cancel
-        return (1 - (a2 / den).beta_lower(arb(0.5), dd / 2, regularized=True)) / 2
-    half = arb(0.5)
-    log_w, log_v = (dd / den).log(), (a2 / den).log()
-    log_beta = (dd / 2).lgamma() + half.lgamma() - (dd / 2 + half).lgamma()
-    log_bound = dd / 2 * log_w - log_v / 2 - dd.log() - log_beta
-    if log_bound < -(ctx.prec + 8) * arb(2).log():
+        return (1 - (a2 / den).beta_lower(half, d2, regularized=True)) / 2
+    log_bound = d2 * (dd / den).log() - (a2 / den).log() / 2 - log_norm
+    if log_bound < log_tiny:
         return arb(0).union(log_bound.exp())
-    return (dd / den).beta_lower(dd / 2, half, regularized=True) / 2
+    return (dd / den).beta_lower(d2, half, regularized=True) / 2
+
+
+@functools.lru_cache(maxsize=64)
+def _cauchy_constants(c: float, prec: int) -> tuple[arb, arb, arb]:
+    cc = arb(c)
+    return cc, 1 - 1 / cc, 1 / cc
 
 
 def _tail_cauchy(a: arb, c: float) -> arb:
-    cc = arb(c)
+    cc, big, small = _cauchy_constants(c, ctx.prec)
     L = cc * a.log()
     if a.mid() >= 1:  # w = 1/(1 + a^c) <= 1/2
         e = (-L).exp()
-        return (e / (1 + e)).beta_lower(1 - 1 / cc, 1 / cc, regularized=True) / 2
+        return (e / (1 + e)).beta_lower(big, small, regularized=True) / 2
     e = L.exp()
-    return (1 - (e / (1 + e)).beta_lower(1 / cc, 1 - 1 / cc, regularized=True)) / 2
+    return (1 - (e / (1 + e)).beta_lower(small, big, regularized=True)) / 2
 
 
 _TAILS: dict[str, _Tail] = {
@@ -402,7 +423,7 @@ class _Problem:
                 f"lattice too fine: more than 2^{MAX_CELLS_LOG2} lattice points in the bounds "
                 f"(a lattice must be at least ulp(max(|low|, |high|)))"
             )
-        self.scale = scale
+        self.scale = arb(scale)  # a double: exact
         self.k_lo, self.k_hi = k_lo, k_hi
         half, t = Fraction(lattice) / 2, Fraction(true)
         den = max(half.denominator, t.denominator)  # both powers of two
@@ -414,7 +435,7 @@ class _Problem:
         """Ball of ``a_j`` and its exact sign."""
         n = (2 * j - 1) * self.A - self.B
         sign = (n > 0) - (n < 0)
-        return arb((n, self.e)) / arb(self.scale), sign
+        return arb((n, self.e)) / self.scale, sign
 
     def bisect(self, u: _LazyUniform, factor: arb | None = None) -> int | None:
         """The cell of ``U`` by bisection over ``[k_lo, k_hi]`` (None if a comparison is undecided).

@@ -264,3 +264,16 @@ def test_extreme_scales_terminate():
             assert 0 <= k <= 100 * 2**46
             assert L.cdf_evaluations() - n0 == _path_length(k, 0, 100 * 2**46)
     assert ctx.prec == 53  # the sampler restores Arb's precision
+
+
+@pytest.mark.parametrize("x", [[50.0], [0.0], [10.0, 20.0, 30.0, 40.0, 50.0], [1.0, "not a number"]])
+def test_too_fine_lattice_refused_before_the_data_is_read(x):
+    """A step below ulp(100) = 2^-46 is refused with the same message whatever the database, even one
+    that is itself invalid: the check uses the public bounds only and runs before the data is touched."""
+    from smoothdp_nb import release
+
+    with pytest.raises(ValueError) as err:
+        release(x, "median", 1.0, noise="laplace_log_normal", bounds=(0.0, 100.0), lattice=2.0**-47, rng=0)
+    assert str(err.value) == (
+        "lattice must be a power of two with 1.42109e-14 <= lattice <= 64 for bounds (0.0, 100.0), got 7.105427357601002e-15"
+    )

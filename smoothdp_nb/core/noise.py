@@ -811,9 +811,11 @@ class Calibration:
     ----------
     family, epsilon, gamma, delta : as requested
     shape : float or None
-        c (cauchy), d (student_t), sigma (laplace_log_normal), alpha = eps/gamma (polyplace).
+        c (cauchy), d (student_t), sigma (laplace_log_normal), alpha = eps/gamma
+        rounded **down** to a double (polyplace).
     scale : float
-        Multiplier per unit of smooth sensitivity.
+        Multiplier per unit of smooth sensitivity: the exact constant of the
+        family's theorem rounded **up** to a double (see :func:`_calibrate`).
     distribution : frozen scipy distribution of the standardised noise Z.
     std : float
         Standard deviation of ``scale * Z`` (``inf`` if infinite).
@@ -874,6 +876,18 @@ def calibrate(
     ------
     ValueError
         If gamma is outside the family's range, or a parameter is invalid.
+
+    Notes
+    -----
+    The stated guarantee is proven, not approximately met: the scale is
+    rounded up, PolyPlace's alpha down, and epsilon / delta enter as the
+    smaller of the double and the decimal printed in ``guarantee`` (the
+    argument is in :func:`_calibrate`'s docstring).
+
+    References
+    ----------
+    Hladik & Tetek, "Smooth Sensitivity Revisited: Towards Optimality",
+    Theorem 8 and Claims 16-18; Bun & Steinke (lecture notes), Proposition 3.
     """
     family = _check_family(family)
     eps = as_positive(epsilon, "epsilon")

@@ -5,11 +5,14 @@ formulas written out here from the papers, never from the module's output.
 """
 
 import math
+from fractions import Fraction
 
 import mpmath as mp
 import numpy as np
 import pytest
 import scipy.stats as sst
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from smoothdp_nb.core.noise import (
     GeneralizedCauchy,
@@ -324,7 +327,8 @@ def test_claim17_and_18_fixed_shape():
     assert cal.scale * cal.distribution.std() == pytest.approx(float(claim18(1, 0.01, 1e-5)), rel=1e-13)
     # PolyPlace: Theorem 8 scale SS/gamma, shape eps/gamma
     cal = calibrate("polyplace", 1.0, 0.2)
-    assert cal.scale == 5.0 and cal.shape == 5.0
+    # 0.2 as a double is above 1/5: eps/gamma = 4.99999999999999972..., rounded down (issue 21)
+    assert cal.scale == 5.0 and cal.shape == 4.999999999999999
     assert cal.scale * cal.distribution.std() == pytest.approx(float(mp.sqrt(lemma13_variance(5, 5))), rel=1e-12)
 
 
@@ -522,3 +526,88 @@ def test_known_edge_failures_fixed():
     assert np.isfinite(LaplaceLogNormal(30.0).pdf(0.0))
     assert LaplaceLogNormal(30.0).pdf(0.0) == pytest.approx(math.exp(450.0) / 2, rel=1e-12)  # E e^{-sY} / 2
     assert LaplaceLogNormal(1.0).pdf(0.0) == pytest.approx(math.exp(0.5) / 2, rel=1e-12)
+
+
+# --------------------------------------------------------------------------- #
+# issue 21, point 1: every calibration rounded so that its stated guarantee holds
+# --------------------------------------------------------------------------- #
+
+
+def _exact_scale(family, E, g, D, c):
+    """The calibration constant of Theorem 8 / Claims 16-18 / Proposition 3 at 300 bits, from the
+    exact rationals E (epsilon as calibrated), g, D (delta), c (shape), written out again."""
+    ctx = mp.MPContext()
+    ctx.prec = 300
+    q = lambda f: ctx.mpf(f.numerator) / f.denominator  # noqa: E731
+    E, g = q(E), q(Fraction(g))
+    if family == "polyplace":
+        return 1 / g
+    if family == "laplace":
+        return 1 / (E - g * ctx.log(2 / q(D)))
+    c = q(Fraction(c))
+    if family == "cauchy":
+        return (c + 1) / (E - g * (c + 1))
+    if family == "student_t":
+        return (c + 1) / (2 * ctx.sqrt(c) * (E - g * (c + 1)))
+    return ctx.exp(3 * c * c / 2) / (E - g / c)
+
+
+_fam = st.sampled_from(["polyplace", "laplace", "cauchy", "student_t", "laplace_log_normal"])
+_eps = st.one_of(st.floats(0.01, 10.0), st.sampled_from([0.1, 0.3, 1.0, 0.1234564, 2.0 / 3.0]))
+
+
+@given(family=_fam, eps=_eps, frac=st.floats(0.001, 0.999), delta=st.floats(1e-12, 0.5), shape=st.floats(0.2, 30))
+@settings(max_examples=300, deadline=None)
+def test_calibration_scale_rounded_so_the_guarantee_holds(family, eps, frac, delta, shape):
+    """The scale is at least the exact constant (a larger scale is the same mechanism with a larger
+    gamma-smooth bound) and at most 2 ulps above it; PolyPlace's alpha times gamma is at most the
+    stated epsilon; the text's decimals are what the calibration used (or more), rho is rounded up.
+    Rounded to nearest (the old code) about half of the scales fell below the exact constant."""
+    kw = {"delta": delta} if family == "laplace" else {}
+    if family in ("cauchy", "student_t"):
+        shape = shape + 1.0 if family == "cauchy" else shape
+        kw["shape"] = shape
+    elif family == "laplace_log_normal":
+        kw["shape"] = shape
+    gamma = frac * _gamma_sup(family, eps, delta, kw.get("shape"))
+    try:
+        cal = calibrate(family, eps, gamma, **kw)
+    except ValueError:
+        return  # gamma at the edge of the range after rounding: refused, which is safe
+    E = min(Fraction(eps), Fraction(f"{eps:g}"))
+    assert Fraction(f"{eps:g}") >= E and Fraction(eps) >= E
+    D = min(Fraction(delta), Fraction(f"{delta:g}")) if family == "laplace" else None
+    exact = _exact_scale(family, E, gamma, D, cal.shape)
+    assert mp.mpf(cal.scale) >= exact, (family, cal.scale, exact)
+    assert cal.scale <= math.nextafter(math.nextafter(float(exact), math.inf), math.inf)
+    if family == "polyplace":
+        assert Fraction(cal.shape) * Fraction(gamma) <= E  # Theorem 8 with eps' = alpha gamma <= eps
+        assert cal.guarantee == f"{eps:g}-DP"
+    if family == "laplace":
+        assert cal.guarantee == f"({eps:g}, {delta:g})-DP"
+    if family == "laplace_log_normal":
+        stated = Fraction(cal.guarantee.rpartition("=")[2])
+        assert stated >= E * E / 2 and Fraction(cal.rho) >= E * E / 2
+        assert stated <= E * E / 2 * (1 + Fraction(1, 10**5))
+
+
+def _gamma_sup(family, eps, delta, shape):
+    if family == "polyplace":
+        return eps
+    if family == "laplace":
+        return eps / math.log(2 / delta)
+    if family in ("cauchy", "student_t"):
+        return eps / (shape + 1)
+    return eps * shape
+
+
+def test_calibration_rounding_examples():
+    """Hand-checked cases: gamma = 0.1 as a double is above 1/10, so alpha = 1/0.1 < 10 rounds down
+    to 9.999999999999998; eps = 0.1234564 is stated as 0.123456 and calibrated at 0.123456."""
+    cal = calibrate("polyplace", 1.0, 0.1)
+    assert cal.shape == 9.999999999999998 and Fraction(cal.shape) * Fraction(0.1) <= 1
+    assert cal.scale >= 10.0  # 1/0.1 = 9.99999999999999944..., rounded up to 10
+    st_ = calibrate("student_t", 0.1234564, 0.01, shape=3.0)
+    want = (4) / (2 * mp.sqrt(3) * (mp.mpf("0.123456") - mp.mpf(0.01) * 4))
+    assert st_.guarantee == "0.123456-DP" and st_.scale >= want and st_.scale < want * (1 + 1e-15)
+    assert calibrate("laplace_log_normal", 0.1, 0.01).guarantee == "rho-zCDP with rho=0.005"

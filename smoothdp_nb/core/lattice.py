@@ -1,4 +1,4 @@
-"""Exact sampling of a noisy release on a power-of-two lattice.
+"""Exact sampling of a noisy release on a power-of-two lattice, with proven enclosures.
 
 Why a lattice
 -------------
@@ -15,86 +15,170 @@ over to every bit of the output.
 How ``k`` is drawn exactly
 --------------------------
 ``k`` is the cell of a uniform ``U`` among the values of the noise cdf ``F`` at
-the cell boundaries ``a_k = ((k - 1/2) lattice - true) / s``:  ``k`` is chosen
-iff ``F(a_k) <= U < F(a_{k+1})``.  ``U`` is never rounded: its bits are drawn
-64 at a time (from the numpy Generator, or from OS entropy), so only an
-interval ``[U_lo, U_hi)`` of width ``2^-bits`` is known.  A float inverse cdf
-proposes a candidate cell; then ``F`` at its two boundaries is enclosed in an
-interval with mpmath (the boundary ``a_k`` is formed exactly from the doubles
-``true``, ``s`` and ``lattice``, divided with outward rounding) and compared
-with ``[U_lo, U_hi)``.  When the comparison is not certain (probability about
-``2^-40`` per release) more bits of ``U`` are drawn and the precision is
-raised, until it is.
+the cell boundaries ``a_j = ((j - 1/2) lattice - true) / s``: ``k`` is chosen
+iff ``F(a_k) <= U < F(a_{k+1})`` (``F(a_{k_lo}) = 0`` and ``F(a_{k_hi+1}) = 1``
+for the clamp cells).  ``U`` is never rounded: its bits are drawn lazily (from
+the numpy Generator, or from OS entropy), so only the dyadic interval
+``[m 2^-b, (m + 1) 2^-b)`` holding ``U`` is known.
 
-Accuracy model: a tail ``P(Z > a)`` evaluated by mpmath with ``p + 24`` bits
-of working precision is taken to be within a relative ``2^-p`` of the truth.
-mpmath's elementary functions and its hypergeometric series (used by
-``betainc``, which detects cancellation and raises its precision itself) are
-designed to be accurate to nearly the working precision; the 24 guard bits
-are the safety margin, and tests/test_noise.py checks every family against
-independent evaluations at 300 bits.
+Every ``F(a_j)`` is a **ball** computed with Arb (python-flint): interval
+arithmetic with outward rounding, whose result provably contains the exact
+value whatever the working precision (Johansson, "Arb: efficient
+arbitrary-precision midpoint-radius interval arithmetic", IEEE Trans.
+Computers 66, 2017).  The boundary ``a_j`` enters as an exact dyadic numerator
+(integer arithmetic on the doubles ``true`` and ``lattice``) divided by the
+double ``s`` in ball arithmetic.  A comparison ``U >= F(a_j)`` is *decided*
+only when the ball lies entirely on one side of ``U``'s dyadic interval
+(``m 2^-b >= sup F`` or ``(m + 1) 2^-b <= inf F``), so a decided comparison
+is the exact truth: no accuracy model is assumed anywhere.
 
-The cdfs, as tails ``T(a) = P(Z > a)`` for ``a >= 0`` (all five families are
-symmetric, ``F(-a) = T(a)``):
+Termination.  A round uses ``b`` bits of ``U`` and working precision
+``b + 32``.  If any comparison of the round is undecided, the round is
+discarded, ``U`` gets ``b`` more bits (``b`` doubles, from 192) and the
+precision doubles.  A comparison with a real number ``F`` is undecided only if
+``U`` lies within ``2^-b`` plus the ball's radius of ``F``; both shrink to 0
+as the rounds go on, and ``U != F`` with probability 1 (``U`` is uniform and
+independent of ``F``), so the loop ends with probability 1.  An exact tie in
+the arithmetic sense (``F`` a dyadic rational with few bits, e.g. ``F = 1/2``
+at ``a_j = 0``) is handled explicitly: ``a_j = 0`` is detected on the exact
+numerator and gives the exact ball ``1/2``, which a dyadic ``U`` interval
+never straddles.  Whatever path the search takes, an undecided comparison
+needs ``U`` within ``2^-b + radius`` of one of the at most ``2^55 + 1``
+boundary values ``F(a_j)``, so a round fails with probability below
+``2^56 (2^-192 + 2^-196) < 2^-135`` (and below ``2^-130`` for the normal
+quantile of Laplace-log-normal, see :func:`_mixture_factor`): the expected
+number of rounds is ``1 + 2^-129``.  The radius ``2^-196 = 2^-(b + 4)`` is
+what Arb delivers at precision ``b + 32`` (tests/test_lattice.py checks it
+for every family at points across its parameter range); a wider ball could only make a
+second round likelier, never a decided comparison wrong.
+
+Lattices.  :func:`lattice_range` allows steps down to ``ulp(max(|low|,
+|high|))``, so the clamp range has at most ``2^54 + 1`` cells and the search below
+takes at most 55 comparisons: every allowed lattice is sampled in bounded
+expected time, and a finer step is refused up front by :func:`check_lattice`
+(the same ValueError for every database).
+
+Work depends only on the output
+-------------------------------
+The cell is located by **bisection over the public index range**
+``[k_lo, k_hi]`` (``mid = (lo + hi + 1) // 2``), so the sequence of
+boundaries compared is a function of the output ``k`` alone, and so is the
+number of cdf evaluations; the precision schedule (``b = 192 * 2^r`` bits,
+precision ``b + 32`` in round ``r``) is fixed in advance.  A search started from
+a float candidate cell (the old sampler) walks a distance that grows with
+``|value - true|`` and is a timing side channel.  What remains, and why it is
+safe to state:
+
+* A second round happens with probability below ``2^-129`` per release, for
+  every database alike; a stopwatch sees at most this event.
+* The *arguments* of the evaluations depend on the data (through ``true``
+  and ``s``), and Arb's time per evaluation varies with its argument
+  (series lengths): the number of evaluations is fixed by the output, their
+  duration is not.  Measured at 224 bits over arguments ``1e-6 .. 1e8``
+  (2026-11-25, loaded machine): Laplace 1-2 us, PolyPlace(10) 3-10 us,
+  Cauchy (c = 4, 12) and Student's t (d = 3, 11; the default shapes are
+  d < 11) 9 us median, up to about 0.1 ms; Student's t with a user-chosen
+  d = 1000 up to 16 ms for arguments 13-18 (Arb's incomplete beta deep in a
+  moderately far tail).  A curator who publishes timings should pad each
+  release to a fixed duration.
+* The smooth sensitivity itself is computed before sampling, in time that
+  depends on ``n`` and, for degenerate data, on the data (see
+  :mod:`.sensitivity`).
+
+:func:`cdf_evaluations` exposes the running count (for tests).
+
+The cdfs, as tails ``T(a) = P(Z > a)`` for ``a > 0`` (all five families are
+symmetric, ``F(-a) = T(a)``), each written so that nothing cancels:
 
 * Laplace: ``T(a) = e^{-a} / 2``.
 * PolyPlace(1, alpha) (Hladik-Tetek Definition 6; antiderivatives of the
-  proof of Lemma 7): ``1/2 - (alpha - 1)(1 - (1 - a)^alpha) / (2K)`` for
+  proof of Lemma 7): ``1/2 + (alpha - 1) expm1(alpha log1p(-a)) / (2K)`` for
   ``a < 1/alpha`` and ``(alpha + 1)(1 - 1/alpha^2)^alpha (1 + a)^-alpha / (2K)``
-  beyond, ``K = 2((alpha - 1)/alpha)^alpha + alpha - 1``.
-* Student's t(d): ``T(a) = I_w(d/2, 1/2) / 2``, ``w = d / (d + a^2)``
-  (regularised incomplete beta, mpmath's hypergeometric series with its own
-  error control; the complement ``1/2 - I_{1-w}(1/2, d/2) / 2`` when ``w > 1/2``).
+  beyond, ``K = 2((alpha - 1)/alpha)^alpha + alpha - 1``; a ball straddling
+  ``1/alpha`` is enclosed by the two branches at its exact endpoints (T is
+  decreasing).
+* Student's t(d): ``T(a) = I_w(d/2, 1/2) / 2``, ``w = d / (d + a^2)``, for
+  ``a >= 1``; for ``a < 1`` the complement ``1/2 - I_v(1/2, d/2) / 2`` with
+  ``v = a^2 / (d + a^2)``, where ``I_v <= P(t^2 < 1) < 0.7`` so nothing
+  cancels at any d (``v`` and ``w`` are formed separately, never as ``1 - w``).
 * Generalised Cauchy(c), density proportional to ``1/(1 + |x|^c)``:
-  ``T(a) = I_w(1 - 1/c, 1/c) / 2``, ``w = 1 / (1 + a^c)`` (substituting
-  ``u = 1/(1 + x^c)`` turns the tail integral into a beta integral).
+  ``T(a) = I_w(1 - 1/c, 1/c) / 2``, ``w = e^{-L} / (1 + e^{-L})``,
+  ``L = c log a``, for ``a >= 1`` (substituting ``u = 1/(1 + x^c)`` turns the
+  tail integral into a beta integral); for ``a < 1`` the complement
+  ``1/2 - I_v(1/c, 1 - 1/c) / 2``, ``v = e^L / (1 + e^L)``.
+* ``I`` is Arb's regularised incomplete beta (``arb.beta_lower``), the normal
+  cdf ``Phi(y) = erfc(-y / sqrt 2) / 2`` (``arb.erfc``).
 * Laplace-log-normal(sigma) has no closed-form cdf; it is sampled through its
   mixture representation ``Z = X e^{sigma Y}`` (X standard Laplace, Y standard
   normal): a second lazily drawn uniform ``V`` gives ``Y = Phi^{-1}(V)``,
-  enclosed in an interval certified by two evaluations of the normal cdf, and
-  given ``Y`` the cell condition is a Laplace-cdf comparison of ``U`` at the
-  boundaries divided by ``e^{sigma Y}`` (enclosed over the ``Y`` interval).
-  Given the enclosure is certain, the pair (U, V) falls in the cell exactly
-  with the probability ``P(k)``.
+  enclosed by a bisection of **fixed depth** ``D`` over a dyadic grid of
+  ``[-16 * 2^r, 16 * 2^r]`` (each step one proven comparison of ``V`` with
+  ``Phi`` at a grid point; the depth depends on the round and sigma only, so
+  this part of the work is the same for every draw).  Given ``Y`` in a grid
+  cell ``[y_j, y_{j+1}]``, the cell condition is a Laplace-cdf comparison of
+  ``U`` at the boundaries times ``e^{-sigma Y}``, enclosed over the whole
+  cell by ball arithmetic (``|d/dY F(a e^{-sigma Y})| <= sigma / (2e)``, and
+  the grid step is chosen so that this spread is below ``2^-(b + 4)``).  If
+  ``V`` falls in one of the two unbounded end cells (probability below
+  ``2^-180``) the round is undecided.  The pair (U, V) then falls in the
+  chosen cell exactly with the probability ``P(k)``: the quantile is never
+  estimated in floating point, so nothing can overflow.
+
+Thread safety: Arb's working precision is a process-wide setting; the sampler
+holds the lock of :func:`._arb.working_precision` for the whole draw.  Another
+thread changing it concurrently could only widen or narrow balls, never make
+one wrong.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import secrets
-import threading
 from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
-import mpmath
 import numpy as np
-from scipy import special
+from flint import acb, arb, ctx
 
-from . import noise as _noise
+from ._arb import _LOCK, working_precision
 
-__all__ = ["cell_probability", "check_lattice", "default_lattice", "lattice_range", "sample_cell"]
+__all__ = [
+    "cdf_evaluations",
+    "cell_probability",
+    "check_lattice",
+    "default_lattice",
+    "lattice_range",
+    "sample_cell",
+]
 
 #: default lattice step: this many halvings below the largest power of two <= high - low
 DEFAULT_LATTICE_BITS = 20
 
-# mpmath ships no type information: its numbers and contexts are Any to mypy; the names say what they are
-Mpf: TypeAlias = Any  # an mpmath.mpf
-MpContext: TypeAlias = Any  # an mpmath.MPContext
-_Tail: TypeAlias = Callable[[MpContext, Mpf, "float | None"], Mpf]  # P(Z > a) for a >= 0
+#: most cells an allowed lattice can give (lattice >= ulp(max(|low|, |high|))): bisection depth <= 55
+MAX_CELLS_LOG2 = 55
 
-_LOCAL = threading.local()  # one mpmath context per thread (creating one costs ~1.5 ms)
+_U_BITS0 = 192  # bits of U in the first round
+_GUARD = 32  # working precision = bits of the uniform compared + this
+_MARGIN = 136  # V has this many bits more than the depth of the Y grid
+_Y_EXP0 = 4  # Laplace-log-normal: Y grid spans [-2^(4 + r), 2^(4 + r)] in round r
 
+_Tail: TypeAlias = Callable[[arb, float], arb]  # P(Z > a) for a ball a > 0
 
-def _context() -> MpContext:
-    ctx = getattr(_LOCAL, "ctx", None)
-    if ctx is None:
-        ctx = _LOCAL.ctx = mpmath.MPContext()
-    return ctx
+_EVALS = [0]  # cdf enclosures computed so far (see cdf_evaluations)
 
 
-_GUARD = 24  # guard bits of every mpmath evaluation (see the accuracy model)
-_P0 = 64  # first certification precision
+def cdf_evaluations() -> int:
+    """Number of cdf enclosures the sampler has computed in this process (for timing tests).
+
+    One per comparison of ``U`` (or ``V``) with a cdf value; the difference
+    before and after a release is its work.
+    """
+    return _EVALS[0]
+
+
+_precision = working_precision
 
 
 # --------------------------------------------------------------------------- #
@@ -114,9 +198,12 @@ def _width_exponent(low: float, high: float) -> int:
 def lattice_range(bounds: tuple[float, float]) -> tuple[float, float]:
     """Smallest and largest admissible lattice step for ``bounds``.
 
-    Smallest: ``ulp(max(|low|, |high|))``, so that every lattice point in the
-    bounds is a double and ``k * lattice`` is exact; largest: the power of two
-    at most ``high - low`` (at least one lattice point in the bounds).
+    Smallest: ``ulp(max(|low|, |high|))`` (at least ``2^-1022``), so that every
+    lattice point in the bounds is a double and ``k * lattice`` is exact, and
+    the bounds hold at most ``2^54 + 1`` lattice points (``high - low <=
+    2 max(|low|, |high|) < 2^54 ulp``): the sampler's bisection then takes at
+    most 55 comparisons.  Largest: the power of two at most ``high - low``
+    (at least one lattice point in the bounds).
     """
     low, high = bounds
     big = max(abs(low), abs(high))
@@ -136,8 +223,12 @@ def default_lattice(bounds: tuple[float, float]) -> float:
     return max(step, smallest)
 
 
-def check_lattice(lattice: Any, bounds: tuple[float, float]) -> float:
-    """Validate a user lattice step: a power of two within :func:`lattice_range`."""
+def check_lattice(lattice: object, bounds: tuple[float, float]) -> float:
+    """Validate a user lattice step: a power of two within :func:`lattice_range`.
+
+    The check uses the public bounds only, so a step too fine to sample is
+    refused before any data is read, the same way for every database.
+    """
     smallest, largest = lattice_range(bounds)
     allowed = f"a power of two with {smallest:.6g} <= lattice <= {largest:.6g} for bounds {bounds}"
     if isinstance(lattice, bool) or not isinstance(lattice, (int, float, np.integer, np.floating)):
@@ -161,92 +252,119 @@ def bit_source(gen: np.random.Generator | None) -> Callable[[], int]:
 
 
 class _LazyUniform:
-    """U in [m / 2^bits, (m + 1) / 2^bits); more bits on demand."""
+    """U in [m / 2^bits, (m + 1) / 2^bits); more bits on demand (64 at a time)."""
 
-    __slots__ = ("_draw", "bits", "m")
+    __slots__ = ("_draw", "_hi", "_lo", "bits", "m")
 
-    def __init__(self, draw: Callable[[], int]) -> None:
+    def __init__(self, draw: Callable[[], int], bits: int) -> None:
         self._draw = draw
-        self.m = draw()
-        self.bits = 64
+        self.m = 0
+        self.bits = 0
+        self.refine_to(bits)
 
-    def refine(self) -> None:
-        self.m = (self.m << 64) | self._draw()
-        self.bits += 64
+    def refine_to(self, bits: int) -> None:
+        while self.bits < bits:
+            self.m = (self.m << 64) | self._draw()
+            self.bits += 64
+        self._lo = arb((self.m, -self.bits))  # exact dyadics (an arb from (mantissa, exponent) is exact)
+        self._hi = arb((self.m + 1, -self.bits))
 
-    def mid(self) -> float:
-        return (self.m + 0.5) / 2.0**self.bits if self.bits <= 1000 else 0.0
-
-    def below(self, f: Mpf) -> bool:
-        """Certainly U < f (U_hi <= f)."""
-        return _cmp_dyadic(self.m + 1, self.bits, f) <= 0
-
-    def at_least(self, f: Mpf) -> bool:
-        """Certainly U >= f (U_lo >= f)."""
-        return _cmp_dyadic(self.m, self.bits, f) >= 0
-
-
-def _cmp_dyadic(m: int, bits: int, f: Mpf) -> int:
-    """Sign of ``m / 2^bits - f`` for an mpf ``f``, exactly (integer arithmetic)."""
-    mpf_tuple: tuple[int, int, int, int] = f._mpf_  # (sign, mantissa, exponent, bit count)
-    sign, man, exp, _ = mpf_tuple
-    if not man:
-        if exp:  # inf or nan: treated as +-inf
-            raise ArithmeticError("non-finite probability bound")
-        return 1 if m > 0 else 0
-    fm = -man if sign else man
-    e = min(-bits, exp)
-    a = m << (-bits - e)
-    b = fm << (exp - e)
-    return (a > b) - (a < b)
+    def compare(self, f: arb) -> int:
+        """+1 if certainly U >= f, -1 if certainly U < f, 0 if undecided (the ball meets U's interval)."""
+        _EVALS[0] += 1
+        if self._lo >= f:  # U >= U_lo >= every point of the ball
+            return 1
+        if self._hi <= f:  # U < U_hi <= every point of the ball
+            return -1
+        return 0
 
 
 # --------------------------------------------------------------------------- #
-# tails P(Z > a), a >= 0, in mpmath
+# tails P(Z > a) for a ball a > 0, in Arb
 # --------------------------------------------------------------------------- #
-def _tail_laplace(ctx: MpContext, a: Mpf, shape: float | None) -> Mpf:
-    return ctx.exp(-a) / 2
+def _tail_laplace(a: arb, shape: float) -> arb:
+    return (-a).exp() / 2
 
 
-def _tail_polyplace(ctx: MpContext, a: Mpf, alpha: float | None) -> Mpf:
-    K = _polyplace_K(ctx, _required_shape("polyplace", alpha))
-    al = ctx.mpf(alpha)
-    if a * al < 1:
-        return ctx.mpf(0.5) + (al - 1) * ctx.expm1(al * ctx.log1p(-a)) / (2 * K)
-    return (al + 1) * ctx.exp(al * ctx.log1p(-1 / al**2) - al * ctx.log1p(a)) / (2 * K)
+def _times_ratio_below_one(x: arb, p: int, q: int) -> bool:
+    """Exactly: is ``x * p / q < 1`` for an exact ball ``x`` (a point) and integers ``p, q > 0``?"""
+    man, exp = x.man_exp()
+    m, e = int(man), int(exp)
+    return (m * p) << e < q if e >= 0 else m * p < q << -e
 
 
-def _tail_student_t(ctx: MpContext, a: Mpf, d: float | None) -> Mpf:
-    dm = ctx.mpf(_required_shape("student_t", d))
-    den = dm + a * a
-    w = dm / den
-    if w <= 0.5:
-        return ctx.betainc(dm / 2, ctx.mpf(0.5), 0, w, regularized=True) / 2
-    return (1 - ctx.betainc(ctx.mpf(0.5), dm / 2, 0, a * a / den, regularized=True)) / 2
+@functools.lru_cache(maxsize=64)
+def _polyplace_constants(alpha: float, prec: int) -> tuple[arb, arb, arb, int, int]:
+    """alpha, (alpha - 1)/(2K), (alpha + 1)(1 - 1/alpha^2)^alpha/(2K) at ``prec`` bits, and alpha = p/q."""
+    al = arb(alpha)
+    K2 = 4 * (al * (-1 / al).log1p()).exp() + 2 * al - 2
+    outer = (al + 1) * (al * (-1 / (al * al)).log1p()).exp() / K2
+    p, q = alpha.as_integer_ratio()
+    return al, (al - 1) / K2, outer, p, q
 
 
-def _tail_cauchy(ctx: MpContext, a: Mpf, shape: float | None) -> Mpf:
-    c = ctx.mpf(_required_shape("cauchy", shape))
-    if a == 0:
-        return ctx.mpf(0.5)
-    lac = c * ctx.log(a)  # log a^c
-    if lac >= 0:  # w = 1/(1 + a^c) <= 1/2
-        w = ctx.exp(-lac) / (1 + ctx.exp(-lac))
-        return ctx.betainc(1 - 1 / c, 1 / c, 0, w, regularized=True) / 2
-    v = ctx.exp(lac) / (1 + ctx.exp(lac))  # 1 - w < 1/2
-    return (1 - ctx.betainc(1 / c, 1 - 1 / c, 0, v, regularized=True)) / 2
+def _tail_polyplace(a: arb, alpha: float) -> arb:
+    al, c_in, c_out, p, q = _polyplace_constants(alpha, ctx.prec)
+
+    def inner(x: arb) -> arb:  # x < 1/alpha
+        return arb(0.5) + c_in * (al * (-x).log1p()).expm1()
+
+    def outer(x: arb) -> arb:  # x >= 1/alpha
+        return c_out * (-al * x.log1p()).exp()
+
+    lo, hi = a.lower(), a.upper()  # exact end points
+    if _times_ratio_below_one(hi, p, q):
+        return inner(a)
+    if not _times_ratio_below_one(lo, p, q):
+        return outer(a)
+    # the ball straddles the seam 1/alpha: T is decreasing, so T(a) lies between T(hi) and T(lo)
+    return inner(lo).union(outer(hi))
 
 
-def _polyplace_K(ctx: MpContext, alpha: float) -> Mpf:
-    """``K = 2((alpha - 1)/alpha)^alpha + alpha - 1``, cached per (alpha, precision)."""
-    key = (alpha, ctx.prec)
-    cache = ctx.__dict__.setdefault("_smoothdp_K", {})
-    if key not in cache:
-        if len(cache) > 64:
-            cache.clear()
-        a = ctx.mpf(alpha)
-        cache[key] = 2 * ctx.exp(a * ctx.log1p(-1 / a)) + a - 1
-    return cache[key]
+@functools.lru_cache(maxsize=64)
+def _student_constants(d: float, prec: int) -> tuple[arb, arb, arb, arb]:
+    """d, d/2, log d + log B(d/2, 1/2), and -(prec + 8) log 2, at ``prec`` bits."""
+    dd, half = arb(d), arb(0.5)
+    log_beta = (dd / 2).lgamma() + half.lgamma() - (dd / 2 + half).lgamma()
+    return dd, dd / 2, dd.log() + log_beta, -(prec + 8) * arb(2).log()
+
+
+def _tail_student_t(a: arb, d: float) -> arb:
+    """Student's t tail; far out, the ball ``[0, bound]`` when the bound is below the working precision.
+
+    For ``q = 1/2 < 1``, ``(1 - t)^(q - 1)`` increases on ``[0, w]``, so
+    ``B(w; p, q) <= (1 - w)^(q - 1) w^p / p`` and ``T(a) <= w^(d/2) / (d B(d/2, 1/2)
+    sqrt(1 - w))``.  Where this is below ``2^-(prec + 8)`` the enclosure
+    ``[0, bound]`` is as sharp, in absolute terms, as an evaluation at the
+    working precision (the comparisons with ``U`` are absolute), and it avoids
+    Arb's slow incomplete-beta series deep in the tail at large d.
+    """
+    dd, d2, log_norm, log_tiny = _student_constants(d, ctx.prec)
+    half = arb(0.5)
+    a2 = a * a
+    den = dd + a2
+    if a.mid() < 1:  # v <= 1/(d + 1): I_v(1/2, d/2) < 0.7, the complement does not cancel
+        return (1 - (a2 / den).beta_lower(half, d2, regularized=True)) / 2
+    log_bound = d2 * (dd / den).log() - (a2 / den).log() / 2 - log_norm
+    if log_bound < log_tiny:
+        return arb(0).union(log_bound.exp())
+    return (dd / den).beta_lower(d2, half, regularized=True) / 2
+
+
+@functools.lru_cache(maxsize=64)
+def _cauchy_constants(c: float, prec: int) -> tuple[arb, arb, arb]:
+    cc = arb(c)
+    return cc, 1 - 1 / cc, 1 / cc
+
+
+def _tail_cauchy(a: arb, c: float) -> arb:
+    cc, big, small = _cauchy_constants(c, ctx.prec)
+    L = cc * a.log()
+    if a.mid() >= 1:  # w = 1/(1 + a^c) <= 1/2
+        e = (-L).exp()
+        return (e / (1 + e)).beta_lower(big, small, regularized=True) / 2
+    e = L.exp()
+    return (1 - (e / (1 + e)).beta_lower(small, big, regularized=True)) / 2
 
 
 _TAILS: dict[str, _Tail] = {
@@ -258,14 +376,18 @@ _TAILS: dict[str, _Tail] = {
 }
 
 
-def _density_bound(family: str, shape: float | None) -> float:
-    """An upper bound on the standard density (all five are unimodal at 0).
+def _cdf(tail: _Tail, shape: float, a: arb, sign: int) -> arb:
+    """Ball containing F(a) for a ball ``a`` of the given exact sign (F(-a) = T(a))."""
+    if sign == 0:
+        return arb(0.5)
+    return tail(-a, shape) if sign < 0 else 1 - tail(a, shape)
 
-    Laplace 1/2; Cauchy(c) ``c sin(pi/c) / (2 pi) < 1/2``; Student's t below
-    ``1/sqrt(2 pi) < 1/2``; PolyPlace ``alpha (alpha - 1) / (2K) <= alpha / 2``
-    since ``K >= alpha - 1``.
-    """
-    return 0.5 * _required_shape(family, shape) if family == "polyplace" else 0.5
+
+def _normal_cdf(y: arb, inv_sqrt2: arb | None = None) -> arb:
+    """``Phi(y) = erfc(-y / sqrt 2) / 2`` (``inv_sqrt2``: a ball of ``1/sqrt 2``, to reuse)."""
+    if inv_sqrt2 is None:
+        inv_sqrt2 = arb(2).rsqrt()
+    return (-y * inv_sqrt2).erfc() / 2
 
 
 def _required_shape(family: str, shape: float | None) -> float:
@@ -275,132 +397,72 @@ def _required_shape(family: str, shape: float | None) -> float:
     return shape
 
 
-def _cdf_bounds(
-    ctx: MpContext, tail: _Tail, shape: float | None, a_lo: Mpf, a_hi: Mpf, p: int, f_max: float
-) -> tuple[Mpf, Mpf]:
-    """Enclosure [F_lo, F_hi] of F(a) for every a in [a_lo, a_hi] (F increasing).
-
-    One tail evaluation at the midpoint, with relative error ``2^-p``, widened
-    by ``f_max * (a_hi - a_lo)`` (F is Lipschitz with constant ``f_max``).
-    """
-    rel = ctx.ldexp(1, -p)
-    a = (a_lo + a_hi) / 2
-    spread = f_max * (a_hi - a_lo)
-    if a < 0:
-        t = tail(ctx, -a, shape)
-        return t * (1 - rel) - spread, t * (1 + rel) + spread
-    t = tail(ctx, a, shape)
-    return 1 - t * (1 + rel) - spread, 1 - t * (1 - rel) + spread
-
-
 # --------------------------------------------------------------------------- #
 # the sampler
 # --------------------------------------------------------------------------- #
 class _Problem:
-    """One release: true value, noise scale, lattice, clamp range, family."""
+    """One release: true value, noise scale, lattice, clamp range, family.
+
+    The cell boundaries are ``a_j = N_j 2^e / s`` with the integer
+    ``N_j = (2j - 1) A - B`` (``lattice / 2 = A 2^e``, ``true = B 2^e``), so
+    their sign, and ``a_j = 0``, are known exactly.
+    """
 
     def __init__(
         self, family: str, shape: float | None, true: float, scale: float, lattice: float, k_lo: int, k_hi: int
     ) -> None:
-        if family != "laplace":  # every other family has a shape: refuse None before any arithmetic
-            _required_shape(family, shape)
-        self.family, self.shape = family, shape
+        if family not in _TAILS:
+            raise ValueError(f"family must be one of {tuple(_TAILS)}, got {family!r}")
+        self.family = family
+        self.shape = 0.0 if family == "laplace" else _required_shape(family, shape)
         self.tail = _TAILS[family]
-        self.true, self.scale, self.lattice = true, scale, lattice
+        for name, v in (("true", true), ("scale", scale), ("lattice", lattice)):
+            if not math.isfinite(v):
+                raise ValueError(f"{name} must be finite, got {v!r}")
+        if not (scale > 0 and lattice > 0):
+            raise ValueError(f"scale and lattice must be > 0, got scale={scale!r}, lattice={lattice!r}")
+        if not k_lo <= k_hi:
+            raise ValueError(f"need k_lo <= k_hi, got {k_lo} > {k_hi}")
+        if (k_hi - k_lo + 1).bit_length() > MAX_CELLS_LOG2:
+            raise ValueError(
+                f"lattice too fine: more than 2^{MAX_CELLS_LOG2} lattice points in the bounds "
+                f"(a lattice must be at least ulp(max(|low|, |high|)))"
+            )
+        self.scale = arb(scale)  # a double: exact
         self.k_lo, self.k_hi = k_lo, k_hi
-        self.f_max = _density_bound(family, shape)
-        self.ctx = _context()
+        half, t = Fraction(lattice) / 2, Fraction(true)
+        den = max(half.denominator, t.denominator)  # both powers of two
+        self.A = half.numerator * (den // half.denominator)
+        self.B = t.numerator * (den // t.denominator)
+        self.e = -(den.bit_length() - 1)
 
-    def numerator(self, k: int) -> Mpf:
-        """(k - 1/2) lattice - true, exactly (the lower boundary of cell k, times s)."""
-        ctx = self.ctx
-        left = ctx.fmul(2 * k - 1, ctx.mpf(self.lattice) / 2, exact=True)
-        return ctx.fsub(left, ctx.mpf(self.true), exact=True)
+    def boundary(self, j: int) -> tuple[arb, int]:
+        """Ball of ``a_j`` and its exact sign."""
+        n = (2 * j - 1) * self.A - self.B
+        sign = (n > 0) - (n < 0)
+        return arb((n, self.e)) / self.scale, sign
 
-    def boundary(self, k: int, p: int, factor: tuple[Mpf, Mpf] | None = None) -> tuple[Mpf, Mpf]:
-        """Enclosure of a_k = numerator / (s * factor) with ``factor`` an mpf interval or None."""
-        ctx = self.ctx
-        num = self.numerator(k)
-        if not num:
-            return ctx.mpf(0), ctx.mpf(0)
-        ctx.prec = p + _GUARD
-        if factor is None:  # directed rounding: a rigorous enclosure
-            return ctx.fdiv(num, self.scale, rounding="f"), ctx.fdiv(num, self.scale, rounding="c")
-        f_lo, f_hi = factor  # 0 < f_lo <= f_hi, enclosing e^{sigma Y}
-        ends = (num / (self.scale * f_lo), num / (self.scale * f_hi))
-        lo, hi = min(ends), max(ends)
-        rel = ctx.ldexp(1, -p)  # the two rounded operations above are far inside this margin
-        lo = lo * (1 - rel) if lo > 0 else lo * (1 + rel)
-        hi = hi * (1 + rel) if hi > 0 else hi * (1 - rel)
-        return lo, hi
+    def bisect(self, u: _LazyUniform, factor: arb | None = None) -> int | None:
+        """The cell of ``U`` by bisection over ``[k_lo, k_hi]`` (None if a comparison is undecided).
 
-    def cdf_at(self, k: int, p: int, factor: tuple[Mpf, Mpf] | None = None) -> tuple[Mpf, Mpf]:
-        """Enclosure of F(a_k)."""
-        a_lo, a_hi = self.boundary(k, p, factor)
-        self.ctx.prec = p + _GUARD
-        return _cdf_bounds(self.ctx, self.tail, self.shape, a_lo, a_hi, p, self.f_max)
-
-    def candidate(self, z: float) -> int:
-        v = (self.true + self.scale * z) / self.lattice if math.isfinite(z) else z
-        if not math.isfinite(v):
-            return self.k_hi if v > 0 else self.k_lo
-        return int(min(max(round(v), self.k_lo), self.k_hi))
-
-
-def _standard_ppf(family: str, shape: float | None, q: float) -> float:
-    """Float inverse cdf of the standard noise (only proposes a candidate cell)."""
-    q = min(max(q, 1e-300), 1.0 - 2.0**-60)
-    with np.errstate(all="ignore"):
-        if family in ("laplace", "laplace_log_normal"):
-            return math.log(2.0 * q) if q < 0.5 else -math.log(2.0 * (1.0 - q))
-        if family == "polyplace":
-            return float(_noise._polyplace._ppf(np.asarray(q), np.asarray(shape)))
-        if family == "student_t":
-            return float(special.stdtrit(shape, q))
-        return float(_noise._gencauchy._ppf(np.asarray(q), np.asarray(shape)))
-
-
-def _search(prob: _Problem, u: _LazyUniform, k: int, p: int, factor: tuple[Mpf, Mpf] | None = None) -> int | None:
-    """The cell of U if certain at precision ``p`` (None if undecided).
-
-    Walks a few cells from the float candidate (almost always right or one
-    off); a candidate further off (a poor float quantile far in a tail)
-    falls back to bisection over the clamp range, about 60 cdf enclosures.
-    """
-    cache: dict[int, tuple[Mpf, Mpf]] = {}
-
-    def F(j: int) -> tuple[Mpf, Mpf]:
-        if j not in cache:
-            cache[j] = prob.cdf_at(j, p, factor)
-        return cache[j]
-
-    for _ in range(8):
-        low_ok = high_ok = True
-        if k > prob.k_lo:
-            f_lo, f_hi = F(k)
-            if u.below(f_lo):
-                k -= 1
-                continue
-            low_ok = u.at_least(f_hi)
-        if k < prob.k_hi:
-            g_lo, g_hi = F(k + 1)
-            if u.at_least(g_hi):
-                k += 1
-                continue
-            high_ok = u.below(g_lo)
-        return k if (low_ok and high_ok) else None
-    # bisection: invariant U >= F(a_lo) (or lo = k_lo) and U < F(a_{hi+1}) (or hi = k_hi)
-    lo, hi = prob.k_lo, prob.k_hi
-    while lo < hi:
-        mid = (lo + hi + 1) // 2  # lo < mid <= hi: the boundary a_mid between cells mid - 1 and mid
-        f_lo, f_hi = F(mid)
-        if u.at_least(f_hi):
-            lo = mid
-        elif u.below(f_lo):
-            hi = mid - 1
-        else:
-            return None
-    return lo
+        Invariant: ``U >= F(a_lo)`` (or ``lo = k_lo``) and ``U < F(a_{hi+1})`` (or
+        ``hi = k_hi``).  The boundaries visited are a function of the result.
+        ``factor`` (Laplace-log-normal) is a ball of ``e^{-sigma Y}``.
+        """
+        lo, hi = self.k_lo, self.k_hi
+        while lo < hi:
+            mid = (lo + hi + 1) // 2  # the boundary between cells mid - 1 and mid
+            a, sign = self.boundary(mid)
+            if factor is not None:
+                a = a * factor
+            c = u.compare(_cdf(self.tail, self.shape, a, sign))
+            if c > 0:
+                lo = mid
+            elif c < 0:
+                hi = mid - 1
+            else:
+                return None
+        return lo
 
 
 def sample_cell(
@@ -421,93 +483,127 @@ def sample_cell(
     true, scale, lattice : float
         Doubles, used exactly.  ``scale > 0``.
     k_lo, k_hi : int
-        Clamp range (the lattice points inside the bounds).
+        Clamp range (the lattice points inside the bounds), at most ``2^55`` cells.
     gen : numpy.random.Generator or None
         Source of random bits; None draws them from OS entropy.
 
     Returns
     -------
     int
+
+    Notes
+    -----
+    Rounds ``r = 0, 1, ...`` use ``192 * 2^r`` bits of ``U`` and precision
+    ``192 * 2^r + 32``; a round returns only when all its comparisons are
+    decided (proven), else the next round starts afresh (see the module
+    docstring for the termination argument and the work per release).
+
+    References
+    ----------
+    Mironov, "On significance of the least significant bits for differential
+    privacy", CCS 2012.  Johansson, "Arb: efficient arbitrary-precision
+    midpoint-radius interval arithmetic", IEEE Trans. Computers 66 (2017).
     """
     prob = _Problem(family, shape, true, scale, lattice, k_lo, k_hi)
     draw = bit_source(gen)
-    u = _LazyUniform(draw)
-    if family == "laplace_log_normal":
-        return _sample_mixture(prob, u, _LazyUniform(draw))
-    p = _P0
-    while True:
-        k = prob.candidate(_standard_ppf(family, shape, u.mid()))
-        got = _search(prob, u, k, p)
-        if got is not None:
-            return got
-        u.refine()
-        p = u.bits + 32
-
-
-# Laplace-log-normal: Z = X exp(sigma Y)
-def _normal_interval(ctx: MpContext, v: _LazyUniform, p: int) -> tuple[Mpf, Mpf] | None:
-    """Certified [y_lo, y_hi] containing Phi^{-1}(V), or None if V's interval touches 0 or 1."""
-    if v.m == 0 or v.m + 1 == 1 << v.bits:
-        return None
-    ctx.prec = p + _GUARD
-    rel = ctx.ldexp(1, -p)
-    lo_q = v.m / 2.0**v.bits if v.bits <= 1000 else 0.0
-    y_c = float(special.ndtri(lo_q)) if lo_q > 0 else -40.0
-    y_d = float(special.ndtri(min((v.m + 1) / 2.0**v.bits, 1.0 - 2.0**-60)))
-    delta = 2.0 ** -(min(p, 1000) - 16) * (1.0 + abs(y_c)) + 1e-300
-
-    def phi_hi(y: Mpf) -> Mpf:  # upper bound of Phi(y)
-        return ctx.ncdf(y) * (1 + rel) if y < 0 else 1 - ctx.ncdf(-y) * (1 - rel)
-
-    def phi_lo(y: Mpf) -> Mpf:
-        return ctx.ncdf(y) * (1 - rel) if y < 0 else 1 - ctx.ncdf(-y) * (1 + rel)
-
-    y_lo = y_hi = None
-    for _ in range(40):
-        cand = ctx.mpf(y_c) - delta
-        if _cmp_dyadic(v.m, v.bits, phi_hi(cand)) >= 0:  # Phi(cand) <= V_lo
-            y_lo = cand
-            break
-        delta *= 16.0
-    delta = 2.0 ** -(min(p, 1000) - 16) * (1.0 + abs(y_d)) + 1e-300
-    for _ in range(40):
-        cand = ctx.mpf(y_d) + delta
-        if _cmp_dyadic(v.m + 1, v.bits, phi_lo(cand)) <= 0:  # Phi(cand) >= V_hi
-            y_hi = cand
-            break
-        delta *= 16.0
-    if y_lo is None or y_hi is None:
-        return None
-    return y_lo, y_hi
-
-
-def _sample_mixture(prob: _Problem, u: _LazyUniform, v: _LazyUniform) -> int:
-    sigma = _required_shape(prob.family, prob.shape)
-    ctx = prob.ctx
-    p = _P0
-    while True:
-        ys = _normal_interval(ctx, v, p)
-        if ys is not None:
-            ctx.prec = p + _GUARD
-            rel = ctx.ldexp(1, -p)
-            f_lo = ctx.exp(sigma * ys[0]) * (1 - rel)
-            f_hi = ctx.exp(sigma * ys[1]) * (1 + rel)
-            y_mid = float((ys[0] + ys[1]) / 2)
-            x = _standard_ppf("laplace", None, u.mid())
-            with np.errstate(all="ignore"):
-                z = x * math.exp(min(sigma * y_mid, 700.0))
-            k = prob.candidate(z)
-            got = _search(prob, u, k, p, factor=(f_lo, f_hi))
+    u = _LazyUniform(draw, _U_BITS0)
+    mixture = family == "laplace_log_normal"
+    v = _LazyUniform(draw, _v_bits(prob.shape, 0, u.bits)) if mixture else None
+    r = 0
+    with _LOCK:
+        while True:
+            got: int | None = None
+            factor: arb | None = None
+            if v is not None:
+                with _precision(v.bits + _GUARD):
+                    factor = _mixture_factor(prob.shape, v, r, u.bits)
+            if v is None or factor is not None:
+                with _precision(u.bits + _GUARD):
+                    got = prob.bisect(u, factor)
             if got is not None:
                 return got
-        u.refine()
-        v.refine()
-        p = max(u.bits, v.bits) + 32
+            r += 1
+            u.refine_to(2 * u.bits)
+            if v is not None:
+                v.refine_to(max(2 * v.bits, _v_bits(prob.shape, r, u.bits)))
+
+
+def _y_depth(sigma: float, r: int, u_bits: int) -> int:
+    """Depth D of the Y grid in round r: ``sigma h / (2e) <= 2^-(u_bits + 4)`` for its step h."""
+    extra = max(0, math.ceil(math.log2(sigma))) if sigma > 1 else 0
+    return _Y_EXP0 + r + 5 + u_bits + extra
+
+
+def _v_bits(sigma: float, r: int, u_bits: int) -> int:
+    """Bits of V in round r: ``D + 136``, rounded up to 64 (so ``2^(D+1) 2^-bits < 2^-135``)."""
+    need = _y_depth(sigma, r, u_bits) + _MARGIN
+    return -(-need // 64) * 64
+
+
+def _mixture_factor(sigma: float, v: _LazyUniform, r: int, u_bits: int) -> arb | None:
+    """Ball of ``e^{-sigma Y}``, ``Y = Phi^{-1}(V)``, by a bisection of fixed depth (None if undecided).
+
+    The grid ``y_j = -2^E + j h``, ``h = 2^(E + 1 - D)``, ``E = 4 + r``, has
+    ``2^D - 1`` interior points and ``2^D`` cells; bisection over the cells
+    takes exactly ``D`` comparisons of ``V`` with ``Phi(y_j)`` whatever ``V``
+    is.  ``D = E + 5 + b + max(0, ceil(log2 sigma))`` (``b`` bits of U) makes
+    ``sigma h / (2e) <= 2^-(b + 4)``, the spread of ``F(a e^{-sigma Y})`` over a
+    cell.  Step ``t`` compares V with one of the ``2^(t-1)`` grid values
+    of that depth; it is undecided only if V lies within ``2^-bits`` plus the
+    ball's radius of it.  With ``bits >= D + 136`` and precision
+    ``min(t + 172, bits + 32)`` at step ``t`` (a fixed schedule; radius about
+    ``2^-(t + 172)``) the sum over the steps is below ``2^-130``.
+    The two end cells are unbounded: the round is then undecided too.
+    """
+    E = _Y_EXP0 + r
+    D = _y_depth(sigma, r, u_bits)
+    lo, hi = 0, (1 << D) - 1
+    decided = True
+    top = ctx.prec  # the caller holds the precision lock (working_precision) for the whole draw
+    inv_sqrt2 = arb(2).rsqrt()
+    for step in range(1, D + 1):  # exactly D steps: the cells are a power of two
+        # step t compares V with one of 2^(t-1) grid values: radius about 2^-(t + 172) keeps the union small
+        ctx.prec = min(step + 172, top)
+        mid = (lo + hi + 1) // 2
+        # y_mid = -2^E + mid 2^(E + 1 - D) = (mid - 2^(D - 1)) 2^(E + 1 - D), exact
+        c = v.compare(_normal_cdf(arb((mid - (1 << (D - 1)), E + 1 - D)), inv_sqrt2))
+        if c > 0:
+            lo = mid
+        elif c < 0:
+            hi = mid - 1
+        else:  # keep the depth fixed: finish the descent, then report the round undecided
+            decided = False
+            lo = mid
+    ctx.prec = top
+    if not decided or lo == 0 or lo == (1 << D) - 1:
+        return None
+    y_lo = arb((lo - (1 << (D - 1)), E + 1 - D))
+    y_hi = arb((lo + 1 - (1 << (D - 1)), E + 1 - D))
+    return (-arb(sigma) * y_lo.union(y_hi)).exp()
 
 
 # --------------------------------------------------------------------------- #
 # exact cell probabilities (for tests and audits)
 # --------------------------------------------------------------------------- #
+def _mixture_integral(x: arb, sigma: float) -> arb:
+    """Ball of ``J(x) = E exp(-x e^{-sigma Y})``, Y standard normal, for a ball ``x > 0``.
+
+    Arb's rigorous quadrature (``acb.integral``; the integrand is entire) on
+    ``|y| <= 40``; the rest lies in ``[0, P(|Y| > 40)] = [0, erfc(40 / sqrt 2)]``
+    (the integrand is between 0 and the normal density) and is added as such.
+    """
+    s = acb(sigma)
+    xc = acb(x)
+    norm = 1 / (2 * arb.pi()).sqrt()
+
+    def f(y: acb, analytic: bool) -> acb:
+        return (-(y * y) / 2).exp() * norm * (-(xc * (-s * y).exp())).exp()
+
+    body = acb.integral(f, -40, 40).real
+    rest = (arb(40) / arb(2).sqrt()).erfc()
+    return body + arb(0).union(rest)
+
+
 def cell_probability(
     family: str,
     shape: float | None,
@@ -518,30 +614,23 @@ def cell_probability(
     k_lo: int,
     k_hi: int,
     prec: int = 200,
-) -> Any:
-    """``P(K = k)`` for the clamped lattice law, as an mpmath number at ``prec`` bits.
+) -> arb:
+    """``P(K = k)`` for the clamped lattice law, as an Arb ball (a proven enclosure) at ``prec`` bits.
 
-    Laplace-log-normal uses the mixture over Y by mpmath quadrature on
-    ``|Y| <= 12`` (the normal mass beyond is below ``4e-33``, added to the
-    reported value's error); the other families use their tails.
+    The closed-form families use the sampler's tails; Laplace-log-normal the
+    mixture ``F(a) = 1 - J(a) / 2`` (``a > 0``), ``J(|a|) / 2`` (``a < 0``) with
+    :func:`_mixture_integral`.
     """
-    ctx = _context()
-    ctx.prec = prec
-    tail = _TAILS[family]
+    prob = _Problem(family, shape, true, scale, lattice, k_lo, k_hi)
+    with _LOCK, _precision(prec):
 
-    def F(j: int) -> Mpf:  # F(a_j): P(true + scale Z < (j - 1/2) lattice)
-        a = (ctx.mpf(2 * j - 1) * ctx.mpf(lattice) / 2 - ctx.mpf(true)) / ctx.mpf(scale)
-        if family == "laplace_log_normal":
-            s = ctx.mpf(shape)
+        def F(j: int) -> arb:
+            a, sign = prob.boundary(j)
+            if family != "laplace_log_normal" or sign == 0:
+                return _cdf(prob.tail, prob.shape, a, sign)
+            J = _mixture_integral(a if sign > 0 else -a, prob.shape)
+            return J / 2 if sign < 0 else 1 - J / 2
 
-            def g(y: Mpf) -> Mpf:
-                b = a * ctx.exp(-s * y)
-                f = tail(ctx, -b, None) if b < 0 else 1 - tail(ctx, b, None)
-                return ctx.npdf(y) * f
-
-            return ctx.quad(g, ctx.linspace(-12, 12, 13))
-        return tail(ctx, -a, shape) if a < 0 else 1 - tail(ctx, a, shape)
-
-    lo = F(k) if k > k_lo else ctx.mpf(0)
-    hi = F(k + 1) if k < k_hi else ctx.mpf(1)
-    return hi - lo
+        lo = F(k) if k > k_lo else arb(0)
+        hi = F(k + 1) if k < k_hi else arb(1)
+        return hi - lo

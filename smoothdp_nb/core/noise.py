@@ -46,12 +46,15 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
+from flint import arb
 from scipy import optimize, special
 from scipy.stats import rv_continuous
 
+from ._arb import working_precision
 from ._types import BoolArray, FloatArray
 from ._validate import as_positive, as_real, as_rng
 
@@ -742,6 +745,8 @@ def _lln_std(eps: float, gamma: float, sigma: float) -> float:
     budget = eps - gamma / sigma
     if budget <= 0.0:
         return math.inf
+    if 2.5 * sigma * sigma > 709.0:  # e^{5 sigma^2 / 2} beyond the doubles: the std is infinite as a double
+        return math.inf
     return math.sqrt(2.0) * math.exp(2.5 * sigma * sigma) / budget
 
 
@@ -806,9 +811,11 @@ class Calibration:
     ----------
     family, epsilon, gamma, delta : as requested
     shape : float or None
-        c (cauchy), d (student_t), sigma (laplace_log_normal), alpha = eps/gamma (polyplace).
+        c (cauchy), d (student_t), sigma (laplace_log_normal), alpha = eps/gamma
+        rounded **down** to a double (polyplace).
     scale : float
-        Multiplier per unit of smooth sensitivity.
+        Multiplier per unit of smooth sensitivity: the exact constant of the
+        family's theorem rounded **up** to a double (see :func:`_calibrate`).
     distribution : frozen scipy distribution of the standardised noise Z.
     std : float
         Standard deviation of ``scale * Z`` (``inf`` if infinite).
@@ -869,6 +876,18 @@ def calibrate(
     ------
     ValueError
         If gamma is outside the family's range, or a parameter is invalid.
+
+    Notes
+    -----
+    The stated guarantee is proven, not approximately met: the scale is
+    rounded up, PolyPlace's alpha down, and epsilon / delta enter as the
+    smaller of the double and the decimal printed in ``guarantee`` (the
+    argument is in :func:`_calibrate`'s docstring).
+
+    References
+    ----------
+    Hladik & Tetek, "Smooth Sensitivity Revisited: Towards Optimality",
+    Theorem 8 and Claims 16-18; Bun & Steinke (lecture notes), Proposition 3.
     """
     family = _check_family(family)
     eps = as_positive(epsilon, "epsilon")
@@ -878,45 +897,133 @@ def calibrate(
     return _calibrate(family, eps, gamma, delta, shape)
 
 
+def _stated(x: float) -> Fraction:
+    """The decimal a guarantee text states for ``x`` (``f"{x:g}"``), exactly."""
+    return Fraction(f"{x:g}")
+
+
+def _calibration_value(x: float) -> Fraction:
+    """``min(x, stated decimal of x)``: calibrating at it makes both the double and the text true."""
+    return min(Fraction(x), _stated(x))
+
+
+def _arb(x: Fraction) -> arb:
+    return arb(x.numerator) / arb(x.denominator)
+
+
+def _float_up(x: Fraction | arb) -> float:
+    """The smallest double >= x (for a ball: >= every point of it); ``inf`` if there is none."""
+    if isinstance(x, arb):
+        if not x.is_finite():
+            return math.inf
+        m, e = x.upper().mid().man_exp()
+        x = Fraction(int(m)) * Fraction(2) ** int(e)
+    try:
+        f = float(x)
+    except OverflowError:
+        return math.inf
+    return math.nextafter(f, math.inf) if Fraction(f) < x else f
+
+
+def _float_down(x: Fraction) -> float:
+    """The largest double <= x (x > 0 and below the largest double)."""
+    f = float(x)
+    return math.nextafter(f, -math.inf) if Fraction(f) > x else f
+
+
+def _decimal_up(x: Fraction) -> str:
+    """``x`` in 6 significant digits, rounded up (a stated bound must not be below the truth)."""
+    text = f"{float(x):.6g}"
+    while Fraction(text) < x:
+        mant, _, exp = f"{float(Fraction(text)):.5e}".partition("e")
+        text = f"{float(Fraction(mant) + Fraction(1, 10**5)) * 10 ** int(exp):.6g}"
+    return text
+
+
+def _positive_denominator(
+    den: Fraction | arb, family: str, eps: float, gamma: float, delta: float | None, shape: float | None
+) -> None:
+    """Refuse a calibration whose budget ``eps - gamma * (...)`` is not proven positive."""
+    if not den > 0:
+        _check_gamma_in_range(family, eps, gamma, delta, shape)  # the usual message, if it applies
+        raise ValueError(
+            f"gamma must satisfy 0 < gamma < {gamma_range(family, eps, delta, shape):.6g} for {family} "
+            f"at epsilon={eps:g} (as stated, {_stated(eps)}), got {gamma!r}: no positive privacy budget is left"
+        )
+
+
 @functools.lru_cache(maxsize=256)
 def _calibrate(
     family: str, epsilon: float, gamma: float, delta: float | None = None, shape: float | None = None
 ) -> Calibration:
-    """:func:`calibrate` on validated arguments (cached: freezing a scipy distribution costs ~1 ms)."""
+    """:func:`calibrate` on validated arguments (cached: freezing a scipy distribution costs ~1 ms).
+
+    Every number the guarantee rests on is rounded in the safe direction.  The
+    mechanisms are ``SS * scale * Z``; Theorem 8 / Claims 16-18 / Proposition 3
+    hold for ``scale`` at the exact value ``c(eps, gamma, ...)``, and a larger
+    scale is the same mechanism run with the sensitivity bound
+    ``SS * scale / c`` -- still a gamma-smooth upper bound on the local
+    sensitivity (multiplying a gamma-smooth bound by a constant >= 1 keeps it
+    both) -- so each scale is computed exactly (fractions) or as an Arb ball and
+    rounded **up** to a double.  PolyPlace's shape ``alpha = eps / gamma`` is
+    rounded **down**: Theorem 8 with ``(gamma, eps' = alpha gamma)`` then gives
+    ``eps'``-DP with ``eps' <= eps``.  The calibration uses ``eps`` (and
+    Laplace's ``delta``) as ``min(value, stated decimal)``, the decimal being
+    the ``:g`` text of the guarantee, so that both the returned double and the
+    printed text are proven; rho is ``eps^2 / 2`` rounded up, and printed
+    rounded up.
+    """
     family = _check_family(family)
     eps = as_positive(epsilon, "epsilon")
     gamma = as_positive(gamma, "gamma")
     delta = _check_delta(family, delta)
     shape = _check_shape(family, shape)
+    E, G = _calibration_value(eps), Fraction(gamma)
     if family == "polyplace":
         _check_gamma_in_range(family, eps, gamma, delta, shape)
-        # Theorem 8: SS * Z' with Z' ~ PolyPlace(1/gamma, eps/gamma) = (SS/gamma) * PolyPlace(1, eps/gamma)
-        alpha = eps / gamma
+        # Theorem 8: SS * Z' with Z' ~ PolyPlace(SS/gamma, eps/gamma) = (SS/gamma) * PolyPlace(1, eps/gamma)
+        alpha = _float_down(E / G)
+        if not alpha > 1.0:
+            raise ValueError(
+                f"gamma must satisfy 0 < gamma < {eps:.6g} for polyplace at epsilon={eps:g} with "
+                f"epsilon/gamma > 1 after rounding down, got {gamma!r}"
+            )
+        scale = _float_up(1 / G)
         dist = PolyPlace(s=1.0, alpha=alpha)
-        std = math.sqrt(polyplace_variance(1.0 / gamma, alpha))
-        return Calibration(family, eps, gamma, None, alpha, 1.0 / gamma, dist, std, f"{eps:g}-DP")
-    if family == "laplace":
-        _check_gamma_in_range(family, eps, gamma, delta, shape)
-        scale = 1.0 / (eps - gamma * _log_two_over_delta(delta))
-        return Calibration(
-            family, eps, gamma, delta, None, scale, Laplace(), math.sqrt(2.0) * scale, f"({eps:g}, {delta:g})-DP"
-        )
-    if shape is None:
-        _check_gamma_in_range(family, eps, gamma, delta, None)
-        shape = optimal_shape(family, eps, gamma)
-    else:
-        _check_gamma_in_range(family, eps, gamma, delta, shape)
-    if family in ("cauchy", "student_t"):  # pure DP, heavy tails of degree shape + 1
-        scale = (shape + 1.0) / (eps - gamma * (shape + 1.0))
-        if family == "cauchy":
-            z: Any = GeneralizedCauchy(shape)
-            std = _cauchy_std(eps, gamma, shape)
+        std = math.sqrt(polyplace_variance(scale, alpha))
+        return Calibration(family, eps, gamma, None, alpha, scale, dist, std, f"{eps:g}-DP")
+    with working_precision(160):
+        if family == "laplace":
+            _check_gamma_in_range(family, eps, gamma, delta, shape)
+            D = _calibration_value(_required_delta(delta))
+            den = _arb(E) - _arb(G) * (2 / _arb(D)).log()
+            _positive_denominator(den, family, eps, gamma, delta, shape)
+            scale = _float_up(1 / den)
+            return Calibration(
+                family, eps, gamma, delta, None, scale, Laplace(), math.sqrt(2.0) * scale, f"({eps:g}, {delta:g})-DP"
+            )
+        if shape is None:
+            _check_gamma_in_range(family, eps, gamma, delta, None)
+            shape = optimal_shape(family, eps, gamma)
         else:
-            scale /= 2.0 * math.sqrt(shape)
-            z, std = StudentT(shape), _student_std(eps, gamma, shape)
-        return Calibration(family, eps, gamma, None, shape, scale, z, std, f"{eps:g}-DP")
-    scale = math.exp(1.5 * shape * shape) / (eps - gamma / shape)
-    rho = eps * eps / 2.0
+            _check_gamma_in_range(family, eps, gamma, delta, shape)
+        C = Fraction(shape)
+        if family in ("cauchy", "student_t"):  # pure DP, heavy tails of degree shape + 1
+            budget = E - G * (C + 1)
+            _positive_denominator(budget, family, eps, gamma, delta, shape)
+            if family == "cauchy":
+                scale = _float_up((C + 1) / budget)
+                z: Any = GeneralizedCauchy(shape)
+                std = _cauchy_std(eps, gamma, shape)
+            else:
+                scale = _float_up(_arb(C + 1) / (2 * _arb(C).sqrt() * _arb(budget)))
+                z, std = StudentT(shape), _student_std(eps, gamma, shape)
+            return Calibration(family, eps, gamma, None, shape, scale, z, std, f"{eps:g}-DP")
+        den = _arb(E) - _arb(G) / _arb(C)
+        _positive_denominator(den, family, eps, gamma, delta, shape)
+        scale = _float_up((3 * _arb(C) * _arb(C) / 2).exp() / den)
+    rho_exact = E * E / 2
+    rho = _float_up(rho_exact)
     return Calibration(
         family,
         eps,
@@ -926,9 +1033,15 @@ def _calibrate(
         scale,
         LaplaceLogNormal(shape),
         _lln_std(eps, gamma, shape),
-        f"rho-zCDP with rho={rho:g}",
+        f"rho-zCDP with rho={_decimal_up(rho_exact)}",
         rho,
     )
+
+
+def _required_delta(delta: float | None) -> float:
+    if delta is None:
+        raise ValueError("delta is required for family 'laplace': 0 < delta < 1")
+    return delta
 
 
 def noise_std(

@@ -308,8 +308,10 @@ def release(
     geometric grid and accounted for in gamma (a beta-smooth bound rounded up
     by a factor r is (beta + ln r)-smooth; Theorem 8 / Claims 16-18 are then
     applied with the user's gamma), and ``k`` is sampled exactly
-    (:func:`.lattice.sample_cell`).  The calibration constants are doubles
-    (relative error below 2^-50).
+    (:func:`.lattice.sample_cell`, proven Arb enclosures; its work depends
+    only on the released value).  The calibration's scale is rounded up and
+    PolyPlace's alpha down, so the stated guarantee holds exactly
+    (:func:`.noise.calibrate`).
     """
     q = _query_name(query)
     family = _noise._check_family(noise)

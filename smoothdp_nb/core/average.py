@@ -64,6 +64,7 @@ from ._validate import as_epsilon, as_histograms, as_int, as_rng
 from .average_profile import candidate_pairs, exact_path_applies, leave_one_out_counts, profile_seconds
 from .budget import DEFAULT_BUDGET_SECONDS, Estimate, check_budget
 from .divergence import log1mexp, log_hockey_stick
+from .enclosures import fraction_up, log_fraction_enclosure
 from .mechanisms import MAX_CELLS, ComputationTooLarge, sampling_size_spec
 from .mechanisms.base import Mechanism
 from .mechanisms.size import SampleSize
@@ -365,19 +366,19 @@ class SamplingAverage(SampleSize, Mechanism):
         budget: float | None = None,
         all_profiles: np.ndarray | None = None,
     ) -> np.ndarray:
-        """``T/n`` (Theorem 4; correctly rounded from the exact fraction).
+        """``T/n`` (Theorem 4), rounded up from the exact fraction (its log by Arb, rounded up).
 
         The changed record is sampled with probability T/n, and with all other
         records at one grid value and the changed one at another the outputs are
         disjoint (for the sum; for the rounded mean T/n remains an upper bound,
         attained when the grid step separates the two means)."""
         frac = self.sampled_fraction(n)
-        val = math.log(frac.numerator) - math.log(frac.denominator) if log else float(frac)
+        val = log_fraction_enclosure(frac)[1] if log else fraction_up(frac)
         return np.full(np.shape(epsilon), val)
 
     def delta_upper_bound(self, n: int, epsilon: np.ndarray) -> np.ndarray:
-        """T/n: the outputs differ in law only when the changed record is sampled."""
-        return np.full(np.shape(epsilon), float(self.sampled_fraction(n)))
+        """T/n rounded up: the outputs differ in law only when the changed record is sampled."""
+        return np.full(np.shape(epsilon), fraction_up(self.sampled_fraction(n)))
 
     def log_output_pmf(self, hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(output values in increasing order, their log-probabilities), zeros omitted."""

@@ -173,7 +173,7 @@ def dp_delta(
 def remark8_bound(
     n: npt.ArrayLike, m: int, eta: float, epsilon: npt.ArrayLike, f: float, log: bool = False
 ) -> FloatOrArray:
-    """Remark 8: the sampling histogram is (epsilon, delta, Pi)-smoothed DP with
+    """Remark 8, rounded up: the sampling histogram is (epsilon, delta, Pi)-smoothed DP with
 
     ``delta = exp(-g(eta, epsilon) f n / 6) + m exp(-f n / 8)``,
     ``g(eta, epsilon) = (eta^-1 (1 - e^-epsilon) - 1)^2``,
@@ -207,9 +207,19 @@ def remark8_bound(
     nn_b = nn[..., None]
     first = -g * f * nn_b / 6.0
     second = math.log(m) - f * nn_b / 8.0
+    # Rounded up (the value is itself a bound, so only upward matters): g carries
+    # expm1's LIBM_REL and three roundings, amplified by at most
+    # 2 (1 + 1/|1 - (1-e^-eps)/eta|) ~ 2 |x|/|x - 1| in the square; each product adds u.
+    # The terms' absolute errors are at most 64 u |term| + 8 LIBM_REL |g-term| and
+    # LIBM_REL log m + 4u |term|; log-add-exp adds 2u |result| + 2 LIBM_REL.
+    xg = -np.expm1(-e) / eta_f
+    amp = 2.0 * (1.0 + np.abs(xg) / np.maximum(np.abs(xg - 1.0), 1e-300))
+    err1 = (amp * (LIBM_REL + 4 * U) + 8 * U) * np.abs(first)
+    err2 = LIBM_REL * math.log(m) + 4 * U * np.abs(second)
+    v = np.logaddexp(first, second)
     # a delta is a probability: the bound says nothing beyond 1 (it exceeds 1 for small n)
-    res = np.minimum(np.logaddexp(first, second), 0.0)
-    res = res if log else np.exp(res)
+    res = np.minimum(next_up(v + np.maximum(err1, err2) + 2 * U * np.abs(v) + 2 * LIBM_REL), 0.0)
+    res = res if log else np.minimum(exp_up(res), 1.0)
     if scalar:
         res = res[..., 0]
     return float(res) if np.ndim(res) == 0 else res
@@ -264,6 +274,9 @@ def compose(guarantees: Sequence[tuple[float, float]]) -> Composition:
     """Proposition 5: running k (eps_i, delta_i, Pi)-smoothed DP mechanisms on the
     same database is (sum eps_i, sum delta_i, Pi)-smoothed DP.
 
+    Both sums are exact sums of the given floats (rational arithmetic) rounded
+    up to the next float, so the composed guarantee is never understated.
+
     Parameters
     ----------
     guarantees : sequence of (eps_i, delta_i) pairs, eps_i >= 0, delta_i in [0, 1]
@@ -280,4 +293,6 @@ def compose(guarantees: Sequence[tuple[float, float]]) -> Composition:
         d = as_real(pair[1], f"guarantees[{i}] delta", lo=0.0, hi=1.0)
         eps_total += e
         delta_total += d
-    return Composition(eps_total, min(1.0, math.fsum([float(p[1]) for p in items])))
+    # the exact sums of the given floats, rounded up (a guarantee must not shrink)
+    eps_up = sum_up(float(p[0]) for p in items) if math.isfinite(eps_total) else math.inf
+    return Composition(eps_up, min(1.0, sum_up(float(p[1]) for p in items)))

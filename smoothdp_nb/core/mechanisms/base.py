@@ -163,8 +163,14 @@ class Mechanism(ABC):
         return np.ones(np.shape(epsilon))
 
     def log_profile_batch(self, hists: IntArray, n: int, epsilon: FloatArray) -> FloatArray:
-        """Proven upper bounds on log delta_eps(x) (Definition 2) for histograms of size n: (k, E)."""
-        return self.log_profile_enclosure(hists, n, epsilon).upper
+        """Proven upper bounds on log delta_eps(x) (Definition 2) for histograms of size n: (k, E).
+
+        The subclass's own :meth:`log_profile_enclosure` when it has one, else
+        the generic enumeration (so a subclass's fast path may fall back on
+        ``super().log_profile_batch``)."""
+        if type(self).log_profile_enclosure is not Mechanism.log_profile_enclosure:
+            return self.log_profile_enclosure(hists, n, epsilon).upper
+        return self._generic_log_profile_enclosure(hists, n, epsilon).upper
 
     def log_profile_enclosure(self, hists: IntArray, n: int, epsilon: FloatArray) -> LogEnclosure:
         """Proven bounds on log delta_eps(x) for histograms of size n: (k, E) arrays.
@@ -181,6 +187,10 @@ class Mechanism(ABC):
         if type(self).log_profile_batch is not Mechanism.log_profile_batch:
             v = np.asarray(self.log_profile_batch(hists, n, epsilon), dtype=float)
             return LogEnclosure(v, v)
+        return self._generic_log_profile_enclosure(hists, n, epsilon)
+
+    def _generic_log_profile_enclosure(self, hists: IntArray, n: int, epsilon: FloatArray) -> LogEnclosure:
+        """The enumeration of :meth:`log_profile_enclosure` (every neighbour's output law)."""
         h = np.asarray(hists, dtype=np.int64)
         k, m = h.shape
         # neighbours: one record a -> b, for every a with h_a >= 1 and b != a

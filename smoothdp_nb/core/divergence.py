@@ -232,6 +232,10 @@ class LogConcaveCounts:
     size: float = 1.0
     pmf_factors: int = 3
     ratio_roundings: int = 6
+    #: a proven bound on the absolute error of ``logpmf`` at the same arguments
+    #: (a running bound from the terms it sums); None: the a-priori bound of
+    #: :func:`~smoothdp_nb.core.enclosures.lpmf_abs_error`
+    logpmf_error: RowFunction | None = None
 
 
 def log_monotone_tail_sum(
@@ -269,7 +273,7 @@ def log_monotone_tail_sum(
     -------
     ndarray of shape (B,), natural logs (``-inf`` for an empty or zero sum).
     """
-    log_anchor, total, _, _, _ = _tail_sums(dist, start, stop, factor)
+    log_anchor, total, _, _, _, _ = _tail_sums(dist, start, stop, factor)
     with np.errstate(divide="ignore"):
         out: FloatArray = log_anchor + np.log(total)
     return out
@@ -281,8 +285,12 @@ def log_monotone_tail_sum_enclosure(
     stop: IntArray,
     factor: RowFunction,
     factor_error: npt.ArrayLike = 0.0,
+    factor_rel_error: float = 0.0,
 ) -> LogEnclosure:
     """Proven enclosure of the sum of :func:`log_monotone_tail_sum`.
+
+    ``factor_rel_error``: a further error of each factor relative to its own
+    value (added as that fraction of the sum).
 
     ``factor_error`` (scalar or per row, shape (B,)) bounds the absolute error
     of each computed ``f(k)`` against the exact factor.  The factor may return
@@ -291,7 +299,8 @@ def log_monotone_tail_sum_enclosure(
     nothing to the error bound either.
 
     The argument.  The computed sum is ``P(a) W`` with ``a`` the anchor.
-    ``log P(a)`` has the proven error of
+    ``log P(a)`` has the proven error of ``dist.logpmf_error`` (a running
+    bound from the terms of Loader's formula) or else of
     :func:`~smoothdp_nb.core.enclosures.lpmf_abs_error`.  A term ``k`` steps
     from the anchor is a product of k ratios, each with at most
     ``r = dist.ratio_roundings`` roundings (integers below 2^53 are exact), and
@@ -312,11 +321,14 @@ def log_monotone_tail_sum_enclosure(
     upper bound only.  Logs of the sums carry :data:`LIBM_REL`.
     """
     fe = np.broadcast_to(np.asarray(factor_error, dtype=float), np.shape(start))
-    log_anchor, total, bound, mass, steps = _tail_sums(dist, start, stop, factor, fe)
+    log_anchor, total, bound, mass, steps, anchor = _tail_sums(dist, start, stop, factor, fe)
     L = steps.astype(float)
     g = gamma((dist.ratio_roundings + 3) * L + 2)
-    err_w = 2.0 * g * total + 2.0 * fe * mass + (2 * L + 1) ** 2 * 1e-322
+    err_w = 2.0 * (g + factor_rel_error) * total + 2.0 * fe * mass + (2 * L + 1) ** 2 * 1e-322
     err_a = lpmf_abs_error(log_anchor, dist.size, dist.pmf_factors)
+    live = np.nonzero(np.isfinite(log_anchor))[0]
+    if dist.logpmf_error is not None and live.size:
+        err_a[live] = np.minimum(err_a[live], dist.logpmf_error(live[:, None], anchor[live][:, None].astype(float))[:, 0])
     hi_w = next_up((total + err_w + bound * (1.0 + 2.0 * g)) * (1.0 + 2.0 * U))
     lo_w = next_down((total - err_w) * (1.0 - 2.0 * U))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -336,10 +348,10 @@ def _tail_sums(
     stop: IntArray,
     factor: RowFunction,
     factor_error: FloatArray | None = None,
-) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, IntArray]:
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, IntArray, IntArray]:
     """Per row: (log P(anchor), window sum W of P(k) f(k)/P(anchor), proven bound on
     the same sum outside the window, window sum of P(k)/P(anchor), longest side
-    of the window in steps); rows with an empty range have ``log P(anchor) = -inf``.
+    of the window in steps, the anchor); rows with an empty range have ``log P(anchor) = -inf``.
     The mass counts the terms whose factor exceeds ``-factor_error`` (all
     positive ones without it); factors below 0 count as 0 in the sum."""
     fe_all = np.zeros(np.shape(start)) if factor_error is None else np.asarray(factor_error, dtype=float)
@@ -395,7 +407,7 @@ def _tail_sums(
         # missing (an upper bound, as the ratio only decreases further out);
         # fall back to a fourfold window where that estimate is unavailable.
         width[todo] = np.where(np.isfinite(grow), width[todo] + grow + 2, width[todo] * 4).astype(np.int64)
-    return log_anchor, tot_out, bound_out, mass_out, steps_out
+    return log_anchor, tot_out, bound_out, mass_out, steps_out, anchor
 
 
 def _window_sum(

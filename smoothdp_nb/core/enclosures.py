@@ -86,6 +86,8 @@ __all__ = [
     "next_down",
     "next_up",
     "sum_up",
+    "two_prod",
+    "exp_double",
 ]
 
 #: unit roundoff of IEEE 754 binary64, round to nearest
@@ -184,6 +186,41 @@ def lpmf_abs_error(value: npt.ArrayLike, n: npt.ArrayLike, factors: int = 1) -> 
     logn = np.log(np.maximum(np.asarray(n, dtype=float), 1.0)) + 2.0
     err: FloatArray = 2100.0 * U * (v + factors * logn * 2.0 + 2.0) + factors * 4e-15
     return err
+
+
+_SPLIT = 134217729.0  # 2^27 + 1 (Dekker's splitting constant)
+
+
+def two_prod(a: npt.ArrayLike, b: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+    """``(p, e)`` with ``p + e = a b`` exactly (Dekker's algorithm, no fma needed;
+    valid for ``|a|, |b| < 2^995`` and products above 2^-969: Dekker 1971,
+    Theorem 6.2 of Muller et al., *Handbook of Floating-Point Arithmetic*)."""
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    p = a * b
+    ca = _SPLIT * a
+    ah = ca - (ca - a)
+    al = a - ah
+    cb = _SPLIT * b
+    bh = cb - (cb - b)
+    bl = b - bh
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    return p, e
+
+
+def exp_double(x: float) -> tuple[float, float]:
+    """``(hi, lo)``: two floats with ``|hi + lo - e^x| <= 2^-104 e^x`` (Arb at 160 bits)."""
+    from flint import arb, ctx
+
+    old = ctx.prec
+    ctx.prec = 160
+    try:
+        v = arb(float(x)).exp()
+        hi = float(v.mid())
+        lo = float((v - hi).mid())
+        return hi, lo
+    finally:
+        ctx.prec = old
 
 
 def sum_up(values: Iterable[float]) -> float:

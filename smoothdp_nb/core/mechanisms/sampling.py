@@ -46,9 +46,11 @@ from ..enclosures import (
     LGAMMA_REL,
     LIBM_REL,
     LogEnclosure,
+    exp_double,
     fraction_down,
     fraction_up,
     gamma,
+    two_prod,
     log_fraction_enclosure,
     log_one_minus_power,
 )
@@ -59,6 +61,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["SamplingHistogram"]
+
+#: relative part of the error bound of the without-replacement divergence factor
+FACTOR_REL = 4.0 * 2.0**-53
 
 
 class SamplingHistogram(SampleSize, Mechanism):
@@ -404,6 +409,12 @@ class SamplingHistogram(SampleSize, Mechanism):
             def logpmf(rows: IntArray, k: np.ndarray) -> FloatArray:
                 return _lpmf.log_binom_pmf(k, Tf, p[rows], q[rows])
 
+            def logpmf_error(rows: IntArray, k: np.ndarray) -> FloatArray:
+                # p = good/n and q = bad/n are rounded (u each, and p + q - 1 up to 2u):
+                # log p^k q^(T-k) moves by at most u T and the formula's e^(-T(p+q-1)) by 2u T
+                out: FloatArray = _lpmf.log_binom_pmf_error(k, Tf, p[rows], q[rows]) + 3.03 * 2.0**-53 * Tf
+                return out
+
             def ratio(rows: IntArray, k: np.ndarray) -> FloatArray:  # P(k+1)/P(k)
                 with np.errstate(divide="ignore", invalid="ignore"):
                     out: FloatArray = (Tf - k) / (k + 1.0) * (p[rows] / q[rows])
@@ -421,6 +432,9 @@ class SamplingHistogram(SampleSize, Mechanism):
 
             def logpmf(rows: IntArray, k: np.ndarray) -> FloatArray:
                 return _lpmf.log_hypergeom_pmf(k, good[rows], bad[rows], Tf)
+
+            def logpmf_error(rows: IntArray, k: np.ndarray) -> FloatArray:
+                return _lpmf.log_hypergeom_pmf_error(k, good[rows], bad[rows], Tf)
 
             shift = bad - Tf + 1.0
 
@@ -446,6 +460,7 @@ class SamplingHistogram(SampleSize, Mechanism):
             size=float(n),
             pmf_factors=factors,
             ratio_roundings=roundings,
+            logpmf_error=logpmf_error,
         )
 
     def _log_pair_divergence_binary(
@@ -465,17 +480,27 @@ class SamplingHistogram(SampleSize, Mechanism):
         dist = self.binary_dist(uu, vv, n, T)
         start = self.binary_threshold(uu, vv, T, ee)
         factor = self._divergence_factor(uu, vv, T, ee)
-        res = log_monotone_tail_sum_enclosure(dist, start, dist.hi, factor, self._factor_error(uu, vv, T, ee))
+        res = log_monotone_tail_sum_enclosure(
+            dist, start, dist.hi, factor, self._factor_error(uu, vv, T, ee), 0.0 if self.replace else FACTOR_REL
+        )
         return LogEnclosure(res.lower.reshape(B, E), res.upper.reshape(B, E))
 
     def _factor_error(self, u: IntArray, v: IntArray, T: int, epsilon: FloatArray) -> FloatArray:
-        """Proven bound on the absolute error of each value of :meth:`_divergence_factor`.
+        """Proven bound on the absolute error of each value of :meth:`_divergence_factor`
+        (without replacement: together with a relative error of :data:`FACTOR_REL`).
 
-        Without replacement ``f = 1 - y``, ``y = scale (good - k)/(k + shift)``
-        with ``scale = e^epsilon (v + 1)/good``: exp carries ``LIBM_REL``, the
-        four products and quotients ``u`` each (integers are exact), so
-        ``|y_computed - y| <= (LIBM_REL + 5u) y``; wherever either f is positive
-        ``y <= 1 + 5 LIBM_REL``, and ``1 - y`` adds ``u``.  With replacement
+        Without replacement ``f = (D - e^eps B)/D`` with the integers
+        ``D = (k + shift) good`` and ``B = (v + 1)(good - k)`` (below 2^106, held
+        exactly as double-doubles by Dekker's product) and ``e^eps = e_hi + e_lo``
+        within ``2^-104`` of it (Arb).  ``e^eps B`` is formed as
+        ``p1 + (p2 + e_hi b2 + e_lo b1)``, off by at most ``2^-104 e^eps B`` (the
+        dropped ``e_lo b2`` and the Arb error) plus ``3u`` of the three small
+        terms (each at most ``2u e^eps B``): ``8 u^2 e^eps B`` in all.  The
+        difference ``d1 - p1`` is exact wherever ``|f| <= 1/2`` (Sterbenz), the
+        remaining two additions and the division add ``3u`` of the result.  As
+        ``e^eps B <= 2 D`` wherever f > -1, the absolute error is at most
+        ``16 u^2 + 2^-104 + 3u |f|``: bounded here by ``64 u^2`` absolute and
+        :data:`FACTOR_REL` relative.  With replacement
         ``f = -expm1(min(x, 0))``, ``x = epsilon - (k a - (T - k) b)``,
         ``a = log1p(1/u)``: each of a, b carries ``LIBM_REL + u`` (plus its own
         quotient), the products and differences ``u`` each, so ``x`` is off by at
@@ -484,7 +509,7 @@ class SamplingHistogram(SampleSize, Mechanism):
         f (0 or 1).
         """
         if not self.replace:
-            return np.full(u.shape, 2.0 * (LIBM_REL + 6.0 * 2.0**-53))
+            return np.full(u.shape, 64.0 * 2.0**-106)
         with np.errstate(divide="ignore"):
             a = np.log1p(1.0 / u.astype(float))
             b = np.log1p(1.0 / v.astype(float))
@@ -512,15 +537,30 @@ class SamplingHistogram(SampleSize, Mechanism):
             return factor
         # Q/P = (u + 1 - o_a)(v + 1) / ((u + 1)(v + 1 - o_b)) with o_b = T - o_a:
         # a rational function, so no logarithm is needed; o_b <= v on the
-        # support, so the denominator is >= 1.
+        # support, so the denominator is >= 1.  Near the threshold f = 1 - e^eps Q/P
+        # is a small difference of numbers near 1, so it is formed from exact
+        # integer products and e^eps in double-double (see _factor_error):
+        # f = (D - e^eps B) / D, D = (k + shift) good, B = (v + 1)(good - k).
         good = u + 1.0
-        scale = np.exp(epsilon) * (v + 1.0) / good
+        vp1 = v + 1.0
         shift = v + 1.0 - T
+        e_hi = np.empty(u.shape)
+        e_lo = np.empty(u.shape)
+        for val in np.unique(epsilon):
+            sel = epsilon == val
+            e_hi[sel], e_lo[sel] = exp_double(float(val))
 
         def rational_factor(rows: IntArray, k: np.ndarray) -> FloatArray:
             # unclipped (< 0 off the positive set): the tail sum clips, and counts the
             # factor's error only where it may be positive
-            out: FloatArray = 1.0 - scale[rows] * (good[rows] - k) / (k + shift[rows])
+            g = good[rows]
+            d1, d2 = two_prod(k + shift[rows], g)
+            b1, b2 = two_prod(vp1[rows], g - k)
+            eh = e_hi[rows]
+            p1, p2 = two_prod(eh, b1)
+            rest = p2 + eh * b2 + e_lo[rows] * b1
+            top = (d1 - p1) + (d2 - rest)  # d1 - p1 exact (Sterbenz) where it matters: near f = 0
+            out: FloatArray = top / (d1 + d2)
             return out
 
         return rational_factor

@@ -182,3 +182,40 @@ def test_enclosures_are_tight_on_large_profiles(n):
     enc = sdp.privacy_profile(m, h, [0.5, 1.0], enclosure=True)
     w = np.asarray(enc.width)
     assert np.all(w[np.isfinite(enc.lower)] < 1e-9)
+
+
+def _noisy_law_mp(h, T, noise_epsilon):
+    """Algorithm 4 on the lumped output space, from first principles (mpmath)."""
+    r = mp.e ** (-mp.mpf(noise_epsilon) / 4)
+
+    def kern(s, c):
+        z = (1 + r - r ** (s + 1)) / (1 - r)
+        return r ** (T - s) / ((1 - r) * z) if c == T else r ** abs(c - s) / z
+
+    law = {}
+    import itertools
+
+    for o in itertools.product(range(T + 1), repeat=len(h)):
+        law[o] = sum(
+            exact.to_mp(p) * mp.fprod(kern(s, c) for s, c in zip(samp, o))
+            for samp, p in exact.pmf_without_replacement(h, T).items()
+        )
+    return law
+
+
+def _hockey_mp(P, Q, e):
+    E = mp.e ** mp.mpf(e)
+    return sum((max(mp.mpf(0), P[o] - E * Q.get(o, 0)) for o in P), mp.mpf(0))
+
+
+@pytest.mark.parametrize("h", [(2, 1), (0, 3), (2, 2)])
+def test_noisy_sampling_histogram_enclosure(h):
+    T, ne = 2, 1.0
+    mech = sdp.NoisySamplingHistogram(T=T, noise_epsilon=ne)
+    P = _noisy_law_mp(h, T, ne)
+    for e in (0.0, 0.3):
+        want = mp.mpf(0)
+        for x in exact.neighbours(h):
+            Q = _noisy_law_mp(x, T, ne)
+            want = max(want, _hockey_mp(P, Q, e), _hockey_mp(Q, P, e))
+        _check(sdp.privacy_profile(mech, list(h), e, enclosure=True), want)

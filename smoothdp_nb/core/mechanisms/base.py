@@ -148,6 +148,14 @@ class Mechanism(ABC):
     def log_output_pmf(self, hist: IntArray) -> tuple[np.ndarray, FloatArray]:
         """(outputs, log-probabilities) of the output law on one histogram."""
 
+    def log_output_pmf_error(self, hist: IntArray, log_p: FloatArray) -> FloatArray | float:
+        """A proven bound on the absolute error of the values ``log_p`` that
+        :meth:`log_output_pmf` returned for ``hist``, beyond ``LIBM_REL`` of
+        their size (the default, 0: the values are logs of the mechanism's
+        probabilities taken with one correctly rounded log).  A mechanism whose
+        law is itself a float computation states its bound here."""
+        return 0.0
+
     def sample_size(self, n: int) -> int:
         """Records read from a database of n records (all of them by default)."""
         return as_int(n, "n", minimum=1)
@@ -239,8 +247,11 @@ class Mechanism(ABC):
         laws = [self.log_output_pmf(x) for x in hists]
         codes, K = factorize_outputs([o for o, _ in laws])
         L: FloatArray = np.full((len(laws), K), -np.inf)
+        own: FloatArray = np.zeros((len(laws), K))
         for r, (c, (_, lp)) in enumerate(zip(codes, laws)):
             L[r, c] = lp
+            if with_error:
+                own[r, c] = self.log_output_pmf_error(hists[r], np.asarray(lp, dtype=float))
         # each law sums to 1 up to rounding: make it exact to rounding, so equal
         # laws (e.g. a point mass reached by different sums) compare equal
         with np.errstate(invalid="ignore"):
@@ -254,7 +265,7 @@ class Mechanism(ABC):
         # LIBM_REL of a log1p term below log 2; none where the total is exactly 0
         top = np.max(np.abs(Lf), axis=1, keepdims=True, initial=0.0)
         red = np.where(total == 0.0, 0.0, K * (2.0 * U * (top + np.abs(total)) + LIBM_REL))
-        raw = LIBM_REL * np.abs(Lf) + U * np.abs(np.where(fin, out, 0.0)) + red
+        raw = LIBM_REL * np.abs(Lf) + U * np.abs(np.where(fin, out, 0.0)) + red + own
         err = np.where(raw > 0, next_up(raw), 0.0)  # an exact 0 (log 1, as reported) stays exact
         return out, np.where(fin, err, 0.0)
 

@@ -236,7 +236,9 @@ def _bd0_error(x: FloatArray, m: FloatArray) -> FloatArray:
     return np.where(np.isfinite(out), out, np.inf)
 
 
-def log_binom_pmf_error(k: npt.ArrayLike, n: npt.ArrayLike, p: npt.ArrayLike, q: npt.ArrayLike | None = None) -> FloatArray:
+def log_binom_pmf_error(
+    k: npt.ArrayLike, n: npt.ArrayLike, p: npt.ArrayLike, q: npt.ArrayLike | None = None
+) -> FloatArray:
     """Proven bound on the absolute error of :func:`log_binom_pmf` (interior
     points; the end points k = 0, n are one bd0 or log term), against the
     binomial law of the *given* floats p and q with ``p + q = 1``.

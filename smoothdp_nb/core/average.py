@@ -64,7 +64,7 @@ from ._validate import as_epsilon, as_histograms, as_int, as_rng
 from .average_profile import candidate_pairs, exact_path_applies, leave_one_out_counts, profile_seconds
 from .budget import DEFAULT_BUDGET_SECONDS, Estimate, check_budget
 from .divergence import log1mexp, log_hockey_stick, log_hockey_stick_enclosure
-from .enclosures import LGAMMA_REL, LIBM_REL, U, LogEnclosure, fraction_up, gamma, log_fraction_enclosure
+from .enclosures import LGAMMA_REL, LIBM_REL, LogEnclosure, U, fraction_up, gamma, log_fraction_enclosure
 from .mechanisms import MAX_CELLS, ComputationTooLarge, sampling_size_spec
 from .mechanisms.base import Mechanism
 from .mechanisms.size import SampleSize

@@ -38,7 +38,7 @@ import numpy.typing as npt
 from scipy.special import logsumexp
 
 from ._types import FloatArray, IntArray
-from .enclosures import LIBM_REL, U, LogEnclosure, gamma, lpmf_abs_error, next_down, next_up
+from .enclosures import LIBM_REL, LogEnclosure, U, gamma, lpmf_abs_error, next_down, next_up
 
 #: ``f(row_index, k)``: a value per (row, count) of a batch of count laws; ``row_index``
 #: of shape (B', 1), ``k`` of shape (B', L) (counts: int64, or floats holding integers), result (B', L)
@@ -328,7 +328,9 @@ def log_monotone_tail_sum_enclosure(
     err_a = lpmf_abs_error(log_anchor, dist.size, dist.pmf_factors)
     live = np.nonzero(np.isfinite(log_anchor))[0]
     if dist.logpmf_error is not None and live.size:
-        err_a[live] = np.minimum(err_a[live], dist.logpmf_error(live[:, None], anchor[live][:, None].astype(float))[:, 0])
+        err_a[live] = np.minimum(
+            err_a[live], dist.logpmf_error(live[:, None], anchor[live][:, None].astype(float))[:, 0]
+        )
     hi_w = next_up((total + err_w + bound * (1.0 + 2.0 * g)) * (1.0 + 2.0 * U))
     lo_w = next_down((total - err_w) * (1.0 - 2.0 * U))
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -357,13 +357,12 @@ class LogEnclosure:
 
     def shift(self, lo: npt.ArrayLike, hi: npt.ArrayLike) -> LogEnclosure:
         """Enclosure of value x factor, the factor's log enclosed by [lo, hi]."""
+        lo_a = np.asarray(lo, dtype=float)
+        hi_a = np.asarray(hi, dtype=float)
         with np.errstate(invalid="ignore"):
-            a = next_down(np.asarray(self.lower) + lo)
-            b = next_up(np.asarray(self.upper) + hi)
+            a = next_down(np.asarray(self.lower, dtype=float) + lo_a)
+            b = next_up(np.asarray(self.upper, dtype=float) + hi_a)
         return LogEnclosure(np.where(np.isnan(a), -np.inf, a), np.where(np.isnan(b), -np.inf, b))
-
-    def __getitem__(self, idx: object) -> LogEnclosure:
-        return LogEnclosure(np.asarray(self.lower)[idx], np.asarray(self.upper)[idx])  # type: ignore[index]
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -376,11 +375,3 @@ class LogEnclosure:
             return LogEnclosure(float(lo), float(hi))  # type: ignore[arg-type]
         return self
 
-
-def interval_arb(lo: float, hi: float) -> object:
-    """An Arb ball containing [lo, hi] (finite floats)."""
-    from flint import arb
-
-    mid = (Fraction(lo) + Fraction(hi)) / 2
-    rad = (Fraction(hi) - Fraction(lo)) / 2
-    return arb(mid.numerator) / mid.denominator + arb(0, float(fraction_up(rad)))

@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from ._types import FloatArray, FloatOrArray
 from ._validate import as_epsilon, as_histograms, as_int, as_open_unit, as_real
-from .enclosures import LIBM_REL, U, LogEnclosure, exp_up, next_down, next_up, sum_up
+from .enclosures import LIBM_REL, LogEnclosure, U, exp_up, next_up, sum_up
 from .mechanisms import Mechanism
 from .mechanisms.base import log_up
 

@@ -17,7 +17,7 @@ from .._types import FloatArray, IntArray
 from .._validate import as_histograms, as_int, as_rng
 from ..budget import DEFAULT_BUDGET_SECONDS, ComputationTooLarge
 from ..divergence import log_hockey_stick_enclosure
-from ..enclosures import LIBM_REL, U, LogEnclosure, next_up
+from ..enclosures import LIBM_REL, LogEnclosure, U, next_up
 
 __all__ = ["MAX_CELLS", "Mechanism", "compositions", "count_histograms"]
 
@@ -231,7 +231,9 @@ class Mechanism(ABC):
     @overload
     def _aligned_log_pmfs(self, hists: IntArray, with_error: Literal[True]) -> tuple[FloatArray, FloatArray]: ...
 
-    def _aligned_log_pmfs(self, hists: IntArray, with_error: bool = False) -> FloatArray | tuple[FloatArray, FloatArray]:
+    def _aligned_log_pmfs(
+        self, hists: IntArray, with_error: bool = False
+    ) -> FloatArray | tuple[FloatArray, FloatArray]:
         """(len(hists), K): the output laws of the histograms on their common
         output space (the union of the outputs, found in one vectorised pass).
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import expit, logsumexp
+from scipy.special import expit
 
 from .. import _lpmf
 from .._types import FloatArray, IntArray
@@ -37,7 +37,6 @@ from ..budget import ComputationTooLarge
 from ..divergence import (
     LogConcaveCounts,
     RowFunction,
-    log1mexp,
     log_divergence_terms_enclosure,
     log_monotone_tail_sum,
     log_monotone_tail_sum_enclosure,
@@ -50,7 +49,6 @@ from ..enclosures import (
     fraction_down,
     fraction_up,
     gamma,
-    two_prod,
     log_fraction_enclosure,
     log_one_minus_power,
 )
@@ -63,7 +61,7 @@ if TYPE_CHECKING:
 __all__ = ["SamplingHistogram"]
 
 #: relative part of the error bound of the without-replacement divergence factor
-FACTOR_REL = 4.0 * 2.0**-53
+FACTOR_REL = 2.0 * 2.0**-53
 
 
 class SamplingHistogram(SampleSize, Mechanism):
@@ -490,16 +488,14 @@ class SamplingHistogram(SampleSize, Mechanism):
         (without replacement: together with a relative error of :data:`FACTOR_REL`).
 
         Without replacement ``f = (D - e^eps B)/D`` with the integers
-        ``D = (k + shift) good`` and ``B = (v + 1)(good - k)`` (below 2^106, held
-        exactly as double-doubles by Dekker's product) and ``e^eps = e_hi + e_lo``
-        within ``2^-104`` of it (Arb).  ``e^eps B`` is formed as
-        ``p1 + (p2 + e_hi b2 + e_lo b1)``, off by at most ``2^-104 e^eps B`` (the
-        dropped ``e_lo b2`` and the Arb error) plus ``3u`` of the three small
-        terms (each at most ``2u e^eps B``): ``8 u^2 e^eps B`` in all.  The
-        difference ``d1 - p1`` is exact wherever ``|f| <= 1/2`` (Sterbenz), the
-        remaining two additions and the division add ``3u`` of the result.  As
-        ``e^eps B <= 2 D`` wherever f > -1, the absolute error is at most
-        ``16 u^2 + 2^-104 + 3u |f|``: bounded here by ``64 u^2`` absolute and
+        ``D = (k + shift) good`` and ``B = (v + 1)(good - k)`` (exact floats below
+        2^53; above, each rounded by u, which moves f by at most ``2.1u``) and
+        ``e_hi``, e^eps correctly rounded (Arb), so ``|e^eps - e_hi| <= u e^eps``.
+        The product ``e_hi B`` is rounded once, so ``e_hi B`` as computed is
+        within ``2u e^eps B`` of ``e^eps B``, and ``e^eps B = (1 - f) D <= 2D``
+        wherever f > -1; ``D - e_hi B`` is exact wherever ``|f| <= 1/2``
+        (Sterbenz) and the division adds u of the result: the absolute error
+        is at most ``4.1u`` (plus ``2.1u`` when the products are inexact) and
         :data:`FACTOR_REL` relative.  With replacement
         ``f = -expm1(min(x, 0))``, ``x = epsilon - (k a - (T - k) b)``,
         ``a = log1p(1/u)``: each of a, b carries ``LIBM_REL + u`` (plus its own
@@ -509,7 +505,9 @@ class SamplingHistogram(SampleSize, Mechanism):
         f (0 or 1).
         """
         if not self.replace:
-            return np.full(u.shape, 64.0 * 2.0**-106)
+            # the integer products D, B are exact below 2^53, else rounded (u each)
+            inexact = (u + 1.0) * (v + 1.0 + T) >= 2.0**53
+            return np.where(inexact, 2.1 * 2.0**-53, 0.0) + 4.1 * 2.0**-53
         with np.errstate(divide="ignore"):
             a = np.log1p(1.0 / u.astype(float))
             b = np.log1p(1.0 / v.astype(float))
@@ -544,23 +542,16 @@ class SamplingHistogram(SampleSize, Mechanism):
         good = u + 1.0
         vp1 = v + 1.0
         shift = v + 1.0 - T
-        e_hi = np.empty(u.shape)
-        e_lo = np.empty(u.shape)
+        e_hi = np.empty(u.shape)  # e^eps correctly rounded (Arb): within u of it
         for val in np.unique(epsilon):
-            sel = epsilon == val
-            e_hi[sel], e_lo[sel] = exp_double(float(val))
+            e_hi[epsilon == val] = exp_double(float(val))[0]
 
         def rational_factor(rows: IntArray, k: np.ndarray) -> FloatArray:
             # unclipped (< 0 off the positive set): the tail sum clips, and counts the
             # factor's error only where it may be positive
             g = good[rows]
-            d1, d2 = two_prod(k + shift[rows], g)
-            b1, b2 = two_prod(vp1[rows], g - k)
-            eh = e_hi[rows]
-            p1, p2 = two_prod(eh, b1)
-            rest = p2 + eh * b2 + e_lo[rows] * b1
-            top = (d1 - p1) + (d2 - rest)  # d1 - p1 exact (Sterbenz) where it matters: near f = 0
-            out: FloatArray = top / (d1 + d2)
+            D = (k + shift[rows]) * g  # exact integers below 2^53
+            out: FloatArray = (D - e_hi[rows] * (vp1[rows] * (g - k))) / D
             return out
 
         return rational_factor
@@ -588,9 +579,7 @@ class SamplingHistogram(SampleSize, Mechanism):
         out: IntArray = np.floor(k).astype(np.int64)
         return out
 
-    def _log_pair_divergence_grid(
-        self, u: IntArray, v: IntArray, n: int, T: int, epsilon: FloatArray
-    ) -> LogEnclosure:
+    def _log_pair_divergence_grid(self, u: IntArray, v: IntArray, n: int, T: int, epsilon: FloatArray) -> LogEnclosure:
         """m > 2: sum over the joint law of (o_a, o_b) on the full grid, with the
         error bounds of :meth:`_log_joint_ab` and :meth:`_log_ratio_error`
         (:func:`~smoothdp_nb.core.divergence.log_hockey_stick_enclosure` on the
@@ -742,8 +731,11 @@ def _dp_delta_bounds(T: int, n: int, replace: bool) -> tuple[float, float, float
             return 0.0, 0.0, 1.0, 1.0
         llo, lhi = log_one_minus_power(n, T)
         lhi = min(lhi, 0.0)
-        return llo, lhi, float(np.nextafter(math.exp(llo), 0.0)) * (1 - 2**-50), min(
-            1.0, float(np.nextafter(math.exp(lhi), 2.0)) * (1 + 2**-50)
+        return (
+            llo,
+            lhi,
+            float(np.nextafter(math.exp(llo), 0.0)) * (1 - 2**-50),
+            min(1.0, float(np.nextafter(math.exp(lhi), 2.0)) * (1 + 2**-50)),
         )
     frac = Fraction(T, n)
     llo, lhi = log_fraction_enclosure(frac)

@@ -14,12 +14,12 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
+from .. import _lpmf
 from .._progress import optional_progress_bar
 from ..budget import Estimate, check_budget
+from ..enclosures import LGAMMA_REL, LIBM_REL, U, gamma, log_rel, lpmf_abs_error
 from ..hull import HullReduction
 from ..profiles import privacy_profile
-from .. import _lpmf
-from ..enclosures import LGAMMA_REL, LIBM_REL, U, gamma, log_rel, lpmf_abs_error
 from .binary import binary_plan, engine_error, exact_binary
 from .cost import estimate_exact_cost
 from .general import all_histograms, exact_general
@@ -236,7 +236,9 @@ def general_error(n: int, m: int, l: int, logdelta: np.ndarray, V: np.ndarray) -
     fin = logdelta[np.isfinite(logdelta)]
     with np.errstate(divide="ignore"):
         lv = np.log(V[V > 0])
-    mag = float(np.max(np.abs(fin), initial=0.0)) + n * float(np.max(np.abs(lv), initial=0.0)) + 2 * math.lgamma(n + 1.0)
+    mag = (
+        float(np.max(np.abs(fin), initial=0.0)) + n * float(np.max(np.abs(lv), initial=0.0)) + 2 * math.lgamma(n + 1.0)
+    )
     per = 4 * U * mag + 2 * LIBM_REL * (1 + math.log(m + 1)) + float(gamma(m + 1))
     err = n * l * per + (2 * LGAMMA_REL + 8 * U) * mag + 1e-15 * (m + 1)
     return math.expm1(err) * 1.01

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .. import rendering
-from .._format import format_log
+from .._format import format_delta_upper, format_log
 from ..enclosures import exp_down, exp_up, next_down, next_up
 from ..hull import HullReduction
 
@@ -178,7 +178,7 @@ class SmoothedResult:
         lines = [head] + ([f"DP delta (worst case) = {dp[0]:.4g}"] if same else [])
         for i, e in enumerate(self.epsilon):
             ld = self.log_delta_values[i]
-            txt = f"  epsilon = {e:g}: delta = {format_log(ld)}"
+            txt = f"  epsilon = {e:g}: {format_delta_upper(ld)}"
             if not same:
                 txt += f" (DP delta {dp[i]:.4g})"
             if self.ci_low_values is not None and self.ci_high_values is not None:

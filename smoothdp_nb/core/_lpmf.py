@@ -216,7 +216,7 @@ def log_comb(n: npt.ArrayLike, k: npt.ArrayLike) -> FloatArray:
     return log_binom_pmf(k, n, 0.5, 0.5) + n * math.log(2.0)
 
 
-def _bd0_error(x: FloatArray, m: FloatArray) -> FloatArray:
+def _bd0_error(x: FloatArray, m: FloatArray, val: FloatArray) -> FloatArray:
     """Proven bound on the absolute error of :func:`bd0` (x, m as computed, m
     itself off by u relative).  Series branch: ``32 u`` of the value (a few
     correctly rounded products per term, terms decreasing by v^2 < 0.01).
@@ -224,14 +224,13 @@ def _bd0_error(x: FloatArray, m: FloatArray) -> FloatArray:
     log and the product) and the quotient's rounding u amplified by
     ``1/|log(x/m)|`` (at most 1/0.2 there, as |v| >= 0.1); the two additions
     of ``t, m, -x`` add ``2u`` of ``|t| + m + x``.  The rounding of m moves bd0
-    by ``u |m - x|`` (its derivative is 1 - x/m)."""
+    by ``u |m - x|`` (its derivative is 1 - x/m).  ``val``: bd0(x, m) as computed."""
     diff = x - m
     close = np.abs(diff) < 0.1 * (x + m)
     with np.errstate(divide="ignore", invalid="ignore"):
         lg = np.abs(np.log(x / m))
         t = np.where(x > 0, x * lg, 0.0)
         direct = (_LIBM_REL + 1.01 * _U + 1.01 * _U / np.maximum(lg, 0.1)) * t + 2.01 * _U * (t + m + x)
-        val = bd0(x, m)
     out: FloatArray = np.where(close, 32.0 * _U * val, direct) + 1.01 * _U * np.abs(diff)
     return np.where(np.isfinite(out), out, np.inf)
 
@@ -257,9 +256,10 @@ def log_binom_pmf_error(
     q = 1.0 - p if q is None else np.asarray(q, dtype=float)
     k, n, p, q = np.broadcast_arrays(k, n, p, q)
     with np.errstate(divide="ignore", invalid="ignore"):
-        b1 = bd0(k, n * p)
-        b2 = bd0(n - k, n * q)
-        e = _bd0_error(k, n * p) + _bd0_error(n - k, n * q)
+        np_, nq = n * p, n * q
+        b1 = bd0(k, np_)
+        b2 = bd0(n - k, nq)
+        e = _bd0_error(k, np_, b1) + _bd0_error(n - k, nq, b2)
         lk = np.abs(np.log(np.maximum(k, 1.0)))
         l1 = np.abs(np.log1p(-k / np.maximum(n, 1.0)))
         mag = np.abs(b1) + np.abs(b2) + 0.5 * (math.log(2 * math.pi) + lk + l1) + 0.25
@@ -271,11 +271,13 @@ def log_binom_pmf_error(
 def log_hypergeom_pmf_error(
     k: npt.ArrayLike, good: npt.ArrayLike, bad: npt.ArrayLike, draws: npt.ArrayLike
 ) -> FloatArray:
-    """Proven bound on the absolute error of :func:`log_hypergeom_pmf`: the
-    three binomial bounds (:func:`log_binom_pmf_error`, each for the rounded
-    p, q it uses; the factors ``p^. q^.`` and ``e^(-n(p + q - 1))`` cancel
-    exactly in the combination) and ``2u`` of their magnitudes for the two
-    additions."""
+    """Proven bound on the absolute error of :func:`log_hypergeom_pmf`, but for
+    the two additions: the three binomial bounds (:func:`log_binom_pmf_error`,
+    each for the rounded p, q it uses; the factors ``p^. q^.`` and
+    ``e^(-n(p + q - 1))`` cancel exactly in the combination).  The additions
+    of ``h = b1 + b2 - b3`` add ``2u (|b1| + |b2| + |b3|) <= 2u (|h| + 2|b3|)``
+    (b1, b2 <= 0), with ``|b3| <= log(total) + 1`` (a binomial at its mean):
+    the caller adds that from the value."""
     k = np.asarray(k, dtype=float)
     good = np.asarray(good, dtype=float)
     bad = np.asarray(bad, dtype=float)
@@ -285,13 +287,9 @@ def log_hypergeom_pmf_error(
     with np.errstate(invalid="ignore", divide="ignore"):
         p = np.where(total > 0, draws / np.where(total > 0, total, 1.0), 0.0)
         q = np.where(total > 0, (total - draws) / np.where(total > 0, total, 1.0), 1.0)
-        b1 = log_binom_pmf(k, good, p, q)
-        b2 = log_binom_pmf(draws - k, bad, p, q)
-        b3 = log_binom_pmf(draws, total, p, q)
-        e = (
+        out: FloatArray = (
             log_binom_pmf_error(k, good, p, q)
             + log_binom_pmf_error(draws - k, bad, p, q)
             + log_binom_pmf_error(draws, total, p, q)
         )
-        out: FloatArray = e + 2.01 * _U * (np.abs(b1) + np.abs(b2) + np.abs(b3))
     return np.where(np.isfinite(out), out, np.inf)

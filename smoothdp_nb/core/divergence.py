@@ -233,7 +233,8 @@ class LogConcaveCounts:
     pmf_factors: int = 3
     ratio_roundings: int = 6
     #: a proven bound on the absolute error of ``logpmf`` at the same arguments
-    #: (a running bound from the terms it sums); None: the a-priori bound of
+    #: (a running bound from the terms it sums) but for the additions that combine
+    #: its ``pmf_factors`` factors; None: the a-priori bound of
     #: :func:`~smoothdp_nb.core.enclosures.lpmf_abs_error`
     logpmf_error: RowFunction | None = None
 
@@ -328,9 +329,10 @@ def log_monotone_tail_sum_enclosure(
     err_a = lpmf_abs_error(log_anchor, dist.size, dist.pmf_factors)
     live = np.nonzero(np.isfinite(log_anchor))[0]
     if dist.logpmf_error is not None and live.size:
-        err_a[live] = np.minimum(
-            err_a[live], dist.logpmf_error(live[:, None], anchor[live][:, None].astype(float))[:, 0]
-        )
+        # (plus the additions of the combined factors: 2u of |value| + 2 log(n + 2) + 2 each)
+        run = dist.logpmf_error(live[:, None], anchor[live][:, None].astype(float))[:, 0]
+        run = run + dist.pmf_factors * 2.01 * U * (np.abs(log_anchor[live]) + 2.0 * math.log(dist.size + 2.0) + 2.0)
+        err_a[live] = np.minimum(err_a[live], run)
     hi_w = next_up((total + err_w + bound * (1.0 + 2.0 * g)) * (1.0 + 2.0 * U))
     lo_w = next_down((total - err_w) * (1.0 - 2.0 * U))
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -59,6 +59,7 @@ C. Loader, "Fast and accurate computation of binomial probabilities", 2000.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -208,6 +209,7 @@ def two_prod(a: npt.ArrayLike, b: npt.ArrayLike) -> tuple[FloatArray, FloatArray
     return p, e
 
 
+@functools.lru_cache(maxsize=1024)
 def exp_double(x: float) -> tuple[float, float]:
     """``(hi, lo)``: two floats with ``|hi + lo - e^x| <= 2^-104 e^x`` (Arb at 160 bits)."""
     from flint import arb, ctx

@@ -219,3 +219,13 @@ def test_noisy_sampling_histogram_enclosure(h):
             Q = _noisy_law_mp(x, T, ne)
             want = max(want, _hockey_mp(P, Q, e), _hockey_mp(Q, P, e))
         _check(sdp.privacy_profile(mech, list(h), e, enclosure=True), want)
+
+
+def test_dp_delta_enclosures():
+    _check(sdp.dp_delta(sdp.SamplingHistogram(T=4), 6, enclosure=True), mp.mpf(2) / 3)
+    _check(sdp.dp_delta(sdp.SamplingHistogram(T=4, replace=True), 6, enclosure=True), 1 - (mp.mpf(5) / 6) ** 4)
+    _check(sdp.dp_delta(sdp.SamplingAverage(T=4, grid=[0.0, 1.0]), 7, enclosure=True), mp.mpf(4) / 7)
+    rr = sdp.FiniteMechanism(lambda h: {1: 0.75 if h[0] else 0.25, 0: 0.25 if h[0] else 0.75}, categories=2)
+    _check(sdp.dp_delta(rr, 1, 0.0, enclosure=True), mp.mpf(1) / 2)
+    # epsilon = ln 3 is the likelihood ratio of randomized response: the DP delta is exactly 0
+    assert float(sdp.dp_delta(rr, 1, math.log(3), enclosure=True).lower) == -math.inf

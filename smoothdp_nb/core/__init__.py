@@ -7,6 +7,7 @@ it can be used from scripts, tests and other libraries.
 from . import datasets
 from .average import QuantizedLaw, SamplingAverage, continuous_limit_profile, quantized_gaussian, quantized_laplace
 from .budget import ComputationTooLarge
+from .enclosures import LogEnclosure
 from .mechanisms import FiniteMechanism, Mechanism, NoisySamplingHistogram, SamplingHistogram, postprocess, winner
 from .profiles import Composition, adjusted_utility, compose, dp_delta, privacy_profile, remark8_bound
 
@@ -30,6 +31,7 @@ __all__ = [
     "adjusted_utility",
     "compose",
     "Composition",
+    "LogEnclosure",
 ]
 
 from .hull import HullReduction, reduce_to_vertices

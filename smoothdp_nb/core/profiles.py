@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from ._types import FloatArray, FloatOrArray
 from ._validate import as_epsilon, as_histograms, as_int, as_open_unit, as_real
-from .enclosures import LIBM_REL, LogEnclosure, U, exp_up, next_up, sum_up
+from .enclosures import LIBM_REL, LogEnclosure, U, exp_up, log_fraction_enclosure, next_up, sum_up
 from .mechanisms import Mechanism
 from .mechanisms.base import log_up
 
@@ -142,9 +142,17 @@ def privacy_profile(
 
 
 def dp_delta(
-    mechanism: Mechanism, n: int, epsilon: npt.ArrayLike | None = None, *, categories: int = 2, log: bool = False
-) -> FloatOrArray:
-    """The worst case of delta_{epsilon,M}(x) over all databases of n records (Theorem 1).
+    mechanism: Mechanism,
+    n: int,
+    epsilon: npt.ArrayLike | None = None,
+    *,
+    categories: int = 2,
+    log: bool = False,
+    enclosure: bool = False,
+) -> FloatOrArray | LogEnclosure:
+    """The worst case of delta_{epsilon,M}(x) over all databases of n records (Theorem 1),
+    as a proven upper bound (``enclosure=True``: a
+    :class:`~smoothdp_nb.core.enclosures.LogEnclosure` of its log instead).
 
     * Sampling histogram without replacement: ``T/n`` for every epsilon >= 0
       (Theorem 3 (iii)), correctly rounded from the exact fraction.
@@ -161,6 +169,8 @@ def dp_delta(
     check_mechanism(mechanism)
     n = as_int(n, "n", minimum=1)
     mechanism.sample_size(n)
+    if enclosure:
+        return _dp_delta_enclosure(mechanism, n, epsilon, categories)
     if epsilon is None:
         if mechanism.dp_delta_depends_on_epsilon:
             raise ValueError(f"epsilon is required for the DP delta of {mechanism!r}")
@@ -168,6 +178,33 @@ def dp_delta(
     e, scalar = as_epsilon(epsilon)
     res = mechanism.dp_delta(n, e, categories=as_int(categories, "categories", minimum=2), log=log)
     return float(res[0]) if scalar else res
+
+
+def _dp_delta_enclosure(mechanism: Mechanism, n: int, epsilon: npt.ArrayLike | None, categories: int) -> LogEnclosure:
+    """dp_delta(..., enclosure=True): the closed forms from exact rationals and
+    Arb, the enumeration from the profile enclosures (after its budget check)."""
+    from .mechanisms import SamplingHistogram
+    from .mechanisms.size import SampleSize
+
+    if epsilon is None:
+        if mechanism.dp_delta_depends_on_epsilon:
+            raise ValueError(f"epsilon is required for the DP delta of {mechanism!r}")
+        e, scalar = np.zeros(1), True
+    else:
+        e, scalar = as_epsilon(epsilon)
+    if isinstance(mechanism, SamplingHistogram):
+        llo, lhi, _, _ = mechanism._dp_bounds(n)
+        enc = LogEnclosure(np.full(e.size, llo), np.full(e.size, lhi))
+    elif isinstance(mechanism, SampleSize) and not mechanism.dp_delta_depends_on_epsilon:
+        llo, lhi = log_fraction_enclosure(mechanism.sampled_fraction(n))
+        enc = LogEnclosure(np.full(e.size, llo), np.full(e.size, min(lhi, 0.0)))
+    else:
+        m = as_int(categories, "categories", minimum=2)
+        mechanism.dp_delta(n, e, categories=m, log=True)  # the budget check (refuses with an estimate)
+        enc = mechanism.dp_delta_enclosure(n, e, m)
+    if scalar:
+        return LogEnclosure(float(np.asarray(enc.lower)[0]), float(np.asarray(enc.upper)[0]))  # type: ignore[arg-type]
+    return enc
 
 
 def remark8_bound(

@@ -134,5 +134,6 @@ def main() -> None:
     print(f"  upper >= exact bound:  {mp.mpf(got) >= bound}")
     print(f"total {time.time() - t0:.0f} s")
 
+
 if __name__ == "__main__":
     main()

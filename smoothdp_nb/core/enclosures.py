@@ -376,4 +376,3 @@ class LogEnclosure:
         if lo.ndim == 0:
             return LogEnclosure(float(lo), float(hi))  # type: ignore[arg-type]
         return self
-

@@ -141,6 +141,30 @@ def privacy_profile(
     return _shape_result(res, single, eps_scalar)
 
 
+@overload
+def dp_delta(
+    mechanism: Mechanism,
+    n: int,
+    epsilon: npt.ArrayLike | None = None,
+    *,
+    categories: int = 2,
+    log: bool = False,
+    enclosure: Literal[False] = False,
+) -> FloatOrArray: ...
+
+
+@overload
+def dp_delta(
+    mechanism: Mechanism,
+    n: int,
+    epsilon: npt.ArrayLike | None = None,
+    *,
+    categories: int = 2,
+    log: bool = False,
+    enclosure: Literal[True],
+) -> LogEnclosure: ...
+
+
 def dp_delta(
     mechanism: Mechanism,
     n: int,

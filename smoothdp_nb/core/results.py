@@ -29,8 +29,8 @@ import pandas as pd
 from . import rendering
 from ._format import format_log10
 from ._types import FloatArray, IntArray
-from .mechanisms import Mechanism
 from .enclosures import exp_down, exp_up
+from .mechanisms import Mechanism
 from .profiles import dp_delta as _dp_delta
 from .profiles import privacy_profile
 

@@ -376,6 +376,17 @@ class SamplingAverage(SampleSize, Mechanism):
         val = log_fraction_enclosure(frac)[1] if log else fraction_up(frac)
         return np.full(np.shape(epsilon), val)
 
+    def dp_delta_enclosure(
+        self,
+        n: int,
+        epsilon: np.ndarray,
+        categories: int | None = None,
+        budget: float = math.inf,
+    ) -> LogEnclosure:
+        """Proven bounds on log(T/n) (Arb)."""
+        llo, lhi = log_fraction_enclosure(self.sampled_fraction(n))
+        return LogEnclosure(np.full(np.shape(epsilon), llo), np.full(np.shape(epsilon), min(lhi, 0.0)))
+
     def delta_upper_bound(self, n: int, epsilon: np.ndarray) -> np.ndarray:
         """T/n rounded up: the outputs differ in law only when the changed record is sampled."""
         return np.full(np.shape(epsilon), fraction_up(self.sampled_fraction(n)))

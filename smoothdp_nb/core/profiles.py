@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from ._types import FloatArray, FloatOrArray
 from ._validate import as_epsilon, as_histograms, as_int, as_open_unit, as_real
-from .enclosures import LIBM_REL, LogEnclosure, U, exp_up, log_fraction_enclosure, next_up, sum_up
+from .enclosures import LIBM_REL, LogEnclosure, U, exp_up, next_up, sum_up
 from .mechanisms import Mechanism
 from .mechanisms.base import log_up
 
@@ -205,27 +205,15 @@ def dp_delta(
 
 
 def _dp_delta_enclosure(mechanism: Mechanism, n: int, epsilon: npt.ArrayLike | None, categories: int) -> LogEnclosure:
-    """dp_delta(..., enclosure=True): the closed forms from exact rationals and
-    Arb, the enumeration from the profile enclosures (after its budget check)."""
-    from .mechanisms import SamplingHistogram
-    from .mechanisms.size import SampleSize
-
+    """dp_delta(..., enclosure=True): :meth:`Mechanism.dp_delta_enclosure` (closed
+    forms by Arb, else the enumeration of the profile enclosures, budget-checked)."""
     if epsilon is None:
         if mechanism.dp_delta_depends_on_epsilon:
             raise ValueError(f"epsilon is required for the DP delta of {mechanism!r}")
         e, scalar = np.zeros(1), True
     else:
         e, scalar = as_epsilon(epsilon)
-    if isinstance(mechanism, SamplingHistogram):
-        llo, lhi, _, _ = mechanism._dp_bounds(n)
-        enc = LogEnclosure(np.full(e.size, llo), np.full(e.size, lhi))
-    elif isinstance(mechanism, SampleSize) and not mechanism.dp_delta_depends_on_epsilon:
-        llo, lhi = log_fraction_enclosure(mechanism.sampled_fraction(n))
-        enc = LogEnclosure(np.full(e.size, llo), np.full(e.size, min(lhi, 0.0)))
-    else:
-        m = as_int(categories, "categories", minimum=2)
-        mechanism.dp_delta(n, e, categories=m, log=True)  # the budget check (refuses with an estimate)
-        enc = mechanism.dp_delta_enclosure(n, e, m)
+    enc = mechanism.dp_delta_enclosure(n, e, categories=as_int(categories, "categories", minimum=2))
     if scalar:
         return LogEnclosure(float(np.asarray(enc.lower)[0]), float(np.asarray(enc.upper)[0]))  # type: ignore[arg-type]
     return enc

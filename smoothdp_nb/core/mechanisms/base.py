@@ -96,8 +96,9 @@ class Mechanism(ABC):
         A cheap bound on ``delta_eps(x)`` valid for every database of n
         records (default 1; the sampling mechanisms: T/n).  Every delta
         computed by the package is clipped to it.
-    dp_delta(n, epsilon, categories=None, log=False)
-        The worst case over all databases of n records (Theorem 1).  Default:
+    dp_delta(n, epsilon, categories=None, log=False), dp_delta_enclosure(n, epsilon, categories=None)
+        The worst case over all databases of n records (Theorem 1), a proven
+        upper bound, and proven bounds on its log.  Default:
         the largest profile over every histogram, refused with an estimate
         when there are too many.  Closed forms override it.
     log_utility(hist_minus_i, t)
@@ -331,6 +332,21 @@ class Mechanism(ABC):
         m = self.categories if self.categories is not None else as_int(categories, "categories", minimum=2)
         if all_profiles is not None:
             return _finish_dp(all_profiles.max(axis=0), self.delta_upper_bound(n, epsilon), log)
+        return _finish_dp(
+            self.dp_delta_enclosure(n, epsilon, m, budget=budget).upper, self.delta_upper_bound(n, epsilon), log
+        )
+
+    def dp_delta_enclosure(
+        self,
+        n: int,
+        epsilon: FloatArray,
+        categories: int | None = None,
+        budget: float = DEFAULT_BUDGET_SECONDS,
+    ) -> LogEnclosure:
+        """Proven bounds on the log of the DP delta, shape (E,): the maximum of the
+        profile enclosures over every histogram of n records (refused with the
+        estimated run time above ``budget`` seconds).  Closed forms override it."""
+        m = self.categories if self.categories is not None else as_int(categories, "categories", minimum=2)
         count = count_histograms(n, m)
         est = self.profile_seconds(n, m, count, epsilon.size, budget)
         if est > budget:
@@ -339,15 +355,7 @@ class Mechanism(ABC):
                 f"{m} categories, estimated ~{est:.3g} s (budget {budget:g} s); use a smaller n "
                 "(the smoothed delta does not need it)"
             )
-        return _finish_dp(self.dp_delta_enclosure(n, epsilon, m).upper, self.delta_upper_bound(n, epsilon), log)
-
-    def dp_delta_enclosure(
-        self, n: int, epsilon: FloatArray, categories: int | None = None, all_profiles: LogEnclosure | None = None
-    ) -> LogEnclosure:
-        """Proven bounds on log of the DP delta (the maximum of the profile
-        enclosures over every histogram; the budget check is the caller's)."""
-        m = self.categories if self.categories is not None else as_int(categories, "categories", minimum=2)
-        enc = all_profiles if all_profiles is not None else self.log_profile_enclosure(compositions(n, m), n, epsilon)
+        enc = self.log_profile_enclosure(compositions(n, m), n, epsilon)
         return LogEnclosure(np.max(enc.lower, axis=0), np.max(enc.upper, axis=0)).cap(
             log_up(self.delta_upper_bound(n, epsilon))
         )

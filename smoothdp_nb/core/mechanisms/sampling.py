@@ -210,6 +210,17 @@ class SamplingHistogram(SampleSize, Mechanism):
         value = enc[1] if log else enc[3]
         return np.full(np.shape(epsilon), value)
 
+    def dp_delta_enclosure(
+        self,
+        n: int,
+        epsilon: FloatArray,
+        categories: int | None = None,
+        budget: float = math.inf,
+    ) -> LogEnclosure:
+        """Proven bounds on log of the closed form (Arb)."""
+        llo, lhi, _, _ = self._dp_bounds(n)
+        return LogEnclosure(np.full(np.shape(epsilon), llo), np.full(np.shape(epsilon), lhi))
+
     def _dp_bounds(self, n: int) -> tuple[float, float, float, float]:
         """(log lower, log upper, lower, upper) of the DP delta (exact rationals and Arb)."""
         return _dp_delta_bounds(self.sample_size(n), n, self.replace)

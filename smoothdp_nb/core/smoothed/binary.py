@@ -145,7 +145,8 @@ def engine_error(n: int, K: int, log_weight_max: float, fallback: bool = False, 
     Q = K + 1
     chain = (n // max(K, 1) + 2) * (2 * Q + 24) + 4 * (n + 1) + n + 2 * K + 64
     table = (n // max(K, 1) + 2) * (2 * LIBM_REL + 3 * U)
-    w = float(lpmf_abs_error(log_weight_max, n, 1))
+    # (+ 3u n: q = 1 - p is rounded, and Loader's formula then carries e^(-n (p + q - 1)))
+    w = float(lpmf_abs_error(log_weight_max, n, 1)) + 3.03 * U * n
     if fallback:
         lfn = math.lgamma(n + 1.0)
         lpq = abs(math.log(p1)) + abs(math.log1p(-p1)) if 0 < p1 < 1 else 0.0

@@ -186,7 +186,10 @@ def _exact_with(
             lw = _lpmf.log_binom_pmf(np.arange(n + 1, dtype=float), float(n), p1)
             vals = logsumexp(lw[:, None] + logdelta, axis=0)[None, :]
             lmax = float(np.max(-lw[np.isfinite(lw)], initial=0.0))
-            rel = float(lpmf_abs_error(lmax, n, 1)) * 1.01 + float(gamma(n + 8)) + 4 * LIBM_REL
+            # weights (Loader, q = 1 - p rounded), then a log-sum-exp of n + 1 terms
+            ldmax = float(np.max(np.abs(logdelta[np.isfinite(logdelta)]), initial=0.0))
+            lse = 4 * U * (lmax + ldmax) + 2 * LIBM_REL * (1 + math.log(n + 1.0))
+            rel = (float(lpmf_abs_error(lmax, n, 1)) + 3.03 * U * n + lse) * 1.01 + float(gamma(n + 8)) + 4 * LIBM_REL
         else:
             p2 = float(V[1, 0])
             bar = optional_progress_bar(n + 1, show, "compositions")

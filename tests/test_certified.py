@@ -157,7 +157,10 @@ def test_remark8_is_rounded_up():
 
 
 def test_compose_rounds_outward():
-    items = [(0.1, 0.1), (0.2, 0.2), (0.3, 1e-20)]
+    # deltas whose correctly rounded sum (math.fsum) lies below the exact sum
+    d = [0.000651592972722763, 0.0007887233511355132, 9.38595867742349e-05]
+    assert Fraction(math.fsum(d)) < sum(Fraction(x) for x in d)
+    items = [(0.1, d[0]), (0.2, d[1]), (0.3, d[2])]
     c = sdp.compose(items)
     assert Fraction(c.delta) >= sum(Fraction(d) for _, d in items)
     assert Fraction(c.epsilon) >= sum(Fraction(e) for e, _ in items)

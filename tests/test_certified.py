@@ -232,3 +232,15 @@ def test_dp_delta_enclosures():
     _check(sdp.dp_delta(rr, 1, 0.0, enclosure=True), mp.mpf(1) / 2)
     # epsilon = ln 3 is the likelihood ratio of randomized response: the DP delta is exactly 0
     assert float(sdp.dp_delta(rr, 1, math.log(3), enclosure=True).lower) == -math.inf
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 3)), st.integers(1, 3))
+def test_sampling_average_enclosure(h, T):
+    if sum(h) < T:
+        return
+    values = [Fraction(0), Fraction(1, 4), Fraction(1)]
+    mech = sdp.SamplingAverage(T=T, grid=[float(v) for v in values])
+    law = lambda x: exact.sampling_average_law(x, values, T)  # noqa: E731
+    for e in (0.0, 0.5, math.log(2)):
+        _check(sdp.privacy_profile(mech, list(h), e, enclosure=True), exact.profile_of_law(law, h, e))

@@ -107,7 +107,10 @@ def test_binary_profile_table_matches_pairwise_evaluation():
             for j, e in enumerate([0.5, 2.0]):
                 want = exact.profile(hist, T, e, replace=replace)
                 if want == 0:
-                    assert got[k, j] == -np.inf
+                    # a proven upper bound: where some log-likelihood ratio lies within the
+                    # float error of epsilon (with replacement, k = 17 at epsilon = 2), an exact
+                    # 0 cannot be told from a tiny positive value, so the bound is tiny, not -inf
+                    assert got[k, j] == -np.inf or got[k, j] < math.log(1e-300)
                 else:
                     assert got[k, j] == pytest.approx(float(mp.log(want)), abs=1e-11)
         # a few histograms of a large n take the sorted-key route instead of

@@ -99,11 +99,15 @@ def test_generic_code_uses_only_the_public_protocol():
 
 @pytest.mark.parametrize("eta", ["0.5", "0.998", "0.1", "1", "0.3", "0.7"])
 @pytest.mark.parametrize("n", [1, 3, 10, 999, 12345])
-def test_dp_delta_is_the_exact_fraction_correctly_rounded(eta, n):
+def test_dp_delta_is_the_exact_fraction_rounded_up(eta, n):
+    # issue 21: a reported delta is a proven upper bound, so T/n is rounded up
+    # (the smallest float >= T/n), not to nearest
     for mech in (sdp.SamplingHistogram(eta=eta), sdp.SamplingAverage(eta=eta, grid=[0.0, 1.0])):
         T = math.ceil(Fraction(eta) * n)
-        assert sdp.dp_delta(mech, n) == float(Fraction(T, n))
-        assert sdp.dp_delta(mech, n, [0.0, 2.0]).tolist() == [float(Fraction(T, n))] * 2
+        want = float(Fraction(T, n))
+        up = want if Fraction(want) >= Fraction(T, n) else math.nextafter(want, 2.0)
+        assert sdp.dp_delta(mech, n) == up
+        assert sdp.dp_delta(mech, n, [0.0, 2.0]).tolist() == [up] * 2
 
 
 # -- issue 14, point 6 -----------------------------------------------------------------

@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from . import datasets, noise
     from .average import QuantizedLaw, SamplingAverage, continuous_limit_profile, quantized_gaussian, quantized_laplace
     from .budget import ComputationTooLarge
+    from .enclosures import LogEnclosure
     from .hull import HullReduction, reduce_to_vertices
     from .intervals import betting_interval, empirical_bernstein_interval
     from .mechanisms import FiniteMechanism, Mechanism, NoisySamplingHistogram, SamplingHistogram
@@ -49,6 +50,7 @@ _WHERE: dict[str, str] = {
     "postprocess": "mechanisms",
     "winner": "mechanisms",
     "ComputationTooLarge": "budget",
+    "LogEnclosure": "enclosures",
     "privacy_profile": "profiles",
     "dp_delta": "profiles",
     "remark8_bound": "profiles",
@@ -116,6 +118,7 @@ __all__ = [
     "adjusted_utility",
     "compose",
     "Composition",
+    "LogEnclosure",
     "HullReduction",
     "reduce_to_vertices",
     "SmoothedResult",

@@ -31,7 +31,18 @@ from scipy.special import gammaln
 
 from ._types import FloatArray
 
-__all__ = ["stirlerr", "bd0", "log_binom_pmf", "log_hypergeom_pmf", "log_comb"]
+__all__ = [
+    "bd0",
+    "log_binom_pmf",
+    "log_binom_pmf_error",
+    "log_comb",
+    "log_hypergeom_pmf",
+    "log_hypergeom_pmf_error",
+    "stirlerr",
+]
+
+_U = 2.0**-53
+_LIBM_REL = 8.0 * _U  # as smoothdp_nb.core.enclosures.LIBM_REL (4 ulps)
 
 _LN_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 # stirlerr(0..15): the values are O(1), so lgamma's absolute error (~1e-15) is
@@ -203,3 +214,82 @@ def log_comb(n: npt.ArrayLike, k: npt.ArrayLike) -> FloatArray:
     n = np.asarray(n, dtype=float)
     k = np.asarray(k, dtype=float)
     return log_binom_pmf(k, n, 0.5, 0.5) + n * math.log(2.0)
+
+
+def _bd0_error(x: FloatArray, m: FloatArray, val: FloatArray) -> FloatArray:
+    """Proven bound on the absolute error of :func:`bd0` (x, m as computed, m
+    itself off by u relative).  Series branch: ``32 u`` of the value (a few
+    correctly rounded products per term, terms decreasing by v^2 < 0.01).
+    Direct branch: ``t = x log(x/m)`` carries ``LIBM_REL + u`` of itself (the
+    log and the product) and the quotient's rounding u amplified by
+    ``1/|log(x/m)|`` (at most 1/0.2 there, as |v| >= 0.1); the two additions
+    of ``t, m, -x`` add ``2u`` of ``|t| + m + x``.  The rounding of m moves bd0
+    by ``u |m - x|`` (its derivative is 1 - x/m).  ``val``: bd0(x, m) as computed."""
+    diff = x - m
+    close = np.abs(diff) < 0.1 * (x + m)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lg = np.abs(np.log(x / m))
+        t = np.where(x > 0, x * lg, 0.0)
+        direct = (_LIBM_REL + 1.01 * _U + 1.01 * _U / np.maximum(lg, 0.1)) * t + 2.01 * _U * (t + m + x)
+    out: FloatArray = np.where(close, 32.0 * _U * val, direct) + 1.01 * _U * np.abs(diff)
+    return np.where(np.isfinite(out), out, np.inf)
+
+
+def log_binom_pmf_error(
+    k: npt.ArrayLike, n: npt.ArrayLike, p: npt.ArrayLike, q: npt.ArrayLike | None = None
+) -> FloatArray:
+    """Proven bound on the absolute error of :func:`log_binom_pmf` (interior
+    points; the end points k = 0, n are one bd0 or log term), against the
+    binomial law of the *given* floats p and q with ``p + q = 1``.
+
+    The eight terms of Loader's formula: the three stirlerr values (absolute
+    error below ``2e-15``: lgamma table for n <= 15, series below 1e-17
+    otherwise), the two bd0 (:func:`_bd0_error`), and ``(log 2 pi + log k +
+    log1p(-k/n))/2`` (``LIBM_REL`` of each log and ``u`` of the quotient);
+    the seven additions add ``8u`` of the sum of the magnitudes.  (A p + q that
+    differs from 1 by rounding multiplies the formula's pmf by
+    ``e^(-n (p + q - 1))``; the hypergeometric combination cancels that
+    factor exactly, as good + bad = total.)"""
+    k = np.asarray(k, dtype=float)
+    n = np.asarray(n, dtype=float)
+    p = np.asarray(p, dtype=float)
+    q = 1.0 - p if q is None else np.asarray(q, dtype=float)
+    k, n, p, q = np.broadcast_arrays(k, n, p, q)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np_, nq = n * p, n * q
+        b1 = bd0(k, np_)
+        b2 = bd0(n - k, nq)
+        e = _bd0_error(k, np_, b1) + _bd0_error(n - k, nq, b2)
+        lk = np.abs(np.log(np.maximum(k, 1.0)))
+        l1 = np.abs(np.log1p(-k / np.maximum(n, 1.0)))
+        mag = np.abs(b1) + np.abs(b2) + 0.5 * (math.log(2 * math.pi) + lk + l1) + 0.25
+        err = e + 6e-15 + _LIBM_REL * (lk + l1 + 2.0) + 1.01 * _U * k / np.maximum(n - k, 1.0) + 8.0 * _U * mag
+    out: FloatArray = np.where(np.isfinite(err), err, np.inf)
+    return out
+
+
+def log_hypergeom_pmf_error(
+    k: npt.ArrayLike, good: npt.ArrayLike, bad: npt.ArrayLike, draws: npt.ArrayLike
+) -> FloatArray:
+    """Proven bound on the absolute error of :func:`log_hypergeom_pmf`, but for
+    the two additions: the three binomial bounds (:func:`log_binom_pmf_error`,
+    each for the rounded p, q it uses; the factors ``p^. q^.`` and
+    ``e^(-n(p + q - 1))`` cancel exactly in the combination).  The additions
+    of ``h = b1 + b2 - b3`` add ``2u (|b1| + |b2| + |b3|) <= 2u (|h| + 2|b3|)``
+    (b1, b2 <= 0), with ``|b3| <= log(total) + 1`` (a binomial at its mean):
+    the caller adds that from the value."""
+    k = np.asarray(k, dtype=float)
+    good = np.asarray(good, dtype=float)
+    bad = np.asarray(bad, dtype=float)
+    draws = np.asarray(draws, dtype=float)
+    k, good, bad, draws = np.broadcast_arrays(k, good, bad, draws)
+    total = good + bad
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.where(total > 0, draws / np.where(total > 0, total, 1.0), 0.0)
+        q = np.where(total > 0, (total - draws) / np.where(total > 0, total, 1.0), 1.0)
+        out: FloatArray = (
+            log_binom_pmf_error(k, good, p, q)
+            + log_binom_pmf_error(draws - k, bad, p, q)
+            + log_binom_pmf_error(draws, total, p, q)
+        )
+    return np.where(np.isfinite(out), out, np.inf)

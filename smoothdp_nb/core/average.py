@@ -63,7 +63,8 @@ from scipy import special
 from ._validate import as_epsilon, as_histograms, as_int, as_rng
 from .average_profile import candidate_pairs, exact_path_applies, leave_one_out_counts, profile_seconds
 from .budget import DEFAULT_BUDGET_SECONDS, Estimate, check_budget
-from .divergence import log1mexp, log_hockey_stick
+from .divergence import log1mexp, log_hockey_stick, log_hockey_stick_enclosure
+from .enclosures import LGAMMA_REL, LIBM_REL, LogEnclosure, U, fraction_up, gamma, log_fraction_enclosure
 from .mechanisms import MAX_CELLS, ComputationTooLarge, sampling_size_spec
 from .mechanisms.base import Mechanism
 from .mechanisms.size import SampleSize
@@ -365,19 +366,30 @@ class SamplingAverage(SampleSize, Mechanism):
         budget: float | None = None,
         all_profiles: np.ndarray | None = None,
     ) -> np.ndarray:
-        """``T/n`` (Theorem 4; correctly rounded from the exact fraction).
+        """``T/n`` (Theorem 4), rounded up from the exact fraction (its log by Arb, rounded up).
 
         The changed record is sampled with probability T/n, and with all other
         records at one grid value and the changed one at another the outputs are
         disjoint (for the sum; for the rounded mean T/n remains an upper bound,
         attained when the grid step separates the two means)."""
         frac = self.sampled_fraction(n)
-        val = math.log(frac.numerator) - math.log(frac.denominator) if log else float(frac)
+        val = log_fraction_enclosure(frac)[1] if log else fraction_up(frac)
         return np.full(np.shape(epsilon), val)
 
+    def dp_delta_enclosure(
+        self,
+        n: int,
+        epsilon: np.ndarray,
+        categories: int | None = None,
+        budget: float = math.inf,
+    ) -> LogEnclosure:
+        """Proven bounds on log(T/n) (Arb)."""
+        llo, lhi = log_fraction_enclosure(self.sampled_fraction(n))
+        return LogEnclosure(np.full(np.shape(epsilon), llo), np.full(np.shape(epsilon), min(lhi, 0.0)))
+
     def delta_upper_bound(self, n: int, epsilon: np.ndarray) -> np.ndarray:
-        """T/n: the outputs differ in law only when the changed record is sampled."""
-        return np.full(np.shape(epsilon), float(self.sampled_fraction(n)))
+        """T/n rounded up: the outputs differ in law only when the changed record is sampled."""
+        return np.full(np.shape(epsilon), fraction_up(self.sampled_fraction(n)))
 
     def log_output_pmf(self, hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(output values in increasing order, their log-probabilities), zeros omitted."""
@@ -399,9 +411,8 @@ class SamplingAverage(SampleSize, Mechanism):
         return vals[keep], logp[keep]
 
     def log_profile_batch(self, hists: np.ndarray, n: int, epsilon: np.ndarray) -> np.ndarray:
-        """The exact profile kernel (see the module docstring), clipped to T/n."""
-        out = self._log_profile_batch(hists, n, epsilon)
-        return np.asarray(np.minimum(out, self.dp_delta(n, epsilon, log=True)))
+        """The exact profile kernel (see the module docstring), proven upper bounds, clipped to T/n."""
+        return self.log_profile_enclosure(hists, n, epsilon).upper
 
     def profile_seconds(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> float:
         """Estimated seconds of ``count`` profiles, before seeing the data.
@@ -513,7 +524,15 @@ class SamplingAverage(SampleSize, Mechanism):
     def _log_profile_batch(
         self, h: np.ndarray, n: int, epsilon: np.ndarray, budget: float = DEFAULT_BUDGET_SECONDS
     ) -> np.ndarray:
-        """log delta_eps(x) for histograms over the grid, all of size n.
+        """Proven upper bounds on log delta_eps(x) (:meth:`_log_profile_bounds`), shape (k, E)."""
+        out: np.ndarray = self._log_profile_bounds(h, n, epsilon, budget)[1]
+        return out
+
+    def _log_profile_bounds(
+        self, h: np.ndarray, n: int, epsilon: np.ndarray, budget: float = DEFAULT_BUDGET_SECONDS
+    ) -> np.ndarray:
+        """Proven (lower, upper) bounds on log delta_eps(x) for histograms over the grid,
+        all of size n: shape (2, k, E).
 
         Parameters
         ----------
@@ -547,14 +566,25 @@ class SamplingAverage(SampleSize, Mechanism):
             "use fewer databases, a smaller T or a coarser grid",
             parameter="T",
         )
-        out = np.full((h.shape[0], epsilon.size), -np.inf)
+        out = np.full((2, h.shape[0], epsilon.size), -np.inf)
         cache: dict[bytes, np.ndarray] = {}
         for i, row in enumerate(h):
             key = row.tobytes()
             if key not in cache:
                 cache[key] = self._log_profile_one(row, n, T, epsilon)
-            out[i] = cache[key]
+            out[:, i] = cache[key]
         return out
+
+    def log_profile_enclosure(self, hists: np.ndarray, n: int, epsilon: np.ndarray) -> LogEnclosure:
+        """Proven bounds on log delta_eps(x): every pair divergence that can attain
+        the maximum is enclosed by
+        :func:`~smoothdp_nb.core.divergence.log_hockey_stick_enclosure` with the
+        error bound of the output laws set by :meth:`_log_profile_one` (the pruning to
+        those pairs uses linear-scale values with a margin of 1e-6 relative,
+        far above their rounding errors); clipped to T/n rounded up."""
+        lo, hi = self._log_profile_bounds(hists, n, epsilon)
+        cap = self.dp_delta(n, epsilon, log=True)
+        return LogEnclosure(np.minimum(lo, cap), np.minimum(hi, cap))
 
     def _histogram_seconds(self, h: np.ndarray, n: int, T: int, n_epsilon: int) -> float:
         """Estimated seconds of one profile: the exact-count model
@@ -566,11 +596,18 @@ class SamplingAverage(SampleSize, Mechanism):
             return profile_seconds(n, T, self.grid.size, span, occ.size, n_epsilon)
         return self.profile_seconds(n, self.grid.size, 1, n_epsilon)
 
+    #: proven absolute error bound of the output laws' logs of the profile being computed
+    #: (set by _log_profile_one before the pair divergences that use it)
+    _law_err: float = 0.0
+
     def _log_profile_one(self, h: np.ndarray, n: int, T: int, epsilon: np.ndarray) -> np.ndarray:
         sums = self._sums(T)
         occ = [int(j) for j in np.nonzero(h)[0]]
         self._guard(T, sums.width, len(occ), n)
         lc = _log_comb(n, T)
+        # the error of lc (three lgamma values and two subtractions)
+        lgs = math.lgamma(n + 1.0) + math.lgamma(T + 1.0) + math.lgamma(n - T + 1.0)
+        err_lc = (LGAMMA_REL + 2 * U) * lgs + 3e-15
         tables: dict[int, _Table] = {}
         if self._even:
             # count-and-sum tables over the occupied range only (weights relative
@@ -581,6 +618,8 @@ class SamplingAverage(SampleSize, Mechanism):
             logR = np.full((len(occ), sums.width), -np.inf)
             logS = np.full((len(occ), sums.width), -np.inf)
             if counts is not None:  # exact integer counts (see core.average_profile)
+                # counts within 2 ulp (core.average_profile): their logs carry 4.1u plus LIBM_REL
+                self._law_err = err_lc + 4.1 * U + (LIBM_REL + 2 * U) * (lgs + 1.0)
                 return self._log_profile_counts(occ_arr, counts, T, epsilon, sums, lc)
             else:
                 loc = _EvenSums(np.arange(hi - lo + 1), T, 0.0, 1.0)
@@ -592,6 +631,12 @@ class SamplingAverage(SampleSize, Mechanism):
             _leave_one_out(_Table.empty(T, sums), sums, [(j, int(h[j])) for j in occ], tables)
             logR = np.stack([tables[a].log_row(T) - lc for a in occ])  # samples avoiding the record
             logS = np.stack([tables[a].log_row(T - 1) - lc for a in occ])  # samples containing it
+        # the divide-and-conquer tables: at most len(occ) + 1 products per table, each
+        # a sum of at most T + 1 non-negative terms (gamma_{2T+6}) with exp factors
+        # of arguments up to 2 log n! (LIBM_REL each) and log-binomials (3 LGAMMA_REL log n!)
+        lfn = math.lgamma(n + 1.0)
+        rho = float(gamma(2 * T + 6)) + LIBM_REL * (3.0 + 2.0 * lfn) + 3 * LGAMMA_REL * lfn + 3e-15
+        self._law_err = err_lc + (len(occ) + 2) * rho + (LIBM_REL + 2 * U) * (lgs + 1.0)
         if self._even and T >= 1:
             res = self._log_profile_pruned(occ, logR, logS, T, epsilon, sums)
             if res is not None:
@@ -627,6 +672,7 @@ class SamplingAverage(SampleSize, Mechanism):
         pairs = candidate_pairs(R, S, P, occ - lo, np.arange(m) - lo, epsilon, T, group)
         W = R.shape[1]
         best = np.full(epsilon.size, -np.inf)
+        best_lo = np.full(epsilon.size, -np.inf)
         for i, bs in pairs:
             logR = np.full(sums.width, -np.inf)
             logS = np.full(sums.width, -np.inf)
@@ -634,22 +680,35 @@ class SamplingAverage(SampleSize, Mechanism):
                 logR[T * lo : T * lo + W] = np.log(R[i]) - lc
                 logS[(T - 1) * lo : (T - 1) * lo + W] = np.log(S[i]) - lc
             d1, d2 = self._pair_divergences(logR, logS, int(occ[i]), bs, T, epsilon, sums)
-            best = np.maximum(best, np.maximum(d1.max(axis=0), d2.max(axis=0)))
-        return np.asarray(np.minimum(best, 0.0))
+            best = np.maximum(best, np.maximum(d1.upper.max(axis=0), d2.upper.max(axis=0)))
+            best_lo = np.maximum(best_lo, np.maximum(d1.lower.max(axis=0), d2.lower.max(axis=0)))
+        return np.stack([np.minimum(best_lo, 0.0), np.minimum(best, 0.0)])
 
     def _pair_divergences(
         self, logR_a: np.ndarray, logS_a: np.ndarray, a: int, bs: Any, T: int, epsilon: np.ndarray, sums: _Sums
-    ) -> tuple[np.ndarray, np.ndarray]:
+    ) -> tuple[LogEnclosure, LogEnclosure]:
         """log d_eps(P_x, P_x') and log d_eps(P_x', P_x) for x' = x with one record a -> b,
-        every b in ``bs`` (rows), computed in log space (the reference computation)."""
+        every b in ``bs`` (rows), computed in log space (the reference computation),
+        enclosed: the laws carry the error bound ``self._law_err`` of
+        :meth:`_log_profile_one`, the log-add-exp of the two parts ``2u`` of its
+        result and ``2 LIBM_REL``, the rounded-mean grouping ``gamma_W`` and
+        ``2 LIBM_REL (1 + 2 max |log p|)``."""
         rows = np.concatenate([[a], np.asarray(bs, dtype=np.int64)])
         lall = np.logaddexp(logR_a[None, :], sums.shift_all(logS_a, -np.inf, rows))
         lp = lall[0]
         lq = lall[1:]
+        fin = lall[np.isfinite(lall)]
+        top = float(np.max(np.abs(fin), initial=0.0))
+        err = self._law_err + 2 * U * top + 2 * LIBM_REL
         if self.output == "rounded_mean":
             lp = self._rounded(lp[None], T)[0][0]
             lq = self._rounded(lq, T)[0]
-        return _log_hockey_stick_both(lp, lq, epsilon)  # (len(bs), E) each
+            err += float(gamma(lall.shape[-1] + 2)) + 2 * LIBM_REL * (1 + 2 * top) + 2 * U * top
+        lpb = np.broadcast_to(lp, lq.shape)
+        return (
+            log_hockey_stick_enclosure(lpb, lq, epsilon, err, err),
+            log_hockey_stick_enclosure(lq, lpb, epsilon, err, err),
+        )
 
     def _log_profile_all(
         self, occ: list[int], logR: np.ndarray, logS: np.ndarray, T: int, epsilon: np.ndarray, sums: _Sums
@@ -657,11 +716,13 @@ class SamplingAverage(SampleSize, Mechanism):
         """Every removed value a against every replacement b (reference path)."""
         m = self.grid.size
         best = np.full(epsilon.size, -np.inf)
+        best_lo = np.full(epsilon.size, -np.inf)
         for i, a in enumerate(occ):
             bs = [b for b in range(m) if b != a]
             d1, d2 = self._pair_divergences(logR[i], logS[i], a, bs, T, epsilon, sums)
-            best = np.maximum(best, np.maximum(d1.max(axis=0), d2.max(axis=0)))
-        return np.asarray(np.minimum(best, 0.0))
+            best = np.maximum(best, np.maximum(d1.upper.max(axis=0), d2.upper.max(axis=0)))
+            best_lo = np.maximum(best_lo, np.maximum(d1.lower.max(axis=0), d2.lower.max(axis=0)))
+        return np.stack([np.minimum(best_lo, 0.0), np.minimum(best, 0.0)])
 
     def _fast_pairs(
         self,
@@ -825,12 +886,14 @@ class SamplingAverage(SampleSize, Mechanism):
         if np.any(best < _LINEAR_FLOOR):  # too close to the underflow of the linear scale
             return None
         out = np.full(E, -np.inf)
+        out_lo = np.full(E, -np.inf)
         for i, bs, vals in found:
             top = np.any(vals >= best[None, :] * (1 - 1e-6), axis=1)
             if np.any(top):
                 d1, d2 = self._pair_divergences(logR[i], logS[i], occ[i], bs[top], T, epsilon, sums)
-                out = np.maximum(out, np.maximum(d1.max(axis=0), d2.max(axis=0)))
-        return np.asarray(np.minimum(out, 0.0))
+                out = np.maximum(out, np.maximum(d1.upper.max(axis=0), d2.upper.max(axis=0)))
+                out_lo = np.maximum(out_lo, np.maximum(d1.lower.max(axis=0), d2.lower.max(axis=0)))
+        return np.stack([np.minimum(out_lo, 0.0), np.minimum(out, 0.0)])
 
 
 def _log_hockey_stick_both(lp: np.ndarray, lq: np.ndarray, epsilon: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -19,6 +19,12 @@ This is the one place that evaluates
 
 All results are natural logarithms (``-inf`` for an exact zero), so values far
 below the float64 range (1e-5000) are representable.
+
+Certified versions (:func:`log_hockey_stick_enclosure`,
+:func:`log_monotone_tail_sum_enclosure`) return a
+:class:`~smoothdp_nb.core.enclosures.LogEnclosure`: the same float
+computation plus a proven bound on its rounding error (the error model of
+:mod:`smoothdp_nb.core.enclosures`), added outward.
 """
 
 from __future__ import annotations
@@ -32,12 +38,21 @@ import numpy.typing as npt
 from scipy.special import logsumexp
 
 from ._types import FloatArray, IntArray
+from .enclosures import LIBM_REL, LogEnclosure, U, gamma, lpmf_abs_error, next_down, next_up
 
 #: ``f(row_index, k)``: a value per (row, count) of a batch of count laws; ``row_index``
 #: of shape (B', 1), ``k`` of shape (B', L) (counts: int64, or floats holding integers), result (B', L)
 RowFunction = Callable[[IntArray, np.ndarray], FloatArray]
 
-__all__ = ["log1mexp", "log_hockey_stick", "log_monotone_tail_sum", "LogConcaveCounts"]
+__all__ = [
+    "LogConcaveCounts",
+    "log1mexp",
+    "log_hockey_stick",
+    "log_hockey_stick_enclosure",
+    "log_divergence_terms_enclosure",
+    "log_monotone_tail_sum",
+    "log_monotone_tail_sum_enclosure",
+]
 
 # The window is widened until the neglected tail is below this fraction of the sum.
 _TAIL_REL_TOL = 2.0**-60
@@ -91,6 +106,107 @@ def log_hockey_stick(logp: npt.ArrayLike, logq: npt.ArrayLike, epsilon: npt.Arra
     return out[..., 0] if scalar else out
 
 
+def log_hockey_stick_enclosure(
+    logp: npt.ArrayLike,
+    logq: npt.ArrayLike,
+    epsilon: npt.ArrayLike,
+    err_p: npt.ArrayLike = 0.0,
+    err_q: npt.ArrayLike = 0.0,
+) -> LogEnclosure:
+    """Proven enclosure of ``log sum_o max(0, P(o) - e^epsilon Q(o))``.
+
+    ``logp``, ``logq`` and ``epsilon`` as in :func:`log_hockey_stick`;
+    ``err_p``, ``err_q`` (broadcasting with ``logp``/``logq``) bound the absolute
+    errors of the given log-probabilities (0: they are the exact logs).  The
+    log-likelihood ratio ``log P - log Q`` then carries ``err_p + err_q`` and
+    the subtraction's ``u`` of its size; see :func:`log_divergence_terms_enclosure`
+    for the argument.
+
+    Returns
+    -------
+    LogEnclosure with arrays of the shape :func:`log_hockey_stick` returns.
+    """
+    logp = np.asarray(logp, dtype=float)
+    logq = np.asarray(logq, dtype=float)
+    ep = np.asarray(err_p, dtype=float)
+    eq = np.asarray(err_q, dtype=float)
+    logp, logq, ep, eq = np.broadcast_arrays(logp, logq, ep, eq)
+    with np.errstate(invalid="ignore"):
+        llr = logp - logq  # +inf where Q = 0 < P; nan where both are 0
+    err_llr = ep + eq + U * np.where(np.isfinite(llr), np.abs(llr), 0.0)
+    return log_divergence_terms_enclosure(logp, ep, llr, err_llr, epsilon)
+
+
+def log_divergence_terms_enclosure(
+    logp: npt.ArrayLike,
+    err_p: npt.ArrayLike,
+    llr: npt.ArrayLike,
+    err_llr: npt.ArrayLike,
+    epsilon: npt.ArrayLike,
+) -> LogEnclosure:
+    """Proven enclosure of ``log sum_o P(o) max(0, 1 - e^(epsilon - llr(o)))`` over the last axis.
+
+    ``logp`` (log P, error at most ``err_p``) and ``llr`` (the log-likelihood
+    ratio log P/Q, error at most ``err_llr``; ``+inf`` where Q = 0 < P, nan
+    where both are 0) broadcast together; ``epsilon`` a float or 1-D array
+    (then a last-but-one axis of length E is added to the result).
+
+    The argument.  Each term ``P(o) (1 - e^x)``, ``x = epsilon - llr(o)``, is
+    non-negative where x < 0 and increasing in ``log P`` and decreasing in
+    x.  The computed x is off by at most ``err_llr + u |x|`` (one correctly
+    rounded subtraction of an input off by err_llr; an exact 0 when the two
+    floats are equal), and the shift by ``slack = err_llr + 2u (|x| + epsilon)``
+    is itself rounded by at most the remaining ``u |x|``, so shifting
+    ``log P`` up by ``err_p`` and x down by that amount bounds every term
+    from above, and the opposite shifts from below (a term whose shifted x is
+    >= 0 contributes 0 to the lower bound, which stays a lower bound as every
+    term is >= 0).  ``log1mexp`` (log of ``-expm1`` or of ``log1p(-exp)``) has
+    an absolute error at most ``2 LIBM_REL (1 + |result|)``; the log-sum-exp
+    of K terms at most ``4u max|term| + 2 LIBM_REL (1 + log K) + gamma_K``
+    (each shifted exponential, the sum of K positive terms, its log and the
+    final addition; :mod:`~smoothdp_nb.core.enclosures`).  Both error bounds
+    are added outward.
+    """
+    logp = np.asarray(logp, dtype=float)
+    llr = np.asarray(llr, dtype=float)
+    ep = np.asarray(err_p, dtype=float)
+    el = np.asarray(err_llr, dtype=float)
+    logp, llr, ep, el = np.broadcast_arrays(logp, llr, ep, el)
+    eps_arr = np.asarray(epsilon, dtype=float)
+    scalar = eps_arr.ndim == 0
+    e = np.atleast_1d(eps_arr)
+    K = logp.shape[-1]
+    lp = logp[..., None, :]
+    lr = llr[..., None, :]
+    with np.errstate(invalid="ignore"):
+        x = e[:, None] - lr
+        slack = el[..., None, :] + 2.0 * U * (np.abs(x) + e[:, None])
+    x = np.where(np.isnan(x), 0.0, x)  # both probabilities 0: no term
+    slack = np.where(np.isfinite(slack), slack, 0.0)  # x = -inf (Q = 0 < P) is exact
+    live = np.isfinite(lp)
+    lse_err = 2.0 * LIBM_REL * (1.0 + math.log(max(K, 1))) + float(gamma(K))
+    epx = ep[..., None, :]
+
+    def bound(sign: float) -> FloatArray:
+        # (slack holds 2u |x|: one u for the subtraction that made x, one for this shift)
+        xs = x - slack if sign > 0 else x + slack
+        lm = log1mexp(np.minimum(xs, 0.0))
+        with np.errstate(invalid="ignore"):
+            lm = np.where(np.isfinite(lm), lm + sign * 2.0 * LIBM_REL * (1.0 + np.abs(lm)), lm)
+            terms = np.where((xs < 0) & live, lp + sign * epx + lm, -np.inf)
+        top = np.max(terms, axis=-1, initial=-np.inf)
+        total: FloatArray = logsumexp(terms, axis=-1)
+        err = 4.0 * U * np.abs(np.where(np.isfinite(top), top, 0.0)) + lse_err
+        with np.errstate(invalid="ignore"):
+            out: FloatArray = next_up(total + err) if sign > 0 else next_down(total - err)
+        return np.where(np.isneginf(total), -np.inf, out)
+
+    lo, hi = bound(-1.0), bound(1.0)
+    if scalar:
+        lo, hi = lo[..., 0], hi[..., 0]
+    return LogEnclosure(lo, hi)
+
+
 @dataclass(frozen=True)
 class LogConcaveCounts:
     """A batch of discrete log-concave count distributions on integer ranges.
@@ -110,6 +226,17 @@ class LogConcaveCounts:
     hi: IntArray
     mode: IntArray
     sd: FloatArray
+    #: for the error bounds: the largest count n of the laws, how many Loader
+    #: binomial log-pmfs one ``logpmf`` value combines (1 binomial, 3 hypergeometric)
+    #: and how many roundings one ``ratio`` value takes
+    size: float = 1.0
+    pmf_factors: int = 3
+    ratio_roundings: int = 6
+    #: a proven bound on the absolute error of ``logpmf`` at the same arguments
+    #: (a running bound from the terms it sums) but for the additions that combine
+    #: its ``pmf_factors`` factors; None: the a-priori bound of
+    #: :func:`~smoothdp_nb.core.enclosures.lpmf_abs_error`
+    logpmf_error: RowFunction | None = None
 
 
 def log_monotone_tail_sum(
@@ -147,10 +274,98 @@ def log_monotone_tail_sum(
     -------
     ndarray of shape (B,), natural logs (``-inf`` for an empty or zero sum).
     """
+    log_anchor, total, _, _, _, _ = _tail_sums(dist, start, stop, factor)
+    with np.errstate(divide="ignore"):
+        out: FloatArray = log_anchor + np.log(total)
+    return out
+
+
+def log_monotone_tail_sum_enclosure(
+    dist: LogConcaveCounts,
+    start: IntArray,
+    stop: IntArray,
+    factor: RowFunction,
+    factor_error: npt.ArrayLike = 0.0,
+    factor_rel_error: float = 0.0,
+) -> LogEnclosure:
+    """Proven enclosure of the sum of :func:`log_monotone_tail_sum`.
+
+    ``factor_rel_error``: a further error of each factor relative to its own
+    value (added as that fraction of the sum).
+
+    ``factor_error`` (scalar or per row, shape (B,)) bounds the absolute error
+    of each computed ``f(k)`` against the exact factor.  The factor may return
+    values below 0 (unclipped), which the sum takes as 0: a term whose
+    computed factor is at most ``-factor_error`` is then provably 0 and adds
+    nothing to the error bound either.
+
+    The argument.  The computed sum is ``P(a) W`` with ``a`` the anchor.
+    ``log P(a)`` has the proven error of ``dist.logpmf_error`` (a running
+    bound from the terms of Loader's formula) or else of
+    :func:`~smoothdp_nb.core.enclosures.lpmf_abs_error`.  A term ``k`` steps
+    from the anchor is a product of k ratios, each with at most
+    ``r = dist.ratio_roundings`` roundings (integers below 2^53 are exact), and
+    of one factor, so relative to the exact ratio product it carries at most
+    ``gamma_{(r + 1) L + 1}`` (L the longer side of the window) and
+    ``f(k)`` adds at most ``factor_error`` times the relative pmf (counted
+    only where the computed factor exceeds ``-factor_error``); the
+    window sum of at most ``2L + 1`` non-negative terms adds ``gamma_{2L+1}``.
+    A relative pmf in the subnormal range has an absolute error of at most
+    ``L`` times the smallest subnormal, added as such.  Hence
+    ``|W_computed - W_exact| <= 2 gamma_{(r + 3) L + 2} W_computed
+    + 2 factor_error M + (2L + 1)^2 1e-322`` with M the computed sum of the
+    relative pmf over the window (the factor 2 covers the use of computed in
+    place of exact values, as every gamma here is far below 1/2).  The part
+    outside the window is at most the geometric bound of
+    :func:`log_monotone_tail_sum` (proven from log-concavity, evaluated with
+    the same products, so inflated by the same relative error), added to the
+    upper bound only.  Logs of the sums carry :data:`LIBM_REL`.
+    """
+    fe = np.broadcast_to(np.asarray(factor_error, dtype=float), np.shape(start))
+    log_anchor, total, bound, mass, steps, anchor = _tail_sums(dist, start, stop, factor, fe)
+    L = steps.astype(float)
+    g = gamma((dist.ratio_roundings + 3) * L + 2)
+    err_w = 2.0 * (g + factor_rel_error) * total + 2.0 * fe * mass + (2 * L + 1) ** 2 * 1e-322
+    err_a = lpmf_abs_error(log_anchor, dist.size, dist.pmf_factors)
+    live = np.nonzero(np.isfinite(log_anchor))[0]
+    if dist.logpmf_error is not None and live.size:
+        # (plus the additions of the combined factors: 2u of |value| + 2 log(n + 2) + 2 each)
+        run = dist.logpmf_error(live[:, None], anchor[live][:, None].astype(float))[:, 0]
+        run = run + dist.pmf_factors * 2.01 * U * (np.abs(log_anchor[live]) + 2.0 * math.log(dist.size + 2.0) + 2.0)
+        err_a[live] = np.minimum(err_a[live], run)
+    hi_w = next_up((total + err_w + bound * (1.0 + 2.0 * g)) * (1.0 + 2.0 * U))
+    lo_w = next_down((total - err_w) * (1.0 - 2.0 * U))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lhi = np.log(hi_w)
+        llo = np.log(np.maximum(lo_w, 0.0))
+        hi = next_up(log_anchor + err_a + lhi + LIBM_REL * np.abs(lhi) + 2.0 * U * np.abs(log_anchor))
+        lo = next_down(log_anchor - err_a + llo - LIBM_REL * np.abs(llo) - 2.0 * U * np.abs(log_anchor))
+    empty = np.isneginf(log_anchor) | (hi_w <= 0)
+    hi = np.where(empty, -np.inf, hi)
+    lo = np.where(empty | np.isnan(lo), -np.inf, lo)
+    return LogEnclosure(lo, hi)
+
+
+def _tail_sums(
+    dist: LogConcaveCounts,
+    start: IntArray,
+    stop: IntArray,
+    factor: RowFunction,
+    factor_error: FloatArray | None = None,
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, IntArray, IntArray]:
+    """Per row: (log P(anchor), window sum W of P(k) f(k)/P(anchor), proven bound on
+    the same sum outside the window, window sum of P(k)/P(anchor), longest side
+    of the window in steps, the anchor); rows with an empty range have ``log P(anchor) = -inf``.
+    The mass counts the terms whose factor exceeds ``-factor_error`` (all
+    positive ones without it); factors below 0 count as 0 in the sum."""
+    fe_all = np.zeros(np.shape(start)) if factor_error is None else np.asarray(factor_error, dtype=float)
     start = np.maximum(np.asarray(start, dtype=np.int64), dist.lo)
     stop = np.minimum(np.asarray(stop, dtype=np.int64), dist.hi)
     B = start.shape[0]
-    out = np.full(B, -np.inf)
+    tot_out = np.zeros(B)
+    bound_out = np.zeros(B)
+    mass_out = np.zeros(B)
+    steps_out = np.zeros(B, dtype=np.int64)
     todo = np.nonzero(start <= stop)[0]
     anchor = np.clip(dist.mode, start, stop)
     # Gaussian guess: exp(-((k-mode)^2 - d^2) / (2 sd^2)) < 2^-60 beyond this.
@@ -172,6 +387,7 @@ def log_monotone_tail_sum(
         total = np.empty(todo.size)
         bound = np.empty(todo.size)
         grow = np.empty(todo.size)
+        mass = np.empty(todo.size)
         cells = we - ws + 1  # non-decreasing
         i = 0
         while i < todo.size:
@@ -180,18 +396,22 @@ def log_monotone_tail_sum(
                 1, int(np.searchsorted(np.arange(1, todo.size - i + 1) * cells[i:], _CHUNK_CELLS, side="right"))
             )
             c = slice(i, j)
-            total[c], bound[c], grow[c] = _window_sum(dist, todo[c], s[c], t[c], a[c], ws[c], we[c], factor)
+            total[c], bound[c], grow[c], mass[c] = _window_sum(
+                dist, todo[c], s[c], t[c], a[c], ws[c], we[c], factor, fe_all[todo[c]]
+            )
             i = j
         ok = (bound <= _TAIL_REL_TOL * total) | ((ws <= s) & (we >= t))
         done = todo[ok]
-        with np.errstate(divide="ignore"):
-            out[done] = log_anchor[done] + np.log(total[ok])
+        tot_out[done] = total[ok]
+        bound_out[done] = bound[ok]
+        mass_out[done] = mass[ok]
+        steps_out[done] = np.maximum(we - a, a - ws)[ok]
         todo, grow = todo[~ok], grow[~ok]
         # Widen by what the geometric decay at the window's end says is
         # missing (an upper bound, as the ratio only decreases further out);
         # fall back to a fourfold window where that estimate is unavailable.
         width[todo] = np.where(np.isfinite(grow), width[todo] + grow + 2, width[todo] * 4).astype(np.int64)
-    return out
+    return log_anchor, tot_out, bound_out, mass_out, steps_out, anchor
 
 
 def _window_sum(
@@ -203,13 +423,17 @@ def _window_sum(
     ws: IntArray,
     we: IntArray,
     factor: RowFunction,
-) -> tuple[FloatArray, FloatArray, FloatArray]:
+    fe: FloatArray,
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
     """For rows ``todo``: (sum of P(k) f(k) / P(a) over the window [ws, we],
     proven bound on the same sum over [s, t] outside the window, how many
-    more steps on each side make that bound small enough (inf if unknown))."""
+    more steps on each side make that bound small enough (inf if unknown),
+    sum of P(k) / P(a) over the window)."""
     rows = todo[:, None]
     af = a.astype(float)[:, None]  # float grids: int/float mixes convert on every operation
-    total = factor(rows, af)[:, 0]
+    f0 = factor(rows, af)[:, 0]
+    total = np.maximum(f0, 0.0)
+    mass = (f0 > -fe).astype(float)
     bound = np.zeros(todo.size)
     side_bounds = []
     for end, outer, side in ((we, t, 1), (ws, s, -1)):
@@ -232,7 +456,9 @@ def _window_sum(
                 else:
                     step = np.where(nxt < here, 1.0 / dist.ratio(rows, nxt), 0.0)  # P(k-1)/P(k)
             rel = np.cumprod(step, axis=1)
-            total = total + (rel * factor(rows, nxt)).sum(axis=1)
+            fv = factor(rows, nxt)
+            total = total + (rel * np.maximum(fv, 0.0)).sum(axis=1)
+            mass = mass + np.where(fv > -fe[:, None], rel, 0.0).sum(axis=1)
             moved = steps > 0
             rel_end[moved] = rel[np.nonzero(moved)[0], steps[moved] - 1]
         # Geometric bound on the terms beyond the window's end (log-concavity:
@@ -259,4 +485,4 @@ def _window_sum(
                 b == 0, 0.0, np.where((rho > 0) & (rho < 1) & (total > 0), np.ceil(np.maximum(need, 0.0)), np.inf)
             )
             grow = np.maximum(grow, m)
-    return total, bound, grow
+    return total, bound, grow, mass

@@ -13,13 +13,16 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Literal, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from ._types import FloatArray, FloatOrArray
 from ._validate import as_epsilon, as_histograms, as_int, as_open_unit, as_real
+from .enclosures import LIBM_REL, LogEnclosure, U, exp_up, next_up, sum_up
 from .mechanisms import Mechanism
+from .mechanisms.base import log_up
 
 __all__ = [
     "Composition",
@@ -51,10 +54,28 @@ def _shape_result(values: FloatArray, single: bool, eps_scalar: bool) -> FloatOr
     return float(res) if np.ndim(res) == 0 else res
 
 
+@overload
 def privacy_profile(
-    mechanism: Mechanism, hist: npt.ArrayLike, epsilon: npt.ArrayLike, log: bool = False
-) -> FloatOrArray:
-    """Database-dependent privacy profile delta_{epsilon,M}(x) (Definition 2).
+    mechanism: Mechanism,
+    hist: npt.ArrayLike,
+    epsilon: npt.ArrayLike,
+    log: bool = False,
+    *,
+    enclosure: Literal[False] = False,
+) -> FloatOrArray: ...
+
+
+@overload
+def privacy_profile(
+    mechanism: Mechanism, hist: npt.ArrayLike, epsilon: npt.ArrayLike, log: bool = False, *, enclosure: Literal[True]
+) -> LogEnclosure: ...
+
+
+def privacy_profile(
+    mechanism: Mechanism, hist: npt.ArrayLike, epsilon: npt.ArrayLike, log: bool = False, *, enclosure: bool = False
+) -> FloatOrArray | LogEnclosure:
+    """Database-dependent privacy profile delta_{epsilon,M}(x) (Definition 2),
+    as a proven upper bound.
 
     ``delta(x) = max(0, max_{x' ~ x} d(x, x'), max_{x' ~ x} d(x', x))`` with
     ``d(x, x') = max_S P[M(x) in S] - e^epsilon P[M(x') in S]``; neighbours replace
@@ -71,13 +92,21 @@ def privacy_profile(
     log : bool, default False
         Return natural logarithms (``-inf`` for an exact zero), which stay
         finite far below the float64 range (e.g. 1e-5000).
+    enclosure : bool, default False
+        Return a :class:`~smoothdp_nb.core.enclosures.LogEnclosure` instead:
+        proven bounds ``lower <= log delta <= upper`` (arrays of the shape
+        below; ``.delta_lower``/``.delta_upper`` are the linear bounds,
+        ``.width`` their ratio minus 1).
 
     Returns
     -------
     float or ndarray of shape (k,), (len(epsilon),) or (k, len(epsilon)).
-        Every value lies in [0, 1] and at most the mechanism's
-        :meth:`~Mechanism.delta_upper_bound` (e.g. T/n), exactly: the
-        computed values are clipped there, as the mathematics says they are.
+        A proven **upper bound** on every value (the error model and the
+        argument are in :mod:`smoothdp_nb.core.enclosures` and the engines'
+        docstrings); each lies in [0, 1] and at most the mechanism's
+        :meth:`~Mechanism.delta_upper_bound` (e.g. T/n rounded up).  The
+        upper and lower bounds agree to about 1e-12 relative on the published
+        cases (docs/accuracy.md).
 
     Notes
     -----
@@ -92,24 +121,62 @@ def privacy_profile(
     h, single = as_histograms(hist)
     mechanism.check_histograms(h)
     e, eps_scalar = as_epsilon(epsilon)
-    out = np.empty((h.shape[0], e.size))
+    lo = np.empty((h.shape[0], e.size))
+    hi = np.empty((h.shape[0], e.size))
     cap = np.empty((h.shape[0], e.size))
     sizes = h.sum(axis=1)
     for n in np.unique(sizes):
         rows = np.nonzero(sizes == n)[0]
         mechanism.sample_size(int(n))  # validates T <= n early, with a clear message
         cap[rows] = mechanism.delta_upper_bound(int(n), e)
-        out[rows] = mechanism.log_profile_batch(h[rows], int(n), e)
-    with np.errstate(divide="ignore"):
-        out = np.minimum(out, np.minimum(np.log(cap), 0.0))
-    res = out if log else np.minimum(np.exp(out), cap)
+        enc = mechanism.log_profile_enclosure(h[rows], int(n), e)
+        lo[rows], hi[rows] = enc.lower, enc.upper
+    lcap = np.minimum(log_up(cap), 0.0)
+    lo, hi = np.minimum(lo, lcap), np.minimum(hi, lcap)
+    if enclosure:
+        return LogEnclosure(
+            np.asarray(_shape_result(lo, single, eps_scalar)), np.asarray(_shape_result(hi, single, eps_scalar))
+        ).squeeze()
+    res = hi if log else np.minimum(exp_up(hi), cap)
     return _shape_result(res, single, eps_scalar)
 
 
+@overload
 def dp_delta(
-    mechanism: Mechanism, n: int, epsilon: npt.ArrayLike | None = None, *, categories: int = 2, log: bool = False
-) -> FloatOrArray:
-    """The worst case of delta_{epsilon,M}(x) over all databases of n records (Theorem 1).
+    mechanism: Mechanism,
+    n: int,
+    epsilon: npt.ArrayLike | None = None,
+    *,
+    categories: int = 2,
+    log: bool = False,
+    enclosure: Literal[False] = False,
+) -> FloatOrArray: ...
+
+
+@overload
+def dp_delta(
+    mechanism: Mechanism,
+    n: int,
+    epsilon: npt.ArrayLike | None = None,
+    *,
+    categories: int = 2,
+    log: bool = False,
+    enclosure: Literal[True],
+) -> LogEnclosure: ...
+
+
+def dp_delta(
+    mechanism: Mechanism,
+    n: int,
+    epsilon: npt.ArrayLike | None = None,
+    *,
+    categories: int = 2,
+    log: bool = False,
+    enclosure: bool = False,
+) -> FloatOrArray | LogEnclosure:
+    """The worst case of delta_{epsilon,M}(x) over all databases of n records (Theorem 1),
+    as a proven upper bound (``enclosure=True``: a
+    :class:`~smoothdp_nb.core.enclosures.LogEnclosure` of its log instead).
 
     * Sampling histogram without replacement: ``T/n`` for every epsilon >= 0
       (Theorem 3 (iii)), correctly rounded from the exact fraction.
@@ -126,6 +193,8 @@ def dp_delta(
     check_mechanism(mechanism)
     n = as_int(n, "n", minimum=1)
     mechanism.sample_size(n)
+    if enclosure:
+        return _dp_delta_enclosure(mechanism, n, epsilon, categories)
     if epsilon is None:
         if mechanism.dp_delta_depends_on_epsilon:
             raise ValueError(f"epsilon is required for the DP delta of {mechanism!r}")
@@ -135,10 +204,25 @@ def dp_delta(
     return float(res[0]) if scalar else res
 
 
+def _dp_delta_enclosure(mechanism: Mechanism, n: int, epsilon: npt.ArrayLike | None, categories: int) -> LogEnclosure:
+    """dp_delta(..., enclosure=True): :meth:`Mechanism.dp_delta_enclosure` (closed
+    forms by Arb, else the enumeration of the profile enclosures, budget-checked)."""
+    if epsilon is None:
+        if mechanism.dp_delta_depends_on_epsilon:
+            raise ValueError(f"epsilon is required for the DP delta of {mechanism!r}")
+        e, scalar = np.zeros(1), True
+    else:
+        e, scalar = as_epsilon(epsilon)
+    enc = mechanism.dp_delta_enclosure(n, e, categories=as_int(categories, "categories", minimum=2))
+    if scalar:
+        return LogEnclosure(float(np.asarray(enc.lower)[0]), float(np.asarray(enc.upper)[0]))  # type: ignore[arg-type]
+    return enc
+
+
 def remark8_bound(
     n: npt.ArrayLike, m: int, eta: float, epsilon: npt.ArrayLike, f: float, log: bool = False
 ) -> FloatOrArray:
-    """Remark 8: the sampling histogram is (epsilon, delta, Pi)-smoothed DP with
+    """Remark 8, rounded up: the sampling histogram is (epsilon, delta, Pi)-smoothed DP with
 
     ``delta = exp(-g(eta, epsilon) f n / 6) + m exp(-f n / 8)``,
     ``g(eta, epsilon) = (eta^-1 (1 - e^-epsilon) - 1)^2``,
@@ -172,9 +256,19 @@ def remark8_bound(
     nn_b = nn[..., None]
     first = -g * f * nn_b / 6.0
     second = math.log(m) - f * nn_b / 8.0
+    # Rounded up (the value is itself a bound, so only upward matters): g carries
+    # expm1's LIBM_REL and three roundings, amplified by at most
+    # 2 (1 + 1/|1 - (1-e^-eps)/eta|) ~ 2 |x|/|x - 1| in the square; each product adds u.
+    # The terms' absolute errors are at most 64 u |term| + 8 LIBM_REL |g-term| and
+    # LIBM_REL log m + 4u |term|; log-add-exp adds 2u |result| + 2 LIBM_REL.
+    xg = -np.expm1(-e) / eta_f
+    amp = 2.0 * (1.0 + np.abs(xg) / np.maximum(np.abs(xg - 1.0), 1e-300))
+    err1 = (amp * (LIBM_REL + 4 * U) + 8 * U) * np.abs(first)
+    err2 = LIBM_REL * math.log(m) + 4 * U * np.abs(second)
+    v = np.logaddexp(first, second)
     # a delta is a probability: the bound says nothing beyond 1 (it exceeds 1 for small n)
-    res = np.minimum(np.logaddexp(first, second), 0.0)
-    res = res if log else np.exp(res)
+    res = np.minimum(next_up(v + np.maximum(err1, err2) + 2 * U * np.abs(v) + 2 * LIBM_REL), 0.0)
+    res = res if log else np.minimum(exp_up(res), 1.0)
     if scalar:
         res = res[..., 0]
     return float(res) if np.ndim(res) == 0 else res
@@ -229,6 +323,9 @@ def compose(guarantees: Sequence[tuple[float, float]]) -> Composition:
     """Proposition 5: running k (eps_i, delta_i, Pi)-smoothed DP mechanisms on the
     same database is (sum eps_i, sum delta_i, Pi)-smoothed DP.
 
+    Both sums are exact sums of the given floats (rational arithmetic) rounded
+    up to the next float, so the composed guarantee is never understated.
+
     Parameters
     ----------
     guarantees : sequence of (eps_i, delta_i) pairs, eps_i >= 0, delta_i in [0, 1]
@@ -245,4 +342,6 @@ def compose(guarantees: Sequence[tuple[float, float]]) -> Composition:
         d = as_real(pair[1], f"guarantees[{i}] delta", lo=0.0, hi=1.0)
         eps_total += e
         delta_total += d
-    return Composition(eps_total, min(1.0, math.fsum([float(p[1]) for p in items])))
+    # the exact sums of the given floats, rounded up (a guarantee must not shrink)
+    eps_up = sum_up(float(p[0]) for p in items) if math.isfinite(eps_total) else math.inf
+    return Composition(eps_up, min(1.0, sum_up(float(p[1]) for p in items)))

@@ -29,6 +29,7 @@ import pandas as pd
 from . import rendering
 from ._format import format_log10
 from ._types import FloatArray, IntArray
+from .enclosures import exp_down, exp_up
 from .mechanisms import Mechanism
 from .profiles import dp_delta as _dp_delta
 from .profiles import privacy_profile
@@ -63,7 +64,10 @@ class ProfileResult:
     epsilon : numpy.ndarray, shape (E,)
     log_delta : numpy.ndarray, shape (k, E)
         Natural logarithm of ``delta_eps(x)`` per database and epsilon (``-inf``
-        for an exact zero; finite far below the float64 range).
+        for an exact zero; finite far below the float64 range): a proven
+        **upper bound** (:func:`~smoothdp_nb.core.profiles.privacy_profile`).
+    log_delta_lower : numpy.ndarray, shape (k, E), or None
+        The proven lower bounds of the same enclosures.
     dp_delta : numpy.ndarray, shape (k,)
         The worst case over all databases of the same size (Theorem 1), for
         comparison; NaN where it could not be computed.
@@ -82,11 +86,13 @@ class ProfileResult:
     mechanism: Mechanism
     sizes: IntArray
     source: str = "inline"
+    log_delta_lower: FloatArray | None = None
 
     @property
     def delta(self) -> FloatArray:
-        """``delta_eps(x)`` as floats (underflows to 0 below about 1e-308)."""
-        out: FloatArray = np.exp(self.log_delta)
+        """``delta_eps(x)`` as floats, rounded up (a positive delta below the float
+        range is the smallest subnormal, never 0)."""
+        out: FloatArray = np.minimum(exp_up(self.log_delta), 1.0)
         return out
 
     def epsilon_for(self, delta: npt.ArrayLike) -> float | FloatArray:
@@ -97,6 +103,11 @@ class ProfileResult:
         from .accounting.inverse import epsilon_on_grid
 
         return epsilon_on_grid(self.epsilon, self.log_delta, delta)
+
+    @property
+    def delta_lower(self) -> FloatArray | None:
+        """The proven lower bounds as floats (rounded down), or None."""
+        return None if self.log_delta_lower is None else exp_down(self.log_delta_lower)
 
     def to_frame(self) -> pd.DataFrame:
         """Tidy frame: one row per database and epsilon.
@@ -112,7 +123,7 @@ class ProfileResult:
                 "label": np.repeat(np.asarray(self.labels, dtype=object), e),
                 "n": np.repeat(self.sizes, e),
                 "epsilon": np.tile(self.epsilon, k),
-                "delta": np.exp(self.log_delta).ravel(),
+                "delta": self.delta.ravel(),
                 "log10_delta": (self.log_delta / _LN10).ravel(),
                 "dp_delta": np.repeat(self.dp_delta, e),
             }
@@ -204,7 +215,9 @@ def profile(
     e = np.atleast_1d(np.asarray(epsilon, dtype=float))
     if e.ndim != 1 or e.size == 0:
         raise ValueError(f"epsilon must be a number or a non-empty 1-D list of numbers, got {epsilon!r}")
-    logd = np.asarray(privacy_profile(mechanism, h, e, log=True), dtype=float).reshape(h.shape[0], e.size)
+    enc = privacy_profile(mechanism, h, e, enclosure=True)
+    logd = np.asarray(enc.upper, dtype=float).reshape(h.shape[0], e.size)
+    logd_lo = np.asarray(enc.lower, dtype=float).reshape(h.shape[0], e.size)
     names: tuple[Hashable, ...] = tuple(range(h.shape[0])) if labels is None else tuple(labels)
     if len(names) != h.shape[0]:
         raise ValueError(f"labels: {len(names)} labels for {h.shape[0]} databases")
@@ -221,7 +234,14 @@ def profile(
                 cache[n] = math.nan
         dps[i] = cache[n]
     return ProfileResult(
-        labels=names, epsilon=e, log_delta=logd, dp_delta=dps, mechanism=mechanism, sizes=sizes, source=source
+        labels=names,
+        epsilon=e,
+        log_delta=logd,
+        dp_delta=dps,
+        mechanism=mechanism,
+        sizes=sizes,
+        source=source,
+        log_delta_lower=logd_lo,
     )
 
 

@@ -8,7 +8,7 @@ import math
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Hashable
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 import pandas as pd
@@ -16,7 +16,8 @@ import pandas as pd
 from .._types import FloatArray, IntArray
 from .._validate import as_histograms, as_int, as_rng
 from ..budget import DEFAULT_BUDGET_SECONDS, ComputationTooLarge
-from ..divergence import log_hockey_stick
+from ..divergence import log_hockey_stick_enclosure
+from ..enclosures import LIBM_REL, LogEnclosure, U, next_up
 
 __all__ = ["MAX_CELLS", "Mechanism", "compositions", "count_histograms"]
 
@@ -77,16 +78,27 @@ class Mechanism(ABC):
     sample_size(n)
         Number of records the mechanism reads from n (default n); raises
         ValueError when n is impossible (e.g. a fixed sample larger than n).
+    log_profile_enclosure(hists, n, epsilon)
+        Proven bounds on ``log delta_eps(x)`` for k histograms of a common
+        size n and E epsilons: a :class:`~smoothdp_nb.core.enclosures.LogEnclosure`
+        of (k, E) arrays.  The default enumerates every neighbour and compares
+        the output laws with
+        :func:`~smoothdp_nb.core.divergence.log_hockey_stick_enclosure`,
+        taking the values of :meth:`log_output_pmf` as the logs of the
+        mechanism's probabilities to within ``LIBM_REL`` (4 ulps) of their size.
     log_profile_batch(hists, n, epsilon)
-        Fast path: ``log delta_eps(x)`` for k histograms of a common size n
-        and E epsilons, shape (k, E).  The default enumerates every neighbour
-        and compares the output laws with :func:`log_hockey_stick`.
+        Fast path: proven upper bounds on ``log delta_eps(x)``, shape (k, E)
+        (default: the upper end of :meth:`log_profile_enclosure`).  A subclass
+        that overrides only this method vouches for its own values: they are
+        then taken as exact by :meth:`log_profile_enclosure` (override that
+        one too to certify a fast path).
     delta_upper_bound(n, epsilon)
         A cheap bound on ``delta_eps(x)`` valid for every database of n
         records (default 1; the sampling mechanisms: T/n).  Every delta
         computed by the package is clipped to it.
-    dp_delta(n, epsilon, categories=None, log=False)
-        The worst case over all databases of n records (Theorem 1).  Default:
+    dp_delta(n, epsilon, categories=None, log=False), dp_delta_enclosure(n, epsilon, categories=None)
+        The worst case over all databases of n records (Theorem 1), a proven
+        upper bound, and proven bounds on its log.  Default:
         the largest profile over every histogram, refused with an estimate
         when there are too many.  Closed forms override it.
     log_utility(hist_minus_i, t)
@@ -137,6 +149,14 @@ class Mechanism(ABC):
     def log_output_pmf(self, hist: IntArray) -> tuple[np.ndarray, FloatArray]:
         """(outputs, log-probabilities) of the output law on one histogram."""
 
+    def log_output_pmf_error(self, hist: IntArray, log_p: FloatArray) -> FloatArray | float:
+        """A proven bound on the absolute error of the values ``log_p`` that
+        :meth:`log_output_pmf` returned for ``hist``, beyond ``LIBM_REL`` of
+        their size (the default, 0: the values are logs of the mechanism's
+        probabilities taken with one correctly rounded log).  A mechanism whose
+        law is itself a float computation states its bound here."""
+        return 0.0
+
     def sample_size(self, n: int) -> int:
         """Records read from a database of n records (all of them by default)."""
         return as_int(n, "n", minimum=1)
@@ -152,13 +172,34 @@ class Mechanism(ABC):
         return np.ones(np.shape(epsilon))
 
     def log_profile_batch(self, hists: IntArray, n: int, epsilon: FloatArray) -> FloatArray:
-        """log delta_eps(x) (Definition 2) for histograms of size n: (k, E).
+        """Proven upper bounds on log delta_eps(x) (Definition 2) for histograms of size n: (k, E).
+
+        The subclass's own :meth:`log_profile_enclosure` when it has one, else
+        the generic enumeration (so a subclass's fast path may fall back on
+        ``super().log_profile_batch``)."""
+        if type(self).log_profile_enclosure is not Mechanism.log_profile_enclosure:
+            return self.log_profile_enclosure(hists, n, epsilon).upper
+        return self._generic_log_profile_enclosure(hists, n, epsilon).upper
+
+    def log_profile_enclosure(self, hists: IntArray, n: int, epsilon: FloatArray) -> LogEnclosure:
+        """Proven bounds on log delta_eps(x) for histograms of size n: (k, E) arrays.
 
         Generic path: the output law of every row and of every neighbour is
         computed once (:meth:`log_output_pmf`), all are placed on their common
         output space, and both directions of the hockey-stick divergence are
-        taken for every (row, neighbour) pair, vectorised over pairs.
+        enclosed for every (row, neighbour) pair, vectorised over pairs
+        (:func:`~smoothdp_nb.core.divergence.log_hockey_stick_enclosure`, with
+        the error bounds of :meth:`_aligned_log_pmfs`).  A subclass that
+        overrides :meth:`log_profile_batch` but not this method gets its fast
+        path's values as a zero-width enclosure.
         """
+        if type(self).log_profile_batch is not Mechanism.log_profile_batch:
+            v = np.asarray(self.log_profile_batch(hists, n, epsilon), dtype=float)
+            return LogEnclosure(v, v)
+        return self._generic_log_profile_enclosure(hists, n, epsilon)
+
+    def _generic_log_profile_enclosure(self, hists: IntArray, n: int, epsilon: FloatArray) -> LogEnclosure:
+        """The enumeration of :meth:`log_profile_enclosure` (every neighbour's output law)."""
         h = np.asarray(hists, dtype=np.int64)
         k, m = h.shape
         # neighbours: one record a -> b, for every a with h_a >= 1 and b != a
@@ -170,31 +211,66 @@ class Mechanism(ABC):
         every = np.concatenate([h, nb[rows, mv]])
         distinct, inv = np.unique(every, axis=0, return_inverse=True)
         inv = inv.ravel()
-        L = self._aligned_log_pmfs(distinct)
+        L, err = self._aligned_log_pmfs(distinct, with_error=True)
         own, other = inv[rows], inv[k + np.arange(rows.size)]
-        out: FloatArray = np.full((k, epsilon.size), -np.inf)
+        lo: FloatArray = np.full((k, epsilon.size), -np.inf)
+        hi: FloatArray = np.full((k, epsilon.size), -np.inf)
         K = L.shape[1]
         step = max(1, _PAIR_CHUNK_CELLS // max(1, K * epsilon.size))
         for s in range(0, rows.size, step):
             i, j = own[s : s + step], other[s : s + step]
-            d = np.maximum(log_hockey_stick(L[i], L[j], epsilon), log_hockey_stick(L[j], L[i], epsilon))
-            d = np.atleast_2d(d).reshape(i.size, epsilon.size)
-            np.maximum.at(out, rows[s : s + step], d)
-        return np.minimum(out, 0.0)
+            d = log_hockey_stick_enclosure(L[i], L[j], epsilon, err[i], err[j]).maximum(
+                log_hockey_stick_enclosure(L[j], L[i], epsilon, err[j], err[i])
+            )
+            np.maximum.at(lo, rows[s : s + step], np.reshape(d.lower, (i.size, epsilon.size)))
+            np.maximum.at(hi, rows[s : s + step], np.reshape(d.upper, (i.size, epsilon.size)))
+        return LogEnclosure(np.minimum(lo, 0.0), np.minimum(hi, 0.0))
 
-    def _aligned_log_pmfs(self, hists: IntArray) -> FloatArray:
+    @overload
+    def _aligned_log_pmfs(self, hists: IntArray) -> FloatArray: ...
+
+    @overload
+    def _aligned_log_pmfs(self, hists: IntArray, with_error: Literal[True]) -> tuple[FloatArray, FloatArray]: ...
+
+    def _aligned_log_pmfs(
+        self, hists: IntArray, with_error: bool = False
+    ) -> FloatArray | tuple[FloatArray, FloatArray]:
         """(len(hists), K): the output laws of the histograms on their common
-        output space (the union of the outputs, found in one vectorised pass)."""
+        output space (the union of the outputs, found in one vectorised pass).
+
+        ``with_error``: also a proven bound on the absolute error of each value
+        against the log of the mechanism's probability, the reported law
+        normalised exactly: ``LIBM_REL`` of its size (a log the mechanism may
+        have taken of exact probabilities, 4 ulps), the renormalising
+        subtraction (``u`` of the result) and the log-add-exp reduction of the
+        total (K steps, each ``2u`` of its operands and ``LIBM_REL``).  A law
+        whose computed total is exactly 0 is taken as normalised, as reported
+        (nothing is subtracted); this is the convention that defines the law
+        of a mechanism given by rounded numbers."""
         laws = [self.log_output_pmf(x) for x in hists]
         codes, K = factorize_outputs([o for o, _ in laws])
         L: FloatArray = np.full((len(laws), K), -np.inf)
+        own: FloatArray = np.zeros((len(laws), K))
         for r, (c, (_, lp)) in enumerate(zip(codes, laws)):
             L[r, c] = lp
+            if with_error:
+                own[r, c] = self.log_output_pmf_error(hists[r], np.asarray(lp, dtype=float))
         # each law sums to 1 up to rounding: make it exact to rounding, so equal
         # laws (e.g. a point mass reached by different sums) compare equal
         with np.errstate(invalid="ignore"):
             total: FloatArray = np.logaddexp.reduce(L, axis=1, keepdims=True)  # ufunc.reduce is typed Any
-            return L - total
+            out: FloatArray = L - total
+        if not with_error:
+            return out
+        fin = np.isfinite(L)
+        Lf = np.where(fin, L, 0.0)
+        # the reduction: K log-add-exp steps, each off by u of its partial result and
+        # LIBM_REL of a log1p term below log 2; none where the total is exactly 0
+        top = np.max(np.abs(Lf), axis=1, keepdims=True, initial=0.0)
+        red = np.where(total == 0.0, 0.0, K * (2.0 * U * (top + np.abs(total)) + LIBM_REL))
+        raw = LIBM_REL * np.abs(Lf) + U * np.abs(np.where(fin, out, 0.0)) + red + own
+        err = np.where(raw > 0, next_up(raw), 0.0)  # an exact 0 (log 1, as reported) stays exact
+        return out, np.where(fin, err, 0.0)
 
     def profile_seconds(
         self, n: int, m: int, count: int, n_epsilon: int, budget: float = DEFAULT_BUDGET_SECONDS
@@ -255,8 +331,22 @@ class Mechanism(ABC):
         """
         m = self.categories if self.categories is not None else as_int(categories, "categories", minimum=2)
         if all_profiles is not None:
-            logd: FloatArray = np.minimum(all_profiles.max(axis=0), np.log(self.delta_upper_bound(n, epsilon)))
-            return logd if log else np.minimum(np.exp(logd), self.delta_upper_bound(n, epsilon))
+            return _finish_dp(all_profiles.max(axis=0), self.delta_upper_bound(n, epsilon), log)
+        return _finish_dp(
+            self.dp_delta_enclosure(n, epsilon, m, budget=budget).upper, self.delta_upper_bound(n, epsilon), log
+        )
+
+    def dp_delta_enclosure(
+        self,
+        n: int,
+        epsilon: FloatArray,
+        categories: int | None = None,
+        budget: float = DEFAULT_BUDGET_SECONDS,
+    ) -> LogEnclosure:
+        """Proven bounds on the log of the DP delta, shape (E,): the maximum of the
+        profile enclosures over every histogram of n records (refused with the
+        estimated run time above ``budget`` seconds).  Closed forms override it."""
+        m = self.categories if self.categories is not None else as_int(categories, "categories", minimum=2)
         count = count_histograms(n, m)
         est = self.profile_seconds(n, m, count, epsilon.size, budget)
         if est > budget:
@@ -265,10 +355,10 @@ class Mechanism(ABC):
                 f"{m} categories, estimated ~{est:.3g} s (budget {budget:g} s); use a smaller n "
                 "(the smoothed delta does not need it)"
             )
-        logd = np.asarray(self.log_profile_batch(compositions(n, m), n, epsilon).max(axis=0))
-        cap = self.delta_upper_bound(n, epsilon)
-        logd = np.minimum(logd, np.log(cap))
-        return logd if log else np.minimum(np.exp(logd), cap)
+        enc = self.log_profile_enclosure(compositions(n, m), n, epsilon)
+        return LogEnclosure(np.max(enc.lower, axis=0), np.max(enc.upper, axis=0)).cap(
+            log_up(self.delta_upper_bound(n, epsilon))
+        )
 
     def log_utility(self, hist_minus_i: IntArray, t: float) -> float:
         """log of ``max_j E_{a ~ M(x_-i + e_j)}[max(0, max posterior(a) - t)]``
@@ -320,6 +410,23 @@ class Mechanism(ABC):
         df["probability"] = np.exp(logp)
         df["log_probability"] = logp
         return df
+
+
+def log_up(x: FloatArray) -> FloatArray:
+    """A float >= log(x) for x > 0 (``-inf`` for 0)."""
+    with np.errstate(divide="ignore"):
+        v = np.log(np.asarray(x, dtype=float))
+    out: FloatArray = np.where(np.isfinite(v), next_up(v + LIBM_REL * np.abs(v) + 2.0**-1074), v)
+    return out
+
+
+def _finish_dp(logd: FloatArray, cap: FloatArray, log: bool) -> FloatArray:
+    """A DP delta's upper bound (log) clipped at the proven bound ``cap`` (linear),
+    as a log or rounded up to a linear value."""
+    from ..enclosures import exp_up
+
+    logd = np.minimum(logd, log_up(cap))
+    return logd if log else np.minimum(exp_up(logd), cap)
 
 
 def factorize_outputs(outputs: list[Any]) -> tuple[list[IntArray], int]:

@@ -17,6 +17,7 @@ from .._types import FloatArray, IntArray
 from .._validate import as_rng
 from ..budget import ComputationTooLarge
 from ..divergence import log1mexp
+from ..enclosures import LIBM_REL, U, fraction_up, gamma, lpmf_abs_error, next_up
 from .base import MAX_CELLS, Mechanism
 from .sampling import SamplingHistogram
 from .size import SampleSize
@@ -67,7 +68,32 @@ class NoisySamplingHistogram(SampleSize, Mechanism):
         """T/n: the outputs on neighbours differ in law only when the changed
         record is sampled, so every hockey-stick divergence is at most the
         total variation, at most T/n (the noise is post-processing)."""
-        return np.full(np.shape(epsilon), float(self.sampled_fraction(n)))
+        return np.full(np.shape(epsilon), fraction_up(self.sampled_fraction(n)))
+
+    def log_output_pmf_error(self, hist: IntArray, log_p: FloatArray) -> float:
+        """Proven bound on the absolute error of :meth:`log_output_pmf`.
+
+        Each sampled histogram's log-weight is a sum of m + 1 Loader
+        log-binomial coefficients (``log_comb = log_binom_pmf(., ., 1/2) + n log 2``:
+        :func:`~smoothdp_nb.core.enclosures.lpmf_abs_error` of the pmf part plus
+        ``2u n log 2``); each kernel value ``-lam |c - s| - log Z(s)`` carries
+        ``4 LIBM_REL`` of ``lam T + 5`` (exp, log1p and the log of 1 - r) and
+        ``2u`` of its size; the sum of the m + 1 parts ``gamma_{m+1}`` of the
+        magnitudes; the log-sum-exp over S samples ``4u max + 2 LIBM_REL (1 + log S)
+        + gamma_S``."""
+        h = np.asarray(hist, dtype=np.int64)
+        n = int(h.sum())
+        T = self.sample_size(n)
+        m = h.size
+        lam = self.noise_epsilon / 4.0
+        fin = np.asarray(log_p)[np.isfinite(log_p)]
+        top = float(np.max(np.abs(fin), initial=0.0))
+        big = top + (m + 1) * n * math.log(2.0) + m * (lam * T + 5.0)
+        comb = (m + 1) * (float(lpmf_abs_error(big, n, 1)) + 2.0 * U * n * math.log(2.0))
+        kern = m * (4 * LIBM_REL * (lam * T + 5.0) + 2.0 * U * (lam * T + 5.0))
+        S = math.comb(T + m - 1, m - 1)
+        lse = 4 * U * big + 2 * LIBM_REL * (1 + math.log(S)) + float(gamma(S + m + 2)) * big
+        return float(next_up(comb + kern + lse))
 
     def sample_histogram(self, hist: object, rng: object = None, size: int | None = None) -> IntArray:
         gen = as_rng(rng)

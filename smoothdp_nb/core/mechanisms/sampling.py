@@ -21,18 +21,37 @@ themselves are summed by :mod:`smoothdp_nb.core.divergence`.
 
 from __future__ import annotations
 
+import functools
 import math
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import expit, logsumexp
+from scipy.special import expit
 
 from .. import _lpmf
 from .._types import FloatArray, IntArray
 from .._validate import as_int, as_rng
 from ..budget import ComputationTooLarge
-from ..divergence import LogConcaveCounts, RowFunction, log1mexp, log_monotone_tail_sum
+from ..divergence import (
+    LogConcaveCounts,
+    RowFunction,
+    log_divergence_terms_enclosure,
+    log_monotone_tail_sum,
+    log_monotone_tail_sum_enclosure,
+)
+from ..enclosures import (
+    LGAMMA_REL,
+    LIBM_REL,
+    LogEnclosure,
+    exp_double,
+    fraction_down,
+    fraction_up,
+    gamma,
+    log_fraction_enclosure,
+    log_one_minus_power,
+)
 from .base import MAX_CELLS, Mechanism, compositions
 from .size import SampleSize
 
@@ -40,6 +59,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["SamplingHistogram"]
+
+#: relative part of the error bound of the without-replacement divergence factor
+FACTOR_REL = 2.0 * 2.0**-53
 
 
 class SamplingHistogram(SampleSize, Mechanism):
@@ -175,23 +197,33 @@ class SamplingHistogram(SampleSize, Mechanism):
         budget: float | None = None,
         all_profiles: FloatArray | None = None,
     ) -> FloatArray:
-        """Theorem 3 (iii): ``T/n`` for every epsilon >= 0 without replacement
-        (correctly rounded from the exact fraction); ``1 - (1 - 1/n)^T`` with
-        replacement (a few ulps).
+        """Theorem 3 (iii): ``T/n`` for every epsilon >= 0 without replacement;
+        ``1 - (1 - 1/n)^T`` with replacement; rounded **up** (the smallest float
+        above the exact value; its log enclosed by Arb and rounded up).
 
         The database with a single record of one category attains it, and no
         database exceeds it because the two outputs differ only when the
         changed record is sampled (with replacement: drawn at least once).
+        :meth:`_dp_bounds` gives both bounds.
         """
-        T = self.sample_size(n)
-        if self.replace:
-            logd = math.log(-math.expm1(T * math.log1p(-1.0 / n))) if n > 1 else 0.0
-            lin = math.exp(logd)
-        else:
-            frac = self.sampled_fraction(n)
-            lin = float(frac)
-            logd = math.log(frac.numerator) - math.log(frac.denominator)
-        return np.full(np.shape(epsilon), logd if log else lin)
+        enc = self._dp_bounds(n)
+        value = enc[1] if log else enc[3]
+        return np.full(np.shape(epsilon), value)
+
+    def dp_delta_enclosure(
+        self,
+        n: int,
+        epsilon: FloatArray,
+        categories: int | None = None,
+        budget: float = math.inf,
+    ) -> LogEnclosure:
+        """Proven bounds on log of the closed form (Arb)."""
+        llo, lhi, _, _ = self._dp_bounds(n)
+        return LogEnclosure(np.full(np.shape(epsilon), llo), np.full(np.shape(epsilon), lhi))
+
+    def _dp_bounds(self, n: int) -> tuple[float, float, float, float]:
+        """(log lower, log upper, lower, upper) of the DP delta (exact rationals and Arb)."""
+        return _dp_delta_bounds(self.sample_size(n), n, self.replace)
 
     # -- the profile fast paths --------------------------------------------------------
     def log_profile_batch(self, hists: IntArray, n: int, epsilon: FloatArray) -> FloatArray:
@@ -203,13 +235,21 @@ class SamplingHistogram(SampleSize, Mechanism):
         cost does not grow with n.  For ``m > 2`` the joint law of the two
         categories involved is summed on its full grid (exact; cost ~ m^2 T^2).
         """
+        return self.log_profile_enclosure(hists, n, epsilon).upper
+
+    def log_profile_enclosure(self, hists: IntArray, n: int, epsilon: FloatArray) -> LogEnclosure:
+        """Proven bounds on log delta_eps(x): the tail sums of
+        :func:`~smoothdp_nb.core.divergence.log_monotone_tail_sum_enclosure`
+        (m = 2) or the grid terms of
+        :func:`~smoothdp_nb.core.divergence.log_hockey_stick_enclosure` (m > 2),
+        with the error bounds of the factors given in :meth:`_divergence_factor`
+        and :meth:`_log_joint_ab`; clipped at the DP delta rounded up."""
         T = self.sample_size(n)
         if hists.shape[1] == 2:
-            logd = self._log_profile_binary(hists, n, T, epsilon)
+            enc = self._log_profile_binary(hists, n, T, epsilon)
         else:
-            logd = self._log_profile_grid(hists, n, T, epsilon)
-        out: FloatArray = np.minimum(logd, self.dp_delta(n, epsilon, log=True))
-        return out
+            enc = self._log_profile_grid(hists, n, T, epsilon)
+        return enc.cap(self._dp_bounds(n)[1])
 
     def profile_seconds(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> float:
         """m = 2: a few tail sums per histogram, 1.5e-6 s per histogram and
@@ -221,7 +261,7 @@ class SamplingHistogram(SampleSize, Mechanism):
         pairs = min(count * m * (m - 1), (n + 1) ** 2)
         return 5e-9 * pairs * (T + 1) ** 2 * n_epsilon
 
-    def _log_profile_grid(self, h: IntArray, n: int, T: int, epsilon: FloatArray) -> FloatArray:
+    def _log_profile_grid(self, h: IntArray, n: int, T: int, epsilon: FloatArray) -> LogEnclosure:
         """m > 2.  For every ordered pair (a, b) with h_a >= 1 the neighbour moves
         one a-record to b; d(x, x') = F(h_a - 1, h_b) and d(x', x) = F(h_b, h_a - 1)."""
         k, m = h.shape
@@ -246,13 +286,15 @@ class SamplingHistogram(SampleSize, Mechanism):
         else:  # the key would overflow int64
             pairs, inverse = np.unique(np.stack([u_all, v_all], axis=1), axis=0, return_inverse=True)
             pu, pv = pairs[:, 0], pairs[:, 1]
-        logF = self.log_pair_divergence(pu, pv, n, T, epsilon)
-        vals = logF[inverse.ravel()]
-        out = np.full((k, epsilon.size), -np.inf)
-        np.maximum.at(out, own, vals)
-        return out
+        encF = self.log_pair_divergence_enclosure(pu, pv, n, T, epsilon)
+        inv = inverse.ravel()
+        lo = np.full((k, epsilon.size), -np.inf)
+        hi = np.full((k, epsilon.size), -np.inf)
+        np.maximum.at(lo, own, encF.lower[inv])
+        np.maximum.at(hi, own, encF.upper[inv])
+        return LogEnclosure(lo, hi)
 
-    def _log_profile_binary(self, h: IntArray, n: int, T: int, epsilon: FloatArray) -> FloatArray:
+    def _log_profile_binary(self, h: IntArray, n: int, T: int, epsilon: FloatArray) -> LogEnclosure:
         """m = 2: the same four divergences per histogram as the general case,
         indexed by u alone (every pair has u + v = n - 1)."""
         h0, h1 = h[:, 0], h[:, 1]
@@ -270,10 +312,10 @@ class SamplingHistogram(SampleSize, Mechanism):
             us, inv = np.unique(U, return_inverse=True)
             idx = np.zeros(cand.shape, dtype=np.int64)
             idx[valid] = inv.ravel()
-        logF = self.log_pair_divergence(us, n - 1 - us, n, T, epsilon)  # (len(us), E)
-        vals = np.where(valid[:, :, None], logF[idx], -np.inf)  # (4, k, E)
-        out: FloatArray = vals.max(axis=0)
-        return out
+        encF = self.log_pair_divergence_enclosure(us, n - 1 - us, n, T, epsilon)  # (len(us), E)
+        lo = np.where(valid[:, :, None], encF.lower[idx], -np.inf).max(axis=0)  # (4, k, E) -> (k, E)
+        hi = np.where(valid[:, :, None], encF.upper[idx], -np.inf).max(axis=0)
+        return LogEnclosure(lo, hi)
 
     def log_utility(self, hist_minus_i: IntArray, t: float) -> float:
         """eq. (3) before the factor 1/(1-t); two categories: monotone tails from
@@ -329,18 +371,25 @@ class SamplingHistogram(SampleSize, Mechanism):
         ``u``, ``v``: int arrays (B,) of the other records in categories a, b;
         ``n``: database size (all rows); ``epsilon``: (E,).  For ``m > 2`` the
         remaining ``n - 1 - u - v`` records form the merged category "rest"
-        (the ratio does not depend on how they split).  Returns (B, E).
+        (the ratio does not depend on how they split).  Returns (B, E), proven
+        upper bounds (:meth:`log_pair_divergence_enclosure`).
         """
+        return self.log_pair_divergence_enclosure(u, v, n, T, epsilon).upper
+
+    def log_pair_divergence_enclosure(
+        self, u: npt.ArrayLike, v: npt.ArrayLike, n: int, T: int, epsilon: FloatArray
+    ) -> LogEnclosure:
+        """Proven bounds on log d(x, x') for the pairs of :meth:`log_pair_divergence`."""
         u = np.asarray(u, dtype=np.int64)
         v = np.asarray(v, dtype=np.int64)
         rest = n - 1 - u - v
-        out = np.empty((u.size, epsilon.size))
-        binary = rest == 0
-        if np.any(binary):
-            out[binary] = self._log_pair_divergence_binary(u[binary], v[binary], n, T, epsilon)
-        if np.any(~binary):
-            out[~binary] = self._log_pair_divergence_grid(u[~binary], v[~binary], n, T, epsilon)
-        return out
+        lo = np.empty((u.size, epsilon.size))
+        hi = np.empty((u.size, epsilon.size))
+        for part, fn in ((rest == 0, self._log_pair_divergence_binary), (rest != 0, self._log_pair_divergence_grid)):
+            if np.any(part):
+                enc = fn(u[part], v[part], n, T, epsilon)
+                lo[part], hi[part] = enc.lower, enc.upper
+        return LogEnclosure(lo, hi)
 
     def log_ratio(self, u: npt.ArrayLike, v: npt.ArrayLike, oa: npt.ArrayLike, ob: npt.ArrayLike) -> FloatArray:
         """log P(o)/Q(o) as a function of the counts (o_a, o_b); arrays broadcast."""
@@ -369,6 +418,12 @@ class SamplingHistogram(SampleSize, Mechanism):
             def logpmf(rows: IntArray, k: np.ndarray) -> FloatArray:
                 return _lpmf.log_binom_pmf(k, Tf, p[rows], q[rows])
 
+            def logpmf_error(rows: IntArray, k: np.ndarray) -> FloatArray:
+                # p = good/n and q = bad/n are rounded (u each, and p + q - 1 up to 2u):
+                # log p^k q^(T-k) moves by at most u T and the formula's e^(-T(p+q-1)) by 2u T
+                out: FloatArray = _lpmf.log_binom_pmf_error(k, Tf, p[rows], q[rows]) + 3.03 * 2.0**-53 * Tf
+                return out
+
             def ratio(rows: IntArray, k: np.ndarray) -> FloatArray:  # P(k+1)/P(k)
                 with np.errstate(divide="ignore", invalid="ignore"):
                     out: FloatArray = (Tf - k) / (k + 1.0) * (p[rows] / q[rows])
@@ -378,12 +433,17 @@ class SamplingHistogram(SampleSize, Mechanism):
             hi = np.full(u.size, T, dtype=np.int64)
             mode = np.floor((T + 1) * p).astype(np.int64)
             sd = np.sqrt(T * p * q)
+            # ratio: one division, p, q and p/q, one product (and 1/ratio on the left)
+            factors, roundings = 1, 6
         else:
             Tf = float(T)
             N = float(n)
 
             def logpmf(rows: IntArray, k: np.ndarray) -> FloatArray:
                 return _lpmf.log_hypergeom_pmf(k, good[rows], bad[rows], Tf)
+
+            def logpmf_error(rows: IntArray, k: np.ndarray) -> FloatArray:
+                return _lpmf.log_hypergeom_pmf_error(k, good[rows], bad[rows], Tf)
 
             shift = bad - Tf + 1.0
 
@@ -397,9 +457,24 @@ class SamplingHistogram(SampleSize, Mechanism):
             mode = np.floor((Tf + 1) * (good + 1) / (N + 2)).astype(np.int64)
             var = Tf * (good / N) * (bad / N) * ((N - Tf) / (N - 1)) if n > 1 else np.zeros(u.size)
             sd = np.sqrt(np.maximum(var, 0.0))
-        return LogConcaveCounts(logpmf=logpmf, ratio=ratio, lo=lo, hi=hi, mode=mode, sd=sd)
+            # ratio: two products of integers, one division (and 1/ratio on the left)
+            factors, roundings = 3, 4
+        return LogConcaveCounts(
+            logpmf=logpmf,
+            ratio=ratio,
+            lo=lo,
+            hi=hi,
+            mode=mode,
+            sd=sd,
+            size=float(n),
+            pmf_factors=factors,
+            ratio_roundings=roundings,
+            logpmf_error=logpmf_error,
+        )
 
-    def _log_pair_divergence_binary(self, u: IntArray, v: IntArray, n: int, T: int, epsilon: FloatArray) -> FloatArray:
+    def _log_pair_divergence_binary(
+        self, u: IntArray, v: IntArray, n: int, T: int, epsilon: FloatArray
+    ) -> LogEnclosure:
         """Tail sums from the closed-form threshold, one row per (pair, epsilon).
 
         Each row is anchored at its own largest term (see
@@ -413,12 +488,46 @@ class SamplingHistogram(SampleSize, Mechanism):
         ee = np.tile(epsilon, B)
         dist = self.binary_dist(uu, vv, n, T)
         start = self.binary_threshold(uu, vv, T, ee)
+        factor = self._divergence_factor(uu, vv, T, ee)
+        res = log_monotone_tail_sum_enclosure(
+            dist, start, dist.hi, factor, self._factor_error(uu, vv, T, ee), 0.0 if self.replace else FACTOR_REL
+        )
+        return LogEnclosure(res.lower.reshape(B, E), res.upper.reshape(B, E))
 
-        res = log_monotone_tail_sum(dist, start, dist.hi, self._divergence_factor(uu, vv, T, ee))
-        return res.reshape(B, E)
+    def _factor_error(self, u: IntArray, v: IntArray, T: int, epsilon: FloatArray) -> FloatArray:
+        """Proven bound on the absolute error of each value of :meth:`_divergence_factor`
+        (without replacement: together with a relative error of :data:`FACTOR_REL`).
+
+        Without replacement ``f = (D - e^eps B)/D`` with the integers
+        ``D = (k + shift) good`` and ``B = (v + 1)(good - k)`` (exact floats below
+        2^53; above, each rounded by u, which moves f by at most ``2.1u``) and
+        ``e_hi``, e^eps correctly rounded (Arb), so ``|e^eps - e_hi| <= u e^eps``.
+        The product ``e_hi B`` is rounded once, so ``e_hi B`` as computed is
+        within ``2u e^eps B`` of ``e^eps B``, and ``e^eps B = (1 - f) D <= 2D``
+        wherever f > -1; ``D - e_hi B`` is exact wherever ``|f| <= 1/2``
+        (Sterbenz) and the division adds u of the result: the absolute error
+        is at most ``4.1u`` (plus ``2.1u`` when the products are inexact) and
+        :data:`FACTOR_REL` relative.  With replacement
+        ``f = -expm1(min(x, 0))``, ``x = epsilon - (k a - (T - k) b)``,
+        ``a = log1p(1/u)``: each of a, b carries ``LIBM_REL + u`` (plus its own
+        quotient), the products and differences ``u`` each, so ``x`` is off by at
+        most ``(LIBM_REL + 5u)(T max(a, b) + 2 epsilon)``, and ``|d f/d x| <= 1``;
+        expm1 adds ``LIBM_REL``.  An infinite a or b only occurs with an exact
+        f (0 or 1).
+        """
+        if not self.replace:
+            # the integer products D, B are exact below 2^53, else rounded (u each)
+            inexact = (u + 1.0) * (v + 1.0 + T) >= 2.0**53
+            return np.where(inexact, 2.1 * 2.0**-53, 0.0) + 4.1 * 2.0**-53
+        with np.errstate(divide="ignore"):
+            a = np.log1p(1.0 / u.astype(float))
+            b = np.log1p(1.0 / v.astype(float))
+        big = np.maximum(np.where(np.isfinite(a), a, 0.0), np.where(np.isfinite(b), b, 0.0))
+        out: FloatArray = (LIBM_REL + 6.0 * 2.0**-53) * (T * big + 2.0 * epsilon + 2.0) + LIBM_REL
+        return out
 
     def _divergence_factor(self, u: npt.ArrayLike, v: npt.ArrayLike, T: int, epsilon: npt.ArrayLike) -> RowFunction:
-        """The factor ``f(rows, k) = max(0, 1 - e^epsilon Q(k)/P(k))`` for the rows
+        """The factor ``f(rows, k) = 1 - e^epsilon Q(k)/P(k)`` (its positive part is summed) for the rows
         (u, v, epsilon): P is the law of o_a = k under x, Q under its neighbour x'
         (one a-record turned into b), and each divergence term is ``P(k) f(k)``.
         ``k`` must lie in the support of P."""
@@ -429,28 +538,40 @@ class SamplingHistogram(SampleSize, Mechanism):
 
             def factor(rows: IntArray, k: np.ndarray) -> FloatArray:
                 lr = self.log_ratio(u[rows], v[rows], k, T - k)
-                with np.errstate(invalid="ignore"):
-                    f = -np.expm1(np.minimum(epsilon[rows] - lr, 0.0))
-                out: FloatArray = np.nan_to_num(f, nan=0.0)  # nan only where P(k) = 0
+                with np.errstate(invalid="ignore", over="ignore"):
+                    f = -np.expm1(epsilon[rows] - lr)  # < 0 off the positive set (the sum clips)
+                out: FloatArray = np.nan_to_num(f, nan=0.0, neginf=-1.0)  # nan only where P(k) = 0
                 return out
 
             return factor
         # Q/P = (u + 1 - o_a)(v + 1) / ((u + 1)(v + 1 - o_b)) with o_b = T - o_a:
         # a rational function, so no logarithm is needed; o_b <= v on the
-        # support, so the denominator is >= 1.
+        # support, so the denominator is >= 1.  Near the threshold f = 1 - e^eps Q/P
+        # is a small difference of numbers near 1, so it is formed from exact
+        # integer products and e^eps in double-double (see _factor_error):
+        # f = (D - e^eps B) / D, D = (k + shift) good, B = (v + 1)(good - k).
         good = u + 1.0
-        scale = np.exp(epsilon) * (v + 1.0) / good
+        vp1 = v + 1.0
         shift = v + 1.0 - T
+        e_hi = np.empty(u.shape)  # e^eps correctly rounded (Arb): within u of it
+        for val in np.unique(epsilon):
+            e_hi[epsilon == val] = exp_double(float(val))[0]
 
         def rational_factor(rows: IntArray, k: np.ndarray) -> FloatArray:
-            out: FloatArray = np.maximum(1.0 - scale[rows] * (good[rows] - k) / (k + shift[rows]), 0.0)
+            # unclipped (< 0 off the positive set): the tail sum clips, and counts the
+            # factor's error only where it may be positive
+            g = good[rows]
+            D = (k + shift[rows]) * g  # exact integers below 2^53
+            out: FloatArray = (D - e_hi[rows] * (vp1[rows] * (g - k))) / D
             return out
 
         return rational_factor
 
     def binary_threshold(self, u: IntArray, v: IntArray, T: int, epsilon: FloatArray) -> IntArray:
         """Smallest o_a that can have log r > epsilon (one below the closed-form
-        root, so rounding can only add a zero term, never drop a positive one)."""
+        root, so rounding can only add a zero term, never drop a positive one:
+        the first positive term is ``floor(root) + 1``, and the computed root,
+        a few roundings of numbers below 2^53, is off by far less than 1)."""
         uf = u.astype(float)
         vf = v.astype(float)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -469,8 +590,11 @@ class SamplingHistogram(SampleSize, Mechanism):
         out: IntArray = np.floor(k).astype(np.int64)
         return out
 
-    def _log_pair_divergence_grid(self, u: IntArray, v: IntArray, n: int, T: int, epsilon: FloatArray) -> FloatArray:
-        """m > 2: sum over the joint law of (o_a, o_b) on the full grid."""
+    def _log_pair_divergence_grid(self, u: IntArray, v: IntArray, n: int, T: int, epsilon: FloatArray) -> LogEnclosure:
+        """m > 2: sum over the joint law of (o_a, o_b) on the full grid, with the
+        error bounds of :meth:`_log_joint_ab` and :meth:`_log_ratio_error`
+        (:func:`~smoothdp_nb.core.divergence.log_hockey_stick_enclosure` on the
+        grid, Q given through the likelihood ratio)."""
         B, E = u.size, epsilon.size
         cells = B * (T + 1) ** 2
         if cells * E > 20 * MAX_CELLS:  # ~ a minute of vector work
@@ -479,23 +603,75 @@ class SamplingHistogram(SampleSize, Mechanism):
                 f"({B} neighbour pairs x (T+1)^2 with T={T}); use fewer categories, smaller n, "
                 "or method='monte-carlo'"
             )
-        out = np.empty((B, E))
+        lo = np.empty((B, E))
+        hi = np.empty((B, E))
         chunk = max(1, MAX_CELLS // (T + 1) ** 2 // 4)
         oa = np.arange(T + 1, dtype=float)[:, None]
         ob = np.arange(T + 1, dtype=float)[None, :]
+        err_p = self._log_joint_error(n, T)
         for s in range(0, B, chunk):
             uu = u[s : s + chunk, None, None].astype(float)
             vv = v[s : s + chunk, None, None].astype(float)
             rest = n - 1 - uu - vv
             logp = self._log_joint_ab(uu, vv, rest, n, T, oa[None], ob[None])
             lr = self.log_ratio(uu, vv, oa[None], ob[None])
+            err_lr = self._log_ratio_error(uu, vv, oa[None], ob[None], T)
             lp = logp.reshape(logp.shape[0], -1)
             lrr = np.broadcast_to(lr, logp.shape).reshape(lp.shape)
-            for j, e in enumerate(epsilon):
-                x = e - lrr
-                terms = np.where((x < 0) & np.isfinite(lp), lp + log1mexp(np.minimum(x, 0.0)), -np.inf)
-                out[s : s + chunk, j] = logsumexp(terms, axis=1)
-        return out
+            elr = np.broadcast_to(err_lr, logp.shape).reshape(lp.shape)
+            enc = log_divergence_terms_enclosure(lp, err_p, np.where(np.isfinite(lp), lrr, np.nan), elr, epsilon)
+            lo[s : s + chunk], hi[s : s + chunk] = enc.lower, enc.upper
+        return LogEnclosure(lo, hi)
+
+    def _log_ratio_error(
+        self, u: npt.ArrayLike, v: npt.ArrayLike, oa: npt.ArrayLike, ob: npt.ArrayLike, T: int
+    ) -> FloatArray:
+        """Proven bound on the absolute error of :meth:`log_ratio`.
+
+        Without replacement each ``log1p(-o/(w + 1))`` has the quotient's
+        rounding ``u y`` amplified by ``1/(1 - y)``, i.e. ``u o/(w + 1 - o)``
+        (``o = w + 1`` gives an exact quotient 1 and an exact -inf), and the log's own
+        ``LIBM_REL``; with replacement each ``o log1p(1/w)`` carries
+        ``LIBM_REL + 3u`` of its value; the final difference ``u`` of the result.
+        """
+        uf = np.asarray(u, dtype=float)
+        vf = np.asarray(v, dtype=float)
+        oaf = np.asarray(oa, dtype=float)
+        obf = np.asarray(ob, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if self.replace:
+                ta = np.where(oaf == 0, 0.0, oaf * np.log1p(1.0 / uf))
+                tb = np.where(obf == 0, 0.0, obf * np.log1p(1.0 / vf))
+                mag = np.abs(ta) + np.abs(tb)
+                out = (LIBM_REL + 4.0 * 2.0**-53) * mag
+            else:
+                ta = np.log1p(-oaf / (uf + 1.0))
+                tb = np.log1p(-obf / (vf + 1.0))
+                mag = np.abs(ta) + np.abs(tb)
+                # d log1p(-y) = -dy/(1 - y): the quotient's rounding u y becomes u o/(w + 1 - o)
+                amp = np.where(oaf < uf + 1.0, oaf / (uf + 1.0 - oaf), 0.0) + np.where(
+                    obf < vf + 1.0, obf / (vf + 1.0 - obf), 0.0
+                )
+                out = (LIBM_REL + 2.0**-53) * mag + 1.01 * 2.0**-53 * amp
+        res: FloatArray = np.where(np.isfinite(out), out, 0.0)  # an infinite ratio is exact (a zero probability)
+        return res
+
+    def _log_joint_error(self, n: int, T: int) -> float:
+        """Proven bound on the absolute error of :meth:`_log_joint_ab` for counts up to T.
+
+        Without replacement: three binomial coefficients and one divisor, each
+        ``log C(N, k) = sum_{i<k} log(N - i) - log k!``: k logs of numbers up to
+        n (``LIBM_REL`` each), their running sum (``gamma_T`` of the sum of the
+        magnitudes, at most ``T log n``), and a table log k! (:data:`LGAMMA_REL`
+        plus 1e-15); then the additions of the four (``gamma_4`` of their
+        magnitudes).  With replacement: four table log-factorials and three
+        products ``o log(p)`` (``LIBM_REL + 2u`` each), summed with ``gamma_7``.
+        """
+        logn = math.log(n + 1.0)
+        lfT = math.lgamma(T + 1.0)
+        mag = 4.0 * (T * logn + lfT)
+        per = (LIBM_REL + float(gamma(T + 2))) * 4.0 * T * logn + 4.0 * (LGAMMA_REL * lfT + 1e-15)
+        return float(per + float(gamma(8)) * mag)
 
     def _log_joint_ab(
         self,
@@ -555,6 +731,26 @@ class SamplingHistogram(SampleSize, Mechanism):
             log_c_nT = float(lgc(np.array(n, dtype=np.int64), np.array(T, dtype=np.int64)))
             res = lgc(u + 1, oa_i) + lgc(v, ob_i) + lgc(rest, oc) - log_c_nT
         return np.where(np.isnan(res), -np.inf, res)
+
+
+@functools.lru_cache(maxsize=256)
+def _dp_delta_bounds(T: int, n: int, replace: bool) -> tuple[float, float, float, float]:
+    """(log lower, log upper, lower, upper) of T/n or 1 - (1 - 1/n)^T: exact
+    rationals for the linear T/n, Arb balls for the logs and the power."""
+    if replace:
+        if n == 1:
+            return 0.0, 0.0, 1.0, 1.0
+        llo, lhi = log_one_minus_power(n, T)
+        lhi = min(lhi, 0.0)
+        return (
+            llo,
+            lhi,
+            float(np.nextafter(math.exp(llo), 0.0)) * (1 - 2**-50),
+            min(1.0, float(np.nextafter(math.exp(lhi), 2.0)) * (1 + 2**-50)),
+        )
+    frac = Fraction(T, n)
+    llo, lhi = log_fraction_enclosure(frac)
+    return llo, min(lhi, 0.0), fraction_down(frac), fraction_up(frac)
 
 
 def _log_falling_factorials(N: IntArray, T: int) -> FloatArray:

@@ -68,8 +68,10 @@ class BinomialWeights:
 
     Only x within the Hoeffding radius of s p is returned: by Hoeffding,
     P(|X - s p| >= t) <= 2 exp(-2 t^2 / s) < 1e-320 there, below anything
-    float64 can add to a sum of positive terms.  log-factorials come from
-    lgamma (accurate to an ulp: relative pmf error ~1e-11 at n = 1e5).
+    float64 can add to a sum of positive terms.  The window's log-pmfs come
+    from Loader's saddle-point formula (error relative to the probability,
+    :func:`~smoothdp_nb.core.enclosures.lpmf_abs_error`); the small tables
+    from exact binomial coefficients.
     """
 
     def __init__(self, n: int, p: float):
@@ -81,15 +83,24 @@ class BinomialWeights:
         self.xlq = x * (math.log1p(-p) if p < 1 else -1e300)
 
     def table(self) -> np.ndarray:
-        """Every law at once: row s holds Bin(x; s, p) for x = 0..s, zeros beyond."""
+        """Every law at once: row s holds Bin(x; s, p) for x = 0..s, zeros beyond.
+
+        Exact binomial coefficients (Python integers, correctly rounded to
+        float) times ``p^x q^(s-x)`` from two ``pow`` calls and one product:
+        each entry is within ``u + 2 LIBM_REL + 2u`` relative of the exact law
+        (the engines apply these tables once per block, so their error adds up
+        block by block; see :func:`engine_error`)."""
         n = len(self.lf) - 1
         s = np.arange(n + 1)[:, None]
         x = np.arange(n + 1)[None, :]
         y = np.maximum(s - x, 0)
-        logp = self.lf[s] - self.lf[x] - self.lf[y] + self.xlp[x] + self.xlq[y]
-        return np.where(x <= s, np.exp(logp), 0.0)
+        comb = np.array([[float(math.comb(i, j)) if j <= i else 0.0 for j in range(n + 1)] for i in range(n + 1)])
+        q = 1.0 - self.p
+        with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
+            pw = np.power(self.p, x.astype(float)) * np.power(q, y.astype(float))
+        return np.where(x <= s, comb * pw, 0.0)
 
-    def window(self, s: int, log_bound: float = _HOEFFDING_LOG) -> tuple[int, int, np.ndarray]:
+    def window(self, s: int, log_bound: float = _HOEFFDING_LOG, loader: bool = True) -> tuple[int, int, np.ndarray]:
         """(a, b, log Bin(x; s, p) for x = a..b): every x with P(|X - s p| >= |x - s p|)
         above ``exp(-log_bound)`` (Hoeffding: ``2 exp(-2 t^2 / s)``)."""
         if math.isinf(log_bound):
@@ -98,9 +109,49 @@ class BinomialWeights:
             t = math.sqrt(0.5 * s * log_bound) + 1.0
             a = max(0, math.floor(s * self.p - t))
             b = min(s, math.ceil(s * self.p + t))
+        # Loader's saddle-point log-pmf: an error relative to the probability
+        # (enclosures.lpmf_abs_error), where differences of log-factorials of size
+        # n log n would lose ~n log n ulps
+        if loader:
+            lw = _lpmf.log_binom_pmf(np.arange(a, b + 1, dtype=float), float(s), self.p)
+            return a, b, lw
+        # (the per-composition fallback: log-factorial table, error ~3 LGAMMA_REL log n!)
         lf, k = self.lf, b - a + 1
         lw = (lf[s] - lf[a : b + 1]) - lf[s - a :: -1][:k] + self.xlp[a : b + 1] + self.xlq[s - a :: -1][:k]
         return a, b, lw
+
+
+def engine_error(n: int, K: int, log_weight_max: float, fallback: bool = False, p1: float = 0.5) -> float:
+    """Proven bound on the relative error of every expectation of the two-vertex
+    engines (:func:`exact_binary`, :func:`exact_binary_blocks`), given exact profile values.
+
+    Every quantity is a sum of products of non-negative numbers, so each
+    floating-point operation adds a relative error of at most u (Higham,
+    eq. (3.4)) and relative errors add along the chain: an advance of K steps
+    is a dot product of length at most 2Q (``2Q`` roundings) with table entries
+    within ``u + 2 LIBM_REL + 2u`` of the exact law (:meth:`BinomialWeights.table`),
+    and there are at most ``n/K + 2`` advances; one-step advances
+    (the fallback) take 4 roundings each, at most n of them; an expectation is
+    a correlation and a mixing product (at most ``n + 2K`` roundings), its
+    rescalings ``exp``/``log`` (``8 LIBM_REL``), and a weight of Loader's
+    log-pmf within :func:`~smoothdp_nb.core.enclosures.lpmf_abs_error` of
+    its value (``|log w| <= log_weight_max``; the per-composition fallback's
+    log-factorial weights carry ``3 LGAMMA_REL log n! + 4u`` of their terms
+    instead).  Truncations (Hoeffding and the dropped chunks) are below
+    ``2^-60`` relative (module docstring).
+    """
+    from ..enclosures import LGAMMA_REL, LIBM_REL, U, gamma, lpmf_abs_error
+
+    Q = K + 1
+    chain = (n // max(K, 1) + 2) * (2 * Q + 24) + 4 * (n + 1) + n + 2 * K + 64
+    table = (n // max(K, 1) + 2) * (2 * LIBM_REL + 3 * U)
+    # (+ 3u n: q = 1 - p is rounded, and Loader's formula then carries e^(-n (p + q - 1)))
+    w = float(lpmf_abs_error(log_weight_max, n, 1)) + 3.03 * U * n
+    if fallback:
+        lfn = math.lgamma(n + 1.0)
+        lpq = abs(math.log(p1)) + abs(math.log1p(-p1)) if 0 < p1 < 1 else 0.0
+        w = max(w, (3 * LGAMMA_REL + 8 * U) * (3 * lfn + log_weight_max + n * lpq) + 3e-15)
+    return float(gamma(chain)) + table + 8 * LIBM_REL + math.expm1(w) * 1.01 + 2.0**-59
 
 
 def _block_mixing(K: int, t1: np.ndarray, t2: np.ndarray) -> np.ndarray:
@@ -264,6 +315,7 @@ def exact_binary(
     block: int = _DP_STEPS,
     work: dict[str, int] | None = None,
     plan: BinaryPlan | None = None,
+    stats: dict[str, float] | None = None,
 ) -> np.ndarray:
     """log E for every composition (c1 = n - r, r) of two vertices, m = 2, exact at every magnitude.
 
@@ -365,6 +417,9 @@ def exact_binary(
     for r0, k, a, b, lo, hi in block_schedule(n, K, p1, p2, level):
         r1 = r0 + k - 1
         lw = weights.window(n - r1, level)[2]
+        if stats is not None:  # for the error bound (engine_error): the smallest weight used
+            fin = lw[np.isfinite(lw)]
+            stats["log_weight_max"] = max(stats.get("log_weight_max", 0.0), float(np.max(-fin, initial=0.0)))
         # lags[e, t] = sum_x w(x) H_{r0}(x + t), t = 0 .. k-1, segment by segment
         lags = np.full((E, k), -np.inf)
         slope_w = float(np.abs(np.diff(lw)).max()) if lw.size > 1 else 0.0
@@ -453,6 +508,8 @@ def exact_binary(
             bar.reset(total=n + 1)
             bar.set_description("compositions (one step per composition)")
         out[:, failed] = exact_binary_blocks(logdelta[:, failed], p1, p2, bar=bar)
+        if stats is not None:
+            stats["fallback"] = 1.0
     return out
 
 
@@ -496,7 +553,7 @@ def exact_binary_blocks(logdelta: np.ndarray, p1: float, p2: float, block: int =
     log_bound = window_log_bound(logdelta)
     for r in range(n + 1):
         s = n - r
-        a, b, lw_ab = weights.window(s, log_bound)
+        a, b, lw_ab = weights.window(s, log_bound, loader=False)
         ba, bb = a // B, b // B
         lw_flat = np.full(((bb - ba + 1) * B,), -np.inf)  # padded to whole blocks
         lw_flat[a - ba * B : b - ba * B + 1] = lw_ab

@@ -14,11 +14,13 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
+from .. import _lpmf
 from .._progress import optional_progress_bar
 from ..budget import Estimate, check_budget
+from ..enclosures import LGAMMA_REL, LIBM_REL, U, gamma, log_rel, lpmf_abs_error
 from ..hull import HullReduction
 from ..profiles import privacy_profile
-from .binary import binary_plan, exact_binary, log_binom_vector
+from .binary import binary_plan, engine_error, exact_binary
 from .cost import estimate_exact_cost
 from .general import all_histograms, exact_general
 from .results import SmoothedResult, assemble_result, dp_pair
@@ -70,16 +72,26 @@ def _helper(n: int) -> cf.Executor | None:
 
 
 def _profile_chunk(mech: Any, hists: np.ndarray, e: np.ndarray) -> np.ndarray:
-    return np.reshape(privacy_profile(mech, hists, e, log=True), (-1, e.size))
+    """(rows, 2E): the proven upper bounds on log delta, then ``upper - lower``
+    (0 for an exact zero, inf where the lower bound is 0)."""
+    enc = privacy_profile(mech, hists, e, enclosure=True)
+    hi = np.reshape(enc.upper, (-1, e.size))
+    lo = np.reshape(enc.lower, (-1, e.size))
+    with np.errstate(invalid="ignore"):
+        width = np.where(np.isneginf(hi), 0.0, hi - lo)
+    return np.concatenate([hi, width], axis=1)
 
 
-def _profile_table(mech: Any, hists: np.ndarray, e: np.ndarray, helper: cf.Executor | None = None) -> np.ndarray:
-    """log delta of every histogram (rows) at every epsilon (columns), in fixed
+def _profile_table(
+    mech: Any, hists: np.ndarray, e: np.ndarray, helper: cf.Executor | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(proven upper bounds on log delta of every histogram (rows) at every
+    epsilon (columns), the largest ``upper - lower`` per column), in fixed
     chunks of rows; with a helper, every other chunk is computed there (the
     chunks are the same either way; a chunk the helper cannot do -- e.g. a
     mechanism that does not pickle -- is computed here)."""
     rows = profile_chunk_rows(e.size)
-    out = np.empty((len(hists), e.size))
+    out = np.empty((len(hists), 2 * e.size))
     starts = range(0, len(hists), rows)
     sent = {}
     if helper is not None:
@@ -93,23 +105,25 @@ def _profile_table(mech: Any, hists: np.ndarray, e: np.ndarray, helper: cf.Execu
             out[i : i + rows] = fut.result()
         except Exception:  # not picklable, helper died: compute it here, same chunk
             out[i : i + rows] = _profile_chunk(mech, hists[i : i + rows], e)
-    return out
+    return out[:, : e.size], out[:, e.size :].max(axis=0)
 
 
-def _two_vertex_engine(logdelta: np.ndarray, p1: float, p2: float, bar: Any, helper: cf.Executor | None) -> np.ndarray:
+def _two_vertex_engine(
+    logdelta: np.ndarray, p1: float, p2: float, bar: Any, helper: cf.Executor | None, stats: dict[str, float]
+) -> np.ndarray:
     """:func:`exact_binary` on all columns.  From ``HELPER_MIN_N`` records on,
     with two columns or more, always in two halves of columns with the plan of
     all of them (so the result does not depend on whether a helper ran one)."""
     n, E = logdelta.shape[0] - 1, logdelta.shape[1]
     if n < HELPER_MIN_N or E < 2:
-        return exact_binary(logdelta, p1, p2, bar)
+        return exact_binary(logdelta, p1, p2, bar, stats=stats)
     plan = binary_plan(logdelta, p1, p2)
     halves = [np.arange(0, E, 2), np.arange(1, E, 2)]
     out = np.empty_like(logdelta)
     fut = None
     if helper is not None:
         fut = helper.submit(exact_binary, np.ascontiguousarray(logdelta[:, halves[1]]), p1, p2, None, plan=plan)
-    out[:, halves[0]] = exact_binary(np.ascontiguousarray(logdelta[:, halves[0]]), p1, p2, bar, plan=plan)
+    out[:, halves[0]] = exact_binary(np.ascontiguousarray(logdelta[:, halves[0]]), p1, p2, bar, plan=plan, stats=stats)
     try:
         if fut is None:
             raise RuntimeError("no helper process")
@@ -117,7 +131,9 @@ def _two_vertex_engine(logdelta: np.ndarray, p1: float, p2: float, bar: Any, hel
     except Exception:  # no helper, or it failed: the same half here
         if bar is not None:
             bar.reset(total=n + 1)
-        out[:, halves[1]] = exact_binary(np.ascontiguousarray(logdelta[:, halves[1]]), p1, p2, bar, plan=plan)
+        out[:, halves[1]] = exact_binary(
+            np.ascontiguousarray(logdelta[:, halves[1]]), p1, p2, bar, plan=plan, stats=stats
+        )
     return out
 
 
@@ -157,7 +173,7 @@ def _exact_with(
 ) -> SmoothedResult:
     V = red.vertices
     l, m = V.shape
-    full = _profile_table(mech, hists, e, helper)
+    full, width = _profile_table(mech, hists, e, helper)
     # the worst case over every database of n records: the same enumeration (Theorem 1)
     dp = dp_pair(mech, n, e, m, all_profiles=full)
     # Several epsilon often give bit-identical profiles (e.g. when only outputs
@@ -167,20 +183,65 @@ def _exact_with(
         p1 = float(V[0, 0])
         if l == 1:
             comps = np.array([[n]])
-            lw = log_binom_vector(n, p1)
+            lw = _lpmf.log_binom_pmf(np.arange(n + 1, dtype=float), float(n), p1)
             vals = logsumexp(lw[:, None] + logdelta, axis=0)[None, :]
+            lmax = float(np.max(-lw[np.isfinite(lw)], initial=0.0))
+            # weights (Loader, q = 1 - p rounded), then a log-sum-exp of n + 1 terms
+            ldmax = float(np.max(np.abs(logdelta[np.isfinite(logdelta)]), initial=0.0))
+            lse = 4 * U * (lmax + ldmax) + 2 * LIBM_REL * (1 + math.log(n + 1.0))
+            rel = (float(lpmf_abs_error(lmax, n, 1)) + 3.03 * U * n + lse) * 1.01 + float(gamma(n + 8)) + 4 * LIBM_REL
         else:
             p2 = float(V[1, 0])
             bar = optional_progress_bar(n + 1, show, "compositions")
-            vals = _two_vertex_engine(logdelta, p1, p2, bar, helper)
+            stats: dict[str, float] = {}
+            vals = _two_vertex_engine(logdelta, p1, p2, bar, helper, stats)
             if bar is not None:
                 bar.close()
             r = np.arange(n + 1)
             comps = np.stack([n - r, r], axis=1)
+            if p2 >= 1.0:  # the shift engine: per composition, log weights summed from the mode
+                rel = shift_error(n, p1)
+            else:
+                K = binary_plan(logdelta, p1, p2).K
+                lmax = stats.get("log_weight_max", 0.0)
+                rel = engine_error(n, K, lmax, stats.get("fallback", 0.0) > 0, p1)
     else:
         bar = optional_progress_bar(math.comb(n + l - 1, l - 1), show, "compositions")
         comps, vals = exact_general(logdelta, n, m, V, bar)
         if bar is not None:
             bar.close()
+        rel = general_error(n, m, l, logdelta, V)
     vals = vals[:, col]
-    return assemble_result(mech, n, red, e, comps, vals, "exact", t0, dp)
+    # the engines ran on the profiles' upper bounds: the expectations' upper
+    # bounds are theirs times 1 + rel; every profile's lower bound is at least
+    # its upper bound times e^-width, so the same holds for the expectations
+    up = np.full(e.size, float(log_rel(rel)))
+    down = width + float(log_rel(rel))
+    return assemble_result(mech, n, red, e, comps, vals, "exact", t0, dp, log_err=(up, down))
+
+
+def shift_error(n: int, p1: float) -> float:
+    """Relative error bound of :func:`exact_binary_shift` (log weights summed from
+    the mode: ``n`` log-ratios with ``LIBM_REL`` each and a running sum with
+    ``gamma_n`` of the magnitudes, which are at most ``n |log min(p, q)|``;
+    the mode's Loader value; the log-sum-exp)."""
+    lpq = max(abs(math.log(p1)), abs(math.log1p(-p1))) if 0 < p1 < 1 else 0.0
+    mag = n * (lpq + math.log(n + 1.0)) + 1.0
+    err = float(lpmf_abs_error(mag, n, 1)) + (LIBM_REL + float(gamma(n + 2))) * mag * (n + 1)
+    return math.expm1(err) * 1.01 + float(gamma(n + 8)) + 4 * LIBM_REL
+
+
+def general_error(n: int, m: int, l: int, logdelta: np.ndarray, V: np.ndarray) -> float:
+    """Relative error bound of :func:`exact_general` (log space): n averaging
+    levels per vertex, each a log-sum-exp of m terms (``4u`` of the largest
+    magnitude plus ``2 LIBM_REL (1 + log m) + gamma_m``), and multinomial
+    log-weights from lgamma (``LGAMMA_REL`` of log n! and the products' ``u``)."""
+    fin = logdelta[np.isfinite(logdelta)]
+    with np.errstate(divide="ignore"):
+        lv = np.log(V[V > 0])
+    mag = (
+        float(np.max(np.abs(fin), initial=0.0)) + n * float(np.max(np.abs(lv), initial=0.0)) + 2 * math.lgamma(n + 1.0)
+    )
+    per = 4 * U * mag + 2 * LIBM_REL * (1 + math.log(m + 1)) + float(gamma(m + 1))
+    err = n * l * per + (2 * LGAMMA_REL + 8 * U) * mag + 1e-15 * (m + 1)
+    return math.expm1(err) * 1.01

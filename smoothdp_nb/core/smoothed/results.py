@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from .. import rendering
-from .._format import format_log
+from .._format import format_delta_upper, format_log
+from ..enclosures import exp_down, exp_up, next_down, next_up
 from ..hull import HullReduction
 
 __all__ = ["SmoothedCurve", "SmoothedResult", "assemble_result", "dp_pair", "fit_exponential"]
@@ -28,7 +29,12 @@ class SmoothedResult:
     ----------
     delta, log_delta : float or ndarray over epsilon
         ``max`` over compositions of ``E[delta_eps(x)]`` and its natural log
-        (finite even when delta underflows).
+        (finite even when delta underflows): exact method, a proven **upper
+        bound** (the profiles' upper bounds averaged by the engine, plus the
+        engine's proven rounding error; :mod:`smoothdp_nb.core.enclosures`).
+    delta_lower, log_delta_lower : float or ndarray over epsilon, or None
+        Exact method: a proven lower bound (``delta / delta_lower - 1`` is the
+        enclosure width, about 1e-10 on the published cases); None for Monte Carlo.
     epsilon : ndarray
     n : int
     vertices : ndarray (l*, m)
@@ -70,6 +76,7 @@ class SmoothedResult:
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
     log_dp_delta_values: np.ndarray | None = None
+    log_delta_lower_values: np.ndarray | None = None
 
     @cached_property
     def table(self) -> pd.DataFrame:
@@ -89,9 +96,19 @@ class SmoothedResult:
     def delta(self) -> Any:
         return self._shape(self._delta_values())
 
+    @property
+    def log_delta_lower(self) -> Any:
+        return self._shape(self.log_delta_lower_values)
+
+    @property
+    def delta_lower(self) -> Any:
+        if self.log_delta_lower_values is None:
+            return None
+        return self._shape(exp_down(self.log_delta_lower_values))
+
     def _delta_values(self) -> np.ndarray:
-        """exp(log delta), at most the DP delta (exactly, in float64)."""
-        d = np.exp(self.log_delta_values)
+        """exp(log delta) rounded up, at most the DP delta (itself rounded up)."""
+        d = exp_up(self.log_delta_values)
         out: np.ndarray = np.where(np.isnan(self.dp_delta_values), d, np.minimum(d, self.dp_delta_values))
         return out
 
@@ -171,7 +188,7 @@ class SmoothedResult:
         lines = [head] + ([f"DP delta (worst case) = {dp[0]:.4g}"] if same else [])
         for i, e in enumerate(self.epsilon):
             ld = self.log_delta_values[i]
-            txt = f"  epsilon = {e:g}: delta = {format_log(ld)}"
+            txt = f"  epsilon = {e:g}: {format_delta_upper(ld)}"
             if not same:
                 txt += f" (DP delta {dp[i]:.4g})"
             if self.ci_low_values is not None and self.ci_high_values is not None:
@@ -208,11 +225,21 @@ def assemble_result(
     lo: np.ndarray | None = None,
     hi: np.ndarray | None = None,
     extra_notes: Sequence[str] = (),
+    log_err: tuple[np.ndarray, np.ndarray] | None = None,
     **extra: Any,
 ) -> SmoothedResult:
     """The result object; ``dp`` = (log, linear) DP delta per epsilon (NaN: unknown).
-    Every expectation is clipped to the DP delta, which bounds it."""
+    Every expectation is clipped to the DP delta, which bounds it.  ``log_err``
+    = (up, down) per epsilon: ``vals + up`` and ``vals - down`` are proven
+    bounds on every expectation (rounded outward here)."""
     log_dp, lin_dp = (np.asarray(v, dtype=float) for v in dp)
+    lower_vals = None
+    if log_err is not None:
+        up, down = (np.asarray(v, dtype=float) for v in log_err)
+        with np.errstate(invalid="ignore"):
+            lower_vals = np.where(np.isneginf(vals), -np.inf, next_down(vals - down[None, :]))
+            vals = np.where(np.isneginf(vals), -np.inf, next_up(vals + up[None, :]))
+        lower_vals = np.where(np.isnan(lower_vals), -np.inf, lower_vals)
     vals = np.where(np.isnan(log_dp)[None, :], vals, np.minimum(vals, log_dp[None, :]))
     best = np.argmax(vals, axis=0)
     labels = [str(v) for v in red.vertex_labels]
@@ -222,7 +249,7 @@ def assemble_result(
     for i, lab in enumerate(labels):
         columns[f"n_{lab}"] = np.tile(comps[:, i], E)
     flat = vals.T.ravel()
-    columns["delta"] = np.exp(flat)
+    columns["delta"] = exp_up(flat)
     if not np.any(np.isnan(lin_dp)):
         columns["delta"] = np.minimum(columns["delta"], np.repeat(lin_dp, C))
     columns["log_delta"] = flat
@@ -236,6 +263,9 @@ def assemble_result(
         n=n,
         epsilon=e,
         log_delta_values=vals[best, np.arange(e.size)],
+        log_delta_lower_values=None
+        if lower_vals is None
+        else np.minimum(lower_vals.max(axis=0), vals[best, np.arange(e.size)]),
         vertices=red.vertices,
         vertex_labels=list(red.vertex_labels),
         dropped=list(red.dropped_labels),
@@ -261,7 +291,7 @@ def dp_pair(
     log_dp = mech.dp_delta(n, e, categories=m, log=True, all_profiles=all_profiles)
     if not mech.dp_delta_depends_on_epsilon:
         return log_dp, mech.dp_delta(n, e, categories=m)
-    return log_dp, np.minimum(np.exp(log_dp), mech.delta_upper_bound(n, e))
+    return log_dp, np.minimum(exp_up(log_dp), mech.delta_upper_bound(n, e))
 
 
 def fit_exponential(n: Any, log_delta: Any) -> dict[str, float]:

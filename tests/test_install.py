@@ -90,7 +90,7 @@ def test_default_notebooks_come_from_the_package():
     from smoothdp_nb import tutorials
 
     d = tutorials._default_dir()
-    assert [p.name[:2] for p in tutorials.find_notebooks(d)] == ["01", "02", "03", "04", "05", "06", "07"]
+    assert [p.name[:2] for p in tutorials.find_notebooks(d)] == ["01", "02", "03", "04", "05", "06", "07", "08"]
     shipped = files("smoothdp_nb").joinpath("notebooks")
     if isinstance(shipped, Path) and shipped.is_dir():
         assert d == shipped

@@ -371,9 +371,13 @@ def test_picture_without_labels_gets_a_kind_not_a_repr():
 # -- the tutorials' mathematics ----------------------------------------------------
 
 _ROOT = Path(__file__).resolve().parents[1]
-# the tutorials live in notebooks/ (or inside the package, smoothdp_nb/notebooks/)
+# the tutorials live inside the package, smoothdp_nb/notebooks/; notebooks/ may be a link to it (counted once)
 _TUTORIALS = sorted(
-    p for d in (_ROOT / "notebooks", _ROOT / "smoothdp_nb" / "notebooks") for p in d.glob("[0-9][0-9]_*.ipynb")
+    {
+        p.resolve()
+        for d in (_ROOT / "notebooks", _ROOT / "smoothdp_nb" / "notebooks")
+        for p in d.glob("[0-9][0-9]_*.ipynb")
+    }
 )
 
 

@@ -98,6 +98,14 @@ def test_dollar_amounts_stay_text():
     assert "<math" not in out and "$5 and $10" in out
 
 
+def test_formula_opening_a_paragraph_that_ends_in_a_digit_is_math():
+    # the plugin looked for a digit "before" an opening $ at position 0 in src[-1], the last character
+    out = markdown_to_html("## $K$ steps against Proposition 5\n\n$x$ has 3\n\n$5 and $10 cost 3\n")
+    p = Tags(out)
+    assert [t for t in p.names() if t in ("h2", "p", "math")] == ["h2", "math", "p", "math", "p"]
+    assert "<mi>K</mi>" in out and "<mi>x</mi>" in out and "$5 and $10 cost 3" in out
+
+
 def test_formula_that_does_not_convert_keeps_its_source():
     out = tex_to_html(r"\frac{1}{")
     assert out == '<code class="tex">$\\frac{1}{$</code>'
@@ -371,9 +379,13 @@ def test_picture_without_labels_gets_a_kind_not_a_repr():
 # -- the tutorials' mathematics ----------------------------------------------------
 
 _ROOT = Path(__file__).resolve().parents[1]
-# the tutorials live in notebooks/ (or inside the package, smoothdp_nb/notebooks/)
+# the tutorials live inside the package, smoothdp_nb/notebooks/; notebooks/ may be a link to it (counted once)
 _TUTORIALS = sorted(
-    p for d in (_ROOT / "notebooks", _ROOT / "smoothdp_nb" / "notebooks") for p in d.glob("[0-9][0-9]_*.ipynb")
+    {
+        p.resolve()
+        for d in (_ROOT / "notebooks", _ROOT / "smoothdp_nb" / "notebooks")
+        for p in d.glob("[0-9][0-9]_*.ipynb")
+    }
 )
 
 

@@ -22,7 +22,10 @@ import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from markdown_it import MarkdownIt
+    from markdown_it.rules_inline import StateInline
 
 __all__ = ["first_heading", "inline_markdown_to_html", "markdown_to_html", "tex_to_html"]
 
@@ -164,6 +167,31 @@ def _math_renderer(content: str, options: dict[str, Any]) -> str:
     return tex_to_html(content, display=bool(options.get("display_mode")))
 
 
+def _inline_math_rule() -> Callable[[StateInline, bool], bool]:
+    """The plugin's inline ``$...$`` rule, right at the start of a paragraph or heading.
+
+    With ``allow_digits=False`` the plugin rejects a ``$`` preceded by a digit by reading
+    ``src[pos - 1]``; at ``pos == 0`` that is ``src[-1]``, the *last* character, so a paragraph
+    or heading that opens with a formula and ends with a digit ("$K$ steps ... Proposition 5")
+    kept its TeX as text.  There is no character before position 0: there only the closing
+    ``$`` is checked (no digit straight after it).
+    """
+    from mdit_py_plugins.dollarmath.index import math_inline_dollar
+
+    strict = math_inline_dollar(True, False, True)  # allow_space, allow_digits, allow_double
+    at_start = math_inline_dollar(True, True, True)
+
+    def rule(state: StateInline, silent: bool) -> bool:
+        if state.pos > 0:
+            return strict(state, silent)
+        if not at_start(state, True):  # silent: only moves state.pos past the closing "$"
+            return False
+        after, state.pos = state.src[state.pos : state.pos + 1], 0
+        return not after.isdigit() and at_start(state, silent)
+
+    return rule
+
+
 @functools.lru_cache(maxsize=1)
 def _parser() -> MarkdownIt:
     from markdown_it import MarkdownIt
@@ -172,6 +200,7 @@ def _parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": True, "typographer": False}).enable(["table", "strikethrough"])
     # allow_digits=False: "costs $5 and $10" stays text, as in Jupyter
     md.use(dollarmath_plugin, allow_digits=False, double_inline=True, renderer=_math_renderer)
+    md.inline.ruler.at("math_inline", _inline_math_rule())
     # tables wider than the page scroll instead of overflowing it
     # (focusable, so that a keyboard can scroll it)
     md.add_render_rule(

@@ -25,7 +25,7 @@ from smoothdp_nb import display, panels
 from smoothdp_nb.core.smoothed.cost import estimate_exact_seconds
 from smoothdp_nb.display.results import monte_carlo_note, public_note
 from smoothdp_nb.panels.base import snap, snap_log
-from smoothdp_nb.panels.live import LiveChart, enable_offline, rename_datasets
+from smoothdp_nb.panels.live import LiveChart, PanelChart, enable_offline, rename_datasets
 
 
 def _timed(label, fn):
@@ -36,9 +36,10 @@ def _timed(label, fn):
 
 
 def _pushed(panel, mark: str = "line") -> pd.DataFrame:
-    """The rows of the ``mark`` layer last sent through the JupyterChart data channel."""
-    sent = {u["name"]: pd.DataFrame(u["value"]) for u in panel.chart._py_to_js_updates or []}
-    return sent[panel.layer_name(mark)]
+    """The rows of the ``mark`` layer last sent through the chart's data channel."""
+    sent = panel.chart._live_rows
+    assert panel.layer_name(mark) in sent["changed"]
+    return pd.DataFrame(sent["data"][panel.layer_name(mark)])
 
 
 @pytest.fixture(scope="module")
@@ -70,9 +71,11 @@ def test_live_chart_pushes_data_in_place_and_reembeds_on_structure_change():
     spec_before = jc.spec
     assert live.update(_line(pd.DataFrame({"a": [1, 2], "b": [3, 9]}))) == "data"
     assert jc.spec == spec_before  # the widget's spec untouched: no re-embedding
-    assert jc._py_to_js_updates == [
-        {"namespace": "data", "name": "panel_0", "scope": [], "value": [{"a": 1, "b": 3}, {"a": 2, "b": 9}]}
-    ]
+    assert jc._live_rows == {
+        "seq": 1,
+        "changed": ["panel_0"],
+        "data": {"panel_0": [{"a": 1, "b": 3}, {"a": 2, "b": 9}]},
+    }
     assert live.current_spec()["datasets"]["panel_0"][1]["b"] == 9
     assert live.update(_line(pd.DataFrame({"a": [1, 2], "b": [3, 9]}))) == "same"
     bar = alt.Chart(pd.DataFrame({"a": [1], "b": [2]})).mark_bar().encode(x="a:Q", y="b:Q")
@@ -88,7 +91,8 @@ def test_live_chart_pushes_data_in_place_and_reembeds_on_structure_change():
 
 def test_offline_javascript_bundled():
     assert enable_offline() is True
-    assert "esm.sh" not in alt.JupyterChart._esm  # no CDN import left
+    assert "esm.sh" not in PanelChart._esm  # no CDN import left
+    assert "_live_rows" in PanelChart._esm  # our front end, bundled
 
 
 # --------------------------------------------------------------------------

@@ -1,0 +1,141 @@
+import vegaEmbed from "https://esm.sh/vega-embed@v7.0.2?deps=vega@6&deps=vega-lite@6.4.1";
+
+// The panels' chart widget (smoothdp_nb.panels.live.PanelChart).  For offline use the import
+// above is removed and the rest is bundled with vl-convert's javascript_bundle (which provides
+// `vegaEmbed`).
+//
+// Data channel: the kernel keeps, in the synced trait `_live_rows`, every dataset it replaced
+// since the spec was set ({seq, changed, data}).  A view applies *all* of them as soon as its
+// Vega view exists, and afterwards only the `changed` ones of each new value.  So an update sent
+// while the view is still embedding -- or before the view was even created (Run All: the cell
+// after the one displaying the panel) -- is applied when the view is ready, never dropped.
+//
+// Theme: the chart background is transparent and the "ink" colour of the spec (text, axes) is
+// replaced by JupyterLab's --jp-ui-font-color1 when that CSS variable exists (light and dark
+// themes alike); the chart is re-embedded when JupyterLab switches theme.
+
+const INK = "#333333";
+
+function themeColours(el) {
+    const css = getComputedStyle(el);
+    const ink = css.getPropertyValue("--jp-ui-font-color1").trim();
+    const soft = css.getPropertyValue("--jp-ui-font-color2").trim();
+    const grid = css.getPropertyValue("--jp-border-color2").trim();
+    return ink ? {ink, soft: soft || ink, grid: grid || null} : null;
+}
+
+function recolour(node, ink) {
+    if (Array.isArray(node)) {
+        return node.map((v) => recolour(v, ink));
+    }
+    if (node !== null && typeof node === "object") {
+        const out = {};
+        for (const [key, value] of Object.entries(node)) {
+            // datasets are data, not styling: leave them alone
+            out[key] = key === "datasets" || key === "values" ? value : recolour(value, ink);
+        }
+        return out;
+    }
+    return typeof node === "string" && node.toLowerCase() === INK ? ink : node;
+}
+
+function themed(spec, el) {
+    const theme = themeColours(el);
+    const config = Object.assign({}, spec.config ?? {});
+    config.background = "transparent";
+    if (theme === null) {
+        return Object.assign({}, spec, {config});
+    }
+    const text = {labelColor: theme.ink, titleColor: theme.ink};
+    config.axis = Object.assign({domainColor: theme.soft, tickColor: theme.soft}, text, config.axis ?? {});
+    if (theme.grid) {
+        config.axis.gridColor = theme.grid;
+    }
+    config.legend = Object.assign({}, text, config.legend ?? {});
+    config.title = Object.assign({color: theme.ink, subtitleColor: theme.ink}, config.title ?? {});
+    config.text = Object.assign({color: theme.ink}, config.text ?? {});
+    return recolour(Object.assign({}, spec, {config}), theme.ink);
+}
+
+function setRows(view, name, rows) {
+    const dataset = view._runtime.data[name];
+    if (dataset === undefined) {
+        return;
+    }
+    const changeset = view.changeset().remove(() => true).insert(rows);
+    dataset.modified = true;
+    view.pulse(dataset.input, changeset);
+}
+
+async function render({model, el}) {
+    let api = null;
+    let finalize = null;
+    let generation = 0;
+
+    el.classList.add("sdp-live-chart");
+
+    async function applyRows(all) {
+        const live = model.get("_live_rows") ?? {};
+        const data = live.data ?? {};
+        const names = all ? Object.keys(data) : (live.changed ?? []).filter((n) => n in data);
+        if (api === null || names.length === 0) {
+            return;
+        }
+        for (const name of names) {
+            setRows(api.view, name, structuredClone(data[name]));
+        }
+        await api.view.runAsync();
+        el.dataset.liveSeq = String(live.seq ?? 0);
+    }
+
+    async function embed() {
+        const mine = ++generation;
+        if (finalize !== null) {
+            finalize();
+            finalize = null;
+        }
+        api = null;
+        el.dataset.liveReady = "false";
+        const spec = model.get("spec");
+        if (spec == null) {
+            el.replaceChildren();
+            return;
+        }
+        const options = structuredClone(model.get("embed_options") ?? {});
+        let result;
+        try {
+            result = await vegaEmbed(el, themed(structuredClone(spec), el), options);
+        } catch (error) {
+            el.textContent = "JavaScript error while drawing the chart: " + error.message;
+            return;
+        }
+        if (mine !== generation) {  // superseded while embedding
+            result.finalize();
+            return;
+        }
+        api = result;
+        finalize = result.finalize;
+        el.sdpView = result.view;  // for tests and the browser console
+        // whatever the kernel sent so far, applied now that the view exists
+        await applyRows(true);
+        el.dataset.liveReady = "true";
+    }
+
+    model.on("change:_live_rows", () => applyRows(false));
+    model.on("change:spec", embed);
+    model.on("change:embed_options", embed);
+
+    // follow JupyterLab's theme switches (the body's data-jp-theme-* attributes)
+    const observer = new MutationObserver(() => embed());
+    observer.observe(document.body, {attributes: true, attributeFilter: ["data-jp-theme-name", "data-jp-theme-light"]});
+
+    await embed();
+    return () => {
+        observer.disconnect();
+        if (finalize !== null) {
+            finalize();
+        }
+    };
+}
+
+export default {render};

@@ -7,6 +7,7 @@ keyboard) is tests/test_browser_voila.py.
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 
@@ -24,6 +25,7 @@ vlc = pytest.importorskip("vl_convert")
 from smoothdp_nb import display, panels
 from smoothdp_nb.core.smoothed.cost import estimate_exact_seconds
 from smoothdp_nb.display.results import monte_carlo_note, public_note
+from smoothdp_nb.panels import base
 from smoothdp_nb.panels.base import snap, snap_log
 from smoothdp_nb.panels.live import LiveChart, PanelChart, enable_offline, rename_datasets
 
@@ -552,3 +554,47 @@ def test_release_panel_prints_no_clipping_count():
         panel.reveal.value = True
         panel.draw(rng=2)
     assert panel.last_error is None and len(panel.releases) == 2
+
+
+#: what the ipywidgets 8.1 front end (noUiSlider) sends for a FloatSlider(min=0.05, step=0.05) drawn at
+#: 1.0: its binary ``min + k * step`` (measured in Chromium through Voila; the cause of issue 26, item 3)
+ECHO_OF_ONE = 1.0000000000000002
+
+
+@pytest.mark.parametrize("which", ["noise", "release"])
+def test_value_set_from_code_survives_the_front_ends_rounding_echo(which, monkeypatch, income):
+    """``panel.epsilon.value = 2.0`` right after display: the redraw's echo of 1.0 must not undo it."""
+    panel = panels.noise_comparison(points=10) if which == "noise" else panels.release(income, bounds=(0, 2e5))
+    eps = panel.epsilon
+    assert eps.value == 1.0
+    eps.value = 2.0  # from code
+    # the front end, drawing the slider from the old state, sends its binary rendition of 1.0
+    eps.set_state({"value": ECHO_OF_ONE})
+    assert eps.value == 2.0
+    # a user's move is taken, also within the window
+    eps.set_state({"value": 3.0000000000000004})
+    assert eps.value == 3.0
+    # and after the window even a value that snaps to the old one is the user's
+    eps.value = 2.0
+    clock = time.monotonic() + base.ECHO_WINDOW + 0.5
+    monkeypatch.setattr(base.time, "monotonic", lambda: clock)
+    eps.set_state({"value": 3.0000000000000004})
+    assert eps.value == 3.0
+
+
+def test_log_and_range_sliders_drop_the_echo_too(smoothed):
+    """A rounding echo is the old value one binary ulp off: dropped by every kind of snapping slider."""
+
+    def up(x):
+        return math.nextafter(x, math.inf)
+
+    noise = panels.noise_comparison(points=10)
+    old = noise.delta.value
+    noise.delta.value = 1e-3  # a log slider
+    noise.delta.set_state({"value": up(old)})
+    assert noise.delta.value == 1e-3
+    lo, hi = smoothed.epsilon.value  # a range slider
+    smoothed.epsilon.value = (lo + 0.5, hi)
+    smoothed.epsilon.set_state({"value": [up(lo), hi]})
+    assert smoothed.epsilon.value == (lo + 0.5, hi)
+    smoothed.epsilon.value = (lo, hi)

@@ -22,6 +22,15 @@ Sliders snap to their step *in the kernel*: a browser slider at 0.993
 delivers 0.9930000000000001 (binary floating point), which would make
 ``T = ceil(eta n)`` one too high; here the value is replaced by the decimal
 ``min + k * step`` before any observer sees it.
+
+The same rounding makes the ipywidgets front end write values the user never
+chose: when a slider view is drawn (or redrawn) its noUiSlider recomputes the
+value as ``min + k * step`` in binary (1.0 becomes 1.0000000000000002 for
+``min=step=0.05``) and, since that differs from the model's value, sends it to
+the kernel.  If code set a new value meanwhile (``panel.epsilon.value = 2.0``
+in the cell after the one showing the panel), that stale echo arrives after it
+and would put the slider back to 1.0.  The sliders here drop such an echo
+(:class:`EchoGuard`) and send their value to the front end again.
 """
 
 from __future__ import annotations
@@ -45,9 +54,11 @@ from .live import STABLE_PREFIX, LiveChart
 
 __all__ = [
     "CONTROL_WIDTH",
+    "ECHO_WINDOW",
     "DecimalLogSlider",
     "DecimalRangeSlider",
     "DecimalSlider",
+    "EchoGuard",
     "Panel",
     "snap",
     "snap_log",
@@ -84,7 +95,60 @@ def snap_log(value: float, base: float, step: float, digits: int = 3) -> float:
     return float(f"{base ** (k * step):.{digits}g}")
 
 
-class DecimalSlider(W.FloatSlider):
+#: seconds after a value set by code during which the front end's rounding echo of the
+#: previous value is dropped (a redraw echoes within tens of milliseconds)
+ECHO_WINDOW = 1.0
+
+
+class EchoGuard(W.ValueWidget):
+    """Drops the front end's rounding echo of a value that code has replaced since.
+
+    An incoming value is such an echo when it arrives within
+    :data:`ECHO_WINDOW` seconds of a value set by code, is *not* itself on the
+    slider's grid (the front end only echoes a value it failed to reproduce
+    exactly), and snaps to the value the slider held before that set.  A user
+    who moves the slider back to the old value within a second sends a value
+    on the grid or after the window; either is taken.
+    """
+
+    _code_set: tuple[float, Any] | None = None  # (time, value before) of the latest set by code
+    _from_front = False
+
+    def _snapped(self, raw: Any) -> Any:
+        """The value the slider would take for ``raw`` (its own validation)."""
+        return self._validate_value({"value": raw, "owner": self, "trait": self.traits()["value"]})
+
+    def _stale_echo(self, raw: Any) -> bool:
+        if self._code_set is None or time.monotonic() - self._code_set[0] > ECHO_WINDOW:
+            return False
+        try:
+            snapped = self._snapped(raw)
+        except traitlets.TraitError:
+            return False
+        exact = snapped == (tuple(raw) if isinstance(raw, list) else raw)
+        return not exact and snapped == self._code_set[1] and snapped != self.value
+
+    def set_state(self, sync_data: dict[str, Any]) -> None:
+        """Apply a state from the front end, except a stale rounding echo of ``value``."""
+        if "value" in sync_data and self._stale_echo(sync_data["value"]):
+            rest = {k: v for k, v in sync_data.items() if k != "value"}
+            if rest:
+                super().set_state(rest)
+            self.send_state("value")  # the front end shows the kernel's value again
+            return
+        self._from_front = True
+        try:
+            super().set_state(sync_data)
+        finally:
+            self._from_front = False
+
+    @traitlets.observe("value")
+    def _remember_code_set(self, change: Mapping[str, Any]) -> None:
+        if not self._from_front:
+            self._code_set = (time.monotonic(), change["old"])
+
+
+class DecimalSlider(EchoGuard, W.FloatSlider):
     """A ``FloatSlider`` whose value is always ``min + k * step`` exactly (in decimal)."""
 
     @traitlets.validate("value")
@@ -93,7 +157,7 @@ class DecimalSlider(W.FloatSlider):
         return min(max(snap(value, self.step, self.min), self.min), self.max)
 
 
-class DecimalRangeSlider(W.FloatRangeSlider):
+class DecimalRangeSlider(EchoGuard, W.FloatRangeSlider):
     """A ``FloatRangeSlider`` whose two ends are always ``min + k * step`` exactly."""
 
     @traitlets.validate("value")
@@ -105,7 +169,7 @@ class DecimalRangeSlider(W.FloatRangeSlider):
         )
 
 
-class DecimalLogSlider(W.FloatLogSlider):
+class DecimalLogSlider(EchoGuard, W.FloatLogSlider):
     """A ``FloatLogSlider`` whose value is ``base ** (k * step)`` rounded to its readout's 3 digits."""
 
     @traitlets.validate("value")

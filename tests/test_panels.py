@@ -10,6 +10,7 @@ import json
 import math
 import re
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -95,6 +96,9 @@ def test_offline_javascript_bundled():
     assert enable_offline() is True
     assert "esm.sh" not in PanelChart._esm  # no CDN import left
     assert "_live_rows" in PanelChart._esm  # our front end, bundled
+    # the colours the front end swaps for the notebook theme's are the builders' ink colours
+    source = (Path(panels.live.__file__).with_name("live.js")).read_text()
+    assert f'const INK = "{display.style.INK}"' in source and f'const SOFT = "{display.style.SOFT}"' in source
 
 
 # --------------------------------------------------------------------------

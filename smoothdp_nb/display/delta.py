@@ -76,14 +76,14 @@ def _dp_marks(rule_rows: pd.DataFrame, label_rows: pd.DataFrame, y: alt.Y, dash:
     """The dashed DP-delta rule and its label, drawing the rows of :func:`_dp_frame`."""
     rule = (
         alt.Chart(style.data(rule_rows))
-        .mark_rule(color="#555", strokeWidth=1.5)
+        .mark_rule(color=style.SOFT, strokeWidth=1.5)
         .encode(
             y=y, strokeDash=dash, tooltip=[alt.Tooltip("label:N", title=""), alt.Tooltip("delta_text:N", title="δ")]
         )
     )
     text = (
         alt.Chart(style.data(label_rows))
-        .mark_text(align="left", baseline="bottom", dx=4, dy=-2, color="#555", fontSize=12)
+        .mark_text(align="left", baseline="bottom", dx=4, dy=-2, color=style.SOFT, fontSize=12)
         .encode(y=y, x=alt.XValue(0), text=alt.Text("label:N"))
     )
     return [rule, text]

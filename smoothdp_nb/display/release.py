@@ -210,7 +210,7 @@ def _draw_release(
         .mark_point(filled=True, size=90, opacity=1)
         .encode(x=x, y=y, color=colour, tooltip=tips),
         alt.Chart(style.data(layers["note"]))
-        .mark_text(align="left", baseline="top", fontSize=12, color="#333")
+        .mark_text(align="left", baseline="top", fontSize=12, color=style.INK)
         .encode(x=alt.XValue(4), y=alt.YValue(-16), text=alt.Text("note:N")),
     )
     heading = style.title(f"Private {query} of {name}")

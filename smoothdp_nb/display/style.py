@@ -33,8 +33,10 @@ __all__ = [
     "DASHES",
     "EXPONENT_LABEL",
     "HEIGHT",
+    "INK",
     "MAX_ROWS",
     "PALETTE",
+    "SOFT",
     "WIDTH",
     "color",
     "decade_extent",
@@ -55,6 +57,11 @@ HEIGHT = 280
 
 #: Okabe & Ito (2008) without yellow: blue, orange, green, vermillion, purple, sky blue, black
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000"]
+
+#: text, axes and key symbols ("ink"), and reference rules ("soft"): the panels' front end draws
+#: these two colours in the notebook theme's text colours instead (dark themes included)
+INK = "#333333"
+SOFT = "#555555"
 
 #: stroke dash arrays by role
 DASHES = {"solid": [1, 0], "dashed": [6, 4], "dotted": [2, 3]}
@@ -221,7 +228,7 @@ def dash(field: str, title: str, domain: Sequence[str], styles: Sequence[str]) -
     return alt.StrokeDash(
         f"{field}:N",
         scale=alt.Scale(domain=list(domain), range=[DASHES[s] for s in styles]),
-        legend=_line_legend(title, symbolStrokeWidth=2, symbolSize=400, symbolStrokeColor="#333"),
+        legend=_line_legend(title, symbolStrokeWidth=2, symbolSize=400, symbolStrokeColor=INK),
     )
 
 
@@ -246,14 +253,14 @@ def dash_key(encoding: alt.StrokeDash) -> alt.Chart:
     therefore set their dash as a mark property, and this layer (no colour
     field) owns the legend.
     """
-    return alt.Chart(alt.Data(values=[])).mark_rule(color="#333").encode(strokeDash=encoding)
+    return alt.Chart(alt.Data(values=[])).mark_rule(color=INK).encode(strokeDash=encoding)
 
 
 def title(text: str, subtitle: str | Sequence[str] | None = None) -> alt.TitleParams:
     """Chart title (the paper's figure number first, when there is one)."""
     sub = [subtitle] if isinstance(subtitle, str) else (list(subtitle) if subtitle else alt.Undefined)
     return alt.TitleParams(
-        text, subtitle=sub, fontSize=15, subtitleFontSize=12, anchor="start", subtitleColor="#333", limit=WIDTH + 160
+        text, subtitle=sub, fontSize=15, subtitleFontSize=12, anchor="start", subtitleColor=INK, limit=WIDTH + 160
     )
 
 

@@ -59,13 +59,17 @@ __all__ = [
     "DecimalRangeSlider",
     "DecimalSlider",
     "EchoGuard",
+    "LABEL_WIDTH",
+    "LogCountSlider",
     "Panel",
     "snap",
     "snap_log",
 ]
 
 CONTROL_WIDTH = "460px"
-_STYLE = {"description_width": "initial"}
+#: every control's description takes this width, so that all tracks, boxes and menus start at one x
+LABEL_WIDTH = "140px"
+_STYLE = {"description_width": LABEL_WIDTH}
 
 
 def snap(value: float, step: float, origin: float = 0.0) -> float:
@@ -116,7 +120,7 @@ class EchoGuard(W.ValueWidget):
 
     def _snapped(self, raw: Any) -> Any:
         """The value the slider would take for ``raw`` (its own validation)."""
-        return self._validate_value({"value": raw, "owner": self, "trait": self.traits()["value"]})
+        return self._validate_value(traitlets.Bunch(value=raw, owner=self, trait=self.traits()["value"]))
 
     def _stale_echo(self, raw: Any) -> bool:
         if self._code_set is None or time.monotonic() - self._code_set[0] > ECHO_WINDOW:
@@ -176,6 +180,82 @@ class DecimalLogSlider(EchoGuard, W.FloatLogSlider):
     def _validate_value(self, proposal: Mapping[str, Any]) -> float:
         value = super()._validate_value(proposal)
         return snap_log(value, self.base, self.step)
+
+
+def nice_counts(lo: int, hi: int) -> list[int]:
+    """The counts 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 times a power of ten in ``[lo, hi]``, and ``hi``.
+
+    Equal steps on a log scale, within a factor 1.34 of each other.
+
+    >>> nice_counts(10, 100)
+    [10, 12, 15, 20, 25, 30, 40, 50, 60, 80, 100]
+    """
+    if not 1 <= lo <= hi:
+        raise ValueError(f"nice_counts: need 1 <= lo <= hi, got lo={lo}, hi={hi}")
+    out: list[int] = []
+    for k in range(len(str(hi)) + 1):
+        for m in (10, 12, 15, 20, 25, 30, 40, 50, 60, 80):
+            v = m * 10**k // 10
+            if lo <= v <= hi and (not out or v > out[-1]):
+                out.append(v)
+    if not out or out[-1] != hi:
+        out.append(hi)
+    return out
+
+
+class LogCountSlider(W.SelectionSlider):
+    """A slider over counts on a log scale (:func:`nice_counts`); ``value`` is an ``int``.
+
+    Any integer in range may be assigned: it becomes the nearest count of the
+    scale (nearest in ratio), as a linear slider snaps to its step.  The
+    readout prints the count with thousands separators.
+    """
+
+    def __init__(self, description: str, value: int, lo: int, hi: int, **kwargs: Any) -> None:
+        counts = nice_counts(int(lo), int(hi))
+        super().__init__(
+            options=[(f"{c:,}", c) for c in counts],
+            value=self._nearest(counts, value),
+            description=description,
+            **kwargs,
+        )
+
+    @staticmethod
+    def _nearest(counts: list[int], value: Any) -> int:
+        v = float(value)
+        if not math.isfinite(v) or v <= 0:
+            raise traitlets.TraitError(f"n must be a positive count, got {value!r}")
+        return min(counts, key=lambda c: abs(math.log(c / v)))
+
+    @traitlets.validate("value")
+    def _validate_value(self, proposal: Mapping[str, Any]) -> Any:
+        counts = list(self._options_values)
+        if counts and proposal["value"] is not None and proposal["value"] not in counts:
+            proposal = traitlets.Bunch(proposal, value=self._nearest(counts, proposal["value"]))
+        return super()._validate_value(proposal)
+
+    @property
+    def min(self) -> int:
+        """The smallest count."""
+        return int(self._options_values[0])
+
+    @property
+    def max(self) -> int:
+        """The largest count."""
+        return int(self._options_values[-1])
+
+
+def _align(control: W.Widget) -> None:
+    """Give a control the panels' label width and row width (tracks start at one x position)."""
+    if isinstance(control, W.Button):
+        control.layout.margin = f"4px 0 4px calc({LABEL_WIDTH} + 4px)"
+        return
+    if hasattr(control, "style") and hasattr(control.style, "description_width"):
+        control.style.description_width = LABEL_WIDTH
+    if isinstance(control, W.Checkbox):
+        control.indent = True
+    if not isinstance(control, W.ToggleButtons):
+        control.layout.width = CONTROL_WIDTH
 
 
 def _slider_options(description: str, lo: float, hi: float, step: float, fmt: str, continuous: bool) -> dict:
@@ -239,8 +319,11 @@ class Panel(abc.ABC):
         self.live = LiveChart(self._build_figure())
         self.last_seconds = time.perf_counter() - t0
         self.status.value = self._status_text()
+        for control in self._control_list():
+            _align(control)
         self.controls = W.VBox(self._control_list())
         self.widget = W.VBox([W.HTML(f"<b>{html.escape(self.title)}</b>"), self.controls, self.status, self.live.box])
+        self.widget.add_class("sdp-panel")  # the chart's front end names the panel's sliders for screen readers
         for control in self._control_list():
             if hasattr(control, "value") and not isinstance(control, W.Button):
                 control.observe(self._on_change, names="value")

@@ -15,6 +15,7 @@ import vegaEmbed from "https://esm.sh/vega-embed@v7.0.2?deps=vega@6&deps=vega-li
 // themes alike); the chart is re-embedded when JupyterLab switches theme.
 
 const INK = "#333333";
+const SOFT = "#555555";
 
 function themeColours(el) {
     const css = getComputedStyle(el);
@@ -24,23 +25,66 @@ function themeColours(el) {
     return ink ? {ink, soft: soft || ink, grid: grid || null} : null;
 }
 
-function recolour(node, ink) {
+function recolour(node, theme) {
     if (Array.isArray(node)) {
-        return node.map((v) => recolour(v, ink));
+        return node.map((v) => recolour(v, theme));
     }
     if (node !== null && typeof node === "object") {
         const out = {};
         for (const [key, value] of Object.entries(node)) {
             // datasets are data, not styling: leave them alone
-            out[key] = key === "datasets" || key === "values" ? value : recolour(value, ink);
+            out[key] = key === "datasets" || key === "values" ? value : recolour(value, theme);
         }
         return out;
     }
-    return typeof node === "string" && node.toLowerCase() === INK ? ink : node;
+    if (typeof node === "string") {
+        const lower = node.toLowerCase();
+        return lower === INK ? theme.ink : lower === SOFT ? theme.soft : node;
+    }
+    return node;
+}
+
+function titleText(title) {
+    const text = typeof title === "object" && title !== null && !Array.isArray(title) ? title.text : title;
+    return Array.isArray(text) ? text.join(" ") : text ?? "";
+}
+
+// Screen readers: the chart is one image described by its title (marks and axes stay out of the
+// accessibility tree); the export menu and the panel's slider handles get names.
+function describe(spec) {
+    const config = Object.assign({}, spec.config ?? {}, {aria: false});
+    const description = spec.description ?? (titleText(spec.title) || "chart");
+    return Object.assign({}, spec, {config, description});
+}
+
+function nameControls(el) {
+    const summary = el.querySelector("details > summary");
+    if (summary !== null && !summary.hasAttribute("aria-label")) {
+        summary.setAttribute("aria-label", "chart menu: save as SVG or PNG, view the source");
+    }
+    const panel = el.closest(".sdp-panel");
+    if (panel === null) {
+        return;
+    }
+    for (const slider of panel.querySelectorAll(".widget-slider")) {
+        const label = slider.querySelector(".widget-label");
+        const name = label ? label.textContent.trim() : "";
+        const handles = slider.querySelectorAll(".noUi-handle");
+        handles.forEach((handle, i) => {
+            const end = handles.length === 2 ? (i === 0 ? " (lower end)" : " (upper end)") : "";
+            handle.setAttribute("aria-label", name + end);
+        });
+        const readout = slider.querySelector(".widget-readout");
+        if (readout !== null) {
+            readout.setAttribute("role", "textbox");
+            readout.setAttribute("aria-label", name + ": type a value");
+        }
+    }
 }
 
 function themed(spec, el) {
     const theme = themeColours(el);
+    spec = describe(spec);
     const config = Object.assign({}, spec.config ?? {});
     config.background = "transparent";
     if (theme === null) {
@@ -54,7 +98,7 @@ function themed(spec, el) {
     config.legend = Object.assign({}, text, config.legend ?? {});
     config.title = Object.assign({color: theme.ink, subtitleColor: theme.ink}, config.title ?? {});
     config.text = Object.assign({color: theme.ink}, config.text ?? {});
-    return recolour(Object.assign({}, spec, {config}), theme.ink);
+    return recolour(Object.assign({}, spec, {config}), theme);
 }
 
 function setRows(view, name, rows) {
@@ -116,6 +160,7 @@ async function render({model, el}) {
         api = result;
         finalize = result.finalize;
         el.sdpView = result.view;  // for tests and the browser console
+        nameControls(el);
         // whatever the kernel sent so far, applied now that the view exists
         await applyRows(true);
         el.dataset.liveReady = "true";
@@ -130,8 +175,25 @@ async function render({model, el}) {
     observer.observe(document.body, {attributes: true, attributeFilter: ["data-jp-theme-name", "data-jp-theme-light"]});
 
     await embed();
+    // the slider views may be drawn after the chart (and the chart attached to the page only after
+    // it is rendered): name them whenever the panel's elements change
+    const namer = new MutationObserver(() => nameControls(el));
+    let tries = 0;
+    const attach = () => {
+        const panel = el.closest(".sdp-panel");
+        if (panel === null) {
+            if (++tries < 600) {  // not attached yet (or a chart outside a panel: give up after ~10 s)
+                requestAnimationFrame(attach);
+            }
+            return;
+        }
+        nameControls(el);
+        namer.observe(panel, {childList: true, subtree: true});
+    };
+    attach();
     return () => {
         observer.disconnect();
+        namer.disconnect();
         if (finalize !== null) {
             finalize();
         }

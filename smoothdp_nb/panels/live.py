@@ -41,7 +41,7 @@ import traitlets
 
 from ..display.figure import Figure
 
-__all__ = ["INK", "STABLE_PREFIX", "LiveChart", "PanelChart", "enable_offline", "rename_datasets"]
+__all__ = ["STABLE_PREFIX", "LiveChart", "PanelChart", "enable_offline", "rename_datasets"]
 
 #: stable dataset names: panel_0, panel_1, ... in order of first use
 STABLE_PREFIX = "panel_"
@@ -79,10 +79,6 @@ def enable_offline() -> bool:
 
 #: the front end of :class:`PanelChart` (loads Vega from a CDN until :func:`enable_offline`)
 _JS_SOURCE = (Path(__file__).with_name("live.js")).read_text(encoding="utf-8")
-
-#: the colour of text and rules in the charts' specs that the front end replaces by the theme's
-#: text colour (see ``live.js``; :data:`smoothdp_nb.display.style.INK` is the same value)
-INK = "#333333"
 
 
 class PanelChart(alt.JupyterChart):

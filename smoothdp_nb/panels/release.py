@@ -113,6 +113,7 @@ class ReleasePanel(Panel):
         """Keyword arguments for :func:`smoothdp_nb.release` from the current controls."""
         self.gamma.disabled = bool(self.auto_gamma.value)
         noise = self.noise.value
+        self.delta.disabled = noise != "laplace"  # δ is a parameter of the Laplace family only
         delta = float(self.delta.value) if noise == "laplace" else None
         gamma = None if self.auto_gamma.value else float(self.gamma.value)
         return {

@@ -324,10 +324,15 @@ def test_release_panel_usable_before_the_first_release(income):
     w, h = _svg_size(panel.chart_spec())  # the issue's 1.797e308 px: an empty layer without a domain
     assert 200 < w < 2000 and 100 < h < 2000, (w, h)
     assert panel.button in panel.controls.children and not panel.button.disabled
-    embeds = panel.live.embeds
+    assert '"legend": null' in json.dumps(panel.live.skeleton)  # no legend entry for nothing drawn
     panel.draw(rng=1)
-    assert panel.live.embeds == embeds  # the first release arrives through the data channel
     assert panel.chart_frame("point")["value"].tolist() == [panel.current.value]
+    panel.draw(rng=2)  # the legend gains "earlier releases"
+    assert "earlier releases" in json.dumps(panel.live.skeleton)
+    embeds = panel.live.embeds
+    panel.draw(rng=3)
+    assert panel.live.embeds == embeds  # later releases arrive through the data channel
+    assert panel.chart_frame("point")["value"].tolist() == [r.value for r in panel.releases]
 
 
 def test_release_panel_shows_public_numbers_only(income):
@@ -459,14 +464,15 @@ _MOVES = {
         ("epsilon", 0.5, True),
     ],
     "release": [
-        ("draw", 1, True),
+        ("draw", 1, False),  # the legend gains "latest release": a new chart
         ("epsilon", 2.0, True),
-        ("reveal", True, True),
-        ("draw", 2, True),
+        ("reveal", True, False),  # ... and "true value"
+        ("draw", 2, False),  # ... and "earlier releases"
         ("diagnostics", True, False),  # the density on top: a new chart
         ("noise", "student_t", True),
         ("draw", 3, True),
-        ("query", "mean", False),  # a new title
+        ("query", "mean", True),  # the axis names the releases' statistic (median) until a mean is released
+        ("draw", 4, False),  # now "mean / median"
     ],
 }
 

@@ -90,7 +90,8 @@ def release_chart(
     bounds : (float, float)
         The public domain: the x axis.
     name, query : str
-        What was released (title).
+        What was released (title and axis); the releases' own statistic
+        (their ``query``) wins over ``query`` when they record one.
     note : str, optional
         One line written inside the plot (e.g. the guarantee and lattice).
     true_value : float, optional
@@ -119,6 +120,11 @@ def release_chart(
     return chart
 
 
+#: the release chart's legend entries and their colours (each entry keeps its colour)
+_KEYS = ("latest release", "earlier releases", "true value (teaching only)")
+_KEY_COLOURS = dict(zip(_KEYS, (style.PALETTE[0], style.PALETTE[1], style.PALETTE[2]), strict=True))
+
+
 def release_figure(
     releases: Sequence[Any],
     bounds: tuple[float, float],
@@ -135,6 +141,12 @@ def release_figure(
     if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
         raise ValueError(f"bounds must be finite with low < high, got {bounds!r}")
     k = len(releases)
+    # the axis names what was released: the releases' own statistic, not the one selected now
+    released = {str(getattr(r, "query", query)) for r in releases}
+    if len(released) == 1:
+        query = released.pop()
+    elif released:  # releases of several statistics on one axis: name them all
+        query = " / ".join(sorted(released))
     rows = [
         {
             "release": i + 1,
@@ -165,6 +177,8 @@ def release_figure(
         "name": name,
         "query": query,
         "density_label": density_label if density is not None else None,
+        # the legend lists what is drawn: no "earlier releases" beside one release, no "true value" unless shown
+        "keys": tuple(key for key, shown in zip(_KEYS, (k >= 1, k >= 2, true_value is not None), strict=True) if shown),
     }
     return Figure(_draw_release, layers, options)
 
@@ -176,12 +190,14 @@ def _draw_release(
     name: str,
     query: str,
     density_label: str | None,
+    keys: tuple[str, ...],
 ) -> alt.TopLevelMixin:
     """The layers of :func:`release_chart` around the rows of its figure (a density on top when it has one)."""
     lo, hi = bounds
+    query = query.replace("_", " ")  # "trimmed mean", as a reader writes it
     x = alt.X(
         "value:Q",
-        axis=style.axis(f"{query} of {name}", tickCount=6, format="~g"),
+        axis=style.axis(f"{query} of {name}", tickCount=6, format=style.NUMBER_FORMAT),
         scale=alt.Scale(domain=[lo, hi], nice=False, zero=False),
     )
     y = alt.Y(
@@ -191,7 +207,12 @@ def _draw_release(
         ),
         scale=alt.Scale(zero=False, nice=False),
     )
-    colour = style.color("which", "", domain=["latest release", "earlier releases", "true value (teaching only)"])
+    if keys:
+        colour = style.color("which", "", domain=keys, range_=[_KEY_COLOURS[key] for key in keys])
+    else:  # nothing drawn yet: no legend
+        colour = alt.Color(
+            "which:N", legend=None, scale=alt.Scale(domain=list(_KEYS), range=list(_KEY_COLOURS.values()))
+        )
     tips = [
         alt.Tooltip("release:Q", title="release"),
         alt.Tooltip("value_text:N", title="value"),

@@ -57,6 +57,19 @@ function describe(spec) {
     return Object.assign({}, spec, {config, description});
 }
 
+function labelImage(el, description) {
+    // one image with a name; what Vega draws inside stays out of the accessibility tree
+    const image = el.querySelector("svg.marks, canvas.marks");
+    if (image === null) {
+        return;
+    }
+    image.setAttribute("role", "img");
+    image.setAttribute("aria-label", description);
+    for (const child of image.children) {
+        child.setAttribute("aria-hidden", "true");
+    }
+}
+
 function nameControls(el) {
     const summary = el.querySelector("details > summary");
     if (summary !== null && !summary.hasAttribute("aria-label")) {
@@ -115,6 +128,7 @@ async function render({model, el}) {
     let api = null;
     let finalize = null;
     let generation = 0;
+    let description = "chart";
 
     el.classList.add("sdp-live-chart");
 
@@ -129,6 +143,7 @@ async function render({model, el}) {
             setRows(api.view, name, structuredClone(data[name]));
         }
         await api.view.runAsync();
+        labelImage(el, description);
         el.dataset.liveSeq = String(live.seq ?? 0);
     }
 
@@ -147,8 +162,10 @@ async function render({model, el}) {
         }
         const options = structuredClone(model.get("embed_options") ?? {});
         let result;
+        const drawn = themed(structuredClone(spec), el);
+        description = drawn.description;
         try {
-            result = await vegaEmbed(el, themed(structuredClone(spec), el), options);
+            result = await vegaEmbed(el, drawn, options);
         } catch (error) {
             el.textContent = "JavaScript error while drawing the chart: " + error.message;
             return;
@@ -160,6 +177,7 @@ async function render({model, el}) {
         api = result;
         finalize = result.finalize;
         el.sdpView = result.view;  // for tests and the browser console
+        labelImage(el, description);
         nameControls(el);
         // whatever the kernel sent so far, applied now that the view exists
         await applyRows(true);

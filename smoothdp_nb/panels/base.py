@@ -254,8 +254,9 @@ def _align(control: W.Widget) -> None:
         control.style.description_width = LABEL_WIDTH
     if isinstance(control, W.Checkbox):
         control.indent = True
-    if not isinstance(control, W.ToggleButtons):
-        control.layout.width = CONTROL_WIDTH
+    if isinstance(control, W.ToggleButtons):  # label and buttons on one row, as wide as the others
+        control.style.button_width = "96px"
+    control.layout.width = CONTROL_WIDTH
 
 
 def _slider_options(description: str, lo: float, hi: float, step: float, fmt: str, continuous: bool) -> dict:
@@ -287,9 +288,16 @@ def decimal_range(
 
 
 def decimal_log_slider(
-    description: str, value: float, lo_exp: float, hi_exp: float, step: float, *, continuous: bool = True
+    description: str,
+    value: float,
+    lo_exp: float,
+    hi_exp: float,
+    step: float,
+    *,
+    continuous: bool = True,
+    fmt: str = ".3g",
 ) -> DecimalLogSlider:
-    """A snapping base-10 log slider (exponents ``lo_exp`` to ``hi_exp``)."""
+    """A snapping base-10 log slider (exponents ``lo_exp`` to ``hi_exp``); δ sliders pass ``DELTA_FORMAT``."""
     return DecimalLogSlider(
         value=value,
         base=10,
@@ -297,7 +305,7 @@ def decimal_log_slider(
         max=hi_exp,
         step=step,
         description=description,
-        readout_format=".3g",
+        readout_format=fmt,
         continuous_update=continuous,
         style=_STYLE,
         layout=W.Layout(width=CONTROL_WIDTH),

@@ -15,6 +15,7 @@ from ..core.release import Release, default_gamma, release
 from ..core.sensitivity import clipping_silenced, evaluate_query, smooth_sensitivity
 from ..display import Figure, release_density, release_figure
 from ..display.noise import FAMILY_LABELS
+from ..display.style import DELTA_FORMAT
 from ..display.release import DIAGNOSTIC_LABEL
 from ..display.results import public_note
 from .base import CONTROL_WIDTH, Panel, decimal_log_slider, decimal_slider
@@ -84,7 +85,7 @@ class ReleasePanel(Panel):
             description="noise",
             layout=W.Layout(width=CONTROL_WIDTH),
         )
-        self.delta = decimal_log_slider("δ (Laplace)", delta, -12, -2, 0.5, continuous=False)
+        self.delta = decimal_log_slider("δ (Laplace)", delta, -12, -2, 0.5, continuous=False, fmt=DELTA_FORMAT)
         self.diagnostics = W.Checkbox(value=False, description="curator diagnostics (data-dependent)")
         self.reveal = W.Checkbox(value=False, description="reveal true value")
         self.button = W.Button(description="Release", button_style="primary", icon="random")

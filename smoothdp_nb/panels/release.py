@@ -15,9 +15,9 @@ from ..core.release import Release, default_gamma, release
 from ..core.sensitivity import clipping_silenced, evaluate_query, smooth_sensitivity
 from ..display import Figure, release_density, release_figure
 from ..display.noise import FAMILY_LABELS
-from ..display.style import DELTA_FORMAT
 from ..display.release import DIAGNOSTIC_LABEL
 from ..display.results import public_note
+from ..display.style import DELTA_FORMAT
 from .base import CONTROL_WIDTH, Panel, decimal_log_slider, decimal_slider
 
 __all__ = ["ReleasePanel"]

@@ -61,11 +61,19 @@ def release_density(
     return pd.DataFrame({"x": centre + noise_scale * z, "density": np.asarray(cal.distribution.pdf(z)) / noise_scale})
 
 
-def _lattice_text(step: Any) -> str:
+def lattice_text(step: Any) -> str:
+    """A lattice step for reading: ``2^-20`` for a power of two (never ``0.0`` after rounding), else 3 digits.
+
+    >>> lattice_text(2.0**-20), lattice_text(0.3), lattice_text(None)
+    ('2^-20', '0.3', '')
+    """
     if step is None or not np.isfinite(step) or step <= 0:
         return ""
     m, e = math.frexp(float(step))
     return f"2^{e - 1}" if m == 0.5 else f"{step:.3g}"
+
+
+_lattice_text = lattice_text  # the name the result tables use
 
 
 def release_chart(

@@ -6,6 +6,7 @@ keyboard) is tests/test_browser_voila.py.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -608,3 +609,27 @@ def test_log_and_range_sliders_drop_the_echo_too(smoothed):
     smoothed.epsilon.set_state({"value": [up(lo), hi]})
     assert smoothed.epsilon.value == (lo + 0.5, hi)
     smoothed.epsilon.value = (lo, hi)
+
+
+def test_delta_readouts_share_one_format(income):
+    """Issue 26: δ readouts switched between 0.00000100 and 1.00e-7; every δ slider uses one format."""
+    noise = panels.noise_comparison(points=5)
+    rel = panels.release(income, bounds=(0, 2e5))
+    for slider in (noise.delta, rel.delta):
+        assert slider.readout_format == display.style.DELTA_FORMAT == ".2e"
+    # the Python helper writes what the d3 format writes: 3 significant digits, exponent without padding
+    assert [display.format_delta(v) for v in (1e-6, 1e-7, 3.1623e-7, 0.0)] == ["1.00e-6", "1.00e-7", "3.16e-7", "0"]
+
+
+def test_controls_share_one_label_width_and_n_is_log_scaled():
+    """Issue 26, item 6: the controls' tracks start at one x position; n moves by ratios."""
+    panel = panels.smoothed_dp(n=300, epsilon_points=4)
+    widths = {c.style.description_width for c in panel.controls.children if hasattr(c.style, "description_width")}
+    assert widths == {base.LABEL_WIDTH}
+    counts = list(panel.n._options_values)
+    ratios = [b / a for a, b in itertools.pairwise(counts)]
+    assert counts[0] == 10 and counts[-1] == 100_000 and max(ratios) <= 1.34 and min(ratios) >= 1.2
+    panel.n.value = 5000  # the documented call
+    assert panel.n.value == 5000 and panel.result.n == 5000
+    panel.n.value = 1234  # any count: the nearest of the scale
+    assert panel.n.value == 1200

@@ -72,9 +72,10 @@ SOFT = "#555555"
 #: the tick step, one significant digit for ticks 10, 20, ..., 60)
 NUMBER_FORMAT = ",~r"
 
-#: d3 format of every δ readout (sliders): always scientific, up to 3 significant digits, "1e-6",
-#: "3.16e-7" -- never "0.00000100" beside "1.00e-7"; :func:`format_delta` writes the same in Python
-DELTA_FORMAT = ".2~e"
+#: d3 format of every δ readout (sliders): always scientific with 3 significant digits, "1.00e-6",
+#: "3.16e-7" -- never "0.00000100" beside "1.00e-7" (ipywidgets refuses d3's "~" flag);
+#: :func:`format_delta` writes the same in Python
+DELTA_FORMAT = ".2e"
 
 #: stroke dash arrays by role
 DASHES = {"solid": [1, 0], "dashed": [6, 4], "dotted": [2, 3]}
@@ -237,17 +238,16 @@ def color(
 
 
 def format_delta(value: float) -> str:
-    """A δ for reading, as the sliders' readouts write it (:data:`DELTA_FORMAT`): ``1e-6``, ``3.16e-7``.
+    """A δ for reading, as the sliders' readouts write it (:data:`DELTA_FORMAT`): ``1.00e-6``, ``3.16e-7``.
 
     >>> format_delta(1e-6), format_delta(3.1623e-7), format_delta(0.0)
-    ('1e-6', '3.16e-7', '0')
+    ('1.00e-6', '3.16e-7', '0')
     """
     v = float(value)
     if v == 0 or not math.isfinite(v):
         return f"{v:g}"
     mantissa, exponent = f"{v:.2e}".split("e")
-    mantissa = mantissa.rstrip("0").rstrip(".")
-    return f"{mantissa}e{int(exponent)}"
+    return f"{mantissa}e{int(exponent)}"  # d3 writes e-6 where Python writes e-06
 
 
 def dash(field: str, title: str, domain: Sequence[str], styles: Sequence[str]) -> alt.StrokeDash:

@@ -82,7 +82,7 @@ MOVES = {
         ("query", "mean"),
         ("epsilon", 2.0),
         ("auto_gamma", False),
-        ("gamma", 0.2),
+        ("gamma", 0.05),
         ("noise", "laplace"),
         ("delta", 1e-7),
         ("diagnostics", True),
@@ -322,10 +322,10 @@ def test_keyboard_alone_reaches_and_operates_every_control(four):
         if scope in ("sdp-smoothed", "sdp-release", "sdp-election"):
             assert "SELECT" in kinds or "INPUT" in kinds or "BUTTON" in kinds, (scope, path)
     # operate: a slider with the arrow keys, a check box with the space bar, the Release button with Enter
-    status = ".sdp-release .widget-html-content"
+    status = "[...document.querySelectorAll('.sdp-release .widget-html-content')].map(e => e.textContent).join(' ')"
 
     def release_count() -> int:
-        m = re.search(r"(\d+) release\(s\)", page.inner_text(status))
+        m = re.search(r"(\d+) release\(s\)", page.evaluate(status))
         return int(m.group(1)) if m else 0
 
     before_eps = page.inner_text(".sdp-noise .widget-readout >> nth=0")
@@ -347,7 +347,7 @@ def test_keyboard_alone_reaches_and_operates_every_control(four):
     page.locator(".sdp-release button", has_text="Release").focus()
     page.keyboard.press("Enter")
     page.wait_for_function(
-        f"""(() => {{ const m = document.querySelector('{status}').textContent.match(/(\\d+) release\\(s\\)/);
+        f"""(() => {{ const m = ({status}).match(/(\\d+) release\\(s\\)/);
             return m && Number(m[1]) === {count + 1}; }})()""",
         timeout=30_000,
     )

@@ -93,6 +93,9 @@ class PanelChart(alt.JupyterChart):
     _esm = _JS_SOURCE
     _css = """
     .sdp-live-chart, .sdp-live-chart .vega-embed { background: transparent; overflow: visible; }
+    /* toggle buttons: their label on the controls' row, right-aligned like the other labels */
+    .sdp-panel .widget-toggle-buttons { display: flex; align-items: center; }
+    .sdp-panel .widget-toggle-buttons > .widget-label { flex: none; text-align: right; margin-right: 8px; }
     """
     _live_rows = traitlets.Dict().tag(sync=True)
 

@@ -633,3 +633,19 @@ def test_controls_share_one_label_width_and_n_is_log_scaled():
     assert panel.n.value == 5000 and panel.result.n == 5000
     panel.n.value = 1234  # any count: the nearest of the scale
     assert panel.n.value == 1200
+
+
+def test_snapshot_shows_the_data_sent_in_place(income):
+    """A handout's snapshot of a panel draws its current rows (issue 26, item 1: it drew the empty chart)."""
+    from smoothdp_nb.reports.snapshot import widget_snapshot
+
+    panel = panels.release(income, bounds=(0, 2e5))
+    for seed in (1, 2, 3):  # the third release goes through the data channel (the legend is complete)
+        panel.draw(rng=seed)
+    assert panel.live.pushes >= 1
+    spec = panel.chart.current_chart().to_dict()
+    shown = {r["value"] for rows in spec["datasets"].values() for r in rows if "which" in r}
+    assert shown == {r.value for r in panel.releases}
+    svg = widget_snapshot(panel.widget.model_id).payload["svg"]
+    assert svg == display.render_svg(panel.live.current_chart())
+    assert svg != display.render_svg(panel.chart.chart)  # the widget's own chart lacks the third release

@@ -98,6 +98,15 @@ class PanelChart(alt.JupyterChart):
     .sdp-panel .widget-toggle-buttons > .widget-label { flex: none; text-align: right; margin-right: 8px; }
     """
     _live_rows = traitlets.Dict().tag(sync=True)
+    _source: LiveChart | None = None  # the live chart whose data this widget shows
+
+    def current_chart(self) -> Any:
+        """The chart as currently shown, data sent in place included.
+
+        ``chart`` is the chart the widget was created with; a snapshot (a
+        handout, a report) wants this one.
+        """
+        return self._source.current_chart() if self._source is not None else self.chart
 
 
 # --------------------------------------------------------------------------
@@ -204,6 +213,7 @@ class LiveChart:
         # the data channel is JupyterChart's own VegaFusion update path; without it, re-embed
         self.in_place = bool(in_place)
         self.jupyter_chart = PanelChart(_chart_from_spec(skeleton, data))
+        self.jupyter_chart._source = self
         self.box = W.Box([self.jupyter_chart])
         self._stale = False  # data pushed since the chart object was last assigned
         self.pushes = 0
@@ -299,6 +309,7 @@ class LiveChart:
         """Show the current skeleton and data in a new widget (see the class docstring)."""
         old = self.jupyter_chart
         self.jupyter_chart = PanelChart(self.current_chart())
+        self.jupyter_chart._source = self
         self.box.children = (self.jupyter_chart,)
         old.close()
         self._stale = False

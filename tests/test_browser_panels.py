@@ -319,8 +319,13 @@ def test_keyboard_alone_reaches_and_operates_every_control(four):
         assert all(h for h in handles), f"{scope}: a slider handle without a name: {handles}"
         for name in expected_names.get(scope, []):
             assert name in handles, (scope, handles)
-        if scope in ("sdp-smoothed", "sdp-release", "sdp-election"):
-            assert "SELECT" in kinds or "INPUT" in kinds or "BUTTON" in kinds, (scope, path)
+        # every enabled menu, check box and button is a stop of the tab order
+        others = page.evaluate(
+            f"() => document.querySelectorAll('.{scope} select:not([disabled]), "
+            f".{scope} input[type=checkbox]:not([disabled]), .{scope} button:not([disabled])').length"
+        )
+        stops = [f for f in path if f["tag"] in ("SELECT", "INPUT", "BUTTON")]
+        assert len(stops) == others and kinds, (scope, path)
     # operate: a slider with the arrow keys, a check box with the space bar, the Release button with Enter
     status = "[...document.querySelectorAll('.sdp-release .widget-html-content')].map(e => e.textContent).join(' ')"
 

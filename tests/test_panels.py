@@ -87,10 +87,11 @@ def test_live_chart_pushes_data_in_place_and_reembeds_on_structure_change():
     # a new structure: a new widget in the same box, the old one closed (no stale view listening)
     assert live.jupyter_chart is not jc and live.box.children == (live.jupyter_chart,) and jc.comm is None
     assert live.jupyter_chart.spec["mark"]["type"] == "bar" and (live.pushes, live.embeds) == (1, 2)
-    # after pushes, a new display first brings the widget's own spec up to date
+    # after pushes the widget keeps its spec; the rows travel in its state, which every view applies
+    jc = live.jupyter_chart
     live.update(alt.Chart(pd.DataFrame({"a": [1], "b": [7]})).mark_bar().encode(x="a:Q", y="b:Q"))
-    live.sync()
-    assert live.jupyter_chart.chart.to_dict()["datasets"]["panel_0"] == [{"a": 1, "b": 7}]
+    assert live.jupyter_chart is jc and jc._live_rows["data"]["panel_0"] == [{"a": 1, "b": 7}]
+    assert jc.current_chart().to_dict()["datasets"]["panel_0"] == [{"a": 1, "b": 7}]
 
 
 def test_offline_javascript_bundled():

@@ -393,13 +393,12 @@ class Panel(abc.ABC):
 
     # -- display --------------------------------------------------------------
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
-        self.live.sync()
+        # every view, also one created by a second display, applies the rows sent in place (live.js)
         return self.widget._repr_mimebundle_(include=include, exclude=exclude)
 
     def _ipython_display_(self) -> None:
         from IPython.display import display
 
-        self.live.sync()
         display(self.widget)
 
     def chart_spec(self) -> dict:

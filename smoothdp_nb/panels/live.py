@@ -215,7 +215,6 @@ class LiveChart:
         self.jupyter_chart = PanelChart(_chart_from_spec(skeleton, data))
         self.jupyter_chart._source = self
         self.box = W.Box([self.jupyter_chart])
-        self._stale = False  # data pushed since the chart object was last assigned
         self.pushes = 0
         self.embeds = 1
         if figure is not None:
@@ -294,7 +293,6 @@ class LiveChart:
         if not changed:
             return "same"
         self.data = data
-        self._stale = True
         self.pushes += 1
         sent = self.jupyter_chart._live_rows.get("data", {})
         # all datasets replaced since the spec: a view that is not ready yet applies them when it is
@@ -312,15 +310,4 @@ class LiveChart:
         self.jupyter_chart._source = self
         self.box.children = (self.jupyter_chart,)
         old.close()
-        self._stale = False
         self.embeds += 1
-
-    def sync(self) -> None:
-        """Make the widget's own spec carry the latest data (before a new display).
-
-        Data sent in place reach the views already on screen; a view created
-        later (displaying the panel again) is built from the widget's spec,
-        so it is brought up to date here.
-        """
-        if self._stale:
-            self._replace()

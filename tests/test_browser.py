@@ -33,9 +33,11 @@ require_chromium()
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright not installed (pip install playwright)")
 pytest.importorskip("vl_convert", reason="vl-convert-python is needed for offline JavaScript")
 
-import altair as alt
+import numpy as np
+import pandas as pd
 
 from smoothdp_nb import panels
+from smoothdp_nb.panels.live import PanelChart
 
 # A stand-in for the anywidget model: get/set/on/save_changes over a plain object.
 HARNESS = """<!doctype html>
@@ -57,7 +59,11 @@ window.pushUpdate = async (name, value) => {
   state[name] = value;
   for (const cb of handlers["change:" + name] || []) { await cb({changed: {[name]: value}}); }
 };
-await widget.render({model, el: document.getElementById("chart")});
+const pending = state._pending;
+const done = widget.render({model, el: document.getElementById("chart")});
+// an update that arrives while the view embeds (render has not finished)
+if (pending) { await window.pushUpdate("_live_rows", pending); }
+await done;
 window.ready = true;
 </script></body></html>
 """
@@ -105,28 +111,21 @@ def test_exported_chart_renders_offline(server, browser):
     page.close()
 
 
+def _serve_widget(root, panel, *, extra_state=None):
+    """Write the panel chart's bundled JavaScript and the model's state for the harness page."""
+    assert panels.live.enable_offline() and "esm.sh" not in PanelChart._esm
+    (root / "widget.js").write_text(PanelChart._esm, encoding="utf-8")
+    jc = panel.chart
+    state = {k: getattr(jc, k) for k in ("spec", "embed_options", "_live_rows")}
+    state.update(extra_state or {})
+    (root / "state.json").write_text(json.dumps(state), encoding="utf-8")
+    (root / "panel.html").write_text(HARNESS, encoding="utf-8")
+
+
 def test_panel_widget_updates_in_place_in_browser(server, browser):
     root, base = server
     panel = panels.smoothed_dp(n=300, epsilon_points=6)
-    assert alt.JupyterChart._is_offline
-    (root / "widget.js").write_text(alt.JupyterChart._esm, encoding="utf-8")
-    jc = panel.chart
-    state = {
-        k: getattr(jc, k)
-        for k in (
-            "spec",
-            "embed_options",
-            "debounce_wait",
-            "max_wait",
-            "_params",
-            "_vl_selections",
-            "_js_watch_plan",
-            "_py_to_js_updates",
-        )
-    }
-    state["local_tz"] = None
-    (root / "state.json").write_text(json.dumps(state), encoding="utf-8")
-    (root / "panel.html").write_text(HARNESS, encoding="utf-8")
+    _serve_widget(root, panel)
 
     page, blocked, errors = offline_page(browser, (base,))
     page.goto(f"{base}/panel.html")
@@ -136,10 +135,10 @@ def test_panel_widget_updates_in_place_in_browser(server, browser):
     before = page.evaluate(SNAPSHOT)
 
     panel.epsilon.value = (0.5, 4.0)  # move a slider in Python
-    update = panel.chart._py_to_js_updates
-    assert update and update[0]["namespace"] == "data"
-    page.evaluate("u => window.pushUpdate('_py_to_js_updates', u)", update)
-    page.wait_for_timeout(300)
+    update = panel.chart._live_rows
+    assert update["changed"] and update["seq"] == 1
+    page.evaluate("u => window.pushUpdate('_live_rows', u)", update)
+    page.wait_for_function("document.querySelector('#chart').dataset.liveSeq === '1'", timeout=10_000)
     after = page.evaluate(SNAPSHOT)
     same_node = page.evaluate(f"{NODE}.dataset.mark === 'first'")
     count = page.evaluate("document.querySelectorAll('#chart canvas, #chart svg.marks').length")
@@ -149,3 +148,51 @@ def test_panel_widget_updates_in_place_in_browser(server, browser):
     assert not blocked, f"requests outside 127.0.0.1: {blocked}"
     assert after != before, "the chart did not change"
     assert same_node and count == 1, "the chart was re-embedded instead of updated in place"
+
+
+def _release_points(page) -> list[float]:
+    """The released values the view's layers hold (Vega's own datasets, not pixels), without repeats."""
+    return page.evaluate(
+        """() => {
+        const view = document.querySelector('#chart').sdpView;
+        const values = Object.keys(view._runtime.data).filter(n => n.startsWith('panel_'))
+            .flatMap(n => view.data(n)).filter(row => 'which' in row).map(row => row.value);
+        return [...new Set(values)];
+    }"""
+    )
+
+
+@pytest.mark.parametrize("when", ["before the view exists", "while the view embeds"])
+def test_update_sent_before_the_view_is_ready_is_applied(server, browser, when):
+    """Run All in Jupyter: ``panel.draw()`` runs while the chart is still embedding (issue 26, item 1).
+
+    Altair's own front end listened for data only after embedding, and dropped
+    what came earlier; the panel chart applies every dataset sent so far once
+    its view exists.
+    """
+    root, base = server
+    rng = np.random.default_rng(3)
+    panel = panels.release(pd.Series(rng.beta(5, 4, 200), name="share"), bounds=(0, 1))
+    panel.draw(rng=1)  # two releases complete the legend (each a new chart) ...
+    panel.draw(rng=2)
+    embeds = panel.live.embeds
+    if when == "before the view exists":
+        panel.draw(rng=3)  # ... the third goes through the data channel: in the model's state only
+        _serve_widget(root, panel)
+    else:
+        _serve_widget(root, panel, extra_state={"_pending": None})
+        state = json.loads((root / "state.json").read_text())
+        panel.draw(rng=3)  # sent after the view started embedding (see HARNESS)
+        state["_pending"] = panel.chart._live_rows
+        (root / "state.json").write_text(json.dumps(state), encoding="utf-8")
+    assert panel.live.embeds == embeds and panel.chart._live_rows["seq"] == 1  # in place, not a new chart
+    page, blocked, errors = offline_page(browser, (base,))
+    page.goto(f"{base}/panel.html")
+    page.wait_for_function("window.ready === true", timeout=30_000)
+    page.wait_for_function("document.querySelector('#chart').dataset.liveReady === 'true'", timeout=20_000)
+    points = _release_points(page)
+    page.close()
+    assert not errors, errors
+    assert not blocked, f"requests outside 127.0.0.1: {blocked}"
+    released = [r.value for r in panel.releases]
+    assert sorted(points) == sorted(released), f"the chart holds {points} after releasing {released}"

@@ -452,19 +452,23 @@ def test_noise_panel_in_the_browser(page):
 
 def test_release_panel_in_the_browser(page):
     def moves(d: _Driver) -> None:
-        d.button("Release")
-        d.button("Release")
+        d.button("Release")  # the legend gains "latest release" (a new chart) ...
+        d.button("Release")  # ... and "earlier releases"
+        page[0].evaluate(f"{_node('sdp-release')}.dataset.mark = 'first'")
+        d.button("Release")  # from now on a release only adds rows
         assert _in_place(page[0], "sdp-release"), "a release re-embedded the chart"
         d.slider("ε", key="ArrowRight", times=3, redraw=False)  # settings change: no new release, same public chart
         d.checkbox("default γ", redraw=False)
         d.slider("γ", key="ArrowLeft", times=2, redraw=False)
         d.dropdown("noise", "Student's t", redraw=False)
-        d.slider("δ (Laplace)", key="ArrowRight", redraw=False)  # used by the Laplace family only
-        d.dropdown("statistic", "mean")
+        d.dropdown("noise", "Laplace, (ε, δ)-DP", redraw=False)
+        d.slider("δ (Laplace)", key="ArrowRight", redraw=False)  # enabled for the Laplace family only
+        d.dropdown("noise", "Student's t", redraw=False)
+        d.dropdown("statistic", "mean", redraw=False)  # the chart names the released statistic: unchanged
         d.checkbox("reveal true value")
         d.checkbox("curator diagnostics")
         d.button("Release")
         text = page[0].locator(".sdp-release").inner_text()
-        assert "3 release(s)" in text and "data-dependent" in text, text
+        assert "4 release(s)" in text and "data-dependent" in text, text
 
     _drive(page, "sdp-release", moves)

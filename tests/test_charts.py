@@ -498,3 +498,90 @@ def test_figure_chart_is_the_builders_chart(exact, monte_carlo):
         assert fig.chart().to_dict() == chart.to_dict()  # validated against the schema here
         _, data = rename_datasets(chart.to_dict())
         assert list(data.values()) == fig.rows()
+
+
+# --------------------------------------------------------------------------
+# readability (issue 26, item 4)
+# --------------------------------------------------------------------------
+
+
+def _scale_of(spec: dict, channel: str) -> list[dict]:
+    """Every scale of ``channel`` in a (layered or concatenated) spec."""
+    enc = spec.get("encoding", {}).get(channel)
+    out = [enc["scale"]] if enc and "scale" in enc else []
+    for key in ("layer", "vconcat", "hconcat"):
+        for sub in spec.get(key, []):
+            out += _scale_of(sub, channel)
+    return out
+
+
+def test_long_titles_wrap_and_are_never_cut():
+    text = (
+        "setting A: smoothed δ, 2-bit gradients, T = √n, 40-60 databases per composition "
+        "(band: 99 %; dotted: fit; dashed: DP δ)"
+    )
+    t = style.title(text).to_dict()
+    lines = t["text"] if isinstance(t["text"], list) else [t["text"]]
+    assert " ".join(lines) == text  # every word kept, in order
+    assert all(len(line) <= style.TITLE_CHARS for line in lines) and len(lines) == 2
+    assert t["limit"] == 0  # Vega truncates a line longer than a positive limit with "…"
+    svg = vlc.vegalite_to_svg(
+        alt.Chart(pd.DataFrame({"a": [1, 2]}))
+        .mark_point()
+        .encode(x="a:Q")
+        .properties(title=style.title(text))
+        .to_dict()
+    )
+    assert "…" not in svg and "dashed: DP δ)" in svg
+
+
+def test_fit_and_dp_have_their_own_line_styles():
+    table = pd.DataFrame(
+        {"n": [10, 20, 30] * 2, "epsilon": [0.5] * 3 + [1.0] * 3, "log10_delta": [-1, -2, -3, -2, -3, -4.0]}
+    )
+    table["dp_delta"] = 0.9
+    fits = pd.DataFrame({"epsilon": [0.5, 1.0], "slope": [-0.2, -0.25], "intercept": [0.0, -0.1]})
+    spec = display.delta_vs_n_chart(table, fits).to_dict()
+    dash = next(s for s in _scale_of(spec, "strokeDash") if "domain" in s)
+    styles = dict(zip(dash["domain"], map(tuple, dash["range"]), strict=True))
+    assert styles["exponential fit"] != styles["DP δ (worst case, Theorem 1)"] != styles["computed"]
+    fit_layer = [layer for layer in spec["layer"] if layer.get("mark", {}).get("strokeDash")]
+    assert [tuple(layer["mark"]["strokeDash"]) for layer in fit_layer] == [styles["exponential fit"]]
+
+
+def test_legends_list_only_what_is_drawn():
+    frame = pd.DataFrame({"records": np.arange(0, 61), "epsilon": 0.5, "delta": np.geomspace(1e-9, 1e-2, 61)})
+    frame["mechanism"] = "M"
+    spec = display.profile_chart(frame, x="records", color="mechanism").to_dict()
+    assert "DP δ" not in json.dumps(spec, ensure_ascii=False)  # no DP line, no DP key
+    with_dp = display.profile_chart(frame.assign(dp_delta=0.5), x="records", color="mechanism").to_dict()
+    assert "DP δ (worst case" in json.dumps(with_dp, ensure_ascii=False)
+    rel = sdp.release(np.linspace(0, 1, 51), "median", epsilon=1.0, bounds=(0, 1), rng=1)
+    one = display.release_chart([rel], (0, 1)).to_dict()
+    colour = next(s for s in _scale_of(one, "color") if "domain" in s)
+    assert colour["domain"] == ["latest release"]
+    mixed = display.release_chart(
+        [rel, sdp.release(np.linspace(0, 1, 51), "mean", epsilon=1.0, bounds=(0, 1), rng=2)], (0, 1)
+    )
+    text = json.dumps(mixed.to_dict(), ensure_ascii=False)
+    assert "mean / median of x" in text and "true value" not in text
+
+
+def test_count_and_income_ticks_are_plain_numbers():
+    frame = pd.DataFrame({"records": np.arange(10, 61), "epsilon": 0.5, "delta": np.geomspace(1e-9, 1e-2, 51)})
+    svg = vlc.vegalite_to_svg(display.profile_chart(frame, x="records").to_dict())
+    labels = [t for axis in _axis_labels(svg) for _, _, t in axis]
+    assert "60" in labels and not any("e+" in t for t in labels), labels
+    rel = sdp.release(np.linspace(0, 2e5, 51), "median", epsilon=1.0, bounds=(0, 2e5), rng=1)
+    svg = vlc.vegalite_to_svg(display.release_chart([rel], (0, 2e5), name="income").to_dict())
+    labels = [t for axis in _axis_labels(svg) for _, _, t in axis]
+    assert "100,000" in labels and not any("e+" in t for t in labels), labels
+
+
+def test_many_databases_get_a_sequential_scheme():
+    years = np.arange(1920, 2024, 4)
+    frame = pd.DataFrame({"year": np.repeat(years, 3), "epsilon": np.tile([0.5, 1.0, 2.0], len(years))})
+    frame["log10_delta"] = -frame["epsilon"] * (frame["year"] - 1900) / 10
+    spec = display.profile_chart(frame, x="epsilon").to_dict()
+    colour = next(iter(_scale_of(spec, "color")))
+    assert len(years) == 26 and colour["scheme"]["name"] == "viridis"

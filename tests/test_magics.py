@@ -58,6 +58,12 @@ def test_release_from_user_namespace(ip):
         'compute = "release"\ndata = "incomes"\ncolumn = "income"\nbounds = [0, 100]\nepsilon = 1\nrng = 1\n',
     )
     assert isinstance(ip.user_ns["rel"], ReleaseReport)
+    # the headline prints a sensible number of digits (not 0.4900083541870117): at most 10 significant
+    rel = ip.user_ns["rel"]
+    printed = str(rel).splitlines()[0].rsplit(": ", 1)[1]
+    digits = printed.lstrip("-0.").replace(".", "").split("e")[0]
+    assert len(digits) <= 10, printed
+    assert abs(float(printed) - rel.value) <= 5e-10 * abs(rel.value)
 
 
 def test_executor_option(ip):

@@ -6,9 +6,12 @@ keyboard) is tests/test_browser_voila.py.
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import re
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -24,8 +27,9 @@ vlc = pytest.importorskip("vl_convert")
 from smoothdp_nb import display, panels
 from smoothdp_nb.core.smoothed.cost import estimate_exact_seconds
 from smoothdp_nb.display.results import monte_carlo_note, public_note
+from smoothdp_nb.panels import base
 from smoothdp_nb.panels.base import snap, snap_log
-from smoothdp_nb.panels.live import LiveChart, enable_offline, rename_datasets
+from smoothdp_nb.panels.live import LiveChart, PanelChart, enable_offline, rename_datasets
 
 
 def _timed(label, fn):
@@ -36,9 +40,10 @@ def _timed(label, fn):
 
 
 def _pushed(panel, mark: str = "line") -> pd.DataFrame:
-    """The rows of the ``mark`` layer last sent through the JupyterChart data channel."""
-    sent = {u["name"]: pd.DataFrame(u["value"]) for u in panel.chart._py_to_js_updates or []}
-    return sent[panel.layer_name(mark)]
+    """The rows of the ``mark`` layer last sent through the chart's data channel."""
+    sent = panel.chart._live_rows
+    assert panel.layer_name(mark) in sent["changed"]
+    return pd.DataFrame(sent["data"][panel.layer_name(mark)])
 
 
 @pytest.fixture(scope="module")
@@ -70,9 +75,11 @@ def test_live_chart_pushes_data_in_place_and_reembeds_on_structure_change():
     spec_before = jc.spec
     assert live.update(_line(pd.DataFrame({"a": [1, 2], "b": [3, 9]}))) == "data"
     assert jc.spec == spec_before  # the widget's spec untouched: no re-embedding
-    assert jc._py_to_js_updates == [
-        {"namespace": "data", "name": "panel_0", "scope": [], "value": [{"a": 1, "b": 3}, {"a": 2, "b": 9}]}
-    ]
+    assert jc._live_rows == {
+        "seq": 1,
+        "changed": ["panel_0"],
+        "data": {"panel_0": [{"a": 1, "b": 3}, {"a": 2, "b": 9}]},
+    }
     assert live.current_spec()["datasets"]["panel_0"][1]["b"] == 9
     assert live.update(_line(pd.DataFrame({"a": [1, 2], "b": [3, 9]}))) == "same"
     bar = alt.Chart(pd.DataFrame({"a": [1], "b": [2]})).mark_bar().encode(x="a:Q", y="b:Q")
@@ -80,15 +87,20 @@ def test_live_chart_pushes_data_in_place_and_reembeds_on_structure_change():
     # a new structure: a new widget in the same box, the old one closed (no stale view listening)
     assert live.jupyter_chart is not jc and live.box.children == (live.jupyter_chart,) and jc.comm is None
     assert live.jupyter_chart.spec["mark"]["type"] == "bar" and (live.pushes, live.embeds) == (1, 2)
-    # after pushes, a new display first brings the widget's own spec up to date
+    # after pushes the widget keeps its spec; the rows travel in its state, which every view applies
+    jc = live.jupyter_chart
     live.update(alt.Chart(pd.DataFrame({"a": [1], "b": [7]})).mark_bar().encode(x="a:Q", y="b:Q"))
-    live.sync()
-    assert live.jupyter_chart.chart.to_dict()["datasets"]["panel_0"] == [{"a": 1, "b": 7}]
+    assert live.jupyter_chart is jc and jc._live_rows["data"]["panel_0"] == [{"a": 1, "b": 7}]
+    assert jc.current_chart().to_dict()["datasets"]["panel_0"] == [{"a": 1, "b": 7}]
 
 
 def test_offline_javascript_bundled():
     assert enable_offline() is True
-    assert "esm.sh" not in alt.JupyterChart._esm  # no CDN import left
+    assert "esm.sh" not in PanelChart._esm  # no CDN import left
+    assert "_live_rows" in PanelChart._esm  # our front end, bundled
+    # the colours the front end swaps for the notebook theme's are the builders' ink colours
+    source = (Path(panels.live.__file__).with_name("live.js")).read_text()
+    assert f'const INK = "{display.style.INK}"' in source and f'const SOFT = "{display.style.SOFT}"' in source
 
 
 # --------------------------------------------------------------------------
@@ -314,10 +326,15 @@ def test_release_panel_usable_before_the_first_release(income):
     w, h = _svg_size(panel.chart_spec())  # the issue's 1.797e308 px: an empty layer without a domain
     assert 200 < w < 2000 and 100 < h < 2000, (w, h)
     assert panel.button in panel.controls.children and not panel.button.disabled
-    embeds = panel.live.embeds
+    assert '"legend": null' in json.dumps(panel.live.skeleton)  # no legend entry for nothing drawn
     panel.draw(rng=1)
-    assert panel.live.embeds == embeds  # the first release arrives through the data channel
     assert panel.chart_frame("point")["value"].tolist() == [panel.current.value]
+    panel.draw(rng=2)  # the legend gains "earlier releases"
+    assert "earlier releases" in json.dumps(panel.live.skeleton)
+    embeds = panel.live.embeds
+    panel.draw(rng=3)
+    assert panel.live.embeds == embeds  # later releases arrive through the data channel
+    assert panel.chart_frame("point")["value"].tolist() == [r.value for r in panel.releases]
 
 
 def test_release_panel_shows_public_numbers_only(income):
@@ -471,14 +488,15 @@ _MOVES = {
         ("epsilon", 0.5, True),
     ],
     "release": [
-        ("draw", 1, True),
+        ("draw", 1, False),  # the legend gains "latest release": a new chart
         ("epsilon", 2.0, True),
-        ("reveal", True, True),
-        ("draw", 2, True),
+        ("reveal", True, False),  # ... and "true value"
+        ("draw", 2, False),  # ... and "earlier releases"
         ("diagnostics", True, False),  # the density on top: a new chart
         ("noise", "student_t", True),
         ("draw", 3, True),
-        ("query", "mean", False),  # a new title
+        ("query", "mean", True),  # the axis names the releases' statistic (median) until a mean is released
+        ("draw", 4, False),  # now "mean / median"
     ],
 }
 
@@ -570,3 +588,87 @@ def test_release_panel_prints_no_clipping_count():
         panel.reveal.value = True
         panel.draw(rng=2)
     assert panel.last_error is None and len(panel.releases) == 2
+
+
+#: what the ipywidgets 8.1 front end (noUiSlider) sends for a FloatSlider(min=0.05, step=0.05) drawn at
+#: 1.0: its binary ``min + k * step`` (measured in Chromium through Voila; the cause of issue 26, item 3)
+ECHO_OF_ONE = 1.0000000000000002
+
+
+@pytest.mark.parametrize("which", ["noise", "release"])
+def test_value_set_from_code_survives_the_front_ends_rounding_echo(which, monkeypatch, income):
+    """``panel.epsilon.value = 2.0`` right after display: the redraw's echo of 1.0 must not undo it."""
+    panel = panels.noise_comparison(points=10) if which == "noise" else panels.release(income, bounds=(0, 2e5))
+    eps = panel.epsilon
+    assert eps.value == 1.0
+    eps.value = 2.0  # from code
+    # the front end, drawing the slider from the old state, sends its binary rendition of 1.0
+    eps.set_state({"value": ECHO_OF_ONE})
+    assert eps.value == 2.0
+    # a user's move is taken, also within the window
+    eps.set_state({"value": 3.0000000000000004})
+    assert eps.value == 3.0
+    # and after the window even a value that snaps to the old one is the user's
+    eps.value = 2.0
+    clock = time.monotonic() + base.ECHO_WINDOW + 0.5
+    monkeypatch.setattr(base.time, "monotonic", lambda: clock)
+    eps.set_state({"value": 3.0000000000000004})
+    assert eps.value == 3.0
+
+
+def test_log_and_range_sliders_drop_the_echo_too(smoothed):
+    """A rounding echo is the old value one binary ulp off: dropped by every kind of snapping slider."""
+
+    def up(x):
+        return math.nextafter(x, math.inf)
+
+    noise = panels.noise_comparison(points=10)
+    old = noise.delta.value
+    noise.delta.value = 1e-3  # a log slider
+    noise.delta.set_state({"value": up(old)})
+    assert noise.delta.value == 1e-3
+    lo, hi = smoothed.epsilon.value  # a range slider
+    smoothed.epsilon.value = (lo + 0.5, hi)
+    smoothed.epsilon.set_state({"value": [up(lo), hi]})
+    assert smoothed.epsilon.value == (lo + 0.5, hi)
+    smoothed.epsilon.value = (lo, hi)
+
+
+def test_delta_readouts_share_one_format(income):
+    """Issue 26: δ readouts switched between 0.00000100 and 1.00e-7; every δ slider uses one format."""
+    noise = panels.noise_comparison(points=5)
+    rel = panels.release(income, bounds=(0, 2e5))
+    for slider in (noise.delta, rel.delta):
+        assert slider.readout_format == display.style.DELTA_FORMAT == ".2e"
+    # the Python helper writes what the d3 format writes: 3 significant digits, exponent without padding
+    assert [display.format_delta(v) for v in (1e-6, 1e-7, 3.1623e-7, 0.0)] == ["1.00e-6", "1.00e-7", "3.16e-7", "0"]
+
+
+def test_controls_share_one_label_width_and_n_is_log_scaled():
+    """Issue 26, item 6: the controls' tracks start at one x position; n moves by ratios."""
+    panel = panels.smoothed_dp(n=300, epsilon_points=4)
+    widths = {c.style.description_width for c in panel.controls.children if hasattr(c.style, "description_width")}
+    assert widths == {base.LABEL_WIDTH}
+    counts = list(panel.n._options_values)
+    ratios = [b / a for a, b in itertools.pairwise(counts)]
+    assert counts[0] == 10 and counts[-1] == 100_000 and max(ratios) <= 1.34 and min(ratios) >= 1.2
+    panel.n.value = 5000  # the documented call
+    assert panel.n.value == 5000 and panel.result.n == 5000
+    panel.n.value = 1234  # any count: the nearest of the scale
+    assert panel.n.value == 1200
+
+
+def test_snapshot_shows_the_data_sent_in_place(income):
+    """A handout's snapshot of a panel draws its current rows (issue 26, item 1: it drew the empty chart)."""
+    from smoothdp_nb.reports.snapshot import widget_snapshot
+
+    panel = panels.release(income, bounds=(0, 2e5))
+    for seed in (1, 2, 3):  # the third release goes through the data channel (the legend is complete)
+        panel.draw(rng=seed)
+    assert panel.live.pushes >= 1
+    spec = panel.chart.current_chart().to_dict()
+    shown = {r["value"] for rows in spec["datasets"].values() for r in rows if "which" in r}
+    assert shown == {r.value for r in panel.releases}
+    svg = widget_snapshot(panel.widget.model_id).payload["svg"]
+    assert svg == display.render_svg(panel.live.current_chart())
+    assert svg != display.render_svg(panel.chart.chart)  # the widget's own chart lacks the third release

@@ -356,7 +356,9 @@ class ReleaseReport:
     def __str__(self) -> str:
         r = self.release
         lines = [
-            f"Private {r.query} of {self.name} (n = {r.n}, bounds = [{r.bounds[0]:g}, {r.bounds[1]:g}]): {r.value!r}",
+            # 10 significant digits, as the summary table (the exact lattice point is in to_dict())
+            f"Private {r.query} of {self.name} (n = {r.n}, bounds = [{r.bounds[0]:g}, {r.bounds[1]:g}]): "
+            f"{r.value:.10g}",
             f"  on the lattice {_lattice_text(r.lattice)}; guarantee: {r.guarantee}; noise {r.noise}"
             + (f" (shape {r.shape:.6g})" if r.shape is not None else "")
             + f", gamma = {r.gamma:.6g} ({r.gamma_source})",

@@ -38,9 +38,9 @@ from .figure import Figure
 from .noise import noise_chart, noise_figure
 from .register import register as _register
 from .register import summary_bundle
-from .release import release_chart, release_density, release_figure
+from .release import lattice_text, release_chart, release_density, release_figure
 from .render import render_png, render_svg
-from .style import MAX_ROWS, PALETTE
+from .style import MAX_ROWS, PALETTE, format_delta
 
 __all__ = [
     "Figure",
@@ -51,7 +51,9 @@ __all__ = [
     "delta_vs_epsilon_figure",
     "delta_vs_n_chart",
     "figure1_chart",
+    "format_delta",
     "format_log10",
+    "lattice_text",
     "noise_chart",
     "noise_figure",
     "profile_chart",

@@ -72,27 +72,35 @@ def _dp_frame(value: float | None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["log10_delta", "series", "delta_text", "label"])
 
 
-def _dp_marks(rule_rows: pd.DataFrame, label_rows: pd.DataFrame, y: alt.Y, dash: alt.StrokeDash) -> list[alt.Chart]:
-    """The dashed DP-delta rule and its label, drawing the rows of :func:`_dp_frame`."""
+def _dp_marks(rule_rows: pd.DataFrame, y: alt.Y, dash: alt.StrokeDash) -> list[alt.Chart]:
+    """The dashed DP-delta rule, drawing the rows of :func:`_dp_frame`.
+
+    No text beside it: the dash legend names it, and a label inside the plot
+    covered the data near 10⁰.
+    """
     rule = (
         alt.Chart(style.data(rule_rows))
-        .mark_rule(color="#555", strokeWidth=1.5)
+        .mark_rule(color=style.SOFT, strokeWidth=1.5)
         .encode(
             y=y, strokeDash=dash, tooltip=[alt.Tooltip("label:N", title=""), alt.Tooltip("delta_text:N", title="δ")]
         )
     )
-    text = (
-        alt.Chart(style.data(label_rows))
-        .mark_text(align="left", baseline="bottom", dx=4, dy=-2, color="#555", fontSize=12)
-        .encode(y=y, x=alt.XValue(0), text=alt.Text("label:N"))
-    )
-    return [rule, text]
+    return [rule]
 
 
 def _dp_layers(value: float | None, y: alt.Y, dash: alt.StrokeDash) -> list[alt.Chart]:
-    """The dashed DP-delta rule and its label (zero rows when there is none)."""
-    rows = _dp_frame(value)
-    return _dp_marks(rows, rows, y, dash)
+    """The dashed DP-delta rule (zero rows when there is none)."""
+    return _dp_marks(_dp_frame(value), y, dash)
+
+
+def _dp_key(label: str, has_dp: bool, style_of_label: str = "solid") -> list[tuple[str, str]]:
+    """The dash legend's entries: the curve, and the DP δ only when a DP line is drawn."""
+    return [(label, style_of_label)] + ([(_DP, "dashed")] if has_dp else [])
+
+
+def _dash(entries: list[tuple[str, str]]) -> alt.StrokeDash:
+    """A dash encoding listing ``entries`` (name, style) in order."""
+    return style.dash("series", "", [e[0] for e in entries], [e[1] for e in entries])
 
 
 def _note_frame(text: str | None) -> pd.DataFrame:
@@ -175,19 +183,24 @@ def delta_vs_epsilon_figure(
         "band": band,
         "line": df,
         "dp_rule": dp_rows,
-        "dp_label": dp_rows,
         "note": _note_frame(note),
         "points": df,
     }
     extra = tuple(c for c in df.columns if c.startswith("n_"))
-    return Figure(_draw_delta_vs_epsilon, layers, {"title": title, "label": label, "extra": extra})
+    options = {"title": title, "label": label, "extra": extra, "has_dp": dp is not None}
+    return Figure(_draw_delta_vs_epsilon, layers, options)
 
 
 def _draw_delta_vs_epsilon(
-    layers: Mapping[str, pd.DataFrame], *, title: str | alt.TitleParams | None, label: str, extra: tuple[str, ...]
+    layers: Mapping[str, pd.DataFrame],
+    *,
+    title: str | alt.TitleParams | None,
+    label: str,
+    extra: tuple[str, ...],
+    has_dp: bool,
 ) -> alt.LayerChart:
     """The layers of :func:`delta_vs_epsilon_chart` around the rows of its figure."""
-    dash = style.dash("series", "", [label, _DP], ["solid", "dashed"])
+    dash = _dash(_dp_key(label, has_dp))
     x = alt.X("epsilon:Q", axis=style.axis("ε", format="~g"), scale=alt.Scale(zero=False, nice=False))
     y = alt.Y("log10_delta:Q", axis=style.log_axis("smoothed δ"), scale=alt.Scale(zero=False))
     band_layer = (
@@ -222,7 +235,7 @@ def _draw_delta_vs_epsilon(
         style.extent_mark(y, layers["extent"]),
         band_layer,
         line,
-        *_dp_marks(layers["dp_rule"], layers["dp_label"], y, dash),
+        *_dp_marks(layers["dp_rule"], y, dash),
         _note_mark(layers["note"]),
         points,
     ]
@@ -247,7 +260,7 @@ def delta_vs_n_chart(
     fits : pandas.DataFrame, optional
         ``epsilon``, ``slope`` and ``intercept`` of ``log delta = intercept +
         slope * n`` (natural log, as :func:`smoothdp_nb.fit_exponential`),
-        drawn dashed over the range of n.
+        drawn dotted over the range of n (the DP δ is the dashed rule).
     title : str or altair.TitleParams, optional
     band : bool
         Draw the Monte Carlo interval where it spans at most one decade.
@@ -281,8 +294,14 @@ def delta_vs_n_chart(
                     )
     fit_df = pd.DataFrame(fit_rows, columns=["n", "epsilon", "epsilon_label", "log10_delta", "series", "fit"])
     colour = _eps_color(pd.concat([df[["epsilon", "epsilon_label"]], fit_df[["epsilon", "epsilon_label"]]]))
-    dash = style.dash("series", "", ["computed", "exponential fit", _DP], ["solid", "dashed", "dashed"])
-    x = alt.X("n:Q", axis=style.axis("n (records)", format="~s"), scale=alt.Scale(zero=False))
+    dp = frames.first_dp_delta(df)
+    # the fit dotted, the DP δ dashed: two references, two line styles (and two legend symbols)
+    dash = _dash(
+        [("computed", "solid")]
+        + ([("exponential fit", "dotted")] if len(fit_df) else [])
+        + _dp_key("", dp is not None)[1:]
+    )
+    x = alt.X("n:Q", axis=style.axis("n (records)", format=style.NUMBER_FORMAT), scale=alt.Scale(zero=False))
     y = alt.Y("log10_delta:Q", axis=style.log_axis("smoothed δ"), scale=alt.Scale(zero=False))
     if band and {"ci_low", "ci_high"} <= set(df.columns):
         mask, lo10, hi10 = informative_band(df["ci_low"], df["ci_high"])
@@ -315,7 +334,7 @@ def delta_vs_n_chart(
             ],
         ),
         alt.Chart(style.data(fit_df))
-        .mark_line(strokeWidth=1.5, opacity=0.9, strokeDash=style.DASHES["dashed"])
+        .mark_line(strokeWidth=1.5, opacity=0.9, strokeDash=style.DASHES["dotted"])
         .encode(
             x=x,
             y=y,
@@ -324,7 +343,7 @@ def delta_vs_n_chart(
             tooltip=[alt.Tooltip("epsilon_label:N", title="ε"), alt.Tooltip("fit:N", title="fit")],
         ),
     ]
-    layers += _dp_layers(frames.first_dp_delta(df), y, dash)
+    layers += _dp_layers(dp, y, dash)
     layers += [style.dash_key(dash), _note_layer(note)]
     return style.finish(alt.layer(*layers), title)
 
@@ -397,10 +416,25 @@ def profile_figure(
         "extent": style.extent_frame("log10_delta", values),
         "line": df,
         "dp_rule": dp_rows,
-        "dp_label": dp_rows,
         "dash_key": pd.DataFrame(),
     }
-    options = {"x": x, "numeric_x": numeric_x, "color": color, "keys": keys, "y_title": y_title, "title": title}
+    # many numeric databases (26 election years) in a sequential scheme: 7 palette colours would repeat
+    sequential = (
+        color is not None
+        and color != "epsilon"
+        and bool(pd.api.types.is_numeric_dtype(df[color]))
+        and df[color].nunique() > len(style.PALETTE)
+    )
+    options = {
+        "x": x,
+        "numeric_x": numeric_x,
+        "color": color,
+        "keys": keys,
+        "y_title": y_title,
+        "title": title,
+        "has_dp": dp is not None,
+        "sequential": sequential,
+    }
     return Figure(_draw_profile, layers, options)
 
 
@@ -413,6 +447,8 @@ def _draw_profile(
     keys: tuple[str, ...],
     y_title: str,
     title: str | alt.TitleParams | None,
+    has_dp: bool,
+    sequential: bool,
 ) -> alt.LayerChart:
     """The layers of :func:`profile_chart` around the rows of its figure."""
     if x == "epsilon":
@@ -424,11 +460,11 @@ def _draw_profile(
             scale=alt.Scale(zero=False, nice=False),
         )
     elif numeric_x:  # e.g. a count of records: a quantitative axis, thinned by Vega
-        x_enc = alt.X(f"{x}:Q", axis=style.axis(x, format="~g"), scale=alt.Scale(zero=False, nice=False))
+        x_enc = alt.X(f"{x}:Q", axis=style.axis(x, format=style.NUMBER_FORMAT), scale=alt.Scale(zero=False, nice=False))
     else:
         x_enc = alt.X(f"{x}:N", axis=style.axis(x, labelAngle=-45), sort=None)
     y = alt.Y("log10_delta:Q", axis=style.log_axis(y_title), scale=alt.Scale(zero=False))
-    dash = style.dash("series", "", ["δ(x)", _DP], ["solid", "dashed"])
+    dash = _dash(_dp_key("δ(x)", has_dp))
     enc: dict[str, Any] = {
         "x": x_enc,
         "y": y,
@@ -439,6 +475,14 @@ def _draw_profile(
     if color is not None:
         if color == "epsilon":
             enc["color"] = _eps_color()
+        elif sequential:  # one line per database, coloured along a sequential scale (a gradient legend)
+            fmt = "d" if color == "year" else style.NUMBER_FORMAT
+            enc["color"] = alt.Color(
+                f"{color}:Q",
+                scale=alt.Scale(scheme=alt.SchemeParams("viridis", extent=[0.0, 0.85])),  # no pale yellow
+                legend=alt.Legend(title=color, format=fmt, labelFontSize=12, titleFontSize=12, gradientLength=200),
+            )
+            enc["detail"] = alt.Detail(f"{color}:N")
         else:  # in order of appearance (e.g. the order the series were concatenated)
             enc["color"] = style.color(color, color if color not in ("series", "setting") else "", "N", sort=None)
     line = (
@@ -449,7 +493,7 @@ def _draw_profile(
     marks = [
         style.extent_mark(y, layers["extent"]),
         line,
-        *_dp_marks(layers["dp_rule"], layers["dp_label"], y, dash),
+        *_dp_marks(layers["dp_rule"], y, dash),
         style.dash_key(dash),
     ]
     return style.finish(alt.layer(*marks), title)
@@ -485,10 +529,10 @@ def figure1_chart(frame: pd.DataFrame, title: str | None = None) -> alt.VConcatC
         alt.Tooltip("delta_text:N", title="δ(x)"),
         alt.Tooltip("utility_text:N", title="adjusted utility"),
     ]
-    dash = style.dash("series", "", ["δ(x)", _DP], ["solid", "dashed"])
     top_df = frames.finite(df).assign(series="δ(x)")
     y = alt.Y("log10_delta:Q", axis=style.log_axis("δ(x), Definition 2"), scale=alt.Scale(zero=False))
     dp = frames.first_dp_delta(df)
+    dash = _dash(_dp_key("δ(x)", dp is not None))
     top = alt.layer(
         style.extent_layer(y, np.r_[top_df["log10_delta"].to_numpy(float), [math.log10(dp)] if dp else []]),
         # the line carries the dash legend; its points are a layer of their own, because a
@@ -549,7 +593,7 @@ def bound_chart(
     both["delta_text"] = frames.delta_text(both["log10_delta"])
     both = frames.thin(both, "n")
     y = alt.Y("log10_delta:Q", axis=style.log_axis("smoothed δ"), scale=alt.Scale(zero=False))
-    x = alt.X("n:Q", axis=style.axis("n (records)", format="~s"), scale=alt.Scale(zero=False))
+    x = alt.X("n:Q", axis=style.axis("n (records)", format=style.NUMBER_FORMAT), scale=alt.Scale(zero=False))
     colour = _eps_color(both)
     tips = [
         alt.Tooltip("series:N", title=""),

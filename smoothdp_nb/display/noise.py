@@ -130,7 +130,9 @@ def _draw_noise(
         alt.Chart(style.data(layers["lines"]))
         .mark_line(strokeWidth=2.5)
         .encode(x=x, y=y, color=colour, strokeDash=dash, tooltip=tips),
-        alt.Chart(style.data(layers["rule"])).mark_rule(color="#555", strokeDash=style.DASHES["dotted"]).encode(x=x),
+        alt.Chart(style.data(layers["rule"]))
+        .mark_rule(color=style.SOFT, strokeDash=style.DASHES["dotted"])
+        .encode(x=x),
         alt.Chart(style.data(layers["points"]))
         .mark_point(filled=True, size=70, opacity=1)
         .encode(x=x, y=y, color=colour, tooltip=tips),

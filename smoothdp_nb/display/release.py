@@ -61,11 +61,19 @@ def release_density(
     return pd.DataFrame({"x": centre + noise_scale * z, "density": np.asarray(cal.distribution.pdf(z)) / noise_scale})
 
 
-def _lattice_text(step: Any) -> str:
+def lattice_text(step: Any) -> str:
+    """A lattice step for reading: ``2^-20`` for a power of two (never ``0.0`` after rounding), else 3 digits.
+
+    >>> lattice_text(2.0**-20), lattice_text(0.3), lattice_text(None)
+    ('2^-20', '0.3', '')
+    """
     if step is None or not np.isfinite(step) or step <= 0:
         return ""
     m, e = math.frexp(float(step))
     return f"2^{e - 1}" if m == 0.5 else f"{step:.3g}"
+
+
+_lattice_text = lattice_text  # the name the result tables use
 
 
 def release_chart(
@@ -90,7 +98,8 @@ def release_chart(
     bounds : (float, float)
         The public domain: the x axis.
     name, query : str
-        What was released (title).
+        What was released (title and axis); the releases' own statistic
+        (their ``query``) wins over ``query`` when they record one.
     note : str, optional
         One line written inside the plot (e.g. the guarantee and lattice).
     true_value : float, optional
@@ -119,6 +128,11 @@ def release_chart(
     return chart
 
 
+#: the release chart's legend entries and their colours (each entry keeps its colour)
+_KEYS = ("latest release", "earlier releases", "true value (teaching only)")
+_KEY_COLOURS = dict(zip(_KEYS, (style.PALETTE[0], style.PALETTE[1], style.PALETTE[2]), strict=True))
+
+
 def release_figure(
     releases: Sequence[Any],
     bounds: tuple[float, float],
@@ -135,6 +149,12 @@ def release_figure(
     if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
         raise ValueError(f"bounds must be finite with low < high, got {bounds!r}")
     k = len(releases)
+    # the axis names what was released: the releases' own statistic, not the one selected now
+    released = {str(getattr(r, "query", query)) for r in releases}
+    if len(released) == 1:
+        query = released.pop()
+    elif released:  # releases of several statistics on one axis: name them all
+        query = " / ".join(sorted(released))
     rows = [
         {
             "release": i + 1,
@@ -165,6 +185,8 @@ def release_figure(
         "name": name,
         "query": query,
         "density_label": density_label if density is not None else None,
+        # the legend lists what is drawn: no "earlier releases" beside one release, no "true value" unless shown
+        "keys": tuple(key for key, shown in zip(_KEYS, (k >= 1, k >= 2, true_value is not None), strict=True) if shown),
     }
     return Figure(_draw_release, layers, options)
 
@@ -176,12 +198,14 @@ def _draw_release(
     name: str,
     query: str,
     density_label: str | None,
+    keys: tuple[str, ...],
 ) -> alt.TopLevelMixin:
     """The layers of :func:`release_chart` around the rows of its figure (a density on top when it has one)."""
     lo, hi = bounds
+    query = query.replace("_", " ")  # "trimmed mean", as a reader writes it
     x = alt.X(
         "value:Q",
-        axis=style.axis(f"{query} of {name}", tickCount=6, format="~g"),
+        axis=style.axis(f"{query} of {name}", tickCount=6, format=style.NUMBER_FORMAT),
         scale=alt.Scale(domain=[lo, hi], nice=False, zero=False),
     )
     y = alt.Y(
@@ -191,7 +215,12 @@ def _draw_release(
         ),
         scale=alt.Scale(zero=False, nice=False),
     )
-    colour = style.color("which", "", domain=["latest release", "earlier releases", "true value (teaching only)"])
+    if keys:
+        colour = style.color("which", "", domain=keys, range_=[_KEY_COLOURS[key] for key in keys])
+    else:  # nothing drawn yet: no legend
+        colour = alt.Color(
+            "which:N", legend=None, scale=alt.Scale(domain=list(_KEYS), range=list(_KEY_COLOURS.values()))
+        )
     tips = [
         alt.Tooltip("release:Q", title="release"),
         alt.Tooltip("value_text:N", title="value"),
@@ -210,7 +239,7 @@ def _draw_release(
         .mark_point(filled=True, size=90, opacity=1)
         .encode(x=x, y=y, color=colour, tooltip=tips),
         alt.Chart(style.data(layers["note"]))
-        .mark_text(align="left", baseline="top", fontSize=12, color="#333")
+        .mark_text(align="left", baseline="top", fontSize=12, color=style.INK)
         .encode(x=alt.XValue(4), y=alt.YValue(-16), text=alt.Text("note:N")),
     )
     heading = style.title(f"Private {query} of {name}")

@@ -33,8 +33,12 @@ __all__ = [
     "DASHES",
     "EXPONENT_LABEL",
     "HEIGHT",
+    "INK",
     "MAX_ROWS",
+    "NUMBER_FORMAT",
+    "DELTA_FORMAT",
     "PALETTE",
+    "SOFT",
     "WIDTH",
     "color",
     "decade_extent",
@@ -43,6 +47,8 @@ __all__ = [
     "extent_mark",
     "field_of",
     "finish",
+    "format_delta",
+    "wrap_title",
     "log10_field",
     "log_axis",
     "records",
@@ -55,6 +61,21 @@ HEIGHT = 280
 
 #: Okabe & Ito (2008) without yellow: blue, orange, green, vermillion, purple, sky blue, black
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000"]
+
+#: text, axes and key symbols ("ink"), and reference rules ("soft"): the panels' front end draws
+#: these two colours in the notebook theme's text colours instead (dark themes included)
+INK = "#333333"
+SOFT = "#555555"
+
+#: tick labels of plain quantities (counts, incomes, shares): decimal notation with thousands
+#: separators, "60" and "100,000" -- never "6e+1" (Vega fills in the precision of a "g" format from
+#: the tick step, one significant digit for ticks 10, 20, ..., 60)
+NUMBER_FORMAT = ",~r"
+
+#: d3 format of every δ readout (sliders): always scientific with 3 significant digits, "1.00e-6",
+#: "3.16e-7" -- never "0.00000100" beside "1.00e-7" (ipywidgets refuses d3's "~" flag);
+#: :func:`format_delta` writes the same in Python
+DELTA_FORMAT = ".2e"
 
 #: stroke dash arrays by role
 DASHES = {"solid": [1, 0], "dashed": [6, 4], "dotted": [2, 3]}
@@ -159,14 +180,14 @@ def log10_field(values: Any) -> np.ndarray:
 
 
 def decade_extent(log10_values: Any, pad_below: float = 0.0) -> tuple[float, float] | None:
-    """The whole decades around the finite values (at least one decade wide), or None."""
+    """The whole decades around the finite values (at least one decade wide, extended downwards), or None."""
     v = np.asarray(log10_values, dtype=float)
     v = v[np.isfinite(v)]
     if v.size == 0:
         return None
     lo, hi = math.floor(float(v.min()) - pad_below), math.ceil(float(v.max()))
-    if hi - lo < 1:
-        hi = lo + 1
+    if hi - lo < 1:  # one decade below the values: δ and probabilities end at 10⁰, nothing lies above
+        lo = hi - 1
     return float(lo), float(hi)
 
 
@@ -216,12 +237,25 @@ def color(
     return alt.Color(f"{field}:{kind}", scale=scale, legend=_line_legend(title, symbolStrokeWidth=3), **kw)
 
 
+def format_delta(value: float) -> str:
+    """A δ for reading, as the sliders' readouts write it (:data:`DELTA_FORMAT`): ``1.00e-6``, ``3.16e-7``.
+
+    >>> format_delta(1e-6), format_delta(3.1623e-7), format_delta(0.0)
+    ('1.00e-6', '3.16e-7', '0')
+    """
+    v = float(value)
+    if v == 0 or not math.isfinite(v):
+        return f"{v:g}"
+    mantissa, exponent = f"{v:.2e}".split("e")
+    return f"{mantissa}e{int(exponent)}"  # d3 writes e-6 where Python writes e-06
+
+
 def dash(field: str, title: str, domain: Sequence[str], styles: Sequence[str]) -> alt.StrokeDash:
     """Stroke-dash encoding whose legend draws each style (solid, dashed, dotted)."""
     return alt.StrokeDash(
         f"{field}:N",
         scale=alt.Scale(domain=list(domain), range=[DASHES[s] for s in styles]),
-        legend=_line_legend(title, symbolStrokeWidth=2, symbolSize=400, symbolStrokeColor="#333"),
+        legend=_line_legend(title, symbolStrokeWidth=2, symbolSize=400, symbolStrokeColor=INK),
     )
 
 
@@ -246,14 +280,44 @@ def dash_key(encoding: alt.StrokeDash) -> alt.Chart:
     therefore set their dash as a mark property, and this layer (no colour
     field) owns the legend.
     """
-    return alt.Chart(alt.Data(values=[])).mark_rule(color="#333").encode(strokeDash=encoding)
+    return alt.Chart(alt.Data(values=[])).mark_rule(color=INK).encode(strokeDash=encoding)
+
+
+#: characters per title line (15 px bold: about 8.5 px a character, over the plot and its legend)
+TITLE_CHARS = 80
+
+
+def wrap_title(text: str, width: int = TITLE_CHARS) -> list[str]:
+    """``text`` in lines of at most ``width`` characters, broken between words.
+
+    A title is never cut with "…" (where a chart's key to its marks often is):
+    it takes a second line instead.
+
+    >>> wrap_title("Figure 4: CD setting, 0.20% of votes lost (dashed: fit; rule: DP δ)", 40)
+    ['Figure 4: CD setting, 0.20% of votes', 'lost (dashed: fit; rule: DP δ)']
+    """
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines or [""]
 
 
 def title(text: str, subtitle: str | Sequence[str] | None = None) -> alt.TitleParams:
-    """Chart title (the paper's figure number first, when there is one)."""
-    sub = [subtitle] if isinstance(subtitle, str) else (list(subtitle) if subtitle else alt.Undefined)
+    """Chart title (the paper's figure number first, when there is one), wrapped, never truncated."""
+    subs = [subtitle] if isinstance(subtitle, str) else (list(subtitle) if subtitle else [])
+    sub = [line for s in subs for line in wrap_title(s, TITLE_CHARS + 14)] or alt.Undefined
+    lines = wrap_title(text)
     return alt.TitleParams(
-        text, subtitle=sub, fontSize=15, subtitleFontSize=12, anchor="start", subtitleColor="#333", limit=WIDTH + 160
+        lines if len(lines) > 1 else lines[0],
+        subtitle=sub,
+        fontSize=15,
+        subtitleFontSize=12,
+        anchor="start",
+        subtitleColor=INK,
+        limit=0,
     )
 
 

@@ -16,23 +16,32 @@
 * otherwise (a layer appears, the view switches between kinds of chart) the
   chart is replaced as a whole (``JupyterChart.chart = new_chart``).
 
-JavaScript: :func:`enable_offline` (called when the first live chart is built)
-makes ``JupyterChart`` load Vega from the copy bundled with ``vl-convert``, so
-panels work without internet access.
+JavaScript: the chart widget is :class:`PanelChart`, a ``JupyterChart`` with
+our own front end (``live.js``).  Its data channel is *state*, not a message:
+the trait ``_live_rows`` holds every dataset replaced since the spec was set,
+and a view applies all of them once its Vega view exists -- an update sent
+while the view is still embedding (Run All: the cell after the one showing the
+panel) is applied when the view is ready, never dropped.  The front end also
+draws on a transparent background with JupyterLab's theme colours.
+:func:`enable_offline` (called when the first live chart is built) bundles
+Vega from ``vl-convert`` into that JavaScript, so panels work without internet
+access.
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import altair as alt
 import ipywidgets as W
+import traitlets
 
 from ..display.figure import Figure
 
-__all__ = ["STABLE_PREFIX", "LiveChart", "enable_offline", "rename_datasets"]
+__all__ = ["STABLE_PREFIX", "LiveChart", "PanelChart", "enable_offline", "rename_datasets"]
 
 #: stable dataset names: panel_0, panel_1, ... in order of first use
 STABLE_PREFIX = "panel_"
@@ -56,11 +65,48 @@ def enable_offline() -> bool:
     global _OFFLINE
     if _OFFLINE is None:
         try:
-            alt.JupyterChart.enable_offline()
-            _OFFLINE = True
+            import vl_convert as vlc
+            from altair.utils._importers import vl_version_for_vl_convert
         except ImportError:
             _OFFLINE = False
+        else:
+            # the CDN import line goes; vl-convert's bundle provides ``vegaEmbed``
+            body = "\n".join(line for line in _JS_SOURCE.splitlines() if not line.startswith("import "))
+            PanelChart._esm = vlc.javascript_bundle(body, vl_version=vl_version_for_vl_convert())
+            _OFFLINE = True
     return _OFFLINE
+
+
+#: the front end of :class:`PanelChart` (loads Vega from a CDN until :func:`enable_offline`)
+_JS_SOURCE = (Path(__file__).with_name("live.js")).read_text(encoding="utf-8")
+
+
+class PanelChart(alt.JupyterChart):
+    """``JupyterChart`` with the panels' front end: data as state, theme-aware colours.
+
+    ``_live_rows`` is ``{"seq": n, "changed": [names], "data": {name: rows}}``:
+    ``data`` holds every dataset replaced since the spec was set (so a view
+    created or made ready later shows the latest rows), ``changed`` those of
+    the latest update (applied alone by views already drawn).
+    """
+
+    _esm = _JS_SOURCE
+    _css = """
+    .sdp-live-chart, .sdp-live-chart .vega-embed { background: transparent; overflow: visible; }
+    /* toggle buttons: their label on the controls' row, right-aligned like the other labels */
+    .sdp-panel .widget-toggle-buttons { display: flex; align-items: center; }
+    .sdp-panel .widget-toggle-buttons > .widget-label { flex: none; text-align: right; margin-right: 8px; }
+    """
+    _live_rows = traitlets.Dict().tag(sync=True)
+    _source: LiveChart | None = None  # the live chart whose data this widget shows
+
+    def current_chart(self) -> Any:
+        """The chart as currently shown, data sent in place included.
+
+        ``chart`` is the chart the widget was created with; a snapshot (a
+        handout, a report) wants this one.
+        """
+        return self._source.current_chart() if self._source is not None else self.chart
 
 
 # --------------------------------------------------------------------------
@@ -142,7 +188,7 @@ class LiveChart:
 
     Attributes
     ----------
-    jupyter_chart : altair.JupyterChart
+    jupyter_chart : PanelChart
         The widget currently shown.
     box : ipywidgets.Box
         The container to display; holds :attr:`jupyter_chart`.
@@ -165,10 +211,10 @@ class LiveChart:
         self.data: dict[str, list] = data
         self._shape: Any = None  # the shape of the figure on screen, when its rows are the spec's data
         # the data channel is JupyterChart's own VegaFusion update path; without it, re-embed
-        self.in_place = bool(in_place) and alt.JupyterChart.class_traits().get("_py_to_js_updates") is not None
-        self.jupyter_chart = alt.JupyterChart(_chart_from_spec(skeleton, data))
+        self.in_place = bool(in_place)
+        self.jupyter_chart = PanelChart(_chart_from_spec(skeleton, data))
+        self.jupyter_chart._source = self
         self.box = W.Box([self.jupyter_chart])
-        self._stale = False  # data pushed since the chart object was last assigned
         self.pushes = 0
         self.embeds = 1
         if figure is not None:
@@ -247,28 +293,21 @@ class LiveChart:
         if not changed:
             return "same"
         self.data = data
-        self._stale = True
         self.pushes += 1
-        self.jupyter_chart._py_to_js_updates = [
-            {"namespace": "data", "name": name, "scope": [], "value": data[name]} for name in changed
-        ]
+        sent = self.jupyter_chart._live_rows.get("data", {})
+        # all datasets replaced since the spec: a view that is not ready yet applies them when it is
+        self.jupyter_chart._live_rows = {
+            "seq": self.pushes,
+            "changed": changed,
+            "data": {**sent, **{name: data[name] for name in changed}},
+        }
         return "data"
 
     def _replace(self) -> None:
         """Show the current skeleton and data in a new widget (see the class docstring)."""
         old = self.jupyter_chart
-        self.jupyter_chart = alt.JupyterChart(self.current_chart())
+        self.jupyter_chart = PanelChart(self.current_chart())
+        self.jupyter_chart._source = self
         self.box.children = (self.jupyter_chart,)
         old.close()
-        self._stale = False
         self.embeds += 1
-
-    def sync(self) -> None:
-        """Make the widget's own spec carry the latest data (before a new display).
-
-        Data sent in place reach the views already on screen; a view created
-        later (displaying the panel again) is built from the widget's spec,
-        so it is brought up to date here.
-        """
-        if self._stale:
-            self._replace()

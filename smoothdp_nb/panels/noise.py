@@ -12,6 +12,7 @@ from ..core.noise import FAMILIES, calibrate, gamma_range
 from ..core.release import compare_noise
 from ..display import Figure, noise_figure
 from ..display.noise import FAMILY_LABELS
+from ..display.style import DELTA_FORMAT
 from .base import Panel, decimal_log_slider, decimal_slider
 
 __all__ = ["NoiseComparisonPanel"]
@@ -45,7 +46,7 @@ class NoiseComparisonPanel(Panel):
     ) -> None:
         self.points = int(points)
         self.epsilon = decimal_slider("ε", epsilon, 0.05, 5.0, 0.05, fmt=".2f")
-        self.delta = decimal_log_slider("δ (Laplace)", delta, -12, -2, 0.5)
+        self.delta = decimal_log_slider("δ (Laplace)", delta, -12, -2, 0.5, fmt=DELTA_FORMAT)
         self.gamma = decimal_log_slider("γ (marker)", gamma, -3, 0.7, 0.02)
         self.families = W.SelectMultiple(
             options=[(FAMILY_LABELS[f], f) for f in FAMILIES],

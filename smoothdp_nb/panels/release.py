@@ -18,6 +18,7 @@ from ..display import Figure, release_density, release_figure
 from ..display.noise import FAMILY_LABELS
 from ..display.release import DIAGNOSTIC_LABEL
 from ..display.results import public_note
+from ..display.style import DELTA_FORMAT
 from .base import CONTROL_WIDTH, Panel, decimal_log_slider, decimal_slider
 
 __all__ = ["ReleasePanel"]
@@ -109,7 +110,7 @@ class ReleasePanel(Panel):
             description="noise",
             layout=W.Layout(width=CONTROL_WIDTH),
         )
-        self.delta = decimal_log_slider("δ (Laplace)", delta, -12, -2, 0.5, continuous=False)
+        self.delta = decimal_log_slider("δ (Laplace)", delta, -12, -2, 0.5, continuous=False, fmt=DELTA_FORMAT)
         self.diagnostics = W.Checkbox(value=False, description="curator diagnostics (data-dependent)")
         self.reveal = W.Checkbox(value=False, description="reveal true value")
         self.button = W.Button(description="Release", button_style="primary", icon="random")
@@ -138,6 +139,7 @@ class ReleasePanel(Panel):
         """Keyword arguments for :func:`smoothdp_nb.release` from the current controls."""
         self.gamma.disabled = bool(self.auto_gamma.value)
         noise = self.noise.value
+        self.delta.disabled = noise != "laplace"  # δ is a parameter of the Laplace family only
         delta = float(self.delta.value) if noise == "laplace" else None
         gamma = None if self.auto_gamma.value else float(self.gamma.value)
         return {

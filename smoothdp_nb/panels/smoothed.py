@@ -13,7 +13,7 @@ from ..core.mechanisms import Mechanism, SamplingHistogram
 from ..core.smoothed import SmoothedResult, smoothed_delta
 from ..display import Figure, delta_vs_epsilon_figure
 from ..display.results import monte_carlo_note
-from .base import CONTROL_WIDTH, Panel, decimal_range, decimal_slider
+from .base import CONTROL_WIDTH, LogCountSlider, Panel, decimal_range, decimal_slider
 
 __all__ = ["SmoothedDPPanel"]
 
@@ -50,7 +50,7 @@ class SmoothedDPPanel(Panel):
     trials : int
         Monte Carlo samples per candidate composition.
     max_n : int
-        Upper end of the n slider.
+        Upper end of the n slider (log-scaled: 10, 12, 15, 20, 25, 30, 40, ... up to max_n).
     rng : int or None
         Monte Carlo seed (``None``: fresh randomness every time).
     mechanism : Mechanism or None
@@ -85,16 +85,7 @@ class SmoothedDPPanel(Panel):
         self.budget, self.trials, self.rng, self.epsilon_points = float(budget), int(trials), rng, int(epsilon_points)
         self.eta = decimal_slider("η (sampling rate)", eta, 0.5, 1.0, 0.001, continuous=False)
         self.eta.disabled = mechanism is not None  # a given mechanism has its own parameters
-        self.n = W.IntSlider(
-            value=n,
-            min=10,
-            max=max_n,
-            step=10,
-            description="n (records)",
-            continuous_update=False,
-            style={"description_width": "initial"},
-            layout=W.Layout(width=CONTROL_WIDTH),
-        )
+        self.n = LogCountSlider("n (records)", n, 10, max_n, continuous_update=False)
         self.epsilon = decimal_range("ε range", epsilon, 0.01, 5.0, 0.01)
         self.pi_kind = W.Dropdown(
             options=[(v, k) for k, v in _PI_PRESETS.items()],

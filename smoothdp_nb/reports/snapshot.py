@@ -74,10 +74,12 @@ def widget_snapshot(model_id: str) -> _JSONBundle:
     for w in _walk(root):
         value = getattr(w, "value", None)
         if isinstance(w, alt.JupyterChart):
-            if payload["svg"] is None and isinstance(w.chart, alt.TopLevelMixin):
+            # a panel's chart: the data sent in place since it was drawn, not the first chart
+            chart = w.current_chart() if hasattr(w, "current_chart") else w.chart
+            if payload["svg"] is None and isinstance(chart, alt.TopLevelMixin):
                 from ..display.render import render_svg
 
-                payload["svg"] = render_svg(w.chart)
+                payload["svg"] = render_svg(chart)
         elif type(w).__name__ == "HTML" and payload["title"] is None and isinstance(value, str) and value:
             # the panel's first HTML line is its title (markup stripped; the report escapes it)
             payload["title"] = html.unescape(_TAGS.sub("", value)).strip() or None

@@ -116,7 +116,8 @@ def _expected_panels() -> dict[str, panels.base.Panel]:
 def _axe_source() -> str | None:
     """axe-core's browser script: ``$AXE_CORE_JS``, or an npm install in a usual folder."""
     candidates = [os.environ.get("AXE_CORE_JS", "")]
-    for prefix in ("/tmp/axe-core", "/tmp/axe-lecturer", "/tmp/axe-docs", str(Path.home() / ".cache/smoothdp-axe")):
+    default = os.environ.get("SMOOTHDP_AXE_DIR", str(Path.home() / ".cache" / "smoothdp_nb" / "axe-core"))
+    for prefix in (default, "/tmp/axe-core", "/tmp/axe-lecturer", str(Path.home() / ".cache/smoothdp-axe")):
         candidates.append(f"{prefix}/node_modules/axe-core/axe.min.js")
     npm_root = shutil.which("npm") and os.popen("npm root -g 2>/dev/null").read().strip()
     if npm_root:
@@ -257,6 +258,8 @@ def test_every_control_set_from_code_moves_the_chart(four):
 def test_axe_finds_no_serious_violation(four):
     page, _, _ = four
     source = _axe_source()
+    if source is None and os.environ.get("AXE_CORE_JS"):  # .ci/run installs it: a skip there would hide the audit
+        pytest.fail(f"AXE_CORE_JS={os.environ['AXE_CORE_JS']} does not exist")
     if source is None:
         pytest.skip("axe-core not installed: npm install --prefix /tmp/axe-core axe-core (or set AXE_CORE_JS)")
     page.add_script_tag(content=source)

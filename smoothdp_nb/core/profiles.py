@@ -20,6 +20,7 @@ import numpy.typing as npt
 from ._types import FloatArray, FloatOrArray
 from ._validate import as_epsilon, as_histograms, as_int, as_open_unit, as_real
 from .mechanisms import Mechanism
+from .parallel import engine_threads
 
 __all__ = [
     "Composition",
@@ -95,11 +96,12 @@ def privacy_profile(
     out = np.empty((h.shape[0], e.size))
     cap = np.empty((h.shape[0], e.size))
     sizes = h.sum(axis=1)
-    for n in np.unique(sizes):
-        rows = np.nonzero(sizes == n)[0]
-        mechanism.sample_size(int(n))  # validates T <= n early, with a clear message
-        cap[rows] = mechanism.delta_upper_bound(int(n), e)
-        out[rows] = mechanism.log_profile_batch(h[rows], int(n), e)
+    with engine_threads():  # one BLAS thread inside (smoothdp_nb.core.parallel); the caller's after
+        for n in np.unique(sizes):
+            rows = np.nonzero(sizes == n)[0]
+            mechanism.sample_size(int(n))  # validates T <= n early, with a clear message
+            cap[rows] = mechanism.delta_upper_bound(int(n), e)
+            out[rows] = mechanism.log_profile_batch(h[rows], int(n), e)
     with np.errstate(divide="ignore"):
         out = np.minimum(out, np.minimum(np.log(cap), 0.0))
     res = out if log else np.minimum(np.exp(out), cap)

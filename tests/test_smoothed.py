@@ -353,7 +353,9 @@ def test_result_objects():
 
 
 def test_monte_carlo_identical_on_any_executor():
-    from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+    from concurrent.futures import ThreadPoolExecutor
+
+    from smoothdp_nb.core.parallel import process_pool
 
     pi = [[0.2, 0.8], [0.6, 0.4]]
     m = sdp.SamplingHistogram(eta=0.8)
@@ -361,7 +363,7 @@ def test_monte_carlo_identical_on_any_executor():
     base = sdp.smoothed_delta(m, 60, pi, [0.5, 1.0], **kw)
     with ThreadPoolExecutor(2) as ex:
         thr = sdp.smoothed_delta(m, 60, pi, [0.5, 1.0], executor=ex, **kw)
-    with ProcessPoolExecutor(2) as ex:
+    with process_pool(2) as ex:  # forkserver/spawn: the trial function is the package's, importable
         proc = sdp.smoothed_delta(m, 60, pi, [0.5, 1.0], executor=ex, **kw)
     for other in (thr, proc):
         np.testing.assert_array_equal(base.delta, other.delta)

@@ -190,7 +190,7 @@ def main_run(argv: Sequence[str] | None = None) -> int:
     try:
         workers = cap_workers(args.workers, "--workers") if args.workers else 0
     except ValueError as exc:
-        return fail(f"{exc} (the machine's cores)")
+        return fail(f"{exc} (the CPUs this process may use: affinity and cgroup quota)")
     for flag, target in (("--out", args.out), ("--json", args.json)):
         # refuse before computing, not after
         if target and not Path(target).resolve().parent.is_dir():
@@ -202,9 +202,9 @@ def main_run(argv: Sequence[str] | None = None) -> int:
     executor = None
     try:
         if workers > 0:
-            from concurrent.futures import ProcessPoolExecutor
+            from .core.parallel import process_pool
 
-            executor = ProcessPoolExecutor(workers)
+            executor = process_pool(workers)  # forkserver/spawn: never a fork of this process
         result = run_spec(spec, {}, executor=executor, progress=False, base_dir=base)
     except SpecError as err:  # invalid values, refusals and unreadable files, at their key and line
         return fail(f"{source}: {err}")

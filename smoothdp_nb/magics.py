@@ -150,7 +150,7 @@ class SmoothDPMagics(Magics):
         string form is an exact rate ``eta = "0.998"`` (plain ASCII decimals).
         ``budget`` (seconds, finite) limits exact computations; every
         computation is estimated (time and memory) before it starts and
-        refused when over budget.  ``workers`` is at most the machine's cores
+        refused when over budget.  ``workers`` is at most the CPUs the kernel may use
         (unless ``scheduler`` names an external Dask cluster).
 
         Mechanism table: ``eta`` (rate in (0, 1]) or ``T`` (sample size),

@@ -64,7 +64,7 @@ sampling rate ``eta = "0.998"`` (plain ASCII decimal digits).  Values are
 checked with the core's own validators (:mod:`smoothdp_nb.core._validate`,
 the noise calibration, the mechanism's ``T <= n``), so a spec that validates
 does not fail in the core on a value it let through.  ``budget`` (seconds) is
-finite; ``workers`` is at most the machine's cores unless ``scheduler`` names
+finite; ``workers`` is at most the CPUs this process may use unless ``scheduler`` names
 an external cluster.  Every computation that can be large is estimated (time
 and memory) before it starts and refused over budget; a refusal, a value the
 core rejects, or an unreadable file is a :class:`SpecError` at the key it
@@ -580,7 +580,7 @@ def _validate_smoothed(doc: Mapping[str, Any], p: dict, compute: str) -> None:
             raise SpecError("is only used with executor = 'dask'", "scheduler")
         p["scheduler"] = _scheduler_address(doc["scheduler"])
     if "workers" in doc:
-        # a local pool gets at most the machine's cores; an external scheduler places work itself
+        # a local pool gets at most the CPUs this process may use; an external scheduler places work itself
         p["workers"] = _core("workers", cap_workers, doc["workers"], "workers", external="scheduler" in doc)
 
 
@@ -1213,7 +1213,9 @@ def _spec_executor(p: Mapping[str, Any], given: Any) -> Iterator[Any]:
         with cf.ThreadPoolExecutor(workers) as ex:
             yield ex
     elif kind == "processes":
-        with cf.ProcessPoolExecutor(workers) as ex:
+        from .core.parallel import process_pool
+
+        with process_pool(workers) as ex:  # forkserver/spawn: never a fork of this (threaded) process
             yield ex
     else:
         try:

@@ -16,9 +16,15 @@ notebooks and names the notebook and cell executing (without a terminal, one
 line per notebook started and finished).  The kernels' own stderr (ZeroMQ and
 transport warnings) goes to a log file that is printed only when a notebook
 fails.  Each kernel is shut down as soon as its notebook finishes, and at
-most ``--jobs`` notebooks (default 2) run at once, the longest first (a
-notebook may state its full-size run time in its metadata,
-``"smoothdp": {"expected_seconds": ...}``; the reports keep the contents order).
+most ``--jobs`` notebooks run at once (default: the CPUs this process may use
+-- affinity mask and cgroup quota, see :mod:`smoothdp_nb.core.parallel` --
+and at most the number of notebooks), the longest first (a notebook may state
+its full-size run time in its metadata, ``"smoothdp": {"expected_seconds":
+...}``; the reports keep the contents order).  The kernels' BLAS libraries get
+``CPUs // jobs`` threads each (``OPENBLAS_NUM_THREADS`` and the like, unless
+already set), so that the notebooks running at once do not oversubscribe the
+CPU.  The contents page gives each notebook's wall time and the CPU time of
+its kernel's process tree (the kernel, its pools and their workers).
 
 Needs the ``tutorials`` extra (``nbclient``, ``nbformat``, ``ipykernel``,
 ``markdown-it-py``, ``mdit-py-plugins``, ``latex2mathml``).  HTML is written
@@ -44,7 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-__all__ = ["execute", "find_notebooks", "main", "run_all", "to_html"]
+__all__ = ["default_jobs", "execute", "find_notebooks", "main", "run_all", "to_html"]
 
 _WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 _MODEL_ID = re.compile(r"^[0-9a-zA-Z_-]{1,64}$")
@@ -247,11 +253,14 @@ async def _execute_async(
     progress: _Progress | None,
     stderr_log: Path | None,
     interrupted: list[bool] | None = None,
+    cpu: list[float] | None = None,
 ) -> Any:
     """Execute one notebook in a fresh kernel, shut the kernel down, return the notebook.
 
     Raises ``nbclient.exceptions.CellExecutionError`` (and others) with the
-    partly executed notebook in ``exc.notebook``.
+    partly executed notebook in ``exc.notebook``.  ``cpu``, if given, receives
+    the CPU seconds of the kernel's process tree (measured just before the
+    kernel is shut down; nothing where it cannot be measured).
     """
     import nbformat
     from jupyter_client.kernelspec import KernelSpecManager
@@ -283,6 +292,10 @@ async def _execute_async(
         # nbclient leaves a kernel it did not create running: stop it now, not at exit
         # (now=True: the notebook is done; a polite shutdown request costs 1-2 s per kernel)
         try:
+            pid = getattr(getattr(km, "provisioner", None), "pid", None)
+            used = _tree_cpu_seconds(pid) if cpu is not None and isinstance(pid, int) else None
+            if used is not None and cpu is not None:
+                cpu.append(used)
             if client.kc is not None:
                 client.kc.stop_channels()
             if km is not None and km.has_kernel:
@@ -318,6 +331,52 @@ def to_html(nb: Any, title: str) -> str:
     return notebook_page(nb, title)
 
 
+def _tree_cpu_seconds(pid: int) -> float | None:
+    """CPU seconds (user + system) of a process and all its descendants, living or reaped.
+
+    A process's own times plus its reaped children's (``children_user`` and
+    ``children_system``: a notebook's finished pool workers), over the process
+    and every living descendant (a pool still running, a forkserver and the
+    workers it reaped).  None without psutil or once the process is gone.
+    """
+    try:
+        import psutil
+    except ImportError:
+        return None
+    try:
+        root = psutil.Process(pid)
+        procs = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return None
+    total = 0.0
+    for proc in procs:
+        try:
+            t = proc.cpu_times()
+        except psutil.Error:  # exited meanwhile: counted by its parent once reaped
+            continue
+        total += t.user + t.system + t.children_user + t.children_system
+    return total
+
+
+def default_jobs(notebooks: int) -> int:
+    """Notebooks run at once by default: the CPUs this process may use, at most ``notebooks``."""
+    from .core.parallel import available_cpus
+
+    return max(1, min(available_cpus(), notebooks))
+
+
+def _kernel_threads_env(jobs: int) -> dict[str, str]:
+    """BLAS/OpenMP threads per kernel so that ``jobs`` kernels at once fit the available CPUs.
+
+    Variables already set in this environment are left as they are.
+    """
+    from .core.parallel import available_cpus
+
+    threads = str(max(1, available_cpus() // jobs))
+    names = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+    return {k: threads for k in names if k not in os.environ}
+
+
 # -- the whole run ------------------------------------------------------------------------------
 @dataclass
 class _Result:
@@ -325,6 +384,7 @@ class _Result:
     nb: Any
     seconds: float
     error: str | None
+    cpu_seconds: float | None = None
 
 
 def _short_error(exc: BaseException) -> str:
@@ -351,7 +411,7 @@ def run_all(
     *,
     ci: bool = False,
     timeout: int = 1800,
-    jobs: int = 2,
+    jobs: int | None = None,
     progress: bool | None = None,
     stream: TextIO | None = None,
 ) -> int:
@@ -367,8 +427,9 @@ def run_all(
         Set ``SMOOTHDP_CI=1`` in the kernels (small parameters).
     timeout : int
         Per-cell timeout in seconds.
-    jobs : int
-        Notebooks executed at once (each in its own kernel), at least 1.
+    jobs : int, optional
+        Notebooks executed at once (each in its own kernel), at least 1;
+        default :func:`default_jobs` (the CPUs this process may use).
     progress : bool, optional
         Force the terminal progress bar on or off (default: on for a terminal).
     stream : text file, optional
@@ -386,6 +447,8 @@ def run_all(
         notebook_title,
     )
 
+    if jobs is None:
+        jobs = default_jobs(len(notebooks))
     for name, value in (("jobs", jobs), ("timeout", timeout)):
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"{name} must be an integer >= 1, got {type(value).__name__}")
@@ -401,6 +464,8 @@ def run_all(
     stems = [p.stem for p in notebooks]
     bar = _Progress(sum(counts.values()), stream, progress)
     env = {"SMOOTHDP_CI": "1"} if ci else {}
+    env.update(_kernel_threads_env(jobs))
+    load_before = _load()
     kdir, kname = _kernel_dir()
     interrupted: list[bool] = []
     t_all = time.perf_counter()
@@ -411,7 +476,7 @@ def run_all(
 
     def finish(res: _Result) -> None:
         p, entry = res.path, entries[res.path]
-        entry.seconds, entry.error = res.seconds, res.error
+        entry.seconds, entry.error, entry.cpu_seconds = res.seconds, res.error, res.cpu_seconds
         entry.status = "failed" if res.error else "ok"
         if res.nb is not None:
             i = stems.index(p.stem)
@@ -422,7 +487,8 @@ def run_all(
             entry.headline = headline_html(res.nb)
         write_index()
         status = "ok" if not res.error else f"FAILED: {res.error}"
-        bar.say(f"{p.name:<32} {res.seconds:7.1f} s  {status}")
+        used = f"CPU {res.cpu_seconds:7.1f} s" if res.cpu_seconds is not None else "CPU       - "
+        bar.say(f"{p.name:<32} {res.seconds:7.1f} s  {used}  {status}")
 
     async def one(p: Path, gate: asyncio.Semaphore) -> None:
         async with gate:
@@ -432,9 +498,18 @@ def run_all(
             log = kdir / f"{p.stem}.stderr.log"
             t0 = time.perf_counter()
             nb, error = None, None
+            cpu: list[float] = []
             try:
                 nb = await _execute_async(
-                    p, kdir, kname, timeout=timeout, env=env, progress=bar, stderr_log=log, interrupted=interrupted
+                    p,
+                    kdir,
+                    kname,
+                    timeout=timeout,
+                    env=env,
+                    progress=bar,
+                    stderr_log=log,
+                    interrupted=interrupted,
+                    cpu=cpu,
                 )
             except _Interrupted:
                 raise
@@ -450,7 +525,7 @@ def run_all(
                 if tail:
                     bar.say(f"{p.name}: kernel stderr (last lines):\n{tail}")
             bar.end_notebook(p.stem)
-            finish(_Result(p, nb, time.perf_counter() - t0, error))
+            finish(_Result(p, nb, time.perf_counter() - t0, error, cpu[0] if cpu else None))
 
     def expected_seconds(p: Path) -> float:
         hint = sources[p].metadata.get("smoothdp", {}).get("expected_seconds", 0)
@@ -493,13 +568,23 @@ def run_all(
             file=stream,
             flush=True,
         )
+    cpus = [e.cpu_seconds for e in entries.values() if e.cpu_seconds is not None]
+    used = f"kernels' CPU {sum(cpus):.1f} s, " if cpus else ""
     print(
-        f"{len(notebooks) - failed}/{len(notebooks)} notebooks ran in {total:.1f} s; "
-        f"reports in {out.resolve()}/index.html",
+        f"{len(notebooks) - failed}/{len(notebooks)} notebooks ran in {total:.1f} s ({used}{jobs} at once; "
+        f"load average {load_before} before, {_load()} after); reports in {out.resolve()}/index.html",
         file=stream,
         flush=True,
     )
     return failed
+
+
+def _load() -> str:
+    """The 1-minute load average (for the run's summary line: timings on a shared machine)."""
+    try:
+        return f"{os.getloadavg()[0]:.2f}"
+    except OSError:
+        return "-"
 
 
 def _version() -> str:
@@ -612,8 +697,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--jobs",
         type=_positive_int("--jobs"),
-        default=2,
-        help="notebooks executed at once, each in its own kernel (default 2)",
+        default=None,
+        help="notebooks executed at once, each in its own kernel (default: the CPUs this process may use)",
     )
     parser.add_argument("--lab", action="store_true", help="launch JupyterLab on the notebooks instead")
     args = parser.parse_args(argv)

@@ -223,16 +223,21 @@ def test_memory_fraction_configurable(monkeypatch):
         budget.set_memory_fraction(0)
 
 
-def test_workers_capped_at_cores_unless_external():
-    import os
+def test_workers_capped_at_cores_unless_external(monkeypatch):
+    from smoothdp_nb.core import parallel
 
-    cores = os.cpu_count() or 1
+    cores = parallel.available_cpus()
     assert budget.cap_workers(cores) == cores
     with pytest.raises(ValueError, match="workers"):
         budget.cap_workers(cores + 1)
     assert budget.cap_workers(1000, external=True) == 1000
     with pytest.raises(TypeError, match="workers"):
         budget.cap_workers(True)
+    # the CPUs the process may use, not the host's cores (e.g. a cgroup quota of 1.5 CPUs on a big host)
+    monkeypatch.setattr(parallel, "available_cpus", lambda: 2)
+    assert budget.cap_workers(2) == 2
+    with pytest.raises(ValueError, match="workers"):
+        budget.cap_workers(3)
 
 
 # ---------------------------------------------------------------- sweeps of an opaque fn: one probe point, extrapolated

@@ -3,6 +3,7 @@ Monte Carlo intervals and bad input."""
 
 import itertools
 import math
+import threading
 
 import mpmath as mp
 import numpy as np
@@ -352,7 +353,9 @@ def test_result_objects():
 
 
 def test_monte_carlo_identical_on_any_executor():
-    from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+    from concurrent.futures import ThreadPoolExecutor
+
+    from smoothdp_nb.core.parallel import process_pool
 
     pi = [[0.2, 0.8], [0.6, 0.4]]
     m = sdp.SamplingHistogram(eta=0.8)
@@ -360,7 +363,7 @@ def test_monte_carlo_identical_on_any_executor():
     base = sdp.smoothed_delta(m, 60, pi, [0.5, 1.0], **kw)
     with ThreadPoolExecutor(2) as ex:
         thr = sdp.smoothed_delta(m, 60, pi, [0.5, 1.0], executor=ex, **kw)
-    with ProcessPoolExecutor(2) as ex:
+    with process_pool(2) as ex:  # forkserver/spawn: the trial function is the package's, importable
         proc = sdp.smoothed_delta(m, 60, pi, [0.5, 1.0], executor=ex, **kw)
     for other in (thr, proc):
         np.testing.assert_array_equal(base.delta, other.delta)
@@ -543,13 +546,14 @@ def test_general_cost_model_counts_the_engines_terms(n, pi, monkeypatch):
     assert units["terms"] * E == sum(terms)
 
 
-_PARENT_CALLS: list[str] = []  # calls made in this process (a forked helper appends to its own copy)
+_PARENT_CALLS: list[str] = []  # calls made by the calling thread (the helper thread's are not counted)
 
 
 def _counted_profile_chunk(*args):
     from smoothdp_nb.core.smoothed import exact as X
 
-    _PARENT_CALLS.append("profile")
+    if "helper" not in threading.current_thread().name:
+        _PARENT_CALLS.append("profile")
     # the exact method's chunk: proven upper bounds, then their widths (issue 21)
     enc = X.privacy_profile(args[0], args[1], args[2], enclosure=True)
     hi = np.reshape(enc.upper, (-1, args[2].size))
@@ -560,17 +564,17 @@ def _counted_profile_chunk(*args):
 def _counted_exact_binary(*args, **kwargs):
     from smoothdp_nb.core.smoothed import binary
 
-    _PARENT_CALLS.append("engine")
+    if "helper" not in threading.current_thread().name:
+        _PARENT_CALLS.append("engine")
     return binary.exact_binary(*args, **kwargs)
 
 
-def test_helper_process_changes_nothing(monkeypatch):
+def test_helper_changes_nothing(monkeypatch):
     """Above the size where the two-category path shares its work with a
-    helper process (lowered here), half of the profile chunks and half of the
+    helper thread (lowered here), half of the profile chunks and half of the
     columns run there, and the result is bit-identical with and without the
     helper, and equals the plain log-space recursion."""
-    import os
-
+    from smoothdp_nb.core import parallel
     from smoothdp_nb.core.smoothed import exact as X
 
     monkeypatch.setattr(X, "HELPER_MIN_N", 600)
@@ -582,7 +586,7 @@ def test_helper_process_changes_nothing(monkeypatch):
     eps = [0.3, 1.0, 2.0, 4.0, 9.0]
     _PARENT_CALLS.clear()
     with_helper = sdp.smoothed_delta(m, 800, pi, eps)
-    if (os.cpu_count() or 1) >= 2:  # the helper ran one chunk and one half of the columns
+    if parallel.available_cpus() >= 2:  # the helper ran one chunk and one half of the columns
         assert _PARENT_CALLS == ["profile", "engine"]
     monkeypatch.setattr(X, "_helper", lambda n: None)
     _PARENT_CALLS.clear()

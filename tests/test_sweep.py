@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from smoothdp_nb.core import parallel
 from smoothdp_nb.core.sweeps import SweepResult, monte_carlo_map, sweep
 
 GRID = {"epsilon": [0.1, 0.5, 1.0, 2.0], "n": [10, 100, 1000], "kind": ["a", "b"]}
@@ -94,7 +95,7 @@ def exploding_trials(size, rng):
 
 @pytest.fixture(scope="module")
 def process_pool():
-    with cf.ProcessPoolExecutor(max_workers=2) as pool:
+    with parallel.process_pool(2) as pool:  # never a fork of this (threaded) process
         yield pool
 
 
@@ -346,7 +347,7 @@ def test_monte_carlo_map_identical_across_executors_and_workers(process_pool):
     for workers in (1, 3):
         with cf.ThreadPoolExecutor(max_workers=workers) as threads:
             results.append(monte_carlo_map(laplace_trials, 20_001, 99, threads, chunk=1000))
-    with cf.ProcessPoolExecutor(max_workers=1) as single:
+    with parallel.process_pool(1) as single:
         results.append(monte_carlo_map(laplace_trials, 20_001, 99, single, chunk=1000))
     results.append(monte_carlo_map(laplace_trials, 20_001, 99, process_pool, chunk=1000))
     for out in results:

@@ -10,7 +10,7 @@ limit and a suggestion instead of running for hours or exhausting memory.
   runs (default :data:`DEFAULT_MEMORY_FRACTION`, configurable with
   :func:`set_memory_fraction` or the environment variable
   ``SMOOTHDP_MEMORY_FRACTION``).
-* Workers: local pools are capped at the machine's cores
+* Workers: local pools are capped at the CPUs this process may use
   (:func:`cap_workers`); an external scheduler decides for itself.
 
 The estimates are models of the work (counted in elementary operations and
@@ -158,11 +158,16 @@ def check_budget(
 
 
 def cap_workers(workers: object, name: str = "workers", *, external: bool = False) -> int:
-    """A worker count for a local pool: an integer >= 1, at most the machine's cores.
+    """A worker count for a local pool: an integer >= 1, at most the CPUs this process may use.
 
-    With ``external=True`` (an external scheduler places the work) only ``>= 1`` is checked.
+    The CPUs are :func:`smoothdp_nb.core.parallel.available_cpus` (affinity
+    mask and cgroup quota, not the host's ``os.cpu_count()``).  With
+    ``external=True`` (an external scheduler places the work) only ``>= 1`` is
+    checked.
     """
-    cores = os.cpu_count() or 1
+    from .parallel import available_cpus
+
+    cores = available_cpus()
     if external:
         return as_int(workers, name, minimum=1)
     return as_int(workers, name, minimum=1, maximum=cores)

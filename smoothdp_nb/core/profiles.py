@@ -23,6 +23,7 @@ from ._validate import as_epsilon, as_histograms, as_int, as_open_unit, as_real
 from .enclosures import LIBM_REL, LogEnclosure, U, exp_up, next_up, sum_up
 from .mechanisms import Mechanism
 from .mechanisms.base import log_up
+from .parallel import engine_threads
 
 __all__ = [
     "Composition",
@@ -125,12 +126,13 @@ def privacy_profile(
     hi = np.empty((h.shape[0], e.size))
     cap = np.empty((h.shape[0], e.size))
     sizes = h.sum(axis=1)
-    for n in np.unique(sizes):
-        rows = np.nonzero(sizes == n)[0]
-        mechanism.sample_size(int(n))  # validates T <= n early, with a clear message
-        cap[rows] = mechanism.delta_upper_bound(int(n), e)
-        enc = mechanism.log_profile_enclosure(h[rows], int(n), e)
-        lo[rows], hi[rows] = enc.lower, enc.upper
+    with engine_threads():  # one BLAS thread inside (smoothdp_nb.core.parallel); the caller's after
+        for n in np.unique(sizes):
+            rows = np.nonzero(sizes == n)[0]
+            mechanism.sample_size(int(n))  # validates T <= n early, with a clear message
+            cap[rows] = mechanism.delta_upper_bound(int(n), e)
+            enc = mechanism.log_profile_enclosure(h[rows], int(n), e)
+            lo[rows], hi[rows] = enc.lower, enc.upper
     lcap = np.minimum(log_up(cap), 0.0)
     lo, hi = np.minimum(lo, lcap), np.minimum(hi, lcap)
     if enclosure:

@@ -45,7 +45,6 @@ import dataclasses
 import itertools
 import math
 import numbers
-import os
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -95,7 +94,9 @@ def _worker_count(executor: cf.Executor | None) -> int:
     count = getattr(executor, "_max_workers", None)  # thread and process pools
     if isinstance(count, int) and count > 0:
         return count
-    return os.cpu_count() or 1
+    from .parallel import available_cpus
+
+    return available_cpus()
 
 
 class _NoBar:
@@ -456,7 +457,7 @@ def sweep(
         Grid points per task. Default: about four tasks per worker of the executor
         (up to 1000 tasks in-process, for a fine-grained progress bar). Executors that
         do not expose their worker count (e.g. Dask's) are assumed to have
-        ``os.cpu_count()`` workers; on a cluster, set ``chunksize`` explicitly.
+        :func:`~smoothdp_nb.core.parallel.available_cpus` workers; on a cluster, set ``chunksize`` explicitly.
     progress : bool or None
         ``True`` shows a ``tqdm.auto`` progress bar; ``False`` never does; ``None``
         (default) shows one only for sweeps of more than one task that run for more

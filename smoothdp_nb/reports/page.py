@@ -66,6 +66,7 @@ class Entry:
     error: str | None = None
     headline: str | None = None  # HTML; None: the notebook declares no headline
     has_page: bool = False
+    cpu_seconds: float | None = None  # CPU of the kernel's process tree (None: not measured)
 
 
 @functools.lru_cache(maxsize=1)
@@ -271,6 +272,8 @@ def index_page(entries: Sequence[Entry], run: RunInfo = RunInfo(), heading: str 
         run_cell = f"<span class='pill {status}'>{label}</span>"
         if e.seconds is not None:
             run_cell += f"<br>{html.escape(_duration(e.seconds))}"
+            if e.cpu_seconds is not None:
+                run_cell += f"<br><span class='cpu'>CPU {html.escape(_duration(e.cpu_seconds))}</span>"
         row = [
             f"<li class='{status}'><span class='num'>{html.escape(number)}</span>",
             f"<span class='title'>{link}</span><span class='run'>{run_cell}</span>",
@@ -285,6 +288,9 @@ def index_page(entries: Sequence[Entry], run: RunInfo = RunInfo(), heading: str 
         items.append("".join(row))
     done = [e for e in entries if e.status == "ok"]
     total = f" in {_duration(run.total_seconds)}" if run.total_seconds is not None else ""
+    cpus = [e.cpu_seconds for e in entries if e.cpu_seconds is not None]
+    if total and cpus:
+        total += f" (CPU time of the kernels {_duration(sum(cpus))})"
     lede = (
         f"{len(done)} of {len(entries)} notebooks executed top to bottom{total}; "
         "each page is the notebook with its outputs, readable offline."

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import math
-import multiprocessing
-import os
 import time
 from typing import Any
 
@@ -19,6 +17,7 @@ from .._progress import optional_progress_bar
 from ..budget import Estimate, check_budget
 from ..enclosures import LGAMMA_REL, LIBM_REL, U, gamma, log_rel, lpmf_abs_error
 from ..hull import HullReduction
+from ..parallel import engine_threads, helper_thread
 from ..profiles import privacy_profile
 from .binary import binary_plan, engine_error, exact_binary
 from .cost import estimate_exact_cost
@@ -51,24 +50,20 @@ def profile_chunk_rows(n_epsilon: int) -> int:
     return max(512, _PROFILE_CHUNK // max(1, n_epsilon))
 
 
-# records from which the two-category exact path shares its work with a helper process
+# records from which the two-category exact path shares its work with a helper thread
 HELPER_MIN_N = 50_000
 
 
 def _helper(n: int) -> cf.Executor | None:
-    """One helper process for a large two-category computation, on a machine
-    with at least two cores (None otherwise, or where it cannot start).
+    """One helper thread for a large two-category computation, where the
+    process may use a second CPU (None otherwise).
 
-    Forked, so that it needs no imports and never re-runs the user's main
-    module (as a spawned process would, e.g. a script without a
-    ``__name__ == "__main__"`` guard); where fork does not exist, no helper.
+    A thread, not a process: the shared work (profile chunks, the engine's
+    BLAS products and correlations) releases the GIL, and a thread needs
+    neither a fork of this (threaded) process nor pickling (see
+    :mod:`smoothdp_nb.core.parallel`).
     """
-    if n < HELPER_MIN_N or (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        return None
-    try:
-        return cf.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
-    except (OSError, ValueError):
-        return None
+    return helper_thread() if n >= HELPER_MIN_N else None
 
 
 def _profile_chunk(mech: Any, hists: np.ndarray, e: np.ndarray) -> np.ndarray:
@@ -88,8 +83,8 @@ def _profile_table(
     """(proven upper bounds on log delta of every histogram (rows) at every
     epsilon (columns), the largest ``upper - lower`` per column), in fixed
     chunks of rows; with a helper, every other chunk is computed there (the
-    chunks are the same either way; a chunk the helper cannot do -- e.g. a
-    mechanism that does not pickle -- is computed here)."""
+    chunks are the same either way; a chunk that fails in the helper is
+    computed here)."""
     rows = profile_chunk_rows(e.size)
     out = np.empty((len(hists), 2 * e.size))
     starts = range(0, len(hists), rows)
@@ -103,7 +98,7 @@ def _profile_table(
     for i, fut in sent.items():
         try:
             out[i : i + rows] = fut.result()
-        except Exception:  # not picklable, helper died: compute it here, same chunk
+        except Exception:  # it failed there: compute it here, same chunk
             out[i : i + rows] = _profile_chunk(mech, hists[i : i + rows], e)
     return out[:, : e.size], out[:, e.size :].max(axis=0)
 
@@ -153,12 +148,15 @@ def smoothed_exact(
     )
     show = (est.seconds > 2.0) if progress is None else bool(progress)
     hists = all_histograms(n, m)
-    helper = _helper(n) if m == 2 and l <= 2 else None
-    try:
-        return _exact_with(mech, n, red, e, show, hists, helper, t0)
-    finally:
-        if helper is not None:
-            helper.shutdown(cancel_futures=True)
+    # one BLAS thread per worker (this thread and the helper), the caller's limits restored after
+    with engine_threads():
+        helper = _helper(n) if m == 2 and l <= 2 else None
+        try:
+            return _exact_with(mech, n, red, e, show, hists, helper, t0)
+        finally:
+            if helper is not None:
+                # nothing runs there after a normal return; after an interrupt, do not wait for it
+                helper.shutdown(wait=False, cancel_futures=True)
 
 
 def _exact_with(

@@ -99,8 +99,12 @@ def test_repeat_sampling_histogram_matches_product_enumeration(x, k):
 def test_joint_of_different_mechanisms_matches_product_enumeration():
     x = [9, 8]
     mechs = [sdp.SamplingHistogram(eta=0.25), sdp.SamplingHistogram(eta=0.25, replace=True), sdp.SamplingHistogram(T=3)]
-    got = sdp.privacy_profile(sdp.joint(*mechs), x, EPS)
-    np.testing.assert_allclose(got, _brute_profile(mechs, x, EPS), rtol=1e-11, atol=1e-15)
+    enc = sdp.privacy_profile(sdp.joint(*mechs), x, EPS, enclosure=True)
+    ref = _brute_profile(mechs, x, EPS)
+    # the certified enclosure holds the float64 brute force (slack: its own roundings), and is tight
+    assert np.all(np.exp(enc.lower) <= ref * (1 + 1e-13)) and np.all(ref <= np.exp(enc.upper) * (1 + 1e-13))
+    assert np.all(enc.width < 1e-10)
+    np.testing.assert_allclose(np.exp(enc.upper), ref, rtol=1e-10, atol=1e-15)
 
 
 def test_repeat_sampling_average_matches_product_enumeration():
@@ -111,13 +115,22 @@ def test_repeat_sampling_average_matches_product_enumeration():
 
 
 def test_repeat_once_is_the_mechanism():
+    """Two certified computations of the same delta: as enclosures they must overlap, both
+    tight.  At [20, 30] and epsilon 1.5 every privacy loss is at most log 4 < 1.5, so the
+    exact delta is 0: the composition proves it (-inf: its widened losses stay below 1.5),
+    the mechanism's tail sum gives a tiny positive upper bound; both are valid."""
     mech = sdp.SamplingHistogram(eta=0.3)
     h = [[20, 30], [45, 5], [1, 49]]
-    np.testing.assert_allclose(
-        sdp.privacy_profile(sdp.repeat(mech, 1), h, EPS, log=True),
-        sdp.privacy_profile(mech, h, EPS, log=True),
-        rtol=1e-12,
-    )
+    rep = sdp.privacy_profile(sdp.repeat(mech, 1), h, EPS, enclosure=True)
+    one = sdp.privacy_profile(mech, h, EPS, enclosure=True)
+    assert np.all(rep.lower <= one.upper) and np.all(one.lower <= rep.upper)  # they overlap
+    fin = np.isfinite(one.lower)
+    assert np.all(rep.width[fin] < 1e-10) and np.all(one.width[fin] < 1e-10)
+    np.testing.assert_allclose(rep.upper[fin], one.upper[fin], rtol=1e-10)
+    # the proven zero: every loss of [20, 30] and its neighbours is at most log 4 (an output
+    # with all 15 sampled records from the 20 of the category losing one)
+    assert math.log(20 / 5) < 1.5
+    assert rep.upper[0, 3] == -np.inf and one.upper[0, 3] < -700
 
 
 @given(
@@ -131,9 +144,13 @@ def test_never_worse_than_proposition_5(h0, k, eps):
     mech = sdp.SamplingHistogram(eta=0.5)
     x = [h0, 14 - h0]
     single = float(sdp.privacy_profile(mech, x, eps))
-    composed = float(sdp.privacy_profile(sdp.repeat(mech, k), x, k * eps))
+    enc = sdp.privacy_profile(sdp.repeat(mech, k), x, k * eps, enclosure=True)
     summed = sdp.compose([(eps, single)] * k)
-    assert composed <= summed.delta * (1 + 1e-12) + 1e-300
+    # the exact composed delta is at most the sum: its lower bound is, and its upper bound
+    # exceeds the sum by at most the enclosure's own width
+    assert math.exp(enc.lower) <= summed.delta * (1 + 1e-14) + 1e-300
+    assert math.exp(enc.upper) <= summed.delta * (1 + 1e-14) * (1 + float(enc.width)) + 1e-300
+    assert float(enc.width) < 1e-9
 
 
 def test_generic_features_work_on_compositions():

@@ -56,6 +56,22 @@ def test_repeat_randomized_response_is_binomial_hockey_stick(k):
     assert np.all(got >= ref * (1 - 1e-13))  # an upper bound, up to the reference's last digit
 
 
+@pytest.mark.parametrize("k", [1, 3, 40, 1000])
+def test_repeat_enclosure_holds_the_mpmath_truth(k):
+    """Both ends are proven: the 50-digit hockey stick of k-fold randomized response lies
+    between them (no slack), at epsilons where it is large, tiny and exactly 0."""
+    eps = np.array([0.0, 0.5, 0.3 * k, 1.05 * k * math.log(3)])  # the last: above every loss
+    enc = sdp.privacy_profile(sdp.repeat(rr_mechanism(), k), [1, 0], eps, enclosure=True)
+    for i, e in enumerate(eps):
+        truth = binomial_hockey_stick(k, mpmath.mpf(3) / 4, float(e))
+        if truth == 0:
+            assert enc.upper[i] == -np.inf  # a proven exact zero
+            continue
+        lt = mpmath.log(truth)
+        assert mpmath.mpf(float(enc.lower[i])) <= lt <= mpmath.mpf(float(enc.upper[i]))
+        assert enc.width[i] < 1e-9
+
+
 def _brute_profile(mechs, x, eps):
     """max over neighbours and directions of the hockey stick between explicit product laws."""
     x = np.asarray(x, dtype=np.int64)

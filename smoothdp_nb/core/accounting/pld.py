@@ -13,6 +13,17 @@ so the PLD of a composition is the convolution of the PLDs: that is how
 :func:`~smoothdp_nb.repeat` and :func:`~smoothdp_nb.joint` are evaluated,
 never by enumerating the product output space.
 
+Certification.  A run's distribution is built from log-pmfs known to within a
+proven error (:meth:`LossDistribution.from_log_pmfs`): for the upper bound it
+is the PLD of measures ``P~ >= P``, ``Q~ <= Q`` output by output (masses
+rounded up, losses ``log P~ - log Q~`` rounded up), for the lower bound the
+reverse.  The divergence of a composition, ``sum_o max(0, prod P_i(o_i) -
+e^eps prod Q_i(o_i))``, is non-decreasing in every P-mass and non-increasing in
+every Q-mass, so composing the widened measures bounds the truth; masses need
+not sum to 1 (the infinite-loss mass is ``prod T_i - prod F_i``, totals and
+finite masses, :func:`_log_inf_of_product`).  Every float step then rounds in
+the bound's direction: log-sums by :func:`_lse_error`, additions one ulp out.
+
 Two evaluations, both returning a proven upper bound and a lower bound:
 
 * **exact** (:func:`compose_exact`), while the composed support stays small:
@@ -21,8 +32,8 @@ Two evaluations, both returning a proven upper bound and a lower bound:
   ``2^-44`` relative are merged -- into the largest of them, one ulp up, for
   the upper bound (the hockey stick is non-decreasing in every loss, so moving
   mass to a larger loss never decreases it) and into the smallest, one ulp
-  down, for the lower bound; a merged mass of c terms is widened by
-  ``(c + 4) u`` relative in the same direction (the rounding of its sum).
+  down, for the lower bound; a merged mass is their log-sum, widened by the
+  proven error of the sum and of the products' log-additions.
 * **grid** (:func:`log_delta_grid`), when it is large: every loss is rounded
   *up* onto a grid of spacing h (down, for the lower bound), the law is
   exponentially tilted at the saddle point of the target epsilon (so the part

@@ -8,8 +8,11 @@ built once (both directions), and the composition's hockey-stick divergence is
 that of the convolution of the runs' loss distributions
 (:mod:`smoothdp_nb.core.accounting.pld`): exact while the composed support is
 small, and a proven pessimistic discretisation beyond.  The reported delta is
-a proven upper bound in both cases (to the accuracy of the runs' own
-log-pmfs, as everywhere in the package).
+a proven upper bound in both cases, with a proven lower bound
+(:meth:`_Composed.log_profile_enclosure`): each run's output law enters with
+its proven float error (:func:`run_losses`), widened outward before composing
+-- P masses up and Q masses down for the upper bound, the reverse for the
+lower -- and every step of the composition rounds in the bound's direction.
 
 References
 ----------

@@ -304,3 +304,65 @@ def test_grid_bounds_bracket_exact_composition(p, q, zero, k, frac):
         assert lo == -np.inf
     if ref_lo > -np.inf:
         assert ref_lo <= up + 1e-9 * (1 + abs(ref_lo))
+
+
+@given(
+    p=st.lists(st.integers(0, 9), min_size=4, max_size=4),
+    q=st.lists(st.integers(0, 9), min_size=4, max_size=4),
+    k=st.integers(1, 4),
+    e=st.sampled_from([0.0, 0.25, 1.0, 2.0]),
+)
+def test_certified_composition_brackets_the_exact_rational_truth(p, q, k, e):
+    """Rational output laws (some outputs impossible under Q), their float log-pmfs with a
+    stated error, composed exactly and on a coarse grid: both bounds bracket the 50-digit
+    hockey stick of the k-fold product law, enumerated."""
+    from fractions import Fraction
+
+    if sum(p) == 0 or sum(q) == 0:
+        return
+    P = [Fraction(a, sum(p)) for a in p]
+    Q = [Fraction(b, sum(q)) for b in q]
+    with np.errstate(divide="ignore"):
+        lp = np.log(np.array([float(a) for a in P]))
+        lq = np.log(np.array([float(b) for b in Q]))
+    err_p = np.where(np.isfinite(lp), 4e-15 * (1 + np.abs(lp)), 0.0)  # float conversion + log
+    err_q = np.where(np.isfinite(lq), 4e-15 * (1 + np.abs(lq)), 0.0)
+    up = pldmod.LossDistribution.from_log_pmfs(lp, lq, err_p, err_q, upper=True)
+    lo = pldmod.LossDistribution.from_log_pmfs(lp, lq, err_p, err_q, upper=False)
+    loss = pldmod.ComposedLoss([(up, k)], lower_parts=[(lo, k)])
+    ee = mpmath.e ** mpmath.mpf(e)
+    truth = mpmath.mpf(0)
+    for o in itertools.product(range(4), repeat=k):
+        a = math.prod(P[i] for i in o)
+        b = math.prod(Q[i] for i in o)
+        truth += max(mpmath.mpf(0), mpmath.mpf(a.numerator) / a.denominator - ee * b.numerator / b.denominator)
+    hi = float(loss.log_delta(np.array([e]), upper=True)[0])
+    low = float(loss.log_delta(np.array([e]), upper=False)[0])
+    g_hi, _ = pldmod.log_delta_grid([(up, k)], e, True, cells=2**10)
+    g_lo, _ = pldmod.log_delta_grid([(lo, k)], e, False, cells=2**10)
+    if truth == 0:
+        assert low == -np.inf and g_lo == -np.inf
+        return
+    t = mpmath.log(truth)
+    assert mpmath.mpf(low) <= t <= mpmath.mpf(hi)
+    assert mpmath.mpf(g_lo) <= t <= mpmath.mpf(min(g_hi, 0.0))
+    assert hi - low < 1e-11 * (1 + abs(hi))
+
+
+def test_grid_at_the_top_loss_stays_small():
+    """epsilon at the largest loss tilts the law onto one atom (tiny variance): the grid
+    spacing is floored so a run spans at most 16 cells-widths (this once asked for a
+    9 GiB grid), and the bounds still bracket the exact value (0 here)."""
+    P = np.array([0.5, 0.5, 0, 0, 0])
+    Q = np.array([1.0, 0.5, 1.0, 1.0, 1.0]) / 4.5
+    with np.errstate(divide="ignore"):
+        d = pldmod.LossDistribution.from_log_pmfs(np.log(P), np.log(Q))
+    for k in (1, 3):
+        top = k * float(d.losses[-1])
+        up, h = pldmod.log_delta_grid([(d, k)], top, True, cells=2**10)
+        lo, _ = pldmod.log_delta_grid([(d, k)], top, False, cells=2**10)
+        assert h >= float(d.losses[-1] - d.losses[0]) / (16 * 2**10)
+        assert lo <= up
+        exact = pldmod.compose_exact([(d, k)], upper=True)
+        assert exact is not None
+        assert float(exact.log_delta(np.array([top]))[0]) <= up

@@ -673,7 +673,10 @@ def log_delta_grid(
     var = sum(k * d.tilted_moments(lam)[1] for d, k in finite)
     width = 2 * _WINDOW_SD * math.sqrt(max(var, 0.0))
     spread = max(float(d.losses[-1] - d.losses[0]) for d, _ in finite)
-    h = (width if width > 0 else spread) / cells
+    # any h gives proven bounds; a tilted law squeezed onto one atom (epsilon at the top
+    # loss: a huge tilt, a tiny variance) must not make a run's grid span more than
+    # 16 cells-widths of memory
+    h = max((width if width > 0 else spread) / cells, spread / (16.0 * cells))
     if h <= 0 or not math.isfinite(h):  # point masses: one cell each
         h = max(1e-12, 1e-9 * max(abs(float(d.losses[0])) for d, _ in finite))
     total_grid = _Grid(0, np.ones(1))

@@ -336,7 +336,7 @@ class _Composed(Mechanism):
         return state
 
     def profile_seconds(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> float:
-        """One neighbour pair is timed at n (both directions, ``n_epsilon`` epsilons),
+        """One neighbour pair is timed at n (both directions and bounds, ``n_epsilon`` epsilons),
         times the ``m (m - 1)`` pairs of each of the ``count`` histograms."""
         x = np.zeros(m, dtype=np.int64)
         x[0] = n - n // 2
@@ -347,8 +347,9 @@ class _Composed(Mechanism):
         t0 = time.perf_counter()
         f, b = pair_loss(self, x, x2)
         e = np.linspace(0.0, 1.0, max(1, min(n_epsilon, 4)))
-        f.log_delta(e)
-        b.log_delta(e)
+        for upper in (True, False):  # the enclosure computes both bounds
+            f.log_delta(e, upper)
+            b.log_delta(e, upper)
         per = (time.perf_counter() - t0) * max(1.0, n_epsilon / e.size)
         return count * m * (m - 1) * per
 

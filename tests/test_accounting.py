@@ -48,8 +48,17 @@ def test_dp_epsilon_of_randomized_response_has_a_closed_form():
     targets = np.array([1e-3, 0.1, 0.3, 0.49])
     got = sdp.dp_epsilon(rr_mechanism(), 1, targets)
     ref = np.log((0.75 - targets) / 0.25)
+    # certified: the (rounded-up) forward log delta meets every target at the answer ...
+    assert np.all(sdp.dp_delta(rr_mechanism(), 1, got, categories=2, log=True) <= np.log(targets))
+    # ... and tight: within 1e-6 relative of the closed form (never below it, as delta is
+    # an upper bound of the exact value, which is strictly decreasing here)
+    assert np.all(got >= ref * (1 - 1e-12))
     np.testing.assert_allclose(got, ref, rtol=1e-6)
-    assert sdp.dp_epsilon(rr_mechanism(), 1, 0.5) == 0.0  # delta_0 = 1/2 already
+    # delta_0 = 1/2 exactly: its rounded-up bound may miss 1/2 by an ulp, so the certified
+    # answer is 0 or a hair above it
+    at_half = sdp.dp_epsilon(rr_mechanism(), 1, 0.5)
+    assert 0.0 <= at_half <= 1e-12
+    assert sdp.dp_delta(rr_mechanism(), 1, at_half, categories=2, log=True) <= math.log(0.5)
 
 
 @given(h0=st.integers(1, 59), target=st.floats(1e-12, 0.3))
@@ -133,7 +142,9 @@ def test_pld_support_matches_the_output_laws():
     P = {tuple(o): math.exp(v) for o, v in zip(op.tolist(), lp)}
     Q = {tuple(o): math.exp(v) for o, v in zip(oq.tolist(), lq)}
     for direction, (A, B) in (("forward", (P, Q)), ("backward", (Q, P))):
-        losses, probs, inf = pld.support(direction)
+        losses, probs, inf = pld.support(direction)  # rounded up: P masses up, Q masses down
+        lower = (pld.forward if direction == "forward" else pld.backward).exact(upper=False)
+        assert lower is not None
         ref: dict[float, float] = {}
         ref_inf = 0.0
         for o, a in A.items():
@@ -142,13 +153,22 @@ def test_pld_support_matches_the_output_laws():
             else:
                 key = round(math.log(a / B[o]), 9)
                 ref[key] = ref.get(key, 0.0) + a
-        assert math.isclose(inf, ref_inf, rel_tol=1e-12)
+        # the certified masses enclose the reference (float64 of the exact laws: 1e-14 slack)
+        ref_p = np.array([ref[k] for k in sorted(ref)])
+        assert math.exp(lower.log_inf) * (1 - 1e-14) <= ref_inf <= inf * (1 + 1e-14)
+        assert math.isclose(inf, ref_inf, rel_tol=1e-10)
         assert sorted(ref) == pytest.approx(list(losses), abs=1e-9)
-        np.testing.assert_allclose(probs, [ref[k] for k in sorted(ref)], rtol=1e-12)
+        assert np.all(ref_p <= probs * (1 + 1e-14))
+        assert np.all(np.exp(lower.log_mass) * (1 - 1e-14) <= ref_p)
+        assert np.all(losses >= np.array(sorted(ref)) - 1e-9)  # losses rounded up
+        np.testing.assert_allclose(probs, ref_p, rtol=1e-10)
     frame = pld.to_frame()
     assert set(frame["direction"]) == {"forward", "backward"}
     eps = np.array([0.0, 0.5, 1.5])
-    np.testing.assert_allclose(pld.delta(eps), [max(_hs(P, Q, e), _hs(Q, P, e)) for e in eps], rtol=1e-12)
+    want = np.array([max(_hs(P, Q, e), _hs(Q, P, e)) for e in eps])
+    assert np.all(pld.delta(eps, bound="lower") <= want * (1 + 1e-14))
+    assert np.all(want <= pld.delta(eps) * (1 + 1e-14))
+    np.testing.assert_allclose(pld.delta(eps), want, rtol=1e-10)
 
 
 def _hs(P, Q, e):

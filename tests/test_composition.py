@@ -56,6 +56,22 @@ def test_repeat_randomized_response_is_binomial_hockey_stick(k):
     assert np.all(got >= ref * (1 - 1e-13))  # an upper bound, up to the reference's last digit
 
 
+@pytest.mark.parametrize("k", [1, 3, 40, 1000])
+def test_repeat_enclosure_holds_the_mpmath_truth(k):
+    """Both ends are proven: the 50-digit hockey stick of k-fold randomized response lies
+    between them (no slack), at epsilons where it is large, tiny and exactly 0."""
+    eps = np.array([0.0, 0.5, 0.3 * k, 1.05 * k * math.log(3)])  # the last: above every loss
+    enc = sdp.privacy_profile(sdp.repeat(rr_mechanism(), k), [1, 0], eps, enclosure=True)
+    for i, e in enumerate(eps):
+        truth = binomial_hockey_stick(k, mpmath.mpf(3) / 4, float(e))
+        if truth == 0:
+            assert enc.upper[i] == -np.inf  # a proven exact zero
+            continue
+        lt = mpmath.log(truth)
+        assert mpmath.mpf(float(enc.lower[i])) <= lt <= mpmath.mpf(float(enc.upper[i]))
+        assert enc.width[i] < 1e-9
+
+
 def _brute_profile(mechs, x, eps):
     """max over neighbours and directions of the hockey stick between explicit product laws."""
     x = np.asarray(x, dtype=np.int64)
@@ -99,8 +115,12 @@ def test_repeat_sampling_histogram_matches_product_enumeration(x, k):
 def test_joint_of_different_mechanisms_matches_product_enumeration():
     x = [9, 8]
     mechs = [sdp.SamplingHistogram(eta=0.25), sdp.SamplingHistogram(eta=0.25, replace=True), sdp.SamplingHistogram(T=3)]
-    got = sdp.privacy_profile(sdp.joint(*mechs), x, EPS)
-    np.testing.assert_allclose(got, _brute_profile(mechs, x, EPS), rtol=1e-11, atol=1e-15)
+    enc = sdp.privacy_profile(sdp.joint(*mechs), x, EPS, enclosure=True)
+    ref = _brute_profile(mechs, x, EPS)
+    # the certified enclosure holds the float64 brute force (slack: its own roundings), and is tight
+    assert np.all(np.exp(enc.lower) <= ref * (1 + 1e-13)) and np.all(ref <= np.exp(enc.upper) * (1 + 1e-13))
+    assert np.all(enc.width < 1e-10)
+    np.testing.assert_allclose(np.exp(enc.upper), ref, rtol=1e-10, atol=1e-15)
 
 
 def test_repeat_sampling_average_matches_product_enumeration():
@@ -111,13 +131,22 @@ def test_repeat_sampling_average_matches_product_enumeration():
 
 
 def test_repeat_once_is_the_mechanism():
+    """Two certified computations of the same delta: as enclosures they must overlap, both
+    tight.  At [20, 30] and epsilon 1.5 every privacy loss is at most log 4 < 1.5, so the
+    exact delta is 0: the composition proves it (-inf: its widened losses stay below 1.5),
+    the mechanism's tail sum gives a tiny positive upper bound; both are valid."""
     mech = sdp.SamplingHistogram(eta=0.3)
     h = [[20, 30], [45, 5], [1, 49]]
-    np.testing.assert_allclose(
-        sdp.privacy_profile(sdp.repeat(mech, 1), h, EPS, log=True),
-        sdp.privacy_profile(mech, h, EPS, log=True),
-        rtol=1e-12,
-    )
+    rep = sdp.privacy_profile(sdp.repeat(mech, 1), h, EPS, enclosure=True)
+    one = sdp.privacy_profile(mech, h, EPS, enclosure=True)
+    assert np.all(rep.lower <= one.upper) and np.all(one.lower <= rep.upper)  # they overlap
+    fin = np.isfinite(one.lower)
+    assert np.all(rep.width[fin] < 1e-10) and np.all(one.width[fin] < 1e-10)
+    np.testing.assert_allclose(rep.upper[fin], one.upper[fin], rtol=1e-10)
+    # the proven zero: every loss of [20, 30] and its neighbours is at most log 4 (an output
+    # with all 15 sampled records from the 20 of the category losing one)
+    assert math.log(20 / 5) < 1.5
+    assert rep.upper[0, 3] == -np.inf and one.upper[0, 3] < -700
 
 
 @given(
@@ -131,9 +160,13 @@ def test_never_worse_than_proposition_5(h0, k, eps):
     mech = sdp.SamplingHistogram(eta=0.5)
     x = [h0, 14 - h0]
     single = float(sdp.privacy_profile(mech, x, eps))
-    composed = float(sdp.privacy_profile(sdp.repeat(mech, k), x, k * eps))
+    enc = sdp.privacy_profile(sdp.repeat(mech, k), x, k * eps, enclosure=True)
     summed = sdp.compose([(eps, single)] * k)
-    assert composed <= summed.delta * (1 + 1e-12) + 1e-300
+    # the exact composed delta is at most the sum: its lower bound is, and its upper bound
+    # exceeds the sum by at most the enclosure's own width
+    assert math.exp(enc.lower) <= summed.delta * (1 + 1e-14) + 1e-300
+    assert math.exp(enc.upper) <= summed.delta * (1 + 1e-14) * (1 + float(enc.width)) + 1e-300
+    assert float(enc.width) < 1e-9
 
 
 def test_generic_features_work_on_compositions():
@@ -271,3 +304,65 @@ def test_grid_bounds_bracket_exact_composition(p, q, zero, k, frac):
         assert lo == -np.inf
     if ref_lo > -np.inf:
         assert ref_lo <= up + 1e-9 * (1 + abs(ref_lo))
+
+
+@given(
+    p=st.lists(st.integers(0, 9), min_size=4, max_size=4),
+    q=st.lists(st.integers(0, 9), min_size=4, max_size=4),
+    k=st.integers(1, 4),
+    e=st.sampled_from([0.0, 0.25, 1.0, 2.0]),
+)
+def test_certified_composition_brackets_the_exact_rational_truth(p, q, k, e):
+    """Rational output laws (some outputs impossible under Q), their float log-pmfs with a
+    stated error, composed exactly and on a coarse grid: both bounds bracket the 50-digit
+    hockey stick of the k-fold product law, enumerated."""
+    from fractions import Fraction
+
+    if sum(p) == 0 or sum(q) == 0:
+        return
+    P = [Fraction(a, sum(p)) for a in p]
+    Q = [Fraction(b, sum(q)) for b in q]
+    with np.errstate(divide="ignore"):
+        lp = np.log(np.array([float(a) for a in P]))
+        lq = np.log(np.array([float(b) for b in Q]))
+    err_p = np.where(np.isfinite(lp), 4e-15 * (1 + np.abs(lp)), 0.0)  # float conversion + log
+    err_q = np.where(np.isfinite(lq), 4e-15 * (1 + np.abs(lq)), 0.0)
+    up = pldmod.LossDistribution.from_log_pmfs(lp, lq, err_p, err_q, upper=True)
+    lo = pldmod.LossDistribution.from_log_pmfs(lp, lq, err_p, err_q, upper=False)
+    loss = pldmod.ComposedLoss([(up, k)], lower_parts=[(lo, k)])
+    ee = mpmath.e ** mpmath.mpf(e)
+    truth = mpmath.mpf(0)
+    for o in itertools.product(range(4), repeat=k):
+        a = math.prod(P[i] for i in o)
+        b = math.prod(Q[i] for i in o)
+        truth += max(mpmath.mpf(0), mpmath.mpf(a.numerator) / a.denominator - ee * b.numerator / b.denominator)
+    hi = float(loss.log_delta(np.array([e]), upper=True)[0])
+    low = float(loss.log_delta(np.array([e]), upper=False)[0])
+    g_hi, _ = pldmod.log_delta_grid([(up, k)], e, True, cells=2**10)
+    g_lo, _ = pldmod.log_delta_grid([(lo, k)], e, False, cells=2**10)
+    if truth == 0:
+        assert low == -np.inf and g_lo == -np.inf
+        return
+    t = mpmath.log(truth)
+    assert mpmath.mpf(low) <= t <= mpmath.mpf(hi)
+    assert mpmath.mpf(g_lo) <= t <= mpmath.mpf(min(g_hi, 0.0))
+    assert hi - low < 1e-11 * (1 + abs(hi))
+
+
+def test_grid_at_the_top_loss_stays_small():
+    """epsilon at the largest loss tilts the law onto one atom (tiny variance): the grid
+    spacing is floored so a run spans at most 16 cells-widths (this once asked for a
+    9 GiB grid), and the bounds still bracket the exact value (0 here)."""
+    P = np.array([0.5, 0.5, 0, 0, 0])
+    Q = np.array([1.0, 0.5, 1.0, 1.0, 1.0]) / 4.5
+    with np.errstate(divide="ignore"):
+        d = pldmod.LossDistribution.from_log_pmfs(np.log(P), np.log(Q))
+    for k in (1, 3):
+        top = k * float(d.losses[-1])
+        up, h = pldmod.log_delta_grid([(d, k)], top, True, cells=2**10)
+        lo, _ = pldmod.log_delta_grid([(d, k)], top, False, cells=2**10)
+        assert h >= float(d.losses[-1] - d.losses[0]) / (16 * 2**10)
+        assert lo <= up
+        exact = pldmod.compose_exact([(d, k)], upper=True)
+        assert exact is not None
+        assert float(exact.log_delta(np.array([top]))[0]) <= up

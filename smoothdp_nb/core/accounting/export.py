@@ -178,7 +178,9 @@ class PrivacyLossDistribution:
             )
 
         out = None
-        for (df, k), (db, kb) in zip(self.forward.parts, self.backward.parts):
+        # pessimistic: the runs rounded for the upper bound; else those rounded for the lower
+        fparts, bparts = self.forward.parts_for(pessimistic), self.backward.parts_for(pessimistic)
+        for (df, k), (db, kb) in zip(fparts, bparts):
             if k != kb:
                 raise ValueError("forward and backward runs do not match")  # cannot happen: built together
             one = dpl.PrivacyLossDistribution(pmf(df), pmf(db))

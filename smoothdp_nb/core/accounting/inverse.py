@@ -7,9 +7,12 @@
 Every curve ``epsilon -> delta_eps`` is non-increasing, so the answer is found
 by bisection on epsilon, all targets at once (one evaluation of the forward
 curve per step, vectorised over the targets).  The returned epsilon is always
-a point where the forward computation -- a proven upper bound on delta -- was
-evaluated and found ``<= delta``: the answer is *certified* (the mechanism is
-(epsilon, delta) at that database / in the smoothed sense).  The bisection
+a point where the forward computation -- a proven upper bound on log delta
+(``privacy_profile``, ``dp_delta`` and the exact ``smoothed_delta``, all with
+``log=True``: their certified upper ends) -- was evaluated and found ``<=`` a
+float at most ``log(delta)`` (the target's log rounded down): the answer is
+*certified* (the mechanism is (epsilon, delta) at that database / in the
+smoothed sense).  The bisection
 stops when the bracket is within ``1e-9`` relative, so the answer is within
 ``1e-6`` relative (or 1e-15 absolute) of the infimum of the computed curve (which is at least the
 true infimum, by at most the forward computation's own accuracy).
@@ -30,6 +33,7 @@ import numpy.typing as npt
 
 from .._types import FloatArray, FloatOrArray
 from .._validate import as_histograms, as_int
+from ..enclosures import LIBM_REL, next_down
 from ..mechanisms import Mechanism
 from ..profiles import check_mechanism, dp_delta, privacy_profile
 
@@ -61,7 +65,10 @@ def _as_log_targets(delta: object, log: bool) -> tuple[FloatArray, bool]:
         return arr, scalar
     if np.any(~np.isfinite(arr)) or np.any(arr <= 0) or np.any(arr > 1):
         raise ValueError(f"delta must be in (0, 1] (a target probability), got {delta!r}")
-    return np.log(arr), scalar
+    # a float <= log(target) (log carries LIBM_REL): a curve meeting it meets the target
+    lg = np.log(arr)
+    out: FloatArray = np.where(lg == 0.0, 0.0, next_down(lg - LIBM_REL * np.abs(lg)))
+    return out, scalar
 
 
 def invert_log_delta(log_delta: Callable[[FloatArray], FloatArray], log_targets: FloatArray, rows: int) -> FloatArray:

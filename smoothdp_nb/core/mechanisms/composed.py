@@ -8,8 +8,11 @@ built once (both directions), and the composition's hockey-stick divergence is
 that of the convolution of the runs' loss distributions
 (:mod:`smoothdp_nb.core.accounting.pld`): exact while the composed support is
 small, and a proven pessimistic discretisation beyond.  The reported delta is
-a proven upper bound in both cases (to the accuracy of the runs' own
-log-pmfs, as everywhere in the package).
+a proven upper bound in both cases, with a proven lower bound
+(:meth:`_Composed.log_profile_enclosure`): each run's output law enters with
+its proven float error (:func:`run_losses`), widened outward before composing
+-- P masses up and Q masses down for the upper bound, the reverse for the
+lower -- and every step of the composition rounds in the bound's direction.
 
 References
 ----------
@@ -33,8 +36,9 @@ import numpy as np
 
 from .._types import FloatArray, IntArray
 from .._validate import as_int, as_rng
-from ..accounting.pld import ComposedLoss, LossDistribution
+from ..accounting.pld import ComposedLoss, LossDistribution, log_total, outward
 from ..budget import ComputationTooLarge
+from ..enclosures import LIBM_REL, LogEnclosure, U, lpmf_abs_error, next_down, next_up
 from .base import MAX_CELLS, Mechanism
 from .sampling import SamplingHistogram
 
@@ -47,33 +51,97 @@ _PAIR_CACHE = 16
 _CACHE_LOCK = threading.Lock()
 
 
-def run_losses(mech: Mechanism, x: IntArray, x2: IntArray) -> tuple[list[tuple[LossDistribution, int]], ...]:
-    """(forward parts, backward parts): the loss distributions of the runs of ``mech``
-    on the pair, forward ``log P/Q`` under ``P = M(x)``, backward under ``Q = M(x')``,
-    each with its multiplicity."""
+#: one run's loss distributions on a pair: (forward upper, backward upper, forward lower, backward lower)
+RunLosses = tuple[
+    list[tuple[LossDistribution, int]],
+    list[tuple[LossDistribution, int]],
+    list[tuple[LossDistribution, int]],
+    list[tuple[LossDistribution, int]],
+]
+
+
+def run_losses(mech: Mechanism, x: IntArray, x2: IntArray) -> RunLosses:
+    """(forward, backward) parts rounded for an upper bound, then (forward, backward)
+    rounded for a lower bound: the loss distributions of the runs of ``mech`` on the
+    pair, forward ``log P/Q`` under ``P = M(x)``, backward under ``Q = M(x')``, each
+    with its multiplicity.
+
+    Each run's distribution comes from its output law *with its proven error*:
+    :meth:`Mechanism._aligned_log_pmfs` (``with_error=True``: ``LIBM_REL`` of each
+    value, the renormalisation and :meth:`Mechanism.log_output_pmf_error`), or for
+    the two-category sampling histogram the count law's Loader log-pmf error
+    (:func:`~smoothdp_nb.core.enclosures.lpmf_abs_error`) and the error of the
+    closed-form log-ratio (:func:`_log_ratio_error`); and it is rounded outward by
+    :meth:`LossDistribution.from_log_pmfs` (upper: P masses up, Q masses down)."""
     if isinstance(mech, Repeat):
-        f, b = run_losses(mech.mechanism, x, x2)
-        return [(d, k * mech.k) for d, k in f], [(d, k * mech.k) for d, k in b]
+        parts = run_losses(mech.mechanism, x, x2)
+        fu, bu, fl, bl = ([(d, k * mech.k) for d, k in p] for p in parts)
+        return fu, bu, fl, bl
     if isinstance(mech, Joint):
-        fw: list[tuple[LossDistribution, int]] = []
-        bw: list[tuple[LossDistribution, int]] = []
+        out: RunLosses = ([], [], [], [])
         for m in mech.mechanisms:
-            f, b = run_losses(m, x, x2)
-            fw += f
-            bw += b
-        return fw, bw
+            for acc, p in zip(out, run_losses(m, x, x2)):
+                acc += p
+        return out
     if isinstance(mech, SamplingHistogram) and x.size == 2:
-        return [(_sampling_binary_loss(mech, x, x2), 1)], [(_sampling_binary_loss(mech, x2, x), 1)]
-    L = mech._aligned_log_pmfs(np.stack([x, x2]))
-    return [(LossDistribution.from_log_pmfs(L[0], L[1]), 1)], [(LossDistribution.from_log_pmfs(L[1], L[0]), 1)]
+        return (
+            [(_sampling_binary_loss(mech, x, x2, True), 1)],
+            [(_sampling_binary_loss(mech, x2, x, True), 1)],
+            [(_sampling_binary_loss(mech, x, x2, False), 1)],
+            [(_sampling_binary_loss(mech, x2, x, False), 1)],
+        )
+    L, err = mech._aligned_log_pmfs(np.stack([x, x2]), with_error=True)
+
+    def one(i: int, j: int, upper: bool) -> list[tuple[LossDistribution, int]]:
+        return [(LossDistribution.from_log_pmfs(L[i], L[j], err[i], err[j], upper), 1)]
+
+    return one(0, 1, True), one(1, 0, True), one(0, 1, False), one(1, 0, False)
 
 
-def _sampling_binary_loss(mech: SamplingHistogram, x: IntArray, x2: IntArray) -> LossDistribution:
+def _log_ratio_error(
+    mech: SamplingHistogram, u: int, v: int, oa: FloatArray, ob: FloatArray, loss: FloatArray
+) -> FloatArray:
+    """A proven bound on the absolute error of :meth:`SamplingHistogram.log_ratio` at
+    finite values.
+
+    Without replacement ``L = -log1p(-a) + log1p(-b)``, ``a = o_a/(u+1)``,
+    ``b = o_b/(v+1)``: each quotient is correctly rounded (u of it), and
+    ``d log1p(-a)/da = -1/(1-a)``, so the argument's rounding moves the log by at
+    most ``u a/(1-a) = u o_a/(u+1-o_a)``; log1p adds :data:`LIBM_REL` of its value,
+    the final addition ``u |L|``.  With replacement ``L = o_a A - o_b B``,
+    ``A = log1p(1/u)``: the quotient's u moves A by at most ``u (1/u)/(1+1/u) <= u A``
+    (as ``x/(1+x) <= log1p(x)``), log1p adds ``LIBM_REL A``, the product ``u``, the
+    difference ``u |L|``: at most ``(2u + LIBM_REL)(o_a A + o_b B) + u |L|``.
+    Everything is padded by 1%."""
+    uf, vf = float(u), float(v)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if mech.replace:
+            A = math.log1p(1.0 / uf) if u > 0 else 0.0
+            B = math.log1p(1.0 / vf) if v > 0 else 0.0
+            e = (2.0 * U + LIBM_REL) * (oa * A + ob * B)
+        else:
+            la = np.abs(np.log1p(-oa / (uf + 1.0)))
+            lb = np.abs(np.log1p(-ob / (vf + 1.0)))
+            e = U * (oa / np.maximum(uf + 1.0 - oa, 1.0) + ob / np.maximum(vf + 1.0 - ob, 1.0)) + LIBM_REL * (la + lb)
+    out: FloatArray = next_up(1.01 * (e + U * np.abs(loss)) + 2.0**-1070)
+    return out
+
+
+def _sampling_binary_loss(mech: SamplingHistogram, x: IntArray, x2: IntArray, upper: bool) -> LossDistribution:
     """The loss of the two-category sampling histogram from its count law: with a the
     category x has one more record of, the output's count K of a has the law
     :meth:`SamplingHistogram.binary_dist` and the loss is
     :meth:`SamplingHistogram.log_ratio` of K (see :mod:`.sampling`), so the
-    support is the range of K, not the output space."""
+    support is the range of K, not the output space.
+
+    Rounded outward (``upper``: a measure pair ``P~ >= P``, ``Q~ <= Q`` at every K):
+    with ``e_P`` the proven error of ``log P(K)`` (the running Loader bound, else
+    :func:`~smoothdp_nb.core.enclosures.lpmf_abs_error`) and ``e_L`` that of the loss
+    (:func:`_log_ratio_error`), ``log Q(K) = log P(K) - L(K)`` is within
+    ``e_P + e_L``; so ``P~ = P e^(e_P)`` and ``Q~ = P e^(-e_P - L - e_L)`` give
+    the mass ``log P + e_P`` and the loss ``L + e_L + 2 e_P`` (rounded up; the
+    reverse for the lower bound).  ``K = u + 1`` (every a-record sampled) is
+    impossible under Q exactly, an infinite loss."""
     a = int(np.argmax(x - x2))
     b = 1 - a
     n = int(x.sum())
@@ -88,20 +156,30 @@ def _sampling_binary_loss(mech: SamplingHistogram, x: IntArray, x2: IntArray) ->
             f"(more than {_MAX_RUN_SUPPORT}); use a larger sampling rate or a smaller n"
         )
     K = np.arange(lo, hi + 1, dtype=float)[None, :]
-    lp = dist.logpmf(np.zeros((1, 1), dtype=np.int64), K)[0]
+    rows = np.zeros((1, 1), dtype=np.int64)
+    lp = dist.logpmf(rows, K)[0]
+    ep = lpmf_abs_error(lp, dist.size, dist.pmf_factors)
+    if dist.logpmf_error is not None:  # the running bound, as in the tail sums of .divergence
+        run = dist.logpmf_error(rows, K)[0] + dist.pmf_factors * 2.01 * U * (
+            np.abs(lp) + 2.0 * math.log(dist.size + 2.0) + 2.0
+        )
+        ep = np.minimum(ep, run)
     loss = mech.log_ratio(u[0], v[0], K[0], T - K[0])
     fin = np.isfinite(loss) & np.isfinite(lp)
     inf = np.isposinf(loss) & np.isfinite(lp)
-    from scipy.special import logsumexp
-
-    log_inf = float(logsumexp(lp[inf])) if inf.any() else -math.inf
-    return LossDistribution.from_atoms(loss[fin], lp[fin], log_inf)
+    el = _log_ratio_error(mech, int(u[0]), int(v[0]), K[0][fin], T - K[0][fin], loss[fin])
+    mass = outward(lp, ep, upper)
+    widened = loss[fin] + el + 2.0 * ep[fin] if upper else loss[fin] - el - 2.0 * ep[fin]
+    widened = next_up(widened) if upper else next_down(widened)
+    log_inf = log_total(mass[inf], upper)
+    return LossDistribution.from_atoms(widened, mass[fin], log_inf, upper)
 
 
 def pair_loss(mech: Mechanism, x: IntArray, x2: IntArray) -> tuple[ComposedLoss, ComposedLoss]:
-    """(forward, backward) composed privacy losses of ``mech`` on the pair (x, x')."""
-    f, b = run_losses(mech, np.asarray(x, dtype=np.int64), np.asarray(x2, dtype=np.int64))
-    return ComposedLoss(_gather(f)), ComposedLoss(_gather(b))
+    """(forward, backward) composed privacy losses of ``mech`` on the pair (x, x'),
+    each carrying its runs rounded for the upper and for the lower bound."""
+    fu, bu, fl, bl = run_losses(mech, np.asarray(x, dtype=np.int64), np.asarray(x2, dtype=np.int64))
+    return ComposedLoss(_gather(fu), lower_parts=_gather(fl)), ComposedLoss(_gather(bu), lower_parts=_gather(bl))
 
 
 def _gather(parts: list[tuple[LossDistribution, int]]) -> list[tuple[LossDistribution, int]]:
@@ -184,23 +262,41 @@ class _Composed(Mechanism):
         out[:] = [tuple(_output_keys(np.asarray(d[i : i + 1]))[0] for d in draws) for i in range(size)]
         return out
 
-    def log_profile_batch(self, hists: IntArray, n: int, epsilon: FloatArray) -> FloatArray:
-        """log delta_eps(x): for every neighbour x' the runs' loss distributions of the
-        pair are composed (both directions) and the larger divergence kept; each
-        ordered pair is computed once per call."""
+    def log_profile_enclosure(self, hists: IntArray, n: int, epsilon: FloatArray) -> LogEnclosure:
+        """Proven bounds on log delta_eps(x) (Definition 2), shape (k, E): for every
+        neighbour x' the runs' loss distributions of the pair are composed in both
+        directions and the larger divergence kept; each ordered pair once per call.
+
+        The argument.  For one ordered pair (P, Q) of a composition,
+        ``d_eps(P, Q) = sum_o max(0, P(o) - e^eps Q(o))`` over the product outputs o,
+        with ``P(o)`` and ``Q(o)`` the products of the runs' probabilities: a sum of
+        terms each non-decreasing in every run's P-masses and non-increasing in its
+        Q-masses.  The upper bound composes measures ``P~ >= P`` and ``Q~ <= Q`` of
+        every run (:func:`run_losses`: the runs' log-pmfs widened by their proven
+        errors), so its exact value is at least the truth, and every step of the
+        composition rounds outward (:mod:`smoothdp_nb.core.accounting.pld`: merged
+        losses move up, masses are summed with a proven error, the grid rounds
+        losses up and adds its truncations).  The lower bound is the same with every
+        rounding reversed.  A profile is the maximum over neighbours and directions,
+        which preserves both bounds.  :meth:`log_profile_batch` (the base class's)
+        is the upper end."""
         h = np.asarray(hists, dtype=np.int64)
         k, m = h.shape
-        cache: dict[tuple[bytes, bytes], FloatArray] = {}
+        cache: dict[tuple[bytes, bytes], tuple[FloatArray, FloatArray]] = {}
 
-        def direction(p: IntArray, q: IntArray, which: int) -> FloatArray:
+        def direction(p: IntArray, q: IntArray) -> tuple[FloatArray, FloatArray]:
             key = (p.tobytes(), q.tobytes())
             if key not in cache:
                 f, b = self._pair(p, q)
-                cache[key] = f.log_delta(epsilon)
-                cache[(q.tobytes(), p.tobytes())] = b.log_delta(epsilon)
+                cache[key] = (f.log_delta(epsilon, upper=False), f.log_delta(epsilon, upper=True))
+                cache[(q.tobytes(), p.tobytes())] = (
+                    b.log_delta(epsilon, upper=False),
+                    b.log_delta(epsilon, upper=True),
+                )
             return cache[key]
 
-        out = np.full((k, epsilon.size), -np.inf)
+        lo = np.full((k, epsilon.size), -np.inf)
+        hi = np.full((k, epsilon.size), -np.inf)
         eye = np.eye(m, dtype=np.int64)
         for r in range(k):
             x = h[r]
@@ -211,9 +307,10 @@ class _Composed(Mechanism):
                     if b == a:
                         continue
                     x2 = x - eye[a] + eye[b]
-                    out[r] = np.maximum(out[r], np.maximum(direction(x, x2, 0), direction(x2, x, 1)))
-        res: FloatArray = np.minimum(out, 0.0)
-        return res
+                    for dl, dh in (direction(x, x2), direction(x2, x)):
+                        lo[r] = np.maximum(lo[r], dl)
+                        hi[r] = np.maximum(hi[r], dh)
+        return LogEnclosure(np.minimum(lo, 0.0), np.minimum(hi, 0.0))
 
     def _pair(self, x: IntArray, x2: IntArray) -> tuple[ComposedLoss, ComposedLoss]:
         """:func:`pair_loss`, remembered for the last few pairs (an inverse curve evaluates
@@ -239,7 +336,7 @@ class _Composed(Mechanism):
         return state
 
     def profile_seconds(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> float:
-        """One neighbour pair is timed at n (both directions, ``n_epsilon`` epsilons),
+        """One neighbour pair is timed at n (both directions and bounds, ``n_epsilon`` epsilons),
         times the ``m (m - 1)`` pairs of each of the ``count`` histograms."""
         x = np.zeros(m, dtype=np.int64)
         x[0] = n - n // 2
@@ -250,8 +347,9 @@ class _Composed(Mechanism):
         t0 = time.perf_counter()
         f, b = pair_loss(self, x, x2)
         e = np.linspace(0.0, 1.0, max(1, min(n_epsilon, 4)))
-        f.log_delta(e)
-        b.log_delta(e)
+        for upper in (True, False):  # the enclosure computes both bounds
+            f.log_delta(e, upper)
+            b.log_delta(e, upper)
         per = (time.perf_counter() - t0) * max(1.0, n_epsilon / e.size)
         return count * m * (m - 1) * per
 

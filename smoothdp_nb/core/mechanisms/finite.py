@@ -10,7 +10,7 @@ from scipy.special import logsumexp
 
 from .._types import FloatArray, IntArray
 from .._validate import as_int
-from .base import Mechanism
+from .base import Mechanism, factorize_outputs
 
 __all__ = ["FiniteMechanism"]
 
@@ -109,4 +109,10 @@ class FiniteMechanism(Mechanism):
         total = float(logsumexp(logp))
         if not abs(math.expm1(total)) <= PMF_SUM_TOL:
             raise ValueError(f"pmf{key} must sum to 1 (within {PMF_SUM_TOL:g}), got {math.exp(total)!r}")
+        # a dict holds distinct NaN objects as distinct keys, yet every NaN is one output
+        if sum(1 for o in law if o != o) > 1:
+            (codes,), K = factorize_outputs([outputs])
+            merged: FloatArray = np.full(K, -np.inf)
+            np.logaddexp.at(merged, codes, logp)
+            return outputs[np.unique(codes, return_index=True)[1]], merged
         return outputs, logp

@@ -15,7 +15,7 @@ import pandas as pd
 
 from .._types import FloatArray, IntArray
 from .._validate import as_histograms, as_int, as_rng
-from ..budget import DEFAULT_BUDGET_SECONDS, ComputationTooLarge
+from ..budget import DEFAULT_BUDGET_SECONDS, ComputationTooLarge, Estimate, check_budget
 from ..divergence import log_hockey_stick
 
 __all__ = ["MAX_CELLS", "Mechanism", "compositions", "count_histograms", "factorize_outputs", "output_key"]
@@ -26,6 +26,23 @@ MAX_CELLS = 5 * 10**7
 _MIN_LAW_SECONDS = 1e-5
 # cells (pairs x outputs x epsilon) per chunk of the generic divergence kernel
 _PAIR_CHUNK_CELLS = 2**22
+# pairs of the block the kernel is timed on, to price one (pair, outputs, epsilon) cell
+_TIMED_PAIRS = 64
+
+
+def _cell_seconds(K: int, n_epsilon: int) -> float:
+    """Seconds of the generic kernel per (row, neighbour) pair with K outputs
+    and E epsilon (both directions), timed on the running machine on a block
+    of that shape (the kernel is vectorised: its cost per cell is flat)."""
+    E = max(1, n_epsilon)
+    K_timed = max(1, min(K, _PAIR_CHUNK_CELLS // (_TIMED_PAIRS * E)))
+    gen = np.random.default_rng(1)
+    a = np.log(gen.dirichlet(np.ones(K_timed), size=_TIMED_PAIRS))
+    b = np.log(gen.dirichlet(np.ones(K_timed), size=_TIMED_PAIRS))
+    eps = np.linspace(0.1, 1.0, E)
+    t0 = time.perf_counter()
+    np.maximum(log_hockey_stick(a, b, eps), log_hockey_stick(b, a, eps))
+    return (time.perf_counter() - t0) / _TIMED_PAIRS * (K / K_timed)
 
 
 def compositions(total: int, parts: int) -> IntArray:
@@ -161,8 +178,10 @@ class Mechanism(ABC):
         """
         h = np.asarray(hists, dtype=np.int64)
         k, m = h.shape
+        self._check_generic_size(k, n, m)
         # neighbours: one record a -> b, for every a with h_a >= 1 and b != a
-        moves = np.array([(a, b) for a in range(m) for b in range(m) if a != b], dtype=np.int64)
+        a_idx, b_idx = np.nonzero(~np.eye(m, dtype=bool))
+        moves = np.stack([a_idx, b_idx], axis=1).astype(np.int64)
         eye = np.eye(m, dtype=np.int64)
         nb = h[:, None, :] - eye[moves[:, 0]][None] + eye[moves[:, 1]][None]  # (k, M, m)
         ok = (nb >= 0).all(axis=2)
@@ -181,6 +200,24 @@ class Mechanism(ABC):
             d = np.atleast_2d(d).reshape(i.size, epsilon.size)
             np.maximum.at(out, rows[s : s + step], d)
         return np.minimum(out, 0.0)
+
+    def _check_generic_size(self, k: int, n: int, m: int) -> None:
+        """Refuse (:class:`ComputationTooLarge`, before any work) a generic profile
+        whose neighbour histograms would not fit in memory or whose output laws
+        would take longer than the default budget even at 10 microseconds each:
+        each of the k rows has m (m - 1) neighbours of m counts (m^3 integers:
+        8 GB for one row at m = 1000)."""
+        neigh = m * (m - 1)
+        nbytes = 8.0 * k * neigh * m * 3  # the neighbours, the valid ones and their distinct copy
+        laws = min(k * (1 + neigh), count_histograms(n, m))
+        check_budget(
+            Estimate(laws * _MIN_LAW_SECONDS, nbytes),
+            DEFAULT_BUDGET_SECONDS,
+            f"the privacy profile of {self!r} on {k} histogram(s) of {m} categories (each with "
+            f"m (m - 1) = {neigh:.3g} neighbours, one output law each)",
+            "use fewer categories (merge the ones the mechanism treats alike)",
+            parameter="categories",
+        )
 
     def _aligned_log_pmfs(self, hists: IntArray) -> FloatArray:
         """(len(hists), K): the output laws of the histograms on their common
@@ -202,42 +239,83 @@ class Mechanism(ABC):
     def profile_seconds(
         self, n: int, m: int, count: int, n_epsilon: int, budget: float = DEFAULT_BUDGET_SECONDS
     ) -> float:
-        """Estimated seconds of :meth:`log_profile_batch` on ``count`` histograms.
+        """Estimated seconds of :meth:`log_profile_batch` on ``count`` histograms of n records.
 
-        Default: one output law is timed (at small n, extrapolated), and the
-        generic path evaluates
-        ``1 + m (m - 1)`` laws per histogram (at most) plus a divergence per
-        neighbour over the K outputs (~2e-8 s per output and epsilon).  When
-        even 10 microseconds per law would exceed ``budget``, that
-        lower bound is returned without timing anything (one law may itself be
-        slow at large n).
+        The generic path does two kinds of work, priced separately on the
+        running machine (never extrapolated from other database sizes):
+
+        * one output law per *distinct* histogram among the rows and their
+          neighbours -- at most ``count (1 + m (m - 1))`` and at most the
+          ``C(n + m - 1, m - 1)`` histograms of n records, as the laws are
+          computed once per call -- each priced by timing
+          :meth:`_aligned_log_pmfs` (the law, the factorization of its
+          outputs and its row of the aligned table) on a few histograms of
+          exactly n records spread over the simplex (:meth:`law_cost`);
+        * a hockey-stick divergence in both directions for each of the
+          ``count m (m - 1) n / (n + m - 1)`` (row, neighbour) pairs (moves
+          out of an empty category do not exist; exact on average over all
+          histograms) over the K outputs and E epsilon, priced by timing the
+          kernel on a block of that shape.
+
+        When even 10 microseconds per law would exceed ``budget`` that lower
+        bound is returned without timing anything (one law may itself be slow
+        at large n).
         """
-        neigh = m * (m - 1)
-        floor = count * (1 + neigh) * _MIN_LAW_SECONDS
+        laws = min(count * (1 + m * (m - 1)), count_histograms(n, m))
+        floor = laws * _MIN_LAW_SECONDS
         if floor > budget:  # hopeless whatever one law costs: do not even time one
-            return floor
-        per_law, K = self._law_cost(n, m)
-        return count * ((1 + neigh) * per_law + 2 * neigh * K * n_epsilon * 2e-8)
+            return float(floor)
+        per_law, K = self.law_cost(n, m, budget / laws)
+        pairs = count * m * (m - 1) * n / (n + m - 1)
+        return float(laws * per_law + pairs * _cell_seconds(round(K), n_epsilon))
 
-    def _law_cost(self, n: int, m: int) -> tuple[float, float]:
-        """(seconds, outputs) of one output law at n records, extrapolated from
-        timed laws at 16 and 32 records (one law at large n may be slow itself):
-        a power law through the two, exponent clipped to [0, 4]."""
+    def law_cost(self, n: int, m: int, limit: float = math.inf) -> tuple[float, float]:
+        """(seconds, outputs) of one output law at n records on m categories, as
+        the generic path computes it (law, output factorization, aligned row).
 
-        def timed(k: int) -> tuple[float, float]:
-            t0 = time.perf_counter()
-            outs, _ = self.log_output_pmf(np.eye(1, m, dtype=np.int64)[0] * k)
-            return max(time.perf_counter() - t0, _MIN_LAW_SECONDS), len(outs)
+        Timed on up to five distinct histograms of exactly n records -- two
+        corners, the balanced one and random ones (fixed seed) -- after one
+        untimed call on another histogram (a first call may import modules or
+        fill caches); the mean over the probes, as the computation visits
+        every histogram.  Cached per (n, m) on the instance.
 
-        if n <= 32:
-            return timed(n)
-
-        def grow(a: float, b: float) -> float:
-            return min(4.0, max(0.0, math.log2(b / a)))
-
-        (t1, k1), (t2, k2) = timed(16), timed(32)
-        r = n / 32
-        return t2 * r ** grow(t1, t2), k2 * r ** grow(k1, k2)
+        One law at n may itself take long, so laws at 16, 64, 256, ... records
+        are timed first: as soon as one takes more than ``limit`` seconds, that
+        time is returned (a law of more records is assumed to cost no less),
+        and the caller refuses without ever computing a law at n.
+        """
+        store = getattr(self, "__dict__", None)  # a subclass with __slots__ is timed every time
+        cache: dict[tuple[int, int], tuple[float, float]] = {} if store is None else store.setdefault("_law_cost", {})
+        if (n, m) in cache:
+            return cache[(n, m)]
+        k = 16
+        while k < n:
+            probe = np.full((1, m), k // m, dtype=np.int64)
+            probe[0, : k - int(probe.sum())] += 1
+            try:
+                t0 = time.perf_counter()
+                self._aligned_log_pmfs(probe)
+                seconds = time.perf_counter() - t0
+            except ValueError:  # not a valid database size for this mechanism (e.g. a fixed sample > k)
+                seconds = 0.0
+            if seconds > limit:
+                return seconds, 1.0
+            k *= 4
+        gen = np.random.default_rng(0)
+        corners = np.eye(m, dtype=np.int64)[[0, m - 1]] * n
+        balanced = np.full((1, m), n // m, dtype=np.int64)
+        balanced[0, : n - int(balanced.sum())] += 1
+        random = gen.multinomial(n, np.full(m, 1.0 / m), size=2).astype(np.int64)
+        probes = np.unique(np.concatenate([corners, balanced, random]), axis=0)
+        warm = np.zeros((1, m), dtype=np.int64)
+        warm[0, 0], warm[0, 1] = n - n // 3, n // 3
+        self._aligned_log_pmfs(warm)
+        t0 = time.perf_counter()
+        L = self._aligned_log_pmfs(probes)
+        seconds = (time.perf_counter() - t0) / len(probes)
+        outputs = float(np.isfinite(L).sum(axis=1).mean())  # outputs per law (their union is larger)
+        cache[(n, m)] = (max(seconds, _MIN_LAW_SECONDS), max(outputs, 1.0))
+        return cache[(n, m)]
 
     def dp_delta(
         self,

@@ -34,7 +34,7 @@ from ..hull import reduce_to_vertices
 from ..mechanisms import MAX_CELLS, NoisySamplingHistogram, SamplingHistogram
 from .cost import estimate_exact_cost, estimate_exact_seconds
 from .exact import HELPER_MIN_N, profile_chunk_rows
-from .monte_carlo import _candidate_compositions
+from .monte_carlo import MAX_COMPLETIONS, _candidate_compositions, composition_cells
 
 __all__ = [
     "profile_units",
@@ -215,6 +215,12 @@ def estimate_monte_carlo(
     """
     V = np.asarray(vertices, dtype=float)
     l, m = V.shape
+    total = math.comb(n + l - 1, l - 1)
+    if total > candidates:  # cells (see .monte_carlo): each trial also profiles Y + every completion
+        base, extra, _ = composition_cells(n, l, candidates)
+        D = int(n - base.sum(axis=1).min())
+        if math.comb(D + m - 1, m - 1) <= MAX_COMPLETIONS:
+            return _estimate_cells(mechanism, n, V, E, trials, chunk, base, extra)
     count = candidate_count(n, l, candidates)
     if count <= 256:
         comps = _candidate_compositions(n, l, candidates)
@@ -236,6 +242,50 @@ def estimate_monte_carlo(
     # and per candidate its composition, seed and interval
     nbytes = (
         2.0 * trials * E * 8 + size * (8.0 * m * (l + 3) + 16.0 * E) + per_bytes + count * (8.0 * l + 24.0 * E + 400.0)
+    )
+    return Estimate(seconds, nbytes), {"candidates": count, "databases": databases, "profiles": profiles}
+
+
+def _estimate_cells(
+    mechanism: Any,
+    n: int,
+    V: np.ndarray,
+    E: int,
+    trials: int,
+    chunk: int,
+    base: np.ndarray,
+    extra: np.ndarray,
+) -> tuple[Estimate, dict[str, float]]:
+    """The Monte Carlo estimate when the compositions are cut into cells: per
+    chunk of trials, the distinct candidate databases plus the distinct
+    ``Y + z`` (z: every histogram of the cell's D extra records) -- for two
+    categories the windows of D + 1 counts above the distinct Y overlap into
+    about (distinct Y) + D histograms, for more the product, at most all
+    ``C(n + m - 1, m - 1)`` histograms."""
+    l, m = V.shape
+    H = float(math.comb(n + m - 1, m - 1))
+    full, rest = divmod(trials, chunk)
+    profiles = 0.0
+    completions_max = 1.0
+    for s, x in zip(base, extra):
+        D = int(n - s.sum())
+        nz = float(math.comb(D + m - 1, m - 1))
+        completions_max = max(completions_max, nz)
+        for size, times in ((chunk, full), (rest, 1 if rest else 0)):
+            if times:
+                ed_y = expected_distinct_histograms(s, V, size) if s.sum() else 1.0
+                spread = ed_y + D if m == 2 else ed_y * nz
+                profiles += times * min(H, spread + expected_distinct_histograms(s + x, V, size))
+    per, per_bytes = profile_units(mechanism, n, m, DEFAULT_BUDGET_SECONDS / max(1.0, profiles * E))
+    count = len(base)
+    databases = float(count) * trials
+    seconds = databases * l * 2 * _DRAW + profiles * E * per + databases * completions_max * E * 2e-8
+    size = min(chunk, trials)
+    nbytes = (
+        2.0 * trials * 2 * E * 8
+        + min(size * completions_max, 2.0**18) * (8.0 * m * 3 + 16.0 * E)
+        + per_bytes
+        + count * (8.0 * l + 24.0 * E + 400.0)
     )
     return Estimate(seconds, nbytes), {"candidates": count, "databases": databases, "profiles": profiles}
 

@@ -26,7 +26,11 @@ class FiniteMechanism(Mechanism):
     pmf : callable ``pmf(hist: tuple[int, ...]) -> Mapping[Hashable, float]``
         The exact output law on the database with histogram ``hist`` (m
         counts): each possible output (any hashable value) and its
-        probability.  Outputs of probability 0 may be left out.  The
+        probability.  Outputs of probability 0 may be left out.  Outputs a
+        reader can tell apart are distinct outputs: None, strings, tuples,
+        ``1``, ``1.0``, ``True``, ``0.0`` and ``-0.0`` are each an output of
+        their own, and every NaN is one output (two NaN keys of one law add
+        up); see :func:`~smoothdp_nb.core.mechanisms.base.factorize_outputs`.  The
         mechanism must be anonymous (depend on the records only through their
         histogram), as everything in smoothed DP assumes.
     categories : int >= 2

@@ -67,7 +67,14 @@ def test_monte_carlo_units_match_measured(monkeypatch, case):
         candidates.append(1)  # one call per candidate composition
         return real_map(*args, **kw)
 
+    real_cells = mc_module._mc_cell_trials
+
+    def counting_cells(size, rng, **kw):
+        drawn.append(size)
+        return real_cells(size, rng, **kw)
+
     monkeypatch.setattr(mc_module, "_mc_trials", counting_trials)
+    monkeypatch.setattr(mc_module, "_mc_cell_trials", counting_cells)
     monkeypatch.setattr(mc_module, "monte_carlo_map", counting_map)
     sdp.smoothed_delta(mech, n, pi, 1.0, method="monte-carlo", trials=trials, candidates=k, rng=3, chunk=chunk)
     _, units = estimate_monte_carlo(mech, n, np.array(pi), 1, trials, k, chunk)

@@ -82,7 +82,9 @@ def monte_carlo_note(result: Any) -> str | None:
     if getattr(result, "method", "exact") != "monte-carlo":
         return None
     trials = getattr(result, "trials", None)
-    return f"Monte Carlo estimate, {trials} trials per composition"
+    covers = next((n for n in getattr(result, "notes", []) if n.startswith("Monte Carlo interval covers")), None)
+    text = f"Monte Carlo estimate, {trials} trials per composition"
+    return text if covers is None else f"{text}; {covers[len('Monte Carlo ') :]}"
 
 
 def _band_text(result: Any) -> str:

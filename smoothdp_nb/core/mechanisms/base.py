@@ -15,11 +15,11 @@ import pandas as pd
 
 from .._types import FloatArray, IntArray
 from .._validate import as_histograms, as_int, as_rng
-from ..budget import DEFAULT_BUDGET_SECONDS, ComputationTooLarge
+from ..budget import DEFAULT_BUDGET_SECONDS, ComputationTooLarge, Estimate, check_budget
 from ..divergence import log_hockey_stick_enclosure
 from ..enclosures import LIBM_REL, LogEnclosure, U, next_up
 
-__all__ = ["MAX_CELLS", "Mechanism", "compositions", "count_histograms"]
+__all__ = ["MAX_CELLS", "Mechanism", "compositions", "count_histograms", "factorize_outputs", "output_key"]
 
 # Refuse explicit enumerations above this many (output x component) cells.
 MAX_CELLS = 5 * 10**7
@@ -27,6 +27,24 @@ MAX_CELLS = 5 * 10**7
 _MIN_LAW_SECONDS = 1e-5
 # cells (pairs x outputs x epsilon) per chunk of the generic divergence kernel
 _PAIR_CHUNK_CELLS = 2**22
+# pairs of the block the kernel is timed on, to price one (pair, outputs, epsilon) cell
+_TIMED_PAIRS = 64
+
+
+def _cell_seconds(K: int, n_epsilon: int) -> float:
+    """Seconds of the generic kernel per (row, neighbour) pair with K outputs
+    and E epsilon (both directions), timed on the running machine on a block
+    of that shape (the kernel is vectorised: its cost per cell is flat)."""
+    E = max(1, n_epsilon)
+    K_timed = max(1, min(K, _PAIR_CHUNK_CELLS // (_TIMED_PAIRS * E)))
+    gen = np.random.default_rng(1)
+    a = np.log(gen.dirichlet(np.ones(K_timed), size=_TIMED_PAIRS))
+    b = np.log(gen.dirichlet(np.ones(K_timed), size=_TIMED_PAIRS))
+    eps = np.linspace(0.1, 1.0, E)
+    t0 = time.perf_counter()
+    z = np.zeros_like(a)
+    log_hockey_stick_enclosure(a, b, eps, z, z).maximum(log_hockey_stick_enclosure(b, a, eps, z, z))
+    return (time.perf_counter() - t0) / _TIMED_PAIRS * (K / K_timed)
 
 
 def compositions(total: int, parts: int) -> IntArray:
@@ -202,8 +220,10 @@ class Mechanism(ABC):
         """The enumeration of :meth:`log_profile_enclosure` (every neighbour's output law)."""
         h = np.asarray(hists, dtype=np.int64)
         k, m = h.shape
+        self._check_generic_size(k, n, m)
         # neighbours: one record a -> b, for every a with h_a >= 1 and b != a
-        moves = np.array([(a, b) for a in range(m) for b in range(m) if a != b], dtype=np.int64)
+        a_idx, b_idx = np.nonzero(~np.eye(m, dtype=bool))
+        moves = np.stack([a_idx, b_idx], axis=1).astype(np.int64)
         eye = np.eye(m, dtype=np.int64)
         nb = h[:, None, :] - eye[moves[:, 0]][None] + eye[moves[:, 1]][None]  # (k, M, m)
         ok = (nb >= 0).all(axis=2)
@@ -225,6 +245,24 @@ class Mechanism(ABC):
             np.maximum.at(lo, rows[s : s + step], np.reshape(d.lower, (i.size, epsilon.size)))
             np.maximum.at(hi, rows[s : s + step], np.reshape(d.upper, (i.size, epsilon.size)))
         return LogEnclosure(np.minimum(lo, 0.0), np.minimum(hi, 0.0))
+
+    def _check_generic_size(self, k: int, n: int, m: int) -> None:
+        """Refuse (:class:`ComputationTooLarge`, before any work) a generic profile
+        whose neighbour histograms would not fit in memory or whose output laws
+        would take longer than the default budget even at 10 microseconds each:
+        each of the k rows has m (m - 1) neighbours of m counts (m^3 integers:
+        8 GB for one row at m = 1000)."""
+        neigh = m * (m - 1)
+        nbytes = 8.0 * k * neigh * m * 3  # the neighbours, the valid ones and their distinct copy
+        laws = min(k * (1 + neigh), count_histograms(n, m))
+        check_budget(
+            Estimate(laws * _MIN_LAW_SECONDS, nbytes),
+            DEFAULT_BUDGET_SECONDS,
+            f"the privacy profile of {self!r} on {k} histogram(s) of {m} categories (each with "
+            f"m (m - 1) = {neigh:.3g} neighbours, one output law each)",
+            "use fewer categories (merge the ones the mechanism treats alike)",
+            parameter="categories",
+        )
 
     @overload
     def _aligned_log_pmfs(self, hists: IntArray) -> FloatArray: ...
@@ -252,9 +290,18 @@ class Mechanism(ABC):
         L: FloatArray = np.full((len(laws), K), -np.inf)
         own: FloatArray = np.zeros((len(laws), K))
         for r, (c, (_, lp)) in enumerate(zip(codes, laws)):
-            L[r, c] = lp
-            if with_error:
-                own[r, c] = self.log_output_pmf_error(hists[r], np.asarray(lp, dtype=float))
+            err_r = self.log_output_pmf_error(hists[r], np.asarray(lp, dtype=float)) if with_error else 0.0
+            if np.unique(c).size == c.size:
+                L[r, c] = lp
+                own[r, c] = err_r
+            else:  # several entries of one output (e.g. two NaN keys): their masses add
+                np.logaddexp.at(L[r], c, lp)
+                # a sum of positive terms keeps the largest relative error of its terms, plus
+                # one log-add-exp rounding per term (u of its operands, LIBM_REL of its log1p)
+                lpf = np.asarray(lp, dtype=float)
+                top = float(np.max(np.abs(lpf[np.isfinite(lpf)]), initial=0.0))
+                np.maximum.at(own[r], c, np.broadcast_to(np.asarray(err_r, dtype=float), lpf.shape))
+                own[r] += np.bincount(c, minlength=K) * (4.0 * U * (top + 1.0) + LIBM_REL)
         # each law sums to 1 up to rounding: make it exact to rounding, so equal
         # laws (e.g. a point mass reached by different sums) compare equal
         with np.errstate(invalid="ignore"):
@@ -275,42 +322,83 @@ class Mechanism(ABC):
     def profile_seconds(
         self, n: int, m: int, count: int, n_epsilon: int, budget: float = DEFAULT_BUDGET_SECONDS
     ) -> float:
-        """Estimated seconds of :meth:`log_profile_batch` on ``count`` histograms.
+        """Estimated seconds of :meth:`log_profile_batch` on ``count`` histograms of n records.
 
-        Default: one output law is timed (at small n, extrapolated), and the
-        generic path evaluates
-        ``1 + m (m - 1)`` laws per histogram (at most) plus a divergence per
-        neighbour over the K outputs (~2e-8 s per output and epsilon).  When
-        even 10 microseconds per law would exceed ``budget``, that
-        lower bound is returned without timing anything (one law may itself be
-        slow at large n).
+        The generic path does two kinds of work, priced separately on the
+        running machine (never extrapolated from other database sizes):
+
+        * one output law per *distinct* histogram among the rows and their
+          neighbours -- at most ``count (1 + m (m - 1))`` and at most the
+          ``C(n + m - 1, m - 1)`` histograms of n records, as the laws are
+          computed once per call -- each priced by timing
+          :meth:`_aligned_log_pmfs` (the law, the factorization of its
+          outputs and its row of the aligned table) on a few histograms of
+          exactly n records spread over the simplex (:meth:`law_cost`);
+        * a hockey-stick divergence in both directions for each of the
+          ``count m (m - 1) n / (n + m - 1)`` (row, neighbour) pairs (moves
+          out of an empty category do not exist; exact on average over all
+          histograms) over the K outputs and E epsilon, priced by timing the
+          kernel on a block of that shape.
+
+        When even 10 microseconds per law would exceed ``budget`` that lower
+        bound is returned without timing anything (one law may itself be slow
+        at large n).
         """
-        neigh = m * (m - 1)
-        floor = count * (1 + neigh) * _MIN_LAW_SECONDS
+        laws = min(count * (1 + m * (m - 1)), count_histograms(n, m))
+        floor = laws * _MIN_LAW_SECONDS
         if floor > budget:  # hopeless whatever one law costs: do not even time one
-            return floor
-        per_law, K = self._law_cost(n, m)
-        return count * ((1 + neigh) * per_law + 2 * neigh * K * n_epsilon * 2e-8)
+            return float(floor)
+        per_law, K = self.law_cost(n, m, budget / laws)
+        pairs = count * m * (m - 1) * n / (n + m - 1)
+        return float(laws * per_law + pairs * _cell_seconds(round(K), n_epsilon))
 
-    def _law_cost(self, n: int, m: int) -> tuple[float, float]:
-        """(seconds, outputs) of one output law at n records, extrapolated from
-        timed laws at 16 and 32 records (one law at large n may be slow itself):
-        a power law through the two, exponent clipped to [0, 4]."""
+    def law_cost(self, n: int, m: int, limit: float = math.inf) -> tuple[float, float]:
+        """(seconds, outputs) of one output law at n records on m categories, as
+        the generic path computes it (law, output factorization, aligned row).
 
-        def timed(k: int) -> tuple[float, float]:
-            t0 = time.perf_counter()
-            outs, _ = self.log_output_pmf(np.eye(1, m, dtype=np.int64)[0] * k)
-            return max(time.perf_counter() - t0, _MIN_LAW_SECONDS), len(outs)
+        Timed on up to five distinct histograms of exactly n records -- two
+        corners, the balanced one and random ones (fixed seed) -- after one
+        untimed call on another histogram (a first call may import modules or
+        fill caches); the mean over the probes, as the computation visits
+        every histogram.  Cached per (n, m) on the instance.
 
-        if n <= 32:
-            return timed(n)
-
-        def grow(a: float, b: float) -> float:
-            return min(4.0, max(0.0, math.log2(b / a)))
-
-        (t1, k1), (t2, k2) = timed(16), timed(32)
-        r = n / 32
-        return t2 * r ** grow(t1, t2), k2 * r ** grow(k1, k2)
+        One law at n may itself take long, so laws at 16, 64, 256, ... records
+        are timed first: as soon as one takes more than ``limit`` seconds, that
+        time is returned (a law of more records is assumed to cost no less),
+        and the caller refuses without ever computing a law at n.
+        """
+        store = getattr(self, "__dict__", None)  # a subclass with __slots__ is timed every time
+        cache: dict[tuple[int, int], tuple[float, float]] = {} if store is None else store.setdefault("_law_cost", {})
+        if (n, m) in cache:
+            return cache[(n, m)]
+        k = 16
+        while k < n:
+            probe = np.full((1, m), k // m, dtype=np.int64)
+            probe[0, : k - int(probe.sum())] += 1
+            try:
+                t0 = time.perf_counter()
+                self._aligned_log_pmfs(probe)
+                seconds = time.perf_counter() - t0
+            except ValueError:  # not a valid database size for this mechanism (e.g. a fixed sample > k)
+                seconds = 0.0
+            if seconds > limit:
+                return seconds, 1.0
+            k *= 4
+        gen = np.random.default_rng(0)
+        corners = np.eye(m, dtype=np.int64)[[0, m - 1]] * n
+        balanced = np.full((1, m), n // m, dtype=np.int64)
+        balanced[0, : n - int(balanced.sum())] += 1
+        random = gen.multinomial(n, np.full(m, 1.0 / m), size=2).astype(np.int64)
+        probes = np.unique(np.concatenate([corners, balanced, random]), axis=0)
+        warm = np.zeros((1, m), dtype=np.int64)
+        warm[0, 0], warm[0, 1] = n - n // 3, n // 3
+        self._aligned_log_pmfs(warm)
+        t0 = time.perf_counter()
+        L = self._aligned_log_pmfs(probes)
+        seconds = (time.perf_counter() - t0) / len(probes)
+        outputs = float(np.isfinite(L).sum(axis=1).mean())  # outputs per law (their union is larger)
+        cache[(n, m)] = (max(seconds, _MIN_LAW_SECONDS), max(outputs, 1.0))
+        return cache[(n, m)]
 
     def dp_delta(
         self,
@@ -432,19 +520,82 @@ def _finish_dp(logd: FloatArray, cap: FloatArray, log: bool) -> FloatArray:
 def factorize_outputs(outputs: list[Any]) -> tuple[list[IntArray], int]:
     """Integer codes of the outputs of several laws on their union: (codes per law, K).
 
-    Numeric 2-D outputs are compared row-wise (np.unique), 1-D outputs of any
-    hashable type by value (pandas.factorize)."""
+    Two outputs are the same output exactly when a reader of the release
+    cannot tell them apart, so the codes never merge distinguishable values:
+
+    * every NaN is one output (whatever its type or bit pattern), distinct
+      from every other value (``None``, 0, ...);
+    * ``None``, strings, tuples and values of different types (``1``,
+      ``1.0``, ``True``, ``"1"``) are outputs of their own, and so are
+      ``0.0`` and ``-0.0``; a numpy scalar is the Python value it prints
+      as (``np.int64(3)`` is ``3``), and a numpy array is the tuple of its
+      entries;
+    * numeric arrays of one dtype (the histograms of the sampling
+      mechanisms, 1-D values) are compared by the bits of their entries,
+      with NaNs made one (vectorised); anything else is keyed in one pass
+      of a dict (:func:`output_key`).
+
+    Raises TypeError for an output that is not hashable (a list, a dict).
+    """
     sizes = np.cumsum([0] + [len(o) for o in outputs])
     arrs = [o for o in outputs if isinstance(o, np.ndarray) and o.dtype != object and o.ndim in (1, 2)]
-    allo: np.ndarray
-    if len(arrs) == len(outputs):
-        allo = np.concatenate(arrs)
-        _, codes = np.unique(allo.reshape(len(allo), -1), axis=0, return_inverse=True)
+    if len(arrs) == len(outputs) and len({(a.dtype, a.shape[1:]) for a in arrs}) <= 1:
+        allo = np.concatenate(arrs) if arrs else np.empty(0)
+        rows = allo.reshape(len(allo), -1)
+        if rows.dtype.kind in "fc":
+            # one NaN, and -0.0 apart from 0.0: compare the bits of a copy with NaNs made canonical
+            rows = np.where(np.isnan(rows), np.array(np.nan, dtype=rows.dtype), rows)
+            rows = np.ascontiguousarray(rows).view(np.uint8).reshape(len(rows), -1)
+        _, codes = np.unique(rows, axis=0, return_inverse=True)
         K = int(codes.max()) + 1 if codes.size else 0
     else:
-        # hashable labels of any type (tuples stay tuples), gathered at C speed
-        allo = np.fromiter(itertools.chain.from_iterable(outputs), dtype=object, count=int(sizes[-1]))
-        codes, uniques = pd.factorize(allo)
-        K = len(uniques)
-    codes = np.asarray(codes).ravel()
+        flat = list(itertools.chain.from_iterable(outputs))
+        kinds = set(map(type, flat))
+        if kinds <= {int, str} or kinds <= {bytes}:  # no two distinct values of these compare equal
+            codes, uniques = pd.factorize(np.array(flat + [None], dtype=object)[:-1], use_na_sentinel=False)
+            K = len(uniques)
+        else:
+            index: dict[Hashable, int] = {}
+            try:
+                codes = np.fromiter(
+                    (index.setdefault(output_key(o), len(index)) for o in flat), dtype=np.int64, count=len(flat)
+                )
+            except TypeError as exc:
+                raise TypeError(f"every output must be hashable (a number, string, tuple, None, ...): {exc}") from None
+            K = len(index)
+    codes = np.asarray(codes, dtype=np.int64).ravel()
     return [codes[sizes[i] : sizes[i + 1]] for i in range(len(outputs))], K
+
+
+class _NaN:
+    """The key of every NaN output (all NaNs are one output)."""
+
+    def __repr__(self) -> str:
+        return "nan"
+
+
+_NAN_KEY = _NaN()
+
+
+def output_key(o: object) -> Hashable:
+    """A hashable key equal for two outputs exactly when they are the same output
+    (see :func:`factorize_outputs`): the type is part of the key, floats keep
+    the sign of zero, every NaN has one key, tuples are keyed entry by entry."""
+    if isinstance(o, np.ndarray):
+        return ("ndarray", o.shape, tuple(output_key(v) for v in o.ravel().tolist()))
+    if isinstance(o, np.generic):
+        o = o.item()
+    t = type(o)
+    if t is float or t is complex:
+        if o != o:  # NaN (complex: either part)
+            return _NAN_KEY
+        if t is float and o == 0.0:
+            return ("zero", math.copysign(1.0, o))
+        return (t, o)
+    if t is tuple:
+        return (tuple, tuple(output_key(v) for v in o))  # type: ignore[attr-defined]
+    if isinstance(o, float) and o != o:  # a float subclass holding NaN
+        return _NAN_KEY
+    if not isinstance(o, Hashable):
+        raise TypeError(f"{type(o).__name__} is not hashable")
+    return (t, o)

@@ -10,7 +10,7 @@ from scipy.special import logsumexp
 
 from .._types import FloatArray, IntArray
 from .._validate import as_int
-from .base import Mechanism
+from .base import Mechanism, factorize_outputs
 
 __all__ = ["FiniteMechanism"]
 
@@ -26,7 +26,11 @@ class FiniteMechanism(Mechanism):
     pmf : callable ``pmf(hist: tuple[int, ...]) -> Mapping[Hashable, float]``
         The exact output law on the database with histogram ``hist`` (m
         counts): each possible output (any hashable value) and its
-        probability.  Outputs of probability 0 may be left out.  The
+        probability.  Outputs of probability 0 may be left out.  Outputs a
+        reader can tell apart are distinct outputs: None, strings, tuples,
+        ``1``, ``1.0``, ``True``, ``0.0`` and ``-0.0`` are each an output of
+        their own, and every NaN is one output (two NaN keys of one law add
+        up); see :func:`~smoothdp_nb.core.mechanisms.base.factorize_outputs`.  The
         mechanism must be anonymous (depend on the records only through their
         histogram), as everything in smoothed DP assumes.
     categories : int >= 2
@@ -109,4 +113,10 @@ class FiniteMechanism(Mechanism):
         total = float(logsumexp(logp))
         if not abs(math.expm1(total)) <= PMF_SUM_TOL:
             raise ValueError(f"pmf{key} must sum to 1 (within {PMF_SUM_TOL:g}), got {math.exp(total)!r}")
+        # a dict holds distinct NaN objects as distinct keys, yet every NaN is one output
+        if sum(1 for o in law if o != o) > 1:
+            (codes,), K = factorize_outputs([outputs])
+            merged: FloatArray = np.full(K, -np.inf)
+            np.logaddexp.at(merged, codes, logp)
+            return outputs[np.unique(codes, return_index=True)[1]], merged
         return outputs, logp

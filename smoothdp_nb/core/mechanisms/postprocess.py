@@ -13,6 +13,7 @@ fast path from hypergeometric tails, :class:`SampledWinner`.
 from __future__ import annotations
 
 import math
+import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -44,62 +45,73 @@ class PostProcessing(ABC):
 
 
 class _FunctionMap(PostProcessing):
-    """A user function of one output; vectorised when it accepts the array of outputs."""
+    """A user function of one output, called once per output; with
+    ``vectorized=True`` (declared by the caller, never guessed) once on the
+    whole array of outputs."""
 
-    def __init__(self, f: Callable[[Any], Any]) -> None:
+    def __init__(self, f: Callable[[Any], Any], vectorized: bool = False) -> None:
         self.f = f
+        self.vectorized = vectorized
 
     @property
     def name(self) -> str:
         return getattr(self.f, "__name__", repr(self.f))
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _FunctionMap) and other.f == self.f
+        return isinstance(other, _FunctionMap) and other.f == self.f and other.vectorized == self.vectorized
 
     def __hash__(self) -> int:
-        return hash(self.f)
+        return hash((self.f, self.vectorized))
 
-    def _vectorised(self, outputs: np.ndarray) -> np.ndarray | None:
-        """f(outputs) when f maps the whole array output by output (checked on the
-        first and last outputs against single calls), else None."""
-        if outputs.dtype == object:
-            return None
+    def _apply_vectorized(self, outputs: np.ndarray, logp: FloatArray) -> tuple[np.ndarray, FloatArray]:
+        y = self.f(outputs)
+        if isinstance(y, Mapping):
+            raise TypeError("a vectorized f must return one new output per output (an array), not a law")
         try:
-            y = np.asarray(self.f(outputs))
-        except Exception:
-            return None
-        if y.ndim == 0 or y.shape[0] != len(outputs) or y.dtype == object:
-            return None
-        for i in {0, len(outputs) - 1}:
-            single = self.f(outputs[i])
-            if isinstance(single, Mapping) or not np.array_equal(np.asarray(single), y[i]):
-                return None
-        return y
+            arr = np.asarray(y)
+        except ValueError:  # ragged rows
+            arr = np.empty(len(y), dtype=object)
+            for i, v in enumerate(y):
+                arr[i] = v
+        if arr.ndim == 0 or arr.shape[0] != len(outputs):
+            raise ValueError(
+                f"a vectorized f must return one new output per output: {len(outputs)} outputs, got shape {arr.shape}"
+            )
+        return _group(arr, logp)
 
     def apply(self, outputs: np.ndarray, logp: FloatArray) -> tuple[np.ndarray, FloatArray]:
-        y = self._vectorised(outputs)
-        if y is not None:
-            return _group(y, logp)
+        if self.vectorized:
+            return self._apply_vectorized(outputs, logp)
         ys = [self.f(o) for o in outputs]  # a plain Python function: one call per output
         if not any(isinstance(v, Mapping) for v in ys):
-            labels = np.empty(len(ys), dtype=object)
-            labels[:] = ys
-            return _group(labels, logp)
+            return _group(_object_array(ys), logp)
         src: list[int] = []
         lab: list[Any] = []
         lw: list[FloatArray] = []
         for k, v in enumerate(ys):
             law = v if isinstance(v, Mapping) else {v: 1.0}
-            p = np.fromiter(law.values(), dtype=float, count=len(law))
-            if np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9:
-                raise ValueError(f"f must return an output or a law {{output: probability}} summing to 1, got {v!r}")
+            try:
+                p = np.fromiter(law.values(), dtype=float, count=len(law))
+            except (TypeError, ValueError):
+                raise TypeError(f"f must return an output or a law {{output: probability}}, got {v!r}") from None
+            if len(law) == 0 or not np.all(np.isfinite(p)) or np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9:
+                raise ValueError(
+                    f"f must return an output or a law {{output: probability}} of finite probabilities >= 0 "
+                    f"summing to 1, got {v!r}"
+                )
             src += [k] * len(law)
             lab += list(law.keys())
             with np.errstate(divide="ignore"):
                 lw.append(np.log(p))
-        labels = np.empty(len(lab), dtype=object)
-        labels[:] = lab
-        return _group(labels, logp[np.asarray(src, dtype=np.int64)] + np.concatenate(lw))
+        return _group(_object_array(lab), logp[np.asarray(src, dtype=np.int64)] + np.concatenate(lw))
+
+
+def _object_array(values: list[Any]) -> np.ndarray:
+    """A 1-D object array holding the values as they are (arrays and tuples stay single entries)."""
+    out = np.empty(len(values), dtype=object)
+    for i, v in enumerate(values):
+        out[i] = v
+    return out
 
 
 def _group(labels: np.ndarray, logp: FloatArray) -> tuple[np.ndarray, FloatArray]:
@@ -111,8 +123,53 @@ def _group(labels: np.ndarray, logp: FloatArray) -> tuple[np.ndarray, FloatArray
     return labels[first], out
 
 
+def as_count_rows(outputs: object, name: str = "hist") -> FloatArray:
+    """Histogram outputs as a 2-D float array (one row per output), validated.
+
+    ``outputs`` is a 2-D numeric array, or a sequence of histograms (tuples,
+    lists or arrays of one length, e.g. the object array of a
+    :class:`FiniteMechanism` whose outputs are tuples).  Raises TypeError for
+    anything that is not numbers (None, strings, ...) and ValueError for
+    ragged rows, empty rows, NaN, infinite or negative counts.
+    """
+    if outputs is None or isinstance(outputs, (str, bytes, Mapping)):
+        raise TypeError(f"{name} must be histograms (rows of counts), got {type(outputs).__name__}")
+    arr = np.asarray(outputs, dtype=object) if not isinstance(outputs, np.ndarray) else outputs
+    if arr.dtype == object:
+        rows = list(arr.ravel())
+        if all(isinstance(r, (tuple, list, np.ndarray)) for r in rows):  # a sequence of histograms
+            lengths = {len(r) for r in rows}
+            if len(lengths) > 1:
+                raise ValueError(f"{name} must be histograms of one length (ragged rows of lengths {sorted(lengths)})")
+            entries = [v for r in rows for v in (r.ravel().tolist() if isinstance(r, np.ndarray) else r)]
+        else:
+            entries = rows
+        # float(None) is NaN to numpy, float("1") is 1.0 to Python: only numbers are counts
+        if not all(isinstance(v, (numbers.Real, np.number)) for v in entries):
+            raise TypeError(f"{name} must hold numbers only (counts), got a non-numeric entry")
+        try:
+            arr = np.array(arr.tolist(), dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be histograms of one length (ragged nested sequences)") from None
+    elif arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold numbers only (counts), got dtype {arr.dtype}")
+    arr = np.asarray(arr, dtype=float)
+    if arr.ndim != 2 or arr.shape[1] == 0:
+        raise ValueError(f"{name} must be non-empty histograms, one per row; got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must hold finite counts, got NaN or infinity")
+    if np.any(arr < 0):
+        raise ValueError(f"{name} must hold counts >= 0, got a negative entry")
+    return arr
+
+
 class Winner(PostProcessing):
-    """The category with the most votes in a histogram output; ties split evenly."""
+    """The category with the most votes in a histogram output; ties split evenly.
+
+    Its outputs are the category indices 0..m-1.  Histogram outputs must be
+    numbers (counts >= 0, finite, rows of one length): anything else raises
+    TypeError / ValueError rather than naming a winner.
+    """
 
     @property
     def name(self) -> str:
@@ -123,12 +180,22 @@ class Winner(PostProcessing):
 
     def __call__(self, hist: npt.ArrayLike) -> int | dict[int, float]:
         """The winner(s) of one histogram: a category, or a law over the tied ones."""
-        h = np.asarray(hist)
+        if hist is None or isinstance(hist, (str, bytes, Mapping)):
+            raise TypeError(f"hist must be one histogram (a 1-D sequence of counts), got {type(hist).__name__}")
+        try:
+            ndim = np.ndim(hist)
+        except ValueError:  # numpy refuses nested sequences of different lengths
+            raise ValueError(
+                "hist must be one histogram (a 1-D sequence of counts), got ragged nested sequences"
+            ) from None
+        if ndim != 1:
+            raise TypeError(f"hist must be one histogram (a 1-D sequence of counts), got {ndim} dimensions")
+        h = as_count_rows([hist] if not isinstance(hist, np.ndarray) else hist[None, :])[0]
         top = np.flatnonzero(h == h.max())
         return int(top[0]) if top.size == 1 else {int(c): 1.0 / top.size for c in top}
 
     def apply(self, outputs: np.ndarray, logp: FloatArray) -> tuple[np.ndarray, FloatArray]:
-        o = np.asarray(outputs)
+        o = as_count_rows(outputs, "the outputs the winner is taken of")
         top = o == o.max(axis=1, keepdims=True)
         share = np.log(top.sum(axis=1))
         terms = np.where(top, (logp - share)[:, None], -np.inf)
@@ -142,12 +209,18 @@ class Winner(PostProcessing):
 winner = Winner()
 
 
-def as_output_map(f: Any) -> PostProcessing:
+def as_output_map(f: Any, vectorized: bool = False) -> PostProcessing:
+    """``f`` as a :class:`PostProcessing` (a user function: called per output,
+    or on the whole array of outputs when ``vectorized``)."""
+    if not isinstance(vectorized, (bool, np.bool_)):
+        raise TypeError(f"vectorized must be True or False, got {vectorized!r}")
     if isinstance(f, PostProcessing):
+        if vectorized:
+            raise ValueError(f"vectorized applies to a user function, not to the built-in {f.name}")
         return f
     if not callable(f):
         raise TypeError(f"f must be a function of one output or a PostProcessing, got {type(f).__name__}")
-    return _FunctionMap(f)
+    return _FunctionMap(f, bool(vectorized))
 
 
 class PostProcessed(Mechanism):
@@ -178,7 +251,7 @@ class PostProcessed(Mechanism):
         return self.f.apply(*self.inner.log_output_pmf(hist))
 
 
-def postprocess(mechanism: Mechanism, f: Any) -> Mechanism:
+def postprocess(mechanism: Mechanism, f: Any, *, vectorized: bool = False) -> Mechanism:
     """The mechanism ``f(M(x))``: every output of M mapped through f (Proposition 4).
 
     Parameters
@@ -186,10 +259,17 @@ def postprocess(mechanism: Mechanism, f: Any) -> Mechanism:
     mechanism : Mechanism
     f : callable or PostProcessing
         A function of one output (a histogram row, a value, a label), called
-        once on the whole array of outputs when it accepts one (checked on
-        the first and last outputs), otherwise once per output.  It returns
-        the new output, or a mapping {new output: probability} for a
-        randomized map.  :data:`winner` is built in.
+        once per output.  It returns the new output (any hashable value:
+        None, NaN -- every NaN is one output --, strings, tuples, mixed types
+        are outputs of their own), or a mapping {new output: probability}
+        for a randomized map.  :data:`winner` is built in.
+    vectorized : bool, default False
+        The caller declares that ``f`` maps the whole array of outputs (a
+        2-D array of histogram rows, or a 1-D array of values) to the array
+        of its results, output by output; f is then called once per law.
+        Never guessed: a function such as ``lambda h: h[..., 0] * (h.min() > 0)``
+        gives the same result on single rows yet a different one on the whole
+        array, so only the caller can know.
 
     Returns
     -------
@@ -199,7 +279,7 @@ def postprocess(mechanism: Mechanism, f: Any) -> Mechanism:
     """
     if not isinstance(mechanism, Mechanism):
         raise TypeError(f"mechanism must be a smoothdp_nb Mechanism, got {type(mechanism).__name__}")
-    return mechanism.postprocessed(as_output_map(f))
+    return mechanism.postprocessed(as_output_map(f, vectorized))
 
 
 def _one(rows: IntArray, k: np.ndarray) -> FloatArray:

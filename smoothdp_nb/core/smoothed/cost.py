@@ -176,7 +176,9 @@ def profile_sample(mechanism: Any, n: int, epsilon: np.ndarray, points: int = 10
     return ProfileSample(window_log_bound(ld), slope, distinct, seconds / len(pairs))
 
 
-def engine_seconds(n: int, vertices: Any, n_epsilon: int, sample: ProfileSample | None = None) -> float:
+def engine_seconds(
+    n: int, vertices: Any, n_epsilon: int, sample: ProfileSample | None = None, *, measure_speed: bool = True
+) -> float:
     """Seconds of the exact engine's recursion alone (the profiles are priced in :mod:`.estimate`).
 
     ``sample``: :func:`profile_sample` of the data (two categories, two
@@ -202,10 +204,46 @@ def engine_seconds(n: int, vertices: Any, n_epsilon: int, sample: ProfileSample 
             + _PER_SEGMENT * u["segments"] * cols
             + _PER_BLOCK * u["blocks"]
         )
+    model = _general_model(n, m, l, E)
+    # a run of under 50 ms needs no probe (the probe would cost more than the error it removes)
+    return model * general_speed(V, E) if measure_speed and model > 0.05 else model
+
+
+def _general_model(n: int, m: int, l: int, E: int) -> float:
+    """Seconds of the general engine on the reference machine (its fitted per-unit costs)."""
     g = general_work_units(n, m, l)
     return float(
         _PER_COMPOSITION * g["compositions"] + _PER_LOG_TERM * g["terms"] * E + _PER_INDEX_ROW * g["index_rows"] * m
     )
+
+
+# the general engine is run on a small instance of about this many reference seconds to
+# measure how fast the running machine is now (load, other tenants, a slower CPU)
+_PROBE_SECONDS = 0.01
+
+
+def general_speed(vertices: np.ndarray, n_epsilon: int) -> float:
+    """How many times slower the general engine runs here and now than the
+    fitted reference costs say: the engine itself is run on a small instance
+    (random log-deltas, the same vertices and epsilon count, the smallest n
+    whose modelled time reaches ``_PROBE_SECONDS``) and its measured time
+    divided by the model's.  Clipped to [0.5, 50]: one probe of ~30 ms is
+    noisy, and a machine 50 times slower than the reference is refused anyway
+    by any sensible budget.
+    """
+    from .general import exact_general
+
+    l, m = vertices.shape
+    E = max(1, n_epsilon)
+    probe = 1
+    while _general_model(probe, m, l, E) < _PROBE_SECONDS and probe < 4096:
+        probe *= 2
+    rows = math.comb(probe + m - 1, m - 1)
+    logdelta = np.log(np.random.default_rng(2).uniform(1e-6, 1e-3, size=(rows, E)))
+    t0 = time.perf_counter()
+    exact_general(logdelta, probe, m, vertices, None)
+    measured = time.perf_counter() - t0
+    return min(50.0, max(0.5, measured / _general_model(probe, m, l, E)))
 
 
 def estimate_exact_cost(
@@ -259,4 +297,4 @@ def estimate_exact_seconds(n: int, m: int, l: int, E: int) -> float:
         return 0.0
     if m == 2 and l == 2:
         return engine_seconds(n, [[0.3, 0.7], [0.6, 0.4]], E)
-    return engine_seconds(n, [[1.0 / m] * m] * l, E)
+    return engine_seconds(n, [[1.0 / m] * m] * l, E, measure_speed=False)

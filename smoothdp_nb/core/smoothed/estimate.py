@@ -29,12 +29,12 @@ from scipy import special
 
 from .._validate import as_epsilon, as_int
 from ..average import SamplingAverage
-from ..budget import Estimate
+from ..budget import DEFAULT_BUDGET_SECONDS, Estimate
 from ..hull import reduce_to_vertices
 from ..mechanisms import MAX_CELLS, NoisySamplingHistogram, SamplingHistogram
 from .cost import estimate_exact_cost, estimate_exact_seconds
 from .exact import HELPER_MIN_N, profile_chunk_rows
-from .monte_carlo import _candidate_compositions
+from .monte_carlo import MAX_COMPLETIONS, _candidate_compositions, composition_cells
 
 __all__ = [
     "profile_units",
@@ -66,7 +66,7 @@ _PROFILE_PAIR_BYTES = 900.0
 _INDEX_ENTRY_BYTES = 170.0
 
 
-def profile_units(mechanism: Any, n: int, m: int) -> tuple[float, float]:
+def profile_units(mechanism: Any, n: int, m: int, budget: float = DEFAULT_BUDGET_SECONDS) -> tuple[float, float]:
     """(seconds, peak bytes) of the privacy profile of one histogram of size n at one epsilon.
 
     A model per mechanism family, its cells counted as in the kernels: the
@@ -86,8 +86,9 @@ def profile_units(mechanism: Any, n: int, m: int) -> tuple[float, float]:
             return _SH2_BASE + _SH2_SQRT * math.sqrt(n), 0.0
         cells = m * (m - 1) * float(T + 1) ** 2
         return _SH_GRID_CELL * cells, 9 * 8.0 * min(cells, MAX_CELLS / 4)
-    # any other mechanism (FiniteMechanism, post-processed, a user's subclass): its own estimate
-    return mechanism.profile_seconds(n, m, 1, 1), 0.0
+    # any other mechanism (FiniteMechanism, post-processed, a user's subclass) prices itself; ``budget``
+    # (seconds for this one profile) stops the timing of its laws as soon as they are sure to exceed it
+    return mechanism.profile_seconds(n, m, 1, 1, budget), 0.0
 
 
 def sampling_average_units(K: int, T: int, occupied: float) -> tuple[float, float]:
@@ -101,15 +102,37 @@ def sampling_average_units(K: int, T: int, occupied: float) -> tuple[float, floa
     return _AVG_CELL * occupied * K * width, 6.0 * K * width * 8
 
 
+def _builtin(mechanism: Any) -> bool:
+    """Whether the mechanism is one of the package's own, priced by the fitted models here."""
+    return type(mechanism) in (SamplingAverage, NoisySamplingHistogram, SamplingHistogram)
+
+
 def estimate_profiles(mechanism: Any, n: int, m: int, E: int) -> float:
-    """Seconds of the privacy profiles of every histogram of n records at E epsilon (modelled)."""
-    return math.comb(n + m - 1, m - 1) * E * profile_units(mechanism, n, m)[0]
+    """Seconds of the privacy profiles of every histogram of n records at E epsilon.
+
+    The package's own mechanisms: their fitted per-profile models.  Any other
+    mechanism (FiniteMechanism, post-processed, a user's subclass) prices
+    itself through the protocol, :meth:`Mechanism.profile_seconds` on all the
+    histograms at once (its laws are shared between neighbours), in the
+    chunks the exact method passes to it.
+    """
+    count = math.comb(n + m - 1, m - 1)
+    if _builtin(mechanism):
+        return count * E * profile_units(mechanism, n, m)[0]
+    # the probing stops (and returns a lower bound) once the work is sure to exceed the default budget
+    rows = profile_chunk_rows(E)
+    full, rest = divmod(count, rows)
+    seconds = full * float(mechanism.profile_seconds(n, m, rows, E, DEFAULT_BUDGET_SECONDS)) if full else 0.0
+    if rest:
+        seconds += float(mechanism.profile_seconds(n, m, rest, E, DEFAULT_BUDGET_SECONDS))
+    return seconds
 
 
 def estimate_exact(mechanism: Any, n: int, m: int, l: int, E: int) -> Estimate:
     """Time and memory of the exact smoothed delta (all histograms profiled, then Algorithm 1)."""
     hists = math.comb(n + m - 1, m - 1)
-    per_bytes = profile_units(mechanism, n, m)[1]
+    # the memory of one profile (the generic path checks its own before it starts)
+    per_bytes = profile_units(mechanism, n, m)[1] if _builtin(mechanism) else 0.0
     seconds = estimate_profiles(mechanism, n, m, E)
     if l > 1:  # one vertex: a single weighted sum over the histograms, no recursion
         seconds += estimate_exact_seconds(n, m, l, E)
@@ -192,6 +215,12 @@ def estimate_monte_carlo(
     """
     V = np.asarray(vertices, dtype=float)
     l, m = V.shape
+    total = math.comb(n + l - 1, l - 1)
+    if total > candidates:  # cells (see .monte_carlo): each trial also profiles Y + every completion
+        base, extra, _ = composition_cells(n, l, candidates)
+        D = int(n - base.sum(axis=1).min())
+        if math.comb(D + m - 1, m - 1) <= MAX_COMPLETIONS:
+            return _estimate_cells(mechanism, n, V, E, trials, chunk, base, extra)
     count = candidate_count(n, l, candidates)
     if count <= 256:
         comps = _candidate_compositions(n, l, candidates)
@@ -205,7 +234,7 @@ def estimate_monte_carlo(
         profiles += weight * full * expected_distinct_histograms(c, V, chunk)
         if rest:
             profiles += weight * expected_distinct_histograms(c, V, rest)
-    per, per_bytes = profile_units(mechanism, n, m)
+    per, per_bytes = profile_units(mechanism, n, m, DEFAULT_BUDGET_SECONDS / max(1.0, profiles * E))
     databases = float(count) * trials
     seconds = databases * l * _DRAW + profiles * E * per
     size = min(chunk, trials)
@@ -213,6 +242,50 @@ def estimate_monte_carlo(
     # and per candidate its composition, seed and interval
     nbytes = (
         2.0 * trials * E * 8 + size * (8.0 * m * (l + 3) + 16.0 * E) + per_bytes + count * (8.0 * l + 24.0 * E + 400.0)
+    )
+    return Estimate(seconds, nbytes), {"candidates": count, "databases": databases, "profiles": profiles}
+
+
+def _estimate_cells(
+    mechanism: Any,
+    n: int,
+    V: np.ndarray,
+    E: int,
+    trials: int,
+    chunk: int,
+    base: np.ndarray,
+    extra: np.ndarray,
+) -> tuple[Estimate, dict[str, float]]:
+    """The Monte Carlo estimate when the compositions are cut into cells: per
+    chunk of trials, the distinct candidate databases plus the distinct
+    ``Y + z`` (z: every histogram of the cell's D extra records) -- for two
+    categories the windows of D + 1 counts above the distinct Y overlap into
+    about (distinct Y) + D histograms, for more the product, at most all
+    ``C(n + m - 1, m - 1)`` histograms."""
+    l, m = V.shape
+    H = float(math.comb(n + m - 1, m - 1))
+    full, rest = divmod(trials, chunk)
+    profiles = 0.0
+    completions_max = 1.0
+    for s, x in zip(base, extra):
+        D = int(n - s.sum())
+        nz = float(math.comb(D + m - 1, m - 1))
+        completions_max = max(completions_max, nz)
+        for size, times in ((chunk, full), (rest, 1 if rest else 0)):
+            if times:
+                ed_y = expected_distinct_histograms(s, V, size) if s.sum() else 1.0
+                spread = ed_y + D if m == 2 else ed_y * nz
+                profiles += times * min(H, spread + expected_distinct_histograms(s + x, V, size))
+    per, per_bytes = profile_units(mechanism, n, m, DEFAULT_BUDGET_SECONDS / max(1.0, profiles * E))
+    count = len(base)
+    databases = float(count) * trials
+    seconds = databases * l * 2 * _DRAW + profiles * E * per + databases * completions_max * E * 2e-8
+    size = min(chunk, trials)
+    nbytes = (
+        2.0 * trials * 2 * E * 8
+        + min(size * completions_max, 2.0**18) * (8.0 * m * 3 + 16.0 * E)
+        + per_bytes
+        + count * (8.0 * l + 24.0 * E + 400.0)
     )
     return Estimate(seconds, nbytes), {"candidates": count, "databases": databases, "profiles": profiles}
 

@@ -53,7 +53,11 @@ class SmoothedResult:
         says they are (E[delta(x)] <= max delta(x)).
     method : {"exact", "monte-carlo"}
     ci_low, ci_high : ndarray or None
-        Monte Carlo only: the confidence interval (see ``interval``).
+        Monte Carlo only: the confidence interval (see ``interval``).  It is
+        one for the smoothed delta itself (the maximum over every
+        composition) when ``notes`` says "Monte Carlo interval covers all ...
+        compositions"; otherwise only for the largest mean over the
+        candidate compositions, and ``interval`` says so.
     """
 
     mechanism: Any
@@ -195,6 +199,8 @@ class SmoothedResult:
                 txt += f"  [{self.ci_low_values[i]:.3g}, {self.ci_high_values[i]:.3g}] ({self.confidence:.0%})"
             txt += f"  at composition {tuple(int(c) for c in self.worst_composition_values[i])}"
             lines.append(txt)
+        if self.method == "monte-carlo" and self.interval:
+            lines.append(f"  interval: {self.interval}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:

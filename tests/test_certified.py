@@ -244,3 +244,53 @@ def test_sampling_average_enclosure(h, T):
     law = lambda x: exact.sampling_average_law(x, values, T)  # noqa: E731
     for e in (0.0, 0.5, math.log(2)):
         _check(sdp.privacy_profile(mech, list(h), e, enclosure=True), exact.profile_of_law(law, h, e))
+
+
+def _winner_exact(h: tuple[int, int], T: int, eps: float) -> mp.mpf:
+    """Definition 2 for the winner of a sample of T drawn without replacement (ties half),
+    from the hypergeometric law in fractions; neighbours move one record."""
+    from math import comb
+
+    def w(a: int, b: int) -> Fraction:
+        out = Fraction(0)
+        for k in range(max(0, T - b), min(a, T) + 1):
+            p = Fraction(comb(a, k) * comb(b, T - k), comb(a + b, T))
+            out += p if 2 * k > T else p / 2 if 2 * k == T else 0
+        return out
+
+    a, b = h
+    best = mp.mpf(0)
+    for nb in ((a - 1, b + 1), (a + 1, b - 1)):
+        if min(nb) < 0:
+            continue
+        P, Q = w(a, b), w(*nb)
+        for p, q in ((P, Q), (Q, P)):
+            d = sum(
+                max(
+                    mp.mpf(0),
+                    mp.mpf(x.numerator) / x.denominator - mp.e ** mp.mpf(eps) * mp.mpf(y.numerator) / y.denominator,
+                )
+                for x, y in ((p, q), (1 - p, 1 - q))
+            )
+            best = max(best, d)
+    return best
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 50), st.data())
+def test_winner_fast_path_encloses_the_exact_profile(n, data):
+    """The closed-form winner path (SampledWinner) brackets the 50-digit truth and its
+    upper bound is tight (within 1e-9 of it) wherever the truth is positive."""
+    T = data.draw(st.integers(1, n))
+    a = data.draw(st.integers(0, n))
+    eps = np.array([0.0, 0.05, 0.3, 1.0, 3.0])
+    M = sdp.postprocess(sdp.SamplingHistogram(T=T), sdp.winner)
+    enc = sdp.privacy_profile(M, [a, n - a], eps, enclosure=True)
+    with mp.workdps(50):
+        for j, e in enumerate(eps):
+            ex = _winner_exact((a, n - a), T, float(e))
+            hi = mp.e ** mp.mpf(float(enc.upper[j])) if np.isfinite(enc.upper[j]) else mp.mpf(0)
+            lo = mp.e ** mp.mpf(float(enc.lower[j])) if np.isfinite(enc.lower[j]) else mp.mpf(0)
+            assert lo <= ex <= hi, (n, T, a, e)
+            if ex > 0:
+                assert hi / ex - 1 <= 1e-9, (n, T, a, e)

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from .mechanisms import FiniteMechanism, Mechanism, NoisySamplingHistogram, SamplingHistogram
     from .mechanisms.postprocess import postprocess, winner
     from .noise import calibrate, noise_std, optimal_shape
+    from .parallel import available_cpus
     from .profiles import Composition, adjusted_utility, compose, dp_delta, privacy_profile, remark8_bound
     from .release import Release, compare_noise, default_gamma
     from .sensitivity import evaluate_query, local_sensitivity, sensitivity_at_distance, smooth_sensitivity
@@ -69,6 +70,7 @@ _WHERE: dict[str, str] = {
     "sweep": "sweeps",
     "monte_carlo_map": "sweeps",
     "SweepResult": "sweeps",
+    "available_cpus": "parallel",
     # ``release`` (the function) is exported by the top-level package only: here the
     # name belongs to the submodule smoothdp_nb.core.release.
     "noise": "",
@@ -131,6 +133,7 @@ __all__ = [
     "sweep",
     "monte_carlo_map",
     "SweepResult",
+    "available_cpus",
     "noise",
     "noise_std",
     "calibrate",

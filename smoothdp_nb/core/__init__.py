@@ -17,12 +17,16 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from . import datasets, noise
+    from .accounting.export import PrivacyLossDistribution, privacy_loss_distribution
+    from .accounting.inverse import dp_epsilon, profile_epsilon, smoothed_epsilon
+    from .accounting.renyi import SmoothedRenyi, renyi_profile, smoothed_renyi
     from .average import QuantizedLaw, SamplingAverage, continuous_limit_profile, quantized_gaussian, quantized_laplace
     from .budget import ComputationTooLarge
     from .enclosures import LogEnclosure
     from .hull import HullReduction, reduce_to_vertices
     from .intervals import betting_interval, empirical_bernstein_interval
     from .mechanisms import FiniteMechanism, Mechanism, NoisySamplingHistogram, SamplingHistogram
+    from .mechanisms.composed import Joint, Repeat, joint, repeat
     from .mechanisms.postprocess import postprocess, winner
     from .noise import calibrate, noise_std, optimal_shape
     from .parallel import available_cpus
@@ -31,10 +35,6 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from .sensitivity import evaluate_query, local_sensitivity, sensitivity_at_distance, smooth_sensitivity
     from .smoothed import SmoothedCurve, SmoothedResult, fit_exponential, smoothed_delta, smoothed_delta_curve
     from .sweeps import SweepResult, monte_carlo_map, sweep
-    from .accounting.export import PrivacyLossDistribution, privacy_loss_distribution
-    from .accounting.inverse import dp_epsilon, profile_epsilon, smoothed_epsilon
-    from .accounting.renyi import SmoothedRenyi, renyi_profile, smoothed_renyi
-    from .mechanisms.composed import Joint, Repeat, joint, repeat
 
 #: public name -> the submodule that defines it ("" for a submodule exported under its own name)
 _WHERE: dict[str, str] = {

@@ -22,6 +22,7 @@ import pandas as pd
 from .._types import FloatArray, FloatOrArray, IntArray
 from .._validate import as_epsilon, as_histograms, as_real
 from ..budget import ComputationTooLarge
+from ..enclosures import exp_down, exp_up
 from ..mechanisms import Mechanism
 from ..profiles import check_mechanism
 from .pld import ComposedLoss, LossDistribution
@@ -132,7 +133,8 @@ class PrivacyLossDistribution:
         e, scalar = as_epsilon(epsilon)
         up = bound == "upper"
         val = np.maximum(self.forward.log_delta(e, upper=up), self.backward.log_delta(e, upper=up))
-        res = val if log else np.exp(val)
+        # linear values rounded outward: a positive upper bound never underflows to 0
+        res = val if log else (np.minimum(exp_up(val), 1.0) if up else exp_down(val))
         return float(res[0]) if scalar else res
 
     def renyi(self, alpha: float, direction: str = "max") -> float:

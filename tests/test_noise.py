@@ -611,3 +611,15 @@ def test_calibration_rounding_examples():
     want = (4) / (2 * mp.sqrt(3) * (mp.mpf("0.123456") - mp.mpf(0.01) * 4))
     assert st_.guarantee == "0.123456-DP" and st_.scale >= want and st_.scale < want * (1 + 1e-15)
     assert calibrate("laplace_log_normal", 0.1, 0.01).guarantee == "rho-zCDP with rho=0.005"
+
+
+def test_hostile_shape_is_refused_at_once_not_computed():
+    """A huge Laplace-log-normal shape made the exact scale e^(3 shape^2 / 2) a Fraction with a
+    power of two of astronomical size (a fuzz run grew past 8 GB); it is refused at once."""
+    import time
+
+    t0 = time.perf_counter()
+    for shape in (40.0, 1e10, 1e150):
+        with pytest.raises(ValueError, match="shape"):
+            calibrate("laplace_log_normal", 1.0, 0.1, shape=shape)
+    assert time.perf_counter() - t0 < 5.0

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -894,7 +895,13 @@ def calibrate(
     gamma = as_positive(gamma, "gamma")
     delta = _check_delta(family, delta)
     shape = _check_shape(family, shape)
-    return _calibrate(family, eps, gamma, delta, shape)
+    cal = _calibrate(family, eps, gamma, delta, shape)
+    if not math.isfinite(cal.scale):  # e.g. Laplace-log-normal's e^(3 shape^2 / 2) beyond the doubles
+        raise ValueError(
+            f"the {family} noise scale for epsilon={eps:g}, gamma={gamma:g}, shape={shape} is beyond the "
+            "largest double: choose a smaller shape (or a larger epsilon)"
+        )
+    return cal
 
 
 def _stated(x: float) -> Fraction:
@@ -917,7 +924,14 @@ def _float_up(x: Fraction | arb) -> float:
         if not x.is_finite():
             return math.inf
         m, e = x.upper().mid().man_exp()
-        x = Fraction(int(m)) * Fraction(2) ** int(e)
+        m, e = int(m), int(e)
+        # outside the double range the answer is known without building 2^e (a hostile
+        # shape makes e astronomically large: the exact power would exhaust memory)
+        if e + m.bit_length() > 1100:
+            return math.inf if m > 0 else -sys.float_info.max
+        if e + m.bit_length() < -1100:
+            return math.ulp(0.0) if m > 0 else 0.0
+        x = Fraction(m) * Fraction(2) ** e
     try:
         f = float(x)
     except OverflowError:

@@ -923,8 +923,8 @@ def _float_up(x: Fraction | arb) -> float:
     if isinstance(x, arb):
         if not x.is_finite():
             return math.inf
-        m, e = x.upper().mid().man_exp()
-        m, e = int(m), int(e)
+        man, ex = x.upper().mid().man_exp()
+        m, e = int(man), int(ex)
         # outside the double range the answer is known without building 2^e (a hostile
         # shape makes e astronomically large: the exact power would exhaust memory)
         if e + m.bit_length() > 1100:

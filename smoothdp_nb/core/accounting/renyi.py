@@ -52,28 +52,21 @@ def _as_alphas(alpha: object) -> tuple[FloatArray, bool]:
 
 def _renyi_rows(mechanism: Mechanism, h: np.ndarray, alphas: FloatArray) -> FloatArray:
     """R_alpha(x) for every row of h and every alpha: (k, A)."""
-    from ..mechanisms.composed import pair_loss
+    from ..mechanisms.composed import neighbours, pair_loss
 
-    k, m = h.shape
+    k = h.shape[0]
     out = np.zeros((k, alphas.size))
-    eye = np.eye(m, dtype=np.int64)
     cache: dict[tuple[bytes, bytes], FloatArray] = {}
     for r in range(k):
         x = h[r]
-        for a in range(m):
-            if x[a] < 1:
-                continue
-            for b in range(m):
-                if a == b:
-                    continue
-                x2 = x - eye[a] + eye[b]
-                key = (x.tobytes(), x2.tobytes())
-                if key not in cache:
-                    f, bw = pair_loss(mechanism, x, x2)
-                    fv = np.array([renyi_of(f, float(al)) for al in alphas])
-                    bv = np.array([renyi_of(bw, float(al)) for al in alphas])
-                    cache[key] = np.maximum(fv, bv)
-                out[r] = np.maximum(out[r], cache[key])
+        for x2 in neighbours(x):
+            key = (x.tobytes(), x2.tobytes())
+            if key not in cache:
+                f, bw = pair_loss(mechanism, x, x2)
+                fv = np.array([renyi_of(f, float(al)) for al in alphas])
+                bv = np.array([renyi_of(bw, float(al)) for al in alphas])
+                cache[key] = np.maximum(fv, bv)
+            out[r] = np.maximum(out[r], cache[key])
     return out
 
 

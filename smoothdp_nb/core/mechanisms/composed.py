@@ -29,7 +29,7 @@ import threading
 import time
 from abc import abstractmethod
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from typing import Any
 
 import numpy as np
@@ -203,6 +203,17 @@ def _output_keys(outs: np.ndarray) -> list[Hashable]:
     return list(outs.tolist()) if isinstance(outs, np.ndarray) and outs.dtype != object else list(outs)
 
 
+def neighbours(x: IntArray) -> Iterator[IntArray]:
+    """The neighbours of histogram x: one record of category a moved to b != a, for every
+    a with x_a >= 1 (the neighbouring relation of Definitions 2-3)."""
+    m = x.shape[0]
+    eye = np.eye(m, dtype=np.int64)
+    for a in np.nonzero(x >= 1)[0]:
+        for b in range(m):
+            if b != a:
+                yield x - eye[a] + eye[b]
+
+
 class _Composed(Mechanism):
     """What :class:`Repeat` and :class:`Joint` share: the profile by composed losses."""
 
@@ -281,7 +292,7 @@ class _Composed(Mechanism):
         which preserves both bounds.  :meth:`log_profile_batch` (the base class's)
         is the upper end."""
         h = np.asarray(hists, dtype=np.int64)
-        k, m = h.shape
+        k = h.shape[0]
         cache: dict[tuple[bytes, bytes], tuple[FloatArray, FloatArray]] = {}
 
         def direction(p: IntArray, q: IntArray) -> tuple[FloatArray, FloatArray]:
@@ -297,19 +308,12 @@ class _Composed(Mechanism):
 
         lo = np.full((k, epsilon.size), -np.inf)
         hi = np.full((k, epsilon.size), -np.inf)
-        eye = np.eye(m, dtype=np.int64)
         for r in range(k):
             x = h[r]
-            for a in range(m):
-                if x[a] < 1:
-                    continue
-                for b in range(m):
-                    if b == a:
-                        continue
-                    x2 = x - eye[a] + eye[b]
-                    for dl, dh in (direction(x, x2), direction(x2, x)):
-                        lo[r] = np.maximum(lo[r], dl)
-                        hi[r] = np.maximum(hi[r], dh)
+            for x2 in neighbours(x):
+                for dl, dh in (direction(x, x2), direction(x2, x)):
+                    lo[r] = np.maximum(lo[r], dl)
+                    hi[r] = np.maximum(hi[r], dh)
         return LogEnclosure(np.minimum(lo, 0.0), np.minimum(hi, 0.0))
 
     def _pair(self, x: IntArray, x2: IntArray) -> tuple[ComposedLoss, ComposedLoss]:

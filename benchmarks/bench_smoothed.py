@@ -148,7 +148,7 @@ def calibrate() -> None:
     """
     from scipy.optimize import nnls
 
-    from smoothdp_nb.core._validate import as_epsilon
+    from smoothdp_nb.core.validation import as_epsilon
     from smoothdp_nb.core.hull import reduce_to_vertices
     from smoothdp_nb.core.smoothed import binary as B
     from smoothdp_nb.core.smoothed import general as G

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-    from .core._types import FloatArray
+    from .core.array_types import FloatArray
 
 __all__ = ["FIGURES", "build", "main"]
 

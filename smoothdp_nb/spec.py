@@ -61,7 +61,7 @@ number, a list, or a range table ``{start, stop, num, log}``.
 Numbers are numbers: strings (even ``"0.5"``), bools, NaN and infinities are
 refused wherever a number is expected; the one string form is the exact
 sampling rate ``eta = "0.998"`` (plain ASCII decimal digits).  Values are
-checked with the core's own validators (:mod:`smoothdp_nb.core._validate`,
+checked with the core's own validators (:mod:`smoothdp_nb.core.validation`,
 the noise calibration, the mechanism's ``T <= n``), so a spec that validates
 does not fail in the core on a value it let through.  ``budget`` (seconds) is
 finite; ``workers`` is at most the CPUs this process may use unless ``scheduler`` names
@@ -90,8 +90,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from .core._types import FloatArray, IntArray
-from .core._validate import (
+from .core.array_types import FloatArray, IntArray
+from .core.budget import ComputationTooLarge, cap_workers
+from .core.hull import reduce_to_vertices
+from .core.validation import (
     _is_real,
     as_bounds,
     as_decimal_text,
@@ -102,8 +104,6 @@ from .core._validate import (
     kind_of,
     position,
 )
-from .core.budget import ComputationTooLarge, cap_workers
-from .core.hull import reduce_to_vertices
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -165,7 +165,7 @@ def _core(key: str | None, check: Callable[..., Any], *args: Any, **kwargs: Any)
     """Run a core validator (or constructor); its TypeError/ValueError becomes a SpecError at ``key``.
 
     The spec layer checks values with the core's own validators
-    (:mod:`smoothdp_nb.core._validate`), so that nothing passes the spec only to
+    (:mod:`smoothdp_nb.core.validation`), so that nothing passes the spec only to
     fail in the core.
     """
     try:
@@ -186,12 +186,12 @@ def _without_name(message: str, key: str | None) -> str:
 def _number(
     key: str, v: Any, *, lo: float | None = None, hi: float | None = None, lo_open: bool = False, hi_open: bool = False
 ) -> float:
-    """A finite number in a range (no strings, no bools): :func:`~smoothdp_nb.core._validate.as_real`."""
+    """A finite number in a range (no strings, no bools): :func:`~smoothdp_nb.core.validation.as_real`."""
     return _core(key, as_real, v, key, lo=lo, hi=hi, lo_open=lo_open, hi_open=hi_open)
 
 
 def _integer(key: str, v: Any, *, lo: int = 1, hi: int | None = None) -> int:
-    """An integer >= lo (integral floats such as 1e3 accepted): :func:`~smoothdp_nb.core._validate.as_int`."""
+    """An integer >= lo (integral floats such as 1e3 accepted): :func:`~smoothdp_nb.core.validation.as_int`."""
     return _core(key, as_int, v, key, minimum=lo, maximum=hi)
 
 

@@ -20,11 +20,11 @@ mp.mp.dps = 50
 
 
 def _binomial_counts(T: int, p: np.ndarray, sd: np.ndarray | None = None) -> D.LogConcaveCounts:
-    from smoothdp_nb.core import _lpmf
+    from smoothdp_nb.core import lpmf
 
     q = 1.0 - p
     return D.LogConcaveCounts(
-        logpmf=lambda rows, k: _lpmf.log_binom_pmf(k, float(T), p[rows], q[rows]),
+        logpmf=lambda rows, k: lpmf.log_binom_pmf(k, float(T), p[rows], q[rows]),
         ratio=lambda rows, k: (T - k) / (k + 1.0) * (p[rows] / q[rows]),
         lo=np.zeros(p.size, dtype=np.int64),
         hi=np.full(p.size, T, dtype=np.int64),

@@ -73,9 +73,9 @@ def test_refuses_huge_noisy_computation_up_front():
         sdp.privacy_profile(m, np.array([500, 500, 500]), 1.0)
 
 
-# ---------------------------------------------------------------- the one validator vocabulary (core/_validate.py)
+# ---------------------------------------------------------------- the one validator vocabulary (core/validation.py)
 
-from smoothdp_nb.core import _validate as V
+from smoothdp_nb.core import validation as V
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from smoothdp_nb.core import _lpmf
+from smoothdp_nb.core import lpmf
 
 from .exact import log_hypergeom_mp
 
@@ -23,7 +23,7 @@ CASES = [
 
 @pytest.mark.parametrize("k,good,bad,draws", CASES)
 def test_hypergeom_log_pmf(k, good, bad, draws):
-    got = float(_lpmf.log_hypergeom_pmf(k, good, bad, draws))
+    got = float(lpmf.log_hypergeom_pmf(k, good, bad, draws))
     want = float(log_hypergeom_mp(k, good, bad, draws))
     # absolute error of the log = relative error of the probability
     assert abs(got - want) <= 1e-12 * max(1.0, abs(want)) ** 0.5 + 1e-13
@@ -36,15 +36,15 @@ def test_binom_log_pmf(k, n, p):
     mp.mp.dps = 60
     pm = mp.mpf(p)
     want = mp.log(mp.binomial(n, k)) + k * mp.log(pm) + (n - k) * mp.log(1 - pm)
-    got = float(_lpmf.log_binom_pmf(k, n, p))
+    got = float(lpmf.log_binom_pmf(k, n, p))
     assert got == pytest.approx(float(want), abs=1e-12)
 
 
 def test_outside_support_is_minus_inf():
-    assert _lpmf.log_hypergeom_pmf(5, 3, 10, 6) == -np.inf
-    assert _lpmf.log_binom_pmf(11, 10, 0.5) == -np.inf
+    assert lpmf.log_hypergeom_pmf(5, 3, 10, 6) == -np.inf
+    assert lpmf.log_binom_pmf(11, 10, 0.5) == -np.inf
 
 
 def test_log_comb_matches_math_comb():
     for n, k in [(10, 3), (200, 100), (1000, 1)]:
-        assert float(_lpmf.log_comb(n, k)) == pytest.approx(math.log(math.comb(n, k)), rel=1e-14)
+        assert float(lpmf.log_comb(n, k)) == pytest.approx(math.log(math.comb(n, k)), rel=1e-14)

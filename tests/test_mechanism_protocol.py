@@ -82,7 +82,6 @@ def _private_calls(path):
         # private names imported from outside the package (siblings of smoothed/ share theirs)
         outside = path.parent.name != "smoothed" or (isinstance(node, ast.ImportFrom) and node.level != 1)
         if isinstance(node, ast.ImportFrom) and outside:
-            # (the core's private helper modules, e.g. _lpmf and _validate, are shared by design)
             bad += [
                 f"{path.name}:{node.lineno} import {a.name}"
                 for a in node.names

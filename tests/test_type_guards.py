@@ -9,8 +9,8 @@ import pytest
 from IPython.core.error import UsageError
 
 from smoothdp_nb.core import lattice, noise
-from smoothdp_nb.core._validate import as_int, as_rng, as_seed_sequence
 from smoothdp_nb.core.mechanisms import SamplingHistogram
+from smoothdp_nb.core.validation import as_int, as_rng, as_seed_sequence
 from smoothdp_nb.magics import SmoothDPMagics
 
 

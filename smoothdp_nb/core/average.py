@@ -60,7 +60,6 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from ._validate import as_epsilon, as_histograms, as_int, as_rng
 from .average_profile import candidate_pairs, exact_path_applies, leave_one_out_counts, profile_seconds
 from .budget import DEFAULT_BUDGET_SECONDS, Estimate, check_budget
 from .divergence import log1mexp, log_hockey_stick, log_hockey_stick_enclosure
@@ -68,6 +67,7 @@ from .enclosures import LGAMMA_REL, LIBM_REL, LogEnclosure, U, fraction_up, gamm
 from .mechanisms import MAX_CELLS, ComputationTooLarge, sampling_size_spec
 from .mechanisms.base import Mechanism
 from .mechanisms.size import SampleSize
+from .validation import as_epsilon, as_histograms, as_int, as_rng
 
 __all__ = ["SamplingAverage", "QuantizedLaw", "quantized_gaussian", "quantized_laplace", "continuous_limit_profile"]
 

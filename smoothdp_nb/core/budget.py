@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ._validate import as_int, as_real
+from .validation import as_int, as_real
 
 __all__ = [
     "ComputationTooLarge",

@@ -22,7 +22,7 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
-from ._types import IntArray
+from .array_types import IntArray
 
 __all__ = [
     "us_presidential_elections",

@@ -37,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import logsumexp
 
-from ._types import FloatArray, IntArray
+from .array_types import FloatArray, IntArray
 from .enclosures import LIBM_REL, LogEnclosure, U, gamma, lpmf_abs_error, next_down, next_up
 
 #: ``f(row_index, k)``: a value per (row, count) of a batch of count laws; ``row_index``

@@ -45,7 +45,7 @@ bound on its error".  The bounds rest on these facts, and on nothing else:
 Log-space rules used everywhere: an absolute error ``a`` of a logarithm is a
 relative error ``e^a - 1`` of the number, and a relative error ``r`` of a
 positive number is an absolute error of at most ``-log(1 - r)`` of its
-logarithm (:func:`log_rel`).  The Loader log-pmfs of :mod:`._lpmf` have a
+logarithm (:func:`log_rel`).  The Loader log-pmfs of :mod:`.lpmf` have a
 proven absolute error (:func:`lpmf_abs_error`), which stays relative to the
 *probability*, whatever n.
 
@@ -68,7 +68,7 @@ from fractions import Fraction
 import numpy as np
 import numpy.typing as npt
 
-from ._types import FloatArray
+from .array_types import FloatArray
 
 __all__ = [
     "LIBM_REL",
@@ -154,7 +154,7 @@ def exp_down(x: npt.ArrayLike) -> FloatArray:
 
 
 def lpmf_abs_error(value: npt.ArrayLike, n: npt.ArrayLike, factors: int = 1) -> FloatArray:
-    """Proven bound on the absolute error of a log-pmf from :mod:`._lpmf`.
+    """Proven bound on the absolute error of a log-pmf from :mod:`.lpmf`.
 
     ``value`` is the computed log-pmf (<= 0), ``n`` the largest count involved
     and ``factors`` the number of Loader binomial log-pmfs combined (1 for a

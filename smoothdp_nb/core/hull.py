@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._types import FloatArray
-from ._validate import as_float_array
+from .array_types import FloatArray
+from .validation import as_float_array
 
 __all__ = ["HullReduction", "reduce_to_vertices", "as_distributions"]
 

@@ -12,8 +12,8 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
-from ._types import BoolArray, FloatArray
-from ._validate import as_open_unit
+from .array_types import BoolArray, FloatArray
+from .validation import as_open_unit
 
 #: (sample mean, lower end, upper end), each of the shape of the other axes
 Interval = tuple[FloatArray, FloatArray, FloatArray]

@@ -125,7 +125,7 @@ symmetric, ``F(-a) = T(a)``), each written so that nothing cancels:
   estimated in floating point, so nothing can overflow.
 
 Thread safety: Arb's working precision is a process-wide setting; the sampler
-holds the lock of :func:`._arb.working_precision` for the whole draw.  Another
+holds the lock of :func:`.ball_arithmetic.working_precision` for the whole draw.  Another
 thread changing it concurrently could only widen or narrow balls, never make
 one wrong.
 """
@@ -142,7 +142,7 @@ from typing import TypeAlias
 import numpy as np
 from flint import acb, arb, ctx
 
-from ._arb import _LOCK, working_precision
+from .ball_arithmetic import ARB_LOCK, working_precision
 
 __all__ = [
     "cdf_evaluations",
@@ -510,7 +510,7 @@ def sample_cell(
     mixture = family == "laplace_log_normal"
     v = _LazyUniform(draw, _v_bits(prob.shape, 0, u.bits)) if mixture else None
     r = 0
-    with _LOCK:
+    with ARB_LOCK:
         while True:
             got: int | None = None
             factor: arb | None = None
@@ -622,7 +622,7 @@ def cell_probability(
     :func:`_mixture_integral`.
     """
     prob = _Problem(family, shape, true, scale, lattice, k_lo, k_hi)
-    with _LOCK, _precision(prec):
+    with ARB_LOCK, _precision(prec):
 
         def F(j: int) -> arb:
             a, sign = prob.boundary(j)

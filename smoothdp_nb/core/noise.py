@@ -55,9 +55,9 @@ from flint import arb
 from scipy import optimize, special
 from scipy.stats import rv_continuous
 
-from ._arb import working_precision
-from ._types import BoolArray, FloatArray
-from ._validate import as_positive, as_real, as_rng
+from .array_types import BoolArray, FloatArray
+from .ball_arithmetic import working_precision
+from .validation import as_positive, as_real, as_rng
 
 __all__ = [
     "PolyPlace",
@@ -67,6 +67,8 @@ __all__ = [
     "Laplace",
     "polyplace_variance",
     "FAMILIES",
+    "family_names",
+    "canonical_family",
     "Calibration",
     "calibrate",
     "noise_std",
@@ -646,21 +648,43 @@ def Laplace(scale: float = 1.0, loc: float = 0.0) -> Any:
 # --------------------------------------------------------------------------- #
 # calibration (Theorem 8; Claims 16-18; Proposition 3)
 # --------------------------------------------------------------------------- #
-def _check_family(family: Any) -> str:
+_ALIASES = {
+    "generalized_cauchy": "cauchy",
+    "t": "student_t",
+    "studentt": "student_t",
+    "lln": "laplace_log_normal",
+    "poly_place": "polyplace",
+}
+
+
+def family_names() -> tuple[str, ...]:
+    """Canonical names of the noise families, in display order."""
+    return FAMILIES
+
+
+def canonical_family(family: object) -> str:
+    """The canonical name of a noise family given its name or an alias.
+
+    Case, hyphens and spaces are ignored ("Generalized-Cauchy" is "cauchy").
+
+    Raises
+    ------
+    TypeError
+        If ``family`` is not a string.
+    ValueError
+        If ``family`` names no family; the message lists the allowed names.
+    """
     if not isinstance(family, str):
         raise TypeError(f"family must be a string, one of {FAMILIES}, got {type(family).__name__}")
     key = family.lower().replace("-", "_").replace(" ", "_")
-    aliases = {
-        "generalized_cauchy": "cauchy",
-        "t": "student_t",
-        "studentt": "student_t",
-        "lln": "laplace_log_normal",
-        "poly_place": "polyplace",
-    }
-    key = aliases.get(key, key)
+    key = _ALIASES.get(key, key)
     if key not in FAMILIES:
         raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
     return key
+
+
+def _check_family(family: Any) -> str:
+    return canonical_family(family)
 
 
 def _check_delta(family: str, delta: Any) -> float | None:

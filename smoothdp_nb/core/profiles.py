@@ -18,12 +18,12 @@ from typing import Literal, overload
 import numpy as np
 import numpy.typing as npt
 
-from ._types import FloatArray, FloatOrArray
-from ._validate import as_epsilon, as_histograms, as_int, as_open_unit, as_real
+from .array_types import FloatArray, FloatOrArray
 from .enclosures import LIBM_REL, LogEnclosure, U, exp_up, next_up, sum_up
 from .mechanisms import Mechanism
 from .mechanisms.base import log_up
 from .parallel import engine_threads
+from .validation import as_epsilon, as_histograms, as_int, as_open_unit, as_real
 
 __all__ = [
     "Composition",

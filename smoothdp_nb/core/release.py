@@ -49,7 +49,6 @@ import pandas as pd
 
 from . import lattice as _lattice
 from . import noise as _noise
-from ._validate import as_bounds, as_float_array, as_positive, as_rng
 from .sensitivity import (
     _query_name,
     clipping_silenced,
@@ -58,6 +57,7 @@ from .sensitivity import (
     sensitivity_grid,
     smooth_sensitivity,
 )
+from .validation import as_bounds, as_float_array, as_positive, as_rng
 
 __all__ = ["DEFAULT_GAMMA", "Release", "ReleaseDiagnostics", "compare_noise", "default_gamma", "release"]
 

@@ -27,9 +27,9 @@ import numpy.typing as npt
 import pandas as pd
 
 from . import rendering
-from ._format import format_log10
-from ._types import FloatArray, IntArray
+from .array_types import FloatArray, IntArray
 from .enclosures import exp_down, exp_up
+from .formatting import format_log10
 from .mechanisms import Mechanism
 from .profiles import dp_delta as _dp_delta
 from .profiles import privacy_profile

@@ -47,8 +47,8 @@ from typing import Any
 
 import numpy as np
 
-from ._types import FloatArray
-from ._validate import as_bounds, as_float_array, as_positive, position
+from .array_types import FloatArray
+from .validation import as_bounds, as_float_array, as_positive, position
 
 __all__ = [
     "QUERIES",

@@ -53,8 +53,8 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from ._validate import as_int, as_real, as_seed_sequence
 from .budget import DEFAULT_BUDGET_SECONDS, Estimate, check_budget
+from .validation import as_int, as_real, as_seed_sequence
 
 __all__ = ["SweepResult", "sweep", "sweep_estimate", "monte_carlo_map"]
 
@@ -114,7 +114,7 @@ def _progress_bar(progress: bool | None, total: int, n_tasks: int, desc: str) ->
         progress = bool(progress)
     if progress is False or (progress is None and n_tasks <= 1):
         return _NoBar()
-    from ._progress import progress_bar  # imported only when a bar may be shown
+    from .progress import progress_bar  # imported only when a bar may be shown
 
     delay = 0.0 if progress else AUTO_PROGRESS_DELAY
     return progress_bar(total, desc, delay=delay, leave=bool(progress))

@@ -24,7 +24,7 @@ no CDN).
 
 from __future__ import annotations
 
-from ..core._format import format_log10
+from ..core.formatting import format_log10
 from .delta import (
     bound_chart,
     delta_vs_epsilon_chart,

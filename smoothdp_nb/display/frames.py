@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..core._format import format_log10
+from ..core.formatting import format_log10
 from .style import MAX_ROWS
 
 __all__ = ["delta_text", "finite", "first_dp_delta", "max_per", "thin", "with_log10"]

@@ -14,7 +14,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from ..core._format import format_log10
+from ..core.formatting import format_log10
 from . import delta, frames, noise, release, style
 
 __all__ = [

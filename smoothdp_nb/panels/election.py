@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..core import datasets as _datasets
-from ..core._format import format_log10
+from ..core.formatting import format_log10
 from ..core.mechanisms import SamplingHistogram
 from ..core.profiles import dp_delta, privacy_profile
 from ..display import Figure, profile_figure

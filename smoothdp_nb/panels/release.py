@@ -10,10 +10,10 @@ import ipywidgets as W
 import numpy as np
 import pandas as pd
 
-from ..core._validate import as_bounds, as_float_array, as_real, position
 from ..core.noise import FAMILIES, calibrate
 from ..core.release import Release, default_gamma, release
 from ..core.sensitivity import clipping_silenced, evaluate_query, smooth_sensitivity
+from ..core.validation import as_bounds, as_float_array, as_real, position
 from ..display import Figure, release_density, release_figure
 from ..display.noise import FAMILY_LABELS
 from ..display.release import DIAGNOSTIC_LABEL

@@ -19,12 +19,12 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from .._types import FloatArray, FloatOrArray, IntArray
-from .._validate import as_epsilon, as_histograms, as_real
+from ..array_types import FloatArray, FloatOrArray, IntArray
 from ..budget import ComputationTooLarge
 from ..enclosures import exp_down, exp_up
 from ..mechanisms import Mechanism
 from ..profiles import check_mechanism
+from ..validation import as_epsilon, as_histograms, as_real
 from .pld import ComposedLoss, LossDistribution
 
 if TYPE_CHECKING:

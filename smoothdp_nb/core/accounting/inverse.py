@@ -31,11 +31,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .._types import FloatArray, FloatOrArray
-from .._validate import as_histograms, as_int
+from ..array_types import FloatArray, FloatOrArray
 from ..enclosures import LIBM_REL, next_down
 from ..mechanisms import Mechanism
 from ..profiles import check_mechanism, dp_delta, privacy_profile
+from ..validation import as_histograms, as_int
 
 __all__ = ["profile_epsilon", "dp_epsilon", "smoothed_epsilon", "invert_log_delta", "INVERSE_REL_TOL"]
 

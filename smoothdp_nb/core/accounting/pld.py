@@ -73,7 +73,7 @@ import numpy.typing as npt
 from scipy.signal import fftconvolve
 from scipy.special import logsumexp
 
-from .._types import FloatArray
+from ..array_types import FloatArray
 from ..divergence import log1mexp
 from ..enclosures import LIBM_REL, U, gamma, log_rel, next_down, next_up
 

@@ -32,11 +32,11 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from .._types import FloatArray, FloatOrArray
-from .._validate import as_histograms, as_int, as_real
+from ..array_types import FloatArray, FloatOrArray
 from ..hull import reduce_to_vertices
 from ..mechanisms import Mechanism, compositions
 from ..profiles import check_mechanism
+from ..validation import as_histograms, as_int, as_real
 from .export import renyi_of
 
 __all__ = ["renyi_profile", "smoothed_renyi", "SmoothedRenyi"]

@@ -13,11 +13,11 @@ from typing import Any, Literal, overload
 import numpy as np
 import pandas as pd
 
-from .._types import FloatArray, IntArray
-from .._validate import as_histograms, as_int, as_rng
+from ..array_types import FloatArray, IntArray
 from ..budget import DEFAULT_BUDGET_SECONDS, ComputationTooLarge, Estimate, check_budget
 from ..divergence import log_hockey_stick_enclosure
 from ..enclosures import LIBM_REL, LogEnclosure, U, next_up
+from ..validation import as_histograms, as_int, as_rng
 
 __all__ = ["MAX_CELLS", "Mechanism", "compositions", "count_histograms", "factorize_outputs", "output_key"]
 

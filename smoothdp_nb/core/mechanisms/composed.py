@@ -34,11 +34,11 @@ from typing import Any
 
 import numpy as np
 
-from .._types import FloatArray, IntArray
-from .._validate import as_int, as_rng
 from ..accounting.pld import ComposedLoss, LossDistribution, log_total, outward
+from ..array_types import FloatArray, IntArray
 from ..budget import ComputationTooLarge
 from ..enclosures import LIBM_REL, LogEnclosure, U, lpmf_abs_error, next_down, next_up
+from ..validation import as_int, as_rng
 from .base import MAX_CELLS, Mechanism
 from .sampling import SamplingHistogram
 

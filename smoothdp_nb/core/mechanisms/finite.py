@@ -8,8 +8,8 @@ from collections.abc import Callable, Hashable, Mapping
 import numpy as np
 from scipy.special import logsumexp
 
-from .._types import FloatArray, IntArray
-from .._validate import as_int
+from ..array_types import FloatArray, IntArray
+from ..validation import as_int
 from .base import Mechanism, factorize_outputs
 
 __all__ = ["FiniteMechanism"]

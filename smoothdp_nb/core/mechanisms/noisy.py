@@ -13,11 +13,11 @@ import numpy as np
 import pandas as pd
 from scipy.special import logsumexp
 
-from .._types import FloatArray, IntArray
-from .._validate import as_rng
+from ..array_types import FloatArray, IntArray
 from ..budget import ComputationTooLarge
 from ..divergence import log1mexp
 from ..enclosures import LIBM_REL, U, fraction_up, gamma, lpmf_abs_error, next_up
+from ..validation import as_rng
 from .base import MAX_CELLS, Mechanism
 from .sampling import SamplingHistogram
 from .size import SampleSize

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from .. import _lpmf
-from .._types import FloatArray, IntArray
+from .. import lpmf
+from ..array_types import FloatArray, IntArray
 from ..divergence import log1mexp, log_monotone_tail_sum_enclosure
 from ..enclosures import LIBM_REL, LogEnclosure, U, lpmf_abs_error, next_down, next_up
 from .base import Mechanism, factorize_outputs
@@ -327,7 +327,7 @@ class SampledWinner(PostProcessed):
         bounds, and its lower bound the reverse.  ``O`` is a half-sum of two tail sums,
         each enclosed by :func:`~smoothdp_nb.core.divergence.log_monotone_tail_sum_enclosure`;
         ``dW`` is ``T/(2n)`` times two Loader hypergeometric pmfs, each within
-        :func:`~smoothdp_nb.core._lpmf.log_hypergeom_pmf_error` (plus the two additions
+        :func:`~smoothdp_nb.core.lpmf.log_hypergeom_pmf_error` (plus the two additions
         that function leaves to its caller); ``log c`` carries two library calls
         (expm1, log: :data:`~smoothdp_nb.core.enclosures.LIBM_REL` each).  The
         argument ``x = log c + log O - log dW`` of ``log(1 - e^x)`` is rounded in the
@@ -374,9 +374,9 @@ class SampledWinner(PostProcessed):
         total = (u + v).astype(float)
         gs = []
         for kk in (k_lo - 1, k_hi - 1):
-            val = _lpmf.log_hypergeom_pmf(kk, u, v, T - 1)
+            val = lpmf.log_hypergeom_pmf(kk, u, v, T - 1)
             # the running bound where it is finite, else the a-priori one (3 Loader factors)
-            run = _lpmf.log_hypergeom_pmf_error(kk, u, v, T - 1)
+            run = lpmf.log_hypergeom_pmf_error(kk, u, v, T - 1)
             run = run + 2.0 * U * (np.abs(val) + 2.0 * (np.log(np.maximum(total, 1.0)) + 1.0))
             err = np.minimum(run, lpmf_abs_error(val, np.maximum(total, T), factors=3))
             gs.append(LogEnclosure.around(val, np.where(np.isneginf(val), 0.0, err)))

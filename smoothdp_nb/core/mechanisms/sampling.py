@@ -30,9 +30,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import expit
 
-from .. import _lpmf
-from .._types import FloatArray, IntArray
-from .._validate import as_int, as_rng
+from .. import lpmf
+from ..array_types import FloatArray, IntArray
 from ..budget import ComputationTooLarge
 from ..divergence import (
     LogConcaveCounts,
@@ -52,6 +51,7 @@ from ..enclosures import (
     log_fraction_enclosure,
     log_one_minus_power,
 )
+from ..validation import as_int, as_rng
 from .base import MAX_CELLS, Mechanism, compositions
 from .size import SampleSize
 
@@ -180,7 +180,7 @@ class SamplingHistogram(SampleSize, Mechanism):
         else:
             ok = np.all(outs <= h[None, :], axis=1)
             outs = outs[ok]
-            logp = _lpmf.log_comb(h[None, :], outs).sum(axis=1) - _lpmf.log_comb(n, T)
+            logp = lpmf.log_comb(h[None, :], outs).sum(axis=1) - lpmf.log_comb(n, T)
         return outs, logp
 
     # -- worst cases ---------------------------------------------------------------
@@ -416,12 +416,12 @@ class SamplingHistogram(SampleSize, Mechanism):
             Tf = float(T)
 
             def logpmf(rows: IntArray, k: np.ndarray) -> FloatArray:
-                return _lpmf.log_binom_pmf(k, Tf, p[rows], q[rows])
+                return lpmf.log_binom_pmf(k, Tf, p[rows], q[rows])
 
             def logpmf_error(rows: IntArray, k: np.ndarray) -> FloatArray:
                 # p = good/n and q = bad/n are rounded (u each, and p + q - 1 up to 2u):
                 # log p^k q^(T-k) moves by at most u T and the formula's e^(-T(p+q-1)) by 2u T
-                out: FloatArray = _lpmf.log_binom_pmf_error(k, Tf, p[rows], q[rows]) + 3.03 * 2.0**-53 * Tf
+                out: FloatArray = lpmf.log_binom_pmf_error(k, Tf, p[rows], q[rows]) + 3.03 * 2.0**-53 * Tf
                 return out
 
             def ratio(rows: IntArray, k: np.ndarray) -> FloatArray:  # P(k+1)/P(k)
@@ -440,10 +440,10 @@ class SamplingHistogram(SampleSize, Mechanism):
             N = float(n)
 
             def logpmf(rows: IntArray, k: np.ndarray) -> FloatArray:
-                return _lpmf.log_hypergeom_pmf(k, good[rows], bad[rows], Tf)
+                return lpmf.log_hypergeom_pmf(k, good[rows], bad[rows], Tf)
 
             def logpmf_error(rows: IntArray, k: np.ndarray) -> FloatArray:
-                return _lpmf.log_hypergeom_pmf_error(k, good[rows], bad[rows], Tf)
+                return lpmf.log_hypergeom_pmf_error(k, good[rows], bad[rows], Tf)
 
             shift = bad - Tf + 1.0
 

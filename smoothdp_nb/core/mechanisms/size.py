@@ -9,7 +9,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._validate import as_decimal_text, as_int
+from ..validation import as_decimal_text, as_int
 
 __all__ = ["SampleSize", "sampling_size_spec"]
 

@@ -42,11 +42,11 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_epsilon, as_int, as_open_unit
 from ..budget import DEFAULT_BUDGET_SECONDS, check_budget
 from ..hull import reduce_to_vertices
 from ..intervals import INTERVALS
 from ..profiles import check_mechanism
+from ..validation import as_epsilon, as_int, as_open_unit
 from .estimate import estimate_monte_carlo, estimate_smoothed
 from .exact import smoothed_exact
 from .monte_carlo import smoothed_monte_carlo

@@ -26,7 +26,7 @@ import numpy as np
 from scipy.linalg.blas import dtrmm
 from scipy.special import gammaln, logsumexp
 
-from .. import _lpmf
+from .. import lpmf
 
 __all__ = [
     "BinomialWeights",
@@ -50,10 +50,10 @@ def log_binom_vector(s: int, p: float) -> np.ndarray:
     """log Bin(x; s, p) for x = 0..s, by term ratios from an exact mode value."""
     x = np.arange(s + 1, dtype=float)
     if p <= 0 or p >= 1 or s == 0:
-        return _lpmf.log_binom_pmf(x, s, p)
+        return lpmf.log_binom_pmf(x, s, p)
     mode = min(s, math.floor((s + 1) * p))
     out = np.empty(s + 1)
-    out[mode] = float(_lpmf.log_binom_pmf(mode, s, p))
+    out[mode] = float(lpmf.log_binom_pmf(mode, s, p))
     lr = math.log(p) - math.log1p(-p)
     # up: log P(x+1)/P(x) = log((s-x)/(x+1)) + log(p/q)
     up = np.log((s - x[mode:s]) / (x[mode:s] + 1.0)) + lr
@@ -113,7 +113,7 @@ class BinomialWeights:
         # (enclosures.lpmf_abs_error), where differences of log-factorials of size
         # n log n would lose ~n log n ulps
         if loader:
-            lw = _lpmf.log_binom_pmf(np.arange(a, b + 1, dtype=float), float(s), self.p)
+            lw = lpmf.log_binom_pmf(np.arange(a, b + 1, dtype=float), float(s), self.p)
             return a, b, lw
         # (the per-composition fallback: log-factorial table, error ~3 LGAMMA_REL log n!)
         lf, k = self.lf, b - a + 1

@@ -27,11 +27,11 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from .._validate import as_epsilon, as_int
 from ..average import SamplingAverage
 from ..budget import DEFAULT_BUDGET_SECONDS, Estimate
 from ..hull import reduce_to_vertices
 from ..mechanisms import MAX_CELLS, NoisySamplingHistogram, SamplingHistogram
+from ..validation import as_epsilon, as_int
 from .cost import estimate_exact_cost, estimate_exact_seconds
 from .exact import HELPER_MIN_N, profile_chunk_rows
 from .monte_carlo import MAX_COMPLETIONS, _candidate_compositions, composition_cells

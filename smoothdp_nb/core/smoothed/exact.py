@@ -12,13 +12,13 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
-from .. import _lpmf
-from .._progress import optional_progress_bar
+from .. import lpmf
 from ..budget import Estimate, check_budget
 from ..enclosures import LGAMMA_REL, LIBM_REL, U, gamma, log_rel, lpmf_abs_error
 from ..hull import HullReduction
 from ..parallel import engine_threads, helper_thread
 from ..profiles import privacy_profile
+from ..progress import optional_progress_bar
 from .binary import binary_plan, engine_error, exact_binary
 from .cost import estimate_exact_cost
 from .general import all_histograms, exact_general
@@ -181,7 +181,7 @@ def _exact_with(
         p1 = float(V[0, 0])
         if l == 1:
             comps = np.array([[n]])
-            lw = _lpmf.log_binom_pmf(np.arange(n + 1, dtype=float), float(n), p1)
+            lw = lpmf.log_binom_pmf(np.arange(n + 1, dtype=float), float(n), p1)
             vals = logsumexp(lw[:, None] + logdelta, axis=0)[None, :]
             lmax = float(np.max(-lw[np.isfinite(lw)], initial=0.0))
             # weights (Loader, q = 1 - p rounded), then a log-sum-exp of n + 1 terms

@@ -37,14 +37,14 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
-from .._progress import optional_progress_bar
-from .._validate import as_rng
 from ..budget import ComputationTooLarge
 from ..hull import HullReduction
 from ..intervals import INTERVALS
 from ..mechanisms import compositions
 from ..profiles import privacy_profile
+from ..progress import optional_progress_bar
 from ..sweeps import monte_carlo_map
+from ..validation import as_rng
 from .results import SmoothedResult, assemble_result, dp_pair
 
 __all__ = ["smoothed_monte_carlo", "composition_cells", "MAX_COMPLETIONS"]

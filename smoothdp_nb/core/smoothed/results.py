@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 
 from .. import rendering
-from .._format import format_delta_upper, format_log
 from ..enclosures import exp_down, exp_up, next_down, next_up
+from ..formatting import format_delta_upper, format_log
 from ..hull import HullReduction
 
 __all__ = ["SmoothedCurve", "SmoothedResult", "assemble_result", "dp_pair", "fit_exponential"]

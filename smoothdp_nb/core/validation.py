@@ -21,7 +21,7 @@ from typing import TypeGuard, cast
 
 import numpy as np
 
-from ._types import FloatArray, IntArray, RealNumber
+from .array_types import FloatArray, IntArray, RealNumber
 
 __all__ = [
     "as_real",

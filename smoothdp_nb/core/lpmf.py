@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import gammaln
 
-from ._types import FloatArray
+from .array_types import FloatArray
 
 __all__ = [
     "bd0",

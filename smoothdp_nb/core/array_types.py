@@ -19,5 +19,5 @@ FloatOrArray: TypeAlias = float | FloatArray
 # what the validators accept as "a real number": Python and numpy scalars (bools are refused at run time)
 RealNumber: TypeAlias = numbers.Real | np.floating[Any] | np.integer[Any]
 
-# what :func:`._validate.as_rng` accepts (a legacy RandomState only from scipy's internals)
+# what :func:`.validation.as_rng` accepts (a legacy RandomState only from scipy's internals)
 SeedLike: TypeAlias = int | np.integer[Any] | np.random.SeedSequence | np.random.Generator | None

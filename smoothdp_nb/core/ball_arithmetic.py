@@ -18,13 +18,13 @@ from flint import ctx
 
 __all__ = ["working_precision"]
 
-_LOCK = threading.RLock()
+ARB_LOCK = threading.RLock()
 
 
 @contextmanager
 def working_precision(bits: int) -> Iterator[None]:
     """Hold the lock and run the block at ``bits`` of Arb precision (restored afterwards)."""
-    with _LOCK:
+    with ARB_LOCK:
         old = ctx.prec
         ctx.prec = bits
         try:

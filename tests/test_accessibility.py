@@ -290,7 +290,7 @@ def test_docs_show_panels_gallery_links_and_no_widget_state(docs_site):
     for name, shot in shots.items():
         assert f"_static/panels/{shot}.png" in (DOCS_HTML / name).read_text(encoding="utf-8"), name
     gallery = (DOCS_HTML / "gallery.html").read_text(encoding="utf-8")
-    from smoothdp_nb.gallery import FIGURES
+    from smoothdp_nb.reports.gallery import FIGURES
 
     assert gallery.count("<img") >= len(FIGURES)
     assert "copybutton" in (DOCS_HTML / "quickstart.html").read_text(encoding="utf-8")

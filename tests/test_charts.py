@@ -233,7 +233,7 @@ def test_year_axis_labels_do_not_run_together(elections):
 
 
 def test_axis_labels_never_overlap_in_the_gallery_figures():
-    from smoothdp_nb import gallery
+    from smoothdp_nb.reports import gallery
 
     for name in ("noise_comparison", "release_history", "curve_exact"):
         svg = render.render_svg(gallery.FIGURES[name][1]())

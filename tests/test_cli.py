@@ -82,3 +82,103 @@ def test_help_is_plain_text(argv, capsys):
     assert "usage:" in text
     for markup in ("``", ":func:", ":class:", ":mod:", ":meth:"):
         assert markup not in text, (argv, markup)
+
+
+# ---------------------------------------------------------------- the cli package: one parser, fast --help
+
+_HEAVY = ("numpy", "scipy", "pandas", "altair", "ipywidgets", "IPython", "vl_convert", "pygments")
+_PROBE = """
+import contextlib, io, json, sys
+from smoothdp_nb.cli import main
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    try:
+        main(sys.argv[1:] + ["--help"])
+    except SystemExit as exc:
+        code = exc.code
+print(json.dumps({"code": code, "help": out.getvalue(), "modules": sorted(sys.modules)}))
+"""
+
+
+@pytest.mark.parametrize("command", ["", "report", "run", "tutorials", "gallery", "docs"])
+def test_help_of_every_subcommand_loads_no_heavy_module(command):
+    """`--help` is answered before numpy, pandas, Altair (or pygments, the page writer's) is imported:
+    checked on sys.modules of a fresh interpreter, not by timing."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    argv = [command] if command else []
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE, *argv], capture_output=True, text=True, env=env, timeout=120, check=True
+    )
+    seen = json.loads(proc.stdout)
+    assert seen["code"] == 0 and seen["help"].startswith("usage: python -m smoothdp_nb")
+    loaded = {m.split(".", 1)[0] for m in seen["modules"]}
+    assert not loaded & set(_HEAVY), sorted(loaded & set(_HEAVY))
+
+
+def test_no_subcommand_is_the_report_with_its_defaults(monkeypatch, capsys):
+    from smoothdp_nb.cli import main, report
+
+    calls = []
+    monkeypatch.setattr(report, "election_report", lambda lost, t: calls.append((lost, t)) or f"{lost}")
+    assert main([]) == 0
+    assert calls == [(0.002, 0.51), (0.0001, 0.51)]
+    assert main(["report", "--lost", "0.01", "--threshold", "0.6"]) == 0
+    assert calls[-1] == (0.01, 0.6)
+    with pytest.raises(SystemExit) as info:
+        main(["report", "--lost", "1.5"])
+    assert info.value.code == 2 and "--lost must be a fraction in (0, 1), got 1.5" in capsys.readouterr().err
+
+
+def test_run_help_ends_with_the_epilog_hook(monkeypatch, capsys):
+    """`run --help` carries whatever cli.run.run_epilog returns (the spec's key table joins there)."""
+    from smoothdp_nb.cli import main, run
+
+    monkeypatch.setattr(run, "_EXIT_STATUS", "KEY-TABLE-MARKER exit status")
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    assert capsys.readouterr().out.rstrip().endswith("KEY-TABLE-MARKER exit status")
+
+
+def test_docs_without_the_extra_names_it(monkeypatch, tmp_path, capsys):
+    from smoothdp_nb.cli import docs, main
+
+    monkeypatch.setattr(docs, "has_module", lambda name: name != "sphinx")
+    assert main(["docs", "--out", str(tmp_path / "site")]) == 2
+    err = capsys.readouterr().err
+    assert '"docs" extra' in err and 'pip install "smoothdp_nb[docs]"' in err and "sphinx" in err
+    assert not (tmp_path / "site").exists()
+
+
+def test_docs_prints_where_the_built_site_is(tmp_path, capsys):
+    from smoothdp_nb.cli import main
+
+    source = tmp_path / "docs"
+    (source / "_build" / "html").mkdir(parents=True)
+    assert main(["docs", "--source", str(source)]) == 1  # not built yet
+    assert "not built yet" in capsys.readouterr().err
+    (source / "_build" / "html" / "index.html").write_text("<!DOCTYPE html>")
+    assert main(["docs", "--source", str(source)]) == 0
+    assert capsys.readouterr().out.strip() == str(source.resolve() / "_build" / "html" / "index.html")
+    assert main(["docs", "--source", str(source), "--out", str(tmp_path / "site")]) == 2  # no conf.py there
+    assert "no documentation sources" in capsys.readouterr().err
+
+
+def test_every_page_comes_from_the_one_writer(tmp_path):
+    """The run report and the gallery index are written by reports.page.document: its policy
+    (no script, no request) and its style sheet, no second copy of either."""
+    from smoothdp_nb.reports import gallery, page
+
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SPEC)
+    out = tmp_path / "report.html"
+    assert main_run([str(spec), "--out", str(out), "--quiet"]) == 0
+    report = out.read_text()
+    assert f'content="{page.CSP}"' in report and "--accent:" in report  # report.css, inlined
+    index = gallery.index_page([{"name": "a_chart", "caption": "A <b> chart", "seconds": 1.0}])
+    assert f'content="{page.CSP_LOCAL_IMAGES}"' in index and "--accent:" in index
+    assert "script-src" not in page.CSP_LOCAL_IMAGES and "default-src 'none'" in page.CSP_LOCAL_IMAGES
+    assert 'src="a_chart.png"' in index and "A &lt;b&gt; chart" in index

@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("vl_convert")
 
-from smoothdp_nb import gallery
+from smoothdp_nb.reports import gallery
 
 ROOT = Path(__file__).resolve().parents[1]
 

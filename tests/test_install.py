@@ -19,7 +19,7 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
-@pytest.mark.parametrize("command", [[], ["report"], ["run"], ["tutorials"], ["gallery"]])
+@pytest.mark.parametrize("command", [[], ["report"], ["run"], ["tutorials"], ["gallery"], ["docs"]])
 def test_help_imports_nothing_heavy(command):
     """Every --help answers before numpy, scipy, pandas or Altair is imported (it took ~4 s)."""
     t0 = time.perf_counter()
@@ -59,9 +59,9 @@ def test_lazy_exports_resolve():
 def test_lab_without_jupyterlab_says_how_to_install(monkeypatch, capsys):
     """A `jupyter` command on PATH (another environment's) no longer sends the run to
     `python -m jupyterlab`, which failed with "No module named jupyterlab"."""
-    from smoothdp_nb import tutorials
+    from smoothdp_nb.cli import tutorials
 
-    if tutorials._has_module("jupyterlab"):
+    if tutorials.has_module("jupyterlab"):
         pytest.skip("JupyterLab is installed here")
     monkeypatch.setattr(tutorials.shutil, "which", lambda name: f"/usr/local/bin/{name}")
 
@@ -75,7 +75,7 @@ def test_lab_without_jupyterlab_says_how_to_install(monkeypatch, capsys):
 
 
 def test_unknown_notebook_number_lists_the_available_ones(tmp_path, capsys):
-    from smoothdp_nb import tutorials
+    from smoothdp_nb.cli import tutorials
 
     assert tutorials.main(["--only", "99", "--out", str(tmp_path / "r")]) == 2
     assert "no notebook numbered 99; available: 01..08" in capsys.readouterr().err
@@ -87,10 +87,10 @@ def test_unknown_notebook_number_lists_the_available_ones(tmp_path, capsys):
 def test_default_notebooks_come_from_the_package():
     from importlib.resources import files
 
-    from smoothdp_nb import tutorials
+    from smoothdp_nb.reports import runner
 
-    d = tutorials._default_dir()
-    assert [p.name[:2] for p in tutorials.find_notebooks(d)] == ["01", "02", "03", "04", "05", "06", "07", "08"]
+    d = runner.shipped_notebooks()
+    assert [p.name[:2] for p in runner.find_notebooks(d)] == ["01", "02", "03", "04", "05", "06", "07", "08"]
     shipped = files("smoothdp_nb").joinpath("notebooks")
     if isinstance(shipped, Path) and shipped.is_dir():
         assert d == shipped

@@ -157,8 +157,8 @@ def kernels_of_this_process() -> list[int]:
 
 
 def test_tutorials_headless_html(tmp_path, capfd):
-    """smoothdp_nb.tutorials executes notebooks into HTML reports (one small notebook here)."""
-    from smoothdp_nb import tutorials
+    """python -m smoothdp_nb tutorials executes notebooks into HTML reports (one small notebook here)."""
+    from smoothdp_nb.cli import tutorials
 
     out = tmp_path / "reports"
     assert tutorials.main(["--ci", "--only", "07", "--out", str(out), "--notebooks", str(NOTEBOOK_DIR)]) == 0
@@ -184,7 +184,7 @@ def _write_notebook(path: Path, cells: list) -> None:
 
 def test_runner_end_to_end_on_synthetic_notebooks(tmp_path, capfd):
     """Two notebooks at once: progress residue, a live panel, a headline, kernel noise, a failure."""
-    from smoothdp_nb import tutorials
+    from smoothdp_nb.cli import tutorials
 
     v4 = nbformat.v4
     src = tmp_path / "nbs"
@@ -241,7 +241,7 @@ def test_runner_end_to_end_on_synthetic_notebooks(tmp_path, capfd):
 
 
 def test_runner_rejects_bad_arguments(tmp_path, capsys):
-    from smoothdp_nb import tutorials
+    from smoothdp_nb.cli import tutorials
 
     for bad in (["--jobs", "0"], ["--timeout", "-5"], ["--jobs", "two"]):
         with pytest.raises(SystemExit) as info:
@@ -257,13 +257,13 @@ def test_runner_rejects_bad_arguments(tmp_path, capsys):
 
 
 def test_run_all_rejects_bad_jobs_and_timeout(tmp_path):
-    from smoothdp_nb import tutorials
+    from smoothdp_nb.reports import runner
 
-    nbs = tutorials.find_notebooks(NOTEBOOK_DIR, ["07"])
+    nbs = runner.find_notebooks(NOTEBOOK_DIR, ["07"])
     with pytest.raises(ValueError, match="jobs must be an integer >= 1, got 0"):
-        tutorials.run_all(nbs, tmp_path, jobs=0)
+        runner.run_all(nbs, tmp_path, jobs=0)
     with pytest.raises(TypeError, match="timeout must be an integer >= 1, got float"):
-        tutorials.run_all(nbs, tmp_path, timeout=1.5)
+        runner.run_all(nbs, tmp_path, timeout=1.5)
     assert not any(tmp_path.iterdir())  # refused before anything was written
 
 

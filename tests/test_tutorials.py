@@ -1,4 +1,4 @@
-"""The tutorials runner's scheduling (smoothdp_nb.tutorials.run_all), without kernels."""
+"""The tutorials runner's scheduling (smoothdp_nb.reports.runner.run_all), without kernels."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from smoothdp_nb import tutorials
+from smoothdp_nb.reports import execute, runner
 
 
 def _notebook(path: Path, expected: float | None) -> Path:
@@ -38,9 +38,9 @@ def test_longest_notebook_starts_first_and_reports_keep_contents_order(tmp_path,
         nb.cells[1].execution_count = 1
         return nb
 
-    monkeypatch.setattr(tutorials, "_execute_async", fake_execute)
+    monkeypatch.setattr(runner, "execute_async", fake_execute)
     out = tmp_path / "reports"
-    failed = tutorials.run_all(paths, out, jobs=jobs, progress=False, stream=io.StringIO())
+    failed = runner.run_all(paths, out, jobs=jobs, progress=False, stream=io.StringIO())
     assert failed == 0
     assert started == ["04_d", "02_b", "01_a", "03_c"]  # by expected seconds, then contents order
     index = (out / "index.html").read_text(encoding="utf-8")
@@ -65,13 +65,13 @@ def test_index_reports_wall_and_cpu_time_and_jobs_follow_the_available_cpus(tmp_
         cpu.append(75.0 if path.stem == "01_a" else 3.25)  # what the kernel's process tree used
         return nb
 
-    monkeypatch.setattr(tutorials, "_execute_async", fake_execute)
+    monkeypatch.setattr(runner, "execute_async", fake_execute)
     monkeypatch.setattr(parallel, "available_cpus", lambda: 3)
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         monkeypatch.delenv(name, raising=False)
     out = tmp_path / "reports"
     stream = io.StringIO()
-    assert tutorials.run_all(paths, out, progress=False, stream=stream) == 0
+    assert runner.run_all(paths, out, progress=False, stream=stream) == 0
     assert max(r for r, _ in seen) == 2  # min(3 CPUs, 2 notebooks) at once
     # 2 kernels on 3 CPUs: one BLAS thread each (2 x 1 <= 3)
     assert all(env["OPENBLAS_NUM_THREADS"] == "1" and env["OMP_NUM_THREADS"] == "1" for _, env in seen)
@@ -79,10 +79,10 @@ def test_index_reports_wall_and_cpu_time_and_jobs_follow_the_available_cpus(tmp_
     assert "CPU 1 min 15 s" in index and "CPU 3.2 s" in index
     assert "CPU time of the kernels 1 min 18 s" in index
     assert "kernels' CPU 78.2 s" in stream.getvalue()
-    assert tutorials.default_jobs(7) == 3 and tutorials.default_jobs(1) == 1
+    assert runner.default_jobs(7) == 3 and runner.default_jobs(1) == 1
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")  # the user's own setting is kept
-    assert "OPENBLAS_NUM_THREADS" not in tutorials._kernel_threads_env(1)
-    assert tutorials._kernel_threads_env(1)["OMP_NUM_THREADS"] == "3"
+    assert "OPENBLAS_NUM_THREADS" not in runner.kernel_threads_env(1)
+    assert runner.kernel_threads_env(1)["OMP_NUM_THREADS"] == "3"
 
 
 _TREE = r"""
@@ -114,7 +114,7 @@ def test_cpu_time_of_a_process_tree_counts_reaped_and_living_descendants():
     proc = subprocess.Popen([sys.executable, "-c", _TREE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         reported = float(proc.stdout.readline())
-        measured = tutorials._tree_cpu_seconds(proc.pid)
+        measured = execute.tree_cpu_seconds(proc.pid)
     finally:
         proc.communicate("")
     assert reported >= 1.1

@@ -362,7 +362,7 @@ class Gallery(SphinxDirective):
     """Every chart of ``python -m smoothdp_nb gallery``, rendered at build time (SVG), with its caption."""
 
     def run(self) -> list[nodes.Node]:
-        from smoothdp_nb import gallery
+        from smoothdp_nb.reports import gallery
 
         out = Path(self.env.srcdir) / "_gallery"
         with contextlib.redirect_stdout(io.StringIO()):  # its progress lines are for the terminal command

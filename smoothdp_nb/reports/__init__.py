@@ -1,9 +1,15 @@
-"""Static HTML reports of executed notebooks (the tutorials' course handout).
+"""Static HTML reports: the tutorials' course handout, the chart gallery, the report of a spec run.
 
-:mod:`.markdown` renders Markdown and math, :mod:`.outputs` one cell output,
-:mod:`.page` whole pages and the contents page; :mod:`.snapshot` runs in the
-notebook's kernel to capture live panels.  Needs the ``tutorials`` extra
-(``markdown-it-py``, ``mdit-py-plugins``, ``latex2mathml``).
+:mod:`.page` is the one writer of every page (:func:`.page.document`: one style
+sheet, no script, no request), with the notebook handouts and their contents
+page; :mod:`.markdown` renders Markdown and math, :mod:`.outputs` one cell
+output; :mod:`.snapshot` runs in the notebook's kernel to capture live panels.
+:mod:`.runner` executes notebooks into handouts (each in a kernel started by
+:mod:`.execute`, progress on the terminal by :mod:`.run_progress`);
+:mod:`.gallery` renders every chart; :mod:`.run_report` is the HTML and JSON
+report of one spec.  Rendering notebooks needs the ``tutorials`` extra
+(``markdown-it-py``, ``mdit-py-plugins``, ``latex2mathml``; running them also
+``nbclient``, ``nbformat``, ``ipykernel``).
 """
 
 from .markdown import inline_markdown_to_html, markdown_to_html, tex_to_html

@@ -30,8 +30,12 @@ from .markdown import first_heading, inline_markdown_to_html, markdown_to_html
 from .outputs import render_outputs
 
 __all__ = [
+    "CSP",
+    "CSP_LOCAL_IMAGES",
     "Entry",
     "RunInfo",
+    "document",
+    "duration",
     "headline_html",
     "index_page",
     "notebook_page",
@@ -41,6 +45,8 @@ __all__ = [
 
 #: scripts: none; requests: none but data: pictures; inline styles only
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+#: the same, for a page that shows picture files lying beside it (the chart gallery)
+CSP_LOCAL_IMAGES = CSP.replace("img-src data:", "img-src 'self' file: data:")
 _SUMMARY_CHARS = 360
 
 
@@ -158,7 +164,8 @@ def _seconds(cell: Mapping[str, Any]) -> float | None:
     return (end - start).total_seconds()
 
 
-def _duration(seconds: float | None) -> str:
+def duration(seconds: float | None) -> str:
+    """A run time for people: ``"4.2 s"``, ``"3 min 07 s"``; ``""`` for None."""
     if seconds is None:
         return ""
     if seconds < 60:
@@ -167,20 +174,49 @@ def _duration(seconds: float | None) -> str:
     return f"{minutes} min {sec:02d} s"
 
 
-def _document(title: str, body: str, header: str, footer: str) -> str:
+def document(title: str, body: str, *, header: str = "", footer: str = "", csp: str = CSP) -> str:
+    """A complete, self-contained HTML page: the one writer of every page the package produces.
+
+    The notebook handouts and their contents page, the chart gallery's index
+    and the report of ``python -m smoothdp_nb run`` all come from here, with
+    one style sheet (``report.css`` and the code colours) inlined and a
+    Content-Security-Policy that forbids every script and every request
+    (``csp``: :data:`CSP`, or :data:`CSP_LOCAL_IMAGES` for a page that shows
+    picture files lying beside it).
+
+    Parameters
+    ----------
+    title : str
+        Plain text for the ``<title>`` element (escaped here).
+    body : str
+        HTML of the page's main part.
+    header : str
+        HTML of the top bar (no bar when empty).
+    footer : str
+        HTML of the footer line (no footer when empty).
+    csp : str
+        The Content-Security-Policy of the page.
+
+    Returns
+    -------
+    str
+    """
+    bar = f"<header class='bar'>{header}</header>\n" if header else ""
+    end = f"<footer>{footer}</footer>" if footer else ""
+    policy = html.escape(csp, quote=False).replace('"', "&quot;")
     return (
-        "<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
-        f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        f"<meta http-equiv='Content-Security-Policy' content=\"{policy}\">"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{html.escape(title)}</title><style>{_css()}</style></head>\n<body>"
-        f"<header class='bar'>{header}</header>\n<main>\n{body}\n</main>\n<footer>{footer}</footer></body></html>\n"
+        f"{bar}<main>\n{body}\n</main>\n{end}</body></html>\n"
     )
 
 
 def _footer(run: RunInfo, seconds: float | None = None) -> str:
     what = f"smoothdp_nb {run.version}" if run.version else "smoothdp_nb"
     mode = "small CI parameters" if run.mode == "ci" else "default parameters"
-    took = f" in {_duration(seconds)}" if seconds is not None else ""
+    took = f" in {duration(seconds)}" if seconds is not None else ""
     return html.escape(f"Executed{took} by {what} (python -m smoothdp_nb tutorials, {mode}) on {run.started}.")
 
 
@@ -237,7 +273,7 @@ def notebook_page(
                     meta.append("not run")
                 took = _seconds(cell)
                 if took is not None and took >= 1:
-                    meta.append(_duration(took))
+                    meta.append(duration(took))
                 piece.append(
                     f"<div class='source'><span class='meta'>{html.escape(' · '.join(meta))}</span>"
                     f"{_highlight(cell['source'])}</div>"
@@ -255,7 +291,7 @@ def notebook_page(
     if next_stem:
         header.append(f"<a href='{html.escape(next_stem)}.html'>{html.escape(next_stem)} →</a>")
     title = _text_of(notebook_title(nb, stem))
-    return _document(title, "\n".join(parts), "".join(header), _footer(run, seconds))
+    return document(title, "\n".join(parts), header="".join(header), footer=_footer(run, seconds))
 
 
 def index_page(entries: Sequence[Entry], run: RunInfo = RunInfo(), heading: str = "smoothdp_nb tutorials") -> str:
@@ -271,9 +307,9 @@ def index_page(entries: Sequence[Entry], run: RunInfo = RunInfo(), heading: str 
         label = {"ok": "ran", "failed": "failed", "pending": "not run yet"}[status]
         run_cell = f"<span class='pill {status}'>{label}</span>"
         if e.seconds is not None:
-            run_cell += f"<br>{html.escape(_duration(e.seconds))}"
+            run_cell += f"<br>{html.escape(duration(e.seconds))}"
             if e.cpu_seconds is not None:
-                run_cell += f"<br><span class='cpu'>CPU {html.escape(_duration(e.cpu_seconds))}</span>"
+                run_cell += f"<br><span class='cpu'>CPU {html.escape(duration(e.cpu_seconds))}</span>"
         row = [
             f"<li class='{status}'><span class='num'>{html.escape(number)}</span>",
             f"<span class='title'>{link}</span><span class='run'>{run_cell}</span>",
@@ -287,10 +323,10 @@ def index_page(entries: Sequence[Entry], run: RunInfo = RunInfo(), heading: str 
         row.append("</li>")
         items.append("".join(row))
     done = [e for e in entries if e.status == "ok"]
-    total = f" in {_duration(run.total_seconds)}" if run.total_seconds is not None else ""
+    total = f" in {duration(run.total_seconds)}" if run.total_seconds is not None else ""
     cpus = [e.cpu_seconds for e in entries if e.cpu_seconds is not None]
     if total and cpus:
-        total += f" (CPU time of the kernels {_duration(sum(cpus))})"
+        total += f" (CPU time of the kernels {duration(sum(cpus))})"
     lede = (
         f"{len(done)} of {len(entries)} notebooks executed top to bottom{total}; "
         "each page is the notebook with its outputs, readable offline."
@@ -299,4 +335,4 @@ def index_page(entries: Sequence[Entry], run: RunInfo = RunInfo(), heading: str 
         f"<h1>{html.escape(heading)}</h1><p class='lede'>{html.escape(lede)}</p>"
         f"<ol class='contents'>{''.join(items)}</ol>"
     )
-    return _document(heading, body, "<span>☰ Contents</span>", _footer(run))
+    return document(heading, body, header="<span>☰ Contents</span>", footer=_footer(run))

@@ -1,5 +1,6 @@
-"""``python -m smoothdp_nb gallery --out DIR``: every chart builder on example data, as SVG and PNG.
+"""The chart gallery: every chart builder on example data, as SVG and PNG.
 
+Written by ``python -m smoothdp_nb gallery --out DIR`` (:mod:`smoothdp_nb.cli.gallery`).
 One page (``DIR/index.html``) shows every figure of the package, so that a
 reviewer can look at all of them in one place; each figure is also written as
 ``DIR/<name>.svg`` and ``DIR/<name>.png`` (rendered offline by vl-convert).
@@ -9,7 +10,6 @@ real: every number is computed by the public API.
 
 from __future__ import annotations
 
-import argparse
 import html
 import inspect
 import math
@@ -23,9 +23,9 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-    from .core.array_types import FloatArray
+    from ..core.array_types import FloatArray
 
-__all__ = ["FIGURES", "build", "main"]
+__all__ = ["FIGURES", "build", "index_page"]
 
 
 def _smoothed_exact() -> alt.TopLevelMixin:
@@ -258,15 +258,58 @@ FIGURES: dict[str, tuple[str, Callable[[], alt.TopLevelMixin]]] = {
 }
 
 
+def index_page(records: list[dict[str, Any]]) -> str:
+    """The gallery's ``index.html``: each figure's PNG with its caption and links to both files.
+
+    Written by :func:`smoothdp_nb.reports.page.document`; the pictures are the
+    files beside the page, so its policy allows local images (and nothing else).
+    """
+    from .page import CSP_LOCAL_IMAGES, document
+
+    items = "\n".join(
+        f'<figure class="gallery" id="{r["name"]}"><img src="{r["name"]}.png" alt="{html.escape(r["caption"])}" '
+        f'width="720"><figcaption><b>{html.escape(r["name"])}</b>: {html.escape(r["caption"])} '
+        f'(<a href="{r["name"]}.svg">SVG</a>, <a href="{r["name"]}.png">PNG</a>)</figcaption></figure>'
+        for r in records
+    )
+    body = (
+        "<h1>smoothdp_nb chart gallery</h1>"
+        f"<p class='lede'>{len(records)} figures, rendered offline by vl-convert; every number computed by the "
+        "public API on small example data.</p>" + items
+    )
+    return document("smoothdp_nb chart gallery", body, csp=CSP_LOCAL_IMAGES)
+
+
 def build(out: Path, names: list[str] | None = None, scale: float = 2.0) -> list[dict[str, Any]]:
-    """Render the figures to ``out`` (SVG, PNG and ``index.html``); returns one record per figure."""
+    """Render the figures to ``out`` (SVG, PNG and ``index.html``); returns one record per figure.
+
+    Parameters
+    ----------
+    out : Path
+        Directory for the files (created).
+    names : list of str, optional
+        Keys of :data:`FIGURES` to render (default: all).
+    scale : float
+        PNG pixels per chart pixel.
+
+    Returns
+    -------
+    list of dict
+        Per figure its ``name``, ``caption`` and the ``seconds`` it took.
+
+    Raises
+    ------
+    ValueError
+        For a name that is not a key of :data:`FIGURES`.
+    """
     from smoothdp_nb.display import render_png, render_svg
 
+    unknown = [name for name in names or [] if name not in FIGURES]
+    if unknown:
+        raise ValueError(f"unknown figure {unknown[0]!r}; choose from {', '.join(FIGURES)}")
     out.mkdir(parents=True, exist_ok=True)
     records: list[dict[str, Any]] = []
     for name in names or list(FIGURES):
-        if name not in FIGURES:
-            raise ValueError(f"unknown figure {name!r}; choose from {', '.join(FIGURES)}")
         caption, builder = FIGURES[name]
         t0 = time.perf_counter()
         chart = builder()
@@ -274,41 +317,5 @@ def build(out: Path, names: list[str] | None = None, scale: float = 2.0) -> list
         (out / f"{name}.png").write_bytes(render_png(chart, scale=scale))
         records.append({"name": name, "caption": caption, "seconds": time.perf_counter() - t0})
         print(f"  {name:<22} {records[-1]['seconds']:5.1f} s  {caption}", flush=True)
-    items = "\n".join(
-        f'<figure id="{r["name"]}"><img src="{r["name"]}.png" alt="{html.escape(r["caption"])}" width="720">'
-        f"<figcaption><b>{html.escape(r['name'])}</b>: {html.escape(r['caption'])} "
-        f'(<a href="{r["name"]}.svg">SVG</a>, <a href="{r["name"]}.png">PNG</a>)</figcaption></figure>'
-        for r in records
-    )
-    page = (
-        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>smoothdp_nb chart gallery</title>'
-        "<style>body{font-family:sans-serif;max-width:820px;margin:2em auto;color:#222}"
-        "figure{margin:2em 0;border-bottom:1px solid #ddd;padding-bottom:1em}"
-        "figcaption{margin-top:.4em}</style></head><body><h1>smoothdp_nb chart gallery</h1>"
-        f"<p>{len(records)} figures, rendered offline by vl-convert; every number computed by the public API "
-        "on small example data.</p>" + items + "</body></html>"
-    )
-    (out / "index.html").write_text(page, encoding="utf-8")
+    (out / "index.html").write_text(index_page(records), encoding="utf-8")
     return records
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m smoothdp_nb gallery``."""
-    parser = argparse.ArgumentParser(
-        prog="python -m smoothdp_nb gallery",
-        # plain text: the module docstring is reST and would print its markup
-        description="Render every chart builder of the package on small example data, as SVG and PNG "
-        "(offline, by vl-convert), with an index page DIR/index.html showing them all.",
-    )
-    parser.add_argument("--out", required=True, type=Path, help="directory for the SVG, PNG and index.html files")
-    parser.add_argument("--only", nargs="*", metavar="NAME", help=f"render only these ({', '.join(FIGURES)})")
-    parser.add_argument("--scale", type=float, default=2.0, help="PNG pixels per chart pixel (default 2)")
-    args = parser.parse_args(argv)
-    if args.scale <= 0:
-        parser.error(f"--scale must be > 0, got {args.scale}")
-    try:
-        records = build(args.out, args.only, args.scale)
-    except ValueError as err:
-        parser.error(str(err))
-    print(f"{len(records)} figures in {args.out / 'index.html'}")
-    return 0

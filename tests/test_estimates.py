@@ -157,9 +157,9 @@ def test_monte_carlo_map_probe_memory():
     def trial(size, rng):
         return rng.random((size, 3))
 
-    from smoothdp_nb.core.sweeps import _probe_estimate
+    from smoothdp_nb.core.chunked_trials import probe_estimate
 
-    est = _probe_estimate(trial, 5000, 1000, {}, 1)
+    est = probe_estimate(trial, 5000, 1000, {}, 1)
     out = monte_carlo_map(trial, 5000, 1, chunk=1000)
     assert est.bytes == 2 * out.nbytes  # the chunks and their concatenation
 

@@ -41,220 +41,26 @@ gives the same numbers; pass ``client.get_executor(pure=False)`` to force recomp
 from __future__ import annotations
 
 import concurrent.futures as cf
-import dataclasses
-import itertools
 import math
-import numbers
 import time
 import tracemalloc
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .array_types import SeedLike
 from .budget import DEFAULT_BUDGET_SECONDS, Estimate, check_budget
+from .chunked_trials import DEFAULT_MC_CHUNK, monte_carlo_map
+from .executor_tasks import Bar, TaskRunner, check_executor, task_outcome, task_progress_bar, worker_count
+from .sweep_table import SweepResult, as_record, grid_points
 from .validation import as_int, as_real, as_seed_sequence
 
-__all__ = ["SweepResult", "sweep", "sweep_estimate", "monte_carlo_map"]
+__all__ = ["DEFAULT_MC_CHUNK", "SweepResult", "sweep", "sweep_estimate", "monte_carlo_map"]
 
-#: Default number of Monte Carlo trials per chunk (one task per chunk).
-DEFAULT_MC_CHUNK = 100_000
-
-#: With ``progress=None`` a bar appears only when the work takes longer than this (s).
-AUTO_PROGRESS_DELAY = 2.0
-
-SeedLike = int | np.random.SeedSequence | np.random.Generator | None
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def _check_executor(executor: Any) -> cf.Executor | None:
-    if executor is None or isinstance(executor, cf.Executor):
-        return executor
-    hint = ""
-    if hasattr(executor, "get_executor"):
-        hint = " (for a Dask client pass client.get_executor())"
-    raise TypeError(f"executor must be None or a concurrent.futures.Executor, got {type(executor).__name__}{hint}")
-
-
-def _root_seed(rng: SeedLike, *, allow_none: bool) -> np.random.SeedSequence | None:
-    """The SeedSequence that children are spawned from (the package's one RNG normaliser)."""
-    return as_seed_sequence(rng, "rng", allow_none=allow_none)
-
-
-def _positive_int(value: Any, name: str) -> int:
-    return as_int(value, name, minimum=1)
-
-
-def _worker_count(executor: cf.Executor | None) -> int:
-    if executor is None:
-        return 1
-    count = getattr(executor, "_max_workers", None)  # thread and process pools
-    if isinstance(count, int) and count > 0:
-        return count
-    from .parallel import available_cpus
-
-    return available_cpus()
-
-
-class _NoBar:
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-def _progress_bar(progress: bool | None, total: int, n_tasks: int, desc: str) -> Any:
-    if progress is not None:
-        if not isinstance(progress, (bool, np.bool_)):
-            raise TypeError(f"progress must be True, False or None, got {progress!r}")
-        progress = bool(progress)
-    if progress is False or (progress is None and n_tasks <= 1):
-        return _NoBar()
-    from .progress import progress_bar  # imported only when a bar may be shown
-
-    delay = 0.0 if progress else AUTO_PROGRESS_DELAY
-    return progress_bar(total, desc, delay=delay, leave=bool(progress))
-
-
-class _Tasks:
-    """Run ``func(*payload)`` for every payload, in-process or on an executor.
-
-    Iterating yields ``(task index, result, error)`` as tasks finish (``error`` is the
-    exception of a failed task, else None). In-process (``executor=None``) the tasks run
-    in order when iterated and a KeyboardInterrupt simply propagates. With an executor
-    every task is submitted up front. :meth:`stop` cancels what has not started and
-    returns the finished tasks that were not yet yielded, so that an interrupted run
-    keeps everything already computed.
-    """
-
-    def __init__(
-        self,
-        executor: cf.Executor | None,
-        func: Callable[..., Any],
-        payloads: Sequence[tuple[Any, ...]],
-    ) -> None:
-        self._executor = executor
-        self._func = func
-        self._payloads = payloads
-        self._futures: dict[cf.Future[Any], int] = {}
-        self._yielded: set[int] = set()
-
-    @staticmethod
-    def _outcome(fut: cf.Future[Any]) -> tuple[Any, BaseException | None]:
-        try:
-            return fut.result(), None
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:
-            return None, exc
-
-    def __iter__(self) -> Iterator[tuple[int, Any, BaseException | None]]:
-        if self._executor is None:
-            for k, payload in enumerate(self._payloads):
-                try:
-                    out = self._func(*payload)
-                except Exception as exc:
-                    yield k, None, exc
-                else:
-                    yield k, out, None
-            return
-        for k, payload in enumerate(self._payloads):
-            try:
-                fut = self._executor.submit(self._func, *payload)
-            except Exception as exc:
-                self._yielded.add(k)
-                yield k, None, exc
-            else:
-                self._futures[fut] = k
-        for fut in cf.as_completed(self._futures):
-            k = self._futures[fut]
-            self._yielded.add(k)
-            out, error = self._outcome(fut)
-            yield k, out, error
-
-    def stop(self) -> list[tuple[int, Any, BaseException | None]]:
-        """Cancel the tasks not started; return finished tasks not yet yielded."""
-        for fut in self._futures:
-            fut.cancel()
-        finished = []
-        for fut, k in self._futures.items():
-            if k in self._yielded or not fut.done() or fut.cancelled():
-                continue
-            self._yielded.add(k)
-            out, error = self._outcome(fut)
-            finished.append((k, out, error))
-        return finished
-
-
-# --------------------------------------------------------------------------- grids
-
-
-def _grid_points(grid: Any) -> tuple[list[str], list[dict[str, Any]]]:
-    """Normalise ``grid`` into (parameter names, list of parameter dicts)."""
-    if isinstance(grid, pd.DataFrame):
-        if grid.shape[0] == 0 or grid.shape[1] == 0:
-            raise ValueError("grid: the DataFrame has no rows or no columns")
-        names = list(grid.columns)
-        points = grid.to_dict(orient="records")
-    elif isinstance(grid, Mapping):
-        if not grid:
-            raise ValueError("grid must name at least one parameter, got an empty dict")
-        names = list(grid)
-        axes = []
-        for name, values in grid.items():
-            if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-                raise TypeError(
-                    f"grid[{name!r}] must be a sequence of values, got {type(values).__name__}"
-                    " (wrap a single value in a list)"
-                )
-            values = list(values)
-            if not values:
-                raise ValueError(f"grid[{name!r}] is empty: every parameter needs a value")
-            axes.append(values)
-        points = [dict(zip(names, combo)) for combo in itertools.product(*axes)]
-    elif isinstance(grid, Sequence) and not isinstance(grid, (str, bytes)):
-        if len(grid) == 0:
-            raise ValueError("grid is an empty list: there is nothing to sweep")
-        names = []
-        points = []
-        for i, point in enumerate(grid):
-            if not isinstance(point, Mapping):
-                raise TypeError(f"grid[{i}] must be a dict of parameter values, got {type(point).__name__}")
-            for name in point:
-                if name not in names:
-                    names.append(name)
-            points.append(dict(point))
-    else:
-        raise TypeError(
-            "grid must be a dict of parameter -> values, a list of dicts or a pandas "
-            f"DataFrame, got {type(grid).__name__}"
-        )
-    for name in names:
-        if not isinstance(name, str):
-            raise TypeError(f"grid: parameter names must be strings, got {name!r}")
-    return names, points
-
-
-def _as_record(value: Any) -> dict[str, Any]:
-    """Turn one return value of ``fn`` into a dict of result columns."""
-    if isinstance(value, (numbers.Number, np.number, np.bool_)):
-        return {"value": value}
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        return {"value": value.item()}
-    if isinstance(value, Mapping):
-        return dict(value)
-    to_dict = getattr(value, "to_dict", None)
-    if callable(to_dict):
-        record = to_dict()
-        if isinstance(record, Mapping):
-            return dict(record)
-    raise TypeError(
-        f"fn must return a number, a dict of numbers or an object with to_dict(); got {type(value).__name__}"
-    )
+#: ``(point index, record, error repr)`` of one evaluated grid point
+PointOutcome = tuple[int, dict[str, Any] | None, str | None]
 
 
 def _sweep_chunk(
@@ -263,21 +69,21 @@ def _sweep_chunk(
     points: Sequence[Mapping[str, Any]],
     seeds: Sequence[np.random.SeedSequence] | None,
     fixed: Mapping[str, Any],
-) -> tuple[list[tuple[int, dict[str, Any] | None, str | None]], bool]:
+) -> tuple[list[PointOutcome], bool]:
     """Evaluate one chunk of grid points (runs in the worker).
 
     Returns ``(outcomes, interrupted)``; each outcome is ``(index, record, error)``.
     A KeyboardInterrupt inside ``fn`` stops the chunk and sets ``interrupted``; the
     points already evaluated are kept.
     """
-    outcomes: list[tuple[int, dict[str, Any] | None, str | None]] = []
+    outcomes: list[PointOutcome] = []
     for j, (index, params) in enumerate(zip(indices, points)):
         kwargs = dict(fixed)
         kwargs.update(params)
         if seeds is not None:
             kwargs["rng"] = np.random.default_rng(seeds[j])
         try:
-            record = _as_record(fn(**kwargs))
+            record = as_record(fn(**kwargs))
         except KeyboardInterrupt:
             return outcomes, True
         except Exception as exc:
@@ -293,7 +99,7 @@ def _probe_point(
     params: Mapping[str, Any],
     seed: np.random.SeedSequence | None,
     fixed: Mapping[str, Any],
-) -> tuple[list[tuple[int, dict[str, Any] | None, str | None]], bool, float, float, float]:
+) -> tuple[list[PointOutcome], bool, float, float, float]:
     """Evaluate one grid point (where the tasks run), timed and traced by tracemalloc.
 
     Returns ``(outcomes, interrupted, seconds, peak bytes, retained bytes)``
@@ -330,91 +136,115 @@ def sweep_estimate(seconds: float, peak: float, retained: float, points: int, wo
     return Estimate(seconds * points / concurrent, peak * concurrent + retained * points)
 
 
-# --------------------------------------------------------------------------- sweep
+class _SweepRun:
+    """The state of one :func:`sweep`: the points, their records and failures, the probe's progress."""
 
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        points: list[dict[str, Any]],
+        seeds: list[np.random.SeedSequence] | None,
+        fixed: Mapping[str, Any],
+        executor: cf.Executor | None,
+    ) -> None:
+        self.fn, self.points, self.seeds, self.fixed, self.executor = fn, points, seeds, fixed, executor
+        self.n = len(points)
+        self.records: list[dict[str, Any] | None] = [None] * self.n
+        self.failures: list[tuple[int, str]] = []
+        self.first = 0  # the points before this one ran in the probe
+        self.partial = False
 
-@dataclasses.dataclass(frozen=True)
-class SweepResult:
-    """Outcome of :func:`sweep`.
+    def store(self, outcomes: list[PointOutcome]) -> None:
+        """Keep each point's record, or its failure."""
+        for index, record, message in outcomes:
+            if message is None:
+                self.records[index] = record
+            else:
+                self.failures.append((index, message))
 
-    Attributes
-    ----------
-    parameters : tuple of str
-        Parameter names, in grid order.
-    points : tuple of dict
-        Every grid point, in grid order.
-    records : tuple of (dict or None)
-        Result columns of each point; ``None`` where the point failed or was not run.
-    failures : tuple of (int, str)
-        ``(point index, repr of the exception)`` for every failed point.
-    partial : bool
-        True when the sweep was interrupted (KeyboardInterrupt) before every point ran.
-    elapsed : float
-        Wall-clock seconds.
-    n_tasks : int
-        Number of tasks (chunks of grid points) the work was split into.
-    """
+    def _probe_next(self) -> tuple[Any, BaseException | None]:
+        """Run point ``first`` alone (where the tasks run), timed; ``(probe, error)``."""
+        seed = None if self.seeds is None else self.seeds[self.first]
+        payload = (self.fn, self.first, self.points[self.first], seed, self.fixed)
+        self.first += 1
+        try:
+            if self.executor is None:
+                return _probe_point(*payload), None
+            return task_outcome(self.executor.submit(_probe_point, *payload))
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # submit refused
+            return None, exc
 
-    parameters: tuple[str, ...]
-    points: tuple[dict[str, Any], ...]
-    records: tuple[dict[str, Any] | None, ...]
-    failures: tuple[tuple[int, str], ...] = ()
-    partial: bool = False
-    elapsed: float = 0.0
-    n_tasks: int = 0
+    def probe(self, budget: float, workers: int) -> None:
+        """Run points one at a time until one succeeds; its extrapolation must fit ``budget``."""
+        while self.first < self.n:
+            try:
+                probe, error = self._probe_next()
+            except KeyboardInterrupt:
+                self.partial = True
+                return
+            if probe is None:
+                # the task itself failed (fn not picklable, worker died): the other tasks report their own
+                self.failures.append((self.first - 1, repr(error)))
+                return
+            outcomes, self.partial, seconds, peak, kept = probe
+            self.store(outcomes)
+            if self.partial:
+                return
+            if outcomes[0][2] is None:
+                if self.first < self.n:
+                    check_budget(
+                        sweep_estimate(seconds, peak, kept, self.n - self.first, workers),
+                        budget,
+                        f"the sweep of {self.n} grid points (one point took {seconds:.3g} s)",
+                        "use fewer grid points",
+                        parameter="grid",
+                    )
+                return
 
-    @property
-    def n_points(self) -> int:
-        """Number of grid points."""
-        return len(self.points)
-
-    @property
-    def n_done(self) -> int:
-        """Number of grid points evaluated successfully."""
-        return sum(record is not None for record in self.records)
-
-    @property
-    def complete(self) -> bool:
-        """True when every grid point was evaluated successfully."""
-        return not self.partial and not self.failures and self.n_done == self.n_points
-
-    @property
-    def errors(self) -> list[tuple[dict[str, Any], str]]:
-        """``(parameters, exception repr)`` of every failed point, in grid order."""
-        return [(dict(self.points[i]), message) for i, message in self.failures]
-
-    def to_frame(self, include_missing: bool = False) -> pd.DataFrame:
-        """Tidy table: one row per grid point, parameter columns then result columns.
-
-        Parameters
-        ----------
-        include_missing : bool, default False
-            If False, only the points evaluated successfully appear (in grid order). If
-            True, every grid point appears, with missing results (failed or not run)
-            as NaN.
-
-        Returns
-        -------
-        pandas.DataFrame
-            A result column whose name clashes with a parameter is suffixed ``_result``.
-        """
-        result_columns: list[str] = []
-        for record in self.records:
-            if record is not None:
-                for key in record:
-                    if key not in result_columns:
-                        result_columns.append(key)
-        rename = {c: (f"{c}_result" if c in self.parameters else c) for c in result_columns}
-        rows = []
-        for params, record in zip(self.points, self.records):
-            if record is None and not include_missing:
+    def payloads(self, chunksize: int) -> list[tuple[Any, ...]]:
+        """The same chunks as without a probe; the points it ran are left out of the first ones."""
+        payloads = []
+        for start in range(0, 0 if self.partial else self.n, chunksize):
+            stop = min(start + chunksize, self.n)
+            start = max(start, self.first)
+            if start >= stop:
                 continue
-            row = {name: params.get(name, np.nan) for name in self.parameters}
-            for key in result_columns:
-                row[rename[key]] = np.nan if record is None else record.get(key, np.nan)
-            rows.append(row)
-        columns = list(self.parameters) + [rename[c] for c in result_columns]
-        return pd.DataFrame(rows, columns=columns)
+            seeds = None if self.seeds is None else self.seeds[start:stop]
+            payloads.append((self.fn, list(range(start, stop)), self.points[start:stop], seeds, self.fixed))
+        return payloads
+
+    def run_chunks(self, payloads: list[tuple[Any, ...]], bar: Bar) -> None:
+        """Run the chunks; an interrupt (in ``fn`` or here) keeps every chunk already finished."""
+
+        def collect(k: int, out: Any, error: BaseException | None) -> bool:
+            """Store one task's outcome; return True if it reports an interrupt."""
+            if error is not None:
+                # the whole task failed (e.g. fn not picklable, worker process died)
+                for index in payloads[k][1]:
+                    self.failures.append((index, repr(error)))
+                bar.update(len(payloads[k][1]))
+                return False
+            outcomes, interrupted = out
+            self.store(outcomes)
+            bar.update(len(outcomes))
+            return bool(interrupted)
+
+        tasks = TaskRunner(self.executor, _sweep_chunk, payloads)
+        try:
+            for k, out, error in tasks:
+                if collect(k, out, error):
+                    self.partial = True
+                    break
+        except KeyboardInterrupt:
+            self.partial = True
+        finally:
+            try:
+                for k, out, error in tasks.stop():
+                    self.partial = collect(k, out, error) or self.partial
+            finally:
+                bar.close()
 
 
 def sweep(
@@ -506,281 +336,40 @@ def sweep(
     """
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}")
-    executor = _check_executor(executor)
-    names, points = _grid_points(grid)
+    executor = check_executor(executor)
+    names, points = grid_points(grid)
     fixed = dict(fixed or {})
     clash = set(names) & set(fixed)
     if clash:
         raise ValueError(f"fixed: names {sorted(clash)} are also grid parameters")
-    root = _root_seed(rng, allow_none=True)
+    root = as_seed_sequence(rng, "rng", allow_none=True)
     if root is not None and ("rng" in names or "rng" in fixed):
         raise ValueError("grid: 'rng' cannot be a parameter when the sweep has an rng")
-
-    n = len(points)
     if chunksize is not None:
-        chunksize = _positive_int(chunksize, "chunksize")
+        chunksize = as_int(chunksize, "chunksize", minimum=1)
     if budget is not None:
         budget = as_real(budget, "budget", lo=0.0, lo_open=True, finite=False)
-    seeds = root.spawn(n) if root is not None else None
-    workers = _worker_count(executor)
-    records: list[dict[str, Any] | None] = [None] * n
-    failures: list[tuple[int, str]] = []
-
-    def store(outcomes: list[tuple[int, dict[str, Any] | None, str | None]]) -> None:
-        for index, record, message in outcomes:
-            if message is None:
-                records[index] = record
-            else:
-                failures.append((index, message))
-
+    n = len(points)
+    run = _SweepRun(fn, points, root.spawn(n) if root is not None else None, fixed, executor)
+    workers = worker_count(executor)
     t0 = time.perf_counter()
-    # the probe: points run one at a time (where the tasks run), timed, until one
-    # succeeds; its extrapolation must fit the budget before the others start
-    first = 0
-    partial = False
-    while budget is not None and first < n:
-        payload = (fn, first, points[first], None if seeds is None else seeds[first], fixed)
-        first += 1
-        probe, error = None, None
-        try:
-            if executor is None:
-                probe = _probe_point(*payload)
-            else:
-                probe, error = _Tasks._outcome(executor.submit(_probe_point, *payload))
-        except KeyboardInterrupt:
-            partial = True
-            break
-        except Exception as exc:  # submit refused
-            error = exc
-        if probe is None:
-            # the task itself failed (fn not picklable, worker died): the other tasks report their own
-            failures.append((first - 1, repr(error)))
-            break
-        outcomes, partial, seconds, peak, kept = probe
-        store(outcomes)
-        if partial:
-            break
-        if outcomes[0][2] is None:
-            if first < n:
-                check_budget(
-                    sweep_estimate(seconds, peak, kept, n - first, workers),
-                    budget,
-                    f"the sweep of {n} grid points (one point took {seconds:.3g} s)",
-                    "use fewer grid points",
-                    parameter="grid",
-                )
-            break
-
+    if budget is not None:
+        run.probe(budget, workers)
     if chunksize is None:
         n_target = 1000 if executor is None else 4 * workers
         chunksize = max(1, math.ceil(n / n_target))
-    # the same chunks as without a probe; the points it ran are left out of the first ones
     n_tasks = math.ceil(n / chunksize)
-    payloads = []
-    for start in range(0, 0 if partial else n, chunksize):
-        stop = min(start + chunksize, n)
-        start = max(start, first)
-        if start >= stop:
-            continue
-        payloads.append(
-            (
-                fn,
-                list(range(start, stop)),
-                points[start:stop],
-                None if seeds is None else seeds[start:stop],
-                fixed,
-            )
-        )
-
-    bar = _progress_bar(progress, n, n_tasks, "sweep")
-    bar.update(first)
-
-    def collect(k: int, out: Any, error: BaseException | None) -> bool:
-        """Store one task's outcome; return True if it reports an interrupt."""
-        if error is not None:
-            # the whole task failed (e.g. fn not picklable, worker process died)
-            for index in payloads[k][1]:
-                failures.append((index, repr(error)))
-            bar.update(len(payloads[k][1]))
-            return False
-        outcomes, interrupted = out
-        store(outcomes)
-        bar.update(len(outcomes))
-        return bool(interrupted)
-
-    tasks = _Tasks(executor, _sweep_chunk, payloads)
-    try:
-        for k, out, error in tasks:
-            if collect(k, out, error):
-                partial = True
-                break
-    except KeyboardInterrupt:
-        partial = True
-    finally:
-        try:
-            for k, out, error in tasks.stop():
-                partial = collect(k, out, error) or partial
-        finally:
-            bar.close()
-    failures.sort()
+    payloads = run.payloads(chunksize)
+    bar = task_progress_bar(progress, n, n_tasks, "sweep")
+    bar.update(run.first)
+    run.run_chunks(payloads, bar)
+    run.failures.sort()
     return SweepResult(
         parameters=tuple(names),
         points=tuple(points),
-        records=tuple(records),
-        failures=tuple(failures),
-        partial=partial,
+        records=tuple(run.records),
+        failures=tuple(run.failures),
+        partial=run.partial,
         elapsed=time.perf_counter() - t0,
         n_tasks=n_tasks,
     )
-
-
-# --------------------------------------------------------------------------- Monte Carlo
-
-
-def _mc_chunk(
-    trial_fn: Callable[..., Any],
-    size: int,
-    seed: np.random.SeedSequence,
-    kwargs: Mapping[str, Any],
-) -> np.ndarray:
-    """Run one chunk of Monte Carlo trials (runs in the worker)."""
-    out = np.asarray(trial_fn(size, np.random.default_rng(seed), **kwargs))
-    if out.ndim == 0 or out.shape[0] != size:
-        raise ValueError(
-            f"trial_fn(size={size}, rng) must return an array whose first axis has length {size}, got shape {out.shape}"
-        )
-    return out
-
-
-def _probe_estimate(
-    trial_fn: Callable[..., Any], trials: int, chunk: int, kwargs: Mapping[str, Any], workers: int
-) -> Estimate:
-    """Time and memory of a Monte Carlo run, extrapolated from two small calls of ``trial_fn``.
-
-    Two sizes separate the cost per call from the cost per trial; the memory is
-    the concatenated result (twice: the chunks and their concatenation).
-    """
-    sizes = (min(16, trials, chunk), min(256, trials, chunk))
-    times: list[float] = []
-    out = np.empty(0)
-    for size in sizes:
-        t0 = time.perf_counter()
-        try:
-            out = _mc_chunk(trial_fn, size, np.random.SeedSequence(0x5EED), kwargs)
-        except Exception as exc:
-            exc.add_note(f"monte_carlo_map: the probe of {size} trials (cost estimate before the run) failed")
-            raise
-        times.append(time.perf_counter() - t0)
-    per_trial = (
-        max(times[1] - times[0], 0.0) / max(sizes[1] - sizes[0], 1) if sizes[1] > sizes[0] else times[1] / sizes[1]
-    )
-    per_call = max(times[0] - per_trial * sizes[0], 0.0)
-    n_chunks = math.ceil(trials / chunk)
-    seconds = (n_chunks * per_call + trials * per_trial) / max(1, min(workers, n_chunks))
-    return Estimate(seconds, 2.0 * trials * out.nbytes / sizes[1])
-
-
-def monte_carlo_map(
-    trial_fn: Callable[..., Any],
-    trials: int,
-    rng: SeedLike,
-    executor: cf.Executor | None = None,
-    chunk: int = DEFAULT_MC_CHUNK,
-    *,
-    kwargs: Mapping[str, Any] | None = None,
-    progress: bool | None = None,
-    budget: float | None = DEFAULT_BUDGET_SECONDS,
-) -> np.ndarray:
-    """Run ``trials`` Monte Carlo trials in fixed-size chunks on any executor.
-
-    The trials are cut into chunks ``[0, chunk), [chunk, 2*chunk), ...`` (the last one
-    shorter); chunk ``c`` is simulated by ``trial_fn(size_c, rng_c, **kwargs)`` with
-    ``rng_c = np.random.default_rng(children[c])`` and
-    ``children = SeedSequence(rng).spawn(n_chunks)``. The chunk boundaries depend only
-    on ``trials`` and ``chunk`` (never on the executor or the number of workers), so
-    for a given seed and chunk size the result is bit-for-bit the same everywhere.
-
-    Parameters
-    ----------
-    trial_fn : callable
-        ``trial_fn(size, rng, **kwargs)`` simulates ``size`` independent trials with the
-        numpy Generator ``rng`` and returns an array whose first axis has length
-        ``size`` (one entry or row per trial). Vectorise it with numpy: it is called
-        once per chunk, not once per trial. With a process pool or a Dask cluster it
-        must be picklable: define it at the top level of a module.
-    trials : int
-        Total number of trials (positive).
-    rng : int, numpy.random.SeedSequence, numpy.random.Generator or None
-        Seed. An int gives the same result on every call; a SeedSequence or Generator is
-        spawned from (repeated calls get fresh streams); None draws fresh OS entropy.
-    executor : concurrent.futures.Executor or None
-        Where the chunks run; ``None`` runs them in this process. Any
-        ``concurrent.futures.Executor`` works, e.g. a ProcessPoolExecutor or
-        ``dask.distributed.Client(...).get_executor()``.
-    chunk : int, default 100_000
-        Trials per chunk (= per task). Changing it changes the random streams, hence
-        the individual results (not their distribution).
-    kwargs : dict, optional
-        Extra keyword arguments for ``trial_fn`` (small: they are sent with every task).
-    progress : bool or None
-        As in :func:`sweep` (``None``: a bar only for runs longer than a few seconds).
-    budget : float or None
-        Refuse (:class:`~smoothdp_nb.core.budget.ComputationTooLarge`, before the
-        run) when the estimated time exceeds ``budget`` seconds or the results
-        would not fit the memory budget (:func:`~smoothdp_nb.core.budget.memory_budget`).
-        The estimate comes from two small probe calls of ``trial_fn`` (16 and
-        256 trials, with their own fixed seed: the results do not change),
-        extrapolated to ``trials`` (time divided among the executor's workers).
-        ``None`` skips the probe, for callers that estimated the work themselves.
-
-    Returns
-    -------
-    numpy.ndarray
-        The chunks' results concatenated along the first axis, in trial order
-        (length ``trials``).
-
-    Raises
-    ------
-    TypeError, ValueError
-        On bad arguments (naming the parameter), or the error of a failing chunk, with
-        a note naming the chunk's trial range. A KeyboardInterrupt cancels the chunks
-        not yet started and propagates.
-
-    Examples
-    --------
-    >>> def coin_flips(size, rng):
-    ...     return rng.integers(0, 2, size=size)
-    >>> heads = monte_carlo_map(coin_flips, 1000, rng=7, chunk=300)
-    >>> heads.shape
-    (1000,)
-    """
-    if not callable(trial_fn):
-        raise TypeError(f"trial_fn must be callable, got {type(trial_fn).__name__}")
-    trials = _positive_int(trials, "trials")
-    chunk = _positive_int(chunk, "chunk")
-    executor = _check_executor(executor)
-    # with allow_none=False, None gives fresh OS entropy: never None
-    root = cast(np.random.SeedSequence, _root_seed(rng, allow_none=False))
-    kwargs = dict(kwargs or {})
-    if budget is not None:
-        est = _probe_estimate(trial_fn, trials, chunk, kwargs, _worker_count(executor))
-        check_budget(est, budget, f"monte_carlo_map of {trials} trials", "use fewer trials", parameter="trials")
-
-    bounds = [(start, min(start + chunk, trials)) for start in range(0, trials, chunk)]
-    seeds = root.spawn(len(bounds))
-    payloads = [(trial_fn, stop - start, seed, kwargs) for (start, stop), seed in zip(bounds, seeds)]
-    results: list[np.ndarray | None] = [None] * len(payloads)
-    bar = _progress_bar(progress, trials, len(payloads), "monte carlo")
-    tasks = _Tasks(executor, _mc_chunk, payloads)
-    try:
-        for k, out, error in tasks:
-            if error is not None:
-                start, stop = bounds[k]
-                error.add_note(f"monte_carlo_map: chunk {k} (trials {start}..{stop - 1}) failed")
-                raise error
-            results[k] = out
-            bar.update(bounds[k][1] - bounds[k][0])
-    finally:
-        tasks.stop()
-        bar.close()
-    return np.concatenate([r for r in results if r is not None], axis=0)

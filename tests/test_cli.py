@@ -182,3 +182,23 @@ def test_every_page_comes_from_the_one_writer(tmp_path):
     assert f'content="{page.CSP_LOCAL_IMAGES}"' in index and "--accent:" in index
     assert "script-src" not in page.CSP_LOCAL_IMAGES and "default-src 'none'" in page.CSP_LOCAL_IMAGES
     assert 'src="a_chart.png"' in index and "A &lt;b&gt; chart" in index
+
+
+def test_docs_builds_a_site_with_sphinx(tmp_path, capsys):
+    """`docs --out DIR --source SRC` runs Sphinx (a two-file site here, not the package's docs)."""
+    pytest.importorskip("sphinx")
+    from smoothdp_nb.cli import docs, main
+
+    if not all(docs.has_module(m) for m in docs.DOCS_EXTRA):
+        pytest.skip("the docs extra is not installed")
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "conf.py").write_text('project = "tiny"\n')
+    (source / "index.rst").write_text("Tiny\n====\n\nA page built by the docs subcommand.\n")
+    site = tmp_path / "site"
+    assert main(["docs", "--source", str(source), "--out", str(site), "--strict"]) == 0
+    assert capsys.readouterr().out.strip() == str(site.resolve() / "index.html")
+    assert "A page built by the docs subcommand." in (site / "index.html").read_text(encoding="utf-8")
+    (source / "index.rst").write_text("Tiny\n==\n\n.. no-such-directive::\n")  # a warning: an error with --strict
+    assert main(["docs", "--source", str(source), "--out", str(tmp_path / "site2"), "--strict"]) == 1
+    assert "sphinx-build failed" in capsys.readouterr().err

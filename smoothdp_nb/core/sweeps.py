@@ -15,6 +15,12 @@ in the calling process, a :class:`~concurrent.futures.ThreadPoolExecutor` or
 Dask cluster (``dask.distributed.Client(...).get_executor()``) runs it on that cluster.
 This module never imports Dask itself.
 
+The parts live in modules of their own: :mod:`~smoothdp_nb.core.executor_tasks`
+runs tasks on an executor, :mod:`~smoothdp_nb.core.sweep_table` turns the grid
+into points and the results into a table, and
+:mod:`~smoothdp_nb.core.chunked_trials` defines :func:`monte_carlo_map`
+(re-exported here).
+
 Reproducibility
 ---------------
 Random streams are derived with :meth:`numpy.random.SeedSequence.spawn`: one child per

@@ -45,7 +45,9 @@ def resolve_mechanism(name: str, namespace: Mapping[str, Any] | None) -> Mechani
             "mechanism",
         )
     if name not in namespace:
-        raise SpecError(f"no variable {name!r} in the namespace{close_hint(name, _names(namespace))}", "mechanism")
+        mechanisms = [k for k in _names(namespace) if isinstance(namespace[k], Mechanism)]
+        hint = close_hint(name, mechanisms, cutoff=0.5)
+        raise SpecError(f"no variable {name!r} in the namespace{hint}", "mechanism")
     obj = namespace[name]
     if not isinstance(obj, Mechanism):
         raise SpecError(

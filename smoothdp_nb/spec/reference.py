@@ -173,23 +173,34 @@ def _rst_literal(text: str) -> str:
     return f"``{text}``"
 
 
-def keys_rst(*, registries: bool = True) -> str:
+def _sentence(text: str) -> str:
+    return text[0].upper() + text[1:] + "."
+
+
+def keys_rst(*, registries: bool = True, width: int = 88) -> str:
     """The spec keys as reStructuredText definition lists (the magic's docstring includes it)."""
     out: list[str] = []
-    for c, doc, notes, keys in _sections(None):
-        title = f"``compute = \"{c}\"``" if c else "Mechanism table (``[mechanism]`` or ``mechanism = {...}``)"
-        out += [title, "-" * len(title), doc[0].upper() + doc[1:] + "." + (f"  {notes[0].upper()}{notes[1:]}." if notes else ""), ""]
+
+    def wrap(text: str, indent: str = "") -> list[str]:
+        return textwrap.wrap(text, width=width, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False)
+
+    def rows(keys: tuple[Key, ...]) -> None:
         for key in keys:
             out.append(_rst_literal(key.name) + (" (required)" if key.required else ""))
-            out.append("    " + describe(key, registries) + ".")
+            out.extend(wrap(describe(key, registries) + ".", "    "))
         out.append("")
+
+    for c, doc, notes, keys in _sections(None):
+        title = f'``compute = "{c}"``' if c else "Mechanism table (``[mechanism]`` or ``mechanism = {...}``)"
+        out += [title, "-" * len(title)]
+        out += wrap(_sentence(doc) + (f"  {_sentence(notes)}" if notes else ""))
+        out.append("")
+        rows(keys)
     title = "Every computation"
     out += [title, "-" * len(title)]
-    for key in _common():
-        out.append(_rst_literal(key.name))
-        out.append("    " + describe(key, registries) + ".")
-    out.append("")
-    out += ["* " + rule for rule in RULES]
+    rows(_common())
+    for rule in RULES:
+        out += textwrap.wrap(rule, width=width, initial_indent="* ", subsequent_indent="  ", break_on_hyphens=False)
     return "\n".join(out) + "\n"
 
 

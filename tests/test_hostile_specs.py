@@ -16,8 +16,8 @@ pytest.importorskip("IPython")
 
 from IPython.core.error import UsageError
 
-from smoothdp_nb.spec import running as spec_running
 from smoothdp_nb.cli import main_run
+from smoothdp_nb.spec import running as spec_running
 
 M = "mechanism = {eta = 0.5}"
 PROFILE = 'compute = "profile"\nepsilon = 1\n' + M + "\n"

@@ -43,18 +43,18 @@ def close_hint(name: str, candidates: list[str] | tuple[str, ...], cutoff: float
 
 
 def number(
-    key: str, v: Any, *, lo: float | None = None, hi: float | None = None, lo_open: bool = False, hi_open: bool = False
+    key: str, v: object, *, lo: float | None = None, hi: float | None = None, lo_open: bool = False, hi_open: bool = False
 ) -> float:
     """A finite number in a range (no strings, no bools): :func:`~smoothdp_nb.core.validation.as_real`."""
     return core_check(key, as_real, v, key, lo=lo, hi=hi, lo_open=lo_open, hi_open=hi_open)
 
 
-def integer(key: str, v: Any, *, lo: int = 1, hi: int | None = None) -> int:
+def integer(key: str, v: object, *, lo: int = 1, hi: int | None = None) -> int:
     """An integer >= lo (integral floats such as 1e3 accepted): :func:`~smoothdp_nb.core.validation.as_int`."""
     return core_check(key, as_int, v, key, minimum=lo, maximum=hi)
 
 
-def boolean(key: str, v: Any) -> bool:
+def boolean(key: str, v: object) -> bool:
     """true or false, nothing else."""
     if not isinstance(v, bool):
         raise SpecError(f"must be true or false, got {v!r}", key)
@@ -62,7 +62,7 @@ def boolean(key: str, v: Any) -> bool:
 
 
 def choice(
-    key: str, v: Any, allowed: tuple[str, ...], aliases: Mapping[str, str] | Callable[[str], str] | None = None
+    key: str, v: object, allowed: tuple[str, ...], aliases: Mapping[str, str] | Callable[[str], str] | None = None
 ) -> str:
     """One of ``allowed`` (case and surrounding blanks ignored), given by name or alias."""
     if isinstance(v, str):
@@ -80,7 +80,7 @@ def choice(
     raise SpecError(f"must be one of {', '.join(repr(a) for a in allowed)}, got {v!r}{hint}", key)
 
 
-def range_table(key: str, v: Mapping[str, Any]) -> FloatArray:
+def range_table(key: str, v: Mapping[str, object]) -> FloatArray:
     """``{start, stop, num, log}`` -> evenly spaced values (geometric when log = true)."""
     allowed = ("start", "stop", "num", "log")
     check_keys(key, v, allowed)
@@ -96,7 +96,7 @@ def range_table(key: str, v: Mapping[str, Any]) -> FloatArray:
 
 
 def values(
-    key: str, v: Any, *, lo: float = 0.0, lo_open: bool = False, hi: float | None = None, hi_open: bool = False
+    key: str, v: object, *, lo: float = 0.0, lo_open: bool = False, hi: float | None = None, hi_open: bool = False
 ) -> FloatArray:
     """A number, a list of numbers or a range table -> 1-D array of finite floats in the range."""
     if isinstance(v, Mapping):
@@ -119,7 +119,7 @@ def values(
     return np.array([number(key, v, lo=lo, lo_open=lo_open, hi=hi, hi_open=hi_open)])
 
 
-def sizes(key: str, v: Any) -> list[int]:
+def sizes(key: str, v: object) -> list[int]:
     """Database sizes: an integer, a list or a range, rounded to integers, unique, sorted."""
     if isinstance(v, Mapping):
         arr = range_table(key, v)
@@ -135,14 +135,14 @@ def sizes(key: str, v: Any) -> list[int]:
     return out
 
 
-def text(key: str, v: Any, what: str = "a string") -> str:
+def text(key: str, v: object, what: str = "a string") -> str:
     """A non-blank string, stripped (``what`` names it in the message)."""
     if not isinstance(v, str) or not v.strip():
         raise SpecError(f"must be {what}, got {v!r}", key)
     return v.strip()
 
 
-def check_keys(where: str | None, table: Mapping[str, Any], allowed: tuple[str, ...], context: str = "") -> None:
+def check_keys(where: str | None, table: Mapping[str, object], allowed: tuple[str, ...], context: str = "") -> None:
     """Every key of ``table`` is allowed, else a SpecError naming the closest allowed key."""
     for k in table:
         if k not in allowed:
@@ -155,14 +155,14 @@ def _lo(key: Key) -> float:
     return 0.0 if key.lo is None else key.lo
 
 
-def _families(name: str, key: Key, v: Any) -> list[str]:
+def _families(name: str, key: Key, v: object) -> list[str]:
     allowed = choices_of(key)
     if not isinstance(v, list) or not v:
         raise SpecError(f"must be a non-empty list of {', '.join(allowed)}, got {v!r}", name)
     return [choice(name, f, allowed, key.aliases) for f in v]
 
 
-def _years(name: str, key: Key, v: Any) -> list[int]:
+def _years(name: str, key: Key, v: object) -> list[int]:
     ys = v if isinstance(v, list) else [v]
     lo = int(_lo(key))
     hi = None if key.hi is None else int(key.hi)
@@ -170,7 +170,7 @@ def _years(name: str, key: Key, v: Any) -> list[int]:
 
 
 #: kind -> converter (name, row, value); the other kinds need context and live in :mod:`.validate`
-_GENERIC: dict[str, Callable[[str, Key, Any], Any]] = {
+_GENERIC: dict[str, Callable[[str, Key, object], Any]] = {
     "number": lambda n, k, v: number(n, v, lo=k.lo, hi=k.hi, lo_open=k.lo_open, hi_open=k.hi_open),
     "integer": lambda n, k, v: integer(n, v, lo=int(_lo(k)), hi=None if k.hi is None else int(k.hi)),
     "boolean": lambda n, k, v: boolean(n, v),
@@ -184,12 +184,15 @@ _GENERIC: dict[str, Callable[[str, Key, Any], Any]] = {
 GENERIC_KINDS = tuple(_GENERIC)
 
 
-def _title(name: str, v: Any) -> str:
+def _title(name: str, v: object) -> str:
     if not isinstance(v, str):
         raise SpecError(f"must be a string, got {v!r}", name)
     return v
 
 
-def convert(key: Key, v: Any) -> Any:
-    """Check and convert ``v`` as the table's row ``key`` says (generic kinds only)."""
+def convert(key: Key, v: object) -> Any:
+    """Check and convert ``v`` as the table's row ``key`` says (generic kinds only).
+
+    The type of the result depends on the row's kind (a float, an int, a str, an array, a list).
+    """
     return _GENERIC[key.kind](key.dotted, key, v)

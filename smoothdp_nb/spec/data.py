@@ -26,11 +26,11 @@ __all__ = ["election_hists", "pi_from", "release_data", "numeric_column", "resol
 _NO_NAMESPACE = "this run has no namespace (the command line has none; the %%smoothdp magic has the notebook's)"
 
 
-def _names(namespace: Mapping[str, Any]) -> list[str]:
+def _names(namespace: Mapping[str, object]) -> list[str]:
     return [k for k in namespace if not k.startswith("_")]
 
 
-def resolve_mechanism(name: str, namespace: Mapping[str, Any] | None) -> Mechanism:
+def resolve_mechanism(name: str, namespace: Mapping[str, object] | None) -> Mechanism:
     """The :class:`~smoothdp_nb.core.mechanisms.Mechanism` a spec names, from the namespace.
 
     Any mechanism object works: a ``FiniteMechanism``, a ``postprocess(...)``
@@ -71,7 +71,7 @@ def election_hists(years: list[int] | None) -> tuple[IntArray, list[int]]:
     return df[["winner_votes", "runner_up_votes"]].to_numpy(np.int64), df["year"].tolist()
 
 
-def pi_from(name: str, namespace: Mapping[str, Any]) -> Any:
+def pi_from(name: str, namespace: Mapping[str, object]) -> Any:
     """The set Pi a name stands for: a dataset, else a variable of the namespace."""
     from ..core import datasets
 
@@ -102,7 +102,7 @@ def pi_from(name: str, namespace: Mapping[str, Any]) -> Any:
     )
 
 
-def release_data(p: Mapping[str, Any], namespace: Mapping[str, Any], base: Path | None) -> tuple[Any, str]:
+def release_data(p: Mapping[str, Any], namespace: Mapping[str, object], base: Path | None) -> tuple[Any, str]:
     """The column a release spec names (inline values, a CSV file or a variable) and its display name."""
     if "values" in p:
         return p["values"], "values"

@@ -69,7 +69,7 @@ def parse_toml(text: str) -> dict[str, Any]:
         raise SpecError(f"invalid TOML: {msg}", None, int(m.group(1)) if m else last) from None
 
 
-def parse_spec(spec: str | Mapping[str, Any]) -> Spec:
+def parse_spec(spec: str | Mapping[str, object]) -> Spec:
     """Validate a spec (TOML text or dict) without running it.
 
     The keys and what they accept: :func:`~smoothdp_nb.spec.keys_help`.
@@ -111,7 +111,7 @@ def parse_spec(spec: str | Mapping[str, Any]) -> Spec:
     return Spec(compute=compute, params=params, title=title, raw=raw, text=to_toml(raw), lines=lines)
 
 
-def redact(doc: Mapping[str, Any], compute: str, params: Mapping[str, Any]) -> dict[str, Any]:
+def redact(doc: Mapping[str, object], compute: str, params: Mapping[str, object]) -> dict[str, object]:
     """``doc`` with every private key of ``compute`` (:data:`PRIVATE_KEYS`) replaced by its placeholder."""
     out = dict(doc)
     for key in PRIVATE_KEYS.get(compute, ()):
@@ -164,7 +164,7 @@ def _toml_value(v: object) -> str:
     return _toml_string(f"<{type(v).__name__}>")
 
 
-def to_toml(doc: Mapping[str, Any]) -> str:
+def to_toml(doc: Mapping[str, object]) -> str:
     """``doc`` written out as TOML: plain keys first, then one ``[table]`` per table.
 
     Everything is rendered from the values, so the output holds exactly what ``doc`` holds (strings

@@ -21,12 +21,11 @@ __all__ = ["RULES", "value_form", "describe", "keys_help", "keys_rst", "keys_mar
 
 #: Rules that hold for every key (rendered after the keys).
 RULES = (
-    "Numbers are numbers: strings (even \"0.5\"), bools, NaN and infinities are refused wherever a number "
-    "is expected; the one string form is the exact sampling rate eta = \"0.998\" (plain ASCII decimals).",
+    'Numbers are numbers: strings (even "0.5"), bools, NaN and infinities are refused wherever a number '
+    'is expected; the one string form is the exact sampling rate eta = "0.998" (plain ASCII decimals).',
     "A range table {start, stop, num, log} gives num evenly spaced values (geometric when log = true), "
     f"at most {MAX_RANGE}.",
-    "Every computation that can be large is estimated (time and memory) before it starts and refused when "
-    "over budget.",
+    "Every computation that can be large is estimated (time and memory) before it starts and refused when over budget.",
     "compute may be left out when the other keys make it unambiguous.  Unknown keys are errors naming the "
     "key, the allowed keys, the closest one and the line.",
     "A name (mechanism, pi, data) refers to a variable of the notebook's namespace: the %%smoothdp magic "

@@ -6,7 +6,7 @@ import concurrent.futures as cf
 import contextlib
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
@@ -20,17 +20,20 @@ if TYPE_CHECKING:
     from ..core.results import NoiseComparison, ProfileResult, ReleaseReport
     from ..core.smoothed import SmoothedCurve, SmoothedResult
 
-__all__ = ["run_spec", "RUNNERS", "smoothed_at", "spec_executor", "reachable"]
+#: what a spec computes: one result object per computation
+SpecResult = Union["ProfileResult", "SmoothedResult", "SmoothedCurve", "ReleaseReport", "NoiseComparison"]
+
+__all__ = ["run_spec", "SpecResult", "RUNNERS", "smoothed_at", "spec_executor", "reachable"]
 
 
 def run_spec(
-    spec: str | Mapping[str, Any] | Spec,
-    namespace: Mapping[str, Any] | None = None,
+    spec: str | Mapping[str, object] | Spec,
+    namespace: Mapping[str, object] | None = None,
     *,
     executor: cf.Executor | None = None,
     progress: bool | None = None,
     base_dir: str | Path | None = None,
-) -> Any:
+) -> SpecResult:
     """Validate and run one spec; return its result object.
 
     The keys and what they accept: :func:`~smoothdp_nb.spec.keys_help`.
@@ -66,7 +69,7 @@ def run_spec(
     [0]
     """
     parsed = spec if isinstance(spec, Spec) else parse_spec(spec)
-    ns: Mapping[str, Any] = namespace if namespace is not None else {}
+    ns: Mapping[str, object] = namespace if namespace is not None else {}
     try:
         params = parsed.params
         if isinstance(params.get("mechanism"), str):  # a Mechanism of the namespace, checked like a table's
@@ -79,8 +82,8 @@ def run_spec(
             err.with_line(spec_line(parsed.lines, err.key, err.near))
         raise
     except OSError as exc:  # I/O: an unreachable scheduler, a file that cannot be read
-        key = next((k for k in ("scheduler", "csv", "executor") if k in parsed.raw), None)
-        raise SpecError(f"{type(exc).__name__}: {exc}", key, spec_line(parsed.lines, key)) from exc
+        io_key: str | None = next((k for k in ("scheduler", "csv", "executor") if k in parsed.raw), None)
+        raise SpecError(f"{type(exc).__name__}: {exc}", io_key, spec_line(parsed.lines, io_key)) from exc
     except (TypeError, ValueError, MemoryError) as exc:
         # the core refused a value or a size: a user error, reported at the key it concerns
         key = key_of_core_error(exc, parsed.raw)
@@ -167,7 +170,7 @@ def smoothed_at(
 
 
 def _run_profile(
-    p: dict[str, Any], ns: Mapping[str, Any], executor: cf.Executor | None, progress: bool | None, base: Path | None
+    p: dict[str, Any], ns: Mapping[str, object], executor: cf.Executor | None, progress: bool | None, base: Path | None
 ) -> ProfileResult:
     from ..core.results import profile
 
@@ -193,12 +196,12 @@ def _run_profile(
     return profile(p["mechanism"], hists, eps, labels=labels, source=p["source"])
 
 
-def _resolve_pi(p: dict[str, Any], ns: Mapping[str, Any]) -> Any:
+def _resolve_pi(p: dict[str, Any], ns: Mapping[str, object]) -> Any:
     return pi_from(p["pi"], ns) if isinstance(p["pi"], str) else p["pi"]
 
 
 def _run_smoothed(
-    p: dict[str, Any], ns: Mapping[str, Any], executor: cf.Executor | None, progress: bool | None, base: Path | None
+    p: dict[str, Any], ns: Mapping[str, object], executor: cf.Executor | None, progress: bool | None, base: Path | None
 ) -> SmoothedResult:
     from ..core.smoothed import smoothed_delta
 
@@ -211,7 +214,7 @@ def _run_smoothed(
 
 
 def _run_sweep(
-    p: dict[str, Any], ns: Mapping[str, Any], executor: cf.Executor | None, progress: bool | None, base: Path | None
+    p: dict[str, Any], ns: Mapping[str, object], executor: cf.Executor | None, progress: bool | None, base: Path | None
 ) -> SmoothedCurve:
     from ..core.smoothed import SmoothedCurve, smoothed_delta_curve
     from ..core.sweeps import sweep
@@ -255,7 +258,7 @@ def _run_sweep(
 
 
 def _run_release(
-    p: dict[str, Any], ns: Mapping[str, Any], executor: cf.Executor | None, progress: bool | None, base: Path | None
+    p: dict[str, Any], ns: Mapping[str, object], executor: cf.Executor | None, progress: bool | None, base: Path | None
 ) -> ReleaseReport:
     from ..core.release import release
     from ..core.results import ReleaseReport
@@ -268,7 +271,7 @@ def _run_release(
 
 
 def _run_noise(
-    p: dict[str, Any], ns: Mapping[str, Any], executor: cf.Executor | None, progress: bool | None, base: Path | None
+    p: dict[str, Any], ns: Mapping[str, object], executor: cf.Executor | None, progress: bool | None, base: Path | None
 ) -> NoiseComparison:
     from ..core.release import compare_noise
     from ..core.results import NoiseComparison
@@ -280,7 +283,7 @@ def _run_noise(
 
 
 #: compute -> runner (params, namespace, executor, progress, base directory) -> result
-RUNNERS: dict[str, Callable[..., Any]] = {
+RUNNERS: dict[str, Callable[..., SpecResult]] = {
     "profile": _run_profile,
     "smoothed": _run_smoothed,
     "sweep": _run_sweep,

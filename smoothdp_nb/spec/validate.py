@@ -227,7 +227,9 @@ def _validate_smoothed(doc: Mapping[str, Any], p: dict[str, Any], compute: str) 
     if "executor" in doc:
         p["executor"] = _row(doc, compute, "executor")
     _conditions(doc, p, compute)
-    p["options"] = {k: _row(doc, compute, k) for k in ("trials", "confidence", "candidates", "rng", "budget") if k in doc}
+    p["options"] = {
+        k: _row(doc, compute, k) for k in ("trials", "confidence", "candidates", "rng", "budget") if k in doc
+    }
     if "scheduler" in doc:
         p["scheduler"] = scheduler_address(doc["scheduler"])
     if "workers" in doc:
@@ -242,7 +244,7 @@ SCHEDULER = re.compile(
 )
 
 
-def scheduler_address(v: Any) -> str:
+def scheduler_address(v: object) -> str:
     """``[scheme://]host:port`` with a TCP scheme and a port in 1..65535, else a SpecError at ``scheduler``."""
     example = "e.g. 'tcp://127.0.0.1:8786'"
     if not isinstance(v, str) or not v.strip():
@@ -352,4 +354,3 @@ def _validate_noise(doc: Mapping[str, Any], p: dict[str, Any]) -> None:
             "is required when 'laplace' is among the families (0 < delta < 1, e.g. 1e-5)", "delta", near="families"
         )
     p["reference"] = _row(doc, "noise", "reference")
-

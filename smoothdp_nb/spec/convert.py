@@ -43,7 +43,13 @@ def close_hint(name: str, candidates: list[str] | tuple[str, ...], cutoff: float
 
 
 def number(
-    key: str, v: object, *, lo: float | None = None, hi: float | None = None, lo_open: bool = False, hi_open: bool = False
+    key: str,
+    v: object,
+    *,
+    lo: float | None = None,
+    hi: float | None = None,
+    lo_open: bool = False,
+    hi_open: bool = False,
 ) -> float:
     """A finite number in a range (no strings, no bools): :func:`~smoothdp_nb.core.validation.as_real`."""
     return core_check(key, as_real, v, key, lo=lo, hi=hi, lo_open=lo_open, hi_open=hi_open)

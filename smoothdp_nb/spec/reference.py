@@ -79,6 +79,8 @@ def value_form(key: Key, registries: bool = True) -> str:
         return "a list; each " + _choices(key, registries)
     if key.kind in ("text", "name", "path"):
         return "a string"
+    if key.kind == "trim":
+        return f"an integer >= {_num(key.lo or 0)}, or a number {rng}"
     if key.kind == "rate":
         return f"a number {rng}, or its decimal text"
     return ""

@@ -306,11 +306,11 @@ def _validate_release(doc: Mapping[str, Any], p: dict[str, Any]) -> None:
     _check_calibration(doc, p)
     _conditions(doc, p, "release")
     if "trim" in doc:
-        t = doc["trim"]
-        if isinstance(t, int) and not isinstance(t, bool):
-            p["trim"] = integer("trim", t, lo=0)  # a count (at most (n - 1) / 2, checked with the data)
-        else:
-            p["trim"] = number("trim", t, lo=0.0, hi=0.5, hi_open=True)  # a fraction
+        t, row = doc["trim"], key_for("release", "trim")
+        if isinstance(t, int) and not isinstance(t, bool):  # a count (at most (n - 1) / 2, checked with the data)
+            p["trim"] = integer("trim", t, lo=int(row.lo or 0))
+        else:  # a fraction
+            p["trim"] = number("trim", t, lo=row.lo, hi=row.hi, lo_open=row.lo_open, hi_open=row.hi_open)
     if "rng" in doc:
         p["rng"] = _row(doc, "release", "rng")
     if "lattice" in doc:  # a power of two in the bounds' range: checked by the core's check_lattice

@@ -41,6 +41,7 @@ __all__ = [
     "key_for",
     "keys_of",
     "choices_of",
+    "either",
     "noise_families",
     "canonical_noise",
 ]
@@ -419,6 +420,12 @@ def key_for(compute: str, name: str, table: str = "") -> Key:
         if k.name == name and compute in k.computes and k.table == table:
             return k
     raise KeyError(f"{table + '.' if table else ''}{name} is not a key of compute = {compute!r}")
+
+
+def either(values: tuple[str, ...]) -> str:
+    """``'a'``, ``'a' or 'b'``, ``'a', 'b' or 'c'``: allowed values in a sentence."""
+    shown = [repr(v) for v in values]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
 
 
 def choices_of(key: Key) -> tuple[str, ...]:

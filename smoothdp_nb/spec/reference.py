@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import textwrap
 
-from .keys import COMPUTATION_INFO, COMPUTATIONS, MAX_RANGE, Key, choices_of, keys_of
+from .keys import COMPUTATION_INFO, COMPUTATIONS, MAX_RANGE, Key, choices_of, either, keys_of
 
 __all__ = ["RULES", "value_form", "describe", "keys_help", "keys_rst", "keys_markdown"]
 
@@ -97,7 +97,7 @@ def _facts(key: Key, registries: bool) -> list[str]:
         facts.append(f"default {shown}")
     if key.only_with is not None:
         other, values = key.only_with
-        facts.append(f"only with {other} = " + " or ".join(repr(v) for v in values))
+        facts.append(f"only with {other} = {either(values)}")
     return facts
 
 

@@ -29,6 +29,7 @@ from .keys import (
     PI_DATASETS,
     PROFILE_DATASETS,
     SCHEDULER_SCHEMES,
+    either,
     key_for,
     keys_of,
 )
@@ -54,10 +55,9 @@ def _conditions(doc: Mapping[str, Any], seen: Mapping[str, Any], compute: str, t
         other, allowed = key.only_with
         value = seen.get(other)
         if value is None:
-            shown = " or ".join(repr(v) for v in allowed)
-            raise SpecError(f"needs {other} = {shown}", key.dotted)
+            raise SpecError(f"needs {other} = {either(allowed)}", key.dotted)
         if value not in allowed:
-            raise SpecError(f"is only used with {other} = {' or '.join(repr(v) for v in allowed)}", key.dotted)
+            raise SpecError(f"is only used with {other} = {either(allowed)}", key.dotted)
 
 
 def infer_compute(doc: Mapping[str, Any]) -> str:

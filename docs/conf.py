@@ -8,8 +8,9 @@ The tutorial notebooks are copied from ``smoothdp_nb/notebooks/`` into ``docs/tu
 and executed by myst-nb with ``SMOOTHDP_CI=1`` (the notebooks' small
 parameters), so the build takes minutes.  The API page lists
 ``smoothdp_nb.__all__`` as it is at build time; the ``%%smoothdp`` page renders
-the magic's own docstring.  Nothing is loaded from the network: MathJax comes
-from the ``sphinx-mathjax-offline`` package and the charts are SVG outputs.
+the magic's own docstring and the spec page the spec's key table.  Nothing is
+loaded from the network: MathJax comes from the ``sphinx-mathjax-offline``
+package and the charts are SVG outputs.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ sys.path.insert(0, str(DOCS / "_ext"))
 # The notebooks read this in their ``parameters`` cell; the kernel inherits it.
 os.environ["SMOOTHDP_CI"] = "1"
 
-from smoothdp_docs import copy_notebooks, write_api_page
+from smoothdp_docs import copy_notebooks, write_api_page, write_spec_page
 
 import smoothdp_nb
 
@@ -51,6 +52,7 @@ extensions = [
 NOTEBOOKS = ROOT / "smoothdp_nb" / "notebooks"
 copy_notebooks(NOTEBOOKS, DOCS / "tutorials")
 write_api_page(DOCS / "api.rst")
+write_spec_page(DOCS / "spec.md")  # the spec keys, from smoothdp_nb/spec/keys.py
 # stem -> path in the repository: the Binder links of the tutorial pages open that file
 smoothdp_tutorials = {p.stem: p.relative_to(ROOT).as_posix() for p in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))}
 

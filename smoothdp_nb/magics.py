@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from .spec import SpecError, run_spec
+from .spec import SpecError, keys_rst, run_spec
 
 __all__ = ["SmoothDPMagics", "load_ipython_extension", "unload_ipython_extension", "line_to_toml"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 # Where the spec starts on a magic line: the first ``key =`` or an inline table.
 _SPEC_START = re.compile(r"(^|\s)(\{|[A-Za-z_][A-Za-z0-9_.-]*\s*=)")
@@ -78,6 +82,82 @@ def line_to_toml(text: str) -> str:
     return "\n".join(_split_top_level(s))
 
 
+_MAGIC_DOC = """Run one smoothed-DP computation described in TOML and display the result.
+
+Cell form: options on the magic line, the TOML spec in the cell::
+
+    %%smoothdp -o prof
+    compute = "profile"
+    dataset = "us-elections"      # every election 1920-2020, labels = years
+    epsilon = [0.04, 0.1]
+    [mechanism]
+    eta = "0.998"                 # sampling rate (a string keeps it exact)
+
+Line form: ``key = value`` pairs separated by ``;`` (or one inline
+table ``{...}``) after the options::
+
+    %smoothdp -o nc compute = "noise"; epsilon = 1; gamma = {start = 0.01, stop = 0.5, num = 50}; delta = 1e-5
+
+The result is displayed as a summary table with an Altair chart
+(rendered offline as SVG); ``-o NAME`` keeps the object
+(``.to_frame()``, ``.to_dict()``, ``.chart()``).  Names in the spec
+(``mechanism``, ``pi``, ``data``) refer to the notebook's variables, so
+any mechanism object works (a ``FiniteMechanism``, ``postprocess(...)``,
+``repeat(...)``)::
+
+    mech = sdp.postprocess(sdp.SamplingHistogram(eta=0.5), lambda h: h[0] > h[1])
+
+    %%smoothdp
+    compute = "smoothed"
+    mechanism = "mech"
+    n = 60
+    pi = [[0.4, 0.6], [0.6, 0.4]]
+    epsilon = [0.5, 1.0]
+
+More examples::
+
+    %%smoothdp
+    compute = "sweep"
+    pi = "us-2020-districts"
+    n = {start = 100, stop = 2000, num = 8, log = true}
+    epsilon = [0.5, 1.0]
+    mechanism = {eta = 0.5}
+
+    %%smoothdp --executor pool -o mc
+    compute = "smoothed"
+    method = "monte-carlo"
+    trials = 10000
+    rng = 1
+    n = 1000
+    pi = [[0.45, 0.55], [0.55, 0.45]]
+    epsilon = 0.5
+    mechanism = {eta = 0.9}
+
+    %smoothdp compute = "release"; data = "df"; column = "income"; bounds = [0, 500000]; epsilon = 1
+
+Every error caused by the spec -- unknown keys, values out of range,
+TOML syntax, a value the computation rejects, a computation refused
+because its estimated time or memory is over budget, an unreadable
+file -- is reported as one line naming the key and its line (no
+traceback); only genuine bugs show a traceback.  The same spec runs headless with
+``python -m smoothdp_nb run spec.toml --out report.html``.
+
+The keys below are generated from the spec's key table
+(:mod:`smoothdp_nb.spec.keys`).
+
+"""
+
+
+def _documented(func: Callable[P, R]) -> Callable[P, R]:
+    """The magic's docstring: the prose above and the key reference rendered from the key table.
+
+    Rendered once, when the magic is defined: a noise family registered later
+    is accepted by the spec but listed here only after a reload.
+    """
+    func.__doc__ = _MAGIC_DOC + keys_rst()
+    return func
+
+
 @magics_class
 class SmoothDPMagics(Magics):
     """The ``smoothdp`` line and cell magics."""
@@ -91,103 +171,9 @@ class SmoothDPMagics(Magics):
         metavar="NAME",
         help="a concurrent.futures.Executor in the user namespace; runs Monte Carlo chunks and sweep points",
     )
+    @_documented
     @line_cell_magic
     def smoothdp(self, line: str = "", cell: str | None = None) -> None:
-        """Run one smoothed-DP computation described in TOML and display the result.
-
-        Cell form: options on the magic line, the TOML spec in the cell::
-
-            %%smoothdp -o prof
-            compute = "profile"
-            dataset = "us-elections"      # every election 1920-2020, labels = years
-            epsilon = [0.04, 0.1]
-            [mechanism]
-            eta = "0.998"                 # sampling rate (a string keeps it exact)
-
-        Line form: ``key = value`` pairs separated by ``;`` (or one inline
-        table ``{...}``) after the options::
-
-            %smoothdp -o nc compute = "noise"; epsilon = 1; gamma = {start = 0.01, stop = 0.5, num = 50}; delta = 1e-5
-
-        The result is displayed as a summary table with an Altair chart
-        (rendered offline as SVG); ``-o NAME`` keeps the object
-        (``.to_frame()``, ``.to_dict()``, ``.chart()``).
-
-        Computations (``compute = ...``)
-        --------------------------------
-        ``"profile"``: privacy profile delta_eps(x) of a mechanism.
-            ``mechanism``, ``epsilon``; ``histogram = [60, 40]`` or
-            ``[[60, 40], [55, 45]]`` with optional ``labels``, or
-            ``dataset = "us-elections"`` (optional ``years = [2016, 2020]``)
-            or ``dataset = "us-2020-districts"``.
-        ``"smoothed"``: smoothed delta over Pi (Definition 3).
-            ``mechanism``, ``n`` (integer), ``epsilon``, ``pi`` (inline
-            ``[[0.4, 0.6], [0.6, 0.4]]``, ``"us-2020-districts"``,
-            ``"us-elections-history"`` or the name of a notebook variable),
-            ``method = "exact"`` (``budget`` seconds) or ``"monte-carlo"``
-            (``trials``, ``confidence``, ``candidates``, ``rng``).
-            ``executor = "dask"`` (``scheduler = "tcp://127.0.0.1:8786"`` for
-            a running cluster, else a local one with ``workers`` processes),
-            ``"processes"`` or ``"threads"``: where the work runs (same results).
-        ``"sweep"``: the same for several n, with exponential fits.
-            ``n = [100, 200]`` or ``n = {start = 100, stop = 100000, num = 25, log = true}``
-            (rounded to integers, duplicates dropped).
-        ``"release"``: smooth-sensitivity release of a column.
-            ``data = "df"`` and ``column = "income"`` (a DataFrame in the
-            notebook; a Series or array without ``column``), or
-            ``values = [...]``, or ``csv = "file.csv"`` with ``column``;
-            ``bounds = [low, high]`` (required), ``epsilon``, ``query``
-            (median, trimmed_mean, mean), ``noise`` (polyplace, cauchy,
-            student_t, laplace, laplace_log_normal), optional ``gamma``,
-            ``delta`` (laplace), ``shape``, ``trim``, ``rng`` (experiments
-            only: leave it out for real releases).
-        ``"noise"``: noise std per unit of smooth sensitivity (Hladik-Tetek Fig. 1).
-            ``epsilon``, ``gamma`` (number, list or range), ``families``,
-            ``delta`` (needed for laplace), ``reference = true`` adds the
-            global-sensitivity Laplace line.
-
-        Numbers are numbers (no ``"0.5"``, no ``true``, no ``inf``): the one
-        string form is an exact rate ``eta = "0.998"`` (plain ASCII decimals).
-        ``budget`` (seconds, finite) limits exact computations; every
-        computation is estimated (time and memory) before it starts and
-        refused when over budget.  ``workers`` is at most the CPUs the kernel may use
-        (unless ``scheduler`` names an external Dask cluster).
-
-        Mechanism table: ``eta`` (rate in (0, 1]) or ``T`` (sample size),
-        ``replace = true`` (with replacement), or ``noise_epsilon`` for the
-        noisy sampling histogram (``kind = "noisy-sampling"`` is then implied).
-        ``epsilon`` and ``gamma`` take a number, a list or ``{start, stop, num, log}``.
-        ``title`` names the result in reports.  ``compute`` may be left out
-        when the other keys make it unambiguous.
-
-        More examples::
-
-            %%smoothdp
-            compute = "sweep"
-            pi = "us-2020-districts"
-            n = {start = 100, stop = 2000, num = 8, log = true}
-            epsilon = [0.5, 1.0]
-            mechanism = {eta = 0.5}
-
-            %%smoothdp --executor pool -o mc
-            compute = "smoothed"
-            method = "monte-carlo"
-            trials = 10000
-            rng = 1
-            n = 1000
-            pi = [[0.45, 0.55], [0.55, 0.45]]
-            epsilon = 0.5
-            mechanism = {eta = 0.9}
-
-            %smoothdp compute = "release"; data = "df"; column = "income"; bounds = [0, 500000]; epsilon = 1
-
-        Every error caused by the spec -- unknown keys, values out of range,
-        TOML syntax, a value the computation rejects, a computation refused
-        because its estimated time or memory is over budget, an unreadable
-        file -- is reported as one line naming the key and its line (no
-        traceback); only genuine bugs show a traceback.  The same spec runs headless with
-        ``python -m smoothdp_nb run spec.toml --out report.html``.
-        """
         shell = self.shell
         if shell is None:  # the magics are registered on a shell; a bare Magics() has none
             raise UsageError("%smoothdp runs inside IPython (load it with %load_ext smoothdp_nb)")

@@ -16,8 +16,8 @@ pytest.importorskip("IPython")
 
 from IPython.core.error import UsageError
 
-from smoothdp_nb import spec as spec_module
 from smoothdp_nb.cli import main_run
+from smoothdp_nb.spec import running as spec_running
 
 M = "mechanism = {eta = 0.5}"
 PROFILE = 'compute = "profile"\nepsilon = 1\n' + M + "\n"
@@ -428,6 +428,6 @@ def test_genuine_bugs_keep_their_traceback(ip, monkeypatch):
     def broken(*args, **kwargs):
         raise ZeroDivisionError("a bug")
 
-    monkeypatch.setitem(spec_module._RUNNERS, "noise", broken)
+    monkeypatch.setitem(spec_running.RUNNERS, "noise", broken)
     with pytest.raises(ZeroDivisionError):
         ip.run_cell_magic("smoothdp", "--no-chart", NOISE)

@@ -5,8 +5,9 @@
 * :func:`write_api_page` writes ``api.rst`` from ``smoothdp_nb.__all__``, grouped
   by the module that defines each name, so the reference follows the package;
 * the ``smoothdp-magic-reference`` directive renders the docstring that
-  ``%%smoothdp?`` shows, and ``smoothdp-spec-vocabulary`` the spec module's
-  tuples of allowed values: the page cannot drift from the code;
+  ``%%smoothdp?`` shows, and :func:`write_spec_page` writes ``spec.md`` from
+  the spec's key table (:func:`smoothdp_nb.spec.keys_markdown`): the pages
+  cannot drift from the code;
 * ``smoothdp-cli-help`` shows a subcommand's ``--help`` and
   ``smoothdp-accuracy-report`` the output of ``docs/measure_accuracy.py``,
   both run at build time; ``smoothdp-gallery`` renders the chart gallery
@@ -108,6 +109,15 @@ def write_api_page(path: Path, package: str = "smoothdp_nb") -> None:
         path.write_text(text)
 
 
+def write_spec_page(path: Path) -> None:
+    """Write the page of spec keys, rendered from the key table (``smoothdp_nb/spec/keys.py``)."""
+    from smoothdp_nb.spec import keys_markdown
+
+    text = keys_markdown()
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
 class MagicReference(SphinxDirective):
     """The docstring that ``%%smoothdp?`` prints, rendered as reStructuredText."""
 
@@ -120,33 +130,6 @@ class MagicReference(SphinxDirective):
         node = nodes.section()
         node.document = self.state.document
         self.state.nested_parse(StringList(doc.splitlines(), source="smoothdp_nb.magics"), 0, node, match_titles=True)
-        return node.children
-
-
-class SpecVocabulary(SphinxDirective):
-    """A table of the allowed values that ``smoothdp_nb.spec`` validates against."""
-
-    has_content = False
-
-    def run(self) -> list[nodes.Node]:
-        spec: Any = importlib.import_module("smoothdp_nb.spec")
-        rows = []
-        for name in sorted(vars(spec)):
-            value = getattr(spec, name)
-            if name.isupper() and isinstance(value, tuple) and value and all(isinstance(v, str) for v in value):
-                rows.append((name, ", ".join(f"``{v}``" for v in value)))
-        lines = [
-            ".. list-table::",
-            "   :header-rows: 1",
-            "",
-            "   * - constant in ``smoothdp_nb.spec``",
-            "     - allowed values",
-        ]
-        for name, values in rows:
-            lines += [f"   * - ``{name}``", f"     - {values}"]
-        node = nodes.section()
-        node.document = self.state.document
-        self.state.nested_parse(StringList(lines, source="smoothdp_nb.spec"), 0, node)
         return node.children
 
 
@@ -390,7 +373,6 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("smoothdp-gallery", Gallery)
     app.connect("autodoc-process-docstring", escape_bars)
     app.add_directive("smoothdp-magic-reference", MagicReference)
-    app.add_directive("smoothdp-spec-vocabulary", SpecVocabulary)
     app.add_directive("smoothdp-cli-help", CliHelp)
     app.add_directive("smoothdp-accuracy-report", AccuracyReport)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

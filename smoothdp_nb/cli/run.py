@@ -47,14 +47,17 @@ _EXIT_STATUS = (
 
 
 def run_epilog() -> str:
-    """The text after the options in ``run --help``: where the output goes and the exit status.
+    """The text after the options in ``run --help``: the spec keys, where the output goes, the exit status.
 
-    The one place that decides what ``run --help`` says after its options: the
-    spec's key table joins it here (called when the parser is built, so it
-    must import nothing heavy).
+    The key table is rendered by :func:`smoothdp_nb.spec.reference.keys_help` from its one home
+    (:mod:`smoothdp_nb.spec.keys`); ``registries=False`` names the function that lists the noise
+    families instead of importing them, so building the parser stays free of numpy and scipy.
     """
-    # the raw epilog keeps its line breaks: wrap it as argparse wraps the rest of the help
-    return textwrap.fill(_EXIT_STATUS, width=max(40, shutil.get_terminal_size().columns - 2))
+    from ..spec.reference import keys_help
+
+    width = max(40, shutil.get_terminal_size().columns - 2)
+    # the raw epilog keeps its line breaks: wrap the exit status as argparse wraps the rest of the help
+    return keys_help(registries=False, width=width) + "\n\n" + textwrap.fill(_EXIT_STATUS, width=width)
 
 
 def _configure(p: argparse.ArgumentParser) -> None:

@@ -120,7 +120,6 @@ PI_DATASETS = ("us-2020-districts", "us-elections-history")
 METHODS = ("exact", "monte-carlo")
 MECHANISM_KINDS = ("sampling", "noisy-sampling")
 QUERIES = ("median", "trimmed_mean", "mean")
-NOISE_FAMILIES = ("polyplace", "cauchy", "student_t", "laplace", "laplace_log_normal")
 
 #: Largest number of grid points a range table may produce.
 MAX_RANGE = 10_000
@@ -667,17 +666,9 @@ def _validate_release(doc: Mapping[str, Any], p: dict) -> None:
         "query", doc.get("query", "median"), QUERIES, {"trimmed-mean": "trimmed_mean", "trimmed": "trimmed_mean"}
     )
     p["epsilon"] = _number("epsilon", _require(doc, "epsilon", "release", "a number > 0"), lo=0.0, lo_open=True)
-    p["noise"] = _choice(
-        "noise",
-        doc.get("noise", "polyplace"),
-        NOISE_FAMILIES,
-        {
-            "student-t": "student_t",
-            "t": "student_t",
-            "laplace-log-normal": "laplace_log_normal",
-            "generalized-cauchy": "cauchy",
-        },
-    )
+    from .core.noise import family_aliases, family_names  # the registry, at call time (scipy loads lazily)
+
+    p["noise"] = _choice("noise", doc.get("noise", "polyplace"), family_names(), family_aliases())
     b = _require(doc, "bounds", "release", "[low, high], data-independent limits of the data")
     if not isinstance(b, list) or len(b) != 2:
         raise SpecError(f"must be [low, high] with finite low < high, got {b!r}", "bounds")
@@ -731,22 +722,16 @@ def _validate_release(doc: Mapping[str, Any], p: dict) -> None:
 
 
 def _validate_noise(doc: Mapping[str, Any], p: dict) -> None:
+    from .core.noise import family_aliases, family_names  # the registry, at call time (scipy loads lazily)
+
     p["epsilon"] = _number("epsilon", _require(doc, "epsilon", "noise", "a number > 0"), lo=0.0, lo_open=True)
     p["gamma"] = _values(
         "gamma", _require(doc, "gamma", "noise", "a number, list or range of values > 0"), lo=0.0, lo_open=True
     )
     fams = doc.get("families", ["polyplace", "student_t", "cauchy", "laplace"])
     if not isinstance(fams, list) or not fams:
-        raise SpecError(f"must be a non-empty list of {', '.join(NOISE_FAMILIES)}, got {fams!r}", "families")
-    p["families"] = [
-        _choice(
-            "families",
-            f,
-            NOISE_FAMILIES,
-            {"student-t": "student_t", "t": "student_t", "laplace-log-normal": "laplace_log_normal"},
-        )
-        for f in fams
-    ]
+        raise SpecError(f"must be a non-empty list of {', '.join(family_names())}, got {fams!r}", "families")
+    p["families"] = [_choice("families", f, family_names(), family_aliases()) for f in fams]
     if "delta" in doc:
         p["delta"] = _number("delta", doc["delta"], lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     elif "laplace" in p["families"]:

@@ -201,7 +201,6 @@ def _tail(a: arb, c: float) -> arb:
     return (1 - (e / (1 + e)).beta_lower(small, big, regularized=True)) / 2
 
 
-
 class CauchyFamily(NoiseFamily):
     """Generalized Cauchy noise with tail exponent ``c``, epsilon-DP for ``gamma < epsilon / (c + 1)``.
 

@@ -144,7 +144,6 @@ def LaplaceLogNormal(sigma: float = 1.0, scale: float = 1.0, loc: float = 0.0) -
     return _lln(sigma, loc=as_real(loc, "loc", finite=False), scale=as_positive(scale, "scale"))
 
 
-
 def lln_std(eps: float, gamma: float, sigma: float) -> float:
     """sqrt(2) e^{sigma^2} * e^{3 sigma^2/2} / (eps - gamma/sigma)  (Proposition 3 of Wang, Lecture 14).
 

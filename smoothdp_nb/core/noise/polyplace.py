@@ -226,7 +226,6 @@ def PolyPlace(s: float = 1.0, alpha: float = 3.0, loc: float = 0.0) -> Any:
     return _polyplace(alpha, loc=as_real(loc, "loc", finite=False), scale=s)
 
 
-
 # --------------------------------------------------------------------------- #
 # the exact tail for the lattice sampler
 # --------------------------------------------------------------------------- #
@@ -264,7 +263,6 @@ def _tail(a: arb, alpha: float) -> arb:
         return outer(a)
     # the ball straddles the seam 1/alpha: T is decreasing, so T(a) lies between T(hi) and T(lo)
     return inner(lo).union(outer(hi))
-
 
 
 class PolyPlaceFamily(NoiseFamily):

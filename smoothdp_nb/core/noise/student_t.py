@@ -142,7 +142,6 @@ def _tail(a: arb, d: float) -> arb:
     return (dd / den).beta_lower(d2, half, regularized=True) / 2
 
 
-
 class StudentTFamily(NoiseFamily):
     """Student's t noise with ``d`` degrees of freedom, epsilon-DP for ``gamma < epsilon / (d + 1)``.
 
@@ -194,9 +193,7 @@ class StudentTFamily(NoiseFamily):
             C = Fraction(d)
             budget = E - G * (C + 1)  # pure DP, heavy tails of degree d + 1
             self._require_positive_budget(budget, eps, gamma, delta, d)
-            scale = float_up(
-                arb_from_fraction(C + 1) / (2 * arb_from_fraction(C).sqrt() * arb_from_fraction(budget))
-            )
+            scale = float_up(arb_from_fraction(C + 1) / (2 * arb_from_fraction(C).sqrt() * arb_from_fraction(budget)))
             return Calibration(
                 self.name, eps, gamma, None, d, scale, StudentT(d), student_std(eps, gamma, d), f"{eps:g}-DP"
             )

@@ -319,6 +319,12 @@ def release(
     only on the released value).  The calibration's scale is rounded up and
     PolyPlace's alpha down, so the stated guarantee holds exactly
     (:func:`.noise.calibrate`).
+
+    References
+    ----------
+    Hladik and Tetek, "Smooth Sensitivity Revisited: Towards Optimality", Theorem 8 and Claims 16-18.
+    Wang, Lecture 14 ("Data-dependent DP algorithm design"), Proposition 3.  Mironov, "On significance
+    of the least significant bits for differential privacy", CCS 2012.
     """
     q = _query_name(query)
     fam = get_family(noise)
@@ -424,6 +430,10 @@ def compare_noise(
     pandas.DataFrame
         Columns ``family, epsilon, delta, gamma, shape, std`` (``std`` is
         ``inf`` where infinite / out of range, ``shape`` NaN where none).
+
+    References
+    ----------
+    Hladik and Tetek, "Smooth Sensitivity Revisited: Towards Optimality", Figure 1 and Appendix B.
     """
     eps = as_positive(epsilon, "epsilon")
     gammas = np.atleast_1d(np.asarray(gamma, dtype=float)).ravel()

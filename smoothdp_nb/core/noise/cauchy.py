@@ -39,6 +39,10 @@ class gencauchy_gen(rv_continuous):  # type: ignore[misc]  # scipy ships no type
     (substituting ``u = t^c/(1+t^c)`` turns the integral into a Beta integral),
     so ``|X| = (B/(1-B))^(1/c)`` with ``B ~ Beta(1/c, 1-1/c)``, i.e. a ratio
     of two gamma variables.
+
+    References
+    ----------
+    Hladik and Tetek, "Smooth Sensitivity Revisited: Towards Optimality", Claim 16.
     """
 
     def _argcheck(self, c: FloatArray) -> BoolArray:
@@ -153,7 +157,7 @@ def GeneralizedCauchy(c: float = 4.0, scale: float = 1.0, loc: float = 0.0) -> A
     ``rvs`` draws floats, for simulation only; to publish a noisy value use
     :func:`smoothdp_nb.release` (exact lattice sampling, Mironov 2012).
 
-    NRS lecture notes Lemma 2.7; Hladik & Tetek Claim 16.  Variance
+    Nissim-Raskhodnikova-Smith (Wang, Lecture 14, Lemma 2.7); Hladik and Tetek, Claim 16.  Variance
     ``1/(2 cos(2 pi/c) + 1)`` for ``c > 3`` and infinite for ``2 < c <= 3``.
 
     Parameters
@@ -161,6 +165,13 @@ def GeneralizedCauchy(c: float = 4.0, scale: float = 1.0, loc: float = 0.0) -> A
     c : float
         Tail exponent, ``c > 1`` (``c > 3`` for a finite variance).
     scale, loc : float
+
+    References
+    ----------
+    Nissim, Raskhodnikova and Smith, "Smooth Sensitivity and Sampling in Private Data Analysis",
+    STOC 2007 (Wang, Lecture 14, Lemma 2.7).
+    Hladik and Tetek, "Smooth Sensitivity Revisited: Towards Optimality", Claim 16.
+    Mironov, "On significance of the least significant bits for differential privacy", CCS 2012.
     """
     c = as_real(c, "c", finite=False)
     if not (1.0 < c < math.inf):

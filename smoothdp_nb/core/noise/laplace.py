@@ -66,6 +66,10 @@ def Laplace(scale: float = 1.0, loc: float = 0.0) -> Any:
 
     ``rvs`` draws floats, for simulation only; to publish a noisy value use
     :func:`smoothdp_nb.release` (exact lattice sampling, Mironov 2012).
+
+    References
+    ----------
+    Mironov, "On significance of the least significant bits for differential privacy", CCS 2012.
     """
     return _laplace(loc=as_real(loc, "loc", finite=False), scale=as_positive(scale, "scale"))
 

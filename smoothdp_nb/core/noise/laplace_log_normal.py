@@ -74,9 +74,15 @@ def _lln_log_integral(z: FloatArray, sigma: float, beta: float) -> FloatArray:
 class lln_gen(rv_continuous):  # type: ignore[misc]  # scipy ships no type information
     """Laplace-log-normal LLN(sigma): Z = X e^{sigma Y}, X ~ Laplace(0, 1), Y ~ N(0, 1).
 
-    Bun & Steinke; lecture notes Proposition 3.  The density
+    Bun and Steinke; Wang, Lecture 14, Proposition 3.  The density
     ``f(z) = E[e^{-sigma Y} exp(-|z| e^{-sigma Y})] / 2`` has no closed form
     and is evaluated by quadrature; sampling is exact.
+
+    References
+    ----------
+    Bun and Steinke, "Average-Case Averages: Private Algorithms for Smooth Sensitivity and Mean
+    Estimation", NeurIPS 2019, as cited in Wang,
+        Lecture 14 ("Data-dependent DP algorithm design"), Proposition 3.
     """
 
     def _argcheck(self, sigma: FloatArray) -> BoolArray:
@@ -132,13 +138,19 @@ _lln = lln_gen(name="laplace_log_normal")
 
 
 def LaplaceLogNormal(sigma: float = 1.0, scale: float = 1.0, loc: float = 0.0) -> Any:
-    """Frozen Laplace-log-normal distribution LLN(sigma) (Bun & Steinke).
+    """Frozen Laplace-log-normal distribution LLN(sigma) (Bun and Steinke).
 
     ``Z = X exp(sigma Y)`` with X standard Laplace and Y standard normal;
     ``Var Z = 2 exp(2 sigma^2)``.  pdf/cdf by quadrature (relative accuracy
     ~1e-12), ppf by bisection; ``rvs`` draws floats from the exact
     representation (for simulation, not for releases: use
     :func:`smoothdp_nb.release`).
+
+    References
+    ----------
+    Bun and Steinke, "Average-Case Averages: Private Algorithms for Smooth Sensitivity and Mean
+    Estimation", NeurIPS 2019.
+    Mironov, "On significance of the least significant bits for differential privacy", CCS 2012.
     """
     sigma = as_positive(sigma, "sigma")
     return _lln(sigma, loc=as_real(loc, "loc", finite=False), scale=as_positive(scale, "scale"))

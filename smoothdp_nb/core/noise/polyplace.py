@@ -46,13 +46,17 @@ def _pp_K(alpha: float | FloatArray) -> FloatArray | np.float64:
 
 
 def polyplace_variance(s: float | FloatArray, alpha: float | FloatArray) -> Any:
-    """Variance of PolyPlace(s, alpha), Lemma 13 of Hladik & Tetek.
+    """Variance of PolyPlace(s, alpha), Lemma 13 of Hladik and Tetek.
 
     ``sigma^2 = 2 s^2 [(19 alpha^2 + 5) a^alpha + (alpha-2)(alpha-1)^2]
     / (K (alpha^4 - 5 alpha^2 + 4))`` with ``a = (alpha-1)/alpha`` and
     ``K = 2 a^alpha + alpha - 1``; this is the paper's expression after
     dividing numerator and denominator by ``(1 + 1/alpha)^alpha``.  Infinite
     (``inf``, never negative) for ``1 < alpha <= 2``.
+
+    References
+    ----------
+    Hladik and Tetek, "Smooth Sensitivity Revisited: Towards Optimality", Lemma 13.
     """
     s = np.asarray(s, dtype=float)
     alpha = np.asarray(alpha, dtype=float)
@@ -71,6 +75,10 @@ class polyplace_gen(rv_continuous):  # type: ignore[misc]  # scipy ships no type
     With ``s = 1``:  f(x) = N (alpha-1) (1-|x|)^(alpha-1) for |x| < 1/alpha and
     f(x) = N (alpha+1) (1-1/alpha^2)^alpha (1+|x|)^(-alpha-1) otherwise, where
     N = alpha / (2 (2((alpha-1)/alpha)^alpha + alpha - 1)).
+
+    References
+    ----------
+    Hladik and Tetek, "Smooth Sensitivity Revisited: Towards Optimality", Definition 6 and Lemma 7.
     """
 
     def _argcheck(self, alpha: FloatArray) -> BoolArray:
@@ -199,7 +207,7 @@ _polyplace = polyplace_gen(name="polyplace")
 
 
 def PolyPlace(s: float = 1.0, alpha: float = 3.0, loc: float = 0.0) -> Any:
-    """Frozen PolyPlace(s, alpha) distribution (Hladik & Tetek, Definition 6).
+    """Frozen PolyPlace(s, alpha) distribution (Hladik and Tetek, Definition 6).
 
     ``rvs`` draws floats, for simulation only; to publish a noisy value use
     :func:`smoothdp_nb.release` (exact lattice sampling, Mironov 2012).
@@ -218,6 +226,11 @@ def PolyPlace(s: float = 1.0, alpha: float = 3.0, loc: float = 0.0) -> Any:
     Returns
     -------
     scipy.stats frozen distribution
+
+    References
+    ----------
+    Hladik and Tetek, "Smooth Sensitivity Revisited: Towards Optimality", Definition 6, Lemma 13, Theorem 8.
+    Mironov, "On significance of the least significant bits for differential privacy", CCS 2012.
     """
     s = as_positive(s, "s")
     alpha = as_real(alpha, "alpha", finite=False)
@@ -289,7 +302,12 @@ class PolyPlaceFamily(NoiseFamily):
         return PolyPlace(s=1.0, alpha=self._given_shape(shape))
 
     def fixed_shape(self, epsilon: float, gamma: float) -> float:
-        """``alpha = epsilon / gamma`` (Theorem 8; unrounded, as in the std table)."""
+        """``alpha = epsilon / gamma`` (Theorem 8; unrounded, as in the std table).
+
+        References
+        ----------
+        Hladik and Tetek, "Smooth Sensitivity Revisited: Towards Optimality", Theorem 8.
+        """
         return as_positive(epsilon, "epsilon") / as_positive(gamma, "gamma")
 
     def tail_enclosure(self, a: arb, shape: float) -> arb:

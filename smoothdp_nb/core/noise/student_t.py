@@ -33,7 +33,14 @@ __all__ = ["StudentT", "StudentTFamily", "student_std", "studentt_gen"]
 
 
 class studentt_gen(rv_continuous):  # type: ignore[misc]  # scipy ships no type information
-    """Student's t with ``df`` degrees of freedom (Bun & Steinke; Claim 17)."""
+    """Student's t with ``df`` degrees of freedom (Bun and Steinke; Hladik and Tetek, Claim 17).
+
+    References
+    ----------
+    Bun and Steinke, "Average-Case Averages: Private Algorithms for Smooth Sensitivity and Mean
+    Estimation", NeurIPS 2019, as cited in Hladik and Tetek, "Smooth Sensitivity Revisited: Towards
+    Optimality", Claim 17.
+    """
 
     def _argcheck(self, df: FloatArray) -> BoolArray:
         return np.isfinite(df) & (df > 0)
@@ -89,6 +96,10 @@ def StudentT(df: float = 3.0, scale: float = 1.0, loc: float = 0.0) -> Any:
     :func:`smoothdp_nb.release` (exact lattice sampling, Mironov 2012).
 
     Variance ``df/(df-2)`` for ``df > 2``, infinite for ``1 < df <= 2``.
+
+    References
+    ----------
+    Mironov, "On significance of the least significant bits for differential privacy", CCS 2012.
     """
     df = as_real(df, "df", finite=False)
     if not (0.0 < df < math.inf):

@@ -31,13 +31,44 @@ import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, ClassVar
+from typing import ClassVar, Protocol
 
+import numpy as np
+import numpy.typing as npt
 from flint import arb
 
+from ..array_types import FloatArray
 from ..validation import as_positive, as_real
 
-__all__ = ["Calibration", "NoiseFamily", "cached_calibration", "calibration_value", "stated_decimal"]
+__all__ = [
+    "Calibration",
+    "FrozenNoise",
+    "NoiseFamily",
+    "cached_calibration",
+    "calibration_value",
+    "stated_decimal",
+]
+
+
+class FrozenNoise(Protocol):
+    """A frozen distribution of the standardised noise Z (a frozen scipy distribution is one).
+
+    Floats for simulation and plots: a release samples the lattice exactly
+    (:mod:`smoothdp_nb.core.lattice`), never ``rvs``.
+    """
+
+    def pdf(self, x: npt.ArrayLike) -> FloatArray | np.float64: ...
+    def logpdf(self, x: npt.ArrayLike) -> FloatArray | np.float64: ...
+    def cdf(self, x: npt.ArrayLike) -> FloatArray | np.float64: ...
+    def sf(self, x: npt.ArrayLike) -> FloatArray | np.float64: ...
+    def ppf(self, q: npt.ArrayLike) -> FloatArray | np.float64: ...
+    def isf(self, q: npt.ArrayLike) -> FloatArray | np.float64: ...
+    def rvs(
+        self, size: int | tuple[int, ...] | None = None, random_state: object = None
+    ) -> FloatArray | np.float64: ...
+    def mean(self) -> float: ...
+    def var(self) -> float: ...
+    def std(self) -> float: ...
 
 
 @dataclass(frozen=True)
@@ -68,7 +99,7 @@ class Calibration:
     delta: float | None
     shape: float | None
     scale: float
-    distribution: Any  # a frozen scipy distribution (scipy ships no type information)
+    distribution: FrozenNoise
     std: float
     guarantee: str
     rho: float | None = None
@@ -222,7 +253,7 @@ class NoiseFamily(abc.ABC):
         return math.nan
 
     @abc.abstractmethod
-    def distribution(self, shape: float | None) -> Any:
+    def distribution(self, shape: float | None) -> FrozenNoise:
         """The frozen scipy distribution of the standardised noise Z with this shape (floats: not a release)."""
 
     # ----------------------------------------------------------------------- #

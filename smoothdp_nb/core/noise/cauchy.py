@@ -27,7 +27,7 @@ from scipy.stats import rv_continuous
 from ..array_types import BoolArray, FloatArray
 from ..ball_arithmetic import float_up, working_precision
 from ..validation import as_positive, as_real, as_rng
-from .base import Calibration, NoiseFamily, calibration_value
+from .base import Calibration, FrozenNoise, NoiseFamily, calibration_value
 
 __all__ = ["CauchyFamily", "GeneralizedCauchy", "cauchy_std", "gencauchy_gen"]
 
@@ -151,7 +151,7 @@ class gencauchy_gen(rv_continuous):  # type: ignore[misc]  # scipy ships no type
 _gencauchy = gencauchy_gen(name="generalized_cauchy")
 
 
-def GeneralizedCauchy(c: float = 4.0, scale: float = 1.0, loc: float = 0.0) -> Any:
+def GeneralizedCauchy(c: float = 4.0, scale: float = 1.0, loc: float = 0.0) -> FrozenNoise:
     """Frozen generalized Cauchy distribution, density ``proportional to 1/(1+|x/scale|^c)``.
 
     ``rvs`` draws floats, for simulation only; to publish a noisy value use
@@ -176,7 +176,10 @@ def GeneralizedCauchy(c: float = 4.0, scale: float = 1.0, loc: float = 0.0) -> A
     c = as_real(c, "c", finite=False)
     if not (1.0 < c < math.inf):
         raise ValueError(f"c must satisfy 1 < c < inf for GeneralizedCauchy, got {c!r}")
-    return _gencauchy(c, loc=as_real(loc, "loc", finite=False), scale=as_positive(scale, "scale"))
+    frozen: FrozenNoise = _gencauchy(
+        c, loc=as_real(loc, "loc", finite=False), scale=as_positive(scale, "scale")
+    )  # scipy is untyped
+    return frozen
 
 
 def cauchy_std(eps: float, gamma: float, c: float) -> float:
@@ -235,7 +238,7 @@ class CauchyFamily(NoiseFamily):
     shape_lower = 1.0
     guarantee = "epsilon-DP (Nissim, Raskhodnikova and Smith 2007; Hladik and Tetek, Claim 16)"
 
-    def distribution(self, shape: float | None) -> Any:
+    def distribution(self, shape: float | None) -> FrozenNoise:
         return GeneralizedCauchy(self._given_shape(shape))
 
     def tail_enclosure(self, a: arb, shape: float) -> arb:

@@ -25,7 +25,7 @@ from scipy.stats import rv_continuous
 from ..array_types import FloatArray
 from ..ball_arithmetic import arb_from_fraction, float_up, working_precision
 from ..validation import as_positive, as_real, as_rng
-from .base import Calibration, NoiseFamily, calibration_value
+from .base import Calibration, FrozenNoise, NoiseFamily, calibration_value
 
 __all__ = ["Laplace", "LaplaceFamily", "laplace_gen", "laplace_tail", "log_two_over_delta"]
 
@@ -61,7 +61,7 @@ class laplace_gen(rv_continuous):  # type: ignore[misc]  # scipy ships no type i
 _laplace = laplace_gen(name="laplace")
 
 
-def Laplace(scale: float = 1.0, loc: float = 0.0) -> Any:
+def Laplace(scale: float = 1.0, loc: float = 0.0) -> FrozenNoise:
     """Frozen Laplace distribution with density ``exp(-|x-loc|/scale) / (2 scale)``.
 
     ``rvs`` draws floats, for simulation only; to publish a noisy value use
@@ -71,7 +71,10 @@ def Laplace(scale: float = 1.0, loc: float = 0.0) -> Any:
     ----------
     Mironov, "On significance of the least significant bits for differential privacy", CCS 2012.
     """
-    return _laplace(loc=as_real(loc, "loc", finite=False), scale=as_positive(scale, "scale"))
+    frozen: FrozenNoise = _laplace(
+        loc=as_real(loc, "loc", finite=False), scale=as_positive(scale, "scale")
+    )  # scipy is untyped
+    return frozen
 
 
 def log_two_over_delta(delta: float | None) -> float:
@@ -112,7 +115,7 @@ class LaplaceFamily(NoiseFamily):
     default_gamma_text = "epsilon / (2 ln(2/delta))"
     guarantee = "(epsilon, delta)-DP (Nissim, Raskhodnikova and Smith 2007; Hladik and Tetek, Claim 18)"
 
-    def distribution(self, shape: float | None) -> Any:
+    def distribution(self, shape: float | None) -> FrozenNoise:
         return Laplace()
 
     def tail_enclosure(self, a: arb, shape: float) -> arb:

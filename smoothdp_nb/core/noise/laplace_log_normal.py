@@ -27,7 +27,7 @@ from scipy.stats import rv_continuous
 from ..array_types import BoolArray, FloatArray
 from ..ball_arithmetic import arb_from_fraction, decimal_up, float_up, working_precision
 from ..validation import as_positive, as_real, as_rng
-from .base import Calibration, NoiseFamily, calibration_value
+from .base import Calibration, FrozenNoise, NoiseFamily, calibration_value
 from .laplace import laplace_tail
 
 __all__ = ["LaplaceLogNormal", "LaplaceLogNormalFamily", "lln_gen", "lln_std", "mixture_integral"]
@@ -137,7 +137,7 @@ class lln_gen(rv_continuous):  # type: ignore[misc]  # scipy ships no type infor
 _lln = lln_gen(name="laplace_log_normal")
 
 
-def LaplaceLogNormal(sigma: float = 1.0, scale: float = 1.0, loc: float = 0.0) -> Any:
+def LaplaceLogNormal(sigma: float = 1.0, scale: float = 1.0, loc: float = 0.0) -> FrozenNoise:
     """Frozen Laplace-log-normal distribution LLN(sigma) (Bun and Steinke).
 
     ``Z = X exp(sigma Y)`` with X standard Laplace and Y standard normal;
@@ -153,7 +153,10 @@ def LaplaceLogNormal(sigma: float = 1.0, scale: float = 1.0, loc: float = 0.0) -
     Mironov, "On significance of the least significant bits for differential privacy", CCS 2012.
     """
     sigma = as_positive(sigma, "sigma")
-    return _lln(sigma, loc=as_real(loc, "loc", finite=False), scale=as_positive(scale, "scale"))
+    frozen: FrozenNoise = _lln(
+        sigma, loc=as_real(loc, "loc", finite=False), scale=as_positive(scale, "scale")
+    )  # scipy is untyped
+    return frozen
 
 
 def lln_std(eps: float, gamma: float, sigma: float) -> float:
@@ -217,7 +220,7 @@ class LaplaceLogNormalFamily(NoiseFamily):
     guarantee = "rho-zCDP with rho = epsilon^2 / 2 (Bun and Steinke 2019; Wang, Lecture 14, Proposition 3)"
     log_normal_mixture = True
 
-    def distribution(self, shape: float | None) -> Any:
+    def distribution(self, shape: float | None) -> FrozenNoise:
         return LaplaceLogNormal(self._given_shape(shape))
 
     def tail_enclosure(self, a: arb, shape: float) -> arb:

@@ -25,7 +25,7 @@ from scipy.stats import rv_continuous
 from ..array_types import BoolArray, FloatArray
 from ..ball_arithmetic import float_down, float_up
 from ..validation import as_positive, as_real, as_rng
-from .base import Calibration, NoiseFamily, calibration_value
+from .base import Calibration, FrozenNoise, NoiseFamily, calibration_value
 
 __all__ = ["PolyPlace", "PolyPlaceFamily", "polyplace_gen", "polyplace_variance"]
 
@@ -206,7 +206,7 @@ def _polyplace_standard_rvs(alpha: float, n: int, rng: np.random.Generator, chun
 _polyplace = polyplace_gen(name="polyplace")
 
 
-def PolyPlace(s: float = 1.0, alpha: float = 3.0, loc: float = 0.0) -> Any:
+def PolyPlace(s: float = 1.0, alpha: float = 3.0, loc: float = 0.0) -> FrozenNoise:
     """Frozen PolyPlace(s, alpha) distribution (Hladik and Tetek, Definition 6).
 
     ``rvs`` draws floats, for simulation only; to publish a noisy value use
@@ -236,7 +236,8 @@ def PolyPlace(s: float = 1.0, alpha: float = 3.0, loc: float = 0.0) -> Any:
     alpha = as_real(alpha, "alpha", finite=False)
     if not (1.0 < alpha < math.inf):
         raise ValueError(f"alpha must satisfy 1 < alpha < inf for PolyPlace, got {alpha!r}")
-    return _polyplace(alpha, loc=as_real(loc, "loc", finite=False), scale=s)
+    frozen: FrozenNoise = _polyplace(alpha, loc=as_real(loc, "loc", finite=False), scale=s)  # scipy is untyped
+    return frozen
 
 
 # --------------------------------------------------------------------------- #
@@ -298,7 +299,7 @@ class PolyPlaceFamily(NoiseFamily):
     shape_name = "alpha"
     guarantee = "epsilon-DP (Hladik and Tetek, Theorem 8)"
 
-    def distribution(self, shape: float | None) -> Any:
+    def distribution(self, shape: float | None) -> FrozenNoise:
         return PolyPlace(s=1.0, alpha=self._given_shape(shape))
 
     def fixed_shape(self, epsilon: float, gamma: float) -> float:

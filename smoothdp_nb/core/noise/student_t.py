@@ -27,7 +27,7 @@ from scipy.stats import rv_continuous
 from ..array_types import BoolArray, FloatArray
 from ..ball_arithmetic import arb_from_fraction, float_up, working_precision
 from ..validation import as_positive, as_real, as_rng
-from .base import Calibration, NoiseFamily, calibration_value
+from .base import Calibration, FrozenNoise, NoiseFamily, calibration_value
 
 __all__ = ["StudentT", "StudentTFamily", "student_std", "studentt_gen"]
 
@@ -89,7 +89,7 @@ class studentt_gen(rv_continuous):  # type: ignore[misc]  # scipy ships no type 
 _studentt = studentt_gen(name="student_t")
 
 
-def StudentT(df: float = 3.0, scale: float = 1.0, loc: float = 0.0) -> Any:
+def StudentT(df: float = 3.0, scale: float = 1.0, loc: float = 0.0) -> FrozenNoise:
     """Frozen Student's t distribution with ``df > 0`` degrees of freedom.
 
     ``rvs`` draws floats, for simulation only; to publish a noisy value use
@@ -104,7 +104,10 @@ def StudentT(df: float = 3.0, scale: float = 1.0, loc: float = 0.0) -> Any:
     df = as_real(df, "df", finite=False)
     if not (0.0 < df < math.inf):
         raise ValueError(f"df must satisfy 0 < df < inf for StudentT, got {df!r}")
-    return _studentt(df, loc=as_real(loc, "loc", finite=False), scale=as_positive(scale, "scale"))
+    frozen: FrozenNoise = _studentt(
+        df, loc=as_real(loc, "loc", finite=False), scale=as_positive(scale, "scale")
+    )  # scipy is untyped
+    return frozen
 
 
 def student_std(eps: float, gamma: float, d: float) -> float:
@@ -176,7 +179,7 @@ class StudentTFamily(NoiseFamily):
     shape_lower = 0.0
     guarantee = "epsilon-DP (Bun and Steinke 2019; Hladik and Tetek, Claim 17)"
 
-    def distribution(self, shape: float | None) -> Any:
+    def distribution(self, shape: float | None) -> FrozenNoise:
         return StudentT(self._given_shape(shape))
 
     def tail_enclosure(self, a: arb, shape: float) -> arb:

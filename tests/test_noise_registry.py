@@ -169,7 +169,8 @@ def test_sixth_family_in_charts_and_panels(sixth):
     # its density (drawn for a curator's diagnostics) is its own distribution's shape
     dens = release_density(NAME, 1.0, 0.1, 2.0, 50.0)
     z = (dens["x"].to_numpy() - 50.0) / 2.0
-    t3 = 6.0 * np.sqrt(3.0) / (np.pi * (3.0 + z * z) ** 2)  # t(3) density: Gamma(2) / (sqrt(3 pi) Gamma(3/2)) (1 + z^2/3)^-2
+    # the t(3) density, Gamma(2) / (sqrt(3 pi) Gamma(3/2)) (1 + z^2/3)^-2, written out
+    t3 = 6.0 * np.sqrt(3.0) / (np.pi * (3.0 + z * z) ** 2)
     assert np.allclose(dens["density"].to_numpy(), t3 / 2.0, rtol=1e-12, atol=0)
     r = release(X, "median", 1.0, gamma=0.1, noise=NAME, bounds=(0, 100), rng=2, diagnostics=True)
     report = sdp.core.results.ReleaseReport(r, name="x")
@@ -263,6 +264,18 @@ def test_alias_table_has_no_clash():
         register_family(Reserved())
     with pytest.raises(TypeError, match="NoiseFamily instance"):
         register_family("polyplace")
+
+    class Nameless(StudentT3):
+        name = None
+
+    with pytest.raises(TypeError, match="needs a str name"):
+        register_family(Nameless())
+
+    class NotCanonical(StudentT3):
+        name = "Test-T3"
+
+    with pytest.raises(ValueError, match="lower case with words joined by '_'"):
+        register_family(NotCanonical())
     assert NAME not in family_names()  # a refused registration leaves nothing behind
 
 

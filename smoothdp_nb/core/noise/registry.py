@@ -43,7 +43,8 @@ def register_family(family: NoiseFamily) -> NoiseFamily:
     ----------
     family : NoiseFamily
         An instance of a concrete subclass of
-        :class:`~smoothdp_nb.core.noise.base.NoiseFamily`.
+        :class:`~smoothdp_nb.core.noise.base.NoiseFamily` with the default
+        (identity) hash: calibrations are cached per family object.
 
     Returns
     -------
@@ -61,7 +62,8 @@ def register_family(family: NoiseFamily) -> NoiseFamily:
     """
     if not isinstance(family, NoiseFamily):
         raise TypeError(f"family must be a NoiseFamily instance, got {type(family).__name__}")
-    name, label, aliases = family.name, family.label, family.aliases
+    name, label = getattr(family, "name", None), getattr(family, "label", None)
+    aliases = family.aliases
     if not isinstance(name, str) or not isinstance(label, str) or not label:
         raise TypeError(f"a noise family needs a str name and a non-empty str label, got {name!r}, {label!r}")
     if not name or _normalise(name) != name:

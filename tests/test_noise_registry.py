@@ -18,6 +18,8 @@ import pandas as pd
 import pytest
 import scipy.stats as sst
 from flint import arb
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import smoothdp_nb as sdp
 from smoothdp_nb.cli import main_run
@@ -306,3 +308,26 @@ def test_spec_cli_and_panel_vocabulary_is_the_registry(tmp_path):
     assert [v for _, v in rel.noise.options] == list(names)
     assert [lab for lab, _ in rel.noise.options] == [get_family(n).label for n in names]
     assert list(family_labels()) == [*names, "laplace_global"] and dict(FAMILY_LABELS) == family_labels()
+
+
+@st.composite
+def _spellings(draw):
+    """A name or alias of a registered family, in random case with random separators between its words."""
+    fam = draw(st.sampled_from(families()))
+    word = draw(st.sampled_from((fam.name, *fam.aliases)))
+    parts = word.replace("-", "_").replace(" ", "_").split("_")
+    seps = [draw(st.sampled_from("_- ")) for _ in parts[1:]]
+    text = parts[0] + "".join(sep + part for sep, part in zip(seps, parts[1:]))
+    flips = draw(st.lists(st.booleans(), min_size=len(text), max_size=len(text)))
+    return fam.name, "".join(c.upper() if f else c for c, f in zip(text, flips))
+
+
+@settings(max_examples=200, deadline=None)
+@given(_spellings())
+def test_every_spelling_means_the_same_family_everywhere(case):
+    name, spelling = case
+    assert canonical_family(spelling) == name and get_family(spelling).name == name
+    assert family_aliases()[spelling.lower()] == name
+    assert parse_spec(f'compute = "noise"\nepsilon = 1\ngamma = 0.1\ndelta = 1e-6\nfamilies = ["{spelling}"]').params[
+        "families"
+    ] == [name]

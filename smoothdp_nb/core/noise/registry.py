@@ -9,6 +9,7 @@ own aliases; a spelling is matched ignoring case, ``-`` and spaces.
 
 from __future__ import annotations
 
+import itertools
 import threading
 
 from .base import NoiseFamily
@@ -111,15 +112,17 @@ def family_names() -> tuple[str, ...]:
 
 
 def family_aliases() -> dict[str, str]:
-    """Every lower-case spelling of every name and alias (``_``, ``-`` or space between words) -> canonical name.
+    """Every lower-case spelling of every name and alias -> canonical name.
 
-    For vocabularies that match a lower-cased word against a table (the
-    spec); :func:`canonical_family` accepts these and any mix of separators.
+    Each separator between words may be ``_``, ``-`` or a space, in any mix:
+    exactly the lower-case words :func:`canonical_family` accepts, as a table
+    for vocabularies that look a lower-cased word up (the spec).
     """
     out: dict[str, str] = {}
     for key, name in _KEYS.items():
-        for sep in ("_", "-", " "):
-            out[key.replace("_", sep)] = name
+        words = key.split("_")
+        for seps in itertools.product("_- ", repeat=len(words) - 1):
+            out[words[0] + "".join(sep + word for sep, word in zip(seps, words[1:], strict=True))] = name
     return out
 
 

@@ -102,18 +102,27 @@ def test_help_lists_every_key_with_its_facts():
         keys_help("smoothd")
 
 
-def test_noise_vocabulary_is_asked_of_the_registry_at_call_time(monkeypatch):
+def test_noise_vocabulary_is_asked_of_the_registry_at_call_time():
     from smoothdp_nb.core import noise
+    from smoothdp_nb.core.noise.cauchy import CauchyFamily
 
-    names, canonical = noise.family_names, noise.canonical_family
-    monkeypatch.setattr(noise, "family_names", lambda: (*names(), "sixth"))
-    monkeypatch.setattr(noise, "canonical_family", lambda f: "sixth" if f in ("sixth", "6th") else canonical(f))
-    spec = parse_spec({**BASE["noise"], "families": ["6th", "lln", "Generalized-Cauchy"]})
-    assert spec.params["families"] == ["sixth", "laplace_log_normal", "cauchy"]
-    assert "sixth" in keys_help("noise")
-    import smoothdp_nb.spec as spec_pkg
+    class Sixth(CauchyFamily):  # a family registered after the spec package was imported
+        name = "sixth"
+        label = "sixth family"
+        aliases = ("6th",)
 
-    assert "sixth" in spec_pkg.NOISE_FAMILIES
+    noise.register_family(Sixth())
+    try:
+        spec = parse_spec({**BASE["noise"], "families": ["6th", "lln", "Generalized-Cauchy"]})
+        assert spec.params["families"] == ["sixth", "laplace_log_normal", "cauchy"]
+        assert "sixth" in keys_help("noise")
+        import smoothdp_nb.spec as spec_pkg
+
+        assert "sixth" in spec_pkg.NOISE_FAMILIES
+    finally:
+        noise.unregister_family("sixth")
+    with pytest.raises(SpecError, match="families"):
+        parse_spec({**BASE["noise"], "families": ["6th"]})
 
 
 def test_magic_docstring_is_rendered_from_the_table():

@@ -29,8 +29,8 @@ def test_laplace_calibration_without_delta_names_delta():
     # the cached calibration is reached only through calibrate(), which checks delta first;
     # called directly it must still refuse rather than divide by None
     with pytest.raises(ValueError, match="delta is required for family 'laplace'"):
-        noise._calibrate("laplace", 1.0, 0.1, None, None)
-    assert noise._log_two_over_delta(0.5) == pytest.approx(np.log(4.0), rel=1e-15)
+        noise.base.cached_calibration(noise.get_family("laplace"), 1.0, 0.1, None, None)
+    assert noise.laplace.log_two_over_delta(0.5) == pytest.approx(np.log(4.0), rel=1e-15)
 
 
 def test_fixed_size_mechanism_has_no_rate():

@@ -88,7 +88,9 @@ safe to state:
 :func:`cdf_evaluations` exposes the running count (for tests).
 
 The cdfs, as tails ``T(a) = P(Z > a)`` for ``a > 0`` (all five families are
-symmetric, ``F(-a) = T(a)``), each written so that nothing cancels:
+symmetric, ``F(-a) = T(a)``), each written so that nothing cancels; each is
+the family's :meth:`~.noise.base.NoiseFamily.tail_enclosure`, in the family's
+module of :mod:`.noise` (a registered family brings its own):
 
 * Laplace: ``T(a) = e^{-a} / 2``.
 * PolyPlace(1, alpha) (Hladik-Tetek Definition 6; antiderivatives of the
@@ -132,7 +134,6 @@ one wrong.
 
 from __future__ import annotations
 
-import functools
 import math
 import secrets
 from collections.abc import Callable
@@ -140,9 +141,10 @@ from fractions import Fraction
 from typing import TypeAlias
 
 import numpy as np
-from flint import acb, arb, ctx
+from flint import arb, ctx
 
 from .ball_arithmetic import ARB_LOCK, working_precision
+from .noise.registry import get_family
 
 __all__ = [
     "cdf_evaluations",
@@ -280,102 +282,8 @@ class _LazyUniform:
 
 
 # --------------------------------------------------------------------------- #
-# tails P(Z > a) for a ball a > 0, in Arb
+# cdf enclosures (the tails are the families': NoiseFamily.tail_enclosure)
 # --------------------------------------------------------------------------- #
-def _tail_laplace(a: arb, shape: float) -> arb:
-    return (-a).exp() / 2
-
-
-def _times_ratio_below_one(x: arb, p: int, q: int) -> bool:
-    """Exactly: is ``x * p / q < 1`` for an exact ball ``x`` (a point) and integers ``p, q > 0``?"""
-    man, exp = x.man_exp()
-    m, e = int(man), int(exp)
-    return (m * p) << e < q if e >= 0 else m * p < q << -e
-
-
-@functools.lru_cache(maxsize=64)
-def _polyplace_constants(alpha: float, prec: int) -> tuple[arb, arb, arb, int, int]:
-    """alpha, (alpha - 1)/(2K), (alpha + 1)(1 - 1/alpha^2)^alpha/(2K) at ``prec`` bits, and alpha = p/q."""
-    al = arb(alpha)
-    K2 = 4 * (al * (-1 / al).log1p()).exp() + 2 * al - 2
-    outer = (al + 1) * (al * (-1 / (al * al)).log1p()).exp() / K2
-    p, q = alpha.as_integer_ratio()
-    return al, (al - 1) / K2, outer, p, q
-
-
-def _tail_polyplace(a: arb, alpha: float) -> arb:
-    al, c_in, c_out, p, q = _polyplace_constants(alpha, ctx.prec)
-
-    def inner(x: arb) -> arb:  # x < 1/alpha
-        return arb(0.5) + c_in * (al * (-x).log1p()).expm1()
-
-    def outer(x: arb) -> arb:  # x >= 1/alpha
-        return c_out * (-al * x.log1p()).exp()
-
-    lo, hi = a.lower(), a.upper()  # exact end points
-    if _times_ratio_below_one(hi, p, q):
-        return inner(a)
-    if not _times_ratio_below_one(lo, p, q):
-        return outer(a)
-    # the ball straddles the seam 1/alpha: T is decreasing, so T(a) lies between T(hi) and T(lo)
-    return inner(lo).union(outer(hi))
-
-
-@functools.lru_cache(maxsize=64)
-def _student_constants(d: float, prec: int) -> tuple[arb, arb, arb, arb]:
-    """d, d/2, log d + log B(d/2, 1/2), and -(prec + 8) log 2, at ``prec`` bits."""
-    dd, half = arb(d), arb(0.5)
-    log_beta = (dd / 2).lgamma() + half.lgamma() - (dd / 2 + half).lgamma()
-    return dd, dd / 2, dd.log() + log_beta, -(prec + 8) * arb(2).log()
-
-
-def _tail_student_t(a: arb, d: float) -> arb:
-    """Student's t tail; far out, the ball ``[0, bound]`` when the bound is below the working precision.
-
-    For ``q = 1/2 < 1``, ``(1 - t)^(q - 1)`` increases on ``[0, w]``, so
-    ``B(w; p, q) <= (1 - w)^(q - 1) w^p / p`` and ``T(a) <= w^(d/2) / (d B(d/2, 1/2)
-    sqrt(1 - w))``.  Where this is below ``2^-(prec + 8)`` the enclosure
-    ``[0, bound]`` is as sharp, in absolute terms, as an evaluation at the
-    working precision (the comparisons with ``U`` are absolute), and it avoids
-    Arb's slow incomplete-beta series deep in the tail at large d.
-    """
-    dd, d2, log_norm, log_tiny = _student_constants(d, ctx.prec)
-    half = arb(0.5)
-    a2 = a * a
-    den = dd + a2
-    if a.mid() < 1:  # v <= 1/(d + 1): I_v(1/2, d/2) < 0.7, the complement does not cancel
-        return (1 - (a2 / den).beta_lower(half, d2, regularized=True)) / 2
-    log_bound = d2 * (dd / den).log() - (a2 / den).log() / 2 - log_norm
-    if log_bound < log_tiny:
-        return arb(0).union(log_bound.exp())
-    return (dd / den).beta_lower(d2, half, regularized=True) / 2
-
-
-@functools.lru_cache(maxsize=64)
-def _cauchy_constants(c: float, prec: int) -> tuple[arb, arb, arb]:
-    cc = arb(c)
-    return cc, 1 - 1 / cc, 1 / cc
-
-
-def _tail_cauchy(a: arb, c: float) -> arb:
-    cc, big, small = _cauchy_constants(c, ctx.prec)
-    L = cc * a.log()
-    if a.mid() >= 1:  # w = 1/(1 + a^c) <= 1/2
-        e = (-L).exp()
-        return (e / (1 + e)).beta_lower(big, small, regularized=True) / 2
-    e = L.exp()
-    return (1 - (e / (1 + e)).beta_lower(small, big, regularized=True)) / 2
-
-
-_TAILS: dict[str, _Tail] = {
-    "laplace": _tail_laplace,
-    "polyplace": _tail_polyplace,
-    "student_t": _tail_student_t,
-    "cauchy": _tail_cauchy,
-    "laplace_log_normal": _tail_laplace,  # the Laplace factor of the mixture
-}
-
-
 def _cdf(tail: _Tail, shape: float, a: arb, sign: int) -> arb:
     """Ball containing F(a) for a ball ``a`` of the given exact sign (F(-a) = T(a))."""
     if sign == 0:
@@ -411,11 +319,10 @@ class _Problem:
     def __init__(
         self, family: str, shape: float | None, true: float, scale: float, lattice: float, k_lo: int, k_hi: int
     ) -> None:
-        if family not in _TAILS:
-            raise ValueError(f"family must be one of {tuple(_TAILS)}, got {family!r}")
-        self.family = family
-        self.shape = 0.0 if family == "laplace" else _required_shape(family, shape)
-        self.tail = _TAILS[family]
+        self.noise = get_family(family)
+        self.family = self.noise.name
+        self.shape = 0.0 if self.noise.shape_name is None else _required_shape(self.family, shape)
+        self.tail: _Tail = self.noise.tail_enclosure
         for name, v in (("true", true), ("scale", scale), ("lattice", lattice)):
             if not math.isfinite(v):
                 raise ValueError(f"{name} must be finite, got {v!r}")
@@ -507,7 +414,7 @@ def sample_cell(
     prob = _Problem(family, shape, true, scale, lattice, k_lo, k_hi)
     draw = bit_source(gen)
     u = _LazyUniform(draw, _U_BITS0)
-    mixture = family == "laplace_log_normal"
+    mixture = prob.noise.log_normal_mixture
     v = _LazyUniform(draw, _v_bits(prob.shape, 0, u.bits)) if mixture else None
     r = 0
     with ARB_LOCK:
@@ -585,25 +492,6 @@ def _mixture_factor(sigma: float, v: _LazyUniform, r: int, u_bits: int) -> arb |
 # --------------------------------------------------------------------------- #
 # exact cell probabilities (for tests and audits)
 # --------------------------------------------------------------------------- #
-def _mixture_integral(x: arb, sigma: float) -> arb:
-    """Ball of ``J(x) = E exp(-x e^{-sigma Y})``, Y standard normal, for a ball ``x > 0``.
-
-    Arb's rigorous quadrature (``acb.integral``; the integrand is entire) on
-    ``|y| <= 40``; the rest lies in ``[0, P(|Y| > 40)] = [0, erfc(40 / sqrt 2)]``
-    (the integrand is between 0 and the normal density) and is added as such.
-    """
-    s = acb(sigma)
-    xc = acb(x)
-    norm = 1 / (2 * arb.pi()).sqrt()
-
-    def f(y: acb, analytic: bool) -> acb:
-        return (-(y * y) / 2).exp() * norm * (-(xc * (-s * y).exp())).exp()
-
-    body = acb.integral(f, -40, 40).real
-    rest = (arb(40) / arb(2).sqrt()).erfc()
-    return body + arb(0).union(rest)
-
-
 def cell_probability(
     family: str,
     shape: float | None,
@@ -617,19 +505,17 @@ def cell_probability(
 ) -> arb:
     """``P(K = k)`` for the clamped lattice law, as an Arb ball (a proven enclosure) at ``prec`` bits.
 
-    The closed-form families use the sampler's tails; Laplace-log-normal the
-    mixture ``F(a) = 1 - J(a) / 2`` (``a > 0``), ``J(|a|) / 2`` (``a < 0``) with
-    :func:`_mixture_integral`.
+    Each family's :meth:`~.noise.base.NoiseFamily.cdf_enclosure`: the closed-form
+    families use the sampler's tails; Laplace-log-normal the mixture
+    ``F(a) = 1 - J(a) / 2`` (``a > 0``), ``J(|a|) / 2`` (``a < 0``) with
+    :func:`.noise.laplace_log_normal.mixture_integral`.
     """
     prob = _Problem(family, shape, true, scale, lattice, k_lo, k_hi)
     with ARB_LOCK, _precision(prec):
 
         def F(j: int) -> arb:
             a, sign = prob.boundary(j)
-            if family != "laplace_log_normal" or sign == 0:
-                return _cdf(prob.tail, prob.shape, a, sign)
-            J = _mixture_integral(a if sign > 0 else -a, prob.shape)
-            return J / 2 if sign < 0 else 1 - J / 2
+            return prob.noise.cdf_enclosure(a, sign, prob.shape)
 
         lo = F(k) if k > k_lo else arb(0)
         hi = F(k + 1) if k < k_hi else arb(1)

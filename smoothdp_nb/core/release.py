@@ -40,7 +40,7 @@ Security of the released bits
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,7 +48,8 @@ import numpy as np
 import pandas as pd
 
 from . import lattice as _lattice
-from . import noise as _noise
+from .noise import Calibration, get_family
+from .noise.registry import families as registered_families
 from .sensitivity import (
     _query_name,
     clipping_silenced,
@@ -61,15 +62,26 @@ from .validation import as_bounds, as_float_array, as_positive, as_rng
 
 __all__ = ["DEFAULT_GAMMA", "Release", "ReleaseDiagnostics", "compare_noise", "default_gamma", "release"]
 
-#: data-independent default smoothness: a fraction of epsilon (laplace: NRS's
-#: beta = epsilon / (2 ln(2/delta)), half its admissible range)
-DEFAULT_GAMMA = {
-    "polyplace": "epsilon / 10",
-    "cauchy": "epsilon / 10",
-    "student_t": "epsilon / 10",
-    "laplace_log_normal": "epsilon / 10",
-    "laplace": "epsilon / (2 ln(2/delta))",
-}
+
+class _DefaultGammaTexts(Mapping[str, str]):
+    """Family name -> how its default gamma is chosen, read from the registry at each look-up."""
+
+    def __getitem__(self, family: str) -> str:
+        return get_family(family).default_gamma_text
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([f.name for f in registered_families()])
+
+    def __len__(self) -> int:
+        return len(registered_families())
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+
+#: data-independent default smoothness of each registered family: a fraction of epsilon (laplace:
+#: NRS's beta = epsilon / (2 ln(2/delta)), half its admissible range)
+DEFAULT_GAMMA: Mapping[str, str] = _DefaultGammaTexts()
 
 #: the label every display of the diagnostics carries
 #: Smallest gamma a release accepts.  The sensitivity is computed at gamma_s = gamma - ln 2 / D - 2^-30
@@ -83,12 +95,7 @@ DIAGNOSTICS_LABEL = "data-dependent: NOT covered by the privacy guarantee (curat
 
 def default_gamma(noise: str, epsilon: float, delta: float | None = None) -> float:
     """The data-independent default gamma for a noise family (see :data:`DEFAULT_GAMMA`)."""
-    family = _noise._check_family(noise)
-    eps = as_positive(epsilon, "epsilon")
-    if family == "laplace":
-        d = _noise._check_delta(family, delta)
-        return eps / (2.0 * _noise._log_two_over_delta(d))
-    return eps / 10.0
+    return get_family(noise).default_gamma(epsilon, delta)
 
 
 def _generator(rng: Any) -> np.random.Generator | None:
@@ -312,17 +319,24 @@ def release(
     only on the released value).  The calibration's scale is rounded up and
     PolyPlace's alpha down, so the stated guarantee holds exactly
     (:func:`.noise.calibrate`).
+
+    References
+    ----------
+    Hladik and Tetek, "Smooth Sensitivity Revisited: Towards Optimality", Theorem 8 and Claims 16-18.
+    Wang, Lecture 14 ("Data-dependent DP algorithm design"), Proposition 3.  Mironov, "On significance
+    of the least significant bits for differential privacy", CCS 2012.
     """
     q = _query_name(query)
-    family = _noise._check_family(noise)
+    fam = get_family(noise)
+    family = fam.name
     eps = as_positive(epsilon, "epsilon")
     if gamma is None:
-        g = default_gamma(family, eps, delta)
-        gamma_source = f"default: {DEFAULT_GAMMA[family]}"
+        g = fam.default_gamma(eps, delta)
+        gamma_source = f"default: {fam.default_gamma_text}"
     else:
         g = as_positive(gamma, "gamma")
         gamma_source = "user"
-    cal = _noise.calibrate(family, eps, g, delta=delta, shape=shape)  # validates gamma's range
+    cal = fam.calibrate(eps, g, delta=delta, shape=shape)  # validates gamma's range
     for flag, name in ((diagnostics, "diagnostics"), (reveal_true, "reveal_true")):
         if not isinstance(flag, (bool, np.bool_)):
             raise TypeError(f"{name} must be True or False, got {type(flag).__name__}")
@@ -385,9 +399,9 @@ def release(
     )
 
 
-def _noise_shape(cal: _noise.Calibration) -> float | None:
+def _noise_shape(cal: Calibration) -> float | None:
     """The shape parameter of the standardised noise Z (alpha for PolyPlace, none for Laplace)."""
-    return None if cal.family == "laplace" else cal.shape
+    return None if get_family(cal.family).shape_name is None else cal.shape
 
 
 def compare_noise(
@@ -416,26 +430,32 @@ def compare_noise(
     pandas.DataFrame
         Columns ``family, epsilon, delta, gamma, shape, std`` (``std`` is
         ``inf`` where infinite / out of range, ``shape`` NaN where none).
+
+    References
+    ----------
+    Hladik and Tetek, "Smooth Sensitivity Revisited: Towards Optimality", Figure 1 and Appendix B.
     """
     eps = as_positive(epsilon, "epsilon")
     gammas = np.atleast_1d(np.asarray(gamma, dtype=float)).ravel()
     if gammas.size == 0:
         raise ValueError("gamma must contain at least one value > 0")
-    fams = [_noise._check_family(f) for f in families]
+    fams = [get_family(f) for f in families]
     rows = []
     for fam in fams:
+        fam_delta = delta if fam.needs_delta else None
         for g in gammas:
-            std = _noise.noise_std(fam, eps, float(g), delta=delta if fam == "laplace" else None)
+            std = fam.noise_std(eps, float(g), delta=fam_delta)
             shp = math.nan
-            if fam in ("cauchy", "student_t", "laplace_log_normal") and math.isfinite(std):
-                shp = _noise.optimal_shape(fam, eps, float(g))
-            elif fam == "polyplace":
-                shp = eps / float(g)
+            if fam.free_shape:
+                if math.isfinite(std):
+                    shp = fam.optimal_shape(eps, float(g))
+            else:
+                shp = fam.fixed_shape(eps, float(g))
             rows.append(
                 {
-                    "family": fam,
+                    "family": fam.name,
                     "epsilon": eps,
-                    "delta": delta if fam == "laplace" else None,
+                    "delta": fam_delta,
                     "gamma": float(g),
                     "shape": shp,
                     "std": std,

@@ -3,29 +3,48 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import cast
 
 import altair as alt
 import numpy as np
 import pandas as pd
 
+from ..core.noise import families, get_family
 from . import style
 from .figure import Figure
 
-__all__ = ["FAMILY_LABELS", "noise_chart", "noise_figure", "values_at"]
-
-#: legend names of the noise families, in a fixed order (fixed colours, whatever is selected)
-FAMILY_LABELS = {
-    "polyplace": "PolyPlace",
-    "cauchy": "generalized Cauchy",
-    "student_t": "Student's t",
-    "laplace": "Laplace, (ε, δ)-DP",
-    "laplace_log_normal": "Laplace log-normal (zCDP)",
-    "laplace_global": "Laplace on global sensitivity",
-}
+__all__ = ["FAMILY_LABELS", "family_labels", "noise_chart", "noise_figure", "values_at"]
 
 _REFERENCE = "laplace_global"
+_REFERENCE_LABEL = "Laplace on global sensitivity"
+
+
+def family_labels() -> dict[str, str]:
+    """Legend name of every registered noise family and of the reference, in a fixed order (fixed colours)."""
+    labels = {f.name: f.label for f in families()}
+    labels[_REFERENCE] = _REFERENCE_LABEL
+    return labels
+
+
+class _FamilyLabels(Mapping[str, str]):
+    """:func:`family_labels` as a mapping read from the registry at each look-up."""
+
+    def __getitem__(self, family: str) -> str:
+        return _REFERENCE_LABEL if family == _REFERENCE else get_family(family).label
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(family_labels())
+
+    def __len__(self) -> int:
+        return len(family_labels())
+
+    def __repr__(self) -> str:
+        return repr(family_labels())
+
+
+#: legend names of the noise families (the registry's labels) and of the global-sensitivity reference
+FAMILY_LABELS: Mapping[str, str] = _FamilyLabels()
 
 
 def values_at(frame: pd.DataFrame, gamma: float) -> pd.DataFrame:
@@ -48,7 +67,8 @@ def values_at(frame: pd.DataFrame, gamma: float) -> pd.DataFrame:
 def _prepare(frame: pd.DataFrame) -> pd.DataFrame:
     df = frame[["family", "gamma", "std"]].copy()
     df = df[np.isfinite(df["std"].astype(float)) & (df["std"] > 0) & (df["gamma"] > 0)].reset_index(drop=True)
-    df["noise"] = df["family"].map(lambda f: FAMILY_LABELS.get(f, f))
+    labels = family_labels()
+    df["noise"] = df["family"].map(lambda f: labels.get(f, f))
     df["line"] = np.where(df["family"] == _REFERENCE, "reference", "smooth sensitivity")
     df["log10_gamma"] = np.log10(df["gamma"].astype(float))
     df["log10_std"] = np.log10(df["std"].astype(float))
@@ -86,7 +106,7 @@ def noise_figure(frame: pd.DataFrame, gamma: float | None = None, title: str | a
     """:func:`noise_chart` as a :class:`~smoothdp_nb.display.figure.Figure` (rows and drawing apart)."""
     df = _prepare(frame).iloc[: style.MAX_ROWS]
     # the families present, each in its fixed colour (PolyPlace is always blue)
-    fixed = list(FAMILY_LABELS.values())
+    fixed = list(family_labels().values())
     present = [lab for lab in fixed if lab in set(df["noise"])] + sorted(set(df["noise"]) - set(fixed))
     extra = [lab for lab in present if lab not in fixed]
     palette = {lab: style.PALETTE[i % len(style.PALETTE)] for i, lab in enumerate(fixed + extra)}

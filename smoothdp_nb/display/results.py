@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.formatting import format_log10
+from ..core.noise import get_family
 from . import delta, frames, noise, release, style
 
 __all__ = [
@@ -199,7 +200,7 @@ def release_report_chart(report: Any) -> alt.TopLevelMixin:
             float(diag.noise_scale),
             float(rel.value),
             delta=rel.delta,
-            shape=rel.shape if rel.noise in ("cauchy", "student_t", "laplace_log_normal") else None,
+            shape=rel.shape if get_family(rel.noise).free_shape else None,
         )
     label = getattr(diag, "label", None) or release.DIAGNOSTIC_LABEL
     return release.release_chart(

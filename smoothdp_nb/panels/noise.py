@@ -8,10 +8,9 @@ import ipywidgets as W
 import numpy as np
 import pandas as pd
 
-from ..core.noise import FAMILIES, calibrate, gamma_range
+from ..core.noise import calibrate, family_names, gamma_range, get_family
 from ..core.release import compare_noise
 from ..display import Figure, noise_figure
-from ..display.noise import FAMILY_LABELS
 from ..display.style import DELTA_FORMAT
 from .base import Panel, decimal_log_slider, decimal_slider
 
@@ -48,11 +47,12 @@ class NoiseComparisonPanel(Panel):
         self.epsilon = decimal_slider("ε", epsilon, 0.05, 5.0, 0.05, fmt=".2f")
         self.delta = decimal_log_slider("δ (Laplace)", delta, -12, -2, 0.5, fmt=DELTA_FORMAT)
         self.gamma = decimal_log_slider("γ (marker)", gamma, -3, 0.7, 0.02)
+        registered = family_names()  # the registry at construction: a family registered later needs a new panel
         self.families = W.SelectMultiple(
-            options=[(FAMILY_LABELS[f], f) for f in FAMILIES],
+            options=[(get_family(f).label, f) for f in registered],
             value=tuple(families),
             description="noise",
-            rows=len(FAMILIES),
+            rows=len(registered),
         )
         self.reference = W.Checkbox(value=True, description="Laplace on global sensitivity")
         self.frame: pd.DataFrame | None = None
@@ -88,8 +88,9 @@ class NoiseComparisonPanel(Panel):
         g, epsilon, delta = float(self.gamma.value), float(self.epsilon.value), float(self.delta.value)
         parts = []
         for fam in self.families.value:
+            label = get_family(fam).label
             try:
-                parts.append(f"{FAMILY_LABELS[fam]}: {calibrate(fam, epsilon, g, delta=delta).std:.4g}")
+                parts.append(f"{label}: {calibrate(fam, epsilon, g, delta=delta).std:.4g}")
             except ValueError:
-                parts.append(f"{FAMILY_LABELS[fam]}: γ out of range (< {gamma_range(fam, epsilon, delta=delta):.3g})")
+                parts.append(f"{label}: γ out of range (< {gamma_range(fam, epsilon, delta=delta):.3g})")
         return f"std / SS at γ = {g:g}: " + "; ".join(parts) if parts else ""

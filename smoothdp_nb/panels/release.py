@@ -10,12 +10,11 @@ import ipywidgets as W
 import numpy as np
 import pandas as pd
 
-from ..core.noise import FAMILIES, calibrate
+from ..core.noise import calibrate, family_names, get_family
 from ..core.release import Release, default_gamma, release
 from ..core.sensitivity import clipping_silenced, evaluate_query, smooth_sensitivity
 from ..core.validation import as_bounds, as_float_array, as_real, position
 from ..display import Figure, release_density, release_figure
-from ..display.noise import FAMILY_LABELS
 from ..display.release import DIAGNOSTIC_LABEL
 from ..display.results import public_note
 from ..display.style import DELTA_FORMAT
@@ -105,7 +104,7 @@ class ReleasePanel(Panel):
         self.gamma = decimal_log_slider("γ", 0.1 * epsilon, -3, 0.7, 0.02, continuous=False)
         self.gamma.disabled = True
         self.noise = W.Dropdown(
-            options=[(FAMILY_LABELS[f], f) for f in FAMILIES],
+            options=[(get_family(f).label, f) for f in family_names()],
             value=noise,
             description="noise",
             layout=W.Layout(width=CONTROL_WIDTH),
@@ -139,8 +138,9 @@ class ReleasePanel(Panel):
         """Keyword arguments for :func:`smoothdp_nb.release` from the current controls."""
         self.gamma.disabled = bool(self.auto_gamma.value)
         noise = self.noise.value
-        self.delta.disabled = noise != "laplace"  # δ is a parameter of the Laplace family only
-        delta = float(self.delta.value) if noise == "laplace" else None
+        needs_delta = get_family(noise).needs_delta  # δ is a parameter of the Laplace family only
+        self.delta.disabled = not needs_delta
+        delta = float(self.delta.value) if needs_delta else None
         gamma = None if self.auto_gamma.value else float(self.gamma.value)
         return {
             "query": self.query.value,

@@ -301,8 +301,8 @@ def _validate_release(doc: Mapping[str, Any], p: dict[str, Any]) -> None:
     for name in ("gamma", "delta", "shape"):
         if name in doc:
             p[name] = _row(doc, "release", name)
-    if "delta" not in doc and p["noise"] == "laplace":
-        raise SpecError("is required for noise = 'laplace' (0 < delta < 1)", "delta", near="noise")
+    if "delta" not in doc and _needs_delta(p["noise"]):
+        raise SpecError(f"is required for noise = {p['noise']!r} (0 < delta < 1)", "delta", near="noise")
     _check_calibration(doc, p)
     _conditions(doc, p, "release")
     if "trim" in doc:
@@ -324,12 +324,19 @@ def _validate_release(doc: Mapping[str, Any], p: dict[str, Any]) -> None:
         p["diagnostics"] = _row(doc, "release", "diagnostics")
 
 
+def _needs_delta(family: str) -> bool:
+    """Whether the registered noise family guarantees (epsilon, delta) and so needs ``delta``."""
+    from ..core.noise import get_family
+
+    return get_family(family).needs_delta
+
+
 def _check_calibration(doc: Mapping[str, Any], p: dict[str, Any]) -> None:
     """The core's calibration checks gamma's range for the family, the shape and delta."""
     from ..core.noise import calibrate
     from ..core.release import default_gamma
 
-    delta = p.get("delta") if p["noise"] == "laplace" else None
+    delta = p.get("delta") if _needs_delta(p["noise"]) else None
     gamma = p["gamma"] if "gamma" in p else core_check("epsilon", default_gamma, p["noise"], p["epsilon"], delta)
     try:
         calibrate(p["noise"], p["epsilon"], gamma, delta=delta, shape=p.get("shape"))
@@ -349,8 +356,10 @@ def _validate_noise(doc: Mapping[str, Any], p: dict[str, Any]) -> None:
         p["families"] = list(p["families"])
     if "delta" in doc:
         p["delta"] = _row(doc, "noise", "delta")
-    elif "laplace" in p["families"]:
+    elif needing := [f for f in p["families"] if _needs_delta(f)]:
         raise SpecError(
-            "is required when 'laplace' is among the families (0 < delta < 1, e.g. 1e-5)", "delta", near="families"
+            f"is required when {needing[0]!r} is among the families (0 < delta < 1, e.g. 1e-5)",
+            "delta",
+            near="families",
         )
     p["reference"] = _row(doc, "noise", "reference")

@@ -420,43 +420,13 @@ def exact_binary(
         if stats is not None:  # for the error bound (engine_error): the smallest weight used
             fin = lw[np.isfinite(lw)]
             stats["log_weight_max"] = max(stats.get("log_weight_max", 0.0), float(np.max(-fin, initial=0.0)))
-        # lags[e, t] = sum_x w(x) H_{r0}(x + t), t = 0 .. k-1, segment by segment
-        lags = np.full((E, k), -np.inf)
         slope_w = float(np.abs(np.diff(lw)).max()) if lw.size > 1 else 0.0
         G = min(_SEGMENT * Q, g_h - k + 1, int(0.9 * _SEG_RANGE / slope_w) if slope_w > 0 else _SEGMENT * Q)
         G = max(1, G)
-        for x0 in range(a, b + 1, G):
-            x1 = min(x0 + G, b + 1)
-            lws = lw[x0 - a : x1 - a]
-            sw = float(lws.max())
-            if not np.isfinite(sw):
-                continue
-            wn = np.exp(lws - sw)
-            c0, c1 = x0 // Q, (x1 + k - 2) // Q  # chunks holding H(x0 .. x1 + k - 2)
-            seg_sc = sc[:, c0 : c1 + 1]
-            sh = seg_sc.max(axis=1)  # (E,)
-            fsh = np.where(np.isfinite(sh), sh, 0.0)
-            fac = np.exp(seg_sc - fsh[:, None])  # 0 for all-zero chunks
-            # every nonzero value brought to the segment's scale stays a normal number (none
-            # vanishes): its chunk's smallest nonzero value times the factor is >= e^-700
-            with np.errstate(invalid="ignore"):
-                low = np.where(np.isfinite(seg_sc), lmin[:, c0 : c1 + 1] + seg_sc - fsh[:, None], 0.0)
-            failed |= low.min(axis=1) < -_NORMAL_RANGE
-            Hs = (M[:, c0 : c1 + 1] * fac[:, :, None]).reshape(E, -1)[:, x0 - c0 * Q : x1 + k - 1 - c0 * Q]
-            hm = Hs.max(axis=1)  # the segment's own largest value (its chunks' may lie outside it)
-            live = hm > 0
-            if not np.any(live):
-                continue
-            Hs = Hs / np.where(live, hm, 1.0)[:, None]
-            with np.errstate(divide="ignore"):
-                sh = np.where(live, fsh + np.log(np.where(live, hm, 1.0)), -np.inf)
-            failed |= (_log_min_nonzero(Hs) < -_SEG_RANGE) | (lws.min() - sw < -_SEG_RANGE)
-            units["segments"] += 1
-            units["correlation"] += E * wn.size * k
-            for e in np.flatnonzero(live):
-                part = np.correlate(Hs[e], wn, "valid")
-                with np.errstate(divide="ignore"):
-                    lags[e] = np.logaddexp(lags[e], np.log(part) + sw + sh[e])
+        lags, seg_failed, n_x = _block_lags(lw, a, b, k, G, Q, M, sc, lmin)
+        failed |= seg_failed
+        units["segments"] += -(-n_x // G)
+        units["correlation"] += E * n_x * k
         if k not in mixing:
             mixing[k] = _block_mixing(k, t1, t2)
         top = lags.max(axis=1)
@@ -511,6 +481,90 @@ def exact_binary(
         if stats is not None:
             stats["fallback"] = 1.0
     return out
+
+
+def _block_lags(
+    lw: np.ndarray,
+    a: int,
+    b: int,
+    k: int,
+    G: int,
+    Q: int,
+    M: np.ndarray,
+    sc: np.ndarray,
+    lmin: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """``log lags[e, t] = log sum_x w(x) H_{r0}(x + t)``, t = 0 .. k-1, x = a .. b,
+    for every column e at once: all the correlation segments of a block in one pass.
+
+    The window's log weights ``lw`` are cut into segments of G values, each
+    with its own scale for the weights and for H (the largest of its chunks'
+    scales, then the segment's own largest value), exactly as the segment
+    checks of :func:`exact_binary` require, all prepared in one pass; the
+    correlations are one ``np.correlate`` per segment and column, and the segments are combined
+    in log space (one ``exp`` per term, a sum of non-negative terms, one
+    ``log``).  H is stored in chunks of Q values: ``M`` (E, C, Q) relative to
+    the chunk scales ``sc`` (E, C), ``lmin`` the log of each chunk's smallest
+    nonzero value.  Returns the (E, k) log lags, the columns that failed a
+    range check, and the number of segments that did work.
+    """
+    E = M.shape[0]
+    span = b - a + 1
+    S = -(-span // G)
+    LW = np.full(S * G, -np.inf)
+    LW[:span] = lw
+    LW = LW.reshape(S, G)
+    x0 = a + G * np.arange(S)
+    x1 = np.minimum(x0 + G, b + 1)  # segment s weighs x0[s] .. x1[s] - 1
+    sw = LW.max(axis=1)  # (S,)
+    seg_ok = np.isfinite(sw)
+    fsw = np.where(seg_ok, sw, 0.0)
+    wn = np.exp(LW - fsw[:, None])  # 0 on the padding
+    pad = np.arange(G)[None, :] >= (x1 - x0)[:, None]
+    w_low = np.where(pad, np.inf, LW).min(axis=1) - fsw < -_SEG_RANGE
+    # chunks c0 .. c1 hold H(x0 .. x1 + k - 2); the segment's H scale is their largest
+    c0, c1 = x0 // Q, (x1 + k - 2) // Q
+    ncm = int((c1 - c0).max()) + 1
+    cidx = np.minimum(c0[:, None] + np.arange(ncm)[None, :], c1[:, None])  # (S, ncm), the last repeated
+    seg_sc = sc[:, cidx]  # (E, S, ncm)
+    shs = seg_sc.max(axis=2)  # (E, S)
+    fsh = np.where(np.isfinite(shs), shs, 0.0)
+    # every nonzero value brought to the segment's scale stays a normal number (none
+    # vanishes): its chunk's smallest nonzero value times the factor is >= e^-700
+    with np.errstate(invalid="ignore"):
+        low = np.where(np.isfinite(seg_sc), lmin[:, cidx] + seg_sc - fsh[:, :, None], 0.0).min(axis=2)
+    failed = np.any((low < -_NORMAL_RANGE) & seg_ok[None, :], axis=1)
+    # H(x0 + j), j = 0 .. G + k - 2, in the segment's scale (0 past the segment's end)
+    X = x0[:, None] + np.arange(G + k - 1)[None, :]  # (S, G + k - 1)
+    inside = X <= (x1 + k - 2)[:, None]
+    Xc = np.minimum(X, M.shape[1] * Q - 1)
+    Mf = M.reshape(E, -1)
+    with np.errstate(invalid="ignore"):
+        fac = np.exp(sc[:, Xc // Q] - fsh[:, :, None])  # (E, S, G + k - 1), 0 for all-zero chunks
+    Hs = np.where(inside[None], Mf[:, Xc] * fac, 0.0)
+    hm = Hs.max(axis=2)  # the segment's own largest value (its chunks' may lie outside it)
+    live = (hm > 0) & seg_ok[None, :]
+    Hs /= np.where(live, hm, 1.0)[:, :, None]
+    with np.errstate(divide="ignore"):
+        sh = np.where(live, fsh + np.log(np.where(live, hm, 1.0)), -np.inf)
+    worked = np.any(live, axis=0)  # segments with some live column (the others do nothing)
+    with np.errstate(divide="ignore"):
+        hlow = np.log(np.where(Hs > 0, Hs, 1.0).min(axis=2))
+    failed |= np.any(((hlow < -_SEG_RANGE) | w_low[None, :]) & worked[None, :], axis=1)
+    # part[e, s, t] = sum_j Hs[e, s, t + j] wn[s, j]: np.correlate (BLAS dots) on the
+    # prepared rows, the one call left per segment and column (einsum over a sliding
+    # view is 2-3x slower per multiply-add)
+    part = np.zeros((E, S, k))
+    for e, j in zip(*np.nonzero(live)):
+        part[e, j] = np.correlate(Hs[e, j], wn[j], "valid")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.log(part) + fsw[None, :, None] + sh[:, :, None]  # (E, S, k)
+    terms = np.where(live[:, :, None], terms, -np.inf)
+    top = terms.max(axis=1)  # (E, k)
+    ftop = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        lags = np.log(np.exp(terms - ftop[:, None, :]).sum(axis=1)) + ftop
+    return lags, failed, int((x1 - x0)[worked].sum())
 
 
 def exact_binary_blocks(logdelta: np.ndarray, p1: float, p2: float, block: int = _BLOCK, bar: Any = None) -> np.ndarray:

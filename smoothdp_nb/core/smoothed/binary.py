@@ -511,9 +511,9 @@ def _block_lags(
     E = M.shape[0]
     span = b - a + 1
     S = -(-span // G)
-    LW = np.full(S * G, -np.inf)
-    LW[:span] = lw
-    LW = LW.reshape(S, G)
+    flat = np.full(S * G, -np.inf)
+    flat[:span] = lw
+    LW = flat.reshape(S, G)
     x0 = a + G * np.arange(S)
     x1 = np.minimum(x0 + G, b + 1)  # segment s weighs x0[s] .. x1[s] - 1
     sw = LW.max(axis=1)  # (S,)

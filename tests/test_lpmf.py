@@ -109,3 +109,28 @@ def test_a_priori_log_hypergeom_error_bound(log10_total, share, draw_share, wher
     want = log_hypergeom_mp(k, good, bad, draws)
     bound = float(lpmf_abs_error(got, total, 3))
     assert abs(mp.mpf(got) - want) <= bound
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    log10_s=st.floats(2.5, 6.3),
+    p=st.floats(0.01, 0.99),
+    level=st.floats(5.0, 3000.0),
+    where=st.floats(0.0, 1.0),
+)
+def test_anchored_binomial_window_error_bound(log10_s, p, level, where):
+    """The two-vertex engine's window log-weights (Loader at anchors, term-ratio
+    products between) stay within Loader's a-priori bound plus ``ANCHOR_ERROR``
+    of 60-digit mpmath, the bound ``engine_error`` uses (issue 25 item 3)."""
+    from smoothdp_nb.core.enclosures import U, lpmf_abs_error
+    from smoothdp_nb.core.smoothed.binary import ANCHOR_ERROR, BinomialWeights
+
+    s = int(10**log10_s)
+    a, b, lw = BinomialWeights(s, p).window(s, level)
+    x = a + round(where * (b - a))
+    mp.mp.dps = 60
+    pm = mp.mpf(p)
+    exact = mp.log(mp.binomial(s, x)) + x * mp.log(pm) + (s - x) * mp.log(1 - pm)
+    lmax = float(np.max(-lw))
+    bound = float(lpmf_abs_error(lmax, s, 1)) + 3.03 * U * s + ANCHOR_ERROR[0] + ANCHOR_ERROR[1] * lmax
+    assert abs(mp.mpf(float(lw[x - a])) - exact) <= bound

@@ -29,6 +29,8 @@ from scipy.special import gammaln, logsumexp
 from .. import lpmf
 
 __all__ = [
+    "ANCHOR_ERROR",
+    "ANCHOR_STEP",
     "BinomialWeights",
     "BinaryPlan",
     "binary_plan",
@@ -113,12 +115,46 @@ class BinomialWeights:
         # (enclosures.lpmf_abs_error), where differences of log-factorials of size
         # n log n would lose ~n log n ulps
         if loader:
-            lw = lpmf.log_binom_pmf(np.arange(a, b + 1, dtype=float), float(s), self.p)
-            return a, b, lw
+            return a, b, self._anchored(a, b, s)
         # (the per-composition fallback: log-factorial table, error ~3 LGAMMA_REL log n!)
         lf, k = self.lf, b - a + 1
         lw = (lf[s] - lf[a : b + 1]) - lf[s - a :: -1][:k] + self.xlp[a : b + 1] + self.xlq[s - a :: -1][:k]
         return a, b, lw
+
+    def _anchored(self, a: int, b: int, s: int) -> np.ndarray:
+        """log Bin(x; s, p), x = a .. b: Loader's log-pmf at every ``ANCHOR_STEP``-th x, in
+        between its value plus the log of a running product of the term ratios
+        ``(s - x) / (x + 1) * (p / q)``.  Against the exact law a ratio carries at most
+        4 roundings (q = 1 - p, p / q, the quotient, the product; s - x and x + 1 are
+        exact) and the running product one per step: a product of j < ``ANCHOR_STEP`` is
+        within ``gamma_{5 j}`` (Higham, Lemma 3.1), its log within ``1.01 * 5 *
+        ANCHOR_STEP * u`` plus ``LIBM_REL`` of its magnitude (<= Lmax, the largest |log
+        weight|), the addition to the anchor ``u Lmax`` more: :data:`ANCHOR_ERROR`,
+        added in :func:`engine_error`.  Five array passes per value instead of
+        Loader's thirty; products outside the normal range: Loader everywhere."""
+        xs = np.arange(a, b + 1, dtype=float)
+        if not 0.0 < self.p < 1.0 or b - a < 2 * ANCHOR_STEP:
+            return lpmf.log_binom_pmf(xs, float(s), self.p)
+        span, A = b - a + 1, ANCHOR_STEP
+        rows = -(-span // A)
+        anchors = lpmf.log_binom_pmf(xs[::A], float(s), self.p)  # (rows,)
+        r = np.ones(rows * A)  # r[x - a + 1] = P(x + 1) / P(x); 1 at the anchors and the padding
+        r[1:span] = (float(s) - xs[:-1]) / (xs[:-1] + 1.0) * (self.p / (1.0 - self.p))
+        R = r.reshape(rows, A)
+        R[:, 0] = 1.0
+        prod = np.cumprod(R, axis=1)
+        if not (np.all(prod > 1e-300) and np.all(prod < 1e300)):
+            return lpmf.log_binom_pmf(xs, float(s), self.p)
+        out: np.ndarray = (np.log(prod) + anchors[:, None]).ravel()[:span]
+        out[::A] = anchors  # Loader's values at the anchors
+        return out
+
+
+#: positions between two Loader anchors of :meth:`BinomialWeights.window`
+ANCHOR_STEP = 32
+#: extra absolute error of a window log-weight filled in from its anchor (see BinomialWeights._anchored),
+#: as (constant, factor of the largest |log weight|)
+ANCHOR_ERROR = (5.0 * ANCHOR_STEP * 2.0**-53 * 1.01 + 2.0**-50, 2.0 * (8.0 + 2.0) * 2.0**-53)
 
 
 def engine_error(n: int, K: int, log_weight_max: float, fallback: bool = False, p1: float = 0.5) -> float:
@@ -135,7 +171,8 @@ def engine_error(n: int, K: int, log_weight_max: float, fallback: bool = False, 
     a correlation and a mixing product (at most ``n + 2K`` roundings), its
     rescalings ``exp``/``log`` (``8 LIBM_REL``), and a weight of Loader's
     log-pmf within :func:`~smoothdp_nb.core.enclosures.lpmf_abs_error` of
-    its value (``|log w| <= log_weight_max``; the per-composition fallback's
+    its value (``|log w| <= log_weight_max``; :data:`ANCHOR_ERROR` more between
+    the anchors of :meth:`BinomialWeights.window`; the per-composition fallback's
     log-factorial weights carry ``3 LGAMMA_REL log n! + 4u`` of their terms
     instead).  Truncations (Hoeffding and the dropped chunks) are below
     ``2^-60`` relative (module docstring).
@@ -147,6 +184,8 @@ def engine_error(n: int, K: int, log_weight_max: float, fallback: bool = False, 
     table = (n // max(K, 1) + 2) * (2 * LIBM_REL + 3 * U)
     # (+ 3u n: q = 1 - p is rounded, and Loader's formula then carries e^(-n (p + q - 1)))
     w = float(lpmf_abs_error(log_weight_max, n, 1)) + 3.03 * U * n
+    # (+ the fill-in between Loader anchors, BinomialWeights._anchored)
+    w += ANCHOR_ERROR[0] + ANCHOR_ERROR[1] * log_weight_max
     if fallback:
         lfn = math.lgamma(n + 1.0)
         lpq = abs(math.log(p1)) + abs(math.log1p(-p1)) if 0 < p1 < 1 else 0.0
@@ -539,8 +578,10 @@ def _block_lags(
     inside = X <= (x1 + k - 2)[:, None]
     Xc = np.minimum(X, M.shape[1] * Q - 1)
     Mf = M.reshape(E, -1)
-    with np.errstate(invalid="ignore"):
-        fac = np.exp(sc[:, Xc // Q] - fsh[:, :, None])  # (E, S, G + k - 1), 0 for all-zero chunks
+    # each chunk's factor to the segment's scale (0 for all-zero chunks), spread over its values
+    fac_c = np.exp(seg_sc - fsh[:, :, None])  # (E, S, ncm)
+    rel = np.minimum(Xc // Q - c0[:, None], ncm - 1)  # (S, G + k - 1): chunk within the segment
+    fac = np.take_along_axis(fac_c, np.broadcast_to(rel[None], (E,) + rel.shape), axis=2)
     Hs = np.where(inside[None], Mf[:, Xc] * fac, 0.0)
     hm = Hs.max(axis=2)  # the segment's own largest value (its chunks' may lie outside it)
     live = (hm > 0) & seg_ok[None, :]
@@ -551,9 +592,7 @@ def _block_lags(
     with np.errstate(divide="ignore"):
         hlow = np.log(np.where(Hs > 0, Hs, 1.0).min(axis=2))
     failed |= np.any(((hlow < -_SEG_RANGE) | w_low[None, :]) & worked[None, :], axis=1)
-    # part[e, s, t] = sum_j Hs[e, s, t + j] wn[s, j]: np.correlate (BLAS dots) on the
-    # prepared rows, the one call left per segment and column (einsum over a sliding
-    # view is 2-3x slower per multiply-add)
+    # part[e, s, t] = sum_j Hs[e, s, t + j] wn[s, j]: np.correlate (BLAS dots; einsum over a sliding view is 2-3x slower)
     part = np.zeros((E, S, k))
     for e, j in zip(*np.nonzero(live)):
         part[e, j] = np.correlate(Hs[e, j], wn[j], "valid")

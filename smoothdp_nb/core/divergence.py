@@ -46,6 +46,7 @@ RowFunction = Callable[[IntArray, np.ndarray], FloatArray]
 
 __all__ = [
     "LogConcaveCounts",
+    "RUNNING_ERROR_FROM",
     "log1mexp",
     "log_hockey_stick",
     "log_hockey_stick_enclosure",
@@ -57,6 +58,10 @@ __all__ = [
 # The window is widened until the neglected tail is below this fraction of the sum.
 _TAIL_REL_TOL = 2.0**-60
 _LOG_TOL_INV = 60 * math.log(2.0)
+#: a-priori log-pmf error bound (absolute, natural log) above which the tail sums
+#: also compute the running bound of ``LogConcaveCounts.logpmf_error``: the
+#: a-priori bound then widens an enclosure by at most ~2e-10 (upper/lower - 1)
+RUNNING_ERROR_FROM = 1e-10
 # cells per chunk of rows (32768 float64 = 256 kB per temporary array)
 _CHUNK_CELLS = 32768
 
@@ -68,8 +73,13 @@ def log1mexp(x: npt.ArrayLike) -> FloatArray:
     further out.)  ``x = 0`` gives ``-inf``; ``x = -inf`` gives 0.
     """
     x = np.asarray(x, dtype=float)
+    near = x > -0.6931471805599453
+    out: FloatArray = np.empty(x.shape)
+    # each branch only where it applies (np.where would evaluate both everywhere)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out: FloatArray = np.where(x > -0.6931471805599453, np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
+        out[near] = np.log(-np.expm1(x[near]))
+        far = ~near
+        out[far] = np.log1p(-np.exp(x[far]))
     return out
 
 
@@ -195,7 +205,11 @@ def log_divergence_terms_enclosure(
             lm = np.where(np.isfinite(lm), lm + sign * 2.0 * LIBM_REL * (1.0 + np.abs(lm)), lm)
             terms = np.where((xs < 0) & live, lp + sign * epx + lm, -np.inf)
         top = np.max(terms, axis=-1, initial=-np.inf)
-        total: FloatArray = logsumexp(terms, axis=-1)
+        # the log-sum-exp of the argument, written out (scipy's logsumexp costs more in
+        # per-call overhead than in arithmetic at these sizes)
+        ftop = np.where(np.isfinite(top), top, 0.0)
+        with np.errstate(divide="ignore"):
+            total: FloatArray = np.log(np.exp(terms - ftop[..., None]).sum(axis=-1)) + ftop
         err = 4.0 * U * np.abs(np.where(np.isfinite(top), top, 0.0)) + lse_err
         with np.errstate(invalid="ignore"):
             out: FloatArray = next_up(total + err) if sign > 0 else next_down(total - err)
@@ -300,9 +314,13 @@ def log_monotone_tail_sum_enclosure(
     nothing to the error bound either.
 
     The argument.  The computed sum is ``P(a) W`` with ``a`` the anchor.
-    ``log P(a)`` has the proven error of ``dist.logpmf_error`` (a running
-    bound from the terms of Loader's formula) or else of
-    :func:`~smoothdp_nb.core.enclosures.lpmf_abs_error`.  A term ``k`` steps
+    ``log P(a)`` has the proven error of
+    :func:`~smoothdp_nb.core.enclosures.lpmf_abs_error` (a-priori, from the
+    value and n alone) and, where that bound exceeds
+    :data:`RUNNING_ERROR_FROM` (deep tails, whose log-pmf is large) and
+    ``dist.logpmf_error`` is given, the smaller of it and that running bound
+    from the terms of Loader's formula: each is proven, so either, and their
+    minimum, bounds the error; the choice only trades width for time.  A term ``k`` steps
     from the anchor is a product of k ratios, each with at most
     ``r = dist.ratio_roundings`` roundings (integers below 2^53 are exact), and
     of one factor, so relative to the exact ratio product it carries at most
@@ -327,7 +345,9 @@ def log_monotone_tail_sum_enclosure(
     g = gamma((dist.ratio_roundings + 3) * L + 2)
     err_w = 2.0 * (g + factor_rel_error) * total + 2.0 * fe * mass + (2 * L + 1) ** 2 * 1e-322
     err_a = lpmf_abs_error(log_anchor, dist.size, dist.pmf_factors)
-    live = np.nonzero(np.isfinite(log_anchor))[0]
+    # the running bound costs a second pass over Loader's terms: only where the
+    # a-priori one would widen the enclosure by more than ~2e-10 (deep tails)
+    live = np.nonzero(np.isfinite(log_anchor) & (err_a > RUNNING_ERROR_FROM))[0]
     if dist.logpmf_error is not None and live.size:
         # (plus the additions of the combined factors: 2u of |value| + 2 log(n + 2) + 2 each)
         run = dist.logpmf_error(live[:, None], anchor[live][:, None].astype(float))[:, 0]

@@ -29,6 +29,8 @@ from scipy.special import gammaln, logsumexp
 from .. import lpmf
 
 __all__ = [
+    "ANCHOR_ERROR",
+    "ANCHOR_STEP",
     "BinomialWeights",
     "BinaryPlan",
     "binary_plan",
@@ -113,12 +115,46 @@ class BinomialWeights:
         # (enclosures.lpmf_abs_error), where differences of log-factorials of size
         # n log n would lose ~n log n ulps
         if loader:
-            lw = lpmf.log_binom_pmf(np.arange(a, b + 1, dtype=float), float(s), self.p)
-            return a, b, lw
+            return a, b, self._anchored(a, b, s)
         # (the per-composition fallback: log-factorial table, error ~3 LGAMMA_REL log n!)
         lf, k = self.lf, b - a + 1
         lw = (lf[s] - lf[a : b + 1]) - lf[s - a :: -1][:k] + self.xlp[a : b + 1] + self.xlq[s - a :: -1][:k]
         return a, b, lw
+
+    def _anchored(self, a: int, b: int, s: int) -> np.ndarray:
+        """log Bin(x; s, p), x = a .. b: Loader's log-pmf at every ``ANCHOR_STEP``-th x, in
+        between its value plus the log of a running product of the term ratios
+        ``(s - x) / (x + 1) * (p / q)``.  Against the exact law a ratio carries at most
+        4 roundings (q = 1 - p, p / q, the quotient, the product; s - x and x + 1 are
+        exact) and the running product one per step: a product of j < ``ANCHOR_STEP`` is
+        within ``gamma_{5 j}`` (Higham, Lemma 3.1), its log within ``1.01 * 5 *
+        ANCHOR_STEP * u`` plus ``LIBM_REL`` of its magnitude (<= Lmax, the largest |log
+        weight|), the addition to the anchor ``u Lmax`` more: :data:`ANCHOR_ERROR`,
+        added in :func:`engine_error`.  Five array passes per value instead of
+        Loader's thirty; products outside the normal range: Loader everywhere."""
+        xs = np.arange(a, b + 1, dtype=float)
+        if not 0.0 < self.p < 1.0 or b - a < 2 * ANCHOR_STEP:
+            return lpmf.log_binom_pmf(xs, float(s), self.p)
+        span, A = b - a + 1, ANCHOR_STEP
+        rows = -(-span // A)
+        anchors = lpmf.log_binom_pmf(xs[::A], float(s), self.p)  # (rows,)
+        r = np.ones(rows * A)  # r[x - a + 1] = P(x + 1) / P(x); 1 at the anchors and the padding
+        r[1:span] = (float(s) - xs[:-1]) / (xs[:-1] + 1.0) * (self.p / (1.0 - self.p))
+        R = r.reshape(rows, A)
+        R[:, 0] = 1.0
+        prod = np.cumprod(R, axis=1)
+        if not (np.all(prod > 1e-300) and np.all(prod < 1e300)):
+            return lpmf.log_binom_pmf(xs, float(s), self.p)
+        out: np.ndarray = (np.log(prod) + anchors[:, None]).ravel()[:span]
+        out[::A] = anchors  # Loader's values at the anchors
+        return out
+
+
+#: positions between two Loader anchors of :meth:`BinomialWeights.window`
+ANCHOR_STEP = 32
+#: extra absolute error of a window log-weight filled in from its anchor (see BinomialWeights._anchored),
+#: as (constant, factor of the largest |log weight|)
+ANCHOR_ERROR = (5.0 * ANCHOR_STEP * 2.0**-53 * 1.01 + 2.0**-50, 2.0 * (8.0 + 2.0) * 2.0**-53)
 
 
 def engine_error(n: int, K: int, log_weight_max: float, fallback: bool = False, p1: float = 0.5) -> float:
@@ -135,7 +171,8 @@ def engine_error(n: int, K: int, log_weight_max: float, fallback: bool = False, 
     a correlation and a mixing product (at most ``n + 2K`` roundings), its
     rescalings ``exp``/``log`` (``8 LIBM_REL``), and a weight of Loader's
     log-pmf within :func:`~smoothdp_nb.core.enclosures.lpmf_abs_error` of
-    its value (``|log w| <= log_weight_max``; the per-composition fallback's
+    its value (``|log w| <= log_weight_max``; :data:`ANCHOR_ERROR` more between
+    the anchors of :meth:`BinomialWeights.window`; the per-composition fallback's
     log-factorial weights carry ``3 LGAMMA_REL log n! + 4u`` of their terms
     instead).  Truncations (Hoeffding and the dropped chunks) are below
     ``2^-60`` relative (module docstring).
@@ -147,6 +184,8 @@ def engine_error(n: int, K: int, log_weight_max: float, fallback: bool = False, 
     table = (n // max(K, 1) + 2) * (2 * LIBM_REL + 3 * U)
     # (+ 3u n: q = 1 - p is rounded, and Loader's formula then carries e^(-n (p + q - 1)))
     w = float(lpmf_abs_error(log_weight_max, n, 1)) + 3.03 * U * n
+    # (+ the fill-in between Loader anchors, BinomialWeights._anchored)
+    w += ANCHOR_ERROR[0] + ANCHOR_ERROR[1] * log_weight_max
     if fallback:
         lfn = math.lgamma(n + 1.0)
         lpq = abs(math.log(p1)) + abs(math.log1p(-p1)) if 0 < p1 < 1 else 0.0
@@ -420,43 +459,13 @@ def exact_binary(
         if stats is not None:  # for the error bound (engine_error): the smallest weight used
             fin = lw[np.isfinite(lw)]
             stats["log_weight_max"] = max(stats.get("log_weight_max", 0.0), float(np.max(-fin, initial=0.0)))
-        # lags[e, t] = sum_x w(x) H_{r0}(x + t), t = 0 .. k-1, segment by segment
-        lags = np.full((E, k), -np.inf)
         slope_w = float(np.abs(np.diff(lw)).max()) if lw.size > 1 else 0.0
         G = min(_SEGMENT * Q, g_h - k + 1, int(0.9 * _SEG_RANGE / slope_w) if slope_w > 0 else _SEGMENT * Q)
         G = max(1, G)
-        for x0 in range(a, b + 1, G):
-            x1 = min(x0 + G, b + 1)
-            lws = lw[x0 - a : x1 - a]
-            sw = float(lws.max())
-            if not np.isfinite(sw):
-                continue
-            wn = np.exp(lws - sw)
-            c0, c1 = x0 // Q, (x1 + k - 2) // Q  # chunks holding H(x0 .. x1 + k - 2)
-            seg_sc = sc[:, c0 : c1 + 1]
-            sh = seg_sc.max(axis=1)  # (E,)
-            fsh = np.where(np.isfinite(sh), sh, 0.0)
-            fac = np.exp(seg_sc - fsh[:, None])  # 0 for all-zero chunks
-            # every nonzero value brought to the segment's scale stays a normal number (none
-            # vanishes): its chunk's smallest nonzero value times the factor is >= e^-700
-            with np.errstate(invalid="ignore"):
-                low = np.where(np.isfinite(seg_sc), lmin[:, c0 : c1 + 1] + seg_sc - fsh[:, None], 0.0)
-            failed |= low.min(axis=1) < -_NORMAL_RANGE
-            Hs = (M[:, c0 : c1 + 1] * fac[:, :, None]).reshape(E, -1)[:, x0 - c0 * Q : x1 + k - 1 - c0 * Q]
-            hm = Hs.max(axis=1)  # the segment's own largest value (its chunks' may lie outside it)
-            live = hm > 0
-            if not np.any(live):
-                continue
-            Hs = Hs / np.where(live, hm, 1.0)[:, None]
-            with np.errstate(divide="ignore"):
-                sh = np.where(live, fsh + np.log(np.where(live, hm, 1.0)), -np.inf)
-            failed |= (_log_min_nonzero(Hs) < -_SEG_RANGE) | (lws.min() - sw < -_SEG_RANGE)
-            units["segments"] += 1
-            units["correlation"] += E * wn.size * k
-            for e in np.flatnonzero(live):
-                part = np.correlate(Hs[e], wn, "valid")
-                with np.errstate(divide="ignore"):
-                    lags[e] = np.logaddexp(lags[e], np.log(part) + sw + sh[e])
+        lags, seg_failed, n_x = _block_lags(lw, a, b, k, G, Q, M, sc, lmin)
+        failed |= seg_failed
+        units["segments"] += -(-n_x // G)
+        units["correlation"] += E * n_x * k
         if k not in mixing:
             mixing[k] = _block_mixing(k, t1, t2)
         top = lags.max(axis=1)
@@ -511,6 +520,90 @@ def exact_binary(
         if stats is not None:
             stats["fallback"] = 1.0
     return out
+
+
+def _block_lags(
+    lw: np.ndarray,
+    a: int,
+    b: int,
+    k: int,
+    G: int,
+    Q: int,
+    M: np.ndarray,
+    sc: np.ndarray,
+    lmin: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """``log lags[e, t] = log sum_x w(x) H_{r0}(x + t)``, t = 0 .. k-1, x = a .. b,
+    for every column e at once: all the correlation segments of a block in one pass.
+
+    The window's log weights ``lw`` are cut into segments of G values, each
+    with its own scale for the weights and for H (the largest of its chunks'
+    scales, then the segment's own largest value), exactly as the segment
+    checks of :func:`exact_binary` require, all prepared in one pass; the
+    correlations are one ``np.correlate`` per segment and column, and the segments are combined
+    in log space (one ``exp`` per term, a sum of non-negative terms, one
+    ``log``).  H is stored in chunks of Q values: ``M`` (E, C, Q) relative to
+    the chunk scales ``sc`` (E, C), ``lmin`` the log of each chunk's smallest
+    nonzero value.  Returns the (E, k) log lags, the columns that failed a
+    range check, and the number of segments that did work.
+    """
+    E = M.shape[0]
+    span = b - a + 1
+    S = -(-span // G)
+    flat = np.full(S * G, -np.inf)
+    flat[:span] = lw
+    LW = flat.reshape(S, G)
+    x0 = a + G * np.arange(S)
+    x1 = np.minimum(x0 + G, b + 1)  # segment s weighs x0[s] .. x1[s] - 1
+    sw = LW.max(axis=1)  # (S,)
+    seg_ok = np.isfinite(sw)
+    fsw = np.where(seg_ok, sw, 0.0)
+    wn = np.exp(LW - fsw[:, None])  # 0 on the padding
+    pad = np.arange(G)[None, :] >= (x1 - x0)[:, None]
+    w_low = np.where(pad, np.inf, LW).min(axis=1) - fsw < -_SEG_RANGE
+    # chunks c0 .. c1 hold H(x0 .. x1 + k - 2); the segment's H scale is their largest
+    c0, c1 = x0 // Q, (x1 + k - 2) // Q
+    ncm = int((c1 - c0).max()) + 1
+    cidx = np.minimum(c0[:, None] + np.arange(ncm)[None, :], c1[:, None])  # (S, ncm), the last repeated
+    seg_sc = sc[:, cidx]  # (E, S, ncm)
+    shs = seg_sc.max(axis=2)  # (E, S)
+    fsh = np.where(np.isfinite(shs), shs, 0.0)
+    # every nonzero value brought to the segment's scale stays a normal number (none
+    # vanishes): its chunk's smallest nonzero value times the factor is >= e^-700
+    with np.errstate(invalid="ignore"):
+        low = np.where(np.isfinite(seg_sc), lmin[:, cidx] + seg_sc - fsh[:, :, None], 0.0).min(axis=2)
+    failed = np.any((low < -_NORMAL_RANGE) & seg_ok[None, :], axis=1)
+    # H(x0 + j), j = 0 .. G + k - 2, in the segment's scale (0 past the segment's end)
+    X = x0[:, None] + np.arange(G + k - 1)[None, :]  # (S, G + k - 1)
+    inside = X <= (x1 + k - 2)[:, None]
+    Xc = np.minimum(X, M.shape[1] * Q - 1)
+    Mf = M.reshape(E, -1)
+    # each chunk's factor to the segment's scale (0 for all-zero chunks), spread over its values
+    fac_c = np.exp(seg_sc - fsh[:, :, None])  # (E, S, ncm)
+    rel = np.minimum(Xc // Q - c0[:, None], ncm - 1)  # (S, G + k - 1): chunk within the segment
+    fac = np.take_along_axis(fac_c, np.broadcast_to(rel[None], (E,) + rel.shape), axis=2)
+    Hs = np.where(inside[None], Mf[:, Xc] * fac, 0.0)
+    hm = Hs.max(axis=2)  # the segment's own largest value (its chunks' may lie outside it)
+    live = (hm > 0) & seg_ok[None, :]
+    Hs /= np.where(live, hm, 1.0)[:, :, None]
+    with np.errstate(divide="ignore"):
+        sh = np.where(live, fsh + np.log(np.where(live, hm, 1.0)), -np.inf)
+    worked = np.any(live, axis=0)  # segments with some live column (the others do nothing)
+    with np.errstate(divide="ignore"):
+        hlow = np.log(np.where(Hs > 0, Hs, 1.0).min(axis=2))
+    failed |= np.any(((hlow < -_SEG_RANGE) | w_low[None, :]) & worked[None, :], axis=1)
+    # part[e, s, t] = sum_j Hs[e, s, t + j] wn[s, j]: np.correlate (BLAS dots; einsum over a sliding view is 2-3x slower)
+    part = np.zeros((E, S, k))
+    for e, j in zip(*np.nonzero(live)):
+        part[e, j] = np.correlate(Hs[e, j], wn[j], "valid")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.log(part) + fsw[None, :, None] + sh[:, :, None]  # (E, S, k)
+    terms = np.where(live[:, :, None], terms, -np.inf)
+    top = terms.max(axis=1)  # (E, k)
+    ftop = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        lags = np.log(np.exp(terms - ftop[:, None, :]).sum(axis=1)) + ftop
+    return lags, failed, int((x1 - x0)[worked].sum())
 
 
 def exact_binary_blocks(logdelta: np.ndarray, p1: float, p2: float, block: int = _BLOCK, bar: Any = None) -> np.ndarray:

@@ -39,7 +39,10 @@ __all__ = [
 # seconds per unit, single BLAS thread (benchmarks/README.md, "cost model")
 _PER_ADVANCE = 6e-11  # one multiply-add of the banded advance (BLAS trmm, zero halves not counted)
 _PER_CORRELATION = 6e-11  # one multiply-add of np.correlate
-_PER_SEGMENT = 2.4e-5  # Python round trip per correlation segment and epsilon column
+# one np.correlate call per correlation segment and epsilon column (the segments'
+# preparation is vectorised per block since session 6: 2.4e-5 before; from profiles
+# at load 6-10 scaled to the reference machine, not refitted by --calibrate yet)
+_PER_SEGMENT = 4e-6
 _PER_BLOCK = 1.35e-4  # Python round trip per block of compositions
 _PER_COMPOSITION = 1.15e-4  # general engine: Python round trip per composition (a dot and a step)
 _PER_LOG_TERM = 6.6e-8  # general engine: one log-space term per epsilon column

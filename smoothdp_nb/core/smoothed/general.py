@@ -6,6 +6,7 @@ every expectation is a log-sum-exp of non-negative terms, exact at every magnitu
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -41,9 +42,17 @@ def exact_general(logdelta: np.ndarray, n: int, m: int, V: np.ndarray, bar: Any)
     def up_map(s: int) -> np.ndarray:
         if s not in up:
             hs = hists.setdefault(s, all_histograms(s, m))
-            idx = hist_index(s + 1)
-            eye = np.eye(m, dtype=np.int64)
-            up[s] = np.array([[idx[tuple(h + eye[j])] for h in hs] for j in range(m)], dtype=np.int64)
+            if m * math.log2(s + 3) < 62:
+                # one integer key per histogram (digits base s + 2 < 2^62): a sorted search
+                # instead of a dictionary lookup per histogram and category
+                w = (s + 2) ** np.arange(m, dtype=np.int64)
+                big = hists.setdefault(s + 1, all_histograms(s + 1, m)) @ w
+                order = np.argsort(big)
+                up[s] = order[np.searchsorted(big[order], (hs @ w)[None, :] + w[:, None])]
+            else:
+                idx = hist_index(s + 1)
+                eye = np.eye(m, dtype=np.int64)
+                up[s] = np.array([[idx[tuple(h + eye[j])] for h in hs] for j in range(m)], dtype=np.int64)
         return up[s]
 
     with np.errstate(divide="ignore"):

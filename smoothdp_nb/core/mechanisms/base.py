@@ -8,7 +8,7 @@ import math
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Hashable
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 import pandas as pd
@@ -18,6 +18,9 @@ from ..budget import DEFAULT_BUDGET_SECONDS, ComputationTooLarge, Estimate, chec
 from ..divergence import log_hockey_stick_enclosure
 from ..enclosures import LIBM_REL, LogEnclosure, U, next_up
 from ..validation import as_histograms, as_int, as_rng
+
+if TYPE_CHECKING:  # the output maps sit above this module (postprocess imports it)
+    from .postprocess import PostProcessing
 
 __all__ = ["MAX_CELLS", "Mechanism", "compositions", "count_histograms", "factorize_outputs", "output_key"]
 
@@ -463,11 +466,11 @@ class Mechanism(ABC):
             terms = np.where(np.isfinite(L) & np.isfinite(lg), L + lg, -np.inf)
         return float(np.max(np.logaddexp.reduce(terms, axis=1)))
 
-    def postprocessed(self, f: Any) -> Mechanism:
-        """This mechanism followed by the output map ``f`` (see :func:`postprocess`)."""
-        from .postprocess import PostProcessed, as_output_map
-
-        return PostProcessed(self, as_output_map(f))
+    def _postprocessed(self, f: PostProcessing) -> Mechanism | None:
+        """Hook: a faster form of this mechanism followed by the output map ``f``
+        (Proposition 4), or None (the default) for the generic enumeration that
+        :func:`~smoothdp_nb.core.mechanisms.postprocess.postprocess` builds."""
+        return None
 
     # -- running the mechanism ---------------------------------------------------------
     def _one_histogram(self, hist: object) -> IntArray:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import math
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -57,6 +57,8 @@ from .size import SampleSize
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from .postprocess import PostProcessing
 
 __all__ = ["SamplingHistogram"]
 
@@ -353,14 +355,16 @@ class SamplingHistogram(SampleSize, Mechanism):
         out: FloatArray = np.logaddexp(upper, lower)
         return out
 
-    def postprocessed(self, f: Any) -> Mechanism:
+    def _postprocessed(self, f: PostProcessing) -> Mechanism | None:
         """The winner of the sample (:data:`~smoothdp_nb.winner`) has its own fast
-        path without replacement (hypergeometric tails); other maps are generic."""
-        from .postprocess import SampledWinner, winner
+        path without replacement (hypergeometric tails,
+        :class:`~smoothdp_nb.core.mechanisms.sampled_winner.SampledWinner`); other maps are generic."""
+        from .postprocess import winner
+        from .sampled_winner import SampledWinner
 
         if f is winner and not self.replace:
             return SampledWinner(self)
-        return super().postprocessed(f)
+        return None
 
     # -- the divergence kernel ---------------------------------------------------
     def log_pair_divergence(

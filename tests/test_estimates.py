@@ -16,8 +16,8 @@ import pytest
 from scipy import stats
 
 import smoothdp_nb.core as sdp
-from smoothdp_nb.core import average as average_module
 from smoothdp_nb.core import budget
+from smoothdp_nb.core import quantized as average_module
 from smoothdp_nb.core.smoothed import exact as exact_module
 from smoothdp_nb.core.smoothed import monte_carlo as mc_module
 from smoothdp_nb.core.smoothed.estimate import (

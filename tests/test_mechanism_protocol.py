@@ -40,8 +40,8 @@ def test_every_mechanism_implements_the_protocol(mech):
 
 
 def test_shared_identity_methods_are_defined_once():
-    from smoothdp_nb.core.average import SamplingAverage
     from smoothdp_nb.core.mechanisms import NoisySamplingHistogram, SamplingHistogram
+    from smoothdp_nb.core.mechanisms.average import SamplingAverage
 
     for cls in (SamplingHistogram, NoisySamplingHistogram, SamplingAverage):
         for name in ("__eq__", "__hash__", "label", "sample_size"):

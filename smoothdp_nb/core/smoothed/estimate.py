@@ -27,10 +27,10 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from ..average import SamplingAverage
 from ..budget import DEFAULT_BUDGET_SECONDS, Estimate
 from ..hull import reduce_to_vertices
-from ..mechanisms import MAX_CELLS, NoisySamplingHistogram, SamplingHistogram
+from ..mechanisms import MAX_CELLS, NoisySamplingHistogram, SamplingAverage, SamplingHistogram
+from ..mechanisms.average import sampling_average_units
 from ..validation import as_epsilon, as_int
 from .cost import estimate_exact_cost, estimate_exact_seconds
 from .exact import HELPER_MIN_N, profile_chunk_rows
@@ -52,9 +52,6 @@ _SH2_BASE, _SH2_SQRT = 1e-6, 3e-9  # measured 0.8-2.0e-6 at n = 1e4..1e5, eta = 
 _SH_GRID_CELL = 2.2e-7
 # seconds per cell of the noisy mechanism's lumped output space (T+1)^m
 _NOISY_CELL = 7e-6
-# CPU seconds per (occupied value, replacement value, possible sum) of the sampling average
-# (8e-10 since the faster profile of issue 16: bench_estimates.py, 2026-11-24)
-_AVG_CELL = 8e-10
 # CPU seconds per sampled database and hull vertex (multinomial draw, np.unique over the chunk)
 _DRAW = 6e-7
 # bytes per (histogram, epsilon) of the two-category exact path: the profile table, its
@@ -89,17 +86,6 @@ def profile_units(mechanism: Any, n: int, m: int, budget: float = DEFAULT_BUDGET
     # any other mechanism (FiniteMechanism, post-processed, a user's subclass) prices itself; ``budget``
     # (seconds for this one profile) stops the timing of its laws as soon as they are sure to exceed it
     return mechanism.profile_seconds(n, m, 1, 1, budget), 0.0
-
-
-def sampling_average_units(K: int, T: int, occupied: float) -> tuple[float, float]:
-    """(seconds, peak bytes) of one sampling-average profile: K grid values, T draws, ``occupied`` values used.
-
-    The search over (removed value, replacement) pairs visits every possible
-    sum (``T (K - 1) + 1`` of them) for each of the ``occupied`` x K pairs, and
-    holds about six arrays of K x (number of sums) floats at its peak.
-    """
-    width = T * (K - 1) + 1
-    return _AVG_CELL * occupied * K * width, 6.0 * K * width * 8
 
 
 def _builtin(mechanism: Any) -> bool:

@@ -502,7 +502,8 @@ def test_cost_model_counts_the_engines_work(n, eta, p1, p2, epsilon):
 
 
 def test_cost_model_scales_and_prices():
-    from smoothdp_nb.core.smoothed.cost import engine_seconds, estimate_exact_cost, estimate_exact_seconds
+    from smoothdp_nb.core.smoothed.cost import engine_seconds, estimate_exact_seconds
+    from smoothdp_nb.core.smoothed.estimate import estimate_exact_cost
 
     V = [[0.3, 0.7], [0.6, 0.4]]
     t4, b4 = estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 10**4, V, 1)
@@ -575,10 +576,11 @@ def test_helper_changes_nothing(monkeypatch):
     columns run there, and the result is bit-identical with and without the
     helper, and equals the plain log-space recursion."""
     from smoothdp_nb.core import parallel
+    from smoothdp_nb.core.smoothed import chunks
     from smoothdp_nb.core.smoothed import exact as X
 
     monkeypatch.setattr(X, "HELPER_MIN_N", 600)
-    monkeypatch.setattr(X, "_PROFILE_CHUNK", 512 * 5)  # two chunks of rows
+    monkeypatch.setattr(chunks, "PROFILE_CHUNK", 512 * 5)  # two chunks of rows
     monkeypatch.setattr(X, "_profile_chunk", _counted_profile_chunk)
     monkeypatch.setattr(X, "exact_binary", _counted_exact_binary)
     m = sdp.SamplingHistogram(eta=0.9)

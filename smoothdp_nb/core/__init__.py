@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from . import datasets, noise
     from .accounting.export import PrivacyLossDistribution, privacy_loss_distribution
-    from .accounting.inverse import dp_epsilon, profile_epsilon, smoothed_epsilon
+    from .accounting.inverse import dp_epsilon, profile_epsilon
     from .accounting.renyi import SmoothedRenyi, renyi_profile, smoothed_renyi
     from .budget import ComputationTooLarge
     from .enclosures import LogEnclosure
@@ -33,7 +33,14 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from .quantized import QuantizedLaw, continuous_limit_profile, quantized_gaussian, quantized_laplace
     from .release import Release, compare_noise, default_gamma
     from .sensitivity import evaluate_query, local_sensitivity, sensitivity_at_distance, smooth_sensitivity
-    from .smoothed import SmoothedCurve, SmoothedResult, fit_exponential, smoothed_delta, smoothed_delta_curve
+    from .smoothed import (
+        SmoothedCurve,
+        SmoothedResult,
+        fit_exponential,
+        smoothed_delta,
+        smoothed_delta_curve,
+        smoothed_epsilon,
+    )
     from .sweeps import SweepResult, monte_carlo_map, sweep
 
 #: public name -> the submodule that defines it ("" for a submodule exported under its own name)
@@ -91,7 +98,7 @@ _WHERE: dict[str, str] = {
     "Joint": "mechanisms.composed",
     "profile_epsilon": "accounting.inverse",
     "dp_epsilon": "accounting.inverse",
-    "smoothed_epsilon": "accounting.inverse",
+    "smoothed_epsilon": "smoothed",
     "privacy_loss_distribution": "accounting.export",
     "PrivacyLossDistribution": "accounting.export",
     "renyi_profile": "accounting.renyi",

@@ -58,7 +58,7 @@ from typing import Any
 import numpy as np
 
 from ..budget import DEFAULT_BUDGET_SECONDS, ComputationTooLarge, Estimate, check_budget
-from ..divergence import log_hockey_stick, log_hockey_stick_enclosure
+from ..divergence import log_hockey_stick_enclosure
 from ..enclosures import LGAMMA_REL, LIBM_REL, LogEnclosure, U, fraction_up, gamma, log_fraction_enclosure
 from ..validation import as_histograms, as_int, as_rng
 from .average_profile import candidate_pairs, exact_path_applies, leave_one_out_counts, profile_seconds
@@ -73,31 +73,16 @@ from .average_sums import (
     leave_one_out,
     log_comb,
     round_half_away,
+    sampling_average_units,
 )
 from .base import MAX_CELLS, Mechanism
 from .size import SampleSize, sampling_size_spec
 
-__all__ = ["SamplingAverage", "sampling_average_units"]
+__all__ = ["SamplingAverage", "sampling_average_units"]  # (the cost model lives in .average_sums)
 _OUTPUTS = ("sum", "rounded_mean")
 # Below this linear-scale value (relative to the largest probability), the fast
 # profile path hands over to the all-pairs log-space path.
 _LINEAR_FLOOR = 1e-280
-
-
-# CPU seconds per (occupied value, replacement value, possible sum) of the sampling average
-# (8e-10 since the faster profile of issue 16: bench_estimates.py, 2026-11-24)
-_AVG_CELL = 8e-10
-
-
-def sampling_average_units(K: int, T: int, occupied: float) -> tuple[float, float]:
-    """(seconds, peak bytes) of one sampling-average profile: K grid values, T draws, ``occupied`` values used.
-
-    The search over (removed value, replacement) pairs visits every possible
-    sum (``T (K - 1) + 1`` of them) for each of the ``occupied`` x K pairs, and
-    holds about six arrays of K x (number of sums) floats at its peak.
-    """
-    width = T * (K - 1) + 1
-    return _AVG_CELL * occupied * K * width, 6.0 * K * width * 8
 
 
 # ---------------------------------------------------------------------------
@@ -705,46 +690,3 @@ class SamplingAverage(SampleSize, Mechanism):
                 out = np.maximum(out, np.maximum(d1.upper.max(axis=0), d2.upper.max(axis=0)))
                 out_lo = np.maximum(out_lo, np.maximum(d1.lower.max(axis=0), d2.lower.max(axis=0)))
         return np.stack([np.minimum(out_lo, 0.0), np.minimum(out, 0.0)])
-
-
-def _log_hockey_stick_both(lp: np.ndarray, lq: np.ndarray, epsilon: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """log d_eps(P, Q_b) and log d_eps(Q_b, P) for one pmf P against B pmfs Q_b (logs).
-
-    The positive terms ``P(o) (1 - e^(epsilon - log P(o)/Q(o)))`` are summed in
-    linear scale relative to ``max P`` (no cancellation: each term is
-    computed from its log-ratio); rows where a contributing term would
-    underflow that scale are recomputed fully in log space with
-    :func:`log_hockey_stick`, so the result is exact to rounding either way.
-    """
-    live = np.isfinite(lp) | np.isfinite(lq).any(axis=0)
-    idx = np.nonzero(live)[0]
-    B, E = lq.shape[0], epsilon.size
-    if idx.size == 0:
-        return np.full((B, E), -np.inf), np.full((B, E), -np.inf)
-    lp = lp[idx[0] : idx[-1] + 1]
-    lq = lq[:, idx[0] : idx[-1] + 1]
-    M = float(np.max(np.concatenate([lp[np.isfinite(lp)], lq[np.isfinite(lq)]])))
-    p = np.exp(lp - M)
-    q = np.exp(lq - M)
-    with np.errstate(invalid="ignore"):
-        D = lq - lp[None, :]  # log Q/P; nan where both are 0
-    both0 = np.isnan(D)
-    low_p = (lp - M < -700.0)[None, :]
-    low_q = lq - M < -700.0
-    out = []
-    for sign, base, low in ((1.0, p[None, :], low_p), (-1.0, q, low_q)):
-        res = np.empty((B, E))
-        redo = np.zeros(B, dtype=bool)
-        for i, e in enumerate(epsilon):
-            with np.errstate(invalid="ignore"):
-                x = e + sign * D
-            mask = (x < 0) & ~both0
-            terms = np.where(mask, base * -np.expm1(np.minimum(x, 0.0)), 0.0)
-            with np.errstate(divide="ignore"):
-                res[:, i] = np.log(terms.sum(axis=1)) + M
-            redo |= np.any(mask & low, axis=1)
-        if np.any(redo):
-            lpr, lqr = np.broadcast_to(lp, lq.shape)[redo], lq[redo]
-            res[redo] = log_hockey_stick(lpr, lqr, epsilon) if sign > 0 else log_hockey_stick(lqr, lpr, epsilon)
-        out.append(res)
-    return out[0], out[1]

@@ -19,6 +19,7 @@ import numpy as np
 from scipy import special
 
 from ..budget import ComputationTooLarge
+from ..divergence import log_hockey_stick
 
 __all__ = [
     "EvenSums",
@@ -30,6 +31,8 @@ __all__ = [
     "lattice",
     "leave_one_out",
     "log_comb",
+    "log_hockey_stick_both",
+    "sampling_average_units",
     "round_half_away",
 ]
 
@@ -246,3 +249,62 @@ def group_logsumexp(logp: np.ndarray, starts: np.ndarray) -> np.ndarray:
 
 def log_comb(n: int, k: int) -> float:
     return float(special.gammaln(n + 1.0) - special.gammaln(k + 1.0) - special.gammaln(n - k + 1.0))
+
+
+def log_hockey_stick_both(lp: np.ndarray, lq: np.ndarray, epsilon: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """log d_eps(P, Q_b) and log d_eps(Q_b, P) for one pmf P against B pmfs Q_b (logs).
+
+    The positive terms ``P(o) (1 - e^(epsilon - log P(o)/Q(o)))`` are summed in
+    linear scale relative to ``max P`` (no cancellation: each term is
+    computed from its log-ratio); rows where a contributing term would
+    underflow that scale are recomputed fully in log space with
+    :func:`log_hockey_stick`, so the result is exact to rounding either way.
+    """
+    live = np.isfinite(lp) | np.isfinite(lq).any(axis=0)
+    idx = np.nonzero(live)[0]
+    B, E = lq.shape[0], epsilon.size
+    if idx.size == 0:
+        return np.full((B, E), -np.inf), np.full((B, E), -np.inf)
+    lp = lp[idx[0] : idx[-1] + 1]
+    lq = lq[:, idx[0] : idx[-1] + 1]
+    M = float(np.max(np.concatenate([lp[np.isfinite(lp)], lq[np.isfinite(lq)]])))
+    p = np.exp(lp - M)
+    q = np.exp(lq - M)
+    with np.errstate(invalid="ignore"):
+        D = lq - lp[None, :]  # log Q/P; nan where both are 0
+    both0 = np.isnan(D)
+    low_p = (lp - M < -700.0)[None, :]
+    low_q = lq - M < -700.0
+    out = []
+    for sign, base, low in ((1.0, p[None, :], low_p), (-1.0, q, low_q)):
+        res = np.empty((B, E))
+        redo = np.zeros(B, dtype=bool)
+        for i, e in enumerate(epsilon):
+            with np.errstate(invalid="ignore"):
+                x = e + sign * D
+            mask = (x < 0) & ~both0
+            terms = np.where(mask, base * -np.expm1(np.minimum(x, 0.0)), 0.0)
+            with np.errstate(divide="ignore"):
+                res[:, i] = np.log(terms.sum(axis=1)) + M
+            redo |= np.any(mask & low, axis=1)
+        if np.any(redo):
+            lpr, lqr = np.broadcast_to(lp, lq.shape)[redo], lq[redo]
+            res[redo] = log_hockey_stick(lpr, lqr, epsilon) if sign > 0 else log_hockey_stick(lqr, lpr, epsilon)
+        out.append(res)
+    return out[0], out[1]
+
+
+# CPU seconds per (occupied value, replacement value, possible sum) of the sampling average
+# (8e-10 since the faster profile of issue 16: bench_estimates.py, 2026-11-24)
+_AVG_CELL = 8e-10
+
+
+def sampling_average_units(K: int, T: int, occupied: float) -> tuple[float, float]:
+    """(seconds, peak bytes) of one sampling-average profile: K grid values, T draws, ``occupied`` values used.
+
+    The search over (removed value, replacement) pairs visits every possible
+    sum (``T (K - 1) + 1`` of them) for each of the ``occupied`` x K pairs, and
+    holds about six arrays of K x (number of sums) floats at its peak.
+    """
+    width = T * (K - 1) + 1
+    return _AVG_CELL * occupied * K * width, 6.0 * K * width * 8

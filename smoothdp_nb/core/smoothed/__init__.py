@@ -41,10 +41,14 @@ import math
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
+from ..accounting.inverse import as_log_targets, invert_log_delta
+from ..array_types import FloatArray, FloatOrArray
 from ..budget import DEFAULT_BUDGET_SECONDS, check_budget
 from ..hull import reduce_to_vertices
 from ..intervals import INTERVALS
+from ..mechanisms import Mechanism
 from ..profiles import check_mechanism
 from ..validation import as_epsilon, as_int, as_open_unit
 from .estimate import estimate_monte_carlo, estimate_smoothed
@@ -57,6 +61,7 @@ __all__ = [
     "SmoothedCurve",
     "smoothed_delta",
     "smoothed_delta_curve",
+    "smoothed_epsilon",
     "estimate_smoothed",
     "fit_exponential",
 ]
@@ -199,3 +204,31 @@ def smoothed_delta_curve(
     # the whole curve fits the time budget: the points run without a time limit of their own
     results = [smoothed_delta(mechanism, n, pi, epsilon, method=method, budget=math.inf, **kwargs) for n in ns]
     return SmoothedCurve.from_results(results)
+
+
+def smoothed_epsilon(
+    mechanism: Mechanism, n: int, pi: Any, delta: npt.ArrayLike, *, log: bool = False, **kwargs: Any
+) -> FloatOrArray:
+    """The smallest epsilon with smoothed delta (Definition 3) at most ``delta``.
+
+    The forward curve is :func:`~smoothdp_nb.smoothed_delta` with
+    ``method="exact"`` (Algorithm 1; a Monte Carlo estimate is not a proven
+    bound, so it is not inverted); ``kwargs`` go to it (e.g. ``budget``).
+    Certified and tight as :func:`profile_epsilon`.
+    """
+    check_mechanism(mechanism)
+    if kwargs.get("method", "exact") != "exact":
+        raise ValueError("smoothed_epsilon inverts the exact smoothed delta only: method must be 'exact'")
+    kwargs.pop("method", None)
+    t, scalar = as_log_targets(delta, log)
+
+    def curve(e: FloatArray) -> FloatArray:
+        res = smoothed_delta(mechanism, n, pi, e.ravel(), method="exact", **kwargs)
+        return np.reshape(np.asarray(res.log_delta_values, dtype=float), (1, e.size))
+
+    out = invert_log_delta(curve, t, 1)[0]
+    return float(out[0]) if scalar else out
+
+
+# a result answers epsilon_for(delta) with the inverse above (results.py sits below this package)
+SmoothedResult.epsilon_solver = smoothed_epsilon

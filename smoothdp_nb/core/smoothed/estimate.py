@@ -32,8 +32,8 @@ from ..hull import reduce_to_vertices
 from ..mechanisms import MAX_CELLS, NoisySamplingHistogram, SamplingAverage, SamplingHistogram
 from ..mechanisms.average import sampling_average_units
 from ..validation import as_epsilon, as_int
-from .cost import estimate_exact_cost, estimate_exact_seconds
-from .exact import HELPER_MIN_N, profile_chunk_rows
+from .chunks import HELPER_MIN_N, profile_chunk_rows
+from .cost import SAMPLE_TIMING_MIN, engine_seconds, estimate_exact_seconds, profile_sample
 from .monte_carlo import MAX_COMPLETIONS, _candidate_compositions, composition_cells
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
     "candidate_count",
     "sampling_average_units",
     "estimate_smoothed",
+    "estimate_exact_cost",
 ]
 
 # seconds per (histogram, epsilon) of a two-category sampling-histogram profile: a + b sqrt(n)
@@ -133,6 +134,49 @@ def estimate_exact(mechanism: Any, n: int, m: int, l: int, E: int) -> Estimate:
         rows = hists if l == 1 else math.comb(n + m, m)
         nbytes = rows * (16.0 * m + _INDEX_ENTRY_BYTES) + hists * E * 8.0 * (m + 3)
     return Estimate(seconds, max(nbytes, per_bytes))
+
+
+def estimate_exact_cost(
+    mechanism: Any, n: int, vertices: Any, n_epsilon: int, epsilon: Any = None
+) -> tuple[float, int]:
+    """(seconds, bytes) the exact smoothed delta is expected to take, before any work.
+
+    Parameters
+    ----------
+    mechanism : object
+        The mechanism (its privacy profiles are priced by
+        :func:`smoothdp_nb.core.smoothed.estimate.profile_units`).
+    n : int
+        Number of records.
+    vertices : array_like (l, m)
+        The hull vertices of Pi (after :func:`~smoothdp_nb.core.hull.reduce_to_vertices`).
+    n_epsilon : int
+        Number of epsilon values (an upper bound on the distinct profile columns).
+    epsilon : 1-D array, optional
+        The epsilon values: for two categories and two vertices the engine's
+        work is then taken from :func:`profile_sample` (a few profile
+        evaluations) instead of guessed.
+
+    Returns
+    -------
+    (float, int)
+        Estimated seconds on the 2-core reference machine with one BLAS
+        thread (the n + 1 profiles and the engine), and peak bytes of the
+        main arrays.
+    """
+    V = np.atleast_2d(np.asarray(vertices, dtype=float))
+    l, m = V.shape
+    E = max(1, int(n_epsilon))
+    est = estimate_exact(mechanism, n, m, l, E)
+    sample = None
+    if epsilon is not None and m == 2 and l <= 2:
+        sample = profile_sample(mechanism, n, np.asarray(epsilon, dtype=float).ravel())
+    # estimate_exact prices the engine with the default vertices; use the actual ones
+    seconds = est.seconds - estimate_exact_seconds(n, m, l, E) + engine_seconds(n, V, E, sample)
+    if sample is not None and n + 1 > SAMPLE_TIMING_MIN:
+        # the profiles: measured on the sample instead of modelled
+        seconds += sample.seconds_per_row * (n + 1) - estimate_profiles(mechanism, n, m, E)
+    return seconds, int(est.bytes)
 
 
 def _binom_pmf(c: int, p: float) -> np.ndarray:

@@ -20,7 +20,8 @@ from ..parallel import engine_threads, helper_thread
 from ..profiles import privacy_profile
 from ..progress import optional_progress_bar
 from .binary import binary_plan, engine_error, exact_binary
-from .cost import estimate_exact_cost
+from .chunks import HELPER_MIN_N, profile_chunk_rows
+from .estimate import estimate_exact_cost
 from .general import all_histograms, exact_general
 from .results import SmoothedResult, assemble_result, dp_pair
 
@@ -37,21 +38,6 @@ def _distinct_columns(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     col = np.array([seen.setdefault(np.ascontiguousarray(a[:, j]).tobytes(), len(seen)) for j in range(a.shape[1])])
     first = np.unique(col, return_index=True)[1]
     return a[:, first], col
-
-
-# (histogram, epsilon) pairs per call of privacy_profile: its working arrays are
-# several hundred bytes per pair (1.4 GB at once for the authors' 21 epsilon at
-# n = 10^5), and chunks of this size are no slower (benchmarks/README.md)
-_PROFILE_CHUNK = 65536
-
-
-def profile_chunk_rows(n_epsilon: int) -> int:
-    """Histograms per call of privacy_profile in the exact method."""
-    return max(512, _PROFILE_CHUNK // max(1, n_epsilon))
-
-
-# records from which the two-category exact path shares its work with a helper thread
-HELPER_MIN_N = 50_000
 
 
 def _helper(n: int) -> cf.Executor | None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -59,6 +59,12 @@ class SmoothedResult:
         compositions"; otherwise only for the largest mean over the
         candidate compositions, and ``interval`` says so.
     """
+
+    #: the inverse of the exact smoothed delta, ``(mechanism, n, vertices, delta, **kwargs) -> epsilon``
+    #: (:func:`smoothdp_nb.core.smoothed.smoothed_epsilon`): installed by the package
+    #: :mod:`smoothdp_nb.core.smoothed`, which sits above this module and is imported before
+    #: any of its modules (so before any result exists); this module imports no engine
+    epsilon_solver: ClassVar[Callable[..., Any] | None] = None
 
     mechanism: Any
     n: int
@@ -120,11 +126,11 @@ class SmoothedResult:
         """The smallest epsilon whose smoothed delta is at most ``delta`` (exact results only):
         :func:`~smoothdp_nb.smoothed_epsilon` for this mechanism, n and hull vertices --
         certified and within 1e-6 relative of the infimum.  ``kwargs`` go to it."""
-        from ..accounting.inverse import smoothed_epsilon
-
         if self.method != "exact":
             raise ValueError("epsilon_for needs an exact smoothed delta (a Monte Carlo estimate is not a proven bound)")
-        return smoothed_epsilon(self.mechanism, self.n, self.vertices, delta, **kwargs)
+        solver = SmoothedResult.epsilon_solver
+        assert solver is not None  # installed when smoothdp_nb.core.smoothed is imported, before any result exists
+        return solver(self.mechanism, self.n, self.vertices, delta, **kwargs)
 
     @property
     def dp_delta(self) -> Any:

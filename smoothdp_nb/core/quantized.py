@@ -289,6 +289,5 @@ def continuous_limit_profile(
 
 
 def _profile(mech: SamplingAverage, hists: np.ndarray, epsilon: np.ndarray) -> Any:
-    from .profiles import privacy_profile
-
-    return privacy_profile(mech, hists, epsilon)
+    """The profiles (linear, (k, E)) of validated histograms: the protocol's template method."""
+    return mech.privacy_profile(hists, epsilon)

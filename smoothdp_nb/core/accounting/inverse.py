@@ -34,7 +34,7 @@ import numpy.typing as npt
 from ..array_types import FloatArray, FloatOrArray
 from ..enclosures import LIBM_REL, next_down
 from ..mechanisms import Mechanism
-from ..profiles import check_mechanism, dp_delta, privacy_profile
+from ..profiles import check_mechanism
 from ..validation import as_histograms, as_int
 
 __all__ = ["profile_epsilon", "dp_epsilon", "invert_log_delta", "as_log_targets", "INVERSE_REL_TOL"]
@@ -183,16 +183,19 @@ def profile_epsilon(
     check_mechanism(mechanism)
     h, single = as_histograms(hist)
     mechanism.check_histograms(h)
+    for size in np.unique(h.sum(axis=1)):
+        mechanism.sample_size(int(size))
     t, scalar = as_log_targets(delta, log)
 
     R = h.shape[0]
 
+    # validated once above: the bisection calls the protocol's hook, not the facade
     def curve(e: FloatArray) -> FloatArray:
         if R * e.size <= 4096:  # one call: every row at every epsilon, keep each row's own
-            allv = np.reshape(privacy_profile(mechanism, h, e.ravel(), log=True), (R, R, -1))
+            allv = np.reshape(mechanism._profile(h, np.ravel(e)).upper, (R, R, -1))
             out: FloatArray = allv[np.arange(R), np.arange(R)]
             return out
-        return np.stack([np.reshape(privacy_profile(mechanism, h[r], e[r], log=True), -1) for r in range(R)])
+        return np.stack([np.reshape(mechanism._profile(h[r : r + 1], np.ravel(e[r])).upper, -1) for r in range(R)])
 
     return _shape(invert_log_delta(curve, t, R), single, scalar)
 
@@ -206,11 +209,12 @@ def dp_epsilon(
     ``T/n`` at every epsilon, so the answer is 0 or ``inf``."""
     check_mechanism(mechanism)
     n = as_int(n, "n", minimum=1)
+    mechanism.sample_size(n)
     t, scalar = as_log_targets(delta, log)
     cats = as_int(categories, "categories", minimum=2)
 
-    def curve(e: FloatArray) -> FloatArray:
-        return np.reshape(dp_delta(mechanism, n, e.ravel(), categories=cats, log=True), (1, e.size))
+    def curve(e: FloatArray) -> FloatArray:  # the hook: n and categories validated above
+        return np.reshape(mechanism._dp_delta(n, np.ravel(e), categories=cats, log=True), (1, e.size))
 
     out = invert_log_delta(curve, t, 1)[0]
     return float(out[0]) if scalar else out

@@ -155,7 +155,7 @@ class SamplingAverage(SampleSize, Mechanism):
         """The number of grid values (a database is a histogram over the grid)."""
         return int(self.grid.size)
 
-    def dp_delta(
+    def _dp_delta(
         self,
         n: int,
         epsilon: np.ndarray,
@@ -174,7 +174,7 @@ class SamplingAverage(SampleSize, Mechanism):
         val = log_fraction_enclosure(frac)[1] if log else fraction_up(frac)
         return np.full(np.shape(epsilon), val)
 
-    def dp_delta_enclosure(
+    def _dp_delta_enclosure(
         self,
         n: int,
         epsilon: np.ndarray,
@@ -185,7 +185,7 @@ class SamplingAverage(SampleSize, Mechanism):
         llo, lhi = log_fraction_enclosure(self.sampled_fraction(n))
         return LogEnclosure(np.full(np.shape(epsilon), llo), np.full(np.shape(epsilon), min(lhi, 0.0)))
 
-    def delta_upper_bound(self, n: int, epsilon: np.ndarray) -> np.ndarray:
+    def _delta_upper_bound(self, n: int, epsilon: np.ndarray) -> np.ndarray:
         """T/n rounded up: the outputs differ in law only when the changed record is sampled."""
         return np.full(np.shape(epsilon), fraction_up(self.sampled_fraction(n)))
 
@@ -208,15 +208,12 @@ class SamplingAverage(SampleSize, Mechanism):
         keep = np.isfinite(logp)
         return vals[keep], logp[keep]
 
-    def log_profile_batch(self, hists: np.ndarray, n: int, epsilon: np.ndarray) -> np.ndarray:
-        """The exact profile kernel (see the module docstring), proven upper bounds, clipped to T/n."""
-        return self.log_profile_enclosure(hists, n, epsilon).upper
-
-    def profile_seconds(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> float:
-        """Estimated seconds of ``count`` profiles, before seeing the data.
+    def _profile_cost(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> Estimate:
+        """Estimated seconds of ``count`` profiles, before seeing the data, and the
+        bytes of one profile's arrays (:func:`.average_sums.sampling_average_units`).
 
         Evenly spaced grids within the exact-count error bound: the work-unit
-        model of :func:`~smoothdp_nb.core.average_profile.profile_seconds`
+        model of :func:`~smoothdp_nb.core.mechanisms.average_profile.profile_seconds`
         with every grid value occupied (span ``len(grid) - 1``, ``min(n,
         len(grid))`` occupied values: an upper estimate).  Otherwise from the
         size of the count-and-sum tables of one profile (see :meth:`_guard`):
@@ -226,12 +223,14 @@ class SamplingAverage(SampleSize, Mechanism):
         T = self.sample_size(n)
         K = self.grid.size
         if self._even and exact_path_applies(n, T):
-            return count * profile_seconds(n, T, K, K - 1, min(n, K), n_epsilon)
+            seconds = count * profile_seconds(n, T, K, K - 1, min(n, K), n_epsilon)
+            return Estimate(seconds, sampling_average_units(K, T, min(n, K))[1])
         k = min(m, n)
         width = self._sums(T).width
         per = min(T + 1.0, 1.0 + n / k)
         cells = (T + 1) * width * k * max(1.0, math.log2(max(k, 2))) * per
-        return count * (3e-3 + 3e-9 * cells + 1e-4 * n_epsilon * k)
+        seconds = count * (3e-3 + 3e-9 * cells + 1e-4 * n_epsilon * k)
+        return Estimate(seconds, sampling_average_units(K, T, min(n, K))[1])
 
     def _hist(self, hist: Any) -> np.ndarray:
         h, single = as_histograms(hist)
@@ -371,7 +370,7 @@ class SamplingAverage(SampleSize, Mechanism):
             out[:, i] = cache[key]
         return out
 
-    def log_profile_enclosure(self, hists: np.ndarray, n: int, epsilon: np.ndarray) -> LogEnclosure:
+    def _log_profile_enclosure(self, hists: np.ndarray, n: int, epsilon: np.ndarray) -> LogEnclosure:
         """Proven bounds on log delta_eps(x): every pair divergence that can attain
         the maximum is enclosed by
         :func:`~smoothdp_nb.core.divergence.log_hockey_stick_enclosure` with the
@@ -379,18 +378,18 @@ class SamplingAverage(SampleSize, Mechanism):
         those pairs uses linear-scale values with a margin of 1e-6 relative,
         far above their rounding errors); clipped to T/n rounded up."""
         lo, hi = self._log_profile_bounds(hists, n, epsilon)
-        cap = self.dp_delta(n, epsilon, log=True)
+        cap = self._dp_delta(n, epsilon, log=True)
         return LogEnclosure(np.minimum(lo, cap), np.minimum(hi, cap))
 
     def _histogram_seconds(self, h: np.ndarray, n: int, T: int, n_epsilon: int) -> float:
         """Estimated seconds of one profile: the exact-count model
-        (:func:`~smoothdp_nb.core.average_profile.profile_seconds`) on the
+        (:func:`~smoothdp_nb.core.mechanisms.average_profile.profile_seconds`) on the
         occupied range of ``h``, or the divide-and-conquer tables' cell count."""
         occ = np.flatnonzero(h)
         if self._even and exact_path_applies(n, T):
             span = int(occ[-1] - occ[0])
             return profile_seconds(n, T, self.grid.size, span, occ.size, n_epsilon)
-        return self.profile_seconds(n, self.grid.size, 1, n_epsilon)
+        return self._profile_cost(n, self.grid.size, 1, n_epsilon).seconds
 
     #: proven absolute error bound of the output laws' logs of the profile being computed
     #: (set by _log_profile_one before the pair divergences that use it)

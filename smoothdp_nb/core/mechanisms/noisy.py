@@ -14,7 +14,7 @@ import pandas as pd
 from scipy.special import logsumexp
 
 from ..array_types import FloatArray, IntArray
-from ..budget import ComputationTooLarge
+from ..budget import ComputationTooLarge, Estimate
 from ..divergence import log1mexp
 from ..enclosures import LIBM_REL, U, fraction_up, gamma, lpmf_abs_error, next_up
 from ..validation import as_rng
@@ -23,6 +23,9 @@ from .sampling import SamplingHistogram
 from .size import SampleSize
 
 __all__ = ["NoisySamplingHistogram"]
+
+# seconds per cell of the lumped output space (T+1)^m of one profile and epsilon
+_NOISY_CELL = 7e-6
 
 
 class NoisySamplingHistogram(SampleSize, Mechanism):
@@ -64,11 +67,17 @@ class NoisySamplingHistogram(SampleSize, Mechanism):
         """Any number of categories m >= 2."""
         return None
 
-    def delta_upper_bound(self, n: int, epsilon: FloatArray) -> FloatArray:
+    def _delta_upper_bound(self, n: int, epsilon: FloatArray) -> FloatArray:
         """T/n: the outputs on neighbours differ in law only when the changed
         record is sampled, so every hockey-stick divergence is at most the
         total variation, at most T/n (the noise is post-processing)."""
         return np.full(np.shape(epsilon), fraction_up(self.sampled_fraction(n)))
+
+    def _profile_cost(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> Estimate:
+        """Per histogram and epsilon, the lumped output space of (T+1)^m cells at
+        7e-6 s each (benchmarks/README.md); four float arrays of it at once."""
+        cells = float(self.sample_size(n) + 1) ** m
+        return Estimate(count * max(1, n_epsilon) * _NOISY_CELL * cells, 8.0 * cells * 4)
 
     def log_output_pmf_error(self, hist: IntArray, log_p: FloatArray) -> float:
         """Proven bound on the absolute error of :meth:`log_output_pmf`.

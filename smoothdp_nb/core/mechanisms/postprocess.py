@@ -239,9 +239,9 @@ class PostProcessed(Mechanism):
     def sample_size(self, n: int) -> int:
         return self.inner.sample_size(n)
 
-    def delta_upper_bound(self, n: int, epsilon: FloatArray) -> FloatArray:
+    def _delta_upper_bound(self, n: int, epsilon: FloatArray) -> FloatArray:
         """The inner mechanism's bound (Proposition 4)."""
-        return self.inner.delta_upper_bound(n, epsilon)
+        return self.inner._delta_upper_bound(n, epsilon)
 
     def log_output_pmf(self, hist: IntArray) -> tuple[np.ndarray, FloatArray]:
         return self.f.apply(*self.inner.log_output_pmf(hist))

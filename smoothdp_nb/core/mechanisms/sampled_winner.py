@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import lpmf
 from ..array_types import FloatArray, IntArray
+from ..budget import Estimate
 from ..divergence import log1mexp, log_monotone_tail_sum_enclosure
 from ..enclosures import LIBM_REL, LogEnclosure, U, lpmf_abs_error, next_down, next_up
 from .postprocess import PostProcessed, winner
@@ -53,12 +54,14 @@ class SampledWinner(PostProcessed):
     def __init__(self, inner: SamplingHistogram) -> None:
         super().__init__(inner, winner)
 
-    def profile_seconds(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> float:
+    def _profile_cost(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> Estimate:
+        """m = 2: the closed form, a few tails per histogram and about sixteen
+        floats per (histogram, epsilon); otherwise the generic enumeration."""
         if m != 2:
-            return super().profile_seconds(n, m, count, n_epsilon, budget)
-        return 2e-5 * count + 2e-6 * count * n_epsilon + 1e-4
+            return super()._profile_cost(n, m, count, n_epsilon, budget)
+        return Estimate(2e-5 * count + 2e-6 * count * n_epsilon + 1e-4, 128.0 * count * max(1, n_epsilon))
 
-    def log_profile_enclosure(self, hists: IntArray, n: int, epsilon: FloatArray) -> LogEnclosure:
+    def _log_profile_enclosure(self, hists: IntArray, n: int, epsilon: FloatArray) -> LogEnclosure:
         """Proven bounds on log delta_eps(x) from the closed form of the class docstring.
 
         The argument.  ``d = [dW - c O]_+`` with ``c = e^eps - 1`` and ``O`` one of

@@ -32,7 +32,7 @@ from scipy.special import expit
 
 from .. import lpmf
 from ..array_types import FloatArray, IntArray
-from ..budget import ComputationTooLarge
+from ..budget import ComputationTooLarge, Estimate
 from ..divergence import (
     LogConcaveCounts,
     RowFunction,
@@ -61,6 +61,11 @@ if TYPE_CHECKING:
     from .postprocess import PostProcessing
 
 __all__ = ["SamplingHistogram"]
+
+# seconds per (histogram, epsilon) of a two-category profile: a + b sqrt(n)
+_SH2_BASE, _SH2_SQRT = 1e-6, 3e-9
+# seconds per cell of the (T+1)^2 grid of one neighbour pair (m > 2)
+_SH_GRID_CELL = 2.2e-7
 
 #: relative part of the error bound of the without-replacement divergence factor
 FACTOR_REL = 2.0 * 2.0**-53
@@ -186,11 +191,11 @@ class SamplingHistogram(SampleSize, Mechanism):
         return outs, logp
 
     # -- worst cases ---------------------------------------------------------------
-    def delta_upper_bound(self, n: int, epsilon: FloatArray) -> FloatArray:
+    def _delta_upper_bound(self, n: int, epsilon: FloatArray) -> FloatArray:
         """The DP delta (below): no database of n records exceeds it."""
-        return self.dp_delta(n, epsilon)
+        return self._dp_delta(n, epsilon)
 
-    def dp_delta(
+    def _dp_delta(
         self,
         n: int,
         epsilon: FloatArray,
@@ -212,7 +217,7 @@ class SamplingHistogram(SampleSize, Mechanism):
         value = enc[1] if log else enc[3]
         return np.full(np.shape(epsilon), value)
 
-    def dp_delta_enclosure(
+    def _dp_delta_enclosure(
         self,
         n: int,
         epsilon: FloatArray,
@@ -228,7 +233,7 @@ class SamplingHistogram(SampleSize, Mechanism):
         return _dp_delta_bounds(self.sample_size(n), n, self.replace)
 
     # -- the profile fast paths --------------------------------------------------------
-    def log_profile_batch(self, hists: IntArray, n: int, epsilon: FloatArray) -> FloatArray:
+    def _log_profile_batch(self, hists: IntArray, n: int, epsilon: FloatArray) -> FloatArray:
         """log delta_eps(x) for histograms of a common size n (rows), shape (k, E).
 
         For two categories the profile is a maximum of four tails of
@@ -237,9 +242,9 @@ class SamplingHistogram(SampleSize, Mechanism):
         cost does not grow with n.  For ``m > 2`` the joint law of the two
         categories involved is summed on its full grid (exact; cost ~ m^2 T^2).
         """
-        return self.log_profile_enclosure(hists, n, epsilon).upper
+        return self._log_profile_enclosure(hists, n, epsilon).upper
 
-    def log_profile_enclosure(self, hists: IntArray, n: int, epsilon: FloatArray) -> LogEnclosure:
+    def _log_profile_enclosure(self, hists: IntArray, n: int, epsilon: FloatArray) -> LogEnclosure:
         """Proven bounds on log delta_eps(x): the tail sums of
         :func:`~smoothdp_nb.core.divergence.log_monotone_tail_sum_enclosure`
         (m = 2) or the grid terms of
@@ -253,15 +258,16 @@ class SamplingHistogram(SampleSize, Mechanism):
             enc = self._log_profile_grid(hists, n, T, epsilon)
         return enc.cap(self._dp_bounds(n)[1])
 
-    def profile_seconds(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> float:
-        """m = 2: a few tail sums per histogram, 1.5e-6 s per histogram and
-        epsilon at n = 1e5, growing like n^0.25 (benchmarks/README.md); m > 2:
-        the (T+1)^2 grid per distinct neighbour pair."""
+    def _profile_cost(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> Estimate:
+        """Per histogram and epsilon: m = 2, a few hypergeometric tails, ``a + b sqrt(n)``
+        seconds (measured 0.8-2.0e-6 at n = 1e4..1e5, eta = 0.9 and 0.998,
+        benchmarks/README.md) and no large array; m > 2, the (T+1)^2 grid of
+        each of the m (m - 1) neighbour pairs (about nine float arrays of its cells)."""
+        per_cell = count * max(1, n_epsilon)
         if m == 2:
-            return 0.01 + 1.5e-6 * count * n_epsilon * math.pow(max(n, 1) / 1e5, 0.25)
-        T = self.sample_size(n)
-        pairs = min(count * m * (m - 1), (n + 1) ** 2)
-        return 5e-9 * pairs * (T + 1) ** 2 * n_epsilon
+            return Estimate(per_cell * (_SH2_BASE + _SH2_SQRT * math.sqrt(n)), 0.0)
+        cells = m * (m - 1) * float(self.sample_size(n) + 1) ** 2
+        return Estimate(per_cell * _SH_GRID_CELL * cells, 9 * 8.0 * min(cells, MAX_CELLS / 4))
 
     def _log_profile_grid(self, h: IntArray, n: int, T: int, epsilon: FloatArray) -> LogEnclosure:
         """m > 2.  For every ordered pair (a, b) with h_a >= 1 the neighbour moves
@@ -319,12 +325,12 @@ class SamplingHistogram(SampleSize, Mechanism):
         hi = np.where(valid[:, :, None], encF.upper[idx], -np.inf).max(axis=0)
         return LogEnclosure(lo, hi)
 
-    def log_utility(self, hist_minus_i: IntArray, t: float) -> float:
+    def _log_utility(self, hist_minus_i: IntArray, t: float) -> float:
         """eq. (3) before the factor 1/(1-t); two categories: monotone tails from
         the closed-form thresholds, otherwise the generic enumeration."""
         c = np.asarray(hist_minus_i, dtype=np.int64)
         if c.size != 2:
-            return super().log_utility(c, t)
+            return super()._log_utility(c, t)
         n = int(c.sum()) + 1
         T = self.sample_size(n)
         both = self._log_utility_binary(np.array([c[0], c[1]]), np.array([c[1], c[0]]), n, T, t)

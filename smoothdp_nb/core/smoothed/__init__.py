@@ -46,7 +46,7 @@ import numpy.typing as npt
 from ..accounting.inverse import as_log_targets, invert_log_delta
 from ..array_types import FloatArray, FloatOrArray
 from ..budget import DEFAULT_BUDGET_SECONDS, check_budget
-from ..hull import reduce_to_vertices
+from ..hull import HullReduction, reduce_to_vertices
 from ..intervals import INTERVALS
 from ..mechanisms import Mechanism
 from ..profiles import check_mechanism
@@ -138,13 +138,7 @@ def smoothed_delta(
     e, scalar = as_epsilon(epsilon)
     if method not in ("exact", "monte-carlo"):
         raise ValueError(f"method must be 'exact' or 'monte-carlo', got {method!r}")
-    red = reduce_to_vertices(pi)
-    if mechanism.categories is not None and red.vertices.shape[1] != mechanism.categories:
-        raise ValueError(
-            f"pi must have {mechanism.categories} columns (one per category of {mechanism!r}), "
-            f"got {red.vertices.shape[1]}"
-        )
-    mechanism.sample_size(n)  # T <= n check
+    red = _check_pi(mechanism, n, pi)
     if method == "exact":
         res = smoothed_exact(mechanism, n, red, e, progress, budget)
     else:
@@ -179,6 +173,19 @@ def smoothed_delta(
         )
     object.__setattr__(res, "scalar_epsilon", scalar)
     return res
+
+
+def _check_pi(mechanism: Mechanism, n: int, pi: object) -> HullReduction:
+    """The hull vertices of Pi (Proposition 7), checked against the mechanism's
+    categories, and n against its sample size (T <= n)."""
+    red = reduce_to_vertices(pi)
+    if mechanism.categories is not None and red.vertices.shape[1] != mechanism.categories:
+        raise ValueError(
+            f"pi must have {mechanism.categories} columns (one per category of {mechanism!r}), "
+            f"got {red.vertices.shape[1]}"
+        )
+    mechanism.sample_size(n)  # T <= n check
+    return red
 
 
 def smoothed_delta_curve(
@@ -220,15 +227,27 @@ def smoothed_epsilon(
     if kwargs.get("method", "exact") != "exact":
         raise ValueError("smoothed_epsilon inverts the exact smoothed delta only: method must be 'exact'")
     kwargs.pop("method", None)
+    unknown = sorted(set(kwargs) - _SMOOTHED_KEYWORDS)
+    if unknown:
+        raise TypeError(f"smoothed_epsilon got unexpected keyword argument(s) {unknown}")
     t, scalar = as_log_targets(delta, log)
+    n = as_int(n, "n", minimum=1)
+    red = _check_pi(mechanism, n, pi)
+    progress, budget = kwargs.get("progress"), kwargs.get("budget", DEFAULT_BUDGET_SECONDS)
 
+    # validated once above: each step of the bisection runs the exact engine itself
     def curve(e: FloatArray) -> FloatArray:
-        res = smoothed_delta(mechanism, n, pi, e.ravel(), method="exact", **kwargs)
+        res = smoothed_exact(mechanism, n, red, as_epsilon(np.ravel(e))[0], progress, budget)
         return np.reshape(np.asarray(res.log_delta_values, dtype=float), (1, e.size))
 
     out = invert_log_delta(curve, t, 1)[0]
     return float(out[0]) if scalar else out
 
+
+#: the keyword arguments of smoothed_delta besides method (those of Monte Carlo are ignored by the exact method)
+_SMOOTHED_KEYWORDS = frozenset(
+    {"progress", "budget", "trials", "rng", "confidence", "candidates", "executor", "chunk", "interval"}
+)
 
 # a result answers epsilon_for(delta) with the inverse above (results.py sits below this package)
 SmoothedResult.epsilon_solver = smoothed_epsilon

@@ -17,7 +17,6 @@ from ..budget import Estimate, check_budget
 from ..enclosures import LGAMMA_REL, LIBM_REL, U, gamma, log_rel, lpmf_abs_error
 from ..hull import HullReduction
 from ..parallel import engine_threads, helper_thread
-from ..profiles import privacy_profile
 from ..progress import optional_progress_bar
 from .binary import binary_plan, engine_error, exact_binary
 from .chunks import HELPER_MIN_N, profile_chunk_rows
@@ -55,7 +54,7 @@ def _helper(n: int) -> cf.Executor | None:
 def _profile_chunk(mech: Any, hists: np.ndarray, e: np.ndarray) -> np.ndarray:
     """(rows, 2E): the proven upper bounds on log delta, then ``upper - lower``
     (0 for an exact zero, inf where the lower bound is 0)."""
-    enc = privacy_profile(mech, hists, e, enclosure=True)
+    enc = mech._profile(np.asarray(hists, dtype=np.int64), e)  # the hook: smoothed_delta validated the input
     hi = np.reshape(enc.upper, (-1, e.size))
     lo = np.reshape(enc.lower, (-1, e.size))
     with np.errstate(invalid="ignore"):

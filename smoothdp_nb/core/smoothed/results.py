@@ -300,10 +300,10 @@ def dp_pair(
     """(log, linear) DP delta per epsilon: the linear value straight from the
     mechanism's closed form when it has one (e.g. T/n, correctly rounded),
     else from the log value, capped by the mechanism's bound."""
-    log_dp = mech.dp_delta(n, e, categories=m, log=True, all_profiles=all_profiles)
+    log_dp = mech._dp_delta(n, e, categories=m, log=True, all_profiles=all_profiles)
     if not mech.dp_delta_depends_on_epsilon:
-        return log_dp, mech.dp_delta(n, e, categories=m)
-    return log_dp, np.minimum(exp_up(log_dp), mech.delta_upper_bound(n, e))
+        return log_dp, mech._dp_delta(n, e, categories=m)
+    return log_dp, np.minimum(exp_up(log_dp), mech._delta_upper_bound(n, e))
 
 
 def fit_exponential(n: Any, log_delta: Any) -> dict[str, float]:

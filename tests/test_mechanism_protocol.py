@@ -67,12 +67,18 @@ def test_abstract_base_refuses_incomplete_mechanisms():
 
 
 def _private_calls(path):
-    """Attribute accesses ``x._name`` (not on self/cls, not dunders), hasattr calls,
-    and private names imported from other packages."""
+    """Attribute accesses ``x._name`` (not on self/cls, not dunders, not one of the
+    protocol's documented hooks ``Mechanism.HOOKS``), hasattr calls, and private
+    names imported from other packages."""
     tree = ast.parse(path.read_text())
     bad = []
     for node in ast.walk(tree):
-        private = isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+        private = (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+            and node.attr not in Mechanism.HOOKS
+        )
         if private and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
             bad.append(f"{path.name}:{node.lineno} .{node.attr}")
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "hasattr":

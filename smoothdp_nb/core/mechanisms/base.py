@@ -136,6 +136,21 @@ class Mechanism(ABC):
     _TEMPLATES: ClassVar[frozenset[str]] = frozenset(
         {"privacy_profile", "dp_delta", "adjusted_utility", "profile_cost", "profile_seconds", "_profile"}
     )
+    #: the private members other modules may call: the hooks (and the engines' entry), nothing else
+    HOOKS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "_profile",
+            "_log_profile_enclosure",
+            "_log_profile_batch",
+            "_delta_upper_bound",
+            "_dp_delta",
+            "_dp_delta_enclosure",
+            "_log_utility",
+            "_profile_cost",
+            "_law_cost",
+            "_postprocessed",
+        }
+    )
     #: hooks under their names before the protocol had scipy's shape
     _RENAMED: ClassVar[dict[str, str]] = {
         "log_profile_enclosure": "_log_profile_enclosure",

@@ -74,7 +74,7 @@ def privacy_profile(
     ----------
     mechanism : Mechanism
         Any implementation of the protocol (its fast path
-        :meth:`Mechanism.log_profile_batch` is used).
+        :meth:`Mechanism._log_profile_enclosure` is used).
     hist : array_like of int, shape (m,) or (k, m)
         Category counts of the database(s); rows may have different sizes n.
     epsilon : float or 1-D array of floats >= 0
@@ -93,7 +93,7 @@ def privacy_profile(
         A proven **upper bound** on every value (the error model and the
         argument are in :mod:`smoothdp_nb.core.enclosures` and the engines'
         docstrings); each lies in [0, 1] and at most the mechanism's
-        :meth:`~Mechanism.delta_upper_bound` (e.g. T/n rounded up).  The
+        :meth:`~Mechanism._delta_upper_bound` (e.g. T/n rounded up).  The
         upper and lower bounds agree to about 1e-12 relative on the published
         cases (docs/accuracy.md).
 

@@ -230,7 +230,7 @@ class Mechanism(ABC):
     def _log_profile_batch(self, hists: IntArray, n: int, epsilon: FloatArray) -> FloatArray:
         """Proven upper bounds on log delta_eps(x) (Definition 2) for histograms of size n: (k, E).
 
-        The subclass's own :meth:`log_profile_enclosure` when it has one, else
+        The subclass's own :meth:`_log_profile_enclosure` when it has one, else
         the generic enumeration (so a subclass's fast path may fall back on
         ``super()._log_profile_batch``)."""
         if type(self)._log_profile_enclosure is not Mechanism._log_profile_enclosure:
@@ -246,7 +246,7 @@ class Mechanism(ABC):
         enclosed for every (row, neighbour) pair, vectorised over pairs
         (:func:`~smoothdp_nb.core.divergence.log_hockey_stick_enclosure`, with
         the error bounds of :meth:`_aligned_log_pmfs`).  A subclass that
-        overrides :meth:`log_profile_batch` but not this method gets its fast
+        overrides :meth:`_log_profile_batch` but not this method gets its fast
         path's values as a zero-width enclosure.
         """
         if type(self)._log_profile_batch is not Mechanism._log_profile_batch:
@@ -255,7 +255,7 @@ class Mechanism(ABC):
         return self._generic_log_profile_enclosure(hists, n, epsilon)
 
     def _generic_log_profile_enclosure(self, hists: IntArray, n: int, epsilon: FloatArray) -> LogEnclosure:
-        """The enumeration of :meth:`log_profile_enclosure` (every neighbour's output law)."""
+        """The enumeration of :meth:`_log_profile_enclosure` (every neighbour's output law)."""
         h = np.asarray(hists, dtype=np.int64)
         k, m = h.shape
         self._check_generic_size(k, n, m)

@@ -551,12 +551,11 @@ _PARENT_CALLS: list[str] = []  # calls made by the calling thread (the helper th
 
 
 def _counted_profile_chunk(*args):
-    from smoothdp_nb.core.smoothed import exact as X
 
     if "helper" not in threading.current_thread().name:
         _PARENT_CALLS.append("profile")
     # the exact method's chunk: proven upper bounds, then their widths (issue 21)
-    enc = X.privacy_profile(args[0], args[1], args[2], enclosure=True)
+    enc = args[0]._profile(np.asarray(args[1], dtype=np.int64), args[2])  # the engines' entry of the protocol
     hi = np.reshape(enc.upper, (-1, args[2].size))
     lo = np.reshape(enc.lower, (-1, args[2].size))
     return np.concatenate([hi, np.where(np.isneginf(hi), 0.0, hi - lo)], axis=1)

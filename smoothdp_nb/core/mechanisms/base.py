@@ -136,21 +136,6 @@ class Mechanism(ABC):
     _TEMPLATES: ClassVar[frozenset[str]] = frozenset(
         {"privacy_profile", "dp_delta", "adjusted_utility", "profile_cost", "profile_seconds", "_profile"}
     )
-    #: the private members other modules may call: the hooks (and the engines' entry), nothing else
-    HOOKS: ClassVar[frozenset[str]] = frozenset(
-        {
-            "_profile",
-            "_log_profile_enclosure",
-            "_log_profile_batch",
-            "_delta_upper_bound",
-            "_dp_delta",
-            "_dp_delta_enclosure",
-            "_log_utility",
-            "_profile_cost",
-            "_law_cost",
-            "_postprocessed",
-        }
-    )
     #: hooks under their names before the protocol had scipy's shape
     _RENAMED: ClassVar[dict[str, str]] = {
         "log_profile_enclosure": "_log_profile_enclosure",
@@ -161,6 +146,9 @@ class Mechanism(ABC):
         "law_cost": "_law_cost",
         "postprocessed": "_postprocessed",
     }
+
+    #: the private members other modules may call: the hooks and the engines' entry, nothing else
+    HOOKS: ClassVar[frozenset[str]] = frozenset({"_profile", "_dp_delta", "_profile_cost", *_RENAMED.values()})
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -415,7 +403,9 @@ class Mechanism(ABC):
         and the caller refuses without ever computing a law at n.
         """
         store = getattr(self, "__dict__", None)  # a subclass with __slots__ is timed every time
-        cache: dict[tuple[int, int], tuple[float, float]] = {} if store is None else store.setdefault("_law_cost_cache", {})
+        cache: dict[tuple[int, int], tuple[float, float]] = (
+            {} if store is None else store.setdefault("_law_cost_cache", {})
+        )
         if (n, m) in cache:
             return cache[(n, m)]
         k = 16

@@ -6,6 +6,10 @@
 * :func:`remark8_bound` -- the non-asymptotic smoothed-DP bound of Remark 8;
 * :func:`adjusted_utility` -- the adversary's adjusted utility, eq. (3);
 * :func:`compose` -- Proposition 5 (epsilons and deltas add).
+
+References
+----------
+Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 2, Theorem 1, Theorem 3, Remark 8, eq. (3), Proposition 5.
 """
 
 from __future__ import annotations
@@ -105,6 +109,10 @@ def privacy_profile(
     bound, so the cost does not grow with n.  For ``m > 2`` the joint law of
     the two categories involved is summed on its full grid (exact; cost ~ m^2
     T^2).  Other mechanisms compare their exact output laws.
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 2.
     """
     mech = check_mechanism(mechanism)
     if enclosure:
@@ -160,6 +168,10 @@ def dp_delta(
       ``epsilon``.
 
     ``epsilon`` may be a scalar or an array (the result has its shape).
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Theorem 1, Theorem 3, Theorem 4.
     """
     mech = check_mechanism(mechanism)
     if enclosure:
@@ -185,6 +197,10 @@ def remark8_bound(
     eta : float in (0, 1), the sampling rate
     epsilon : float or 1-D array
     f : float in (0, 1/m], the strict-positivity constant f(m, n)
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Remark 8.
     """
     m = as_int(m, "m", minimum=2)
     eta_f = float(eta)
@@ -237,13 +253,22 @@ def adjusted_utility(mechanism: Mechanism, hist_minus_i: npt.ArrayLike, t: float
     t : float in (0, 1), the accuracy threshold
     log : bool
         Natural log of the utility instead.
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: eq. (3).
     """
     return check_mechanism(mechanism).adjusted_utility(hist_minus_i, t, log=log)
 
 
 @dataclass(frozen=True)
 class Composition:
-    """The (epsilon, delta) guarantee of a composed mechanism (Proposition 5)."""
+    """The (epsilon, delta) guarantee of a composed mechanism (Proposition 5).
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Proposition 5.
+    """
 
     epsilon: float
     delta: float
@@ -262,6 +287,10 @@ def compose(guarantees: Sequence[tuple[float, float]]) -> Composition:
     Parameters
     ----------
     guarantees : sequence of (eps_i, delta_i) pairs, eps_i >= 0, delta_i in [0, 1]
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Proposition 5.
     """
     items = list(guarantees)
     if not items:

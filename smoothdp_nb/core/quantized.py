@@ -125,6 +125,10 @@ def quantized_gaussian(mu: float, sigma: float, bits: int = 8) -> QuantizedLaw:
         Frozen dataclass with ``values`` and ``pmf`` (read-only arrays of
         length 2^bits, pmf summing to 1 up to rounding); unpacks as
         ``values, pmf = quantized_gaussian(...)``.
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 5.
     """
     mu = _check_mu(mu)
     sigma = _check_positive(sigma, "sigma")
@@ -151,6 +155,10 @@ def quantized_laplace(mu: float, scale: float, bits: int = 8) -> QuantizedLaw:
     mu : float
     scale : float > 0
     bits : int in 1..16
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 5.
     """
     mu = _check_mu(mu)
     b = _check_positive(scale, "scale")
@@ -225,6 +233,10 @@ def continuous_limit_profile(
     >>> df = continuous_limit_profile(stats.uniform.cdf, 10, 2, [1.0], bits=[2, 8], databases=2, rng=0)
     >>> list(df.bits)
     [2, 8]
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Theorem 4.
     """
     import pandas as pd
 

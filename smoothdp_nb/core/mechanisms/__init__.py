@@ -9,6 +9,10 @@
   :mod:`.average_sums` and :mod:`.average_profile`;
 * :mod:`.postprocess` -- :func:`postprocess` and :data:`winner` (Proposition 4);
 * :mod:`.composed` -- :func:`~.composed.repeat` and :func:`~.composed.joint`.
+
+References
+----------
+Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 2, Algorithm 4, Algorithm 3, Proposition 4.
 """
 
 from ..budget import ComputationTooLarge

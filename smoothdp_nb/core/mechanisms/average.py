@@ -48,6 +48,10 @@ the other direction) are skipped when a proven upper bound cannot beat the
 best pair found, and the winning pairs are recomputed in log space.  Deltas
 below ~1e-280 of the largest probability use the all-pairs log path (see
 ``SamplingAverage._log_profile_pruned``).
+
+References
+----------
+Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 3, Definition 5, Theorem 4.
 """
 
 from __future__ import annotations
@@ -119,6 +123,10 @@ class SamplingAverage(SampleSize, Mechanism):
     >>> m = SamplingAverage(T=2, grid=[0.0, 0.5, 1.0])
     >>> m.sample_size(5)
     2
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 3.
     """
 
     def __init__(self, eta: Any = None, *, T: int | None = None, grid: Any, output: str = "sum") -> None:

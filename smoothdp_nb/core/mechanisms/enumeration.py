@@ -40,7 +40,12 @@ def cell_seconds(K: int, n_epsilon: int) -> float:
 def compositions(total: int, parts: int) -> IntArray:
     """All vectors of ``parts`` non-negative ints summing to ``total`` (stars and bars),
     shape ``(C(total + parts - 1, parts - 1), parts)``: every histogram of ``total``
-    records on ``parts`` categories, and every composition of Algorithm 1."""
+    records on ``parts`` categories, and every composition of Algorithm 1.
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 1.
+    """
     if parts == 1:
         return np.array([[total]], dtype=np.int64)
     if parts == 2:

@@ -2,7 +2,12 @@
 Xia), Algorithm 4 (Appendix A.3): the sampled histogram of Algorithm 2,
 published through the exponential mechanism with pmf proportional to
 ``exp(-noise_epsilon/4 * ||hist - out||_1)`` over all non-negative integer
-vectors ``out``."""
+vectors ``out``.
+
+References
+----------
+Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 4, Algorithm 2.
+"""
 
 from __future__ import annotations
 
@@ -42,6 +47,10 @@ class NoisySamplingHistogram(SampleSize, Mechanism):
     constant on each set ``{out_j >= T}``.  Lumping those sets into one cell per
     coordinate therefore gives exactly the same hockey-stick divergences
     (a finite, exact computation on the (T+1)^m cells).
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 4, eq. (4).
     """
 
     def __init__(self, eta: object = None, *, T: int | None = None, noise_epsilon: float) -> None:

@@ -10,6 +10,10 @@ The sampling histogram followed by the winner (without replacement) has a
 fast path from hypergeometric tails, which lives beside the sampling
 histogram (:mod:`.sampled_winner`): a mechanism offers such a form through its
 :meth:`~smoothdp_nb.core.mechanisms.base.Mechanism._postprocessed` hook.
+
+References
+----------
+Liu, Wang, Xia, *Smoothed Differential Privacy*: Proposition 4.
 """
 
 from __future__ import annotations
@@ -272,6 +276,10 @@ def postprocess(mechanism: Mechanism, f: Any, *, vectorized: bool = False) -> Me
     Mechanism
         Its privacy profile, DP delta and smoothed delta are at most those of
         ``mechanism`` (Proposition 4).
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Proposition 4.
     """
     if not isinstance(mechanism, Mechanism):
         raise TypeError(f"mechanism must be a smoothdp_nb Mechanism, got {type(mechanism).__name__}")

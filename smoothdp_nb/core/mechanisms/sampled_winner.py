@@ -2,7 +2,12 @@
 without replacement followed by :data:`~smoothdp_nb.core.mechanisms.postprocess.winner`
 (Proposition 4 of *Smoothed Differential Privacy*, Liu, Wang, Xia), offered
 by :meth:`SamplingHistogram._postprocessed` in place of the generic
-enumeration of :class:`~smoothdp_nb.core.mechanisms.postprocess.PostProcessed`."""
+enumeration of :class:`~smoothdp_nb.core.mechanisms.postprocess.PostProcessed`.
+
+References
+----------
+Liu, Wang, Xia, *Smoothed Differential Privacy*: Proposition 4.
+"""
 
 from __future__ import annotations
 

@@ -17,6 +17,10 @@ two categories (``o_b = T - o_a``) the ratio is monotone in ``o_a``: the
 positive part of the hockey-stick divergence is a tail, with a closed-form
 threshold (:meth:`SamplingHistogram.binary_threshold`).  The divergences
 themselves are summed by :mod:`smoothdp_nb.core.divergence`.
+
+References
+----------
+Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 2.
 """
 
 from __future__ import annotations
@@ -89,6 +93,10 @@ class SamplingHistogram(SampleSize, Mechanism):
     >>> m = SamplingHistogram(eta=0.998)
     >>> m.sample_size(1000)
     998
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 2.
     """
 
     def __init__(self, eta: object = None, *, T: int | None = None, replace: bool = False) -> None:

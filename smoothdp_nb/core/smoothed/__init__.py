@@ -33,11 +33,16 @@ normal float64 number, so no contribution is lost to underflow and every
 expectation is exact to rounding at every magnitude (1e-3500 included); data
 that fail the checks are recomputed one averaging step per composition.  The
 general path (m > 2 or l* > 2) runs in log space throughout.
+
+References
+----------
+Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 3, Algorithm 1, Proposition 7, Theorem 2.
 """
 
 from __future__ import annotations
 
 import math
+from concurrent.futures import Executor
 from typing import Any
 
 import numpy as np
@@ -68,19 +73,19 @@ __all__ = [
 
 
 def smoothed_delta(
-    mechanism: Any,
+    mechanism: Mechanism,
     n: int,
-    pi: Any,
-    epsilon: Any,
+    pi: object,
+    epsilon: npt.ArrayLike,
     method: str = "exact",
     *,
     progress: bool | None = None,
     budget: float = DEFAULT_BUDGET_SECONDS,
     trials: int = 10**4,
-    rng: Any = None,
+    rng: int | np.random.Generator | None = None,
     confidence: float = 0.99,
     candidates: int = 16,
-    executor: Any = None,
+    executor: Executor | None = None,
     chunk: int = 10_000,
     interval: str = "betting",
 ) -> SmoothedResult:
@@ -132,6 +137,10 @@ def smoothed_delta(
     Returns
     -------
     SmoothedResult
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 3, Proposition 7, Algorithm 1.
     """
     check_mechanism(mechanism)
     n = as_int(n, "n", minimum=1)
@@ -189,7 +198,7 @@ def _check_pi(mechanism: Mechanism, n: int, pi: object) -> HullReduction:
 
 
 def smoothed_delta_curve(
-    mechanism: Any, ns: Any, pi: Any, epsilon: Any, method: str = "exact", **kwargs: Any
+    mechanism: Mechanism, ns: npt.ArrayLike, pi: object, epsilon: npt.ArrayLike, method: str = "exact", **kwargs: Any
 ) -> SmoothedCurve:
     """Run :func:`smoothed_delta` for every n in ``ns`` and fit exp(a + b n) per epsilon.
 
@@ -214,7 +223,7 @@ def smoothed_delta_curve(
 
 
 def smoothed_epsilon(
-    mechanism: Mechanism, n: int, pi: Any, delta: npt.ArrayLike, *, log: bool = False, **kwargs: Any
+    mechanism: Mechanism, n: int, pi: object, delta: npt.ArrayLike, *, log: bool = False, **kwargs: Any
 ) -> FloatOrArray:
     """The smallest epsilon with smoothed delta (Definition 3) at most ``delta``.
 
@@ -222,6 +231,10 @@ def smoothed_epsilon(
     ``method="exact"`` (Algorithm 1; a Monte Carlo estimate is not a proven
     bound, so it is not inverted); ``kwargs`` go to it (e.g. ``budget``).
     Certified and tight as :func:`profile_epsilon`.
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 3, Algorithm 1.
     """
     check_mechanism(mechanism)
     if kwargs.get("method", "exact") != "exact":

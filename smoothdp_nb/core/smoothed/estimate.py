@@ -93,7 +93,12 @@ def estimate_profiles(mechanism: Mechanism, n: int, m: int, E: int) -> float:
 
 
 def estimate_exact(mechanism: Mechanism, n: int, m: int, l: int, E: int) -> Estimate:
-    """Time and memory of the exact smoothed delta (all histograms profiled, then Algorithm 1)."""
+    """Time and memory of the exact smoothed delta (all histograms profiled, then Algorithm 1).
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 1.
+    """
     hists = math.comb(n + m - 1, m - 1)
     # the memory of one chunk of profiles, as the mechanism prices it
     per_bytes = mechanism._profile_cost(n, m, min(hists, profile_chunk_rows(E)), E, DEFAULT_BUDGET_SECONDS).bytes

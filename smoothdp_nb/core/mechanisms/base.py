@@ -66,8 +66,6 @@ class Mechanism(ABC):
         The adversary's adjusted utility of eq. (3).
     profile_cost(n, m, count=1, n_epsilon=1), profile_seconds(...)
         The up-front price of ``count`` profiles: seconds and peak bytes.
-    sample_histogram(hist, rng=None, size=None), output_pmf(hist)
-        Running the mechanism, and its output law as a table.
     Defining any of these (or a hook under its pre-protocol public name, e.g.
     ``log_profile_batch``) in a subclass raises TypeError at class creation.
 
@@ -94,6 +92,10 @@ class Mechanism(ABC):
         Records read from n (default n); raises ValueError when n is impossible.
     _key(), label, __repr__
         Equality and hashing (default: identity) and the text of charts.
+    sample_histogram(hist, rng=None, size=None), output_pmf(hist)
+        Running the mechanism and its output law as a table (defaults: draw
+        from / tabulate :meth:`log_output_pmf`); an override must follow the
+        same law.
     dp_delta_depends_on_epsilon : bool (class attribute)
         False when :meth:`_dp_delta` is the same at every epsilon (T/n).
     _log_profile_enclosure(hists, n, epsilon) -> LogEnclosure
@@ -123,8 +125,7 @@ class Mechanism(ABC):
         A faster form of this mechanism followed by the output map f
         (Proposition 4), or None (default) for the generic enumeration.
 
-    Engines enter through :meth:`_profile` (validated histograms of any
-    sizes: the enclosure, clipped to :meth:`_delta_upper_bound`).
+    Engines enter through :meth:`_profile` (validated input; clipped to :meth:`_delta_upper_bound`).
 
     References
     ----------
@@ -154,10 +155,7 @@ class Mechanism(ABC):
         super().__init_subclass__(**kwargs)
         for name in cls.__dict__:
             if name in Mechanism._RENAMED:
-                raise TypeError(
-                    f"{cls.__name__}.{name}: this hook is now {Mechanism._RENAMED[name]!r} "
-                    "(see the Mechanism docstring for what may be overridden)"
-                )
+                raise TypeError(f"{cls.__name__}.{name}: this hook is now {Mechanism._RENAMED[name]!r} (see Mechanism)")
             if name in Mechanism._TEMPLATES:
                 raise TypeError(
                     f"{cls.__name__}.{name}: {name} is a public template method of Mechanism; "

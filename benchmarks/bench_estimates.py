@@ -29,8 +29,8 @@ from scipy import stats
 
 import smoothdp_nb.core as sdp
 from smoothdp_nb.core.hull import reduce_to_vertices
-from smoothdp_nb.core.smoothed.cost import estimate_exact_cost
 from smoothdp_nb.core.smoothed.estimate import (
+    estimate_exact_cost,
     estimate_monte_carlo,
     sampling_average_units,
 )

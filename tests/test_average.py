@@ -18,9 +18,10 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import smoothdp_nb as sdp
-from smoothdp_nb.core.average import SamplingAverage, quantized_gaussian, quantized_laplace
 from smoothdp_nb.core.mechanisms import ComputationTooLarge
+from smoothdp_nb.core.mechanisms.average import SamplingAverage
 from smoothdp_nb.core.profiles import privacy_profile
+from smoothdp_nb.core.quantized import quantized_gaussian, quantized_laplace
 
 EPS = np.array([0.0, 0.2, 0.7, 1.5, 3.0])
 
@@ -361,7 +362,9 @@ def test_sampling_frequencies_match_pmf():
 
 def _reference_log_profile(mech, hist, epsilon):
     """Every (removed value, replacement) pair in log space: the unpruned path."""
-    from smoothdp_nb.core.average import _leave_one_out, _log_comb, _Table
+    from smoothdp_nb.core.mechanisms.average_sums import SumTable as _Table
+    from smoothdp_nb.core.mechanisms.average_sums import leave_one_out as _leave_one_out
+    from smoothdp_nb.core.mechanisms.average_sums import log_comb as _log_comb
 
     hist = np.asarray(hist)
     n = int(hist.sum())
@@ -406,7 +409,7 @@ def test_fast_profile_tiny_delta_and_log_fallback(monkeypatch):
     """Deltas down to ~1e-23 (driven by outputs of probability ~1/C(n, T))
     is kept exactly by the linear scale; forcing the log-space fallback gives
     the same numbers."""
-    from smoothdp_nb.core import average
+    from smoothdp_nb.core.mechanisms import average
 
     grid = np.arange(-4, 5) / 8
     mech = SamplingAverage(T=21, grid=grid)
@@ -521,8 +524,8 @@ def test_leave_one_out_counts_are_exact_integers(n, T, seed):
     """R_a and S_a against Python-integer subset counts; the larger cases exceed
     2^64 (C(130, 22) ~ 2^82), so the float64 residue decides the high bits, and
     C(420, 21) ~ 2^114 needs the third residue (mod 2^31 - 1)."""
-    from smoothdp_nb.core import average_profile
-    from smoothdp_nb.core.average_profile import exact_path_applies, leave_one_out_counts
+    from smoothdp_nb.core.mechanisms import average_profile
+    from smoothdp_nb.core.mechanisms.average_profile import exact_path_applies, leave_one_out_counts
 
     rng = np.random.default_rng(seed)
     counts_by_value = rng.multinomial(n, rng.dirichlet(np.ones(9)))
@@ -548,7 +551,7 @@ def test_leave_one_out_counts_are_exact_integers(n, T, seed):
 
 
 def test_leave_one_out_counts_refuses_beyond_its_error_bound():
-    from smoothdp_nb.core.average_profile import exact_path_applies, leave_one_out_counts
+    from smoothdp_nb.core.mechanisms.average_profile import exact_path_applies, leave_one_out_counts
 
     assert exact_path_applies(225, 15) and exact_path_applies(484, 22)
     assert not exact_path_applies(2000, 200)
@@ -560,8 +563,8 @@ def test_leave_one_out_counts_drop_the_third_residue_after_the_fact(monkeypatch)
     third residue, but the float64 table's row maxima (~2^100) bound the error
     below 2^61, so only mod 2^64 and float64 are used; the counts (beyond 2^64)
     are still exact, against Python integers (object arrays, one table per removed record)."""
-    from smoothdp_nb.core import average_profile
-    from smoothdp_nb.core.average_profile import leave_one_out_counts
+    from smoothdp_nb.core.mechanisms import average_profile
+    from smoothdp_nb.core.mechanisms.average_profile import leave_one_out_counts
 
     rng = np.random.default_rng(0)
     counts_by_value = rng.multinomial(200, rng.dirichlet(np.ones(9)))
@@ -621,8 +624,8 @@ def test_profile_work_units_match_counted(monkeypatch, case):
     strided division cells per residue actually computed (from the arguments
     of every table built), reconstruction/bound entries (from R's shape) and
     pairs recomputed in log space (from every call)."""
-    from smoothdp_nb.core import average as average_module
-    from smoothdp_nb.core import average_profile
+    from smoothdp_nb.core.mechanisms import average as average_module
+    from smoothdp_nb.core.mechanisms import average_profile
 
     kind, sigma, n, T, output = case
     law = quantized_gaussian(0.0, sigma) if kind == "N" else quantized_laplace(0.0, sigma / math.sqrt(2))

@@ -16,8 +16,9 @@ import pytest
 from scipy import stats
 
 import smoothdp_nb.core as sdp
-from smoothdp_nb.core import average as average_module
 from smoothdp_nb.core import budget
+from smoothdp_nb.core import quantized as average_module
+from smoothdp_nb.core.mechanisms import Mechanism
 from smoothdp_nb.core.smoothed import exact as exact_module
 from smoothdp_nb.core.smoothed import monte_carlo as mc_module
 from smoothdp_nb.core.smoothed.estimate import (
@@ -51,17 +52,17 @@ MC_CASES = [
 def test_monte_carlo_units_match_measured(monkeypatch, case):
     mech, n, pi, trials, k, chunk = case
     profiled, drawn, candidates = [], [], []
-    real_profile, real_trials, real_map = mc_module.privacy_profile, mc_module._mc_trials, mc_module.monte_carlo_map
+    real_profile, real_trials, real_map = Mechanism._profile, mc_module._mc_trials, mc_module.monte_carlo_map
 
-    def counting_profile(m, h, e, **kw):
+    def counting_profile(m, h, e):  # the engines' entry of the protocol
         profiled.append(len(h))
-        return real_profile(m, h, e, **kw)
+        return real_profile(m, h, e)
 
     def counting_trials(size, rng, **kw):
         drawn.append(size)
         return real_trials(size, rng, **kw)
 
-    monkeypatch.setattr(mc_module, "privacy_profile", counting_profile)
+    monkeypatch.setattr(Mechanism, "_profile", counting_profile)
 
     def counting_map(*args, **kw):
         candidates.append(1)  # one call per candidate composition
@@ -110,13 +111,13 @@ def test_exact_profile_units_and_memory(monkeypatch, case):
     mech, n, pi, E = case
     m, l = len(pi[0]), len(pi)
     rows = []
-    real = exact_module.privacy_profile
+    real = exact_module._profile_chunk
 
-    def counting(mm, h, e, **kw):
+    def counting(mm, h, e):  # the exact engine's profile chunks (the estimate's own sample is not counted)
         rows.append(len(h) * np.size(e))
-        return real(mm, h, e, **kw)
+        return real(mm, h, e)
 
-    monkeypatch.setattr(exact_module, "privacy_profile", counting)
+    monkeypatch.setattr(exact_module, "_profile_chunk", counting)
     tracemalloc.start()
     try:
         sdp.smoothed_delta(mech, n, pi, np.linspace(0.3, 1.0, E))
@@ -193,13 +194,13 @@ def test_runaway_monte_carlo_map_refused_before_the_run():
 
 
 def test_exact_memory_refused_even_without_time_limit(monkeypatch):
-    monkeypatch.setattr(exact_module, "privacy_profile", lambda *a, **k: pytest.fail("started"))
+    monkeypatch.setattr(exact_module, "_profile_chunk", lambda *a, **k: pytest.fail("started"))
     with pytest.raises(sdp.ComputationTooLarge, match="memory"):
         sdp.smoothed_delta(sdp.SamplingHistogram(eta=0.5), 20000, THREE, 1.0, budget=math.inf)
 
 
 def test_curve_estimates_every_point_before_the_first(monkeypatch):
-    monkeypatch.setattr(exact_module, "privacy_profile", lambda *a, **k: pytest.fail("started"))
+    monkeypatch.setattr(exact_module, "_profile_chunk", lambda *a, **k: pytest.fail("started"))
     with pytest.raises(sdp.ComputationTooLarge, match="curve"):
         sdp.smoothed_delta_curve(sdp.SamplingHistogram(eta=0.5), [1e3, 1e5, 1e7], TWO, 1.0)
 

@@ -40,8 +40,8 @@ def test_every_mechanism_implements_the_protocol(mech):
 
 
 def test_shared_identity_methods_are_defined_once():
-    from smoothdp_nb.core.average import SamplingAverage
     from smoothdp_nb.core.mechanisms import NoisySamplingHistogram, SamplingHistogram
+    from smoothdp_nb.core.mechanisms.average import SamplingAverage
 
     for cls in (SamplingHistogram, NoisySamplingHistogram, SamplingAverage):
         for name in ("__eq__", "__hash__", "label", "sample_size"):
@@ -67,12 +67,18 @@ def test_abstract_base_refuses_incomplete_mechanisms():
 
 
 def _private_calls(path):
-    """Attribute accesses ``x._name`` (not on self/cls, not dunders), hasattr calls,
-    and private names imported from other packages."""
+    """Attribute accesses ``x._name`` (not on self/cls, not dunders, not one of the
+    protocol's documented hooks ``Mechanism.HOOKS``), hasattr calls, and private
+    names imported from other packages."""
     tree = ast.parse(path.read_text())
     bad = []
     for node in ast.walk(tree):
-        private = isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+        private = (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+            and node.attr not in Mechanism.HOOKS
+        )
         if private and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
             bad.append(f"{path.name}:{node.lineno} .{node.attr}")
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "hasattr":
@@ -177,3 +183,119 @@ def test_sampling_average_exact_algorithm1_matches_enumeration_of_x_n(output):
     for e, d in zip(epsilon, res.delta):
         want = exact.smoothed_of_law(law, pi, 4, e)
         assert d == pytest.approx(float(want), rel=1e-9)
+
+
+# ---------------------------------------------------------------------------
+# the protocol in scipy's shape (issue 23, item 2)
+# ---------------------------------------------------------------------------
+def _coin_law(h):
+    """Publishes 1 with probability (1 + #category 0) / (n + 2) (exact fractions)."""
+    p = Fraction(1 + h[0], sum(h) + 2)
+    return {0: 1 - p, 1: p}
+
+
+def _coin():
+    return sdp.FiniteMechanism(lambda h: {k: float(v) for k, v in _coin_law(h).items()}, categories=2)
+
+
+def test_a_mechanism_answers_as_an_object():
+    # the issue's example: the constant law has delta 0 everywhere
+    assert sdp.FiniteMechanism(lambda h: {0: 0.5, 1: 0.5}, categories=2).dp_delta(4, 1.0) == 0.0
+    mech = _coin()
+    e = [0.0, 0.3, 1.0]
+    # DP delta of n = 3 against the brute-force maximum of the exact profiles (50 digits)
+    want = [max(exact.profile_of_law(_coin_law, h, ei) for h in exact.all_hists(3, 2)) for ei in e]
+    got = mech.dp_delta(3, e)
+    assert all(g >= w and g <= w * (1 + 1e-12) + 1e-300 for g, w in zip(got, want))
+    # the methods are the free functions (one validation, the same hooks): bit-identical
+    h = [[2, 1], [0, 3]]
+    np.testing.assert_array_equal(mech.privacy_profile(h, e), sdp.privacy_profile(mech, h, e))
+    np.testing.assert_array_equal(mech.dp_delta(3, e, log=True), sdp.dp_delta(mech, 3, e, log=True))
+    assert mech.adjusted_utility([1, 2], 0.3) == sdp.adjusted_utility(mech, [1, 2], 0.3)
+    enc = mech.privacy_profile([2, 1], 0.3, enclosure=True)
+    w = exact.profile_of_law(_coin_law, (2, 1), 0.3)
+    assert math.exp(enc.lower) <= w <= math.exp(enc.upper)
+
+
+def test_template_methods_validate_their_input():
+    mech = _coin()
+    with pytest.raises(ValueError, match="n"):
+        mech.dp_delta(0, 1.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        mech.privacy_profile([1, 1], -1.0)
+    with pytest.raises(ValueError, match="hist"):
+        mech.privacy_profile([1, 1, 1], 1.0)
+    with pytest.raises(ValueError, match="t"):
+        mech.adjusted_utility([1, 1], 1.5)
+    with pytest.raises(ValueError, match="count"):
+        mech.profile_cost(5, 2, count=0)
+
+
+def test_hooks_are_overridden_not_the_templates():
+    with pytest.raises(TypeError, match="_log_profile_batch"):
+
+        class OldName(Mechanism):  # the pre-protocol public name of a hook
+            categories = 2
+
+            def log_output_pmf(self, hist):
+                return np.array([0]), np.zeros(1)
+
+            def log_profile_batch(self, hists, n, epsilon):
+                return np.zeros((len(hists), epsilon.size))
+
+    with pytest.raises(TypeError, match="template"):
+
+        class Template(Mechanism):
+            categories = 2
+
+            def log_output_pmf(self, hist):
+                return np.array([0]), np.zeros(1)
+
+            def dp_delta(self, n, epsilon=None, **kw):
+                return 0.0
+
+    assert {"_log_profile_enclosure", "_profile_cost", "_dp_delta", "_profile"} <= Mechanism.HOOKS
+
+
+def test_engines_never_call_the_validating_facade(monkeypatch):
+    mech = _coin()
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("an engine called the validating template method")
+
+    monkeypatch.setattr(Mechanism, "privacy_profile", refuse)
+    monkeypatch.setattr(Mechanism, "dp_delta", refuse)
+    pi = [[0.3, 0.7], [0.6, 0.4]]
+    exact_res = sdp.smoothed_delta(mech, 8, pi, [0.5, 1.0], progress=False)
+    assert np.all(exact_res.delta <= exact_res.dp_delta)
+    sdp.smoothed_delta(mech, 8, pi, 0.5, method="monte-carlo", trials=50, rng=0, progress=False)
+    assert sdp.profile_epsilon(mech, [[3, 2], [1, 4]], 0.2).shape == (2,)
+    assert sdp.dp_epsilon(mech, 3, 0.4) >= 0
+    assert sdp.smoothed_epsilon(mech, 6, pi, 0.2) >= 0
+
+
+def test_a_user_mechanism_prices_its_memory():
+    """The exact method's memory estimate counts a user mechanism's own arrays
+    (the neighbour laws and the divergence kernel), within x3 of the traced peak;
+    before, a user mechanism's profiles were priced at 0 bytes (x0.09 of the peak here)."""
+    import tracemalloc
+
+    from smoothdp_nb.core.smoothed.estimate import estimate_exact
+
+    def law(h):
+        n = sum(h)
+        p, q = (1 + h[0]) / (n + 3), (1 + h[1]) / (n + 3)
+        return {0: p, 1: q, 2: 1 - p - q}
+
+    mech = sdp.FiniteMechanism(law, categories=4)
+    assert mech.profile_cost(12, 4, count=455, n_epsilon=3).bytes > 0
+    pi = np.full((2, 4), 0.25)
+    pi[0, :2] += [0.1, -0.1]
+    est = estimate_exact(mech, 12, 4, 2, 3)
+    tracemalloc.start()
+    try:
+        sdp.smoothed_delta(mech, 12, pi, [0.3, 0.6, 1.0], progress=False)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak / 3 <= est.bytes <= 3 * peak, (est.bytes, peak)

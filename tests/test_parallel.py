@@ -220,10 +220,11 @@ def test_helper_path_in_a_threaded_process_does_not_fork_and_changes_nothing(mon
     CPython 3.12+ warning "This process is multi-threaded, use of fork() may lead
     to deadlocks" would be recorded), and the result is bit-identical to the
     serial path (no helper)."""
+    from smoothdp_nb.core.smoothed import chunks
     from smoothdp_nb.core.smoothed import exact as X
 
     monkeypatch.setattr(X, "HELPER_MIN_N", 600)
-    monkeypatch.setattr(X, "_PROFILE_CHUNK", 512 * 5)  # two chunks of rows
+    monkeypatch.setattr(chunks, "PROFILE_CHUNK", 512 * 5)  # two chunks of rows
     monkeypatch.setattr(P, "available_cpus", lambda: 2)  # a second CPU, whatever this machine has
     prof, eng = _Spy(X._profile_chunk), _Spy(X.exact_binary)
     monkeypatch.setattr(X, "_profile_chunk", prof)

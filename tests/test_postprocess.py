@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import smoothdp_nb as sdp
-from smoothdp_nb.core.mechanisms.postprocess import PostProcessed, SampledWinner, winner
+from smoothdp_nb.core.mechanisms.postprocess import PostProcessed, winner
+from smoothdp_nb.core.mechanisms.sampled_winner import SampledWinner
 
 from . import exact
 

@@ -502,7 +502,8 @@ def test_cost_model_counts_the_engines_work(n, eta, p1, p2, epsilon):
 
 
 def test_cost_model_scales_and_prices():
-    from smoothdp_nb.core.smoothed.cost import engine_seconds, estimate_exact_cost, estimate_exact_seconds
+    from smoothdp_nb.core.smoothed.cost import engine_seconds, estimate_exact_seconds
+    from smoothdp_nb.core.smoothed.estimate import estimate_exact_cost
 
     V = [[0.3, 0.7], [0.6, 0.4]]
     t4, b4 = estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 10**4, V, 1)
@@ -550,12 +551,11 @@ _PARENT_CALLS: list[str] = []  # calls made by the calling thread (the helper th
 
 
 def _counted_profile_chunk(*args):
-    from smoothdp_nb.core.smoothed import exact as X
 
     if "helper" not in threading.current_thread().name:
         _PARENT_CALLS.append("profile")
     # the exact method's chunk: proven upper bounds, then their widths (issue 21)
-    enc = X.privacy_profile(args[0], args[1], args[2], enclosure=True)
+    enc = args[0]._profile(np.asarray(args[1], dtype=np.int64), args[2])  # the engines' entry of the protocol
     hi = np.reshape(enc.upper, (-1, args[2].size))
     lo = np.reshape(enc.lower, (-1, args[2].size))
     return np.concatenate([hi, np.where(np.isneginf(hi), 0.0, hi - lo)], axis=1)
@@ -575,10 +575,11 @@ def test_helper_changes_nothing(monkeypatch):
     columns run there, and the result is bit-identical with and without the
     helper, and equals the plain log-space recursion."""
     from smoothdp_nb.core import parallel
+    from smoothdp_nb.core.smoothed import chunks
     from smoothdp_nb.core.smoothed import exact as X
 
     monkeypatch.setattr(X, "HELPER_MIN_N", 600)
-    monkeypatch.setattr(X, "_PROFILE_CHUNK", 512 * 5)  # two chunks of rows
+    monkeypatch.setattr(chunks, "PROFILE_CHUNK", 512 * 5)  # two chunks of rows
     monkeypatch.setattr(X, "_profile_chunk", _counted_profile_chunk)
     monkeypatch.setattr(X, "exact_binary", _counted_exact_binary)
     m = sdp.SamplingHistogram(eta=0.9)

@@ -18,32 +18,39 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from . import datasets, noise
     from .accounting.export import PrivacyLossDistribution, privacy_loss_distribution
-    from .accounting.inverse import dp_epsilon, profile_epsilon, smoothed_epsilon
+    from .accounting.inverse import dp_epsilon, profile_epsilon
     from .accounting.renyi import SmoothedRenyi, renyi_profile, smoothed_renyi
-    from .average import QuantizedLaw, SamplingAverage, continuous_limit_profile, quantized_gaussian, quantized_laplace
     from .budget import ComputationTooLarge
     from .enclosures import LogEnclosure
     from .hull import HullReduction, reduce_to_vertices
     from .intervals import betting_interval, empirical_bernstein_interval
-    from .mechanisms import FiniteMechanism, Mechanism, NoisySamplingHistogram, SamplingHistogram
+    from .mechanisms import FiniteMechanism, Mechanism, NoisySamplingHistogram, SamplingAverage, SamplingHistogram
     from .mechanisms.composed import Joint, Repeat, joint, repeat
     from .mechanisms.postprocess import postprocess, winner
     from .noise import calibrate, noise_std, optimal_shape
     from .parallel import available_cpus
     from .profiles import Composition, adjusted_utility, compose, dp_delta, privacy_profile, remark8_bound
+    from .quantized import QuantizedLaw, continuous_limit_profile, quantized_gaussian, quantized_laplace
     from .release import Release, compare_noise, default_gamma
     from .sensitivity import evaluate_query, local_sensitivity, sensitivity_at_distance, smooth_sensitivity
-    from .smoothed import SmoothedCurve, SmoothedResult, fit_exponential, smoothed_delta, smoothed_delta_curve
+    from .smoothed import (
+        SmoothedCurve,
+        SmoothedResult,
+        fit_exponential,
+        smoothed_delta,
+        smoothed_delta_curve,
+        smoothed_epsilon,
+    )
     from .sweeps import SweepResult, monte_carlo_map, sweep
 
 #: public name -> the submodule that defines it ("" for a submodule exported under its own name)
 _WHERE: dict[str, str] = {
     "datasets": "",
-    "SamplingAverage": "average",
-    "QuantizedLaw": "average",
-    "quantized_gaussian": "average",
-    "quantized_laplace": "average",
-    "continuous_limit_profile": "average",
+    "SamplingAverage": "mechanisms",
+    "QuantizedLaw": "quantized",
+    "quantized_gaussian": "quantized",
+    "quantized_laplace": "quantized",
+    "continuous_limit_profile": "quantized",
     "Mechanism": "mechanisms",
     "SamplingHistogram": "mechanisms",
     "NoisySamplingHistogram": "mechanisms",
@@ -91,7 +98,7 @@ _WHERE: dict[str, str] = {
     "Joint": "mechanisms.composed",
     "profile_epsilon": "accounting.inverse",
     "dp_epsilon": "accounting.inverse",
-    "smoothed_epsilon": "accounting.inverse",
+    "smoothed_epsilon": "smoothed",
     "privacy_loss_distribution": "accounting.export",
     "PrivacyLossDistribution": "accounting.export",
     "renyi_profile": "accounting.renyi",

@@ -6,6 +6,10 @@
 * :func:`remark8_bound` -- the non-asymptotic smoothed-DP bound of Remark 8;
 * :func:`adjusted_utility` -- the adversary's adjusted utility, eq. (3);
 * :func:`compose` -- Proposition 5 (epsilons and deltas add).
+
+References
+----------
+Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 2, Theorem 1, Theorem 3, Remark 8, eq. (3), Proposition 5.
 """
 
 from __future__ import annotations
@@ -18,12 +22,10 @@ from typing import Literal, overload
 import numpy as np
 import numpy.typing as npt
 
-from .array_types import FloatArray, FloatOrArray
+from .array_types import FloatOrArray
 from .enclosures import LIBM_REL, LogEnclosure, U, exp_up, next_up, sum_up
 from .mechanisms import Mechanism
-from .mechanisms.base import log_up
-from .parallel import engine_threads
-from .validation import as_epsilon, as_histograms, as_int, as_open_unit, as_real
+from .validation import as_epsilon, as_int, as_real
 
 __all__ = [
     "Composition",
@@ -43,16 +45,6 @@ def check_mechanism(mechanism: object) -> Mechanism:
             f"SamplingAverage, FiniteMechanism, a postprocess(...) or a subclass), got {type(mechanism).__name__}"
         )
     return mechanism
-
-
-def _shape_result(values: FloatArray, single: bool, eps_scalar: bool) -> FloatOrArray:
-    """(k, E) values -> float / (k,) / (E,) / (k, E)."""
-    res = values
-    if single:
-        res = res[0]
-    if eps_scalar:
-        res = res[..., 0]
-    return float(res) if np.ndim(res) == 0 else res
 
 
 @overload
@@ -86,7 +78,7 @@ def privacy_profile(
     ----------
     mechanism : Mechanism
         Any implementation of the protocol (its fast path
-        :meth:`Mechanism.log_profile_batch` is used).
+        :meth:`Mechanism._log_profile_enclosure` is used).
     hist : array_like of int, shape (m,) or (k, m)
         Category counts of the database(s); rows may have different sizes n.
     epsilon : float or 1-D array of floats >= 0
@@ -105,7 +97,7 @@ def privacy_profile(
         A proven **upper bound** on every value (the error model and the
         argument are in :mod:`smoothdp_nb.core.enclosures` and the engines'
         docstrings); each lies in [0, 1] and at most the mechanism's
-        :meth:`~Mechanism.delta_upper_bound` (e.g. T/n rounded up).  The
+        :meth:`~Mechanism._delta_upper_bound` (e.g. T/n rounded up).  The
         upper and lower bounds agree to about 1e-12 relative on the published
         cases (docs/accuracy.md).
 
@@ -117,30 +109,15 @@ def privacy_profile(
     bound, so the cost does not grow with n.  For ``m > 2`` the joint law of
     the two categories involved is summed on its full grid (exact; cost ~ m^2
     T^2).  Other mechanisms compare their exact output laws.
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 2.
     """
-    check_mechanism(mechanism)
-    h, single = as_histograms(hist)
-    mechanism.check_histograms(h)
-    e, eps_scalar = as_epsilon(epsilon)
-    lo = np.empty((h.shape[0], e.size))
-    hi = np.empty((h.shape[0], e.size))
-    cap = np.empty((h.shape[0], e.size))
-    sizes = h.sum(axis=1)
-    with engine_threads():  # one BLAS thread inside (smoothdp_nb.core.parallel); the caller's after
-        for n in np.unique(sizes):
-            rows = np.nonzero(sizes == n)[0]
-            mechanism.sample_size(int(n))  # validates T <= n early, with a clear message
-            cap[rows] = mechanism.delta_upper_bound(int(n), e)
-            enc = mechanism.log_profile_enclosure(h[rows], int(n), e)
-            lo[rows], hi[rows] = enc.lower, enc.upper
-    lcap = np.minimum(log_up(cap), 0.0)
-    lo, hi = np.minimum(lo, lcap), np.minimum(hi, lcap)
+    mech = check_mechanism(mechanism)
     if enclosure:
-        return LogEnclosure(
-            np.asarray(_shape_result(lo, single, eps_scalar)), np.asarray(_shape_result(hi, single, eps_scalar))
-        ).squeeze()
-    res = hi if log else np.minimum(exp_up(hi), cap)
-    return _shape_result(res, single, eps_scalar)
+        return mech.privacy_profile(hist, epsilon, log, enclosure=True)
+    return mech.privacy_profile(hist, epsilon, log)
 
 
 @overload
@@ -191,34 +168,15 @@ def dp_delta(
       ``epsilon``.
 
     ``epsilon`` may be a scalar or an array (the result has its shape).
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Theorem 1, Theorem 3, Theorem 4.
     """
-    check_mechanism(mechanism)
-    n = as_int(n, "n", minimum=1)
-    mechanism.sample_size(n)
+    mech = check_mechanism(mechanism)
     if enclosure:
-        return _dp_delta_enclosure(mechanism, n, epsilon, categories)
-    if epsilon is None:
-        if mechanism.dp_delta_depends_on_epsilon:
-            raise ValueError(f"epsilon is required for the DP delta of {mechanism!r}")
-        return float(mechanism.dp_delta(n, np.zeros(1), categories=categories, log=log)[0])
-    e, scalar = as_epsilon(epsilon)
-    res = mechanism.dp_delta(n, e, categories=as_int(categories, "categories", minimum=2), log=log)
-    return float(res[0]) if scalar else res
-
-
-def _dp_delta_enclosure(mechanism: Mechanism, n: int, epsilon: npt.ArrayLike | None, categories: int) -> LogEnclosure:
-    """dp_delta(..., enclosure=True): :meth:`Mechanism.dp_delta_enclosure` (closed
-    forms by Arb, else the enumeration of the profile enclosures, budget-checked)."""
-    if epsilon is None:
-        if mechanism.dp_delta_depends_on_epsilon:
-            raise ValueError(f"epsilon is required for the DP delta of {mechanism!r}")
-        e, scalar = np.zeros(1), True
-    else:
-        e, scalar = as_epsilon(epsilon)
-    enc = mechanism.dp_delta_enclosure(n, e, categories=as_int(categories, "categories", minimum=2))
-    if scalar:
-        return LogEnclosure(float(np.asarray(enc.lower)[0]), float(np.asarray(enc.upper)[0]))  # type: ignore[arg-type]
-    return enc
+        return mech.dp_delta(n, epsilon, categories=categories, log=log, enclosure=True)
+    return mech.dp_delta(n, epsilon, categories=categories, log=log)
 
 
 def remark8_bound(
@@ -239,6 +197,10 @@ def remark8_bound(
     eta : float in (0, 1), the sampling rate
     epsilon : float or 1-D array
     f : float in (0, 1/m], the strict-positivity constant f(m, n)
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Remark 8.
     """
     m = as_int(m, "m", minimum=2)
     eta_f = float(eta)
@@ -291,28 +253,22 @@ def adjusted_utility(mechanism: Mechanism, hist_minus_i: npt.ArrayLike, t: float
     t : float in (0, 1), the accuracy threshold
     log : bool
         Natural log of the utility instead.
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: eq. (3).
     """
-    check_mechanism(mechanism)
-    t = as_open_unit(t, "t")
-    hm = np.atleast_2d(np.asarray(hist_minus_i))
-    if hm.ndim != 2 or hm.shape[1] < 2 or hm.shape[0] == 0:
-        raise ValueError("hist_minus_i must have shape (m,) or (k, m) with m >= 2")
-    single = np.ndim(hist_minus_i) == 1
-    # x_{-i} may be empty (n = 1): validate with a dummy record added.
-    h1, _ = as_histograms(hm + np.eye(1, hm.shape[1], dtype=np.int64), name="hist_minus_i")
-    mechanism.check_histograms(h1, "hist_minus_i")
-    h = h1 - np.eye(1, hm.shape[1], dtype=np.int64)
-    out = np.empty(h.shape[0])
-    for i, c in enumerate(h):
-        mechanism.sample_size(int(c.sum()) + 1)
-        out[i] = mechanism.log_utility(c, t) - math.log1p(-t)
-    res = out if log else np.exp(out)
-    return float(res[0]) if single else res
+    return check_mechanism(mechanism).adjusted_utility(hist_minus_i, t, log=log)
 
 
 @dataclass(frozen=True)
 class Composition:
-    """The (epsilon, delta) guarantee of a composed mechanism (Proposition 5)."""
+    """The (epsilon, delta) guarantee of a composed mechanism (Proposition 5).
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Proposition 5.
+    """
 
     epsilon: float
     delta: float
@@ -331,6 +287,10 @@ def compose(guarantees: Sequence[tuple[float, float]]) -> Composition:
     Parameters
     ----------
     guarantees : sequence of (eps_i, delta_i) pairs, eps_i >= 0, delta_i in [0, 1]
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Proposition 5.
     """
     items = list(guarantees)
     if not items:

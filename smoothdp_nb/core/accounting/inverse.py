@@ -2,7 +2,8 @@
 
 * :func:`profile_epsilon` -- per database (Definition 2);
 * :func:`dp_epsilon` -- the worst case over all databases of n records (Theorem 1);
-* :func:`smoothed_epsilon` -- the smoothed delta of Definition 3 (Algorithm 1, exact).
+* :func:`~smoothdp_nb.core.smoothed.smoothed_epsilon` -- the smoothed delta of Definition 3
+  (Algorithm 1, exact), in :mod:`smoothdp_nb.core.smoothed` beside the forward curve.
 
 Every curve ``epsilon -> delta_eps`` is non-increasing, so the answer is found
 by bisection on epsilon, all targets at once (one evaluation of the forward
@@ -26,7 +27,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -34,10 +34,10 @@ import numpy.typing as npt
 from ..array_types import FloatArray, FloatOrArray
 from ..enclosures import LIBM_REL, next_down
 from ..mechanisms import Mechanism
-from ..profiles import check_mechanism, dp_delta, privacy_profile
+from ..profiles import check_mechanism
 from ..validation import as_histograms, as_int
 
-__all__ = ["profile_epsilon", "dp_epsilon", "smoothed_epsilon", "invert_log_delta", "INVERSE_REL_TOL"]
+__all__ = ["profile_epsilon", "dp_epsilon", "invert_log_delta", "as_log_targets", "INVERSE_REL_TOL"]
 
 #: the bisection stops when the bracket is this narrow (relative)
 INVERSE_REL_TOL = 1e-9
@@ -47,7 +47,7 @@ _EPS_MAX = 512.0
 _EPS_ABS = 1e-15
 
 
-def _as_log_targets(delta: object, log: bool) -> tuple[FloatArray, bool]:
+def as_log_targets(delta: object, log: bool) -> tuple[FloatArray, bool]:
     """Validated targets as natural logs (shape (D,)) and whether a scalar was given."""
     if isinstance(delta, (bool, np.bool_, str, bytes)):
         raise TypeError(f"delta must be a number or a 1-D array of numbers, got {delta!r}")
@@ -183,16 +183,19 @@ def profile_epsilon(
     check_mechanism(mechanism)
     h, single = as_histograms(hist)
     mechanism.check_histograms(h)
-    t, scalar = _as_log_targets(delta, log)
+    for size in np.unique(h.sum(axis=1)):
+        mechanism.sample_size(int(size))
+    t, scalar = as_log_targets(delta, log)
 
     R = h.shape[0]
 
+    # validated once above: the bisection calls the protocol's hook, not the facade
     def curve(e: FloatArray) -> FloatArray:
         if R * e.size <= 4096:  # one call: every row at every epsilon, keep each row's own
-            allv = np.reshape(privacy_profile(mechanism, h, e.ravel(), log=True), (R, R, -1))
+            allv = np.reshape(mechanism._profile(h, np.ravel(e)).upper, (R, R, -1))
             out: FloatArray = allv[np.arange(R), np.arange(R)]
             return out
-        return np.stack([np.reshape(privacy_profile(mechanism, h[r], e[r], log=True), -1) for r in range(R)])
+        return np.stack([np.reshape(mechanism._profile(h[r : r + 1], np.ravel(e[r])).upper, -1) for r in range(R)])
 
     return _shape(invert_log_delta(curve, t, R), single, scalar)
 
@@ -206,37 +209,12 @@ def dp_epsilon(
     ``T/n`` at every epsilon, so the answer is 0 or ``inf``."""
     check_mechanism(mechanism)
     n = as_int(n, "n", minimum=1)
-    t, scalar = _as_log_targets(delta, log)
+    mechanism.sample_size(n)
+    t, scalar = as_log_targets(delta, log)
     cats = as_int(categories, "categories", minimum=2)
 
-    def curve(e: FloatArray) -> FloatArray:
-        return np.reshape(dp_delta(mechanism, n, e.ravel(), categories=cats, log=True), (1, e.size))
-
-    out = invert_log_delta(curve, t, 1)[0]
-    return float(out[0]) if scalar else out
-
-
-def smoothed_epsilon(
-    mechanism: Mechanism, n: int, pi: Any, delta: npt.ArrayLike, *, log: bool = False, **kwargs: Any
-) -> FloatOrArray:
-    """The smallest epsilon with smoothed delta (Definition 3) at most ``delta``.
-
-    The forward curve is :func:`~smoothdp_nb.smoothed_delta` with
-    ``method="exact"`` (Algorithm 1; a Monte Carlo estimate is not a proven
-    bound, so it is not inverted); ``kwargs`` go to it (e.g. ``budget``).
-    Certified and tight as :func:`profile_epsilon`.
-    """
-    from ..smoothed import smoothed_delta
-
-    check_mechanism(mechanism)
-    if kwargs.get("method", "exact") != "exact":
-        raise ValueError("smoothed_epsilon inverts the exact smoothed delta only: method must be 'exact'")
-    kwargs.pop("method", None)
-    t, scalar = _as_log_targets(delta, log)
-
-    def curve(e: FloatArray) -> FloatArray:
-        res = smoothed_delta(mechanism, n, pi, e.ravel(), method="exact", **kwargs)
-        return np.reshape(np.asarray(res.log_delta_values, dtype=float), (1, e.size))
+    def curve(e: FloatArray) -> FloatArray:  # the hook: n and categories validated above
+        return np.reshape(mechanism._dp_delta(n, np.ravel(e), categories=cats, log=True), (1, e.size))
 
     out = invert_log_delta(curve, t, 1)[0]
     return float(out[0]) if scalar else out
@@ -246,7 +224,7 @@ def epsilon_on_grid(epsilon: FloatArray, log_delta: FloatArray, delta: npt.Array
     """The smallest epsilon *of a computed grid* whose (upper-bound) delta is at most each
     target: certified, as tight as the grid (``inf`` when no grid point meets it).
     ``log_delta``: (..., E) over the grid ``epsilon`` (E,)."""
-    t, scalar = _as_log_targets(delta, False)
+    t, scalar = as_log_targets(delta, False)
     order = np.argsort(epsilon)
     e = np.asarray(epsilon, dtype=float)[order]
     ld = np.asarray(log_delta, dtype=float)[..., order]

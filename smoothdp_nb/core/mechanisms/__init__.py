@@ -4,12 +4,19 @@
 * :mod:`.sampling` -- :class:`SamplingHistogram` (Algorithm 2, Appendix F);
 * :mod:`.noisy` -- :class:`NoisySamplingHistogram` (Algorithm 4);
 * :mod:`.finite` -- :class:`FiniteMechanism`, a user's output law;
-* :mod:`.postprocess` -- :func:`postprocess` and :data:`winner` (Proposition 4).
+* :mod:`.sampled_winner` -- the winner of a sampled election in closed form;
+* :mod:`.average` -- :class:`SamplingAverage` (Algorithm 3), its tables in
+  :mod:`.average_sums` and :mod:`.average_profile`;
+* :mod:`.postprocess` -- :func:`postprocess` and :data:`winner` (Proposition 4);
+* :mod:`.composed` -- :func:`~.composed.repeat` and :func:`~.composed.joint`.
 
-The sampling average (Algorithm 3) lives in :mod:`smoothdp_nb.core.average`.
+References
+----------
+Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 2, Algorithm 4, Algorithm 3, Proposition 4.
 """
 
 from ..budget import ComputationTooLarge
+from .average import SamplingAverage
 from .base import MAX_CELLS, Mechanism, compositions, count_histograms
 from .finite import FiniteMechanism
 from .noisy import NoisySamplingHistogram
@@ -24,6 +31,7 @@ __all__ = [
     "Mechanism",
     "NoisySamplingHistogram",
     "PostProcessing",
+    "SamplingAverage",
     "SamplingHistogram",
     "compositions",
     "count_histograms",

@@ -3,67 +3,44 @@ code every mechanism inherits, and the enumeration of histograms it uses."""
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Hashable
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
-from ..array_types import FloatArray, IntArray
+from ..array_types import FloatArray, FloatOrArray, IntArray
 from ..budget import DEFAULT_BUDGET_SECONDS, ComputationTooLarge, Estimate, check_budget
 from ..divergence import log_hockey_stick_enclosure
-from ..enclosures import LIBM_REL, LogEnclosure, U, next_up
-from ..validation import as_histograms, as_int, as_rng
+from ..enclosures import LIBM_REL, LogEnclosure, U, exp_up, next_up
+from ..parallel import engine_threads
+from ..validation import as_epsilon, as_histograms, as_int, as_open_unit, as_rng
+from .enumeration import PAIR_CHUNK_CELLS, cell_seconds, compositions, count_histograms
+from .outputs import factorize_outputs, output_key
+from .rounding import finish_dp, log_up, shape_result
 
-__all__ = ["MAX_CELLS", "Mechanism", "compositions", "count_histograms", "factorize_outputs", "output_key"]
+if TYPE_CHECKING:  # the output maps sit above this module (postprocess imports it)
+    from .postprocess import PostProcessing
+
+__all__ = [
+    "MAX_CELLS",
+    "Mechanism",
+    "compositions",
+    "count_histograms",
+    "factorize_outputs",
+    "log_up",
+    "output_key",
+]
+
 
 # Refuse explicit enumerations above this many (output x component) cells.
 MAX_CELLS = 5 * 10**7
 # a lower bound on the time of one output law (a Python call and a few arrays)
 _MIN_LAW_SECONDS = 1e-5
-# cells (pairs x outputs x epsilon) per chunk of the generic divergence kernel
-_PAIR_CHUNK_CELLS = 2**22
-# pairs of the block the kernel is timed on, to price one (pair, outputs, epsilon) cell
-_TIMED_PAIRS = 64
-
-
-def _cell_seconds(K: int, n_epsilon: int) -> float:
-    """Seconds of the generic kernel per (row, neighbour) pair with K outputs
-    and E epsilon (both directions), timed on the running machine on a block
-    of that shape (the kernel is vectorised: its cost per cell is flat)."""
-    E = max(1, n_epsilon)
-    K_timed = max(1, min(K, _PAIR_CHUNK_CELLS // (_TIMED_PAIRS * E)))
-    gen = np.random.default_rng(1)
-    a = np.log(gen.dirichlet(np.ones(K_timed), size=_TIMED_PAIRS))
-    b = np.log(gen.dirichlet(np.ones(K_timed), size=_TIMED_PAIRS))
-    eps = np.linspace(0.1, 1.0, E)
-    t0 = time.perf_counter()
-    z = np.zeros_like(a)
-    log_hockey_stick_enclosure(a, b, eps, z, z).maximum(log_hockey_stick_enclosure(b, a, eps, z, z))
-    return (time.perf_counter() - t0) / _TIMED_PAIRS * (K / K_timed)
-
-
-def compositions(total: int, parts: int) -> IntArray:
-    """All vectors of ``parts`` non-negative ints summing to ``total`` (stars and bars),
-    shape ``(C(total + parts - 1, parts - 1), parts)``: every histogram of ``total``
-    records on ``parts`` categories, and every composition of Algorithm 1."""
-    if parts == 1:
-        return np.array([[total]], dtype=np.int64)
-    if parts == 2:
-        k = np.arange(total + 1, dtype=np.int64)
-        return np.stack([k, total - k], axis=1)
-    bars = np.array(list(itertools.combinations(range(total + parts - 1), parts - 1)), dtype=np.int64)
-    padded = np.concatenate([np.full((len(bars), 1), -1), bars, np.full((len(bars), 1), total + parts - 1)], axis=1)
-    return np.diff(padded, axis=1) - 1
-
-
-def count_histograms(n: int, m: int) -> int:
-    """Number of histograms of n records on m categories, ``C(n + m - 1, m - 1)``."""
-    return math.comb(n + m - 1, m - 1)
 
 
 class Mechanism(ABC):
@@ -71,16 +48,29 @@ class Mechanism(ABC):
 
     A database of n records over m categories (or m grid values) is given by
     its histogram ``x`` (m non-negative counts summing to n); neighbours
-    ``x ~ x'`` replace one record by a record of another category.  Every
-    generic feature of the package -- :func:`~smoothdp_nb.privacy_profile`
-    (Definition 2), :func:`~smoothdp_nb.dp_delta`,
-    :func:`~smoothdp_nb.smoothed_delta` (Definition 3, Algorithm 1 and Monte
-    Carlo), :func:`~smoothdp_nb.postprocess` (Proposition 4), the result
-    objects, charts and panels -- talks to a mechanism through the methods
-    below only.
+    ``x ~ x'`` replace one record by a record of another category.  The
+    protocol has scipy.stats' shape: public template methods validate their
+    input once and call private hooks; a subclass overrides hooks, never the
+    template methods, and the engines (exact and Monte Carlo smoothed delta,
+    sweeps, composition, accounting) call the hooks directly on input they
+    have validated.
 
-    Required (abstract)
-    -------------------
+    Public template methods (not overridable)
+    -----------------------------------------
+    privacy_profile(hist, epsilon, log=False, *, enclosure=False)
+        delta_eps(x) of Definition 2, a proven upper bound (as
+        :func:`smoothdp_nb.privacy_profile`).
+    dp_delta(n, epsilon=None, *, categories=2, log=False, enclosure=False)
+        Its worst case over all databases of n records (Theorem 1).
+    adjusted_utility(hist_minus_i, t, *, log=False)
+        The adversary's adjusted utility of eq. (3).
+    profile_cost(n, m, count=1, n_epsilon=1), profile_seconds(...)
+        The up-front price of ``count`` profiles: seconds and peak bytes.
+    Defining any of these (or a hook under its pre-protocol public name, e.g.
+    ``log_profile_batch``) in a subclass raises TypeError at class creation.
+
+    Required
+    --------
     categories : int or None (property)
         Number of categories m the mechanism accepts (for a value grid: the
         number of grid values), or None when any m >= 2 works.
@@ -89,54 +79,88 @@ class Mechanism(ABC):
         space: ``outputs`` is an array with one entry (1-D) or one row (2-D)
         per possible output, comparable across databases (equal outputs are
         equal entries/rows), and ``log_p`` the natural logs of their
-        probabilities (``-inf`` allowed), shape ``(len(outputs),)``.
+        probabilities (``-inf`` allowed), shape ``(len(outputs),)``.  Must be
+        the law itself: each value within ``LIBM_REL`` (4 ulps) of the log of
+        the true probability, plus :meth:`log_output_pmf_error`.
 
-    Provided, overridable
-    ---------------------
+    Optional, with what each must promise
+    -------------------------------------
+    log_output_pmf_error(hist, log_p)
+        A proven bound on the absolute error of ``log_p`` beyond ``LIBM_REL``
+        (default 0).
     sample_size(n)
-        Number of records the mechanism reads from n (default n); raises
-        ValueError when n is impossible (e.g. a fixed sample larger than n).
-    log_profile_enclosure(hists, n, epsilon)
-        Proven bounds on ``log delta_eps(x)`` for k histograms of a common
-        size n and E epsilons: a :class:`~smoothdp_nb.core.enclosures.LogEnclosure`
-        of (k, E) arrays.  The default enumerates every neighbour and compares
-        the output laws with
-        :func:`~smoothdp_nb.core.divergence.log_hockey_stick_enclosure`,
-        taking the values of :meth:`log_output_pmf` as the logs of the
-        mechanism's probabilities to within ``LIBM_REL`` (4 ulps) of their size.
-    log_profile_batch(hists, n, epsilon)
-        Fast path: proven upper bounds on ``log delta_eps(x)``, shape (k, E)
-        (default: the upper end of :meth:`log_profile_enclosure`).  A subclass
-        that overrides only this method vouches for its own values: they are
-        then taken as exact by :meth:`log_profile_enclosure` (override that
-        one too to certify a fast path).
-    delta_upper_bound(n, epsilon)
-        A cheap bound on ``delta_eps(x)`` valid for every database of n
-        records (default 1; the sampling mechanisms: T/n).  Every delta
-        computed by the package is clipped to it.
-    dp_delta(n, epsilon, categories=None, log=False), dp_delta_enclosure(n, epsilon, categories=None)
-        The worst case over all databases of n records (Theorem 1), a proven
-        upper bound, and proven bounds on its log.  Default:
-        the largest profile over every histogram, refused with an estimate
-        when there are too many.  Closed forms override it.
-    log_utility(hist_minus_i, t)
-        Fast path for the adversary's adjusted utility of eq. (3), before the
-        factor 1/(1-t); the default enumerates the output laws.
-    profile_seconds(n, m, count, n_epsilon, budget)
-        Estimated run time of :meth:`log_profile_batch` on ``count``
-        histograms (drives the refusals of the exact computations, with the
-        engines' cost model of :mod:`smoothdp_nb.core.smoothed.cost`).
-    postprocessed(f)
-        The mechanism followed by the output map f (Proposition 4); a
-        mechanism with a faster form of a known map (e.g. the winner of a
-        sampled election) returns it here.
-    sample_histogram(hist, rng, size), output_pmf(hist)
-        Running the mechanism and its output law as a table; the defaults
-        draw from / tabulate :meth:`log_output_pmf`.
+        Records read from n (default n); raises ValueError when n is impossible.
+    _key(), label, __repr__
+        Equality and hashing (default: identity) and the text of charts.
+    sample_histogram(hist, rng=None, size=None), output_pmf(hist)
+        Running the mechanism and its output law as a table (defaults: draw
+        from / tabulate :meth:`log_output_pmf`); an override must follow the
+        same law.
+    dp_delta_depends_on_epsilon : bool (class attribute)
+        False when :meth:`_dp_delta` is the same at every epsilon (T/n).
+    _log_profile_enclosure(hists, n, epsilon) -> LogEnclosure
+        **Proven** bounds ``lower <= log delta_eps(x) <= upper`` for k
+        validated histograms (int64, (k, m)) of n records and E epsilons:
+        (k, E) arrays.  Default: every neighbour's output law compared by
+        :func:`~smoothdp_nb.core.divergence.log_hockey_stick_enclosure`.
+    _log_profile_batch(hists, n, epsilon) -> (k, E) array
+        A fast path: proven **upper** bounds on log delta_eps(x) (default:
+        the upper end of the enclosure).  Overriding only this hook makes its
+        values a zero-width enclosure: the subclass vouches for them.
+    _delta_upper_bound(n, epsilon) -> (E,) array
+        A proven bound on delta_eps(x) for every database of n records
+        (default 1); every delta the package reports is clipped to it.
+    _dp_delta(n, epsilon, categories, log, budget, all_profiles), _dp_delta_enclosure(n, epsilon, categories, budget)
+        The DP delta, a proven upper bound (log or linear), and proven bounds
+        on its log.  Default: the largest profile over every histogram of n
+        records, refused (ComputationTooLarge) above ``budget`` seconds.
+    _log_utility(hist_minus_i, t) -> float
+        log of eq. (3) before the factor 1/(1 - t) (default: the m output laws).
+    _profile_cost(n, m, count, n_epsilon, budget) -> Estimate
+        Seconds and peak bytes of the profiles of ``count`` histograms of n
+        records at ``n_epsilon`` epsilons, before any work (an estimate, not a
+        promise; it drives every refusal).  Default: the generic path priced
+        on the running machine (:meth:`_law_cost`).
+    _postprocessed(f) -> Mechanism or None
+        A faster form of this mechanism followed by the output map f
+        (Proposition 4), or None (default) for the generic enumeration.
 
-    Equality and hashing use :meth:`_key` (default: identity), and ``label``
-    is the ``repr``.
+    Engines enter through :meth:`_profile` (validated input; clipped to :meth:`_delta_upper_bound`).
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Definitions 2 and 3,
+    Theorem 1, Proposition 4 and eq. (3).
     """
+
+    #: the public template methods: a subclass overrides hooks, not these
+    _TEMPLATES: ClassVar[frozenset[str]] = frozenset(
+        {"privacy_profile", "dp_delta", "adjusted_utility", "profile_cost", "profile_seconds", "_profile"}
+    )
+    #: hooks under their names before the protocol had scipy's shape
+    _RENAMED: ClassVar[dict[str, str]] = {
+        "log_profile_enclosure": "_log_profile_enclosure",
+        "log_profile_batch": "_log_profile_batch",
+        "dp_delta_enclosure": "_dp_delta_enclosure",
+        "delta_upper_bound": "_delta_upper_bound",
+        "log_utility": "_log_utility",
+        "law_cost": "_law_cost",
+        "postprocessed": "_postprocessed",
+    }
+
+    #: the private members other modules may call: the hooks and the engines' entry, nothing else
+    HOOKS: ClassVar[frozenset[str]] = frozenset({"_profile", "_dp_delta", "_profile_cost", *_RENAMED.values()})
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in cls.__dict__:
+            if name in Mechanism._RENAMED:
+                raise TypeError(f"{cls.__name__}.{name}: this hook is now {Mechanism._RENAMED[name]!r} (see Mechanism)")
+            if name in Mechanism._TEMPLATES:
+                raise TypeError(
+                    f"{cls.__name__}.{name}: {name} is a public template method of Mechanism; "
+                    f"override its hook instead (e.g. _dp_delta, _log_profile_enclosure, _profile_cost)"
+                )
 
     #: whether :meth:`dp_delta` varies with epsilon (False for the closed forms T/n)
     dp_delta_depends_on_epsilon: bool = True
@@ -185,21 +209,21 @@ class Mechanism(ABC):
         if m is not None and hists.shape[1] != m:
             raise ValueError(f"{name} must have {m} counts per database for {self!r}, got {hists.shape[1]}")
 
-    def delta_upper_bound(self, n: int, epsilon: FloatArray) -> FloatArray:
+    def _delta_upper_bound(self, n: int, epsilon: FloatArray) -> FloatArray:
         """A bound on delta_eps(x) for every database of n records (default: 1)."""
         return np.ones(np.shape(epsilon))
 
-    def log_profile_batch(self, hists: IntArray, n: int, epsilon: FloatArray) -> FloatArray:
+    def _log_profile_batch(self, hists: IntArray, n: int, epsilon: FloatArray) -> FloatArray:
         """Proven upper bounds on log delta_eps(x) (Definition 2) for histograms of size n: (k, E).
 
-        The subclass's own :meth:`log_profile_enclosure` when it has one, else
+        The subclass's own :meth:`_log_profile_enclosure` when it has one, else
         the generic enumeration (so a subclass's fast path may fall back on
-        ``super().log_profile_batch``)."""
-        if type(self).log_profile_enclosure is not Mechanism.log_profile_enclosure:
-            return self.log_profile_enclosure(hists, n, epsilon).upper
+        ``super()._log_profile_batch``)."""
+        if type(self)._log_profile_enclosure is not Mechanism._log_profile_enclosure:
+            return self._log_profile_enclosure(hists, n, epsilon).upper
         return self._generic_log_profile_enclosure(hists, n, epsilon).upper
 
-    def log_profile_enclosure(self, hists: IntArray, n: int, epsilon: FloatArray) -> LogEnclosure:
+    def _log_profile_enclosure(self, hists: IntArray, n: int, epsilon: FloatArray) -> LogEnclosure:
         """Proven bounds on log delta_eps(x) for histograms of size n: (k, E) arrays.
 
         Generic path: the output law of every row and of every neighbour is
@@ -208,16 +232,16 @@ class Mechanism(ABC):
         enclosed for every (row, neighbour) pair, vectorised over pairs
         (:func:`~smoothdp_nb.core.divergence.log_hockey_stick_enclosure`, with
         the error bounds of :meth:`_aligned_log_pmfs`).  A subclass that
-        overrides :meth:`log_profile_batch` but not this method gets its fast
+        overrides :meth:`_log_profile_batch` but not this method gets its fast
         path's values as a zero-width enclosure.
         """
-        if type(self).log_profile_batch is not Mechanism.log_profile_batch:
-            v = np.asarray(self.log_profile_batch(hists, n, epsilon), dtype=float)
+        if type(self)._log_profile_batch is not Mechanism._log_profile_batch:
+            v = np.asarray(self._log_profile_batch(hists, n, epsilon), dtype=float)
             return LogEnclosure(v, v)
         return self._generic_log_profile_enclosure(hists, n, epsilon)
 
     def _generic_log_profile_enclosure(self, hists: IntArray, n: int, epsilon: FloatArray) -> LogEnclosure:
-        """The enumeration of :meth:`log_profile_enclosure` (every neighbour's output law)."""
+        """The enumeration of :meth:`_log_profile_enclosure` (every neighbour's output law)."""
         h = np.asarray(hists, dtype=np.int64)
         k, m = h.shape
         self._check_generic_size(k, n, m)
@@ -236,7 +260,7 @@ class Mechanism(ABC):
         lo: FloatArray = np.full((k, epsilon.size), -np.inf)
         hi: FloatArray = np.full((k, epsilon.size), -np.inf)
         K = L.shape[1]
-        step = max(1, _PAIR_CHUNK_CELLS // max(1, K * epsilon.size))
+        step = max(1, PAIR_CHUNK_CELLS // max(1, K * epsilon.size))
         for s in range(0, rows.size, step):
             i, j = own[s : s + step], other[s : s + step]
             d = log_hockey_stick_enclosure(L[i], L[j], epsilon, err[i], err[j]).maximum(
@@ -319,10 +343,11 @@ class Mechanism(ABC):
         err = np.where(raw > 0, next_up(raw), 0.0)  # an exact 0 (log 1, as reported) stays exact
         return out, np.where(fin, err, 0.0)
 
-    def profile_seconds(
+    def _profile_cost(
         self, n: int, m: int, count: int, n_epsilon: int, budget: float = DEFAULT_BUDGET_SECONDS
-    ) -> float:
-        """Estimated seconds of :meth:`log_profile_batch` on ``count`` histograms of n records.
+    ) -> Estimate:
+        """Hook: estimated seconds and peak bytes of :meth:`_log_profile_enclosure` on
+        ``count`` histograms of n records.
 
         The generic path does two kinds of work, priced separately on the
         running machine (never extrapolated from other database sizes):
@@ -333,7 +358,7 @@ class Mechanism(ABC):
           computed once per call -- each priced by timing
           :meth:`_aligned_log_pmfs` (the law, the factorization of its
           outputs and its row of the aligned table) on a few histograms of
-          exactly n records spread over the simplex (:meth:`law_cost`);
+          exactly n records spread over the simplex (:meth:`_law_cost`);
         * a hockey-stick divergence in both directions for each of the
           ``count m (m - 1) n / (n + m - 1)`` (row, neighbour) pairs (moves
           out of an empty category do not exist; exact on average over all
@@ -343,16 +368,24 @@ class Mechanism(ABC):
         When even 10 microseconds per law would exceed ``budget`` that lower
         bound is returned without timing anything (one law may itself be slow
         at large n).
+
+        Bytes: the neighbour histograms (three int64 copies of ``count m (m -
+        1)`` rows of m counts), the aligned table of the laws and its error
+        bounds (two floats per law and output), and one chunk of the
+        divergence kernel (about eight float arrays of its cells).
         """
         laws = min(count * (1 + m * (m - 1)), count_histograms(n, m))
+        neighbours = 8.0 * count * m * (m - 1) * m * 3
         floor = laws * _MIN_LAW_SECONDS
         if floor > budget:  # hopeless whatever one law costs: do not even time one
-            return float(floor)
-        per_law, K = self.law_cost(n, m, budget / laws)
+            return Estimate(float(floor), neighbours + 16.0 * laws)
+        per_law, K = self._law_cost(n, m, budget / laws)
         pairs = count * m * (m - 1) * n / (n + m - 1)
-        return float(laws * per_law + pairs * _cell_seconds(round(K), n_epsilon))
+        seconds = float(laws * per_law + pairs * cell_seconds(round(K), n_epsilon))
+        kernel = 8 * 8.0 * min(pairs * K * max(1, n_epsilon), PAIR_CHUNK_CELLS)
+        return Estimate(seconds, neighbours + 16.0 * laws * K + kernel)
 
-    def law_cost(self, n: int, m: int, limit: float = math.inf) -> tuple[float, float]:
+    def _law_cost(self, n: int, m: int, limit: float = math.inf) -> tuple[float, float]:
         """(seconds, outputs) of one output law at n records on m categories, as
         the generic path computes it (law, output factorization, aligned row).
 
@@ -368,7 +401,9 @@ class Mechanism(ABC):
         and the caller refuses without ever computing a law at n.
         """
         store = getattr(self, "__dict__", None)  # a subclass with __slots__ is timed every time
-        cache: dict[tuple[int, int], tuple[float, float]] = {} if store is None else store.setdefault("_law_cost", {})
+        cache: dict[tuple[int, int], tuple[float, float]] = (
+            {} if store is None else store.setdefault("_law_cost_cache", {})
+        )
         if (n, m) in cache:
             return cache[(n, m)]
         k = 16
@@ -400,7 +435,7 @@ class Mechanism(ABC):
         cache[(n, m)] = (max(seconds, _MIN_LAW_SECONDS), max(outputs, 1.0))
         return cache[(n, m)]
 
-    def dp_delta(
+    def _dp_delta(
         self,
         n: int,
         epsilon: FloatArray,
@@ -419,12 +454,12 @@ class Mechanism(ABC):
         """
         m = self.categories if self.categories is not None else as_int(categories, "categories", minimum=2)
         if all_profiles is not None:
-            return _finish_dp(all_profiles.max(axis=0), self.delta_upper_bound(n, epsilon), log)
-        return _finish_dp(
-            self.dp_delta_enclosure(n, epsilon, m, budget=budget).upper, self.delta_upper_bound(n, epsilon), log
+            return finish_dp(all_profiles.max(axis=0), self._delta_upper_bound(n, epsilon), log)
+        return finish_dp(
+            self._dp_delta_enclosure(n, epsilon, m, budget=budget).upper, self._delta_upper_bound(n, epsilon), log
         )
 
-    def dp_delta_enclosure(
+    def _dp_delta_enclosure(
         self,
         n: int,
         epsilon: FloatArray,
@@ -436,19 +471,19 @@ class Mechanism(ABC):
         estimated run time above ``budget`` seconds).  Closed forms override it."""
         m = self.categories if self.categories is not None else as_int(categories, "categories", minimum=2)
         count = count_histograms(n, m)
-        est = self.profile_seconds(n, m, count, epsilon.size, budget)
+        est = self._profile_cost(n, m, count, epsilon.size, budget).seconds
         if est > budget:
             raise ComputationTooLarge(
                 f"the DP delta of {self!r} enumerates all {count:.3g} databases of n={n} records on "
                 f"{m} categories, estimated ~{est:.3g} s (budget {budget:g} s); use a smaller n "
                 "(the smoothed delta does not need it)"
             )
-        enc = self.log_profile_enclosure(compositions(n, m), n, epsilon)
+        enc = self._log_profile_enclosure(compositions(n, m), n, epsilon)
         return LogEnclosure(np.max(enc.lower, axis=0), np.max(enc.upper, axis=0)).cap(
-            log_up(self.delta_upper_bound(n, epsilon))
+            log_up(self._delta_upper_bound(n, epsilon))
         )
 
-    def log_utility(self, hist_minus_i: IntArray, t: float) -> float:
+    def _log_utility(self, hist_minus_i: IntArray, t: float) -> float:
         """log of ``max_j E_{a ~ M(x_-i + e_j)}[max(0, max posterior(a) - t)]``
         (eq. (3) before the factor 1/(1 - t)), uniform prior over the unknown
         record, by enumerating the m output laws."""
@@ -463,11 +498,173 @@ class Mechanism(ABC):
             terms = np.where(np.isfinite(L) & np.isfinite(lg), L + lg, -np.inf)
         return float(np.max(np.logaddexp.reduce(terms, axis=1)))
 
-    def postprocessed(self, f: Any) -> Mechanism:
-        """This mechanism followed by the output map ``f`` (see :func:`postprocess`)."""
-        from .postprocess import PostProcessed, as_output_map
+    def _postprocessed(self, f: PostProcessing) -> Mechanism | None:
+        """Hook: a faster form of this mechanism followed by the output map ``f``
+        (Proposition 4), or None (the default) for the generic enumeration that
+        :func:`~smoothdp_nb.core.mechanisms.postprocess.postprocess` builds."""
+        return None
 
-        return PostProcessed(self, as_output_map(f))
+    # -- the public template methods: validate once, then call the hooks -------------------
+    def _profile(self, hists: IntArray, epsilon: FloatArray) -> LogEnclosure:
+        """The engines' entry: proven bounds on log delta_eps(x) for validated histograms
+        (int64, (k, m), any sizes; every size n already checked by :meth:`sample_size`)
+        at validated epsilons (E,), each row clipped to :meth:`_delta_upper_bound`: (k, E)."""
+        sizes = hists.sum(axis=1)
+        lo = np.empty((hists.shape[0], epsilon.size))
+        hi = np.empty((hists.shape[0], epsilon.size))
+        with engine_threads():  # one BLAS thread inside (smoothdp_nb.core.parallel); the caller's after
+            for n in np.unique(sizes):
+                rows = np.nonzero(sizes == n)[0]
+                enc = self._log_profile_enclosure(hists[rows], int(n), epsilon)
+                lo[rows], hi[rows] = enc.lower, enc.upper
+        lcap = np.minimum(log_up(self._row_caps(sizes, epsilon)), 0.0)
+        return LogEnclosure(np.minimum(lo, lcap), np.minimum(hi, lcap))
+
+    @overload
+    def privacy_profile(
+        self, hist: npt.ArrayLike, epsilon: npt.ArrayLike, log: bool = False, *, enclosure: Literal[False] = False
+    ) -> FloatOrArray: ...
+
+    @overload
+    def privacy_profile(
+        self, hist: npt.ArrayLike, epsilon: npt.ArrayLike, log: bool = False, *, enclosure: Literal[True]
+    ) -> LogEnclosure: ...
+
+    def privacy_profile(
+        self, hist: npt.ArrayLike, epsilon: npt.ArrayLike, log: bool = False, *, enclosure: bool = False
+    ) -> FloatOrArray | LogEnclosure:
+        """delta_{epsilon,M}(x) of Definition 2, a proven upper bound: see
+        :func:`smoothdp_nb.privacy_profile` (which calls this method) for the
+        parameters and the result's shape.
+
+        References
+        ----------
+        Liu, Wang, Xia, *Smoothed Differential Privacy*, Definition 2.
+        """
+        h, single = as_histograms(hist)
+        self.check_histograms(h)
+        e, eps_scalar = as_epsilon(epsilon)
+        sizes = h.sum(axis=1)
+        for n in np.unique(sizes):
+            self.sample_size(int(n))  # validates T <= n early, with a clear message
+        enc = self._profile(h, e)
+        if enclosure:
+            return LogEnclosure(
+                np.asarray(shape_result(enc.lower, single, eps_scalar)),
+                np.asarray(shape_result(enc.upper, single, eps_scalar)),
+            ).squeeze()
+        if log:
+            return shape_result(enc.upper, single, eps_scalar)
+        return shape_result(np.minimum(exp_up(enc.upper), self._row_caps(sizes, e)), single, eps_scalar)
+
+    def _row_caps(self, sizes: IntArray, epsilon: FloatArray) -> FloatArray:
+        """:meth:`_delta_upper_bound` of each row's size: (k, E), one call per distinct size."""
+        cap = np.empty((sizes.size, epsilon.size))
+        for n in np.unique(sizes):
+            cap[sizes == n] = self._delta_upper_bound(int(n), epsilon)
+        return cap
+
+    @overload
+    def dp_delta(
+        self,
+        n: int,
+        epsilon: npt.ArrayLike | None = None,
+        *,
+        categories: int = 2,
+        log: bool = False,
+        enclosure: Literal[False] = False,
+    ) -> FloatOrArray: ...
+
+    @overload
+    def dp_delta(
+        self,
+        n: int,
+        epsilon: npt.ArrayLike | None = None,
+        *,
+        categories: int = 2,
+        log: bool = False,
+        enclosure: Literal[True],
+    ) -> LogEnclosure: ...
+
+    def dp_delta(
+        self,
+        n: int,
+        epsilon: npt.ArrayLike | None = None,
+        *,
+        categories: int = 2,
+        log: bool = False,
+        enclosure: bool = False,
+    ) -> FloatOrArray | LogEnclosure:
+        """The worst case of delta_eps(x) over all databases of n records, a proven
+        upper bound: see :func:`smoothdp_nb.dp_delta` (which calls this method).
+
+        References
+        ----------
+        Liu, Wang, Xia, *Smoothed Differential Privacy*, Theorem 1.
+        """
+        n = as_int(n, "n", minimum=1)
+        self.sample_size(n)
+        if epsilon is None:
+            if self.dp_delta_depends_on_epsilon:
+                raise ValueError(f"epsilon is required for the DP delta of {self!r}")
+            e, scalar = np.zeros(1), True
+        else:
+            e, scalar = as_epsilon(epsilon)
+        cats = as_int(categories, "categories", minimum=2)
+        if enclosure:
+            enc = self._dp_delta_enclosure(n, e, categories=cats)
+            if scalar:
+                return LogEnclosure(float(np.asarray(enc.lower)[0]), float(np.asarray(enc.upper)[0]))  # type: ignore[arg-type]
+            return enc
+        res = self._dp_delta(n, e, categories=cats, log=log)
+        return float(res[0]) if scalar else res
+
+    def adjusted_utility(self, hist_minus_i: npt.ArrayLike, t: float, *, log: bool = False) -> FloatOrArray:
+        """The adversary's adjusted utility u(t, x_{-i}) of eq. (3), uniform prior: see
+        :func:`smoothdp_nb.adjusted_utility` (which calls this method).
+
+        References
+        ----------
+        Liu, Wang, Xia, *Smoothed Differential Privacy*, eq. (3).
+        """
+        t = as_open_unit(t, "t")
+        hm = np.atleast_2d(np.asarray(hist_minus_i))
+        if hm.ndim != 2 or hm.shape[1] < 2 or hm.shape[0] == 0:
+            raise ValueError("hist_minus_i must have shape (m,) or (k, m) with m >= 2")
+        single = np.ndim(hist_minus_i) == 1
+        # x_{-i} may be empty (n = 1): validate with a dummy record added.
+        h1, _ = as_histograms(hm + np.eye(1, hm.shape[1], dtype=np.int64), name="hist_minus_i")
+        self.check_histograms(h1, "hist_minus_i")
+        h = h1 - np.eye(1, hm.shape[1], dtype=np.int64)
+        out = np.empty(h.shape[0])
+        for i, c in enumerate(h):
+            self.sample_size(int(c.sum()) + 1)
+            out[i] = self._log_utility(c, t) - math.log1p(-t)
+        res = out if log else np.exp(out)
+        return float(res[0]) if single else res
+
+    def profile_cost(
+        self, n: int, m: int, count: int = 1, n_epsilon: int = 1, budget: float = DEFAULT_BUDGET_SECONDS
+    ) -> Estimate:
+        """Estimated seconds and peak bytes of the privacy profiles of ``count``
+        histograms of n records on m categories at ``n_epsilon`` epsilons
+        (:meth:`_profile_cost`); ``budget`` seconds stop the timing of a
+        generic mechanism's laws once the work is sure to exceed it."""
+        n = as_int(n, "n", minimum=1)
+        self.sample_size(n)
+        return self._profile_cost(
+            n,
+            as_int(m, "m", minimum=2),
+            as_int(count, "count", minimum=1),
+            as_int(n_epsilon, "n_epsilon", minimum=1),
+            float(budget),
+        )
+
+    def profile_seconds(
+        self, n: int, m: int, count: int = 1, n_epsilon: int = 1, budget: float = DEFAULT_BUDGET_SECONDS
+    ) -> float:
+        """The seconds of :meth:`profile_cost`."""
+        return float(self.profile_cost(n, m, count, n_epsilon, budget).seconds)
 
     # -- running the mechanism ---------------------------------------------------------
     def _one_histogram(self, hist: object) -> IntArray:
@@ -498,104 +695,3 @@ class Mechanism(ABC):
         df["probability"] = np.exp(logp)
         df["log_probability"] = logp
         return df
-
-
-def log_up(x: FloatArray) -> FloatArray:
-    """A float >= log(x) for x > 0 (``-inf`` for 0)."""
-    with np.errstate(divide="ignore"):
-        v = np.log(np.asarray(x, dtype=float))
-    out: FloatArray = np.where(np.isfinite(v), next_up(v + LIBM_REL * np.abs(v) + 2.0**-1074), v)
-    return out
-
-
-def _finish_dp(logd: FloatArray, cap: FloatArray, log: bool) -> FloatArray:
-    """A DP delta's upper bound (log) clipped at the proven bound ``cap`` (linear),
-    as a log or rounded up to a linear value."""
-    from ..enclosures import exp_up
-
-    logd = np.minimum(logd, log_up(cap))
-    return logd if log else np.minimum(exp_up(logd), cap)
-
-
-def factorize_outputs(outputs: list[Any]) -> tuple[list[IntArray], int]:
-    """Integer codes of the outputs of several laws on their union: (codes per law, K).
-
-    Two outputs are the same output exactly when a reader of the release
-    cannot tell them apart, so the codes never merge distinguishable values:
-
-    * every NaN is one output (whatever its type or bit pattern), distinct
-      from every other value (``None``, 0, ...);
-    * ``None``, strings, tuples and values of different types (``1``,
-      ``1.0``, ``True``, ``"1"``) are outputs of their own, and so are
-      ``0.0`` and ``-0.0``; a numpy scalar is the Python value it prints
-      as (``np.int64(3)`` is ``3``), and a numpy array is the tuple of its
-      entries;
-    * numeric arrays of one dtype (the histograms of the sampling
-      mechanisms, 1-D values) are compared by the bits of their entries,
-      with NaNs made one (vectorised); anything else is keyed in one pass
-      of a dict (:func:`output_key`).
-
-    Raises TypeError for an output that is not hashable (a list, a dict).
-    """
-    sizes = np.cumsum([0] + [len(o) for o in outputs])
-    arrs = [o for o in outputs if isinstance(o, np.ndarray) and o.dtype != object and o.ndim in (1, 2)]
-    if len(arrs) == len(outputs) and len({(a.dtype, a.shape[1:]) for a in arrs}) <= 1:
-        allo = np.concatenate(arrs) if arrs else np.empty(0)
-        rows = allo.reshape(len(allo), -1)
-        if rows.dtype.kind in "fc":
-            # one NaN, and -0.0 apart from 0.0: compare the bits of a copy with NaNs made canonical
-            rows = np.where(np.isnan(rows), np.array(np.nan, dtype=rows.dtype), rows)
-            rows = np.ascontiguousarray(rows).view(np.uint8).reshape(len(rows), -1)
-        _, codes = np.unique(rows, axis=0, return_inverse=True)
-        K = int(codes.max()) + 1 if codes.size else 0
-    else:
-        flat = list(itertools.chain.from_iterable(outputs))
-        kinds = set(map(type, flat))
-        if kinds <= {int, str} or kinds <= {bytes}:  # no two distinct values of these compare equal
-            codes, uniques = pd.factorize(np.array(flat + [None], dtype=object)[:-1], use_na_sentinel=False)
-            K = len(uniques)
-        else:
-            index: dict[Hashable, int] = {}
-            try:
-                codes = np.fromiter(
-                    (index.setdefault(output_key(o), len(index)) for o in flat), dtype=np.int64, count=len(flat)
-                )
-            except TypeError as exc:
-                raise TypeError(f"every output must be hashable (a number, string, tuple, None, ...): {exc}") from None
-            K = len(index)
-    codes = np.asarray(codes, dtype=np.int64).ravel()
-    return [codes[sizes[i] : sizes[i + 1]] for i in range(len(outputs))], K
-
-
-class _NaN:
-    """The key of every NaN output (all NaNs are one output)."""
-
-    def __repr__(self) -> str:
-        return "nan"
-
-
-_NAN_KEY = _NaN()
-
-
-def output_key(o: object) -> Hashable:
-    """A hashable key equal for two outputs exactly when they are the same output
-    (see :func:`factorize_outputs`): the type is part of the key, floats keep
-    the sign of zero, every NaN has one key, tuples are keyed entry by entry."""
-    if isinstance(o, np.ndarray):
-        return ("ndarray", o.shape, tuple(output_key(v) for v in o.ravel().tolist()))
-    if isinstance(o, np.generic):
-        o = o.item()
-    t = type(o)
-    if t is float or t is complex:
-        if o != o:  # NaN (complex: either part)
-            return _NAN_KEY
-        if t is float and o == 0.0:
-            return ("zero", math.copysign(1.0, o))
-        return (t, o)
-    if t is tuple:
-        return (tuple, tuple(output_key(v) for v in o))  # type: ignore[attr-defined]
-    if isinstance(o, float) and o != o:  # a float subclass holding NaN
-        return _NAN_KEY
-    if not isinstance(o, Hashable):
-        raise TypeError(f"{type(o).__name__} is not hashable")
-    return (t, o)

@@ -9,7 +9,7 @@ that of the convolution of the runs' loss distributions
 (:mod:`smoothdp_nb.core.accounting.pld`): exact while the composed support is
 small, and a proven pessimistic discretisation beyond.  The reported delta is
 a proven upper bound in both cases, with a proven lower bound
-(:meth:`_Composed.log_profile_enclosure`): each run's output law enters with
+(:meth:`_Composed._log_profile_enclosure`): each run's output law enters with
 its proven float error (:func:`run_losses`), widened outward before composing
 -- P masses up and Q masses down for the upper bound, the reverse for the
 lower -- and every step of the composition rounds in the bound's direction.
@@ -36,7 +36,7 @@ import numpy as np
 
 from ..accounting.pld import ComposedLoss, LossDistribution, log_total, outward
 from ..array_types import FloatArray, IntArray
-from ..budget import ComputationTooLarge
+from ..budget import ComputationTooLarge, Estimate
 from ..enclosures import LIBM_REL, LogEnclosure, U, lpmf_abs_error, next_down, next_up
 from ..validation import as_int, as_rng
 from .base import MAX_CELLS, Mechanism
@@ -233,13 +233,13 @@ class _Composed(Mechanism):
         for m in self._runs():
             m.check_histograms(hists, name)
 
-    def delta_upper_bound(self, n: int, epsilon: FloatArray) -> FloatArray:
+    def _delta_upper_bound(self, n: int, epsilon: FloatArray) -> FloatArray:
         """``1 - prod (1 - b_i)`` with b_i each run's bound at epsilon = 0: a bound on the
         total variation of every run, and total variation composes so (coupling);
         rounded up."""
         log_keep = 0.0
         for m in self._runs():
-            b = float(np.max(m.delta_upper_bound(n, np.zeros(1))))
+            b = float(np.max(m._delta_upper_bound(n, np.zeros(1))))
             log_keep += math.log1p(-b) if b < 1 else -math.inf
         bound = min(1.0, -math.expm1(log_keep) * (1 + 1e-12))
         return np.full(np.shape(epsilon), bound)
@@ -273,7 +273,7 @@ class _Composed(Mechanism):
         out[:] = [tuple(_output_keys(np.asarray(d[i : i + 1]))[0] for d in draws) for i in range(size)]
         return out
 
-    def log_profile_enclosure(self, hists: IntArray, n: int, epsilon: FloatArray) -> LogEnclosure:
+    def _log_profile_enclosure(self, hists: IntArray, n: int, epsilon: FloatArray) -> LogEnclosure:
         """Proven bounds on log delta_eps(x) (Definition 2), shape (k, E): for every
         neighbour x' the runs' loss distributions of the pair are composed in both
         directions and the larger divergence kept; each ordered pair once per call.
@@ -289,7 +289,7 @@ class _Composed(Mechanism):
         losses move up, masses are summed with a proven error, the grid rounds
         losses up and adds its truncations).  The lower bound is the same with every
         rounding reversed.  A profile is the maximum over neighbours and directions,
-        which preserves both bounds.  :meth:`log_profile_batch` (the base class's)
+        which preserves both bounds.  :meth:`_log_profile_batch` (the base class's)
         is the upper end."""
         h = np.asarray(hists, dtype=np.int64)
         k = h.shape[0]
@@ -339,9 +339,10 @@ class _Composed(Mechanism):
         state.pop("_pair_cache", None)
         return state
 
-    def profile_seconds(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> float:
+    def _profile_cost(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> Estimate:
         """One neighbour pair is timed at n (both directions and bounds, ``n_epsilon`` epsilons),
-        times the ``m (m - 1)`` pairs of each of the ``count`` histograms."""
+        times the ``m (m - 1)`` pairs of each of the ``count`` histograms; bytes: the
+        pairs' two bounds in both directions, and the neighbour histograms."""
         x = np.zeros(m, dtype=np.int64)
         x[0] = n - n // 2
         x[1] = n // 2
@@ -355,7 +356,8 @@ class _Composed(Mechanism):
             f.log_delta(e, upper)
             b.log_delta(e, upper)
         per = (time.perf_counter() - t0) * max(1.0, n_epsilon / e.size)
-        return count * m * (m - 1) * per
+        pairs = count * m * (m - 1)
+        return Estimate(pairs * per, pairs * (32.0 * max(1, n_epsilon) + 8.0 * m))
 
 
 class Repeat(_Composed):

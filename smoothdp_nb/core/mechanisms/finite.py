@@ -51,7 +51,7 @@ class FiniteMechanism(Mechanism):
     ...     law = np.convolve(binom.pmf(range(h0 + 1), h0, 0.75), binom.pmf(range(h1 + 1), h1, 0.25))
     ...     return dict(enumerate(law))
     >>> mech = FiniteMechanism(rr, categories=2, name="randomized response")
-    >>> round(float(mech.dp_delta(1, np.array([0.0]))[0]), 12)  # one record: (e^ln3 - 1) / (1 + e^ln3)
+    >>> round(mech.dp_delta(1, 0.0), 12)  # one record: (e^ln3 - 1) / (1 + e^ln3)
     0.5
     """
 

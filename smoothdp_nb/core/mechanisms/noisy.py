@@ -2,7 +2,12 @@
 Xia), Algorithm 4 (Appendix A.3): the sampled histogram of Algorithm 2,
 published through the exponential mechanism with pmf proportional to
 ``exp(-noise_epsilon/4 * ||hist - out||_1)`` over all non-negative integer
-vectors ``out``."""
+vectors ``out``.
+
+References
+----------
+Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 4, Algorithm 2.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ import pandas as pd
 from scipy.special import logsumexp
 
 from ..array_types import FloatArray, IntArray
-from ..budget import ComputationTooLarge
+from ..budget import ComputationTooLarge, Estimate
 from ..divergence import log1mexp
 from ..enclosures import LIBM_REL, U, fraction_up, gamma, lpmf_abs_error, next_up
 from ..validation import as_rng
@@ -23,6 +28,9 @@ from .sampling import SamplingHistogram
 from .size import SampleSize
 
 __all__ = ["NoisySamplingHistogram"]
+
+# seconds per cell of the lumped output space (T+1)^m of one profile and epsilon
+_NOISY_CELL = 7e-6
 
 
 class NoisySamplingHistogram(SampleSize, Mechanism):
@@ -39,6 +47,10 @@ class NoisySamplingHistogram(SampleSize, Mechanism):
     constant on each set ``{out_j >= T}``.  Lumping those sets into one cell per
     coordinate therefore gives exactly the same hockey-stick divergences
     (a finite, exact computation on the (T+1)^m cells).
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 4, eq. (4).
     """
 
     def __init__(self, eta: object = None, *, T: int | None = None, noise_epsilon: float) -> None:
@@ -64,11 +76,17 @@ class NoisySamplingHistogram(SampleSize, Mechanism):
         """Any number of categories m >= 2."""
         return None
 
-    def delta_upper_bound(self, n: int, epsilon: FloatArray) -> FloatArray:
+    def _delta_upper_bound(self, n: int, epsilon: FloatArray) -> FloatArray:
         """T/n: the outputs on neighbours differ in law only when the changed
         record is sampled, so every hockey-stick divergence is at most the
         total variation, at most T/n (the noise is post-processing)."""
         return np.full(np.shape(epsilon), fraction_up(self.sampled_fraction(n)))
+
+    def _profile_cost(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> Estimate:
+        """Per histogram and epsilon, the lumped output space of (T+1)^m cells at
+        7e-6 s each (benchmarks/README.md); four float arrays of it at once."""
+        cells = float(self.sample_size(n) + 1) ** m
+        return Estimate(count * max(1, n_epsilon) * _NOISY_CELL * cells, 8.0 * cells * 4)
 
     def log_output_pmf_error(self, hist: IntArray, log_p: FloatArray) -> float:
         """Proven bound on the absolute error of :meth:`log_output_pmf`.

@@ -17,6 +17,10 @@ two categories (``o_b = T - o_a``) the ratio is monotone in ``o_a``: the
 positive part of the hockey-stick divergence is a tail, with a closed-form
 threshold (:meth:`SamplingHistogram.binary_threshold`).  The divergences
 themselves are summed by :mod:`smoothdp_nb.core.divergence`.
+
+References
+----------
+Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 2.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from __future__ import annotations
 import functools
 import math
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -32,7 +36,7 @@ from scipy.special import expit
 
 from .. import lpmf
 from ..array_types import FloatArray, IntArray
-from ..budget import ComputationTooLarge
+from ..budget import ComputationTooLarge, Estimate
 from ..divergence import (
     LogConcaveCounts,
     RowFunction,
@@ -41,24 +45,30 @@ from ..divergence import (
     log_monotone_tail_sum_enclosure,
 )
 from ..enclosures import (
-    LGAMMA_REL,
     LIBM_REL,
     LogEnclosure,
     exp_double,
     fraction_down,
     fraction_up,
-    gamma,
     log_fraction_enclosure,
     log_one_minus_power,
 )
 from ..validation import as_int, as_rng
 from .base import MAX_CELLS, Mechanism, compositions
+from .sampling_grid import log_joint_ab, log_joint_error, log_ratio_error
 from .size import SampleSize
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from .postprocess import PostProcessing
+
 __all__ = ["SamplingHistogram"]
+
+# seconds per (histogram, epsilon) of a two-category profile: a + b sqrt(n)
+_SH2_BASE, _SH2_SQRT = 1e-6, 3e-9
+# seconds per cell of the (T+1)^2 grid of one neighbour pair (m > 2)
+_SH_GRID_CELL = 2.2e-7
 
 #: relative part of the error bound of the without-replacement divergence factor
 FACTOR_REL = 2.0 * 2.0**-53
@@ -83,6 +93,10 @@ class SamplingHistogram(SampleSize, Mechanism):
     >>> m = SamplingHistogram(eta=0.998)
     >>> m.sample_size(1000)
     998
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 2.
     """
 
     def __init__(self, eta: object = None, *, T: int | None = None, replace: bool = False) -> None:
@@ -184,11 +198,11 @@ class SamplingHistogram(SampleSize, Mechanism):
         return outs, logp
 
     # -- worst cases ---------------------------------------------------------------
-    def delta_upper_bound(self, n: int, epsilon: FloatArray) -> FloatArray:
+    def _delta_upper_bound(self, n: int, epsilon: FloatArray) -> FloatArray:
         """The DP delta (below): no database of n records exceeds it."""
-        return self.dp_delta(n, epsilon)
+        return self._dp_delta(n, epsilon)
 
-    def dp_delta(
+    def _dp_delta(
         self,
         n: int,
         epsilon: FloatArray,
@@ -210,7 +224,7 @@ class SamplingHistogram(SampleSize, Mechanism):
         value = enc[1] if log else enc[3]
         return np.full(np.shape(epsilon), value)
 
-    def dp_delta_enclosure(
+    def _dp_delta_enclosure(
         self,
         n: int,
         epsilon: FloatArray,
@@ -226,7 +240,7 @@ class SamplingHistogram(SampleSize, Mechanism):
         return _dp_delta_bounds(self.sample_size(n), n, self.replace)
 
     # -- the profile fast paths --------------------------------------------------------
-    def log_profile_batch(self, hists: IntArray, n: int, epsilon: FloatArray) -> FloatArray:
+    def _log_profile_batch(self, hists: IntArray, n: int, epsilon: FloatArray) -> FloatArray:
         """log delta_eps(x) for histograms of a common size n (rows), shape (k, E).
 
         For two categories the profile is a maximum of four tails of
@@ -235,9 +249,9 @@ class SamplingHistogram(SampleSize, Mechanism):
         cost does not grow with n.  For ``m > 2`` the joint law of the two
         categories involved is summed on its full grid (exact; cost ~ m^2 T^2).
         """
-        return self.log_profile_enclosure(hists, n, epsilon).upper
+        return self._log_profile_enclosure(hists, n, epsilon).upper
 
-    def log_profile_enclosure(self, hists: IntArray, n: int, epsilon: FloatArray) -> LogEnclosure:
+    def _log_profile_enclosure(self, hists: IntArray, n: int, epsilon: FloatArray) -> LogEnclosure:
         """Proven bounds on log delta_eps(x): the tail sums of
         :func:`~smoothdp_nb.core.divergence.log_monotone_tail_sum_enclosure`
         (m = 2) or the grid terms of
@@ -251,15 +265,16 @@ class SamplingHistogram(SampleSize, Mechanism):
             enc = self._log_profile_grid(hists, n, T, epsilon)
         return enc.cap(self._dp_bounds(n)[1])
 
-    def profile_seconds(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> float:
-        """m = 2: a few tail sums per histogram, 1.5e-6 s per histogram and
-        epsilon at n = 1e5, growing like n^0.25 (benchmarks/README.md); m > 2:
-        the (T+1)^2 grid per distinct neighbour pair."""
+    def _profile_cost(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> Estimate:
+        """Per histogram and epsilon: m = 2, a few hypergeometric tails, ``a + b sqrt(n)``
+        seconds (measured 0.8-2.0e-6 at n = 1e4..1e5, eta = 0.9 and 0.998,
+        benchmarks/README.md) and no large array; m > 2, the (T+1)^2 grid of
+        each of the m (m - 1) neighbour pairs (about nine float arrays of its cells)."""
+        per_cell = count * max(1, n_epsilon)
         if m == 2:
-            return 0.01 + 1.5e-6 * count * n_epsilon * math.pow(max(n, 1) / 1e5, 0.25)
-        T = self.sample_size(n)
-        pairs = min(count * m * (m - 1), (n + 1) ** 2)
-        return 5e-9 * pairs * (T + 1) ** 2 * n_epsilon
+            return Estimate(per_cell * (_SH2_BASE + _SH2_SQRT * math.sqrt(n)), 0.0)
+        cells = m * (m - 1) * float(self.sample_size(n) + 1) ** 2
+        return Estimate(per_cell * _SH_GRID_CELL * cells, 9 * 8.0 * min(cells, MAX_CELLS / 4))
 
     def _log_profile_grid(self, h: IntArray, n: int, T: int, epsilon: FloatArray) -> LogEnclosure:
         """m > 2.  For every ordered pair (a, b) with h_a >= 1 the neighbour moves
@@ -317,12 +332,12 @@ class SamplingHistogram(SampleSize, Mechanism):
         hi = np.where(valid[:, :, None], encF.upper[idx], -np.inf).max(axis=0)
         return LogEnclosure(lo, hi)
 
-    def log_utility(self, hist_minus_i: IntArray, t: float) -> float:
+    def _log_utility(self, hist_minus_i: IntArray, t: float) -> float:
         """eq. (3) before the factor 1/(1-t); two categories: monotone tails from
         the closed-form thresholds, otherwise the generic enumeration."""
         c = np.asarray(hist_minus_i, dtype=np.int64)
         if c.size != 2:
-            return super().log_utility(c, t)
+            return super()._log_utility(c, t)
         n = int(c.sum()) + 1
         T = self.sample_size(n)
         both = self._log_utility_binary(np.array([c[0], c[1]]), np.array([c[1], c[0]]), n, T, t)
@@ -353,14 +368,16 @@ class SamplingHistogram(SampleSize, Mechanism):
         out: FloatArray = np.logaddexp(upper, lower)
         return out
 
-    def postprocessed(self, f: Any) -> Mechanism:
+    def _postprocessed(self, f: PostProcessing) -> Mechanism | None:
         """The winner of the sample (:data:`~smoothdp_nb.winner`) has its own fast
-        path without replacement (hypergeometric tails); other maps are generic."""
-        from .postprocess import SampledWinner, winner
+        path without replacement (hypergeometric tails,
+        :class:`~smoothdp_nb.core.mechanisms.sampled_winner.SampledWinner`); other maps are generic."""
+        from .postprocess import winner
+        from .sampled_winner import SampledWinner
 
         if f is winner and not self.replace:
             return SampledWinner(self)
-        return super().postprocessed(f)
+        return None
 
     # -- the divergence kernel ---------------------------------------------------
     def log_pair_divergence(
@@ -608,7 +625,7 @@ class SamplingHistogram(SampleSize, Mechanism):
         chunk = max(1, MAX_CELLS // (T + 1) ** 2 // 4)
         oa = np.arange(T + 1, dtype=float)[:, None]
         ob = np.arange(T + 1, dtype=float)[None, :]
-        err_p = self._log_joint_error(n, T)
+        err_p = log_joint_error(n, T)
         for s in range(0, B, chunk):
             uu = u[s : s + chunk, None, None].astype(float)
             vv = v[s : s + chunk, None, None].astype(float)
@@ -626,111 +643,14 @@ class SamplingHistogram(SampleSize, Mechanism):
     def _log_ratio_error(
         self, u: npt.ArrayLike, v: npt.ArrayLike, oa: npt.ArrayLike, ob: npt.ArrayLike, T: int
     ) -> FloatArray:
-        """Proven bound on the absolute error of :meth:`log_ratio`.
-
-        Without replacement each ``log1p(-o/(w + 1))`` has the quotient's
-        rounding ``u y`` amplified by ``1/(1 - y)``, i.e. ``u o/(w + 1 - o)``
-        (``o = w + 1`` gives an exact quotient 1 and an exact -inf), and the log's own
-        ``LIBM_REL``; with replacement each ``o log1p(1/w)`` carries
-        ``LIBM_REL + 3u`` of its value; the final difference ``u`` of the result.
-        """
-        uf = np.asarray(u, dtype=float)
-        vf = np.asarray(v, dtype=float)
-        oaf = np.asarray(oa, dtype=float)
-        obf = np.asarray(ob, dtype=float)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            if self.replace:
-                ta = np.where(oaf == 0, 0.0, oaf * np.log1p(1.0 / uf))
-                tb = np.where(obf == 0, 0.0, obf * np.log1p(1.0 / vf))
-                mag = np.abs(ta) + np.abs(tb)
-                out = (LIBM_REL + 4.0 * 2.0**-53) * mag
-            else:
-                ta = np.log1p(-oaf / (uf + 1.0))
-                tb = np.log1p(-obf / (vf + 1.0))
-                mag = np.abs(ta) + np.abs(tb)
-                # d log1p(-y) = -dy/(1 - y): the quotient's rounding u y becomes u o/(w + 1 - o)
-                amp = np.where(oaf < uf + 1.0, oaf / (uf + 1.0 - oaf), 0.0) + np.where(
-                    obf < vf + 1.0, obf / (vf + 1.0 - obf), 0.0
-                )
-                out = (LIBM_REL + 2.0**-53) * mag + 1.01 * 2.0**-53 * amp
-        res: FloatArray = np.where(np.isfinite(out), out, 0.0)  # an infinite ratio is exact (a zero probability)
-        return res
-
-    def _log_joint_error(self, n: int, T: int) -> float:
-        """Proven bound on the absolute error of :meth:`_log_joint_ab` for counts up to T.
-
-        Without replacement: three binomial coefficients and one divisor, each
-        ``log C(N, k) = sum_{i<k} log(N - i) - log k!``: k logs of numbers up to
-        n (``LIBM_REL`` each), their running sum (``gamma_T`` of the sum of the
-        magnitudes, at most ``T log n``), and a table log k! (:data:`LGAMMA_REL`
-        plus 1e-15); then the additions of the four (``gamma_4`` of their
-        magnitudes).  With replacement: four table log-factorials and three
-        products ``o log(p)`` (``LIBM_REL + 2u`` each), summed with ``gamma_7``.
-        """
-        logn = math.log(n + 1.0)
-        lfT = math.lgamma(T + 1.0)
-        mag = 4.0 * (T * logn + lfT)
-        per = (LIBM_REL + float(gamma(T + 2))) * 4.0 * T * logn + 4.0 * (LGAMMA_REL * lfT + 1e-15)
-        return float(per + float(gamma(8)) * mag)
+        """Proven bound on the absolute error of :meth:`log_ratio` (:func:`.sampling_grid.log_ratio_error`)."""
+        return log_ratio_error(self.replace, u, v, oa, ob, T)
 
     def _log_joint_ab(
-        self,
-        u: npt.ArrayLike,
-        v: npt.ArrayLike,
-        rest: npt.ArrayLike,
-        n: int,
-        T: int,
-        oa: FloatArray,
-        ob: FloatArray,
+        self, u: npt.ArrayLike, v: npt.ArrayLike, rest: npt.ArrayLike, n: int, T: int, oa: FloatArray, ob: FloatArray
     ) -> FloatArray:
-        """log P[(o_a, o_b)] under x (u+1 records of a, v of b, rest others).
-
-        Every sample count is at most T, so only ``log k!`` for ``k <= T`` comes from a
-        (lgamma, ulp-accurate) table; a binomial coefficient of a large argument N is
-        ``log C(N, k) = sum_{i<k} log(N - i) - log k!``, a cumulative sum of k logs per N.
-        Its absolute error is about ``k`` ulps of ``log N`` whatever n is (a table of
-        ``log N!`` would lose ``n log n * 1e-16`` to cancellation and take 8 bytes per record:
-        7 TiB at n = 10^12).
-        """
-        lf = _log_factorials(T)
-        oa_i = np.broadcast_to(oa, np.broadcast_shapes(np.shape(oa), np.shape(ob))).astype(np.int64)
-        ob_i = np.broadcast_to(ob, oa_i.shape).astype(np.int64)
-        u = np.asarray(u, dtype=np.int64)
-        v = np.asarray(v, dtype=np.int64)
-        rest = np.asarray(rest, dtype=np.int64)
-        oc = T - oa_i - ob_i  # records of the other categories in the sample
-
-        def lgc(N: IntArray, k: IntArray) -> FloatArray:
-            """log C(N, k) for 0 <= k <= T (-inf outside 0 <= k <= N)."""
-            ok = (k >= 0) & (k <= N)
-            falling = _log_falling_factorials(N, T)  # shape N.shape + (T + 1,)
-            kk = np.where(ok, k, 0)
-            shape = np.broadcast_shapes(N.shape, kk.shape)
-            picked = np.take_along_axis(
-                np.broadcast_to(falling, shape + (T + 1,)), np.broadcast_to(kk, shape)[..., None], axis=-1
-            )[..., 0]
-            return np.where(ok, picked - lf[kk], -np.inf)
-
-        if self.replace:
-            with np.errstate(divide="ignore"):
-                logs = np.log(np.stack([u + 1.0, v * 1.0, rest * 1.0])) - math.log(n)
-            # 0 * log 0 = 0 (a category with no records is never drawn); np.where
-            # picks the right branch, the discarded one may be nan
-            with np.errstate(invalid="ignore"):
-                res = (
-                    lf[T]
-                    - lf[oa_i]
-                    - lf[ob_i]
-                    - lf[np.maximum(oc, 0)]
-                    + np.where(oa_i > 0, oa_i * logs[0], 0.0)
-                    + np.where(ob_i > 0, ob_i * logs[1], 0.0)
-                    + np.where(oc > 0, oc * logs[2], 0.0)
-                )
-            res = np.where(oc >= 0, res, -np.inf)
-        else:
-            log_c_nT = float(lgc(np.array(n, dtype=np.int64), np.array(T, dtype=np.int64)))
-            res = lgc(u + 1, oa_i) + lgc(v, ob_i) + lgc(rest, oc) - log_c_nT
-        return np.where(np.isnan(res), -np.inf, res)
+        """log P[(o_a, o_b)] under x (:func:`.sampling_grid.log_joint_ab`)."""
+        return log_joint_ab(self.replace, u, v, rest, n, T, oa, ob)
 
 
 @functools.lru_cache(maxsize=256)
@@ -751,30 +671,6 @@ def _dp_delta_bounds(T: int, n: int, replace: bool) -> tuple[float, float, float
     frac = Fraction(T, n)
     llo, lhi = log_fraction_enclosure(frac)
     return llo, min(lhi, 0.0), fraction_down(frac), fraction_up(frac)
-
-
-def _log_falling_factorials(N: IntArray, T: int) -> FloatArray:
-    """``out[..., k] = log(N (N-1) ... (N-k+1))`` for k = 0..T (terms with N - i <= 0 give -inf/nan,
-    masked by the caller, which only reads k <= N)."""
-    i = np.arange(T, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.log(np.asarray(N, dtype=np.float64)[..., None] - i)
-    out: FloatArray = np.concatenate([np.zeros(np.shape(N) + (1,)), np.cumsum(terms, axis=-1)], axis=-1)
-    return out
-
-
-def _log_factorials(n: int) -> FloatArray:
-    """lf[k] = log k! for k = 0..n (cached per size)."""
-    cached = _LF_CACHE.get("table")
-    if cached is None or len(cached) <= n:
-        from scipy.special import gammaln
-
-        cached = gammaln(np.arange(max(n, 1024) + 1, dtype=float) + 1.0)
-        _LF_CACHE["table"] = cached
-    return cached
-
-
-_LF_CACHE: dict[str, FloatArray] = {}
 
 
 def _label_index(cats: np.ndarray, data: np.ndarray) -> IntArray:

@@ -33,18 +33,27 @@ normal float64 number, so no contribution is lost to underflow and every
 expectation is exact to rounding at every magnitude (1e-3500 included); data
 that fail the checks are recomputed one averaging step per composition.  The
 general path (m > 2 or l* > 2) runs in log space throughout.
+
+References
+----------
+Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 3, Algorithm 1, Proposition 7, Theorem 2.
 """
 
 from __future__ import annotations
 
 import math
+from concurrent.futures import Executor
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
+from ..accounting.inverse import as_log_targets, invert_log_delta
+from ..array_types import FloatArray, FloatOrArray
 from ..budget import DEFAULT_BUDGET_SECONDS, check_budget
-from ..hull import reduce_to_vertices
+from ..hull import HullReduction, reduce_to_vertices
 from ..intervals import INTERVALS
+from ..mechanisms import Mechanism
 from ..profiles import check_mechanism
 from ..validation import as_epsilon, as_int, as_open_unit
 from .estimate import estimate_monte_carlo, estimate_smoothed
@@ -57,25 +66,26 @@ __all__ = [
     "SmoothedCurve",
     "smoothed_delta",
     "smoothed_delta_curve",
+    "smoothed_epsilon",
     "estimate_smoothed",
     "fit_exponential",
 ]
 
 
 def smoothed_delta(
-    mechanism: Any,
+    mechanism: Mechanism,
     n: int,
-    pi: Any,
-    epsilon: Any,
+    pi: object,
+    epsilon: npt.ArrayLike,
     method: str = "exact",
     *,
     progress: bool | None = None,
     budget: float = DEFAULT_BUDGET_SECONDS,
     trials: int = 10**4,
-    rng: Any = None,
+    rng: int | np.random.Generator | None = None,
     confidence: float = 0.99,
     candidates: int = 16,
-    executor: Any = None,
+    executor: Executor | None = None,
     chunk: int = 10_000,
     interval: str = "betting",
 ) -> SmoothedResult:
@@ -127,19 +137,17 @@ def smoothed_delta(
     Returns
     -------
     SmoothedResult
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 3, Proposition 7, Algorithm 1.
     """
     check_mechanism(mechanism)
     n = as_int(n, "n", minimum=1)
     e, scalar = as_epsilon(epsilon)
     if method not in ("exact", "monte-carlo"):
         raise ValueError(f"method must be 'exact' or 'monte-carlo', got {method!r}")
-    red = reduce_to_vertices(pi)
-    if mechanism.categories is not None and red.vertices.shape[1] != mechanism.categories:
-        raise ValueError(
-            f"pi must have {mechanism.categories} columns (one per category of {mechanism!r}), "
-            f"got {red.vertices.shape[1]}"
-        )
-    mechanism.sample_size(n)  # T <= n check
+    red = _check_pi(mechanism, n, pi)
     if method == "exact":
         res = smoothed_exact(mechanism, n, red, e, progress, budget)
     else:
@@ -176,8 +184,21 @@ def smoothed_delta(
     return res
 
 
+def _check_pi(mechanism: Mechanism, n: int, pi: object) -> HullReduction:
+    """The hull vertices of Pi (Proposition 7), checked against the mechanism's
+    categories, and n against its sample size (T <= n)."""
+    red = reduce_to_vertices(pi)
+    if mechanism.categories is not None and red.vertices.shape[1] != mechanism.categories:
+        raise ValueError(
+            f"pi must have {mechanism.categories} columns (one per category of {mechanism!r}), "
+            f"got {red.vertices.shape[1]}"
+        )
+    mechanism.sample_size(n)  # T <= n check
+    return red
+
+
 def smoothed_delta_curve(
-    mechanism: Any, ns: Any, pi: Any, epsilon: Any, method: str = "exact", **kwargs: Any
+    mechanism: Mechanism, ns: npt.ArrayLike, pi: object, epsilon: npt.ArrayLike, method: str = "exact", **kwargs: Any
 ) -> SmoothedCurve:
     """Run :func:`smoothed_delta` for every n in ``ns`` and fit exp(a + b n) per epsilon.
 
@@ -199,3 +220,47 @@ def smoothed_delta_curve(
     # the whole curve fits the time budget: the points run without a time limit of their own
     results = [smoothed_delta(mechanism, n, pi, epsilon, method=method, budget=math.inf, **kwargs) for n in ns]
     return SmoothedCurve.from_results(results)
+
+
+def smoothed_epsilon(
+    mechanism: Mechanism, n: int, pi: object, delta: npt.ArrayLike, *, log: bool = False, **kwargs: Any
+) -> FloatOrArray:
+    """The smallest epsilon with smoothed delta (Definition 3) at most ``delta``.
+
+    The forward curve is :func:`~smoothdp_nb.smoothed_delta` with
+    ``method="exact"`` (Algorithm 1; a Monte Carlo estimate is not a proven
+    bound, so it is not inverted); ``kwargs`` go to it (e.g. ``budget``).
+    Certified and tight as :func:`profile_epsilon`.
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 3, Algorithm 1.
+    """
+    check_mechanism(mechanism)
+    if kwargs.get("method", "exact") != "exact":
+        raise ValueError("smoothed_epsilon inverts the exact smoothed delta only: method must be 'exact'")
+    kwargs.pop("method", None)
+    unknown = sorted(set(kwargs) - _SMOOTHED_KEYWORDS)
+    if unknown:
+        raise TypeError(f"smoothed_epsilon got unexpected keyword argument(s) {unknown}")
+    t, scalar = as_log_targets(delta, log)
+    n = as_int(n, "n", minimum=1)
+    red = _check_pi(mechanism, n, pi)
+    progress, budget = kwargs.get("progress"), kwargs.get("budget", DEFAULT_BUDGET_SECONDS)
+
+    # validated once above: each step of the bisection runs the exact engine itself
+    def curve(e: FloatArray) -> FloatArray:
+        res = smoothed_exact(mechanism, n, red, as_epsilon(np.ravel(e))[0], progress, budget)
+        return np.reshape(np.asarray(res.log_delta_values, dtype=float), (1, e.size))
+
+    out = invert_log_delta(curve, t, 1)[0]
+    return float(out[0]) if scalar else out
+
+
+#: the keyword arguments of smoothed_delta besides method (those of Monte Carlo are ignored by the exact method)
+_SMOOTHED_KEYWORDS = frozenset(
+    {"progress", "budget", "trials", "rng", "confidence", "candidates", "executor", "chunk", "interval"}
+)
+
+# a result answers epsilon_for(delta) with the inverse above (results.py sits below this package)
+SmoothedResult.epsilon_solver = smoothed_epsilon

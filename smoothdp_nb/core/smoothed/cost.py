@@ -27,7 +27,6 @@ from typing import Any, NamedTuple
 import numpy as np
 
 __all__ = [
-    "estimate_exact_cost",
     "estimate_exact_seconds",
     "engine_seconds",
     "binary_work_units",
@@ -146,7 +145,7 @@ class ProfileSample(NamedTuple):
 
 
 # histograms above which the profile's cost is measured on a sample rather than modelled
-_SAMPLE_TIMING_MIN = 16384
+SAMPLE_TIMING_MIN = 16384
 
 
 def profile_sample(mechanism: Any, n: int, epsilon: np.ndarray, points: int = 1024) -> ProfileSample:
@@ -161,7 +160,6 @@ def profile_sample(mechanism: Any, n: int, epsilon: np.ndarray, points: int = 10
     mechanism, T and epsilon in ways no closed form here follows).  At most
     2 ``points`` histograms, against n + 1 for the computation.
     """
-    from ..profiles import privacy_profile
     from .binary import window_log_bound
 
     x = np.unique(np.linspace(0, max(n - 1, 0), min(points, n)).astype(np.int64))
@@ -169,7 +167,7 @@ def profile_sample(mechanism: Any, n: int, epsilon: np.ndarray, points: int = 10
     hists = np.stack([pairs, n - pairs], axis=1)
     E = epsilon.size
     t0 = time.process_time()
-    ld = np.asarray(privacy_profile(mechanism, hists, epsilon, log=True), dtype=float).reshape(len(pairs), E)
+    ld = mechanism._profile(hists.astype(np.int64), epsilon).upper  # the hook: the caller validated the input
     seconds = time.process_time() - t0
     with np.errstate(invalid="ignore"):  # -inf - -inf: two zeros, no slope
         steps = ld[1::2] - ld[0::2]
@@ -247,51 +245,6 @@ def general_speed(vertices: np.ndarray, n_epsilon: int) -> float:
     exact_general(logdelta, probe, m, vertices, None)
     measured = time.perf_counter() - t0
     return min(50.0, max(0.5, measured / _general_model(probe, m, l, E)))
-
-
-def estimate_exact_cost(
-    mechanism: Any, n: int, vertices: Any, n_epsilon: int, epsilon: Any = None
-) -> tuple[float, int]:
-    """(seconds, bytes) the exact smoothed delta is expected to take, before any work.
-
-    Parameters
-    ----------
-    mechanism : object
-        The mechanism (its privacy profiles are priced by
-        :func:`smoothdp_nb.core.smoothed.estimate.profile_units`).
-    n : int
-        Number of records.
-    vertices : array_like (l, m)
-        The hull vertices of Pi (after :func:`~smoothdp_nb.core.hull.reduce_to_vertices`).
-    n_epsilon : int
-        Number of epsilon values (an upper bound on the distinct profile columns).
-    epsilon : 1-D array, optional
-        The epsilon values: for two categories and two vertices the engine's
-        work is then taken from :func:`profile_sample` (a few profile
-        evaluations) instead of guessed.
-
-    Returns
-    -------
-    (float, int)
-        Estimated seconds on the 2-core reference machine with one BLAS
-        thread (the n + 1 profiles and the engine), and peak bytes of the
-        main arrays.
-    """
-    from .estimate import estimate_exact, estimate_profiles
-
-    V = np.atleast_2d(np.asarray(vertices, dtype=float))
-    l, m = V.shape
-    E = max(1, int(n_epsilon))
-    est = estimate_exact(mechanism, n, m, l, E)
-    sample = None
-    if epsilon is not None and m == 2 and l <= 2:
-        sample = profile_sample(mechanism, n, np.asarray(epsilon, dtype=float).ravel())
-    # estimate_exact prices the engine with the default vertices; use the actual ones
-    seconds = est.seconds - estimate_exact_seconds(n, m, l, E) + engine_seconds(n, V, E, sample)
-    if sample is not None and n + 1 > _SAMPLE_TIMING_MIN:
-        # the profiles: measured on the sample instead of modelled
-        seconds += sample.seconds_per_row * (n + 1) - estimate_profiles(mechanism, n, m, E)
-    return seconds, int(est.bytes)
 
 
 def estimate_exact_seconds(n: int, m: int, l: int, E: int) -> float:

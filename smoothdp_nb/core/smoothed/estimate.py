@@ -25,15 +25,16 @@ import math
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy import special
 
-from ..average import SamplingAverage
 from ..budget import DEFAULT_BUDGET_SECONDS, Estimate
 from ..hull import reduce_to_vertices
-from ..mechanisms import MAX_CELLS, NoisySamplingHistogram, SamplingHistogram
+from ..mechanisms import Mechanism
+from ..mechanisms.average import sampling_average_units
 from ..validation import as_epsilon, as_int
-from .cost import estimate_exact_cost, estimate_exact_seconds
-from .exact import HELPER_MIN_N, profile_chunk_rows
+from .chunks import HELPER_MIN_N, profile_chunk_rows
+from .cost import SAMPLE_TIMING_MIN, engine_seconds, estimate_exact_seconds, profile_sample
 from .monte_carlo import MAX_COMPLETIONS, _candidate_compositions, composition_cells
 
 __all__ = [
@@ -44,17 +45,9 @@ __all__ = [
     "candidate_count",
     "sampling_average_units",
     "estimate_smoothed",
+    "estimate_exact_cost",
 ]
 
-# seconds per (histogram, epsilon) of a two-category sampling-histogram profile: a + b sqrt(n)
-_SH2_BASE, _SH2_SQRT = 1e-6, 3e-9  # measured 0.8-2.0e-6 at n = 1e4..1e5, eta = 0.9 and 0.998 (benchmarks/README.md)
-# seconds per cell of the (T+1)^2 grid of one neighbour pair (m > 2)
-_SH_GRID_CELL = 2.2e-7
-# seconds per cell of the noisy mechanism's lumped output space (T+1)^m
-_NOISY_CELL = 7e-6
-# CPU seconds per (occupied value, replacement value, possible sum) of the sampling average
-# (8e-10 since the faster profile of issue 16: bench_estimates.py, 2026-11-24)
-_AVG_CELL = 8e-10
 # CPU seconds per sampled database and hull vertex (multinomial draw, np.unique over the chunk)
 _DRAW = 6e-7
 # bytes per (histogram, epsilon) of the two-category exact path: the profile table, its
@@ -66,73 +59,49 @@ _PROFILE_PAIR_BYTES = 900.0
 _INDEX_ENTRY_BYTES = 170.0
 
 
-def profile_units(mechanism: Any, n: int, m: int, budget: float = DEFAULT_BUDGET_SECONDS) -> tuple[float, float]:
+def profile_units(mechanism: Mechanism, n: int, m: int, budget: float = DEFAULT_BUDGET_SECONDS) -> tuple[float, float]:
     """(seconds, peak bytes) of the privacy profile of one histogram of size n at one epsilon.
 
-    A model per mechanism family, its cells counted as in the kernels: the
-    sampling histogram's hypergeometric tails (m = 2) or the (T+1)^2 grid of each
-    of the m(m-1) neighbour pairs (m > 2); the noisy mechanism's (T+1)^m lumped
-    outputs; the sampling average's (occupied value, replacement, sum) triples.
+    The mechanism prices itself through the protocol
+    (:meth:`~smoothdp_nb.core.mechanisms.base.Mechanism._profile_cost`): the
+    package's mechanisms by their fitted models, any other (FiniteMechanism,
+    post-processed, a user's subclass) by timing its laws on the running
+    machine; ``budget`` (seconds for this one profile) stops that timing as
+    soon as the work is sure to exceed it.
     """
-    if isinstance(mechanism, SamplingAverage):  # time: the mechanism's own work-unit model
-        K = mechanism.grid.size
-        return mechanism.profile_seconds(n, m, 1, 1), sampling_average_units(K, mechanism.sample_size(n), min(n, K))[1]
-    if isinstance(mechanism, NoisySamplingHistogram):
-        cells = float(mechanism.sample_size(n) + 1) ** m
-        return _NOISY_CELL * cells, 8.0 * cells * 4
-    if isinstance(mechanism, SamplingHistogram):
-        T = mechanism.sample_size(n)
-        if m == 2:
-            return _SH2_BASE + _SH2_SQRT * math.sqrt(n), 0.0
-        cells = m * (m - 1) * float(T + 1) ** 2
-        return _SH_GRID_CELL * cells, 9 * 8.0 * min(cells, MAX_CELLS / 4)
-    # any other mechanism (FiniteMechanism, post-processed, a user's subclass) prices itself; ``budget``
-    # (seconds for this one profile) stops the timing of its laws as soon as they are sure to exceed it
-    return mechanism.profile_seconds(n, m, 1, 1, budget), 0.0
+    cost = mechanism._profile_cost(n, m, 1, 1, budget)
+    return cost.seconds, cost.bytes
 
 
-def sampling_average_units(K: int, T: int, occupied: float) -> tuple[float, float]:
-    """(seconds, peak bytes) of one sampling-average profile: K grid values, T draws, ``occupied`` values used.
-
-    The search over (removed value, replacement) pairs visits every possible
-    sum (``T (K - 1) + 1`` of them) for each of the ``occupied`` x K pairs, and
-    holds about six arrays of K x (number of sums) floats at its peak.
-    """
-    width = T * (K - 1) + 1
-    return _AVG_CELL * occupied * K * width, 6.0 * K * width * 8
-
-
-def _builtin(mechanism: Any) -> bool:
-    """Whether the mechanism is one of the package's own, priced by the fitted models here."""
-    return type(mechanism) in (SamplingAverage, NoisySamplingHistogram, SamplingHistogram)
-
-
-def estimate_profiles(mechanism: Any, n: int, m: int, E: int) -> float:
+def estimate_profiles(mechanism: Mechanism, n: int, m: int, E: int) -> float:
     """Seconds of the privacy profiles of every histogram of n records at E epsilon.
 
-    The package's own mechanisms: their fitted per-profile models.  Any other
-    mechanism (FiniteMechanism, post-processed, a user's subclass) prices
-    itself through the protocol, :meth:`Mechanism.profile_seconds` on all the
-    histograms at once (its laws are shared between neighbours), in the
-    chunks the exact method passes to it.
+    The mechanism prices itself through the protocol
+    (:meth:`~smoothdp_nb.core.mechanisms.base.Mechanism._profile_cost`) on the
+    chunks the exact method passes to it (a generic mechanism's laws are
+    shared between neighbours within a chunk); the probing of a generic
+    mechanism stops (and returns a lower bound) once the work is sure to
+    exceed the default budget.
     """
     count = math.comb(n + m - 1, m - 1)
-    if _builtin(mechanism):
-        return count * E * profile_units(mechanism, n, m)[0]
-    # the probing stops (and returns a lower bound) once the work is sure to exceed the default budget
     rows = profile_chunk_rows(E)
     full, rest = divmod(count, rows)
-    seconds = full * float(mechanism.profile_seconds(n, m, rows, E, DEFAULT_BUDGET_SECONDS)) if full else 0.0
+    seconds = full * float(mechanism._profile_cost(n, m, rows, E, DEFAULT_BUDGET_SECONDS).seconds) if full else 0.0
     if rest:
-        seconds += float(mechanism.profile_seconds(n, m, rest, E, DEFAULT_BUDGET_SECONDS))
+        seconds += float(mechanism._profile_cost(n, m, rest, E, DEFAULT_BUDGET_SECONDS).seconds)
     return seconds
 
 
-def estimate_exact(mechanism: Any, n: int, m: int, l: int, E: int) -> Estimate:
-    """Time and memory of the exact smoothed delta (all histograms profiled, then Algorithm 1)."""
+def estimate_exact(mechanism: Mechanism, n: int, m: int, l: int, E: int) -> Estimate:
+    """Time and memory of the exact smoothed delta (all histograms profiled, then Algorithm 1).
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 1.
+    """
     hists = math.comb(n + m - 1, m - 1)
-    # the memory of one profile (the generic path checks its own before it starts)
-    per_bytes = profile_units(mechanism, n, m)[1] if _builtin(mechanism) else 0.0
+    # the memory of one chunk of profiles, as the mechanism prices it
+    per_bytes = mechanism._profile_cost(n, m, min(hists, profile_chunk_rows(E)), E, DEFAULT_BUDGET_SECONDS).bytes
     seconds = estimate_profiles(mechanism, n, m, E)
     if l > 1:  # one vertex: a single weighted sum over the histograms, no recursion
         seconds += estimate_exact_seconds(n, m, l, E)
@@ -147,6 +116,49 @@ def estimate_exact(mechanism: Any, n: int, m: int, l: int, E: int) -> Estimate:
         rows = hists if l == 1 else math.comb(n + m, m)
         nbytes = rows * (16.0 * m + _INDEX_ENTRY_BYTES) + hists * E * 8.0 * (m + 3)
     return Estimate(seconds, max(nbytes, per_bytes))
+
+
+def estimate_exact_cost(
+    mechanism: Mechanism, n: int, vertices: npt.ArrayLike, n_epsilon: int, epsilon: npt.ArrayLike | None = None
+) -> tuple[float, int]:
+    """(seconds, bytes) the exact smoothed delta is expected to take, before any work.
+
+    Parameters
+    ----------
+    mechanism : object
+        The mechanism (its privacy profiles are priced by
+        :func:`smoothdp_nb.core.smoothed.estimate.profile_units`).
+    n : int
+        Number of records.
+    vertices : array_like (l, m)
+        The hull vertices of Pi (after :func:`~smoothdp_nb.core.hull.reduce_to_vertices`).
+    n_epsilon : int
+        Number of epsilon values (an upper bound on the distinct profile columns).
+    epsilon : 1-D array, optional
+        The epsilon values: for two categories and two vertices the engine's
+        work is then taken from :func:`profile_sample` (a few profile
+        evaluations) instead of guessed.
+
+    Returns
+    -------
+    (float, int)
+        Estimated seconds on the 2-core reference machine with one BLAS
+        thread (the n + 1 profiles and the engine), and peak bytes of the
+        main arrays.
+    """
+    V = np.atleast_2d(np.asarray(vertices, dtype=float))
+    l, m = V.shape
+    E = max(1, int(n_epsilon))
+    est = estimate_exact(mechanism, n, m, l, E)
+    sample = None
+    if epsilon is not None and m == 2 and l <= 2:
+        sample = profile_sample(mechanism, n, np.asarray(epsilon, dtype=float).ravel())
+    # estimate_exact prices the engine with the default vertices; use the actual ones
+    seconds = est.seconds - estimate_exact_seconds(n, m, l, E) + engine_seconds(n, V, E, sample)
+    if sample is not None and n + 1 > SAMPLE_TIMING_MIN:
+        # the profiles: measured on the sample instead of modelled
+        seconds += sample.seconds_per_row * (n + 1) - estimate_profiles(mechanism, n, m, E)
+    return seconds, int(est.bytes)
 
 
 def _binom_pmf(c: int, p: float) -> np.ndarray:
@@ -183,7 +195,7 @@ def _marginal_pmf(counts: np.ndarray, probs: np.ndarray) -> np.ndarray:
     return np.diff(special.ndtr((k - 0.5 - mean) / sd))
 
 
-def expected_distinct_histograms(counts: Any, vertices: Any, draws: int) -> float:
+def expected_distinct_histograms(counts: npt.ArrayLike, vertices: npt.ArrayLike, draws: int) -> float:
     """Expected number of distinct histograms among ``draws`` databases of one composition.
 
     For two categories this is sum over the values k of the first count of
@@ -205,7 +217,7 @@ def expected_distinct_histograms(counts: Any, vertices: Any, draws: int) -> floa
 
 
 def estimate_monte_carlo(
-    mechanism: Any, n: int, vertices: Any, E: int, trials: int, candidates: int, chunk: int
+    mechanism: Mechanism, n: int, vertices: npt.ArrayLike, E: int, trials: int, candidates: int, chunk: int
 ) -> tuple[Estimate, dict[str, float]]:
     """Time and memory of the Monte Carlo smoothed delta, and its work units.
 
@@ -247,7 +259,7 @@ def estimate_monte_carlo(
 
 
 def _estimate_cells(
-    mechanism: Any,
+    mechanism: Mechanism,
     n: int,
     V: np.ndarray,
     E: int,
@@ -312,10 +324,10 @@ def candidate_count(n: int, l: int, k: int) -> int:
 
 
 def estimate_smoothed(
-    mechanism: Any,
-    ns: Any,
-    pi: Any,
-    epsilon: Any,
+    mechanism: Mechanism,
+    ns: npt.ArrayLike,
+    pi: object,
+    epsilon: npt.ArrayLike,
     method: str = "exact",
     *,
     trials: int = 10**4,
@@ -331,6 +343,8 @@ def estimate_smoothed(
     e, _ = as_epsilon(epsilon)
     red = reduce_to_vertices(pi)
     _l, _m = red.vertices.shape
+    if mechanism.categories is not None and _m != mechanism.categories:
+        raise ValueError(f"pi must have {mechanism.categories} columns (one per category of {mechanism!r}), got {_m}")
     total = Estimate(0.0, 0.0)
     for n in np.atleast_1d(ns):
         n = as_int(n, "n", minimum=1)

@@ -17,10 +17,10 @@ from ..budget import Estimate, check_budget
 from ..enclosures import LGAMMA_REL, LIBM_REL, U, gamma, log_rel, lpmf_abs_error
 from ..hull import HullReduction
 from ..parallel import engine_threads, helper_thread
-from ..profiles import privacy_profile
 from ..progress import optional_progress_bar
 from .binary import binary_plan, engine_error, exact_binary
-from .cost import estimate_exact_cost
+from .chunks import HELPER_MIN_N, profile_chunk_rows
+from .estimate import estimate_exact_cost
 from .general import all_histograms, exact_general
 from .results import SmoothedResult, assemble_result, dp_pair
 
@@ -39,21 +39,6 @@ def _distinct_columns(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a[:, first], col
 
 
-# (histogram, epsilon) pairs per call of privacy_profile: its working arrays are
-# several hundred bytes per pair (1.4 GB at once for the authors' 21 epsilon at
-# n = 10^5), and chunks of this size are no slower (benchmarks/README.md)
-_PROFILE_CHUNK = 65536
-
-
-def profile_chunk_rows(n_epsilon: int) -> int:
-    """Histograms per call of privacy_profile in the exact method."""
-    return max(512, _PROFILE_CHUNK // max(1, n_epsilon))
-
-
-# records from which the two-category exact path shares its work with a helper thread
-HELPER_MIN_N = 50_000
-
-
 def _helper(n: int) -> cf.Executor | None:
     """One helper thread for a large two-category computation, where the
     process may use a second CPU (None otherwise).
@@ -69,7 +54,7 @@ def _helper(n: int) -> cf.Executor | None:
 def _profile_chunk(mech: Any, hists: np.ndarray, e: np.ndarray) -> np.ndarray:
     """(rows, 2E): the proven upper bounds on log delta, then ``upper - lower``
     (0 for an exact zero, inf where the lower bound is 0)."""
-    enc = privacy_profile(mech, hists, e, enclosure=True)
+    enc = mech._profile(np.asarray(hists, dtype=np.int64), e)  # the hook: smoothed_delta validated the input
     hi = np.reshape(enc.upper, (-1, e.size))
     lo = np.reshape(enc.lower, (-1, e.size))
     with np.errstate(invalid="ignore"):

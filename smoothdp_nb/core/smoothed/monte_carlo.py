@@ -41,7 +41,6 @@ from ..budget import ComputationTooLarge
 from ..hull import HullReduction
 from ..intervals import INTERVALS
 from ..mechanisms import compositions
-from ..profiles import privacy_profile
 from ..progress import optional_progress_bar
 from ..sweeps import monte_carlo_map
 from ..validation import as_rng
@@ -109,7 +108,7 @@ def _mc_trials(
             hist += rng.multinomial(int(c), vertices[v], size=size)
     # delta depends on the histogram only: evaluate each distinct one once (log: no underflow)
     uniq, inv = np.unique(hist, axis=0, return_inverse=True)
-    table = np.asarray(privacy_profile(mech, uniq, epsilon, log=True)).reshape(len(uniq), epsilon.size)
+    table = mech._profile(np.asarray(uniq, dtype=np.int64), epsilon).upper  # the hook: validated by smoothed_delta
     out: np.ndarray = table[inv.ravel()]
     return out
 
@@ -144,7 +143,7 @@ def _mc_cell_trials(
         y = Y[s0 : s0 + step]
         rows = np.concatenate([X[s0 : s0 + step], (y[:, None, :] + completions[None]).reshape(-1, m)])
         uniq, inv = np.unique(rows, axis=0, return_inverse=True)
-        table = np.asarray(privacy_profile(mech, uniq, epsilon, log=True)).reshape(len(uniq), E)
+        table = mech._profile(np.asarray(uniq, dtype=np.int64), epsilon).upper
         vals = table[inv.ravel()]
         b = len(y)
         out[s0 : s0 + b, :E] = vals[:b]
@@ -178,7 +177,7 @@ def smoothed_monte_carlo(
     E = e.size
     total = math.comb(n + l - 1, l - 1)
     # every delta(x) lies in [0, bound]: the range of the confidence intervals
-    bound = float(np.max(mech.delta_upper_bound(n, e)))
+    bound = float(np.max(mech._delta_upper_bound(n, e)))
     ci_fn, ci_name = INTERVALS[interval]
     if total <= k:
         comps, base, extra = compositions(n, l) if l > 1 else np.array([[n]]), None, None

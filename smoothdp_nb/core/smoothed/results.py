@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -59,6 +59,12 @@ class SmoothedResult:
         compositions"; otherwise only for the largest mean over the
         candidate compositions, and ``interval`` says so.
     """
+
+    #: the inverse of the exact smoothed delta, ``(mechanism, n, vertices, delta, **kwargs) -> epsilon``
+    #: (:func:`smoothdp_nb.core.smoothed.smoothed_epsilon`): installed by the package
+    #: :mod:`smoothdp_nb.core.smoothed`, which sits above this module and is imported before
+    #: any of its modules (so before any result exists); this module imports no engine
+    epsilon_solver: ClassVar[Callable[..., Any] | None] = None
 
     mechanism: Any
     n: int
@@ -120,11 +126,11 @@ class SmoothedResult:
         """The smallest epsilon whose smoothed delta is at most ``delta`` (exact results only):
         :func:`~smoothdp_nb.smoothed_epsilon` for this mechanism, n and hull vertices --
         certified and within 1e-6 relative of the infimum.  ``kwargs`` go to it."""
-        from ..accounting.inverse import smoothed_epsilon
-
         if self.method != "exact":
             raise ValueError("epsilon_for needs an exact smoothed delta (a Monte Carlo estimate is not a proven bound)")
-        return smoothed_epsilon(self.mechanism, self.n, self.vertices, delta, **kwargs)
+        solver = SmoothedResult.epsilon_solver
+        assert solver is not None  # installed when smoothdp_nb.core.smoothed is imported, before any result exists
+        return solver(self.mechanism, self.n, self.vertices, delta, **kwargs)
 
     @property
     def dp_delta(self) -> Any:
@@ -294,10 +300,10 @@ def dp_pair(
     """(log, linear) DP delta per epsilon: the linear value straight from the
     mechanism's closed form when it has one (e.g. T/n, correctly rounded),
     else from the log value, capped by the mechanism's bound."""
-    log_dp = mech.dp_delta(n, e, categories=m, log=True, all_profiles=all_profiles)
+    log_dp = mech._dp_delta(n, e, categories=m, log=True, all_profiles=all_profiles)
     if not mech.dp_delta_depends_on_epsilon:
-        return log_dp, mech.dp_delta(n, e, categories=m)
-    return log_dp, np.minimum(exp_up(log_dp), mech.delta_upper_bound(n, e))
+        return log_dp, mech._dp_delta(n, e, categories=m)
+    return log_dp, np.minimum(exp_up(log_dp), mech._delta_upper_bound(n, e))
 
 
 def fit_exponential(n: Any, log_delta: Any) -> dict[str, float]:

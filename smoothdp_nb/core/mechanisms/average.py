@@ -1,11 +1,13 @@
-"""The sampling-average mechanism on a finite value grid, and quantized noise laws.
+"""The sampling-average mechanism on a finite value grid.
 
 * :class:`SamplingAverage` -- Algorithm 3 of *Smoothed Differential Privacy*
   (Liu, Wang, Xia): draw ``T = ceil(eta n)`` records without replacement and
   publish their sum (equivalently their mean), or the mean rounded to the
   grid step (the 8-bit SGD experiment of Appendix G.2).
-* :func:`quantized_gaussian` -- Definition 5 (Appendix G.1), for any number
-  of bits; :func:`quantized_laplace` -- the same construction for a Laplace law.
+
+The quantized noise laws of its experiments (Definition 5) and the continuous
+limit of Theorem 4 are in :mod:`smoothdp_nb.core.quantized`; the tables in
+:mod:`.average_sums` and :mod:`.average_profile`.
 
 Exact privacy profile
 ---------------------
@@ -35,7 +37,7 @@ The hockey-stick divergence of the two explicit pmfs is then
 
 On evenly spaced grids (whenever the counts stay below ~2^130, e.g. n = 484,
 T = 22) the tables are exact integer counts instead
-(:mod:`smoothdp_nb.core.average_profile`: the removal of one record is a
+(:mod:`smoothdp_nb.core.mechanisms.average_profile`: the removal of one record is a
 polynomial division, exact in modular arithmetic), and the search over (a, b)
 runs on those counts with rigorous bounds, only the surviving pairs being
 recomputed in log space (``SamplingAverage._log_profile_counts``).  Otherwise
@@ -46,245 +48,45 @@ the other direction) are skipped when a proven upper bound cannot beat the
 best pair found, and the winning pairs are recomputed in log space.  Deltas
 below ~1e-280 of the largest probability use the all-pairs log path (see
 ``SamplingAverage._log_profile_pruned``).
+
+References
+----------
+Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 3, Definition 5, Theorem 4.
 """
 
 from __future__ import annotations
 
 import math
-import numbers
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
-from scipy import special
 
+from ..budget import DEFAULT_BUDGET_SECONDS, ComputationTooLarge, Estimate, check_budget
+from ..divergence import log_hockey_stick_enclosure
+from ..enclosures import LGAMMA_REL, LIBM_REL, LogEnclosure, U, fraction_up, gamma, log_fraction_enclosure
+from ..validation import as_histograms, as_int, as_rng
 from .average_profile import candidate_pairs, exact_path_applies, leave_one_out_counts, profile_seconds
-from .budget import DEFAULT_BUDGET_SECONDS, Estimate, check_budget
-from .divergence import log1mexp, log_hockey_stick, log_hockey_stick_enclosure
-from .enclosures import LGAMMA_REL, LIBM_REL, LogEnclosure, U, fraction_up, gamma, log_fraction_enclosure
-from .mechanisms import MAX_CELLS, ComputationTooLarge, sampling_size_spec
-from .mechanisms.base import Mechanism
-from .mechanisms.size import SampleSize
-from .validation import as_epsilon, as_histograms, as_int, as_rng
+from .average_sums import (
+    EvenSums,
+    GeneralSums,
+    Sums,
+    SumTable,
+    check_grid,
+    group_logsumexp,
+    lattice,
+    leave_one_out,
+    log_comb,
+    round_half_away,
+    sampling_average_units,
+)
+from .base import MAX_CELLS, Mechanism
+from .size import SampleSize, sampling_size_spec
 
-__all__ = ["SamplingAverage", "QuantizedLaw", "quantized_gaussian", "quantized_laplace", "continuous_limit_profile"]
-
+__all__ = ["SamplingAverage", "sampling_average_units"]  # (the cost model lives in .average_sums)
 _OUTPUTS = ("sum", "rounded_mean")
 # Below this linear-scale value (relative to the largest probability), the fast
 # profile path hands over to the all-pairs log-space path.
 _LINEAR_FLOOR = 1e-280
-# Relative tolerance for recognising an evenly spaced float grid.
-_EVEN_RTOL = 1e-9
-
-
-# ---------------------------------------------------------------------------
-# grid handling
-# ---------------------------------------------------------------------------
-def _check_grid(grid: Any) -> np.ndarray:
-    try:
-        g = np.asarray(grid, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"grid must be a 1-D array of numbers, got {grid!r}") from None
-    if g.ndim != 1 or g.size < 2:
-        raise ValueError(f"grid must be a 1-D array of at least 2 values, got shape {g.shape}")
-    if not np.all(np.isfinite(g)):
-        raise ValueError("grid must contain finite values")
-    if np.any(g < -1) or np.any(g > 1):
-        raise ValueError(f"grid values must lie in [-1, 1], got min {g.min()!r}, max {g.max()!r}")
-    if np.any(np.diff(g) <= 0):
-        raise ValueError("grid must be sorted in increasing order without duplicates")
-    return g
-
-
-def _lattice(g: np.ndarray) -> tuple[np.ndarray, float | Fraction, bool]:
-    """Integer weights w (w_0 = 0) and the step when the grid is evenly spaced;
-    otherwise the values as exact integers on their common binary lattice and
-    ``1/denominator`` as the step."""
-    m = g.size
-    step = (g[-1] - g[0]) / (m - 1)
-    d = np.diff(g)
-    if np.all(np.abs(d - step) <= _EVEN_RTOL * step):
-        return np.arange(m, dtype=np.int64), float(step), True
-    fr = [Fraction(float(x)) for x in g]
-    den = 1
-    for f in fr:
-        den = den * f.denominator // math.gcd(den, f.denominator)
-    ints = np.array([int(f * den) for f in fr], dtype=object)
-    return ints, Fraction(1, den), False
-
-
-class _EvenSums:
-    """Sums of up to T values of an evenly spaced grid: weight sums 0..T*(m-1)."""
-
-    def __init__(self, w: np.ndarray, T: int, g0: float, step: float):
-        self.w = w
-        self.width = T * int(w[-1]) + 1
-        self.zero = 0
-        self.T = T
-        self.g0, self.step = g0, step
-
-    def shift(self, arr: np.ndarray, j: int, k: int, fill: float = 0.0) -> np.ndarray:
-        """Move the last axis by k records of value j (a new array; fill elsewhere)."""
-        sh = k * int(self.w[j])
-        out = np.full(arr.shape, fill)
-        if sh < self.width:
-            out[..., sh:] = arr[..., : self.width - sh]
-        return out
-
-    def shift_all(self, arr: np.ndarray, fill: float, rows: np.ndarray | None = None) -> np.ndarray:
-        """(len(rows), width): row k is ``arr`` moved by one record of value rows[k] (default: every value)."""
-        W = int(self.w[-1])
-        padded = np.concatenate([np.full(W, fill), arr])
-        windows = np.lib.stride_tricks.sliding_window_view(padded, self.width)
-        return np.asarray(windows[W - (self.w if rows is None else self.w[rows])])
-
-    def values(self, t: int) -> np.ndarray:
-        return t * self.g0 + self.step * np.arange(self.width)
-
-
-class _GeneralSums:
-    """Sums of up to T values of an arbitrary grid, as exact rationals.
-
-    Positions are the distinct achievable sums (on the common binary lattice
-    of the float values), so sums that coincide exactly are one output.
-    """
-
-    def __init__(self, ints: np.ndarray, T: int, unit: Fraction):
-        vals = [int(v) for v in ints]
-        level = {0}
-        allsums = {0}
-        for _ in range(T):
-            level = {x + v for x in level for v in vals}
-            allsums |= level
-            if len(allsums) > 200_000:
-                raise ComputationTooLarge(
-                    f"the grid is not evenly spaced and sums of T={T} of its values take more than "
-                    "200000 distinct values; use an evenly spaced grid or a smaller T"
-                )
-        self.pos = sorted(allsums)
-        self.index = {p: i for i, p in enumerate(self.pos)}
-        self.width = len(self.pos)
-        self.zero = self.index[0]
-        self.vals = vals
-        self.unit = unit
-        self._maps: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
-
-    def _map(self, j: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-        key = (j, k)
-        if key not in self._maps:
-            add = k * self.vals[j]
-            src, dst = [], []
-            for i, p in enumerate(self.pos):
-                q = self.index.get(p + add)
-                if q is not None:
-                    src.append(i)
-                    dst.append(q)
-            self._maps[key] = (np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64))
-        return self._maps[key]
-
-    def shift(self, arr: np.ndarray, j: int, k: int, fill: float = 0.0) -> np.ndarray:
-        src, dst = self._map(j, k)
-        out = np.full(arr.shape, fill)
-        out[..., dst] = arr[..., src]
-        return out
-
-    def shift_all(self, arr: np.ndarray, fill: float, rows: np.ndarray | None = None) -> np.ndarray:
-        """(len(rows), width): row k is ``arr`` moved by one record of value rows[k] (default: every value)."""
-        which = range(len(self.vals)) if rows is None else rows.tolist()
-        return np.stack([self.shift(arr, int(b), 1, fill) for b in which])
-
-    def values(self, t: int) -> np.ndarray:
-        return np.array([float(p * self.unit) for p in self.pos])
-
-
-_Sums = _EvenSums | _GeneralSums
-_LogTail = Callable[[np.ndarray], np.ndarray]
-
-
-def _round_half_away(num: np.ndarray, den: int) -> np.ndarray:
-    """round(num / den) with ties away from zero (MATLAB ``round``), exact on integers."""
-    a = np.abs(num)
-    q = (2 * a + den) // (2 * den)
-    return np.asarray(np.sign(num) * q)
-
-
-# ---------------------------------------------------------------------------
-# count-and-sum dynamic programme with per-row log scales
-# ---------------------------------------------------------------------------
-class _Table:
-    """Counts ``A[t, s]`` = exp(scale[t]) * rows[t, s] of t-subsets with weight sum s."""
-
-    __slots__ = ("rows", "scale")
-
-    def __init__(self, rows: np.ndarray, scale: np.ndarray):
-        self.rows = rows
-        self.scale = scale
-
-    @classmethod
-    def empty(cls, tmax: int, sums: _Sums) -> _Table:
-        rows = np.zeros((tmax + 1, sums.width))
-        rows[0, sums.zero] = 1.0  # the empty sample
-        scale = np.full(tmax + 1, -np.inf)
-        scale[0] = 0.0
-        return cls(rows, scale)
-
-    def times(self, sums: _Sums, j: int, c: int) -> _Table:
-        """Multiply the generating function by ``(1 + z y^(g_j))^c`` (c records of value j)."""
-        if c == 0:
-            return self
-        tmax = self.rows.shape[0] - 1
-        cmax = min(c, tmax)
-        k = np.arange(cmax + 1)
-        t = np.arange(tmax + 1)
-        src = t[:, None] - k[None, :]
-        logc = special.gammaln(c + 1.0) - special.gammaln(k + 1.0) - special.gammaln(c - k + 1.0)
-        L = np.where(src >= 0, logc[None, :] + self.scale[np.maximum(src, 0)], -np.inf)
-        M = L.max(axis=1)
-        Mf = np.where(np.isfinite(M), M, 0.0)
-        fac = np.exp(L - Mf[:, None])  # (tmax+1, cmax+1), 0 where unreachable
-        new = np.zeros_like(self.rows)
-        for kk in range(cmax + 1):
-            moved = self.rows[: tmax + 1 - kk] if kk == 0 else sums.shift(self.rows[: tmax + 1 - kk], j, kk)
-            new[kk:] += fac[kk:, kk, None] * moved
-        top = new.max(axis=1)
-        ok = top > 0
-        new[ok] /= top[ok, None]
-        scale = np.where(ok, Mf + np.log(np.where(ok, top, 1.0)), -np.inf)
-        return _Table(new, scale)
-
-    def log_row(self, t: int) -> np.ndarray:
-        with np.errstate(divide="ignore"):
-            return np.asarray(np.log(self.rows[t]) + self.scale[t])
-
-
-def _leave_one_out(table: _Table, sums: _Sums, items: list[tuple[int, int]], out: dict[int, _Table]) -> None:
-    """For every (grid index, count) item, store the table of all records with
-    one record of that value removed (divide and conquer over the items)."""
-    if len(items) == 1:
-        j, c = items[0]
-        out[j] = table.times(sums, j, c - 1)
-        return
-    half = len(items) // 2
-    left, right = items[:half], items[half:]
-    t_left = table
-    for j, c in right:
-        t_left = t_left.times(sums, j, c)
-    _leave_one_out(t_left, sums, left, out)
-    t_right = table
-    for j, c in left:
-        t_right = t_right.times(sums, j, c)
-    _leave_one_out(t_right, sums, right, out)
-
-
-def _group_logsumexp(logp: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Aggregate log-probabilities (last axis) over contiguous runs beginning at ``starts``."""
-    M = np.max(logp, axis=-1, keepdims=True)
-    Mf = np.where(np.isfinite(M), M, 0.0)
-    acc = np.add.reduceat(np.exp(logp - Mf), starts, axis=-1)
-    with np.errstate(divide="ignore"):
-        return np.log(acc) + Mf
 
 
 # ---------------------------------------------------------------------------
@@ -321,6 +123,10 @@ class SamplingAverage(SampleSize, Mechanism):
     >>> m = SamplingAverage(T=2, grid=[0.0, 0.5, 1.0])
     >>> m.sample_size(5)
     2
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 3.
     """
 
     def __init__(self, eta: Any = None, *, T: int | None = None, grid: Any, output: str = "sum") -> None:
@@ -328,9 +134,9 @@ class SamplingAverage(SampleSize, Mechanism):
         if output not in _OUTPUTS:
             raise ValueError(f"output must be 'sum' or 'rounded_mean', got {output!r}")
         self.output = output
-        self.grid = _check_grid(grid)
+        self.grid = check_grid(grid)
         self.grid.setflags(write=False)
-        self._w, self._step, self._even = _lattice(self.grid)
+        self._w, self._step, self._even = lattice(self.grid)
         if output == "rounded_mean":
             if not self._even:
                 raise ValueError("grid must be evenly spaced for output='rounded_mean'")
@@ -357,7 +163,7 @@ class SamplingAverage(SampleSize, Mechanism):
         """The number of grid values (a database is a histogram over the grid)."""
         return int(self.grid.size)
 
-    def dp_delta(
+    def _dp_delta(
         self,
         n: int,
         epsilon: np.ndarray,
@@ -376,7 +182,7 @@ class SamplingAverage(SampleSize, Mechanism):
         val = log_fraction_enclosure(frac)[1] if log else fraction_up(frac)
         return np.full(np.shape(epsilon), val)
 
-    def dp_delta_enclosure(
+    def _dp_delta_enclosure(
         self,
         n: int,
         epsilon: np.ndarray,
@@ -387,7 +193,7 @@ class SamplingAverage(SampleSize, Mechanism):
         llo, lhi = log_fraction_enclosure(self.sampled_fraction(n))
         return LogEnclosure(np.full(np.shape(epsilon), llo), np.full(np.shape(epsilon), min(lhi, 0.0)))
 
-    def delta_upper_bound(self, n: int, epsilon: np.ndarray) -> np.ndarray:
+    def _delta_upper_bound(self, n: int, epsilon: np.ndarray) -> np.ndarray:
         """T/n rounded up: the outputs differ in law only when the changed record is sampled."""
         return np.full(np.shape(epsilon), fraction_up(self.sampled_fraction(n)))
 
@@ -398,10 +204,10 @@ class SamplingAverage(SampleSize, Mechanism):
         T = self.sample_size(n)
         sums = self._sums(T)
         self._guard(T, sums.width, int(np.count_nonzero(h)))
-        tab = _Table.empty(T, sums)
+        tab = SumTable.empty(T, sums)
         for j in np.nonzero(h)[0]:
             tab = tab.times(sums, int(j), int(h[j]))
-        logp = tab.log_row(T) - _log_comb(n, T)
+        logp = tab.log_row(T) - log_comb(n, T)
         if self.output == "sum":
             vals = sums.values(T)
         else:
@@ -410,15 +216,12 @@ class SamplingAverage(SampleSize, Mechanism):
         keep = np.isfinite(logp)
         return vals[keep], logp[keep]
 
-    def log_profile_batch(self, hists: np.ndarray, n: int, epsilon: np.ndarray) -> np.ndarray:
-        """The exact profile kernel (see the module docstring), proven upper bounds, clipped to T/n."""
-        return self.log_profile_enclosure(hists, n, epsilon).upper
-
-    def profile_seconds(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> float:
-        """Estimated seconds of ``count`` profiles, before seeing the data.
+    def _profile_cost(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> Estimate:
+        """Estimated seconds of ``count`` profiles, before seeing the data, and the
+        bytes of one profile's arrays (:func:`.average_sums.sampling_average_units`).
 
         Evenly spaced grids within the exact-count error bound: the work-unit
-        model of :func:`~smoothdp_nb.core.average_profile.profile_seconds`
+        model of :func:`~smoothdp_nb.core.mechanisms.average_profile.profile_seconds`
         with every grid value occupied (span ``len(grid) - 1``, ``min(n,
         len(grid))`` occupied values: an upper estimate).  Otherwise from the
         size of the count-and-sum tables of one profile (see :meth:`_guard`):
@@ -428,12 +231,14 @@ class SamplingAverage(SampleSize, Mechanism):
         T = self.sample_size(n)
         K = self.grid.size
         if self._even and exact_path_applies(n, T):
-            return count * profile_seconds(n, T, K, K - 1, min(n, K), n_epsilon)
+            seconds = count * profile_seconds(n, T, K, K - 1, min(n, K), n_epsilon)
+            return Estimate(seconds, sampling_average_units(K, T, min(n, K))[1])
         k = min(m, n)
         width = self._sums(T).width
         per = min(T + 1.0, 1.0 + n / k)
         cells = (T + 1) * width * k * max(1.0, math.log2(max(k, 2))) * per
-        return count * (3e-3 + 3e-9 * cells + 1e-4 * n_epsilon * k)
+        seconds = count * (3e-3 + 3e-9 * cells + 1e-4 * n_epsilon * k)
+        return Estimate(seconds, sampling_average_units(K, T, min(n, K))[1])
 
     def _hist(self, hist: Any) -> np.ndarray:
         h, single = as_histograms(hist)
@@ -444,20 +249,20 @@ class SamplingAverage(SampleSize, Mechanism):
         return np.asarray(h[0])
 
     # -- outputs -----------------------------------------------------------
-    def _sums(self, T: int) -> _Sums:
+    def _sums(self, T: int) -> Sums:
         """The support of sums of up to T grid values (cached per T)."""
-        cache: dict[int, _Sums] = self.__dict__.setdefault("_sums_cache", {})
+        cache: dict[int, Sums] = self.__dict__.setdefault("_sums_cache", {})
         if T not in cache:
             if isinstance(self._step, float):  # evenly spaced: a float step
-                cache[T] = _EvenSums(self._w, T, float(self.grid[0]), self._step)
+                cache[T] = EvenSums(self._w, T, float(self.grid[0]), self._step)
             else:
-                cache[T] = _GeneralSums(self._w, T, self._step)
+                cache[T] = GeneralSums(self._w, T, self._step)
         return cache[T]
 
     def _rounded_index(self, s: np.ndarray, T: int) -> np.ndarray:
         """Rounded mean, in steps from the first grid value, of weight sums s."""
         s = np.asarray(s, dtype=np.int64)
-        return np.asarray(_round_half_away(T * self._k0 + s, T) - self._k0)
+        return np.asarray(round_half_away(T * self._k0 + s, T) - self._k0)
 
     def sample_histogram(self, hist: Any, rng: Any = None, size: int | None = None) -> float | np.ndarray:
         """Draw the mechanism's output for a database given by its grid histogram.
@@ -500,7 +305,7 @@ class SamplingAverage(SampleSize, Mechanism):
         grp = self._rounded_index(np.arange(logp.shape[-1]), T)
         # the rounded mean is non-decreasing in the sum and takes every grid value
         starts = np.searchsorted(grp, np.arange(self.grid.size), side="left")
-        return _group_logsumexp(logp, starts), self.grid.copy()
+        return group_logsumexp(logp, starts), self.grid.copy()
 
     def _guard(self, T: int, width: int, k: int, n: int | None = None) -> None:
         """Refuse computations whose dynamic programme is too large.
@@ -556,8 +361,6 @@ class SamplingAverage(SampleSize, Mechanism):
         epsilon = np.asarray(epsilon, dtype=float)
         T = self.sample_size(n)
         distinct = np.unique(h, axis=0)
-        from .smoothed.estimate import sampling_average_units
-
         seconds = sum(self._histogram_seconds(row, n, T, epsilon.size) for row in distinct)
         check_budget(
             Estimate(seconds, sampling_average_units(self.grid.size, T, 1)[1]),
@@ -575,7 +378,7 @@ class SamplingAverage(SampleSize, Mechanism):
             out[:, i] = cache[key]
         return out
 
-    def log_profile_enclosure(self, hists: np.ndarray, n: int, epsilon: np.ndarray) -> LogEnclosure:
+    def _log_profile_enclosure(self, hists: np.ndarray, n: int, epsilon: np.ndarray) -> LogEnclosure:
         """Proven bounds on log delta_eps(x): every pair divergence that can attain
         the maximum is enclosed by
         :func:`~smoothdp_nb.core.divergence.log_hockey_stick_enclosure` with the
@@ -583,18 +386,18 @@ class SamplingAverage(SampleSize, Mechanism):
         those pairs uses linear-scale values with a margin of 1e-6 relative,
         far above their rounding errors); clipped to T/n rounded up."""
         lo, hi = self._log_profile_bounds(hists, n, epsilon)
-        cap = self.dp_delta(n, epsilon, log=True)
+        cap = self._dp_delta(n, epsilon, log=True)
         return LogEnclosure(np.minimum(lo, cap), np.minimum(hi, cap))
 
     def _histogram_seconds(self, h: np.ndarray, n: int, T: int, n_epsilon: int) -> float:
         """Estimated seconds of one profile: the exact-count model
-        (:func:`~smoothdp_nb.core.average_profile.profile_seconds`) on the
+        (:func:`~smoothdp_nb.core.mechanisms.average_profile.profile_seconds`) on the
         occupied range of ``h``, or the divide-and-conquer tables' cell count."""
         occ = np.flatnonzero(h)
         if self._even and exact_path_applies(n, T):
             span = int(occ[-1] - occ[0])
             return profile_seconds(n, T, self.grid.size, span, occ.size, n_epsilon)
-        return self.profile_seconds(n, self.grid.size, 1, n_epsilon)
+        return self._profile_cost(n, self.grid.size, 1, n_epsilon).seconds
 
     #: proven absolute error bound of the output laws' logs of the profile being computed
     #: (set by _log_profile_one before the pair divergences that use it)
@@ -604,11 +407,11 @@ class SamplingAverage(SampleSize, Mechanism):
         sums = self._sums(T)
         occ = [int(j) for j in np.nonzero(h)[0]]
         self._guard(T, sums.width, len(occ), n)
-        lc = _log_comb(n, T)
+        lc = log_comb(n, T)
         # the error of lc (three lgamma values and two subtractions)
         lgs = math.lgamma(n + 1.0) + math.lgamma(T + 1.0) + math.lgamma(n - T + 1.0)
         err_lc = (LGAMMA_REL + 2 * U) * lgs + 3e-15
-        tables: dict[int, _Table] = {}
+        tables: dict[int, SumTable] = {}
         if self._even:
             # count-and-sum tables over the occupied range only (weights relative
             # to the smallest occupied value), then placed on the full sum axis
@@ -622,13 +425,13 @@ class SamplingAverage(SampleSize, Mechanism):
                 self._law_err = err_lc + 4.1 * U + (LIBM_REL + 2 * U) * (lgs + 1.0)
                 return self._log_profile_counts(occ_arr, counts, T, epsilon, sums, lc)
             else:
-                loc = _EvenSums(np.arange(hi - lo + 1), T, 0.0, 1.0)
-                _leave_one_out(_Table.empty(T, loc), loc, [(j - lo, int(h[j])) for j in occ], tables)
+                loc = EvenSums(np.arange(hi - lo + 1), T, 0.0, 1.0)
+                leave_one_out(SumTable.empty(T, loc), loc, [(j - lo, int(h[j])) for j in occ], tables)
                 for i, a in enumerate(occ):
                     logR[i, T * lo : T * lo + loc.width] = tables[a - lo].log_row(T) - lc
                     logS[i, (T - 1) * lo : (T - 1) * lo + loc.width] = tables[a - lo].log_row(T - 1) - lc
         else:
-            _leave_one_out(_Table.empty(T, sums), sums, [(j, int(h[j])) for j in occ], tables)
+            leave_one_out(SumTable.empty(T, sums), sums, [(j, int(h[j])) for j in occ], tables)
             logR = np.stack([tables[a].log_row(T) - lc for a in occ])  # samples avoiding the record
             logS = np.stack([tables[a].log_row(T - 1) - lc for a in occ])  # samples containing it
         # the divide-and-conquer tables: at most len(occ) + 1 products per table, each
@@ -649,7 +452,7 @@ class SamplingAverage(SampleSize, Mechanism):
         counts: tuple[np.ndarray, np.ndarray, np.ndarray],
         T: int,
         epsilon: np.ndarray,
-        sums: _Sums,
+        sums: Sums,
         lc: float,
     ) -> np.ndarray:
         """The profile from exact leave-one-out counts (evenly spaced grids).
@@ -685,7 +488,7 @@ class SamplingAverage(SampleSize, Mechanism):
         return np.stack([np.minimum(best_lo, 0.0), np.minimum(best, 0.0)])
 
     def _pair_divergences(
-        self, logR_a: np.ndarray, logS_a: np.ndarray, a: int, bs: Any, T: int, epsilon: np.ndarray, sums: _Sums
+        self, logR_a: np.ndarray, logS_a: np.ndarray, a: int, bs: Any, T: int, epsilon: np.ndarray, sums: Sums
     ) -> tuple[LogEnclosure, LogEnclosure]:
         """log d_eps(P_x, P_x') and log d_eps(P_x', P_x) for x' = x with one record a -> b,
         every b in ``bs`` (rows), computed in log space (the reference computation),
@@ -711,7 +514,7 @@ class SamplingAverage(SampleSize, Mechanism):
         )
 
     def _log_profile_all(
-        self, occ: list[int], logR: np.ndarray, logS: np.ndarray, T: int, epsilon: np.ndarray, sums: _Sums
+        self, occ: list[int], logR: np.ndarray, logS: np.ndarray, T: int, epsilon: np.ndarray, sums: Sums
     ) -> np.ndarray:
         """Every removed value a against every replacement b (reference path)."""
         m = self.grid.size
@@ -773,7 +576,7 @@ class SamplingAverage(SampleSize, Mechanism):
         return vals
 
     def _log_profile_pruned(
-        self, occ: list[int], logR: np.ndarray, logS: np.ndarray, T: int, epsilon: np.ndarray, sums: _Sums
+        self, occ: list[int], logR: np.ndarray, logS: np.ndarray, T: int, epsilon: np.ndarray, sums: Sums
     ) -> np.ndarray | None:
         """Same result as :meth:`_log_profile_all` (evenly spaced grids), faster.
 
@@ -894,315 +697,3 @@ class SamplingAverage(SampleSize, Mechanism):
                 out = np.maximum(out, np.maximum(d1.upper.max(axis=0), d2.upper.max(axis=0)))
                 out_lo = np.maximum(out_lo, np.maximum(d1.lower.max(axis=0), d2.lower.max(axis=0)))
         return np.stack([np.minimum(out_lo, 0.0), np.minimum(out, 0.0)])
-
-
-def _log_hockey_stick_both(lp: np.ndarray, lq: np.ndarray, epsilon: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """log d_eps(P, Q_b) and log d_eps(Q_b, P) for one pmf P against B pmfs Q_b (logs).
-
-    The positive terms ``P(o) (1 - e^(epsilon - log P(o)/Q(o)))`` are summed in
-    linear scale relative to ``max P`` (no cancellation: each term is
-    computed from its log-ratio); rows where a contributing term would
-    underflow that scale are recomputed fully in log space with
-    :func:`log_hockey_stick`, so the result is exact to rounding either way.
-    """
-    live = np.isfinite(lp) | np.isfinite(lq).any(axis=0)
-    idx = np.nonzero(live)[0]
-    B, E = lq.shape[0], epsilon.size
-    if idx.size == 0:
-        return np.full((B, E), -np.inf), np.full((B, E), -np.inf)
-    lp = lp[idx[0] : idx[-1] + 1]
-    lq = lq[:, idx[0] : idx[-1] + 1]
-    M = float(np.max(np.concatenate([lp[np.isfinite(lp)], lq[np.isfinite(lq)]])))
-    p = np.exp(lp - M)
-    q = np.exp(lq - M)
-    with np.errstate(invalid="ignore"):
-        D = lq - lp[None, :]  # log Q/P; nan where both are 0
-    both0 = np.isnan(D)
-    low_p = (lp - M < -700.0)[None, :]
-    low_q = lq - M < -700.0
-    out = []
-    for sign, base, low in ((1.0, p[None, :], low_p), (-1.0, q, low_q)):
-        res = np.empty((B, E))
-        redo = np.zeros(B, dtype=bool)
-        for i, e in enumerate(epsilon):
-            with np.errstate(invalid="ignore"):
-                x = e + sign * D
-            mask = (x < 0) & ~both0
-            terms = np.where(mask, base * -np.expm1(np.minimum(x, 0.0)), 0.0)
-            with np.errstate(divide="ignore"):
-                res[:, i] = np.log(terms.sum(axis=1)) + M
-            redo |= np.any(mask & low, axis=1)
-        if np.any(redo):
-            lpr, lqr = np.broadcast_to(lp, lq.shape)[redo], lq[redo]
-            res[redo] = log_hockey_stick(lpr, lqr, epsilon) if sign > 0 else log_hockey_stick(lqr, lpr, epsilon)
-        out.append(res)
-    return out[0], out[1]
-
-
-def _log_comb(n: int, k: int) -> float:
-    return float(special.gammaln(n + 1.0) - special.gammaln(k + 1.0) - special.gammaln(n - k + 1.0))
-
-
-# ---------------------------------------------------------------------------
-# quantized laws (Definition 5)
-# ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class QuantizedLaw:
-    """A law on the quantization grid: ``values[i] = (i - 2^(bits-1)) / 2^bits``."""
-
-    values: np.ndarray
-    pmf: np.ndarray
-
-    def __iter__(self) -> Iterator[np.ndarray]:
-        return iter((self.values, self.pmf))
-
-
-def _check_bits(bits: Any) -> int:
-    b = as_int(bits, "bits")
-    if not (1 <= b <= 16):
-        raise ValueError(f"bits must be in 1..16, got {b}")
-    return b
-
-
-def _check_positive(x: Any, name: str) -> float:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a positive number, got {x!r}") from None
-    if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"{name} must be a positive finite number, got {x!r}")
-    return v
-
-
-def _check_mu(mu: Any) -> float:
-    try:
-        v = float(mu)
-    except (TypeError, ValueError):
-        raise TypeError(f"mu must be a number, got {mu!r}") from None
-    if not math.isfinite(v):
-        raise ValueError(f"mu must be finite, got {mu!r}")
-    return v
-
-
-def _log_interval_mass(
-    log_cdf: _LogTail, log_sf: _LogTail, lo: np.ndarray, hi: np.ndarray, centre: float
-) -> np.ndarray:
-    """log P((lo, hi]) from a log-cdf / log-sf pair, using the tail that avoids cancellation."""
-    upper = lo >= centre
-    with np.errstate(divide="ignore", invalid="ignore"):
-        a = np.where(upper, log_sf(lo), log_cdf(hi))  # the larger of the two
-        b = np.where(upper, log_sf(hi), log_cdf(lo))
-        return np.asarray(a + log1mexp(np.minimum(b - a, 0.0)))
-
-
-def _quantize(log_cdf: _LogTail, log_sf: _LogTail, centre: float, bits: int) -> QuantizedLaw:
-    K = 2**bits
-    i = np.arange(K)
-    values = (i - K // 2) / K
-    lo = values
-    hi = (i - K // 2 + 1) / K
-    logm = _log_interval_mass(log_cdf, log_sf, lo, hi, centre)
-    logm = logm - special.logsumexp(logm)  # normalise by Z = mass of (-1/2, 1/2]
-    pmf = np.exp(logm)
-    pmf = pmf / pmf.sum()
-    values.setflags(write=False)
-    pmf.setflags(write=False)
-    return QuantizedLaw(values, pmf)
-
-
-def quantized_gaussian(mu: float, sigma: float, bits: int = 8) -> QuantizedLaw:
-    """The quantized Gaussian N_{bits-bit}(mu, sigma^2) of Definition 5 (Appendix G.1).
-
-    With ``K = 2^bits``, the support is ``x_i = (i - K/2) / K`` for
-    ``i = 0..K-1`` (for 8 bits: ``(i - 128)/256``, from -1/2 to 127/256), and
-
-        PMF(x_i) = p_{mu,sigma}((x_i, x_i + 1/K]) / Z,   Z = p_{mu,sigma}((-1/2, 1/2]),
-
-    where ``p_{mu,sigma}(I)`` is the N(mu, sigma^2) probability of I.  Each
-    point thus receives the mass of the cell *to its right* (a quantizer that
-    rounds down), exactly as in Definition 5, and the cells tile (-1/2, 1/2],
-    so the law is the Gaussian conditioned on that interval, then quantized.
-    Masses are computed as log-differences of the normal cdf (or survival
-    function in the upper tail), so far tails keep full relative precision.
-
-    Parameters
-    ----------
-    mu : float
-    sigma : float > 0
-    bits : int in 1..16
-
-    Returns
-    -------
-    QuantizedLaw
-        Frozen dataclass with ``values`` and ``pmf`` (read-only arrays of
-        length 2^bits, pmf summing to 1 up to rounding); unpacks as
-        ``values, pmf = quantized_gaussian(...)``.
-    """
-    mu = _check_mu(mu)
-    sigma = _check_positive(sigma, "sigma")
-    bits = _check_bits(bits)
-    return _quantize(
-        lambda x: special.log_ndtr((x - mu) / sigma),
-        lambda x: special.log_ndtr((mu - x) / sigma),
-        mu,
-        bits,
-    )
-
-
-def quantized_laplace(mu: float, scale: float, bits: int = 8) -> QuantizedLaw:
-    """The Laplace analogue of Definition 5: Laplace(mu, scale) on (-1/2, 1/2], quantized.
-
-    Same support ``x_i = (i - 2^(bits-1)) / 2^bits`` and the same cells
-    ``(x_i, x_i + 2^-bits]`` as :func:`quantized_gaussian`; the mass of a cell
-    is its probability under the Laplace law with density
-    ``exp(-|x - mu| / scale) / (2 scale)``, normalised by the probability of
-    (-1/2, 1/2].
-
-    Parameters
-    ----------
-    mu : float
-    scale : float > 0
-    bits : int in 1..16
-    """
-    mu = _check_mu(mu)
-    b = _check_positive(scale, "scale")
-
-    def log_cdf(x: np.ndarray) -> np.ndarray:
-        z = (np.asarray(x, dtype=float) - mu) / b
-        return np.where(z < 0, z - math.log(2.0), np.log1p(-0.5 * np.exp(-np.abs(z))))
-
-    def log_sf(x: np.ndarray) -> np.ndarray:
-        z = (np.asarray(x, dtype=float) - mu) / b
-        return np.where(z > 0, -z - math.log(2.0), np.log1p(-0.5 * np.exp(-np.abs(z))))
-
-    return _quantize(log_cdf, log_sf, mu, _check_bits(bits))
-
-
-# ---------------------------------------------------------------------------
-# Theorem 4: the continuous limit
-# ---------------------------------------------------------------------------
-def continuous_limit_profile(
-    cdf: Callable[[np.ndarray], Any],
-    n: int,
-    T: int,
-    epsilon: Any,
-    bits: Any = range(1, 11),
-    databases: int = 8,
-    rng: Any = None,
-    *,
-    budget: float = DEFAULT_BUDGET_SECONDS,
-) -> Any:
-    """Theorem 4 numerically: delta of the sampling average of a continuous law, finer and finer grids.
-
-    Records are i.i.d. from a law on [0, 1] with the given ``cdf`` (a callable,
-    e.g. ``scipy.stats.beta(2, 3).cdf``), quantized down to the grid
-    ``i / 2**b`` (``i = 0 .. 2**b - 1``, probability ``cdf((i+1)/2**b) -
-    cdf(i/2**b)``).  For each number of bits ``b`` this draws ``databases``
-    databases of ``n`` records and computes each exact ``delta_eps(x)`` of
-    :class:`SamplingAverage` (``output="sum"``, every neighbour), i.e. a Monte
-    Carlo estimate of the smoothed delta for Pi = {the quantized law}.
-
-    As the grid gets finer the records become distinct and their T-subset
-    sums distinct, so the published sum tells whether a given record was
-    sampled: delta_eps(x) -> T/n = eta for every epsilon (Theorem 4: with
-    continuous values no delta < eta is possible).  The cost of one profile
-    grows quickly with the grid (about 1 s at 10 bits, 15 s at 12 bits for
-    n = 20, T = 4).
-
-    Parameters
-    ----------
-    cdf : callable, the law's CDF on [0, 1]
-    n, T : int, database size and sample size (1 <= T <= n)
-    epsilon : float or 1-D array, finite, >= 0
-    bits : int or iterable of int in 1..16
-    databases : int >= 1, databases drawn per grid
-    rng : None, int seed >= 0 or Generator
-    budget : float
-        Seconds.  Every grid's cost is estimated before the first starts
-        (expected occupied grid values times grid values times possible sums,
-        per database) and the whole run refused
-        (:class:`~smoothdp_nb.core.budget.ComputationTooLarge`) if the time
-        exceeds ``budget`` or one profile's arrays the memory budget.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per (bits, epsilon): ``bits``, ``grid_values``, ``epsilon``,
-        ``delta`` (mean over the databases), ``se`` (its standard error),
-        ``min_delta``, ``eta`` (= T/n).
-
-    Examples
-    --------
-    >>> from scipy import stats
-    >>> df = continuous_limit_profile(stats.uniform.cdf, 10, 2, [1.0], bits=[2, 8], databases=2, rng=0)
-    >>> list(df.bits)
-    [2, 8]
-    """
-    import pandas as pd
-
-    from .smoothed.estimate import sampling_average_units
-
-    if not callable(cdf):
-        raise TypeError("cdf must be a callable (the law's CDF on [0, 1])")
-    n = as_int(n, "n", minimum=1)
-    T = as_int(T, "T", minimum=1)
-    if T > n:
-        raise ValueError(f"T must be <= n, got T={T} > n={n}")
-    databases = as_int(databases, "databases", minimum=1)
-    e, _ = as_epsilon(epsilon)
-    if not np.all(np.isfinite(e)):
-        raise ValueError(f"epsilon must be finite and >= 0, got {epsilon!r}")
-    if isinstance(bits, (str, bytes)) or not isinstance(
-        bits, (numbers.Integral, np.integer, range, list, tuple, np.ndarray)
-    ):
-        raise TypeError(f"bits must be an integer in 1..16 or a list of them, got {type(bits).__name__}")
-    bits_list = [as_int(b, "bits", minimum=1, maximum=16) for b in np.atleast_1d(np.asarray(bits)).tolist()]
-    if not bits_list:
-        raise ValueError("bits must contain at least one number of bits in 1..16")
-    gen = as_rng(rng)
-    # every grid's law, and the estimated cost of all of them, before the first profile
-    laws = []
-    total = Estimate(0.0, 0.0)
-    for b in bits_list:
-        k = 2**b
-        edges = np.arange(k + 1) / k
-        p = np.diff(np.asarray(cdf(edges), dtype=float))
-        if p.shape != (k,) or not np.all(np.isfinite(p)) or np.any(p < -1e-12) or not abs(p.sum() - 1.0) < 1e-6:
-            raise ValueError("cdf must be a CDF of a law on [0, 1] (cdf(0) = 0, cdf(1) = 1, non-decreasing)")
-        p = np.clip(p, 0.0, None)
-        p /= p.sum()
-        occupied = float(np.sum(-np.expm1(n * np.log1p(-np.minimum(p, 1 - 1e-16)))))  # expected distinct values
-        sec, nbytes = sampling_average_units(k, T, occupied)
-        total = total + Estimate(databases * sec * e.size, nbytes)
-        laws.append((b, k, edges, p))
-    check_budget(
-        total,
-        budget,
-        f"continuous_limit_profile over bits={bits_list} (n={n}, T={T}, {databases} databases)",
-        "use fewer bits or a smaller T",
-        parameter="bits",
-    )
-    rows = []
-    for b, k, edges, p in laws:
-        mech = SamplingAverage(T=T, grid=edges[:-1])
-        hists = gen.multinomial(n, p, size=databases)
-        d = np.asarray(_profile(mech, hists, e)).reshape(databases, e.size)
-        for j, ej in enumerate(e):
-            rows.append(
-                {
-                    "bits": b,
-                    "grid_values": k,
-                    "epsilon": float(ej),
-                    "delta": float(d[:, j].mean()),
-                    "se": float(d[:, j].std(ddof=1) / math.sqrt(databases)) if databases > 1 else math.nan,
-                    "min_delta": float(d[:, j].min()),
-                    "eta": T / n,
-                }
-            )
-    return pd.DataFrame(rows)
-
-
-def _profile(mech: SamplingAverage, hists: np.ndarray, epsilon: np.ndarray) -> Any:
-    from .profiles import privacy_profile
-
-    return privacy_profile(mech, hists, epsilon)

@@ -62,6 +62,10 @@ below ``C(n, T)`` (the counts spread over ~T span sums, and ``M_t`` falls by a
 factor ~n/t per row below T), so :func:`leave_one_out_counts` computes the
 float64 table first and drops the third residue when this bound is below
 2^61 (Figure 5 at n = 400, T = 20: ~2^58 instead of the a-priori ~2^70).
+
+References
+----------
+Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 3.
 """
 
 from __future__ import annotations

@@ -135,7 +135,9 @@ def test_single_vertex_is_not_charged_the_two_vertex_recursion():
     est = estimate_exact(sdp.SamplingHistogram(eta=0.5), 10**6, 2, 1, 1)
     assert est.seconds < 60 and est.seconds < budget.DEFAULT_BUDGET_SECONDS
     two = estimate_exact(sdp.SamplingHistogram(eta=0.5), 10**6, 2, 2, 1)
-    assert two.seconds > 10 * est.seconds
+    # the recursion is still charged to two vertices (about 25 s at 10^6 since its segments were
+    # vectorised, against a few seconds for one vertex)
+    assert two.seconds > 5 * est.seconds
 
 
 def test_continuous_limit_occupied_values(monkeypatch):

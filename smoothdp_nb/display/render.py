@@ -48,7 +48,9 @@ _SCOPE = "body[data-jp-theme-light] .smoothdp-chart svg.marks"
 
 
 def _theme_css() -> str:
-    rules = [f'{_SCOPE} > rect:first-child:is([fill="white" i], [fill="#fff" i], [fill="#ffffff" i]) {{fill: transparent}}']
+    rules = [
+        f'{_SCOPE} > rect:first-child:is([fill="white" i], [fill="#fff" i], [fill="#ffffff" i]) {{fill: transparent}}'
+    ]
     for theme, drawn in _RECOLOUR.items():
         for attr in ("fill", "stroke"):
             selectors = ", ".join(f'[{attr}="{colour}" i]' for colour in drawn)

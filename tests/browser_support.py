@@ -147,7 +147,10 @@ def lab_server(root: Path, *, timeout: float = 90.0) -> Iterator[str]:
     args += [f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True", "--allow-root"]
     # offline: no announcements, update check or extension search on the network
     args += ["--LabApp.extension_manager=readonly"]
-    args += ["--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.handlers.announcements.NeverCheckForUpdate"]
+    args += [
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.handlers.announcements.NeverCheckForUpdate",
+    ]
     with jupyter_server(args, root, "lab", timeout=timeout) as port:
         yield f"http://127.0.0.1:{port}/lab"
 

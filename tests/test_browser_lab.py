@@ -160,6 +160,7 @@ def lab(tmp_path_factory):
     root = tmp_path_factory.mktemp("lab")
     for path in NOTEBOOKS:
         shutil.copy(path, root / path.name)
+    before = os.environ.get("SMOOTHDP_CI")
     os.environ["SMOOTHDP_CI"] = "1"  # the kernels inherit it: the tutorials' quick settings
     try:
         with lab_server(root) as url, sync_api.sync_playwright() as pw:
@@ -172,7 +173,10 @@ def lab(tmp_path_factory):
             finally:
                 browser.close()
     finally:
-        del os.environ["SMOOTHDP_CI"]
+        if before is None:
+            del os.environ["SMOOTHDP_CI"]
+        else:
+            os.environ["SMOOTHDP_CI"] = before
 
 
 def _open(page, name: str) -> None:

@@ -12,23 +12,19 @@ panel's look::
 
     python docs/snapshot_panels.py            # writes docs/_static/panels/*.png
 
-Needs the ``test`` extra (Voila, Playwright) and Chromium.
+Needs the ``test`` extra (Voila, Playwright, pytest) and Chromium; the server is the browser
+tests' own (``tests/browser_support.py``).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import socket
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-CHROMIUM = "/usr/bin/chromium"
-OUT = Path(__file__).resolve().parent / "_static" / "panels"
+REPOSITORY = Path(__file__).resolve().parents[1]
+OUT = REPOSITORY / "docs" / "_static" / "panels"
 
 #: file name (and CSS class ``snap-NAME`` of the panel's box) -> the call that makes the panel
 PANELS: dict[str, str] = {
@@ -39,26 +35,11 @@ PANELS: dict[str, str] = {
 }
 
 
-def _notebook(path: Path) -> None:
+def _cells() -> list[str]:
     cells = ["import smoothdp_nb as sdp\n"]
     for name, call in PANELS.items():
         cells.append(f"p_{name} = {call}\n_ = p_{name}.widget.add_class('snap-{name}')\np_{name}")
-    nb = {
-        "cells": [
-            {"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [], "source": s}
-            for i, s in enumerate(cells)
-        ],
-        "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
-    path.write_text(json.dumps(nb), encoding="utf-8")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return cells
 
 
 def _chart(name: str) -> str:
@@ -73,61 +54,32 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
+    # the Voila server of the browser tests (free port on 127.0.0.1, no token, always stopped)
+    sys.path.insert(0, str(REPOSITORY))
+    from tests.browser_support import CHROMIUM, voila_server, write_notebook
+
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        _notebook(root / "panels.ipynb")
-        port = _free_port()
-        env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(root / "rt"), "JUPYTER_CONFIG_DIR": str(root / "cfg")}
-        repo = str(Path(__file__).resolve().parents[1])
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (repo, env.get("PYTHONPATH", "")) if p)
-        env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
-        cmd = [sys.executable, "-m", "voila", "panels.ipynb", "--no-browser", f"--port={port}"]
-        cmd += ["--Voila.ip=127.0.0.1", "--Voila.token=", "--theme=light"]
-        with open(root / "voila.log", "w+b") as log:
-            proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
-            try:
-                deadline = time.monotonic() + 60
-                while True:
-                    if proc.poll() is not None:
-                        log.seek(0)
-                        raise RuntimeError(f"voila exited:\n{log.read().decode()[-3000:]}")
-                    try:
-                        with socket.create_connection(("127.0.0.1", port), timeout=1):
-                            break
-                    except OSError:
-                        if time.monotonic() > deadline:
-                            raise RuntimeError("voila did not start within 60 s") from None
-                        time.sleep(0.2)
-                with sync_playwright() as pw:
-                    browser = pw.chromium.launch(
-                        executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"]
-                    )
-                    page = browser.new_page(
-                        viewport={"width": args.width, "height": 900}, device_scale_factor=args.scale
-                    )
-                    local = ("http://127.0.0.1:", "ws://127.0.0.1:", "data:", "blob:")
-                    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(local) else r.abort())
-                    page.goto(f"http://127.0.0.1:{port}/", timeout=120_000)
-                    for name in PANELS:
-                        page.wait_for_function(f"!!{_chart(name)}", timeout=120_000)
-                    button = page.locator(".snap-release button", has_text="Release").first
-                    button.click()
-                    page.wait_for_function(
-                        "document.querySelector('.snap-release').innerText.includes('1 release')", timeout=60_000
-                    )
-                    page.wait_for_timeout(1500)  # the chart's redraw after the release
-                    for name in PANELS:
-                        target = args.out / f"{name}.png"
-                        page.locator(f".snap-{name}").screenshot(path=str(target))
-                        print(f"{target} ({target.stat().st_size // 1024} KiB)")
-                    browser.close()
-            finally:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+        notebook = write_notebook(Path(tmp) / "panels.ipynb", _cells())
+        with voila_server(notebook, theme="light") as url, sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"])
+            page = browser.new_page(viewport={"width": args.width, "height": 900}, device_scale_factor=args.scale)
+            local = ("http://127.0.0.1:", "ws://127.0.0.1:", "data:", "blob:")
+            page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(local) else r.abort())
+            page.goto(url, timeout=120_000)
+            for name in PANELS:
+                page.wait_for_function(f"!!{_chart(name)}", timeout=120_000)
+            button = page.locator(".snap-release button", has_text="Release").first
+            button.click()
+            page.wait_for_function(
+                "document.querySelector('.snap-release').innerText.includes('1 release')", timeout=60_000
+            )
+            page.wait_for_timeout(1500)  # the chart's redraw after the release
+            for name in PANELS:
+                target = args.out / f"{name}.png"
+                page.locator(f".snap-{name}").screenshot(path=str(target))
+                print(f"{target} ({target.stat().st_size // 1024} KiB)")
+            browser.close()
     return 0
 
 

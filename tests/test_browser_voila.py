@@ -36,16 +36,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import statistics
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from .browser_support import CHROMIUM, offline_page, require_chromium
+from .browser_support import CHROMIUM, log_tail, offline_page, require_chromium, voila_server, write_notebook
 from .browser_support import CHROMIUM_ARGS as ARGS
 
 require_chromium()
@@ -89,81 +86,14 @@ def _snapshot(scope: str) -> str:
     return f"(n => n ? (n.tagName === 'CANVAS' ? n.toDataURL() : n.outerHTML) : null)({_node(scope)})"
 
 
-def _notebook(path: Path) -> None:
-    nb = {
-        "cells": [
-            {"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [], "source": src}
-            for i, src in enumerate(CELLS)
-        ],
-        "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
-    path.write_text(json.dumps(nb), encoding="utf-8")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def voila(tmp_path_factory):
-    """Voila serving the panel notebook; yields the page URL; always stopped."""
+    """Voila serving the panel notebook; yields (page URL, log file); always stopped."""
     pytest.importorskip("voila", reason="voila is in the test extra: pip install -e '.[test]'")
     root = tmp_path_factory.mktemp("voila")
-    _notebook(root / "panels.ipynb")
-    port = _free_port()
-    env = dict(os.environ)
-    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
-    for var in ("JUPYTER_RUNTIME_DIR", "JUPYTER_CONFIG_DIR"):
-        env[var] = str(root / var.lower())
-    log = open(root / "voila.log", "w+b")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "voila",
-            str(root / "panels.ipynb"),
-            "--no-browser",
-            f"--port={port}",
-            "--Voila.ip=127.0.0.1",
-            "--Voila.token=",
-            "--show_tracebacks=True",
-        ],
-        cwd=root,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"voila exited with {proc.returncode}:\n{_tail(log)}")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"voila did not listen within {STARTUP_TIMEOUT} s:\n{_tail(log)}")
-                time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}/", log
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:  # pragma: no cover
-            proc.kill()
-            proc.wait(timeout=5)
-        log.close()
-
-
-def _tail(log, n: int = 4000) -> str:
-    log.flush()
-    log.seek(0)
-    return log.read().decode("utf-8", "replace")[-n:]
+    write_notebook(root / "panels.ipynb", CELLS)
+    with voila_server(root / "panels.ipynb", timeout=STARTUP_TIMEOUT) as url:
+        yield url, root / "voila.log"
 
 
 @pytest.fixture(scope="module")
@@ -217,7 +147,7 @@ def page(voila, browser):
     finally:
         page.close()
         if errors:
-            print(_tail(log))
+            print(log_tail(log))
 
 
 def _settled(page, scope: str, tries: int = 60) -> str:

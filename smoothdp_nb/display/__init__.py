@@ -19,7 +19,8 @@ of the same shape sends new rows without building an Altair chart.
 Importing this package registers the charts of the core's result objects
 (``.chart()``, ``_repr_mimebundle_``) in :mod:`smoothdp_nb.core.rendering`;
 :func:`render_svg` / :func:`render_png` render any chart offline (vl-convert,
-no CDN).
+no CDN), and ``display(StaticChart(chart))`` shows one in a notebook in the
+notebook's theme (JupyterLab's light and dark themes alike).
 """
 
 from __future__ import annotations
@@ -39,11 +40,12 @@ from .noise import noise_chart, noise_figure
 from .register import register as _register
 from .register import summary_bundle
 from .release import lattice_text, release_chart, release_density, release_figure
-from .render import render_png, render_svg
+from .render import StaticChart, render_png, render_svg
 from .style import MAX_ROWS, PALETTE, format_delta
 
 __all__ = [
     "Figure",
+    "StaticChart",
     "MAX_ROWS",
     "PALETTE",
     "bound_chart",

@@ -157,7 +157,9 @@ ANCHOR_STEP = 32
 ANCHOR_ERROR = (5.0 * ANCHOR_STEP * 2.0**-53 * 1.01 + 2.0**-50, 2.0 * (8.0 + 2.0) * 2.0**-53)
 
 
-def engine_error(n: int, K: int, log_weight_max: float, fallback: bool = False, p1: float = 0.5) -> float:
+def engine_error(
+    n: int, K: int, log_weight_max: float, fallback: bool = False, p1: float = 0.5, log_delta_max: float = 0.0
+) -> float:
     """Proven bound on the relative error of every expectation of the two-vertex
     engines (:func:`exact_binary`, :func:`exact_binary_blocks`), given exact profile values.
 
@@ -176,6 +178,18 @@ def engine_error(n: int, K: int, log_weight_max: float, fallback: bool = False, 
     log-factorial weights carry ``3 LGAMMA_REL log n! + 4u`` of their terms
     instead).  Truncations (Hoeffding and the dropped chunks) are below
     ``2^-60`` relative (module docstring).
+
+    The engines keep H as values times a log scale per chunk, and every advance
+    sets a chunk's new scale to ``old scale + log(max)``: the scale is a running
+    sum over the ``n/K + 2`` advances.  Each addition rounds with an absolute
+    error of at most u times its magnitude, which is at most
+    ``M = log_delta_max + log_weight_max + log(n+1) + 1`` (H is an average of
+    profile values, a partial expectation a sum of at most n + 1 weights times
+    them), and each ``log(max)`` (``max >= e^-500``, checked) is within
+    ``LIBM_REL * 500`` absolute; the segments and the mixing add a bounded number
+    (16) of further additions.  Together they move an expectation by a factor
+    within ``exp((2 (n/K + 2) + 16) u M + (n/K + 2) LIBM_REL 500)``: that term is
+    added.
     """
     from ..enclosures import LGAMMA_REL, LIBM_REL, U, gamma, lpmf_abs_error
 
@@ -190,7 +204,10 @@ def engine_error(n: int, K: int, log_weight_max: float, fallback: bool = False, 
         lfn = math.lgamma(n + 1.0)
         lpq = abs(math.log(p1)) + abs(math.log1p(-p1)) if 0 < p1 < 1 else 0.0
         w = max(w, (3 * LGAMMA_REL + 8 * U) * (3 * lfn + log_weight_max + n * lpq) + 3e-15)
-    return float(gamma(chain)) + table + 8 * LIBM_REL + math.expm1(w) * 1.01 + 2.0**-59
+    magnitude = log_delta_max + log_weight_max + math.log(n + 1.0) + 1.0
+    advances = n // max(K, 1) + 2
+    scales = math.expm1((2 * advances + 16) * U * magnitude + advances * LIBM_REL * _ADVANCE_RANGE) * 1.01
+    return float(gamma(chain)) + table + 8 * LIBM_REL + math.expm1(w) * 1.01 + scales + 2.0**-59
 
 
 def _block_mixing(K: int, t1: np.ndarray, t2: np.ndarray) -> np.ndarray:

@@ -187,7 +187,8 @@ def _exact_with(
             else:
                 K = binary_plan(logdelta, p1, p2).K
                 lmax = stats.get("log_weight_max", 0.0)
-                rel = engine_error(n, K, lmax, stats.get("fallback", 0.0) > 0, p1)
+                ldmax = float(np.max(np.abs(logdelta[np.isfinite(logdelta)]), initial=0.0))
+                rel = engine_error(n, K, lmax, stats.get("fallback", 0.0) > 0, p1, ldmax)
     else:
         bar = optional_progress_bar(math.comb(n + l - 1, l - 1), show, "compositions")
         comps, vals = exact_general(logdelta, n, m, V, bar)

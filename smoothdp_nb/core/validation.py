@@ -24,6 +24,7 @@ import numpy as np
 from .array_types import FloatArray, IntArray, RealNumber
 
 __all__ = [
+    "is_real",
     "as_real",
     "as_positive",
     "as_open_unit",
@@ -41,9 +42,12 @@ __all__ = [
 ]
 
 
-def _is_real(value: object) -> TypeGuard[RealNumber]:
+def is_real(value: object) -> TypeGuard[RealNumber]:
     """A real number that is not a bool (Python or numpy scalar)."""
     return isinstance(value, (numbers.Real, np.floating, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+_is_real = is_real  # the spec's import of the old name keeps working until spec.py imports ``is_real``
 
 
 def _range_text(lo: float | None, hi: float | None, lo_open: bool, hi_open: bool, name: str) -> str:
@@ -69,7 +73,7 @@ def as_real(
     ``finite=False`` admits +-inf where the range allows it (e.g. epsilon = inf).
     """
     allowed = _range_text(lo, hi, lo_open, hi_open, name)
-    if not _is_real(value):
+    if not is_real(value):
         raise TypeError(f"{name} must be {allowed}, got {type(value).__name__} {value!r}")
     x = float(value)
     bad = (
@@ -99,7 +103,7 @@ def as_int(value: object, name: str, *, minimum: int | None = None, maximum: int
     bounds = (f" >= {minimum}" if minimum is not None else "") + (
         f"{' and' if minimum is not None else ''} <= {maximum}" if maximum is not None else ""
     )
-    if not _is_real(value):
+    if not is_real(value):
         raise TypeError(f"{name} must be an integer{bounds}, got {type(value).__name__} {value!r}")
     if isinstance(value, (float, np.floating)) or not isinstance(value, (numbers.Integral, np.integer)):
         x = float(value)
@@ -119,7 +123,7 @@ def as_int(value: object, name: str, *, minimum: int | None = None, maximum: int
 def kind_of(value: object) -> str:
     """What a record is, never what it holds: its type name (``"str"``), or ``"NaN"`` /
     ``"a non-finite float"`` for the float values that say no more than that."""
-    if _is_real(value) and not math.isfinite(float(value)):
+    if is_real(value) and not math.isfinite(float(value)):
         return "NaN" if math.isnan(float(value)) else "an infinite float"
     return type(value).__name__
 
@@ -144,7 +148,7 @@ def _reject_non_numbers(value: object, name: str) -> None:
         flat = arr.ravel()
         if any(isinstance(v, (list, tuple, np.ndarray)) for v in flat):
             raise ValueError(f"{name} must be rectangular (every row the same length)")
-        bad = next((i for i, v in enumerate(flat) if not _is_real(v)), None)
+        bad = next((i for i, v in enumerate(flat) if not is_real(v)), None)
         if bad is not None:
             where = position([int(i) for i in np.unravel_index(bad, arr.shape)], name)
             raise TypeError(f"{where} must be a number, got {kind_of(flat[bad])}")
@@ -156,7 +160,7 @@ def _reject_non_numbers(value: object, name: str) -> None:
             # the dtype's type, not the dtype: '<U5' would tell the length of the longest string
             raise TypeError(f"{name} must be an array of numbers, got an array of {value.dtype.type.__name__}")
         return
-    if not _is_real(value):
+    if not is_real(value):
         raise TypeError(f"{name} must be a number or a 1-D array of numbers, got {type(value).__name__}")
 
 
@@ -166,7 +170,7 @@ def as_float_array(value: object, name: str) -> FloatArray:
         raise TypeError(f"{name} must be an array of numbers, got {type(value).__name__}")
     if isinstance(value, (list, tuple, np.ndarray)):
         _reject_non_numbers(value, name)
-    elif not _is_real(value):
+    elif not is_real(value):
         arr0 = np.asarray(value)  # a Series, an Index, anything with __array__
         if arr0.dtype.kind not in "iuf":
             _reject_non_numbers(arr0, name)
@@ -179,7 +183,7 @@ def as_epsilon(epsilon: object, name: str = "epsilon") -> tuple[FloatArray, bool
         raise TypeError(f"{name} must be a number >= 0 or a 1-D array of them, got the string {epsilon!r}")
     if isinstance(epsilon, (list, tuple, np.ndarray)):
         _reject_non_numbers(epsilon, name)
-    elif not _is_real(epsilon):
+    elif not is_real(epsilon):
         if hasattr(epsilon, "__array__") or hasattr(epsilon, "__iter__"):
             arr0 = np.asarray(epsilon)
             _reject_non_numbers(arr0, name)

@@ -182,7 +182,7 @@ def _diagnostics(rel: Any) -> Any:
 def public_note(rel: Any) -> str:
     """The guarantee and the lattice of a release, one line."""
     step = getattr(rel, "lattice", None)
-    lattice = f"; values on the lattice {release._lattice_text(step)}·ℤ" if step else ""
+    lattice = f"; values on the lattice {release.lattice_text(step)}·ℤ" if step else ""
     return f"{rel.guarantee}{lattice}"
 
 
@@ -231,7 +231,7 @@ def release_summary(report: Any) -> pd.DataFrame:
         ("γ", f"{r.gamma:.4g} ({r.gamma_source})"),
     ]
     if getattr(r, "lattice", None):
-        rows.insert(1, ("lattice step", release._lattice_text(r.lattice)))
+        rows.insert(1, ("lattice step", release.lattice_text(r.lattice)))
     diag = _diagnostics(r)
     if diag is not None:
         label = getattr(diag, "label", None) or release.DIAGNOSTIC_LABEL

@@ -77,6 +77,10 @@ class ProfileResult:
         Number of records n of each database.
     source : str
         Where the databases came from (``"inline"`` or a dataset name).
+
+    References
+    ----------
+    Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 2: the privacy profile; Theorem 1: DP delta).
     """
 
     labels: tuple[Hashable, ...]

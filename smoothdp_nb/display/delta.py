@@ -147,6 +147,10 @@ def delta_vs_epsilon_chart(
     Returns
     -------
     altair.LayerChart
+
+    References
+    ----------
+    Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 3; Figure 2, right).
     """
     return cast(alt.LayerChart, delta_vs_epsilon_figure(frame, title, label=label, note=note).chart())
 
@@ -376,6 +380,10 @@ def profile_chart(
     Returns
     -------
     altair.LayerChart
+
+    References
+    ----------
+    Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 2).
     """
     return cast(alt.LayerChart, profile_figure(frame, x, color, title, y_title=y_title).chart())
 
@@ -514,6 +522,10 @@ def figure1_chart(frame: pd.DataFrame, title: str | None = None) -> alt.VConcatC
     Returns
     -------
     altair.VConcatChart
+
+    References
+    ----------
+    Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 2, equation 3, Figure 1).
     """
     missing = {"year", "log10_delta", "log10_utility"} - set(frame.columns)
     if missing:

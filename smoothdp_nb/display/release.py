@@ -53,6 +53,10 @@ def release_density(
     -------
     pandas.DataFrame
         ``x`` and ``density``; two rows (a spike) when ``noise_scale`` is 0.
+
+    References
+    ----------
+    Hladik, Tetek. *Smooth Sensitivity Revisited: Towards Optimality* (Theorem 8, Appendix B).
     """
     if not (np.isfinite(noise_scale) and noise_scale > 0):
         return pd.DataFrame({"x": [centre, centre], "density": [0.0, 1.0]})

@@ -173,6 +173,10 @@ def profile_epsilon(
         no epsilon up to 512 reaches the target (e.g. below the mass of an
         infinite privacy loss); 0 when epsilon = 0 does.
 
+    References
+    ----------
+    Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 2: the privacy profile).
+
     Examples
     --------
     >>> import smoothdp_nb as sdp
@@ -225,6 +229,10 @@ def smoothed_epsilon(
     ``method="exact"`` (Algorithm 1; a Monte Carlo estimate is not a proven
     bound, so it is not inverted); ``kwargs`` go to it (e.g. ``budget``).
     Certified and tight as :func:`profile_epsilon`.
+
+    References
+    ----------
+    Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 3: smoothed DP; Algorithm 1).
     """
     from ..smoothed import smoothed_delta
 

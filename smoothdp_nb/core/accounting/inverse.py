@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -37,6 +37,9 @@ from ..mechanisms import Mechanism
 from ..profiles import check_mechanism, dp_delta, privacy_profile
 from ..validation import as_histograms, as_int
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack from Python 3.12; annotations only
+
 __all__ = ["profile_epsilon", "dp_epsilon", "smoothed_epsilon", "invert_log_delta", "INVERSE_REL_TOL"]
 
 #: the bisection stops when the bracket is this narrow (relative)
@@ -45,6 +48,26 @@ INVERSE_REL_TOL = 1e-9
 _EPS_MAX = 512.0
 # below this the bracket is not narrowed further (an absolute floor for answers near 0)
 _EPS_ABS = 1e-15
+
+
+class _ExactOptions(TypedDict, total=False):
+    progress: bool | None
+    budget: float
+    trials: int
+    rng: object
+    confidence: float
+    candidates: int
+    executor: object
+    chunk: int
+    interval: str
+
+
+class SmoothedOptions(_ExactOptions, total=False):
+    """The keywords :func:`smoothed_epsilon` passes on to :func:`~smoothdp_nb.smoothed_delta` (its
+    exact path reads ``progress``, ``budget``, ``executor`` and ``chunk``; see its docstring);
+    ``method`` may only be ``"exact"``."""
+
+    method: str
 
 
 def _as_log_targets(delta: object, log: bool) -> tuple[FloatArray, bool]:
@@ -221,7 +244,13 @@ def dp_epsilon(
 
 
 def smoothed_epsilon(
-    mechanism: Mechanism, n: int, pi: Any, delta: npt.ArrayLike, *, log: bool = False, **kwargs: Any
+    mechanism: Mechanism,
+    n: int,
+    pi: npt.ArrayLike,
+    delta: npt.ArrayLike,
+    *,
+    log: bool = False,
+    **kwargs: Unpack[SmoothedOptions],
 ) -> FloatOrArray:
     """The smallest epsilon with smoothed delta (Definition 3) at most ``delta``.
 
@@ -239,11 +268,11 @@ def smoothed_epsilon(
     check_mechanism(mechanism)
     if kwargs.get("method", "exact") != "exact":
         raise ValueError("smoothed_epsilon inverts the exact smoothed delta only: method must be 'exact'")
-    kwargs.pop("method", None)
+    options = cast(_ExactOptions, {k: v for k, v in kwargs.items() if k != "method"})
     t, scalar = _as_log_targets(delta, log)
 
     def curve(e: FloatArray) -> FloatArray:
-        res = smoothed_delta(mechanism, n, pi, e.ravel(), method="exact", **kwargs)
+        res = smoothed_delta(mechanism, n, pi, e.ravel(), method="exact", **options)
         return np.reshape(np.asarray(res.log_delta_values, dtype=float), (1, e.size))
 
     out = invert_log_delta(curve, t, 1)[0]

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from .browser_support import CHROMIUM, CHROMIUM_ARGS, offline_page, require_chromium
+from tests.browser.browser_support import CHROMIUM, CHROMIUM_ARGS, offline_page, require_chromium
 
 require_chromium()
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright not installed (pip install playwright)")
@@ -43,7 +43,7 @@ pytest.importorskip("latex2mathml")
 
 from smoothdp_nb.reports import Entry, index_page, notebook_page
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 AXE_DIR = Path(os.environ.get("SMOOTHDP_AXE_DIR", Path.home() / ".cache" / "smoothdp_nb" / "axe-core"))
 AXE_VERSION = "4"  # major version: the rule set this audit was written against
 BLOCKING = ("serious", "critical")

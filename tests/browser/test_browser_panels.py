@@ -33,8 +33,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from .browser_support import CHROMIUM, offline_page, require_chromium, voila_server, write_notebook
-from .browser_support import CHROMIUM_ARGS as ARGS
+from tests.browser.browser_support import CHROMIUM, offline_page, require_chromium, voila_server, write_notebook
+from tests.browser.browser_support import CHROMIUM_ARGS as ARGS
 
 require_chromium()
 pytest.importorskip("voila", reason="voila is in the test extra: pip install -e '.[test]'")
@@ -42,7 +42,7 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="playwright not ins
 
 from smoothdp_nb import panels
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGE_TIMEOUT = 180_000  # ms: the kernel runs the notebook and the charts embed (shared 2-core machine)
 ALLOWED = ("http://127.0.0.1:", "ws://127.0.0.1:", "data:", "blob:")
 FONT_AWESOME = "/@fortawesome/fontawesome-free"  # Voila's template links it from jsDelivr: stubbed

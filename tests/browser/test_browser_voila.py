@@ -45,8 +45,8 @@ from pathlib import Path
 
 import pytest
 
-from .browser_support import CHROMIUM, offline_page, require_chromium
-from .browser_support import CHROMIUM_ARGS as ARGS
+from tests.browser.browser_support import CHROMIUM, offline_page, require_chromium
+from tests.browser.browser_support import CHROMIUM_ARGS as ARGS
 
 require_chromium()
 

@@ -15,7 +15,7 @@ import base64
 
 import pytest
 
-from .browser_support import CHROMIUM, CHROMIUM_ARGS, offline_page, require_chromium
+from tests.browser.browser_support import CHROMIUM, CHROMIUM_ARGS, offline_page, require_chromium
 
 require_chromium()
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright not installed (pip install playwright)")

@@ -7,7 +7,7 @@ import pytest
 
 from smoothdp_nb.cli import main_run
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 SPEC = """title = "tiny profile"
 compute = "profile"

@@ -12,7 +12,7 @@ pytest.importorskip("vl_convert")
 
 from smoothdp_nb import gallery
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow

@@ -15,8 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import smoothdp_nb as sdp
-
-from . import exact
+from tests import exact
 
 mp.mp.dps = 60
 

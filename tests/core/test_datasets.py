@@ -11,7 +11,7 @@ import pytest
 
 from smoothdp_nb.core import datasets
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 ELECTION_COLUMNS = [
     "year",

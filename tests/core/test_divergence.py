@@ -13,8 +13,7 @@ import pytest
 import smoothdp_nb as sdp
 from smoothdp_nb.core import divergence as D
 from smoothdp_nb.core.smoothed import binary as S
-
-from . import exact
+from tests import exact
 
 mp.mp.dps = 50
 

@@ -8,8 +8,7 @@ import pytest
 from flint import arb, ctx
 
 from smoothdp_nb.core import lattice as L
-
-from .lattice_reference import TAILS, cdf, context
+from tests.lattice_reference import TAILS, cdf, context
 
 CASES = [
     ("laplace", None),

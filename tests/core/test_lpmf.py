@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 from smoothdp_nb.core import lpmf
-
-from .exact import log_hypergeom_mp
+from tests.exact import log_hypergeom_mp
 
 CASES = [
     (3, 10, 5, 6),

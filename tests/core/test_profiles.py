@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 import smoothdp_nb as sdp
-
-from . import exact
+from tests import exact
 
 ETAS = [0.5, 0.9, 0.998, 1]
 EPS = [0.04, 0.3, 1.0, 2.5, 7.0]

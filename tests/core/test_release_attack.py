@@ -17,9 +17,8 @@ import pytest
 from smoothdp_nb import release
 from smoothdp_nb.core import lattice as _lattice
 from smoothdp_nb.core.sensitivity import evaluate_query
-
-from .lattice_reference import cdf as _ref_cdf
-from .lattice_reference import context
+from tests.lattice_reference import cdf as _ref_cdf
+from tests.lattice_reference import context
 
 X1 = [10.0, 20.0, 30.0, 40.0, 50.0]
 X2 = [10.0, 20.0, 31.0, 40.0, 50.0]
@@ -39,7 +38,7 @@ ctx = context(120)
 
 def _cdf(family, shape):
     """F(a) = P(Z <= a) from the independent mpmath references of tests/lattice_reference.py
-    (checked against quadrature of the densities in tests/test_lattice.py); 60 bits for the
+    (checked against quadrature of the densities in tests/core/test_lattice.py); 60 bits for the
     Laplace-log-normal quadrature (one per boundary: keep it cheap), 120 otherwise."""
     ctx.prec = 60 if family == "laplace_log_normal" else 120
     return _ref_cdf(ctx, family, shape)

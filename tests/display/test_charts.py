@@ -29,7 +29,7 @@ from smoothdp_nb.display import delta, render, style
 from smoothdp_nb.panels.live import rename_datasets
 
 PI = [[0.2, 0.8], [0.6, 0.4]]
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 _SUP = "⁰¹²³⁴⁵⁶⁷⁸⁹⁻"
 
 

@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("sphinx")  # the `docs` extra; .ci/run installs it
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

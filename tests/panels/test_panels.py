@@ -1,7 +1,7 @@
 """Live panels: the live chart, decimal controls, and each panel driven from Python.
 
 The browser side (the same panels rendered in Voila and driven by mouse and
-keyboard) is tests/test_browser_voila.py.
+keyboard) is tests/browser/test_browser_voila.py.
 """
 
 from __future__ import annotations

@@ -378,7 +378,7 @@ def test_picture_without_labels_gets_a_kind_not_a_repr():
 
 # -- the tutorials' mathematics ----------------------------------------------------
 
-_ROOT = Path(__file__).resolve().parents[1]
+_ROOT = Path(__file__).resolve().parents[2]
 # the tutorials live inside the package, smoothdp_nb/notebooks/; notebooks/ may be a link to it (counted once)
 _TUTORIALS = sorted(
     {

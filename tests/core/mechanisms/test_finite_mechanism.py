@@ -10,8 +10,7 @@ import pytest
 from scipy.stats import binom
 
 import smoothdp_nb as sdp
-
-from . import exact
+from tests import exact
 
 KEEP = 0.75  # randomized response: a record's bit is reported truthfully with probability 3/4
 EPS0 = math.log(3)  # ... so the mechanism is ln(3)-DP

@@ -12,8 +12,7 @@ import pytest
 
 import smoothdp_nb as sdp
 from smoothdp_nb.core.mechanisms import Mechanism
-
-from . import exact
+from tests import exact
 
 CORE = pathlib.Path(sdp.__file__).parent / "core"
 MECHS = [

@@ -16,8 +16,7 @@ from hypothesis import strategies as st
 
 import smoothdp_nb as sdp
 from smoothdp_nb.core.mechanisms.base import factorize_outputs
-
-from . import exact
+from tests import exact
 
 NAN = float("nan")
 

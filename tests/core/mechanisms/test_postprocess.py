@@ -10,8 +10,7 @@ from hypothesis import strategies as st
 
 import smoothdp_nb as sdp
 from smoothdp_nb.core.mechanisms.postprocess import PostProcessed, SampledWinner, winner
-
-from . import exact
+from tests import exact
 
 
 def generic_winner(mech):

@@ -11,8 +11,7 @@ import pandas as pd
 import pytest
 
 import smoothdp_nb as sdp
-
-from . import exact
+from tests import exact
 
 
 def brute_smoothed(pi, n, T, epsilon, replace=False):

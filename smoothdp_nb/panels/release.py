@@ -47,6 +47,13 @@ class ReleasePanel(Panel):
         Data-independent domain, required.  Bounds read off the data (its
         minimum and maximum) would be published beside the release and make
         it not DP, so the panel refuses to guess them.
+    query : {"median", "trimmed_mean", "mean"}
+    epsilon : float
+        Snapped to the slider's step 0.05.
+    noise : str
+        Noise family.
+    delta : float
+        For the Laplace family.
     missing : float, optional
         What a missing record (NaN, None) stands for: a fixed public value in
         ``bounds``, e.g. ``low``.  Every missing record is replaced by it, so
@@ -56,13 +63,6 @@ class ReleasePanel(Panel):
         would make ``n`` the count of the others, a number computed from the
         data, and neighbours of different sizes are not covered by the
         guarantee.
-    query : {"median", "trimmed_mean", "mean"}
-    epsilon : float
-        Snapped to the slider's step 0.05.
-    noise : str
-        Noise family.
-    delta : float
-        For the Laplace family.
     """
 
     title = "Smooth-sensitivity release"

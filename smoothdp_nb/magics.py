@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
@@ -250,12 +251,12 @@ def _show(result: Any, chart: bool, table: bool) -> None:
         display(result.to_frame())
 
 
-def load_ipython_extension(ipython: Any) -> None:
+def load_ipython_extension(ipython: InteractiveShell) -> None:
     """Register ``%smoothdp`` / ``%%smoothdp`` (called by ``%load_ext``)."""
     ipython.register_magics(SmoothDPMagics)
 
 
-def unload_ipython_extension(ipython: Any) -> None:
+def unload_ipython_extension(ipython: InteractiveShell) -> None:
     """Remove the magics again (``%unload_ext``)."""
     magics = ipython.magics_manager.magics
     for kind in ("line", "cell"):

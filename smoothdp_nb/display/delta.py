@@ -17,6 +17,7 @@ from typing import Any, cast
 import altair as alt
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from . import frames, style
 from .figure import Figure
@@ -49,7 +50,9 @@ def _eps_color(df: pd.DataFrame | None = None) -> alt.Color:
     return style.color("epsilon_label", "ε", sort=alt.EncodingSortField("epsilon", op="min"))
 
 
-def informative_band(low: Any, high: Any, decades: float = BAND_DECADES) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def informative_band(
+    low: ArrayLike, high: ArrayLike, decades: float = BAND_DECADES
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Where a confidence interval says something on a log axis.
 
     Returns ``(mask, log10 low, log10 high)``; the mask is True where the lower

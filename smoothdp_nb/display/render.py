@@ -10,7 +10,6 @@ the rich display of a result therefore embeds a static SVG rendered by
 from __future__ import annotations
 
 import html
-from typing import Any
 
 import altair as alt
 
@@ -54,7 +53,7 @@ def render_png(chart: alt.TopLevelMixin, scale: float = 2.0) -> bytes:
     return vlc.vegalite_to_png(chart.to_dict(), vl_version=_vl_version(), scale=scale, allowed_base_urls=[])
 
 
-def bundle(obj: Any, renderer: Renderer, chart: bool = True) -> dict[str, str]:
+def bundle(obj: object, renderer: Renderer, chart: bool = True) -> dict[str, str]:
     """The rich display of a result: ``text/plain`` and HTML (summary table, chart as inline SVG).
 
     Registered as the route of :mod:`smoothdp_nb.core.rendering`.  A failing

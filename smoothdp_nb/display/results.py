@@ -8,7 +8,7 @@ shown above the chart.  Only public attributes of the results are read.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING
 
 import altair as alt
 import numpy as np
@@ -16,6 +16,11 @@ import pandas as pd
 
 from ..core.formatting import format_log10
 from . import delta, frames, noise, release, style
+
+if TYPE_CHECKING:
+    from ..core.release import Release, ReleaseDiagnostics
+    from ..core.results import NoiseComparison, ProfileResult, ReleaseReport
+    from ..core.smoothed.results import SmoothedCurve, SmoothedResult
 
 __all__ = [
     "curve_chart",
@@ -35,7 +40,7 @@ __all__ = [
 _LN10 = math.log(10.0)
 
 
-def mechanism_label(mechanism: Any) -> str:
+def mechanism_label(mechanism: object) -> str:
     """The mechanism's ``label`` when it has one, else its ``repr``."""
     label = getattr(mechanism, "label", None)
     return label if isinstance(label, str) and label else repr(mechanism)
@@ -44,7 +49,7 @@ def mechanism_label(mechanism: Any) -> str:
 # -------------------------------------------------------------------- profiles
 
 
-def profile_result_chart(result: Any) -> alt.LayerChart:
+def profile_result_chart(result: ProfileResult) -> alt.LayerChart:
     """Chart of a ``ProfileResult``: delta per database (one colour per epsilon), or per epsilon.
 
     Several databases and few epsilon: log10 delta per database; one database,
@@ -65,7 +70,7 @@ def profile_result_chart(result: Any) -> alt.LayerChart:
     return delta.profile_chart(df, x=x, title=title)
 
 
-def profile_summary(result: Any) -> pd.DataFrame:
+def profile_summary(result: ProfileResult) -> pd.DataFrame:
     """One row per database, one column of delta per epsilon (at most 6)."""
     out = pd.DataFrame({"label": [str(x) for x in result.labels], "n": [f"{int(v):,}" for v in result.sizes]})
     for j, e in enumerate(result.epsilon[:6]):
@@ -77,7 +82,7 @@ def profile_summary(result: Any) -> pd.DataFrame:
 # -------------------------------------------------------------------- smoothed delta
 
 
-def monte_carlo_note(result: Any) -> str | None:
+def monte_carlo_note(result: SmoothedResult) -> str | None:
     """The line a Monte Carlo chart carries (None for exact results)."""
     if getattr(result, "method", "exact") != "monte-carlo":
         return None
@@ -87,13 +92,13 @@ def monte_carlo_note(result: Any) -> str | None:
     return text if covers is None else f"{text}; {covers[len('Monte Carlo ') :]}"
 
 
-def _band_text(result: Any) -> str:
+def _band_text(result: SmoothedResult) -> str:
     conf = getattr(result, "confidence", None)
     level = f"{conf:.0%} " if conf else ""
     return f"band: {level}interval, drawn where under one decade wide"
 
 
-def smoothed_result_chart(result: Any) -> alt.LayerChart:
+def smoothed_result_chart(result: SmoothedResult) -> alt.LayerChart:
     """Chart of a ``SmoothedResult``: smoothed delta against epsilon (Figure 2, right)."""
     sub = f"{mechanism_label(result.mechanism)}, {result.method}; dashed: DP δ"
     if result.method == "monte-carlo":
@@ -102,7 +107,7 @@ def smoothed_result_chart(result: Any) -> alt.LayerChart:
     return delta.delta_vs_epsilon_chart(result.to_frame(), title=title, note=monte_carlo_note(result))
 
 
-def smoothed_summary(result: Any) -> pd.DataFrame:
+def smoothed_summary(result: SmoothedResult) -> pd.DataFrame:
     """One row per epsilon: delta (from its logarithm), interval, DP delta, worst composition."""
     df = result.to_frame()
     out = pd.DataFrame({"ε": [f"{v:.4g}" for v in df["epsilon"]], "δ": frames.delta_text(df["log10_delta"])})
@@ -115,7 +120,7 @@ def smoothed_summary(result: Any) -> pd.DataFrame:
     return out
 
 
-def curve_chart(curve: Any) -> alt.LayerChart:
+def curve_chart(curve: SmoothedCurve) -> alt.LayerChart:
     """Chart of a ``SmoothedCurve``: smoothed delta against n with the exponential fits (Figure 2, left)."""
     methods = {getattr(r, "method", "exact") for r in curve.results}
     note = monte_carlo_note(curve.results[0]) if methods == {"monte-carlo"} else None
@@ -128,7 +133,7 @@ def curve_chart(curve: Any) -> alt.LayerChart:
     )
 
 
-def curve_summary(curve: Any) -> pd.DataFrame:
+def curve_summary(curve: SmoothedCurve) -> pd.DataFrame:
     """Per epsilon: delta at the largest n, the fitted slope and R²."""
     tab = frames.with_log10(curve.table)
     n_max = tab["n"].max()
@@ -147,7 +152,7 @@ def curve_summary(curve: Any) -> pd.DataFrame:
 # -------------------------------------------------------------------- noise
 
 
-def noise_comparison_chart(comparison: Any) -> alt.LayerChart:
+def noise_comparison_chart(comparison: NoiseComparison) -> alt.LayerChart:
     """Chart of a ``NoiseComparison`` (Hladik & Tetek, Figure 1)."""
     d = f", δ = {comparison.delta:g} for Laplace" if comparison.delta is not None else ""
     return noise.noise_chart(
@@ -159,7 +164,7 @@ def noise_comparison_chart(comparison: Any) -> alt.LayerChart:
     )
 
 
-def noise_summary(comparison: Any) -> pd.DataFrame:
+def noise_summary(comparison: NoiseComparison) -> pd.DataFrame:
     """Per family: the best gamma on the grid and its std."""
     best = comparison.best()
     return pd.DataFrame(
@@ -175,18 +180,18 @@ def noise_summary(comparison: Any) -> pd.DataFrame:
 # -------------------------------------------------------------------- releases
 
 
-def _diagnostics(rel: Any) -> Any:
+def _diagnostics(rel: Release) -> ReleaseDiagnostics | None:
     return getattr(rel, "diagnostics", None)
 
 
-def public_note(rel: Any) -> str:
+def public_note(rel: Release) -> str:
     """The guarantee and the lattice of a release, one line."""
     step = getattr(rel, "lattice", None)
     lattice = f"; values on the lattice {release.lattice_text(step)}·ℤ" if step else ""
     return f"{rel.guarantee}{lattice}"
 
 
-def release_report_chart(report: Any) -> alt.TopLevelMixin:
+def release_report_chart(report: ReleaseReport) -> alt.TopLevelMixin:
     """Chart of a ``ReleaseReport``: the value on the bounds' axis; the noise density only with diagnostics."""
     rel = report.release
     diag = _diagnostics(rel)
@@ -213,7 +218,7 @@ def release_report_chart(report: Any) -> alt.TopLevelMixin:
     )
 
 
-def release_summary(report: Any) -> pd.DataFrame:
+def release_summary(report: ReleaseReport) -> pd.DataFrame:
     """Field/value table: public fields; the diagnostics (if opted in) marked as data-dependent.
 
     The report's own ``summary_frame()`` when it has one (one definition of the table).

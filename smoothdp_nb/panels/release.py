@@ -9,7 +9,9 @@ from typing import Any
 import ipywidgets as W
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
+from ..core.array_types import SeedLike
 from ..core.noise import FAMILIES, calibrate
 from ..core.release import Release, default_gamma, release
 from ..core.sensitivity import clipping_silenced, evaluate_query, smooth_sensitivity
@@ -69,7 +71,7 @@ class ReleasePanel(Panel):
 
     def __init__(
         self,
-        series: Any,
+        series: ArrayLike,
         bounds: tuple[float, float] | None = None,
         query: str = "median",
         epsilon: float = 1.0,
@@ -151,7 +153,7 @@ class ReleasePanel(Panel):
             "delta": delta,
         }
 
-    def draw(self, rng: Any = None) -> Release:
+    def draw(self, rng: SeedLike = None) -> Release:
         """Draw one private release with the current settings (spends epsilon).
 
         Parameters

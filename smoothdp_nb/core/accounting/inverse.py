@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from concurrent.futures import Executor
 from typing import TYPE_CHECKING, TypedDict, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from ..array_types import FloatArray, FloatOrArray
+from ..array_types import FloatArray, FloatOrArray, SeedLike
 from ..enclosures import LIBM_REL, next_down
 from ..mechanisms import Mechanism
 from ..profiles import check_mechanism, dp_delta, privacy_profile
@@ -54,10 +55,10 @@ class _ExactOptions(TypedDict, total=False):
     progress: bool | None
     budget: float
     trials: int
-    rng: object
+    rng: SeedLike
     confidence: float
     candidates: int
-    executor: object
+    executor: Executor | None
     chunk: int
     interval: str
 

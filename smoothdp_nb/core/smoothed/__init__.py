@@ -33,18 +33,26 @@ normal float64 number, so no contribution is lost to underflow and every
 expectation is exact to rounding at every magnitude (1e-3500 included); data
 that fail the checks are recomputed one averaging step per composition.  The
 general path (m > 2 or l* > 2) runs in log space throughout.
+
+References
+----------
+Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 3, Proposition 7, Algorithm 1, Theorem 2).
 """
 
 from __future__ import annotations
 
 import math
+from concurrent.futures import Executor
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from ..array_types import SeedLike
 from ..budget import DEFAULT_BUDGET_SECONDS, check_budget
 from ..hull import reduce_to_vertices
 from ..intervals import INTERVALS
+from ..mechanisms import Mechanism
 from ..profiles import check_mechanism
 from ..validation import as_epsilon, as_int, as_open_unit
 from .estimate import estimate_monte_carlo, estimate_smoothed
@@ -63,19 +71,19 @@ __all__ = [
 
 
 def smoothed_delta(
-    mechanism: Any,
+    mechanism: Mechanism,
     n: int,
-    pi: Any,
-    epsilon: Any,
+    pi: ArrayLike,
+    epsilon: ArrayLike,
     method: str = "exact",
     *,
     progress: bool | None = None,
     budget: float = DEFAULT_BUDGET_SECONDS,
     trials: int = 10**4,
-    rng: Any = None,
+    rng: SeedLike = None,
     confidence: float = 0.99,
     candidates: int = 16,
-    executor: Any = None,
+    executor: Executor | None = None,
     chunk: int = 10_000,
     interval: str = "betting",
 ) -> SmoothedResult:
@@ -127,6 +135,10 @@ def smoothed_delta(
     Returns
     -------
     SmoothedResult
+
+    References
+    ----------
+    Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 3, Proposition 7, Algorithm 1).
     """
     check_mechanism(mechanism)
     n = as_int(n, "n", minimum=1)

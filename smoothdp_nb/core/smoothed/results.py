@@ -58,6 +58,10 @@ class SmoothedResult:
         composition) when ``notes`` says "Monte Carlo interval covers all ...
         compositions"; otherwise only for the largest mean over the
         candidate compositions, and ``interval`` says so.
+
+    References
+    ----------
+    Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 3, Proposition 7).
     """
 
     mechanism: Any

@@ -11,7 +11,7 @@
 4. The public signatures of the top-level API (``smoothdp_nb.__all__``: functions, and the
    constructors, methods and properties of classes) carry no ``typing.Any``: an alias exists for
    every parameter there (``numpy.typing.ArrayLike``, the ``Mechanism`` protocol, ``object`` for
-   a value that truly may be anything).
+   a value that truly may be anything); the few places with none are listed in ``NO_ALIAS``.
 
 Each rule is one test per module (or per public name) so a failure names the file to fix.
 """
@@ -227,6 +227,12 @@ def test_the_references_check_reads_numpydoc() -> None:
 # ---------------------------------------------------------------- 4. no Any in the top-level API
 
 ANY = re.compile(r"\bAny\b")
+#: (member, parameter) pairs where no alias exists, each with its reason
+NO_ALIAS = {
+    # an Altair chart: the core may not import Altair, even for its types, and the chart's many
+    # methods (properties, save, to_dict, layering operators) have no protocol to stand for them
+    ("chart", "return"),
+}
 
 
 def _signatures(name: str, obj: object) -> Iterator[tuple[str, object]]:
@@ -257,6 +263,8 @@ def test_top_level_api_is_typed_without_any(name: str) -> None:
     bad = []
     for qualified, func in _signatures(name, getattr(smoothdp_nb, name)):
         for param, annotation in getattr(func, "__annotations__", {}).items():
+            if (qualified.rsplit(".", 1)[-1], param) in NO_ALIAS:
+                continue
             if ANY.search(annotation if isinstance(annotation, str) else repr(annotation)):
                 bad.append(f"{qualified}({param}: {annotation})")
     assert not bad, "Any in a public signature (use an alias or `object`):\n" + "\n".join(bad)

@@ -8,15 +8,23 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from .. import rendering
+from ..array_types import FloatOrArray
 from ..enclosures import exp_down, exp_up, next_down, next_up
 from ..formatting import format_delta_upper, format_log
 from ..hull import HullReduction
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ..accounting.inverse import SmoothedOptions
+    from ..mechanisms import Mechanism
 
 __all__ = ["SmoothedCurve", "SmoothedResult", "assemble_result", "dp_pair", "fit_exponential"]
 
@@ -64,13 +72,13 @@ class SmoothedResult:
     Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 3, Proposition 7).
     """
 
-    mechanism: Any
+    mechanism: Mechanism
     n: int
     epsilon: np.ndarray
     log_delta_values: np.ndarray
     vertices: np.ndarray
-    vertex_labels: list[Any]
-    dropped: list[Any]
+    vertex_labels: list[object]
+    dropped: list[object]
     worst_composition_values: np.ndarray
     table_columns: dict[str, np.ndarray] = field(repr=False)  # the table's columns; the DataFrame is built on first use
     dp_delta_values: np.ndarray
@@ -91,25 +99,29 @@ class SmoothedResult:
         """One row per epsilon and composition (see the class docstring)."""
         return pd.DataFrame(self.table_columns)
 
-    def _shape(self, arr: np.ndarray | None) -> Any:
+    @overload
+    def _shape(self, arr: np.ndarray) -> FloatOrArray: ...
+    @overload
+    def _shape(self, arr: None) -> None: ...
+    def _shape(self, arr: np.ndarray | None) -> FloatOrArray | None:
         if arr is None:
             return None
         return float(arr[0]) if self.scalar_epsilon else arr
 
     @property
-    def log_delta(self) -> Any:
+    def log_delta(self) -> FloatOrArray:
         return self._shape(self.log_delta_values)
 
     @property
-    def delta(self) -> Any:
+    def delta(self) -> FloatOrArray:
         return self._shape(self._delta_values())
 
     @property
-    def log_delta_lower(self) -> Any:
+    def log_delta_lower(self) -> FloatOrArray | None:
         return self._shape(self.log_delta_lower_values)
 
     @property
-    def delta_lower(self) -> Any:
+    def delta_lower(self) -> FloatOrArray | None:
         if self.log_delta_lower_values is None:
             return None
         return self._shape(exp_down(self.log_delta_lower_values))
@@ -120,7 +132,7 @@ class SmoothedResult:
         out: np.ndarray = np.where(np.isnan(self.dp_delta_values), d, np.minimum(d, self.dp_delta_values))
         return out
 
-    def epsilon_for(self, delta: Any, **kwargs: Any) -> Any:
+    def epsilon_for(self, delta: ArrayLike, **kwargs: Unpack[SmoothedOptions]) -> FloatOrArray:
         """The smallest epsilon whose smoothed delta is at most ``delta`` (exact results only):
         :func:`~smoothdp_nb.smoothed_epsilon` for this mechanism, n and hull vertices --
         certified and within 1e-6 relative of the infimum.  ``kwargs`` go to it."""
@@ -131,19 +143,19 @@ class SmoothedResult:
         return smoothed_epsilon(self.mechanism, self.n, self.vertices, delta, **kwargs)
 
     @property
-    def dp_delta(self) -> Any:
+    def dp_delta(self) -> FloatOrArray:
         return self._shape(self.dp_delta_values)
 
     @property
-    def ci_low(self) -> Any:
+    def ci_low(self) -> FloatOrArray | None:
         return self._shape(self.ci_low_values)
 
     @property
-    def ci_high(self) -> Any:
+    def ci_high(self) -> FloatOrArray | None:
         return self._shape(self.ci_high_values)
 
     @property
-    def worst_composition(self) -> Any:
+    def worst_composition(self) -> np.ndarray:
         w = self.worst_composition_values
         return w[0] if self.scalar_epsilon else w
 
@@ -164,7 +176,7 @@ class SmoothedResult:
             df[f"n_{lab}"] = self.worst_composition_values[:, j]
         return df
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "method": self.method,
             "mechanism": repr(self.mechanism),
@@ -304,7 +316,7 @@ def dp_pair(
     return log_dp, np.minimum(exp_up(log_dp), mech.delta_upper_bound(n, e))
 
 
-def fit_exponential(n: Any, log_delta: Any) -> dict[str, float]:
+def fit_exponential(n: ArrayLike, log_delta: ArrayLike) -> dict[str, float]:
     """Least-squares fit ``log delta = a + b n`` (delta ~ C exp(b n)).
 
     Returns a dict with ``slope`` (b, per record), ``intercept`` (a),
@@ -355,7 +367,7 @@ class SmoothedCurve:
     def to_frame(self) -> pd.DataFrame:
         return self.table.copy()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"table": self.table.to_dict(orient="list"), "fits": self.fits.to_dict(orient="list")}
 
     def __str__(self) -> str:

@@ -2,7 +2,7 @@
 
     PYTHONPATH=. /work/venv/bin/python benchmarks/bench_panels.py
 
-For each panel, in the state the browser test drives (tests/test_browser_voila.py):
+For each panel, in the state the browser test drives (tests/browser/test_browser_voila.py):
 the core call, the figure (the layers' rows as frames), the rows as JSON
 records (what an update sends when the chart's shape is on screen), and, for
 comparison, what every update cost before: building and serialising the

@@ -10,7 +10,7 @@ then the package itself.
 
 uv keeps the versions already in the output file unless pyproject.toml asks otherwise, so the
 same command re-run on an unchanged pyproject.toml reproduces the file byte for byte: the test
-``tests/test_binder.py::test_lock_is_current`` re-runs it into a copy and compares.
+``tests/notebooks/test_binder.py::test_lock_is_current`` re-runs it into a copy and compares.
 """
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # the Voila server of the browser tests (free port on 127.0.0.1, no token, always stopped)
     sys.path.insert(0, str(REPOSITORY))
-    from tests.browser_support import CHROMIUM, voila_server, write_notebook
+    from tests.browser.browser_support import CHROMIUM, voila_server, write_notebook
 
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
 from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
@@ -236,12 +237,12 @@ def _show(result: Any, chart: bool, table: bool) -> None:
         display(result.to_frame())
 
 
-def load_ipython_extension(ipython: Any) -> None:
+def load_ipython_extension(ipython: InteractiveShell) -> None:
     """Register ``%smoothdp`` / ``%%smoothdp`` (called by ``%load_ext``)."""
     ipython.register_magics(SmoothDPMagics)
 
 
-def unload_ipython_extension(ipython: Any) -> None:
+def unload_ipython_extension(ipython: InteractiveShell) -> None:
     """Remove the magics again (``%unload_ext``)."""
     magics = ipython.magics_manager.magics
     for kind in ("line", "cell"):

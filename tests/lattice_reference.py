@@ -3,7 +3,7 @@
 The tails ``T(a) = P(Z > a)``, ``a >= 0``, of the five standard noise families,
 written from the densities' closed forms (Hladik-Tetek Definition 6 and the
 proof of Lemma 7; Claims 16-18) with mpmath's own special functions, and the
-Laplace-log-normal cdf by quadrature of its mixture.  tests/test_lattice.py
+Laplace-log-normal cdf by quadrature of its mixture.  tests/core/test_lattice.py
 checks these against quadrature of the densities; the sampler uses Arb
 (python-flint), so agreement is a check between two independent codes.
 """

@@ -158,7 +158,7 @@ def election_histogram(year: int) -> IntArray:
     Returns
     -------
     numpy.ndarray
-        int64 array of shape ``(2,)``: votes of the popular-vote leader, then of the
+        An int64 array of shape ``(2,)``: votes of the popular-vote leader, then of the
         runner-up (Encyclopaedia Britannica figures, see
         :func:`us_presidential_elections`).
 

@@ -195,7 +195,13 @@ _SPLIT = 134217729.0  # 2^27 + 1 (Dekker's splitting constant)
 def two_prod(a: npt.ArrayLike, b: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
     """``(p, e)`` with ``p + e = a b`` exactly (Dekker's algorithm, no fma needed;
     valid for ``|a|, |b| < 2^995`` and products above 2^-969: Dekker 1971,
-    Theorem 6.2 of Muller et al., *Handbook of Floating-Point Arithmetic*)."""
+    Theorem 6.2 of Muller et al., *Handbook of Floating-Point Arithmetic*).
+
+    References
+    ----------
+    Dekker. *A floating-point technique for extending the available precision*, Numerische Mathematik 18, 1971.
+    Muller et al. *Handbook of Floating-Point Arithmetic*, Birkhäuser (Theorem 6.2).
+    """
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     p = a * b

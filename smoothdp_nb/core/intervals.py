@@ -29,6 +29,10 @@ def empirical_bernstein_interval(values: npt.ArrayLike, alpha: float, bound: flo
     ``sqrt(2 V log(4/alpha) / N) + 7 bound log(4/alpha) / (3 (N - 1))`` of the
     sample mean (V the unbiased sample variance).  Valid for any distribution
     on [0, bound]; conservative.  Returns (mean, low, high), clipped to [0, bound].
+
+    References
+    ----------
+    Maurer, Pontil. *Empirical Bernstein bounds and sample variance penalization*, COLT 2009 (Theorem 4).
     """
     v = np.asarray(values, dtype=float)
     N = v.shape[axis]
@@ -78,6 +82,11 @@ def betting_interval(
     :func:`empirical_bernstein_interval`, above all when the mean and the
     variance are small against ``bound``.  Vectorised over the other axes.
     Returns (mean, low, high), in the units of ``values``.
+
+    References
+    ----------
+    Waudby-Smith, Ramdas. *Estimating means of bounded random variables by betting*, JRSS-B 86(1), 2024
+    (Theorem 3 and Section 5).
     """
     alpha, c, theta = (as_open_unit(x, name) for x, name in ((alpha, "alpha"), (c, "c"), (theta, "theta")))
     v = np.asarray(values, dtype=float)

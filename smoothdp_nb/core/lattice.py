@@ -48,7 +48,7 @@ boundary values ``F(a_j)``, so a round fails with probability below
 ``2^56 (2^-192 + 2^-196) < 2^-135`` (and below ``2^-130`` for the normal
 quantile of Laplace-log-normal, see :func:`_mixture_factor`): the expected
 number of rounds is ``1 + 2^-129``.  The radius ``2^-196 = 2^-(b + 4)`` is
-what Arb delivers at precision ``b + 32`` (tests/test_lattice.py checks it
+what Arb delivers at precision ``b + 32`` (tests/core/test_lattice.py checks it
 for every family at points across its parameter range); a wider ball could only make a
 second round likelier, never a decided comparison wrong.
 

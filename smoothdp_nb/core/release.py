@@ -51,13 +51,13 @@ from . import lattice as _lattice
 from .noise import Calibration, get_family
 from .noise.registry import families as registered_families
 from .sensitivity import (
-    _query_name,
     clipping_silenced,
     evaluate_query,
     round_up_to_grid,
     sensitivity_grid,
     smooth_sensitivity,
 )
+from .sensitivity import query_name as _query_name
 from .validation import as_bounds, as_float_array, as_positive, as_rng
 
 __all__ = ["DEFAULT_GAMMA", "Release", "ReleaseDiagnostics", "compare_noise", "default_gamma", "release"]

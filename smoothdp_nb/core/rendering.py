@@ -108,7 +108,7 @@ class RendererRegistry:
 renderers = RendererRegistry()
 
 
-def chart(obj: Any, kind: str) -> Any:
+def chart(obj: object, kind: str) -> Any:
     """The chart of ``obj`` drawn by the renderer registered for ``kind``.
 
     Raises
@@ -125,7 +125,7 @@ def chart(obj: Any, kind: str) -> Any:
     return renderer.chart(obj)
 
 
-def mimebundle(obj: Any, kind: str) -> dict[str, Any]:
+def mimebundle(obj: object, kind: str) -> dict[str, Any]:
     """Notebook display of ``obj``: rich when a renderer is registered, else plain text."""
     renderer = renderers.get(kind)
     route = renderers.bundle_route

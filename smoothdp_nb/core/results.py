@@ -77,6 +77,10 @@ class ProfileResult:
         Number of records n of each database.
     source : str
         Where the databases came from (``"inline"`` or a dataset name).
+
+    References
+    ----------
+    Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 2: the privacy profile; Theorem 1: DP delta).
     """
 
     labels: tuple[Hashable, ...]
@@ -129,7 +133,7 @@ class ProfileResult:
             }
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-ready description (logs as ``log10_delta``; ``None`` for -inf/NaN)."""
         return {
             "kind": "profile",
@@ -275,7 +279,7 @@ class NoiseComparison:
         idx = t.groupby("family", sort=False)["std"].idxmin()
         return t.loc[idx, ["family", "gamma", "shape", "std"]].sort_values("std").reset_index(drop=True)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-ready: epsilon, delta, and the table as records (inf/NaN -> None)."""
         recs = []
         for r in self.table.to_dict(orient="records"):
@@ -340,7 +344,7 @@ class ReleaseReport:
         """The private value."""
         return self.release.value
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """``kind``, ``name`` and the release's :meth:`~smoothdp_nb.core.release.Release.to_dict`."""
         d: dict[str, Any] = {"kind": "release", "name": self.name}
         d.update(self.release.to_dict())

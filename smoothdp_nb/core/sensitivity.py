@@ -33,6 +33,13 @@ j (if ``i2 > i1`` is preferred at ``x_j`` it stays preferred for larger
 narrowing column ranges: O(n log n), vectorised level by level (about 20
 numpy passes for n = 10^6).  Values are handled in the log domain so that
 ``e^{-gamma k}`` never underflows.
+
+References
+----------
+Nissim, Raskhodnikova, Smith. *Smooth sensitivity and sampling in private data analysis*, STOC 2007.
+Hladik, Tetek. *Smooth Sensitivity Revisited: Towards Optimality*.
+Wang. *Lecture 14: Data-dependent DP algorithm design* (lecture notes).
+Bun, Steinke. *Average-case averages: private algorithms for smooth sensitivity and mean estimation*, NeurIPS 2019.
 """
 
 from __future__ import annotations
@@ -41,11 +48,12 @@ import contextlib
 import math
 import sys
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sized
 from numbers import Integral, Real
-from typing import Any
+from typing import cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .array_types import FloatArray
 from .validation import as_bounds, as_float_array, as_positive, position
@@ -80,12 +88,14 @@ def clipping_silenced() -> Iterator[None]:
 
 
 Query = str | Callable[[int], float]
+#: ``trim`` of a trimmed mean: a count of records (int) or a fraction of n in [0, 0.5); None is 0.1
+Trim = int | float | None
 
 
 # --------------------------------------------------------------------------- #
 # input handling
 # --------------------------------------------------------------------------- #
-def _check_data(x: Any, bounds: tuple[float, float]) -> FloatArray:
+def _check_data(x: ArrayLike, bounds: tuple[float, float]) -> FloatArray:
     """1-D float array, clipped to ``bounds`` (with a warning), sorted."""
     arr = as_float_array(x, "x")  # numbers only: no numeric strings, no bools
     if arr.ndim != 1:
@@ -109,7 +119,7 @@ def _check_data(x: Any, bounds: tuple[float, float]) -> FloatArray:
     return np.sort(arr, kind="stable")
 
 
-def _trim_count(n: int, trim: Any) -> int:
+def _trim_count(n: int, trim: object) -> int:
     if trim is None:
         trim = 0.1
     if isinstance(trim, bool):
@@ -128,7 +138,16 @@ def _trim_count(n: int, trim: Any) -> int:
     raise TypeError(f"trim must be an int count or a float fraction in [0, 0.5), got {type(trim).__name__}")
 
 
-def _query_name(query: Any) -> str:
+def query_name(query: object) -> str:
+    """The canonical name of an order-statistic query (``"trimmed"``, ``"Trimmed-Mean"`` -> ``"trimmed_mean"``).
+
+    Raises
+    ------
+    TypeError
+        ``query`` is not a string.
+    ValueError
+        ``query`` names none of :data:`QUERIES`.
+    """
     if not isinstance(query, str):
         raise TypeError(f"query must be one of {QUERIES} or a callable A(k), got {type(query).__name__}")
     q = query.lower().replace("-", "_").replace(" ", "_")
@@ -139,7 +158,7 @@ def _query_name(query: Any) -> str:
     return q
 
 
-def _window(n: int, query: str, trim: Any) -> tuple[int, int, int, float]:
+def _window(n: int, query: str, trim: Trim) -> tuple[int, int, int, float]:
     """Ranks (a, b), width w = b - a + 1 and denominator of the order-statistic formula."""
     if query == "median":
         m = (n + 1) // 2
@@ -261,7 +280,9 @@ def _order_stat_A(p: FloatArray, a: int, b: int, w: int, k: int) -> float:
 # --------------------------------------------------------------------------- #
 # public API
 # --------------------------------------------------------------------------- #
-def evaluate_query(x: Any, query: str = "median", bounds: tuple[float, float] | None = None, trim: Any = None) -> float:
+def evaluate_query(
+    x: ArrayLike, query: str = "median", bounds: tuple[float, float] | None = None, trim: Trim = None
+) -> float:
     """The (un-noised) query value on the clipped data, with the conventions above.
 
     Not private.  ``median`` is the lower median for even n.  Means are the
@@ -270,7 +291,7 @@ def evaluate_query(x: Any, query: str = "median", bounds: tuple[float, float] | 
     data-independent allowance that :func:`~smoothdp_nb.core.release.release`
     adds to the sensitivity bound.
     """
-    q = _query_name(query)
+    q = query_name(query)
     b = as_bounds(bounds)
     xs = _check_data(x, b)
     n = xs.size
@@ -281,7 +302,7 @@ def evaluate_query(x: Any, query: str = "median", bounds: tuple[float, float] | 
 
 
 def local_sensitivity(
-    x: Any, query: Query = "median", bounds: tuple[float, float] | None = None, trim: Any = None
+    x: ArrayLike, query: Query = "median", bounds: tuple[float, float] | None = None, trim: Trim = None
 ) -> float:
     """Local sensitivity LS_q(x) (lecture notes; Hladik-Tetek Definition 2).
 
@@ -300,6 +321,11 @@ def local_sensitivity(
     Returns
     -------
     float
+
+    References
+    ----------
+    Hladik, Tetek. *Smooth Sensitivity Revisited: Towards Optimality* (Definition 2).
+    Wang. *Lecture 14: Data-dependent DP algorithm design* (lecture notes).
     """
     if callable(query):
         return float(query(0))
@@ -307,10 +333,10 @@ def local_sensitivity(
 
 
 def sensitivity_at_distance(
-    x: Any, query: str, k: int, bounds: tuple[float, float] | None = None, trim: Any = None
+    x: ArrayLike, query: str, k: int, bounds: tuple[float, float] | None = None, trim: Trim = None
 ) -> float:
     """``A(k) = max{LS_q(y) : d(x, y) <= k}`` for an order-statistic query (NRS formula)."""
-    q = _query_name(query)
+    q = query_name(query)
     if isinstance(k, bool) or not isinstance(k, (Integral, np.integer)) or k < 0:
         raise ValueError(f"k must be an integer with k >= 0, got {k!r}")
     bnd = as_bounds(bounds)
@@ -320,11 +346,11 @@ def sensitivity_at_distance(
 
 
 def smooth_sensitivity(
-    x: Any,
+    x: ArrayLike,
     query: Query = "median",
     gamma: float = 0.1,
     bounds: tuple[float, float] | None = None,
-    trim: Any = None,
+    trim: Trim = None,
     k_max: int | None = None,
     global_sensitivity: float | None = None,
 ) -> float:
@@ -355,6 +381,10 @@ def smooth_sensitivity(
     Returns
     -------
     float
+    References
+    ----------
+    Nissim, Raskhodnikova, Smith. *Smooth sensitivity and sampling in private data analysis*, STOC 2007.
+    Wang. *Lecture 14: Data-dependent DP algorithm design* (lecture notes; Definition 2.2, quoting Nissim, Raskhodnikova, Smith).
     """
     g = as_positive(gamma, "gamma")
     if callable(query):
@@ -362,7 +392,7 @@ def smooth_sensitivity(
             if isinstance(x, (Integral, np.integer)):
                 k_max = int(x)
             else:
-                k_max = len(x)
+                k_max = len(cast("Sized", x))  # a sequence of records: n is its length
         if isinstance(k_max, bool) or not isinstance(k_max, (Integral, np.integer)) or k_max < 0:
             raise ValueError(f"k_max must be an integer with k_max >= 0, got {k_max!r}")
         best = 0.0
@@ -375,7 +405,7 @@ def smooth_sensitivity(
                 raise ValueError(f"A(k) must return a number >= 0, got {ak!r} at k={k}")
             best = max(best, decay * ak)
         return best
-    q = _query_name(query)
+    q = query_name(query)
     bnd = as_bounds(bounds)
     xs = _check_data(x, bnd)
     a, b, w, den = _window(xs.size, q, trim)

@@ -24,6 +24,7 @@ import numpy as np
 from .array_types import FloatArray, IntArray, RealNumber
 
 __all__ = [
+    "is_real",
     "as_real",
     "as_positive",
     "as_open_unit",
@@ -37,7 +38,6 @@ __all__ = [
     "as_seed_sequence",
     "as_choice",
     "kind_of",
-    "is_real",
     "position",
 ]
 

@@ -17,6 +17,7 @@ from typing import Any, cast
 import altair as alt
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from . import frames, style
 from .figure import Figure
@@ -49,7 +50,9 @@ def _eps_color(df: pd.DataFrame | None = None) -> alt.Color:
     return style.color("epsilon_label", "ε", sort=alt.EncodingSortField("epsilon", op="min"))
 
 
-def informative_band(low: Any, high: Any, decades: float = BAND_DECADES) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def informative_band(
+    low: ArrayLike, high: ArrayLike, decades: float = BAND_DECADES
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Where a confidence interval says something on a log axis.
 
     Returns ``(mask, log10 low, log10 high)``; the mask is True where the lower
@@ -147,6 +150,10 @@ def delta_vs_epsilon_chart(
     Returns
     -------
     altair.LayerChart
+
+    References
+    ----------
+    Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 3; Figure 2, right).
     """
     return cast(alt.LayerChart, delta_vs_epsilon_figure(frame, title, label=label, note=note).chart())
 
@@ -376,6 +383,10 @@ def profile_chart(
     Returns
     -------
     altair.LayerChart
+
+    References
+    ----------
+    Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 2).
     """
     return cast(alt.LayerChart, profile_figure(frame, x, color, title, y_title=y_title).chart())
 
@@ -514,6 +525,10 @@ def figure1_chart(frame: pd.DataFrame, title: str | None = None) -> alt.VConcatC
     Returns
     -------
     altair.VConcatChart
+
+    References
+    ----------
+    Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 2, equation 3, Figure 1).
     """
     missing = {"year", "log10_delta", "log10_utility"} - set(frame.columns)
     if missing:

@@ -38,7 +38,7 @@ __all__ = ["Figure"]
 class Figure:
     """The layers' rows of a chart and how to draw it.
 
-    Parameters
+    Attributes
     ----------
     draw : callable
         ``draw(frames, **options)`` returns the Altair chart; it builds one

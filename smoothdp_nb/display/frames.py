@@ -39,7 +39,12 @@ def with_log10(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def max_per(df: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
-    """Keep the row with the largest delta per key (the worst composition, Definition 3)."""
+    """Keep the row with the largest delta per key (the worst composition, Definition 3).
+
+    References
+    ----------
+    Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 3).
+    """
     if not df.duplicated(list(keys)).any():
         return df
     idx = df.groupby(list(keys), sort=True)["log10_delta"].idxmax()

@@ -98,6 +98,10 @@ def noise_chart(
     -------
     altair.LayerChart
         Both axes in log10 with ticks at powers of ten.
+
+    References
+    ----------
+    Hladik, Tetek. *Smooth Sensitivity Revisited: Towards Optimality* (Theorem 8, Appendix B, Figure 1).
     """
     return cast(alt.LayerChart, noise_figure(frame, gamma, title).chart())
 

@@ -28,7 +28,7 @@ def register() -> None:
     rendering.renderers.set_bundle(render.bundle)
 
 
-def kind_of(obj: Any) -> str | None:
+def kind_of(obj: object) -> str | None:
     """The registry kind of a result object (None for other objects)."""
     for cls, (kind, _, _) in KINDS.items():
         if isinstance(obj, cls):
@@ -36,7 +36,7 @@ def kind_of(obj: Any) -> str | None:
     return None
 
 
-def summary_bundle(obj: Any) -> dict[str, str]:
+def summary_bundle(obj: object) -> dict[str, str]:
     """The rich display of a result without its chart (text and summary table)."""
     kind = kind_of(obj)
     renderer = rendering.renderers.get(kind) if kind else None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import altair as alt
 import numpy as np
@@ -21,6 +21,9 @@ import pandas as pd
 from ..core import noise as _noise
 from . import style
 from .figure import Figure
+
+if TYPE_CHECKING:
+    from ..core.release import Release
 
 __all__ = ["DIAGNOSTIC_LABEL", "release_chart", "release_density", "release_figure"]
 
@@ -53,6 +56,10 @@ def release_density(
     -------
     pandas.DataFrame
         ``x`` and ``density``; two rows (a spike) when ``noise_scale`` is 0.
+
+    References
+    ----------
+    Hladik, Tetek. *Smooth Sensitivity Revisited: Towards Optimality* (Theorem 8, Appendix B).
     """
     if not (np.isfinite(noise_scale) and noise_scale > 0):
         return pd.DataFrame({"x": [centre, centre], "density": [0.0, 1.0]})
@@ -61,7 +68,7 @@ def release_density(
     return pd.DataFrame({"x": centre + noise_scale * z, "density": np.asarray(cal.distribution.pdf(z)) / noise_scale})
 
 
-def lattice_text(step: Any) -> str:
+def lattice_text(step: float | None) -> str:
     """A lattice step for reading: ``2^-20`` for a power of two (never ``0.0`` after rounding), else 3 digits.
 
     >>> lattice_text(2.0**-20), lattice_text(0.3), lattice_text(None)
@@ -77,7 +84,7 @@ _lattice_text = lattice_text  # the name the result tables use
 
 
 def release_chart(
-    releases: Sequence[Any],
+    releases: Sequence[Release],
     bounds: tuple[float, float],
     *,
     name: str = "x",
@@ -134,7 +141,7 @@ _KEY_COLOURS = dict(zip(_KEYS, (style.PALETTE[0], style.PALETTE[1], style.PALETT
 
 
 def release_figure(
-    releases: Sequence[Any],
+    releases: Sequence[Release],
     bounds: tuple[float, float],
     *,
     name: str = "x",

@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import html
 import re
-from typing import Any
 
 import altair as alt
 
@@ -149,12 +148,12 @@ class StaticChart:
     def _repr_html_(self) -> str:
         return chart_html(self.svg)
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, str]:
         """HTML (inline SVG and the theme's style sheet) and a text form."""
         return {"text/plain": repr(self), "text/html": chart_html(self.svg)}
 
 
-def bundle(obj: Any, renderer: Renderer, chart: bool = True) -> dict[str, str]:
+def bundle(obj: object, renderer: Renderer, chart: bool = True) -> dict[str, str]:
     """The rich display of a result: ``text/plain`` and HTML (summary table, chart as inline SVG).
 
     Registered as the route of :mod:`smoothdp_nb.core.rendering`.  A failing

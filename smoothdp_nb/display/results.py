@@ -8,7 +8,7 @@ shown above the chart.  Only public attributes of the results are read.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING
 
 import altair as alt
 import numpy as np
@@ -17,6 +17,11 @@ import pandas as pd
 from ..core.formatting import format_log10
 from ..core.noise import get_family
 from . import delta, frames, noise, release, style
+
+if TYPE_CHECKING:
+    from ..core.release import Release, ReleaseDiagnostics
+    from ..core.results import NoiseComparison, ProfileResult, ReleaseReport
+    from ..core.smoothed.results import SmoothedCurve, SmoothedResult
 
 __all__ = [
     "curve_chart",
@@ -36,7 +41,7 @@ __all__ = [
 _LN10 = math.log(10.0)
 
 
-def mechanism_label(mechanism: Any) -> str:
+def mechanism_label(mechanism: object) -> str:
     """The mechanism's ``label`` when it has one, else its ``repr``."""
     label = getattr(mechanism, "label", None)
     return label if isinstance(label, str) and label else repr(mechanism)
@@ -45,7 +50,7 @@ def mechanism_label(mechanism: Any) -> str:
 # -------------------------------------------------------------------- profiles
 
 
-def profile_result_chart(result: Any) -> alt.LayerChart:
+def profile_result_chart(result: ProfileResult) -> alt.LayerChart:
     """Chart of a ``ProfileResult``: delta per database (one colour per epsilon), or per epsilon.
 
     Several databases and few epsilon: log10 delta per database; one database,
@@ -66,7 +71,7 @@ def profile_result_chart(result: Any) -> alt.LayerChart:
     return delta.profile_chart(df, x=x, title=title)
 
 
-def profile_summary(result: Any) -> pd.DataFrame:
+def profile_summary(result: ProfileResult) -> pd.DataFrame:
     """One row per database, one column of delta per epsilon (at most 6)."""
     out = pd.DataFrame({"label": [str(x) for x in result.labels], "n": [f"{int(v):,}" for v in result.sizes]})
     for j, e in enumerate(result.epsilon[:6]):
@@ -78,7 +83,7 @@ def profile_summary(result: Any) -> pd.DataFrame:
 # -------------------------------------------------------------------- smoothed delta
 
 
-def monte_carlo_note(result: Any) -> str | None:
+def monte_carlo_note(result: SmoothedResult) -> str | None:
     """The line a Monte Carlo chart carries (None for exact results)."""
     if getattr(result, "method", "exact") != "monte-carlo":
         return None
@@ -88,13 +93,13 @@ def monte_carlo_note(result: Any) -> str | None:
     return text if covers is None else f"{text}; {covers[len('Monte Carlo ') :]}"
 
 
-def _band_text(result: Any) -> str:
+def _band_text(result: SmoothedResult) -> str:
     conf = getattr(result, "confidence", None)
     level = f"{conf:.0%} " if conf else ""
     return f"band: {level}interval, drawn where under one decade wide"
 
 
-def smoothed_result_chart(result: Any) -> alt.LayerChart:
+def smoothed_result_chart(result: SmoothedResult) -> alt.LayerChart:
     """Chart of a ``SmoothedResult``: smoothed delta against epsilon (Figure 2, right)."""
     sub = f"{mechanism_label(result.mechanism)}, {result.method}; dashed: DP δ"
     if result.method == "monte-carlo":
@@ -103,7 +108,7 @@ def smoothed_result_chart(result: Any) -> alt.LayerChart:
     return delta.delta_vs_epsilon_chart(result.to_frame(), title=title, note=monte_carlo_note(result))
 
 
-def smoothed_summary(result: Any) -> pd.DataFrame:
+def smoothed_summary(result: SmoothedResult) -> pd.DataFrame:
     """One row per epsilon: delta (from its logarithm), interval, DP delta, worst composition."""
     df = result.to_frame()
     out = pd.DataFrame({"ε": [f"{v:.4g}" for v in df["epsilon"]], "δ": frames.delta_text(df["log10_delta"])})
@@ -116,7 +121,7 @@ def smoothed_summary(result: Any) -> pd.DataFrame:
     return out
 
 
-def curve_chart(curve: Any) -> alt.LayerChart:
+def curve_chart(curve: SmoothedCurve) -> alt.LayerChart:
     """Chart of a ``SmoothedCurve``: smoothed delta against n with the exponential fits (Figure 2, left)."""
     methods = {getattr(r, "method", "exact") for r in curve.results}
     note = monte_carlo_note(curve.results[0]) if methods == {"monte-carlo"} else None
@@ -129,7 +134,7 @@ def curve_chart(curve: Any) -> alt.LayerChart:
     )
 
 
-def curve_summary(curve: Any) -> pd.DataFrame:
+def curve_summary(curve: SmoothedCurve) -> pd.DataFrame:
     """Per epsilon: delta at the largest n, the fitted slope and R²."""
     tab = frames.with_log10(curve.table)
     n_max = tab["n"].max()
@@ -148,7 +153,7 @@ def curve_summary(curve: Any) -> pd.DataFrame:
 # -------------------------------------------------------------------- noise
 
 
-def noise_comparison_chart(comparison: Any) -> alt.LayerChart:
+def noise_comparison_chart(comparison: NoiseComparison) -> alt.LayerChart:
     """Chart of a ``NoiseComparison`` (Hladik & Tetek, Figure 1)."""
     d = f", δ = {comparison.delta:g} for Laplace" if comparison.delta is not None else ""
     return noise.noise_chart(
@@ -160,7 +165,7 @@ def noise_comparison_chart(comparison: Any) -> alt.LayerChart:
     )
 
 
-def noise_summary(comparison: Any) -> pd.DataFrame:
+def noise_summary(comparison: NoiseComparison) -> pd.DataFrame:
     """Per family: the best gamma on the grid and its std."""
     best = comparison.best()
     return pd.DataFrame(
@@ -176,18 +181,18 @@ def noise_summary(comparison: Any) -> pd.DataFrame:
 # -------------------------------------------------------------------- releases
 
 
-def _diagnostics(rel: Any) -> Any:
+def _diagnostics(rel: Release) -> ReleaseDiagnostics | None:
     return getattr(rel, "diagnostics", None)
 
 
-def public_note(rel: Any) -> str:
+def public_note(rel: Release) -> str:
     """The guarantee and the lattice of a release, one line."""
     step = getattr(rel, "lattice", None)
-    lattice = f"; values on the lattice {release._lattice_text(step)}·ℤ" if step else ""
+    lattice = f"; values on the lattice {release.lattice_text(step)}·ℤ" if step else ""
     return f"{rel.guarantee}{lattice}"
 
 
-def release_report_chart(report: Any) -> alt.TopLevelMixin:
+def release_report_chart(report: ReleaseReport) -> alt.TopLevelMixin:
     """Chart of a ``ReleaseReport``: the value on the bounds' axis; the noise density only with diagnostics."""
     rel = report.release
     diag = _diagnostics(rel)
@@ -214,7 +219,7 @@ def release_report_chart(report: Any) -> alt.TopLevelMixin:
     )
 
 
-def release_summary(report: Any) -> pd.DataFrame:
+def release_summary(report: ReleaseReport) -> pd.DataFrame:
     """Field/value table: public fields; the diagnostics (if opted in) marked as data-dependent.
 
     The report's own ``summary_frame()`` when it has one (one definition of the table).
@@ -232,7 +237,7 @@ def release_summary(report: Any) -> pd.DataFrame:
         ("γ", f"{r.gamma:.4g} ({r.gamma_source})"),
     ]
     if getattr(r, "lattice", None):
-        rows.insert(1, ("lattice step", release._lattice_text(r.lattice)))
+        rows.insert(1, ("lattice step", release.lattice_text(r.lattice)))
     diag = _diagnostics(r)
     if diag is not None:
         label = getattr(diag, "label", None) or release.DIAGNOSTIC_LABEL

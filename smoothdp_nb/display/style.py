@@ -28,6 +28,7 @@ from typing import Any
 import altair as alt
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 __all__ = [
     "DASHES",
@@ -173,13 +174,13 @@ def axis(title: str, **kw: Any) -> alt.Axis:
     return alt.Axis(title=title, labelOverlap=True, labelFontSize=12, titleFontSize=13, **kw)
 
 
-def log10_field(values: Any) -> np.ndarray:
+def log10_field(values: ArrayLike) -> np.ndarray:
     """``log10`` of non-negative values (``-inf`` for 0), as float64."""
     with np.errstate(divide="ignore"):
         return np.log10(np.clip(np.asarray(values, dtype=float), 0.0, None))
 
 
-def decade_extent(log10_values: Any, pad_below: float = 0.0) -> tuple[float, float] | None:
+def decade_extent(log10_values: ArrayLike, pad_below: float = 0.0) -> tuple[float, float] | None:
     """The whole decades around the finite values (at least one decade wide, extended downwards), or None."""
     v = np.asarray(log10_values, dtype=float)
     v = v[np.isfinite(v)]
@@ -191,7 +192,7 @@ def decade_extent(log10_values: Any, pad_below: float = 0.0) -> tuple[float, flo
     return float(lo), float(hi)
 
 
-def extent_frame(field: str, log10_values: Any, *, pad_below: float = 0.0) -> pd.DataFrame:
+def extent_frame(field: str, log10_values: ArrayLike, *, pad_below: float = 0.0) -> pd.DataFrame:
     """The rows of :func:`extent_layer`: the two whole decades around the values (none without values)."""
     ext = decade_extent(log10_values, pad_below)
     return pd.DataFrame({field: [] if ext is None else list(ext)}, dtype=float)
@@ -208,7 +209,7 @@ def field_of(encoding: alt.X | alt.Y) -> str:
     return str(encoding.shorthand).split(":")[0]
 
 
-def extent_layer(encoding: alt.X | alt.Y, log10_values: Any, *, pad_below: float = 0.0) -> alt.Chart:
+def extent_layer(encoding: alt.X | alt.Y, log10_values: ArrayLike, *, pad_below: float = 0.0) -> alt.Chart:
     """An invisible layer whose two points stretch a log10 axis to whole decades.
 
     ``encoding`` is the axis' own position encoding (same field, same axis),

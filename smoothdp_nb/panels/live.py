@@ -66,13 +66,14 @@ def enable_offline() -> bool:
     if _OFFLINE is None:
         try:
             import vl_convert as vlc
-            from altair.utils._importers import vl_version_for_vl_convert
         except ImportError:
             _OFFLINE = False
         else:
             # the CDN import line goes; vl-convert's bundle provides ``vegaEmbed``
             body = "\n".join(line for line in _JS_SOURCE.splitlines() if not line.startswith("import "))
-            PanelChart._esm = vlc.javascript_bundle(body, vl_version=vl_version_for_vl_convert())
+            # vl-convert names Vega-Lite versions "v6_4": the major and minor of Altair's schema
+            vl_version = "_".join(alt.SCHEMA_VERSION.split(".")[:2])
+            PanelChart._esm = vlc.javascript_bundle(body, vl_version=vl_version)
             _OFFLINE = True
     return _OFFLINE
 

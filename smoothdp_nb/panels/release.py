@@ -9,7 +9,9 @@ from typing import Any
 import ipywidgets as W
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
+from ..core.array_types import SeedLike
 from ..core.noise import calibrate, family_names, get_family
 from ..core.release import Release, default_gamma, release
 from ..core.sensitivity import clipping_silenced, evaluate_query, smooth_sensitivity
@@ -46,6 +48,13 @@ class ReleasePanel(Panel):
         Data-independent domain, required.  Bounds read off the data (its
         minimum and maximum) would be published beside the release and make
         it not DP, so the panel refuses to guess them.
+    query : {"median", "trimmed_mean", "mean"}
+    epsilon : float
+        Snapped to the slider's step 0.05.
+    noise : str
+        Noise family.
+    delta : float
+        For the Laplace family.
     missing : float, optional
         What a missing record (NaN, None) stands for: a fixed public value in
         ``bounds``, e.g. ``low``.  Every missing record is replaced by it, so
@@ -55,20 +64,13 @@ class ReleasePanel(Panel):
         would make ``n`` the count of the others, a number computed from the
         data, and neighbours of different sizes are not covered by the
         guarantee.
-    query : {"median", "trimmed_mean", "mean"}
-    epsilon : float
-        Snapped to the slider's step 0.05.
-    noise : str
-        Noise family.
-    delta : float
-        For the Laplace family.
     """
 
     title = "Smooth-sensitivity release"
 
     def __init__(
         self,
-        series: Any,
+        series: ArrayLike,
         bounds: tuple[float, float] | None = None,
         query: str = "median",
         epsilon: float = 1.0,
@@ -151,7 +153,7 @@ class ReleasePanel(Panel):
             "delta": delta,
         }
 
-    def draw(self, rng: Any = None) -> Release:
+    def draw(self, rng: SeedLike = None) -> Release:
         """Draw one private release with the current settings (spends epsilon).
 
         Parameters

@@ -1,4 +1,9 @@
-"""Panel: smoothed delta of the sampling histogram against epsilon (Definition 3, Figure 2 right)."""
+"""Panel: smoothed delta of the sampling histogram against epsilon (Definition 3, Figure 2 right).
+
+References
+----------
+Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 3, Figure 2 right).
+"""
 
 from __future__ import annotations
 
@@ -57,6 +62,10 @@ class SmoothedDPPanel(Panel):
         Any two-category mechanism (e.g. a :class:`~smoothdp_nb.FiniteMechanism`
         or a post-processed one) to analyse instead of the sampling histogram;
         the eta slider is then disabled, the other controls work as before.
+
+    References
+    ----------
+    Liu, Wang, Xia. *Smoothed Differential Privacy* (Algorithms 1 and 2).
     """
 
     title = "Smoothed DP of the sampling histogram (Definition 3)"

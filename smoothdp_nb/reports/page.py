@@ -24,10 +24,13 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .markdown import first_heading, inline_markdown_to_html, markdown_to_html
 from .outputs import render_outputs
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 __all__ = [
     "CSP",
@@ -101,11 +104,11 @@ def _tags(cell: Mapping[str, Any]) -> set[str]:
     return set(cell.get("metadata", {}).get("tags", []) or [])
 
 
-def _markdown_cells(nb: Any) -> Iterable[str]:
+def _markdown_cells(nb: NotebookNode) -> Iterable[str]:
     return (c.get("source", "") for c in nb.get("cells", []) if c.get("cell_type") == "markdown")
 
 
-def notebook_title(nb: Any, fallback: str) -> str:
+def notebook_title(nb: NotebookNode, fallback: str) -> str:
     """Markdown source of the notebook's first heading (``fallback`` when it has none)."""
     for source in _markdown_cells(nb):
         heading = first_heading(source)
@@ -114,7 +117,7 @@ def notebook_title(nb: Any, fallback: str) -> str:
     return fallback
 
 
-def notebook_summary(nb: Any) -> str:
+def notebook_summary(nb: NotebookNode) -> str:
     """The first paragraph after the title heading (Markdown), shortened to a few sentences."""
     for source in _markdown_cells(nb):
         paragraphs = [p.strip() for p in re.split(r"\n\s*\n", source) if p.strip()]
@@ -129,12 +132,12 @@ def notebook_summary(nb: Any) -> str:
     return ""
 
 
-def _widget_state(nb: Any) -> Mapping[str, Any]:
+def _widget_state(nb: NotebookNode) -> Mapping[str, Any]:
     widgets = nb.get("metadata", {}).get("widgets", {}) or {}
     return widgets.get("application/vnd.jupyter.widget-state+json", {}).get("state", {}) or {}
 
 
-def headline_html(nb: Any) -> str | None:
+def headline_html(nb: NotebookNode) -> str | None:
     """HTML of the cells tagged ``headline``; None when no cell is tagged.
 
     A tagged code cell contributes its outputs (not its code), a tagged
@@ -225,7 +228,7 @@ def _text_of(markdown_title: str) -> str:
 
 
 def notebook_page(
-    nb: Any,
+    nb: NotebookNode,
     stem: str,
     *,
     run: RunInfo = RunInfo(),

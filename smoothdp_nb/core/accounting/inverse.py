@@ -173,6 +173,10 @@ def profile_epsilon(
         no epsilon up to 512 reaches the target (e.g. below the mass of an
         infinite privacy loss); 0 when epsilon = 0 does.
 
+    References
+    ----------
+    Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 2: the privacy profile).
+
     Examples
     --------
     >>> import smoothdp_nb as sdp

@@ -26,7 +26,6 @@ Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 3, Algorithm 1, Prop
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -142,11 +141,17 @@ class SmoothedRenyi:
         return "\n".join(lines)
 
 
-def smoothed_renyi(mechanism: Mechanism, n: int, pi: Any, alpha: npt.ArrayLike) -> SmoothedRenyi:
+def smoothed_renyi(mechanism: Mechanism, n: int, pi: npt.ArrayLike, alpha: npt.ArrayLike) -> SmoothedRenyi:
     """``max over compositions of E_{x ~ (pi_1..pi_n)}[R_alpha(x)]`` (see the module
     docstring for what it means), by Algorithm 1 over the hull vertices of Pi
     (Proposition 7): ``R_alpha`` of every histogram of n records, then the
-    expectation of every composition by the engine of the smoothed delta."""
+    expectation of every composition by the engine of the smoothed delta.
+
+    References
+    ----------
+    Liu, Wang, Xia. *Smoothed Differential Privacy* (Algorithm 1; Proposition 7).
+    Mironov. *Renyi differential privacy*, CSF 2017.
+    """
     from ..smoothed.general import exact_general
 
     check_mechanism(mechanism)

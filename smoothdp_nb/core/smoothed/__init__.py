@@ -36,20 +36,20 @@ general path (m > 2 or l* > 2) runs in log space throughout.
 
 References
 ----------
-Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 3, Algorithm 1, Proposition 7, Theorem 2.
+Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 3, Proposition 7, Algorithm 1, Theorem 2).
 """
 
 from __future__ import annotations
 
 import math
 from concurrent.futures import Executor
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
-import numpy.typing as npt
+from numpy.typing import ArrayLike
 
 from ..accounting.inverse import as_log_targets, invert_log_delta
-from ..array_types import FloatArray, FloatOrArray
+from ..array_types import FloatArray, FloatOrArray, SeedLike
 from ..budget import DEFAULT_BUDGET_SECONDS, check_budget
 from ..hull import HullReduction, reduce_to_vertices
 from ..intervals import INTERVALS
@@ -59,7 +59,11 @@ from ..validation import as_epsilon, as_int, as_open_unit
 from .estimate import estimate_monte_carlo, estimate_smoothed
 from .exact import smoothed_exact
 from .monte_carlo import smoothed_monte_carlo
+from .options import SMOOTHED_KEYWORDS, SmoothedEpsilonOptions, SmoothedOptions
 from .results import SmoothedCurve, SmoothedResult, fit_exponential
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack from Python 3.12; annotations only
 
 __all__ = [
     "SmoothedResult",
@@ -75,14 +79,14 @@ __all__ = [
 def smoothed_delta(
     mechanism: Mechanism,
     n: int,
-    pi: object,
-    epsilon: npt.ArrayLike,
+    pi: ArrayLike,
+    epsilon: ArrayLike,
     method: str = "exact",
     *,
     progress: bool | None = None,
     budget: float = DEFAULT_BUDGET_SECONDS,
     trials: int = 10**4,
-    rng: int | np.random.Generator | None = None,
+    rng: SeedLike = None,
     confidence: float = 0.99,
     candidates: int = 16,
     executor: Executor | None = None,
@@ -140,7 +144,7 @@ def smoothed_delta(
 
     References
     ----------
-    Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 3, Proposition 7, Algorithm 1.
+    Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 3, Proposition 7, Algorithm 1).
     """
     check_mechanism(mechanism)
     n = as_int(n, "n", minimum=1)
@@ -198,7 +202,12 @@ def _check_pi(mechanism: Mechanism, n: int, pi: object) -> HullReduction:
 
 
 def smoothed_delta_curve(
-    mechanism: Mechanism, ns: npt.ArrayLike, pi: object, epsilon: npt.ArrayLike, method: str = "exact", **kwargs: Any
+    mechanism: Mechanism,
+    ns: ArrayLike,
+    pi: ArrayLike,
+    epsilon: ArrayLike,
+    method: str = "exact",
+    **kwargs: Unpack[SmoothedOptions],
 ) -> SmoothedCurve:
     """Run :func:`smoothed_delta` for every n in ``ns`` and fit exp(a + b n) per epsilon.
 
@@ -218,12 +227,19 @@ def smoothed_delta_curve(
         parameter="n",
     )
     # the whole curve fits the time budget: the points run without a time limit of their own
-    results = [smoothed_delta(mechanism, n, pi, epsilon, method=method, budget=math.inf, **kwargs) for n in ns]
+    points: SmoothedOptions = {**kwargs, "budget": math.inf}
+    results = [smoothed_delta(mechanism, n, pi, epsilon, method=method, **points) for n in ns]
     return SmoothedCurve.from_results(results)
 
 
 def smoothed_epsilon(
-    mechanism: Mechanism, n: int, pi: object, delta: npt.ArrayLike, *, log: bool = False, **kwargs: Any
+    mechanism: Mechanism,
+    n: int,
+    pi: ArrayLike,
+    delta: ArrayLike,
+    *,
+    log: bool = False,
+    **kwargs: Unpack[SmoothedEpsilonOptions],
 ) -> FloatOrArray:
     """The smallest epsilon with smoothed delta (Definition 3) at most ``delta``.
 
@@ -239,8 +255,7 @@ def smoothed_epsilon(
     check_mechanism(mechanism)
     if kwargs.get("method", "exact") != "exact":
         raise ValueError("smoothed_epsilon inverts the exact smoothed delta only: method must be 'exact'")
-    kwargs.pop("method", None)
-    unknown = sorted(set(kwargs) - _SMOOTHED_KEYWORDS)
+    unknown = sorted(set(kwargs) - SMOOTHED_KEYWORDS - {"method"})
     if unknown:
         raise TypeError(f"smoothed_epsilon got unexpected keyword argument(s) {unknown}")
     t, scalar = as_log_targets(delta, log)
@@ -256,11 +271,6 @@ def smoothed_epsilon(
     out = invert_log_delta(curve, t, 1)[0]
     return float(out[0]) if scalar else out
 
-
-#: the keyword arguments of smoothed_delta besides method (those of Monte Carlo are ignored by the exact method)
-_SMOOTHED_KEYWORDS = frozenset(
-    {"progress", "budget", "trials", "rng", "confidence", "candidates", "executor", "chunk", "interval"}
-)
 
 # a result answers epsilon_for(delta) with the inverse above (results.py sits below this package)
 SmoothedResult.epsilon_solver = smoothed_epsilon

@@ -8,15 +8,23 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, overload
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from .. import rendering
+from ..array_types import FloatOrArray
 from ..enclosures import exp_down, exp_up, next_down, next_up
 from ..formatting import format_delta_upper, format_log
 from ..hull import HullReduction
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ..mechanisms import Mechanism
+    from .options import SmoothedEpsilonOptions
 
 __all__ = ["SmoothedCurve", "SmoothedResult", "assemble_result", "dp_pair", "fit_exponential"]
 
@@ -58,21 +66,25 @@ class SmoothedResult:
         composition) when ``notes`` says "Monte Carlo interval covers all ...
         compositions"; otherwise only for the largest mean over the
         candidate compositions, and ``interval`` says so.
+
+    References
+    ----------
+    Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 3, Proposition 7).
     """
 
     #: the inverse of the exact smoothed delta, ``(mechanism, n, vertices, delta, **kwargs) -> epsilon``
     #: (:func:`smoothdp_nb.core.smoothed.smoothed_epsilon`): installed by the package
     #: :mod:`smoothdp_nb.core.smoothed`, which sits above this module and is imported before
     #: any of its modules (so before any result exists); this module imports no engine
-    epsilon_solver: ClassVar[Callable[..., Any] | None] = None
+    epsilon_solver: ClassVar[Callable[..., FloatOrArray] | None] = None
 
-    mechanism: Any
+    mechanism: Mechanism
     n: int
     epsilon: np.ndarray
     log_delta_values: np.ndarray
     vertices: np.ndarray
-    vertex_labels: list[Any]
-    dropped: list[Any]
+    vertex_labels: list[object]
+    dropped: list[object]
     worst_composition_values: np.ndarray
     table_columns: dict[str, np.ndarray] = field(repr=False)  # the table's columns; the DataFrame is built on first use
     dp_delta_values: np.ndarray
@@ -93,25 +105,29 @@ class SmoothedResult:
         """One row per epsilon and composition (see the class docstring)."""
         return pd.DataFrame(self.table_columns)
 
-    def _shape(self, arr: np.ndarray | None) -> Any:
+    @overload
+    def _shape(self, arr: np.ndarray) -> FloatOrArray: ...
+    @overload
+    def _shape(self, arr: None) -> None: ...
+    def _shape(self, arr: np.ndarray | None) -> FloatOrArray | None:
         if arr is None:
             return None
         return float(arr[0]) if self.scalar_epsilon else arr
 
     @property
-    def log_delta(self) -> Any:
+    def log_delta(self) -> FloatOrArray:
         return self._shape(self.log_delta_values)
 
     @property
-    def delta(self) -> Any:
+    def delta(self) -> FloatOrArray:
         return self._shape(self._delta_values())
 
     @property
-    def log_delta_lower(self) -> Any:
+    def log_delta_lower(self) -> FloatOrArray | None:
         return self._shape(self.log_delta_lower_values)
 
     @property
-    def delta_lower(self) -> Any:
+    def delta_lower(self) -> FloatOrArray | None:
         if self.log_delta_lower_values is None:
             return None
         return self._shape(exp_down(self.log_delta_lower_values))
@@ -122,7 +138,7 @@ class SmoothedResult:
         out: np.ndarray = np.where(np.isnan(self.dp_delta_values), d, np.minimum(d, self.dp_delta_values))
         return out
 
-    def epsilon_for(self, delta: Any, **kwargs: Any) -> Any:
+    def epsilon_for(self, delta: ArrayLike, **kwargs: Unpack[SmoothedEpsilonOptions]) -> FloatOrArray:
         """The smallest epsilon whose smoothed delta is at most ``delta`` (exact results only):
         :func:`~smoothdp_nb.smoothed_epsilon` for this mechanism, n and hull vertices --
         certified and within 1e-6 relative of the infimum.  ``kwargs`` go to it."""
@@ -133,19 +149,19 @@ class SmoothedResult:
         return solver(self.mechanism, self.n, self.vertices, delta, **kwargs)
 
     @property
-    def dp_delta(self) -> Any:
+    def dp_delta(self) -> FloatOrArray:
         return self._shape(self.dp_delta_values)
 
     @property
-    def ci_low(self) -> Any:
+    def ci_low(self) -> FloatOrArray | None:
         return self._shape(self.ci_low_values)
 
     @property
-    def ci_high(self) -> Any:
+    def ci_high(self) -> FloatOrArray | None:
         return self._shape(self.ci_high_values)
 
     @property
-    def worst_composition(self) -> Any:
+    def worst_composition(self) -> np.ndarray:
         w = self.worst_composition_values
         return w[0] if self.scalar_epsilon else w
 
@@ -166,7 +182,7 @@ class SmoothedResult:
             df[f"n_{lab}"] = self.worst_composition_values[:, j]
         return df
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "method": self.method,
             "mechanism": repr(self.mechanism),
@@ -306,7 +322,7 @@ def dp_pair(
     return log_dp, np.minimum(exp_up(log_dp), mech._delta_upper_bound(n, e))
 
 
-def fit_exponential(n: Any, log_delta: Any) -> dict[str, float]:
+def fit_exponential(n: ArrayLike, log_delta: ArrayLike) -> dict[str, float]:
     """Least-squares fit ``log delta = a + b n`` (delta ~ C exp(b n)).
 
     Returns a dict with ``slope`` (b, per record), ``intercept`` (a),
@@ -357,7 +373,7 @@ class SmoothedCurve:
     def to_frame(self) -> pd.DataFrame:
         return self.table.copy()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"table": self.table.to_dict(orient="list"), "fits": self.fits.to_dict(orient="list")}
 
     def __str__(self) -> str:

@@ -1,0 +1,1 @@
+"""Real-browser tests (Chromium, Playwright): charts, panels in Voila, reports, accessibility audits."""

@@ -1,0 +1,295 @@
+"""Issue 21: every reported privacy number is a proven upper bound, and the
+enclosures' lower bounds are below the truth.  The exact values come from
+tests/exact.py (fractions.Fraction enumeration, mpmath at 60 digits), never
+from the package's numerical code."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import smoothdp_nb as sdp
+from tests import exact
+
+mp.mp.dps = 60
+
+
+def _check(enc, want):
+    """enc: a LogEnclosure of one value; want: the exact value (mpmath)."""
+    hi, lo = float(enc.upper), float(enc.lower)
+    if want == 0:
+        assert lo == -math.inf
+        return
+    lw = mp.log(want)
+    assert mp.mpf(hi) >= lw, (hi, float(lw))
+    assert mp.mpf(lo) <= lw, (lo, float(lw))
+
+
+# -- the issue's reproducers ------------------------------------------------------
+def test_dp_delta_of_the_sampling_histogram_is_at_least_two_thirds():
+    d = sdp.dp_delta(sdp.SamplingHistogram(T=4), 6)
+    assert Fraction(d) >= Fraction(2, 3)
+    assert Fraction(d) - Fraction(2, 3) < Fraction(1, 2**52)
+
+
+def test_randomized_response_at_epsilon_zero_is_at_least_one_half():
+    rr = sdp.FiniteMechanism(lambda h: {1: 0.75 if h[0] else 0.25, 0: 0.25 if h[0] else 0.75}, categories=2)
+    assert Fraction(sdp.dp_delta(rr, 1, 0.0)) >= Fraction(1, 2)
+    enc = sdp.privacy_profile(rr, [1, 0], 0.0, enclosure=True)
+    _check(enc, mp.mpf(1) / 2)
+    # epsilon exactly the log-likelihood ratio ln 3: the truth is 0, and the lower bound says so
+    enc3 = sdp.privacy_profile(rr, [1, 0], math.log(3), enclosure=True)
+    assert float(enc3.lower) == -math.inf and float(enc3.upper) < math.log(1e-13)
+
+
+# -- sampling histograms ----------------------------------------------------------------
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(1, 9),
+    st.integers(0, 9),
+    st.integers(1, 5),
+    st.sampled_from([0.0, 0.25, 1.0, 3.0]),
+    st.booleans(),
+)
+def test_sampling_histogram_binary_enclosure_holds_the_exact_value(a, b, T, e, replace):
+    n = a + b
+    T = min(T, n)
+    m = sdp.SamplingHistogram(T=T, replace=replace)
+    enc = sdp.privacy_profile(m, [a, b], e, enclosure=True)
+    _check(enc, exact.profile((a, b), T, e, replace=replace))
+    assert mp.mpf(sdp.privacy_profile(m, [a, b], e)) >= exact.profile((a, b), T, e, replace=replace)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.tuples(st.integers(0, 4), st.integers(0, 4), st.integers(1, 4)), st.integers(1, 3), st.booleans())
+def test_sampling_histogram_ternary_enclosure(h, T, replace):
+    T = min(T, sum(h))
+    m = sdp.SamplingHistogram(T=T, replace=replace)
+    for e in (0.0, 0.5):
+        _check(sdp.privacy_profile(m, list(h), e, enclosure=True), exact.profile(h, T, e, replace=replace))
+
+
+def test_epsilon_equal_to_a_likelihood_ratio():
+    # without replacement, u + 1 = 3 a's and v = 2 b's, T = 2: the output (2, 0) has
+    # ratio (u+1)/(u+1-2) * 1 = 3 exactly; epsilon = ln 3 makes that term an exact 0
+    m = sdp.SamplingHistogram(T=2)
+    for e in (math.log(3), math.log(1.5), math.log(2)):
+        _check(sdp.privacy_profile(m, [3, 2], e, enclosure=True), exact.profile((3, 2), 2, e))
+
+
+# -- finite, subclassed, post-processed mechanisms ---------------------------------
+def _rr_law(h):
+    law = exact.randomized_response_law(tuple(int(c) for c in h), Fraction(3, 4))
+    return {k: float(v) for k, v in law.items()}  # dyadic rationals: exact in float
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 3), st.integers(0, 3), st.sampled_from([0.0, math.log(3), 0.7]))
+def test_finite_mechanism_enclosure(a, b, e):
+    if a + b == 0:
+        return
+    mech = sdp.FiniteMechanism(_rr_law, categories=2)
+    want = exact.profile_of_law(lambda x: exact.randomized_response_law(x, Fraction(3, 4)), (a, b), e)
+    _check(sdp.privacy_profile(mech, [a, b], e, enclosure=True), want)
+
+
+class _Coin(sdp.Mechanism):
+    """Publishes 1 with probability (1 + #category 0) / (n + 2)."""
+
+    @property
+    def categories(self):
+        return 2
+
+    def log_output_pmf(self, hist):
+        n = int(sum(hist))
+        p = (1 + int(hist[0])) / (n + 2)
+        return np.array([0, 1]), np.log(np.array([1 - p, p]))
+
+
+def test_mechanism_subclass_enclosure():
+    def law(x):
+        p = Fraction(1 + x[0], sum(x) + 2)
+        return {0: 1 - p, 1: p}
+
+    for h in ((1, 2), (3, 0), (2, 2)):
+        for e in (0.0, 0.2, math.log(4 / 3)):
+            _check(sdp.privacy_profile(_Coin(), list(h), e, enclosure=True), exact.profile_of_law(law, h, e))
+
+
+def test_postprocessed_map_enclosure():
+    f = lambda o: int(o[0] > o[1])  # noqa: E731
+    mech = sdp.postprocess(sdp.SamplingHistogram(T=3), f)
+
+    def law(x):
+        out: dict[int, Fraction] = {}
+        for o, p in exact.pmf_without_replacement(x, 3).items():
+            out[f(o)] = out.get(f(o), Fraction(0)) + p
+        return out
+
+    for h in ((2, 3), (4, 1)):
+        for e in (0.0, 0.5):
+            _check(sdp.privacy_profile(mech, list(h), e, enclosure=True), exact.profile_of_law(law, h, e))
+
+
+# -- dp_delta, remark8, compose, smoothed --------------------------------------------
+def test_generic_dp_delta_is_an_upper_bound():
+    mech = sdp.FiniteMechanism(_rr_law, categories=2)
+    law = lambda x: exact.randomized_response_law(x, Fraction(3, 4))  # noqa: E731
+    for e in (0.0, 0.5):
+        want = max(exact.profile_of_law(law, (k, 3 - k), e) for k in range(4))
+        assert mp.mpf(sdp.dp_delta(mech, 3, e)) >= want
+
+
+def test_remark8_is_rounded_up():
+    for n in (50, 1000, 10**5):
+        for e in (1.0, 2.5):
+            got = sdp.remark8_bound(n, 3, 0.5, e, 0.2, log=True)
+            g = (mp.mpf(1 - mp.e ** -mp.mpf(e)) / mp.mpf(0.5) - 1) ** 2
+            want = mp.log(mp.e ** (-g * mp.mpf(0.2) * n / 6) + 3 * mp.e ** (-mp.mpf(0.2) * n / 8))
+            assert mp.mpf(got) >= min(want, 0)
+
+
+def test_compose_rounds_outward():
+    # deltas whose correctly rounded sum (math.fsum) lies below the exact sum
+    d = [0.000651592972722763, 0.0007887233511355132, 9.38595867742349e-05]
+    assert Fraction(math.fsum(d)) < sum(Fraction(x) for x in d)
+    items = [(0.1, d[0]), (0.2, d[1]), (0.3, d[2])]
+    c = sdp.compose(items)
+    assert Fraction(c.delta) >= sum(Fraction(d) for _, d in items)
+    assert Fraction(c.epsilon) >= sum(Fraction(e) for e, _ in items)
+
+
+def test_smoothed_delta_exact_encloses_definition_3():
+    mech = sdp.SamplingHistogram(T=2)
+    pi = [[Fraction(1, 4), Fraction(3, 4)], [Fraction(1, 2), Fraction(1, 2)]]
+    law = lambda x: exact.pmf_without_replacement(x, 2)  # noqa: E731
+    for e in (0.0, 0.5):
+        want = exact.smoothed_of_law(law, pi, 4, e)
+        r = sdp.smoothed_delta(mech, 4, [[0.25, 0.75], [0.5, 0.5]], e)
+        assert mp.mpf(r.log_delta) >= mp.log(want)
+        assert mp.mpf(r.log_delta_lower) <= mp.log(want)
+        assert mp.mpf(r.delta) >= want
+
+
+@pytest.mark.parametrize("n", [2000, 20000])
+def test_enclosures_are_tight_on_large_profiles(n):
+    m = sdp.SamplingHistogram(eta=0.998)
+    h = np.array([[k, n - k] for k in range(0, n + 1, max(1, n // 50))])
+    enc = sdp.privacy_profile(m, h, [0.5, 1.0], enclosure=True)
+    w = np.asarray(enc.width)
+    assert np.all(w[np.isfinite(enc.lower)] < 1e-9)
+
+
+def _noisy_law_mp(h, T, noise_epsilon):
+    """Algorithm 4 on the lumped output space, from first principles (mpmath)."""
+    r = mp.e ** (-mp.mpf(noise_epsilon) / 4)
+
+    def kern(s, c):
+        z = (1 + r - r ** (s + 1)) / (1 - r)
+        return r ** (T - s) / ((1 - r) * z) if c == T else r ** abs(c - s) / z
+
+    law = {}
+    import itertools
+
+    for o in itertools.product(range(T + 1), repeat=len(h)):
+        law[o] = sum(
+            exact.to_mp(p) * mp.fprod(kern(s, c) for s, c in zip(samp, o))
+            for samp, p in exact.pmf_without_replacement(h, T).items()
+        )
+    return law
+
+
+def _hockey_mp(P, Q, e):
+    E = mp.e ** mp.mpf(e)
+    return sum((max(mp.mpf(0), P[o] - E * Q.get(o, 0)) for o in P), mp.mpf(0))
+
+
+@pytest.mark.parametrize("h", [(2, 1), (0, 3), (2, 2)])
+def test_noisy_sampling_histogram_enclosure(h):
+    T, ne = 2, 1.0
+    mech = sdp.NoisySamplingHistogram(T=T, noise_epsilon=ne)
+    P = _noisy_law_mp(h, T, ne)
+    for e in (0.0, 0.3):
+        want = mp.mpf(0)
+        for x in exact.neighbours(h):
+            Q = _noisy_law_mp(x, T, ne)
+            want = max(want, _hockey_mp(P, Q, e), _hockey_mp(Q, P, e))
+        _check(sdp.privacy_profile(mech, list(h), e, enclosure=True), want)
+
+
+def test_dp_delta_enclosures():
+    _check(sdp.dp_delta(sdp.SamplingHistogram(T=4), 6, enclosure=True), mp.mpf(2) / 3)
+    _check(sdp.dp_delta(sdp.SamplingHistogram(T=4, replace=True), 6, enclosure=True), 1 - (mp.mpf(5) / 6) ** 4)
+    _check(sdp.dp_delta(sdp.SamplingAverage(T=4, grid=[0.0, 1.0]), 7, enclosure=True), mp.mpf(4) / 7)
+    rr = sdp.FiniteMechanism(lambda h: {1: 0.75 if h[0] else 0.25, 0: 0.25 if h[0] else 0.75}, categories=2)
+    _check(sdp.dp_delta(rr, 1, 0.0, enclosure=True), mp.mpf(1) / 2)
+    # epsilon = ln 3 is the likelihood ratio of randomized response: the DP delta is exactly 0
+    assert float(sdp.dp_delta(rr, 1, math.log(3), enclosure=True).lower) == -math.inf
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 3)), st.integers(1, 3))
+def test_sampling_average_enclosure(h, T):
+    if sum(h) < T:
+        return
+    values = [Fraction(0), Fraction(1, 4), Fraction(1)]
+    mech = sdp.SamplingAverage(T=T, grid=[float(v) for v in values])
+    law = lambda x: exact.sampling_average_law(x, values, T)  # noqa: E731
+    for e in (0.0, 0.5, math.log(2)):
+        _check(sdp.privacy_profile(mech, list(h), e, enclosure=True), exact.profile_of_law(law, h, e))
+
+
+def _winner_exact(h: tuple[int, int], T: int, eps: float) -> mp.mpf:
+    """Definition 2 for the winner of a sample of T drawn without replacement (ties half),
+    from the hypergeometric law in fractions; neighbours move one record."""
+    from math import comb
+
+    def w(a: int, b: int) -> Fraction:
+        out = Fraction(0)
+        for k in range(max(0, T - b), min(a, T) + 1):
+            p = Fraction(comb(a, k) * comb(b, T - k), comb(a + b, T))
+            out += p if 2 * k > T else p / 2 if 2 * k == T else 0
+        return out
+
+    a, b = h
+    best = mp.mpf(0)
+    for nb in ((a - 1, b + 1), (a + 1, b - 1)):
+        if min(nb) < 0:
+            continue
+        P, Q = w(a, b), w(*nb)
+        for p, q in ((P, Q), (Q, P)):
+            d = sum(
+                max(
+                    mp.mpf(0),
+                    mp.mpf(x.numerator) / x.denominator - mp.e ** mp.mpf(eps) * mp.mpf(y.numerator) / y.denominator,
+                )
+                for x, y in ((p, q), (1 - p, 1 - q))
+            )
+            best = max(best, d)
+    return best
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 50), st.data())
+def test_winner_fast_path_encloses_the_exact_profile(n, data):
+    """The closed-form winner path (SampledWinner) brackets the 50-digit truth and its
+    upper bound is tight (within 1e-9 of it) wherever the truth is positive."""
+    T = data.draw(st.integers(1, n))
+    a = data.draw(st.integers(0, n))
+    eps = np.array([0.0, 0.05, 0.3, 1.0, 3.0])
+    M = sdp.postprocess(sdp.SamplingHistogram(T=T), sdp.winner)
+    enc = sdp.privacy_profile(M, [a, n - a], eps, enclosure=True)
+    with mp.workdps(50):
+        for j, e in enumerate(eps):
+            ex = _winner_exact((a, n - a), T, float(e))
+            hi = mp.e ** mp.mpf(float(enc.upper[j])) if np.isfinite(enc.upper[j]) else mp.mpf(0)
+            lo = mp.e ** mp.mpf(float(enc.lower[j])) if np.isfinite(enc.lower[j]) else mp.mpf(0)
+            assert lo <= ex <= hi, (n, T, a, e)
+            if ex > 0:
+                assert hi / ex - 1 <= 1e-9, (n, T, a, e)

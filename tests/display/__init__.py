@@ -1,0 +1,1 @@
+"""Tests of smoothdp_nb.display."""

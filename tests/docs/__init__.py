@@ -1,0 +1,1 @@
+"""Tests of the documentation's generators (docs/_ext)."""

@@ -1,0 +1,1 @@
+"""Tests of the tutorial notebooks, their runner and the Binder environment."""

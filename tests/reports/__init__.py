@@ -1,0 +1,1 @@
+"""Tests of the HTML reports of the tutorials (smoothdp_nb.reports)."""

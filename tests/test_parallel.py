@@ -323,3 +323,39 @@ def test_a_chunk_the_helper_fails_on_is_computed_by_the_caller(monkeypatch):
     with cf.ThreadPoolExecutor(1, thread_name_prefix="smoothdp-helper") as helper:
         table, width = X._profile_table(mech, hists, eps, helper)
     assert np.array_equal(table, serial) and np.array_equal(width, serial_width)
+
+
+def test_composition_deltas_runs_in_a_forkserver_pool_and_matches_a_direct_computation(monkeypatch):
+    """Notebook 04's trial function is a package function: a pool that does not fork runs it (in a
+    process with threads, no fork, no warning), bit-identical to the serial run; each row is the
+    profile of the database drawn record by record, and the spread column the variance of its records."""
+    laws = [np.array([0.5, 0.3, 0.2, 0.0]), np.array([0.0, 0.1, 0.2, 0.7])]
+    mech = sdp.SamplingAverage(T=3, grid=[-0.5, 0.0, 0.25, 0.5], output="sum")
+    kw = dict(mech=mech, laws=laws, counts=(5, 4), epsilon=[0.5, 1.0], spread=True)
+    serial = sdp.monte_carlo_map(sdp.composition_deltas, 12, 11, chunk=4, progress=False, budget=None, kwargs=kw)
+    ex = sdp.process_pool(1)
+    try:
+        with _a_running_thread(), _no_fork(monkeypatch) as (caught, unraisable):
+            pooled = sdp.monte_carlo_map(
+                sdp.composition_deltas, 12, 11, executor=ex, chunk=4, progress=False, budget=None, kwargs=kw
+            )
+        _assert_no_fork_warning(caught, unraisable)
+    finally:
+        ex.shutdown()
+    assert np.array_equal(pooled, serial)
+    # the same databases, drawn and evaluated one by one
+    rows = []
+    for seed in np.random.SeedSequence(11).spawn(3):
+        rng = np.random.default_rng(seed)
+        hist = rng.multinomial(5, laws[0], size=4) + rng.multinomial(4, laws[1], size=4)
+        for h in hist:
+            records = np.repeat(np.arange(4), h)
+            rows.append([*np.ravel(sdp.privacy_profile(mech, h, [0.5, 1.0])), records.var()])
+    assert np.allclose(serial, np.array(rows), rtol=1e-12, atol=0)
+    assert np.array_equal(serial[:, :2], np.array(rows)[:, :2])
+
+
+def test_composition_deltas_rejects_mismatched_laws_and_counts():
+    mech = sdp.SamplingAverage(T=2, grid=[0.0, 1.0], output="sum")
+    with pytest.raises(ValueError, match="one entry per law"):
+        sdp.composition_deltas(3, np.random.default_rng(0), mech, [[0.5, 0.5]], (2, 2), 1.0)

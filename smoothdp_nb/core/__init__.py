@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from .mechanisms.composed import Joint, Repeat, joint, repeat
     from .mechanisms.postprocess import postprocess, winner
     from .noise import calibrate, noise_std, optimal_shape
-    from .parallel import available_cpus
+    from .parallel import available_cpus, process_pool
     from .profiles import Composition, adjusted_utility, compose, dp_delta, privacy_profile, remark8_bound
     from .quantized import QuantizedLaw, continuous_limit_profile, quantized_gaussian, quantized_laplace
     from .release import Release, compare_noise, default_gamma
@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
         smoothed_delta_curve,
         smoothed_epsilon,
     )
+    from .smoothed.monte_carlo import composition_deltas
     from .sweeps import SweepResult, monte_carlo_map, sweep
 
 #: public name -> the submodule that defines it ("" for a submodule exported under its own name)
@@ -78,6 +79,8 @@ _WHERE: dict[str, str] = {
     "monte_carlo_map": "sweeps",
     "SweepResult": "sweeps",
     "available_cpus": "parallel",
+    "process_pool": "parallel",
+    "composition_deltas": "smoothed.monte_carlo",
     # ``release`` (the function) is exported by the top-level package only: here the
     # name belongs to the submodule smoothdp_nb.core.release.
     "noise": "",
@@ -141,6 +144,8 @@ __all__ = [
     "monte_carlo_map",
     "SweepResult",
     "available_cpus",
+    "process_pool",
+    "composition_deltas",
     "noise",
     "noise_std",
     "calibrate",

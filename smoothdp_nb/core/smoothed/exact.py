@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import math
+import threading
 import time
 from typing import Any
 
@@ -67,24 +68,46 @@ def _profile_table(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(proven upper bounds on log delta of every histogram (rows) at every
     epsilon (columns), the largest ``upper - lower`` per column), in fixed
-    chunks of rows; with a helper, every other chunk is computed there (the
-    chunks are the same either way; a chunk that fails in the helper is
-    computed here)."""
+    chunks of rows.
+
+    With a helper, this thread and the helper take the next chunk from one
+    shared queue until none is left: on a shared CPU the thread the scheduler
+    runs more does more chunks, where a fixed half each left the faster one
+    idle while the slower finished (issue 25).  The chunks are the same either
+    way, so the table is bit-identical to the serial one; a chunk the helper
+    took but did not finish (it failed) is computed here.
+    """
     rows = profile_chunk_rows(e.size)
     out = np.empty((len(hists), 2 * e.size))
-    starts = range(0, len(hists), rows)
-    sent = {}
-    if helper is not None:
-        for i in starts[1::2]:
-            sent[i] = helper.submit(_profile_chunk, mech, hists[i : i + rows], e)
-    for i in starts:
-        if i not in sent:
+    starts = list(range(0, len(hists), rows))
+    done = np.zeros(len(starts), dtype=bool)
+    queue = iter(range(len(starts)))
+    gate = threading.Lock()
+    stop = threading.Event()
+
+    def work() -> None:
+        while not stop.is_set():
+            with gate:
+                k = next(queue, None)
+            if k is None:
+                return
+            i = starts[k]
             out[i : i + rows] = _profile_chunk(mech, hists[i : i + rows], e)
-    for i, fut in sent.items():
+            done[k] = True
+
+    fut = helper.submit(work) if helper is not None and len(starts) > 1 else None
+    try:
+        work()
+    finally:
+        stop.set()  # after an interrupt here, the helper takes no further chunk
+    if fut is not None:
         try:
-            out[i : i + rows] = fut.result()
-        except Exception:  # it failed there: compute it here, same chunk
-            out[i : i + rows] = _profile_chunk(mech, hists[i : i + rows], e)
+            fut.result()
+        except Exception:  # it failed there: its unfinished chunk is computed below
+            pass
+    for k in np.flatnonzero(~done):
+        i = starts[k]
+        out[i : i + rows] = _profile_chunk(mech, hists[i : i + rows], e)
     return out[:, : e.size], out[:, e.size :].max(axis=0)
 
 

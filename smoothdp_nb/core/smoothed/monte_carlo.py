@@ -32,21 +32,24 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy.special import logsumexp
 
 from ..budget import ComputationTooLarge
 from ..hull import HullReduction
 from ..intervals import INTERVALS
-from ..mechanisms import compositions
+from ..mechanisms import Mechanism, compositions
+from ..profiles import privacy_profile
 from ..progress import optional_progress_bar
 from ..sweeps import monte_carlo_map
 from ..validation import as_rng
 from .results import SmoothedResult, assemble_result, dp_pair
 
-__all__ = ["smoothed_monte_carlo", "composition_cells", "MAX_COMPLETIONS"]
+__all__ = ["smoothed_monte_carlo", "composition_cells", "composition_deltas", "MAX_COMPLETIONS"]
 
 #: a cell's D extra records may have at most this many histograms (each trial evaluates them all)
 MAX_COMPLETIONS = 512
@@ -110,6 +113,73 @@ def _mc_trials(
     uniq, inv = np.unique(hist, axis=0, return_inverse=True)
     table = mech._profile(np.asarray(uniq, dtype=np.int64), epsilon).upper  # the hook: validated by smoothed_delta
     out: np.ndarray = table[inv.ravel()]
+    return out
+
+
+def composition_deltas(
+    size: int,
+    rng: np.random.Generator,
+    mech: Mechanism,
+    laws: Sequence[npt.ArrayLike],
+    counts: Sequence[int],
+    epsilon: npt.ArrayLike,
+    spread: bool = False,
+) -> np.ndarray:
+    """``size`` databases with ``counts[j]`` records drawn from ``laws[j]``, and their exact delta_epsilon(x).
+
+    The trial function of a Monte Carlo over one composition (Definition 3 of
+    the smoothed-DP paper averages delta_epsilon(x) over such databases), for
+    :func:`~smoothdp_nb.core.sweeps.monte_carlo_map`.  It is a module-level
+    function so that a ``forkserver`` or ``spawn`` process pool
+    (:func:`~smoothdp_nb.core.parallel.process_pool`) can import it: a
+    notebook's own function can only run in a pool that forks the kernel.
+
+    Parameters
+    ----------
+    size : int
+        Databases to draw.
+    rng : numpy.random.Generator
+        Their randomness: for each j with ``counts[j] > 0`` in order, a
+        multinomial draw of ``counts[j]`` records from ``laws[j]`` (the
+        histograms are the sums).
+    mech : Mechanism
+        The mechanism whose profile is computed.
+    laws : sequence of 1-D arrays
+        Probability vectors over the mechanism's categories.
+    counts : sequence of int
+        Records per law (the composition).
+    epsilon : float or 1-D array of floats
+        Where the profile is evaluated.
+    spread : bool, default False
+        Append one column: the variance of each database's records in
+        category steps (``sum_k h_k k^2 / n - (sum_k h_k k / n)^2``), a
+        covariate for a control variate.
+
+    Returns
+    -------
+    numpy.ndarray of shape (size, E) or (size, E + 1)
+        :func:`~smoothdp_nb.core.profiles.privacy_profile` of each database
+        (a proven upper bound on delta_epsilon(x)), each distinct histogram
+        evaluated once; then the spread if asked.
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*, Definition 3 (the
+    expectation over databases drawn from a composition).
+    """
+    e = np.atleast_1d(np.asarray(epsilon, dtype=float))
+    P = np.asarray([np.asarray(q, dtype=float) for q in laws])
+    c = np.asarray(counts)
+    if P.ndim != 2 or c.shape != (P.shape[0],):
+        raise ValueError(f"laws and counts must have one entry per law, got {P.shape[0]} laws and counts {c.shape}")
+    hist = _draw(size, rng, c, P)
+    uniq, inv = np.unique(hist, axis=0, return_inverse=True)
+    table = np.asarray(privacy_profile(mech, uniq, e)).reshape(len(uniq), e.size)
+    out: np.ndarray = table[inv.ravel()]
+    if spread:
+        k = np.arange(hist.shape[1])
+        n = hist.sum(axis=1)
+        out = np.column_stack([out, hist @ (k * k) / n - (hist @ k / n) ** 2])
     return out
 
 

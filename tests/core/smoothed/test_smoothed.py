@@ -586,8 +586,8 @@ def test_helper_changes_nothing(monkeypatch):
     eps = [0.3, 1.0, 2.0, 4.0, 9.0]
     _PARENT_CALLS.clear()
     with_helper = sdp.smoothed_delta(m, 800, pi, eps)
-    if parallel.available_cpus() >= 2:  # the helper ran one chunk and one half of the columns
-        assert _PARENT_CALLS == ["profile", "engine"]
+    if parallel.available_cpus() >= 2:  # the helper ran one half of the columns (and took chunks from the queue)
+        assert _PARENT_CALLS.count("engine") == 1 and _PARENT_CALLS.count("profile") <= 2
     monkeypatch.setattr(X, "_helper", lambda n: None)
     _PARENT_CALLS.clear()
     alone = sdp.smoothed_delta(m, 800, pi, eps)

@@ -25,6 +25,10 @@ Certified versions (:func:`log_hockey_stick_enclosure`,
 :class:`~smoothdp_nb.core.enclosures.LogEnclosure`: the same float
 computation plus a proven bound on its rounding error (the error model of
 :mod:`smoothdp_nb.core.enclosures`), added outward.
+
+References
+----------
+Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 2.
 """
 
 from __future__ import annotations

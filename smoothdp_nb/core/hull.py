@@ -14,6 +14,10 @@ For m = 2 the points are (p, 1 - p), so the hull is simply the smallest and
 the largest p.
 
 Duplicates are removed first (the first occurrence is kept).
+
+References
+----------
+Liu, Wang, Xia, *Smoothed Differential Privacy*: Proposition 7 (distribution reduction).
 """
 
 from __future__ import annotations
@@ -94,7 +98,12 @@ def as_distributions(pi: object, name: str = "pi") -> tuple[FloatArray, list[Has
 
 
 def reduce_to_vertices(pi: object) -> HullReduction:
-    """Proposition 7: the vertices of the convex hull of Pi (see module docstring)."""
+    """The vertices of the convex hull of Pi (Proposition 7; see the module docstring).
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Proposition 7 (distribution reduction).
+    """
     from scipy.spatial import ConvexHull, QhullError
 
     arr, labels = as_distributions(pi)

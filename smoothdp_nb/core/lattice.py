@@ -130,6 +130,13 @@ Thread safety: Arb's working precision is a process-wide setting; the sampler
 holds the lock of :func:`.ball_arithmetic.working_precision` for the whole draw.  Another
 thread changing it concurrently could only widen or narrow balls, never make
 one wrong.
+
+References
+----------
+Hladik and Tetek, "Smooth Sensitivity Revisited: Towards Optimality": Definition 6 and Lemma 7 (PolyPlace).
+Mironov, "On significance of the least significant bits for differential
+privacy", CCS 2012.  Johansson, "Arb: efficient arbitrary-precision
+midpoint-radius interval arithmetic", IEEE Trans. Computers 66 (2017).
 """
 
 from __future__ import annotations

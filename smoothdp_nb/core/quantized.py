@@ -227,16 +227,16 @@ def continuous_limit_profile(
         ``delta`` (mean over the databases), ``se`` (its standard error),
         ``min_delta``, ``eta`` (= T/n).
 
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Theorem 4.
+
     Examples
     --------
     >>> from scipy import stats
     >>> df = continuous_limit_profile(stats.uniform.cdf, 10, 2, [1.0], bits=[2, 8], databases=2, rng=0)
     >>> list(df.bits)
     [2, 8]
-
-    References
-    ----------
-    Liu, Wang, Xia, *Smoothed Differential Privacy*: Theorem 4.
     """
     import pandas as pd
 

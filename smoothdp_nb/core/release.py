@@ -3,7 +3,8 @@
 ``release(x, query, epsilon, gamma, noise, bounds)`` releases ``q(x) + s Z``
 with ``Z`` and the scale per unit of sensitivity from :func:`.noise.calibrate`
 (Hladik-Tetek Theorem 8 for PolyPlace, Claims 16-18 for generalized Cauchy /
-Student's t / Laplace, Bun-Steinke Proposition 3 for Laplace-log-normal) --
+Student's t / Laplace, Wang's Lecture 14 Proposition 3, after Bun and Steinke
+2019, for Laplace-log-normal) --
 but only through its lattice cell, sampled exactly.
 
 Security of the released bits
@@ -35,6 +36,14 @@ Security of the released bits
 * ``rng=None`` draws the random bits from OS entropy (use it for real
   releases); an int or ``numpy.random.Generator`` only for reproducible
   experiments.  ``gamma`` is never chosen from the data.
+
+References
+----------
+Hladik and Tetek, "Smooth Sensitivity Revisited: Towards Optimality", Theorem 8 and Claims 16-18.
+Wang, Lecture 14 ("Data-dependent DP algorithm design"), Proposition 3.  Bun and
+Steinke, "Average-case averages: private algorithms for smooth sensitivity and mean
+estimation", NeurIPS 2019.  Mironov, "On significance of the least significant bits
+for differential privacy", CCS 2012.
 """
 
 from __future__ import annotations

@@ -27,7 +27,6 @@ NOT_YET = {
     "smoothdp_nb/core/noise.py": "PR08 in calibrate",
     "smoothdp_nb/core/profiles.py": "SS03 in remark8_bound",
     "smoothdp_nb/core/release.py": "PR08 in release",
-    "smoothdp_nb/magics.py": "GL06/GL07: the %%smoothdp reference (regenerated from the spec's key table)",
 }
 
 

@@ -118,15 +118,15 @@ class SamplingAverage(SampleSize, Mechanism):
         What is published.  ``"rounded_mean"`` needs an evenly spaced grid
         whose values are integer multiples of its step (e.g. ``(i-128)/256``).
 
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 3.
+
     Examples
     --------
     >>> m = SamplingAverage(T=2, grid=[0.0, 0.5, 1.0])
     >>> m.sample_size(5)
     2
-
-    References
-    ----------
-    Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 3.
     """
 
     def __init__(self, eta: Any = None, *, T: int | None = None, grid: Any, output: str = "sum") -> None:

@@ -198,7 +198,8 @@ def leave_one_out_counts(
 
     Returns
     -------
-    (R, S, P) : three float64 arrays, (A, W), (A, W), (W,), W = T * weights[-1] + 1
+    tuple of three float64 ndarrays or None
+        ``(R, S, P)`` of shapes (A, W), (A, W) and (W,), W = T * weights[-1] + 1:
         ``R[i, u]`` and ``S[i, u]`` for the records of weight ``weights[i]``,
         and ``P[u] = A_T(u)`` (all n records), each within 2 ulp of the exact
         integer count; or None when the size is beyond the error bound of the

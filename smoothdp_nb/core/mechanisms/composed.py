@@ -204,8 +204,15 @@ def _output_keys(outs: np.ndarray) -> list[Hashable]:
 
 
 def neighbours(x: IntArray) -> Iterator[IntArray]:
-    """The neighbours of histogram x: one record of category a moved to b != a, for every
-    a with x_a >= 1 (the neighbouring relation of Definitions 2-3)."""
+    """The neighbours of histogram x.
+
+    One record of category a moved to b != a, for every a with x_a >= 1 (the
+    neighbouring relation of Definitions 2-3).
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Definitions 2 and 3.
+    """
     m = x.shape[0]
     eye = np.eye(m, dtype=np.int64)
     for a in np.nonzero(x >= 1)[0]:
@@ -427,6 +434,10 @@ def repeat(mechanism: Mechanism, k: int) -> Repeat:
     pessimistic discretisation when the composed support is large): never
     larger than Proposition 5's ``k delta_eps/k``-style sums, and usually far
     smaller.
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Proposition 5 (composition).
 
     Examples
     --------

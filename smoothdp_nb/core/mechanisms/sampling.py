@@ -88,15 +88,15 @@ class SamplingHistogram(SampleSize, Mechanism):
         Sample with replacement (multinomial, Appendix F) instead of without
         (multivariate hypergeometric, Algorithm 2).
 
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 2.
+
     Examples
     --------
     >>> m = SamplingHistogram(eta=0.998)
     >>> m.sample_size(1000)
     998
-
-    References
-    ----------
-    Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 2.
     """
 
     def __init__(self, eta: object = None, *, T: int | None = None, replace: bool = False) -> None:

@@ -94,6 +94,13 @@ class SampleSize:
         return -((-num) // rate.denominator)  # exact ceiling
 
     def sampled_fraction(self, n: int) -> Fraction:
-        """T/n as an exact fraction: the probability that a given record is read
-        (without replacement), the DP delta of Theorem 3 (iii)."""
+        """T/n as an exact fraction.
+
+        The probability that a given record is read (without replacement), the
+        DP delta of Theorem 3 (iii).
+
+        References
+        ----------
+        Liu, Wang, Xia, *Smoothed Differential Privacy*: Theorem 3 (iii).
+        """
         return Fraction(self.sample_size(n), n)

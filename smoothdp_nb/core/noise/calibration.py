@@ -95,8 +95,8 @@ def calibrate(
     delta : float, optional
         Required for ``laplace`` (``0 < delta < 1``); ignored otherwise.
     shape : float, optional
-        c / d / sigma; ``None`` picks the std-minimising value
-        (:func:`optimal_shape`).
+        The family's shape parameter (c / d / sigma); ``None`` picks the
+        std-minimising value (:func:`optimal_shape`).
 
     Raises
     ------

@@ -1,6 +1,11 @@
 """Exact smoothed delta (Algorithm 1): the profile of every histogram, then the
 expectation of every composition of the hull vertices by the engines of
-:mod:`.binary` (two categories, at most two vertices) or :mod:`.general`."""
+:mod:`.binary` (two categories, at most two vertices) or :mod:`.general`.
+
+References
+----------
+Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 1.
+"""
 
 from __future__ import annotations
 

@@ -2,6 +2,10 @@
 
 One averaging step per record, vertex by vertex (see :mod:`smoothdp_nb.core.smoothed`);
 every expectation is a log-sum-exp of non-negative terms, exact at every magnitude.
+
+References
+----------
+Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 1.
 """
 
 from __future__ import annotations

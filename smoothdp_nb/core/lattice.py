@@ -393,7 +393,8 @@ def sample_cell(
 
     Parameters
     ----------
-    family, shape : the standardised noise Z (see the module docstring).
+    family, shape : str, float or None
+        The standardised noise Z (see the module docstring).
     true, scale, lattice : float
         Doubles, used exactly.  ``scale > 0``.
     k_lo, k_hi : int

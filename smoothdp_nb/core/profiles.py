@@ -182,8 +182,9 @@ def dp_delta(
 def remark8_bound(
     n: npt.ArrayLike, m: int, eta: float, epsilon: npt.ArrayLike, f: float, log: bool = False
 ) -> FloatOrArray:
-    """Remark 8, rounded up: the sampling histogram is (epsilon, delta, Pi)-smoothed DP with
+    """Remark 8, rounded up: a smoothed-DP delta of the sampling histogram.
 
+    The sampling histogram is (epsilon, delta, Pi)-smoothed DP with
     ``delta = exp(-g(eta, epsilon) f n / 6) + m exp(-f n / 8)``,
     ``g(eta, epsilon) = (eta^-1 (1 - e^-epsilon) - 1)^2``,
 

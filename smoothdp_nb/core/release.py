@@ -300,7 +300,7 @@ def release(
     delta : float, optional
         Required for ``laplace`` (``0 < delta < 1``).
     shape : float, optional
-        c / d / sigma of the family; ``None`` minimises the noise std.
+        The family's shape (c / d / sigma); ``None`` minimises the noise std.
     trim : int or float, optional
         For ``trimmed_mean``.
     lattice : float, optional

@@ -2,8 +2,7 @@
 
 The checks and exclusions are pyproject.toml's ``[tool.numpydoc_validation]`` (the same table
 numpydoc's own ``numpydoc lint`` hook reads), run here over every module of the package by
-numpydoc's AST validator (no import).  Modules still failing a check are listed in ``NOT_YET``
-with their findings: a strict xfail, so fixing one makes the test say to take it off the list.
+numpydoc's AST validator (no import).  Every module passes: a finding fails the test.
 """
 
 from __future__ import annotations
@@ -18,29 +17,13 @@ numpydoc_hooks = pytest.importorskip("numpydoc.hooks.validate_docstrings")
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = sorted((ROOT / "smoothdp_nb").rglob("*.py"))
 
-#: modules owned by other work in progress (issue 23, items 1-4) whose docstrings fail a check today
-NOT_YET = {
-    "smoothdp_nb/core/average_profile.py": "RT02 in leave_one_out_counts",
-    "smoothdp_nb/core/lattice.py": "PR05 in sample_cell",
-    "smoothdp_nb/core/mechanisms/base.py": "GL06/GL07: Mechanism's protocol sections",
-    "smoothdp_nb/core/mechanisms/composed.py": "PR02/PR05 in Joint",
-    "smoothdp_nb/core/noise.py": "PR08 in calibrate",
-    "smoothdp_nb/core/profiles.py": "SS03 in remark8_bound",
-    "smoothdp_nb/core/release.py": "PR08 in release",
-}
-
 
 def _rel(path: Path) -> str:
     return path.relative_to(ROOT).as_posix()
 
 
 def _params() -> list[object]:
-    out: list[object] = []
-    for path in MODULES:
-        reason = NOT_YET.get(_rel(path))
-        marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
-        out.append(pytest.param(path, id=_rel(path), marks=marks))
-    return out
+    return [pytest.param(path, id=_rel(path)) for path in MODULES]
 
 
 @pytest.fixture(scope="module")

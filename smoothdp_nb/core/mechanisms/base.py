@@ -55,8 +55,10 @@ class Mechanism(ABC):
     sweeps, composition, accounting) call the hooks directly on input they
     have validated.
 
-    Public template methods (not overridable)
-    -----------------------------------------
+    Notes
+    -----
+    **Public template methods** (not overridable):
+
     privacy_profile(hist, epsilon, log=False, *, enclosure=False)
         delta_eps(x) of Definition 2, a proven upper bound (as
         :func:`smoothdp_nb.privacy_profile`).
@@ -69,8 +71,8 @@ class Mechanism(ABC):
     Defining any of these (or a hook under its pre-protocol public name, e.g.
     ``log_profile_batch``) in a subclass raises TypeError at class creation.
 
-    Required
-    --------
+    **Required** members of a subclass:
+
     categories : int or None (property)
         Number of categories m the mechanism accepts (for a value grid: the
         number of grid values), or None when any m >= 2 works.
@@ -83,8 +85,8 @@ class Mechanism(ABC):
         the law itself: each value within ``LIBM_REL`` (4 ulps) of the log of
         the true probability, plus :meth:`log_output_pmf_error`.
 
-    Optional, with what each must promise
-    -------------------------------------
+    **Optional hooks**, with what each must promise:
+
     log_output_pmf_error(hist, log_p)
         A proven bound on the absolute error of ``log_p`` beyond ``LIBM_REL``
         (default 0).

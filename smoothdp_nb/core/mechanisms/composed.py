@@ -401,7 +401,7 @@ class Joint(_Composed):
 
     Parameters
     ----------
-    mechanisms : Mechanism, ...
+    *mechanisms : Mechanism
         At least one; all must accept the same number of categories.
     """
 

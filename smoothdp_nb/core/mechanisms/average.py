@@ -57,9 +57,10 @@ Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 3, Definition 5, Theo
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ..budget import DEFAULT_BUDGET_SECONDS, ComputationTooLarge, Estimate, check_budget
 from ..divergence import log_hockey_stick_enclosure
@@ -81,6 +82,9 @@ from .average_sums import (
 )
 from .base import MAX_CELLS, Mechanism
 from .size import SampleSize, sampling_size_spec
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["SamplingAverage", "sampling_average_units"]  # (the cost model lives in .average_sums)
 _OUTPUTS = ("sum", "rounded_mean")
@@ -129,7 +133,7 @@ class SamplingAverage(SampleSize, Mechanism):
     Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 3.
     """
 
-    def __init__(self, eta: Any = None, *, T: int | None = None, grid: Any, output: str = "sum") -> None:
+    def __init__(self, eta: object = None, *, T: int | None = None, grid: npt.ArrayLike, output: str = "sum") -> None:
         self._rate, self.eta, self.T = sampling_size_spec(eta, T)
         if output not in _OUTPUTS:
             raise ValueError(f"output must be 'sum' or 'rounded_mean', got {output!r}")
@@ -264,7 +268,7 @@ class SamplingAverage(SampleSize, Mechanism):
         s = np.asarray(s, dtype=np.int64)
         return np.asarray(round_half_away(T * self._k0 + s, T) - self._k0)
 
-    def sample_histogram(self, hist: Any, rng: Any = None, size: int | None = None) -> float | np.ndarray:
+    def sample_histogram(self, hist: object, rng: object = None, size: int | None = None) -> float | np.ndarray:
         """Draw the mechanism's output for a database given by its grid histogram.
 
         Returns a float, or an array of ``size`` independent outputs (the same
@@ -285,7 +289,7 @@ class SamplingAverage(SampleSize, Mechanism):
             vals = np.array([float(sum(int(c) * v for c, v in zip(row, self._w)) * self._step) for row in counts])
         return float(vals[0]) if size is None else vals
 
-    def output_pmf(self, hist: Any) -> Any:
+    def output_pmf(self, hist: object) -> pd.DataFrame:
         """Exact output distribution of the mechanism on one database.
 
         Returns

@@ -57,10 +57,11 @@ Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 3, Definition 5, Theo
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pandas as pd  # (loaded already: the base module uses it)
 
 from ..budget import DEFAULT_BUDGET_SECONDS, ComputationTooLarge, Estimate, check_budget
 from ..divergence import log_hockey_stick_enclosure
@@ -82,9 +83,6 @@ from .average_sums import (
 )
 from .base import MAX_CELLS, Mechanism
 from .size import SampleSize, sampling_size_spec
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 __all__ = ["SamplingAverage", "sampling_average_units"]  # (the cost model lives in .average_sums)
 _OUTPUTS = ("sum", "rounded_mean")
@@ -299,8 +297,6 @@ class SamplingAverage(SampleSize, Mechanism):
             ``probability`` and ``log_probability`` (outputs of probability 0
             are omitted).
         """
-        import pandas as pd
-
         vals, logp = self.log_output_pmf(self._hist(hist))
         return pd.DataFrame({"value": vals, "probability": np.exp(logp), "log_probability": logp})
 

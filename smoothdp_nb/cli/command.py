@@ -14,13 +14,29 @@ import importlib.util
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
-__all__ = ["PROG", "Command", "has_module", "source_root"]
+__all__ = ["PROG", "Command", "Subparsers", "has_module", "source_root"]
 
 PROG = "python -m smoothdp_nb"
 
 #: a handler gets the parsed arguments and the parser that read them (for ``parser.error``)
 Handler = Callable[[argparse.Namespace, argparse.ArgumentParser], int]
+
+
+class Subparsers(Protocol):
+    """What :meth:`Command.add_to` needs of the object ``ArgumentParser.add_subparsers()`` returns
+    (argparse gives that class no public name)."""
+
+    def add_parser(
+        self,
+        name: str,
+        *,
+        help: str | None = ...,
+        description: str | None = ...,
+        epilog: str | None = ...,
+        formatter_class: type[argparse.HelpFormatter] = ...,
+    ) -> argparse.ArgumentParser: ...
 
 
 @dataclass(frozen=True)
@@ -47,7 +63,7 @@ class Command:
             options["formatter_class"] = argparse.RawDescriptionHelpFormatter
         return options
 
-    def add_to(self, subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    def add_to(self, subparsers: Subparsers) -> argparse.ArgumentParser:
         """Add this command to the subparsers of the top-level parser."""
         parser = subparsers.add_parser(self.name, help=self.help, **self._options())  # type: ignore[arg-type]
         self.configure(parser)

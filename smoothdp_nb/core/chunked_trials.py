@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from .array_types import SeedLike
 from .budget import DEFAULT_BUDGET_SECONDS, Estimate, check_budget
@@ -74,13 +75,13 @@ def probe_estimate(
 
 
 def monte_carlo_map(
-    trial_fn: Callable[..., Any],
+    trial_fn: Callable[..., npt.ArrayLike],
     trials: int,
     rng: SeedLike,
     executor: cf.Executor | None = None,
     chunk: int = DEFAULT_MC_CHUNK,
     *,
-    kwargs: Mapping[str, Any] | None = None,
+    kwargs: Mapping[str, object] | None = None,
     progress: bool | None = None,
     budget: float | None = DEFAULT_BUDGET_SECONDS,
 ) -> np.ndarray:

@@ -16,15 +16,20 @@ import math
 import numbers
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy import special
 
+from .array_types import SeedLike
 from .budget import DEFAULT_BUDGET_SECONDS, Estimate, check_budget
 from .divergence import log1mexp
 from .mechanisms.average import SamplingAverage, sampling_average_units
 from .validation import as_epsilon, as_int, as_rng
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["QuantizedLaw", "quantized_gaussian", "quantized_laplace", "continuous_limit_profile"]
 
@@ -178,16 +183,16 @@ def quantized_laplace(mu: float, scale: float, bits: int = 8) -> QuantizedLaw:
 # Theorem 4: the continuous limit
 # ---------------------------------------------------------------------------
 def continuous_limit_profile(
-    cdf: Callable[[np.ndarray], Any],
+    cdf: Callable[[np.ndarray], npt.ArrayLike],
     n: int,
     T: int,
-    epsilon: Any,
-    bits: Any = range(1, 11),
+    epsilon: npt.ArrayLike,
+    bits: npt.ArrayLike = range(1, 11),
     databases: int = 8,
-    rng: Any = None,
+    rng: SeedLike = None,
     *,
     budget: float = DEFAULT_BUDGET_SECONDS,
-) -> Any:
+) -> pd.DataFrame:
     """Theorem 4 numerically: delta of the sampling average of a continuous law, finer and finer grids.
 
     Records are i.i.d. from a law on [0, 1] with the given ``cdf`` (a callable,

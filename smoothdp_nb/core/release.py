@@ -54,9 +54,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from . import lattice as _lattice
+from .array_types import SeedLike
 from .noise import Calibration, get_family
 from .noise.registry import families as registered_families
 from .sensitivity import (
@@ -230,9 +232,9 @@ class Release:
 
     __str__ = __repr__
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The public fields; ``diagnostics`` (labelled) only if opted in; never ``true_value``."""
-        out: dict[str, Any] = {
+        out: dict[str, object] = {
             "value": self.value,
             "lattice": self.lattice,
             "query": self.query,
@@ -255,23 +257,23 @@ class Release:
     def to_frame(self) -> pd.DataFrame:
         """One-row DataFrame of :meth:`to_dict` (diagnostics as ``diagnostics.*`` columns)."""
         d = self.to_dict()
-        diag = d.pop("diagnostics", None)
-        if diag is not None:
-            d.update({f"diagnostics.{k}": v for k, v in diag.items()})
+        d.pop("diagnostics", None)
+        if self.diagnostics is not None:  # the same dict to_dict put under "diagnostics"
+            d.update({f"diagnostics.{k}": v for k, v in self.diagnostics.to_dict().items()})
         return pd.DataFrame([d])
 
 
 def release(
-    x: Any,
+    x: npt.ArrayLike,
     query: str = "median",
     epsilon: float = 1.0,
     gamma: float | None = None,
     noise: str = "polyplace",
     bounds: tuple[float, float] | None = None,
-    rng: Any = None,
+    rng: SeedLike = None,
     delta: float | None = None,
     shape: float | None = None,
-    trim: Any = None,
+    trim: float | None = None,
     lattice: float | None = None,
     diagnostics: bool = False,
     reveal_true: bool = False,

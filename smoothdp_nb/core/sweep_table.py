@@ -106,8 +106,8 @@ class SweepResult:
     """
 
     parameters: tuple[str, ...]
-    points: tuple[dict[str, Any], ...]
-    records: tuple[dict[str, Any] | None, ...]
+    points: tuple[dict[str, object], ...]
+    records: tuple[dict[str, object] | None, ...]
     failures: tuple[tuple[int, str], ...] = ()
     partial: bool = False
     elapsed: float = 0.0
@@ -129,7 +129,7 @@ class SweepResult:
         return not self.partial and not self.failures and self.n_done == self.n_points
 
     @property
-    def errors(self) -> list[tuple[dict[str, Any], str]]:
+    def errors(self) -> list[tuple[dict[str, object], str]]:
         """``(parameters, exception repr)`` of every failed point, in grid order."""
         return [(dict(self.points[i]), message) for i, message in self.failures]
 

@@ -254,14 +254,14 @@ class _SweepRun:
 
 
 def sweep(
-    fn: Callable[..., Any],
-    grid: Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Any]] | pd.DataFrame,
+    fn: Callable[..., object],
+    grid: Mapping[str, Sequence[object]] | Sequence[Mapping[str, object]] | pd.DataFrame,
     executor: cf.Executor | None = None,
     *,
     rng: SeedLike = None,
     chunksize: int | None = None,
     progress: bool | None = None,
-    fixed: Mapping[str, Any] | None = None,
+    fixed: Mapping[str, object] | None = None,
     budget: float | None = DEFAULT_BUDGET_SECONDS,
 ) -> SweepResult:
     """Evaluate ``fn`` on every point of a parameter grid, on any executor.

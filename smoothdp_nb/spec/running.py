@@ -6,7 +6,7 @@ import concurrent.futures as cf
 import contextlib
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Union, cast
 
 import numpy as np
 
@@ -243,7 +243,8 @@ def _run_sweep(
         if res.failures:
             i, msg = res.failures[0]
             raise RuntimeError(f"sweep point n = {res.points[i]['n']} failed: {msg}")
-        done = [rec["result"] for rec in res.records if rec is not None]
+        # each record is the dict smoothed_at returns: {"result": a SmoothedResult}
+        done = cast("list[SmoothedResult]", [rec["result"] for rec in res.records if rec is not None])
         if res.partial:
             if not done:
                 raise KeyboardInterrupt("sweep interrupted before any point finished")

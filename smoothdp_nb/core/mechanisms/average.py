@@ -60,6 +60,8 @@ import math
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
+import pandas as pd  # (loaded already: the base module uses it)
 
 from ..budget import DEFAULT_BUDGET_SECONDS, ComputationTooLarge, Estimate, check_budget
 from ..divergence import log_hockey_stick_enclosure
@@ -129,7 +131,7 @@ class SamplingAverage(SampleSize, Mechanism):
     2
     """
 
-    def __init__(self, eta: Any = None, *, T: int | None = None, grid: Any, output: str = "sum") -> None:
+    def __init__(self, eta: object = None, *, T: int | None = None, grid: npt.ArrayLike, output: str = "sum") -> None:
         self._rate, self.eta, self.T = sampling_size_spec(eta, T)
         if output not in _OUTPUTS:
             raise ValueError(f"output must be 'sum' or 'rounded_mean', got {output!r}")
@@ -264,7 +266,7 @@ class SamplingAverage(SampleSize, Mechanism):
         s = np.asarray(s, dtype=np.int64)
         return np.asarray(round_half_away(T * self._k0 + s, T) - self._k0)
 
-    def sample_histogram(self, hist: Any, rng: Any = None, size: int | None = None) -> float | np.ndarray:
+    def sample_histogram(self, hist: object, rng: object = None, size: int | None = None) -> float | np.ndarray:
         """Draw the mechanism's output for a database given by its grid histogram.
 
         Returns a float, or an array of ``size`` independent outputs (the same
@@ -285,7 +287,7 @@ class SamplingAverage(SampleSize, Mechanism):
             vals = np.array([float(sum(int(c) * v for c, v in zip(row, self._w)) * self._step) for row in counts])
         return float(vals[0]) if size is None else vals
 
-    def output_pmf(self, hist: Any) -> Any:
+    def output_pmf(self, hist: object) -> pd.DataFrame:
         """Exact output distribution of the mechanism on one database.
 
         Returns
@@ -295,8 +297,6 @@ class SamplingAverage(SampleSize, Mechanism):
             ``probability`` and ``log_probability`` (outputs of probability 0
             are omitted).
         """
-        import pandas as pd
-
         vals, logp = self.log_output_pmf(self._hist(hist))
         return pd.DataFrame({"value": vals, "probability": np.exp(logp), "log_probability": logp})
 

@@ -7,7 +7,7 @@ import math
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Hashable
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
+from typing import TYPE_CHECKING, ClassVar, Literal, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -677,9 +677,9 @@ class Mechanism(ABC):
         first: IntArray = h[0]
         return first
 
-    def sample_histogram(self, hist: object, rng: object = None, size: int | None = None) -> Any:
+    def sample_histogram(self, hist: object, rng: object = None, size: int | None = None) -> object:
         """Draw the mechanism's output on the database ``hist`` (``size`` draws: an array; one output
-        is whatever the law's outputs hold, hence ``Any``)."""
+        is whatever the law's outputs hold, hence ``object``)."""
         outs, logp = self.log_output_pmf(self._one_histogram(hist))
         p = np.exp(logp - np.logaddexp.reduce(logp))
         gen = as_rng(rng)

@@ -275,9 +275,9 @@ class _Composed(Mechanism):
         if size is None:
             return tuple(m.sample_histogram(hist, gen) for m in self._runs())
         size = as_int(size, "size", minimum=1)
-        draws = [m.sample_histogram(hist, gen, size) for m in self._runs()]
+        draws = [np.asarray(m.sample_histogram(hist, gen, size)) for m in self._runs()]
         out = np.empty(size, dtype=object)
-        out[:] = [tuple(_output_keys(np.asarray(d[i : i + 1]))[0] for d in draws) for i in range(size)]
+        out[:] = [tuple(_output_keys(d[i : i + 1])[0] for d in draws) for i in range(size)]
         return out
 
     def _log_profile_enclosure(self, hists: IntArray, n: int, epsilon: FloatArray) -> LogEnclosure:

@@ -209,7 +209,7 @@ class Winner(PostProcessing):
 winner = Winner()
 
 
-def as_output_map(f: Any, vectorized: bool = False) -> PostProcessing:
+def as_output_map(f: object, vectorized: bool = False) -> PostProcessing:
     """``f`` as a :class:`PostProcessing` (a user function: called per output,
     or on the whole array of outputs when ``vectorized``)."""
     if not isinstance(vectorized, (bool, np.bool_)):
@@ -251,7 +251,9 @@ class PostProcessed(Mechanism):
         return self.f.apply(*self.inner.log_output_pmf(hist))
 
 
-def postprocess(mechanism: Mechanism, f: Any, *, vectorized: bool = False) -> Mechanism:
+def postprocess(
+    mechanism: Mechanism, f: Callable[..., object] | PostProcessing, *, vectorized: bool = False
+) -> Mechanism:
     """The mechanism ``f(M(x))``: every output of M mapped through f (Proposition 4).
 
     Parameters

@@ -14,19 +14,39 @@ step ``H_{r+1}(x) = (1 - p2) H_r(x) + p2 H_r(x + 1)``.
 * :func:`exact_binary_blocks` -- block floating point, one averaging step per
   composition: the fallback for data that fail those checks.
 * :func:`exact_binary_shift` -- the degenerate vertex p2 = 1.
+
+The binomial laws are in :mod:`~smoothdp_nb.core.smoothed.binomial`, the block plan and
+schedule in :mod:`~smoothdp_nb.core.smoothed.schedule`, the proven error bound in
+:mod:`~smoothdp_nb.core.smoothed.error_bound`; their names are importable from here too.
+
+References
+----------
+Liu, Wang, Xia. *Smoothed Differential Privacy* (Algorithm 1).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 from scipy.linalg.blas import dtrmm
-from scipy.special import gammaln, logsumexp
+from scipy.special import logsumexp
 
-from .. import lpmf
+from .binomial import ANCHOR_ERROR, ANCHOR_STEP, BinomialWeights, log_binom_vector
+from .error_bound import engine_error
+from .schedule import (
+    ADVANCE_RANGE,
+    BLOCK_STEPS,
+    BinaryPlan,
+    binary_plan,
+    block_at,
+    block_schedule,
+    block_steps,
+    log_slope,
+    truncation_level,
+    window_log_bound,
+)
 
 __all__ = [
     "ANCHOR_ERROR",
@@ -34,7 +54,14 @@ __all__ = [
     "BinomialWeights",
     "BinaryPlan",
     "binary_plan",
+    "block_at",
+    "block_schedule",
+    "block_steps",
+    "engine_error",
     "log_binom_vector",
+    "log_slope",
+    "truncation_level",
+    "window_log_bound",
     "exact_binary",
     "exact_binary_blocks",
     "exact_binary_shift",
@@ -42,172 +69,15 @@ __all__ = [
 
 # block size of the block-floating-point averaging (see exact_binary_blocks)
 _BLOCK = 256
-# compositions per block of the float64 path (see exact_binary)
-_DP_STEPS = 128
-# log(2 / 1e-320): binomial weights beyond the Hoeffding radius for this level are skipped
-_HOEFFDING_LOG = math.log(2.0) + 320 * math.log(10.0)
 
-
-def log_binom_vector(s: int, p: float) -> np.ndarray:
-    """log Bin(x; s, p) for x = 0..s, by term ratios from an exact mode value."""
-    x = np.arange(s + 1, dtype=float)
-    if p <= 0 or p >= 1 or s == 0:
-        return lpmf.log_binom_pmf(x, s, p)
-    mode = min(s, math.floor((s + 1) * p))
-    out = np.empty(s + 1)
-    out[mode] = float(lpmf.log_binom_pmf(mode, s, p))
-    lr = math.log(p) - math.log1p(-p)
-    # up: log P(x+1)/P(x) = log((s-x)/(x+1)) + log(p/q)
-    up = np.log((s - x[mode:s]) / (x[mode:s] + 1.0)) + lr
-    out[mode + 1 :] = out[mode] + np.cumsum(up)
-    down = np.log((s - x[:mode]) / (x[:mode] + 1.0)) + lr
-    out[:mode] = out[mode] - np.cumsum(down[::-1])[::-1]
-    return out
-
-
-class BinomialWeights:
-    """log Bin(x; s, p) for x in a window, for every s <= n, from shared tables.
-
-    Only x within the Hoeffding radius of s p is returned: by Hoeffding,
-    P(|X - s p| >= t) <= 2 exp(-2 t^2 / s) < 1e-320 there, below anything
-    float64 can add to a sum of positive terms.  The window's log-pmfs come
-    from Loader's saddle-point formula (error relative to the probability,
-    :func:`~smoothdp_nb.core.enclosures.lpmf_abs_error`); the small tables
-    from exact binomial coefficients.
-    """
-
-    def __init__(self, n: int, p: float):
-        self.p = p
-        self.lf = gammaln(np.arange(n + 1, dtype=float) + 1.0)  # lf[k] = log k!
-        x = np.arange(n + 1, dtype=float)
-        # a huge finite stand-in for log 0 keeps 0 * log 0 = 0
-        self.xlp = x * (math.log(p) if p > 0 else -1e300)
-        self.xlq = x * (math.log1p(-p) if p < 1 else -1e300)
-
-    def table(self) -> np.ndarray:
-        """Every law at once: row s holds Bin(x; s, p) for x = 0..s, zeros beyond.
-
-        Exact binomial coefficients (Python integers, correctly rounded to
-        float) times ``p^x q^(s-x)`` from two ``pow`` calls and one product:
-        each entry is within ``u + 2 LIBM_REL + 2u`` relative of the exact law
-        (the engines apply these tables once per block, so their error adds up
-        block by block; see :func:`engine_error`)."""
-        n = len(self.lf) - 1
-        s = np.arange(n + 1)[:, None]
-        x = np.arange(n + 1)[None, :]
-        y = np.maximum(s - x, 0)
-        comb = np.array([[float(math.comb(i, j)) if j <= i else 0.0 for j in range(n + 1)] for i in range(n + 1)])
-        q = 1.0 - self.p
-        with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
-            pw = np.power(self.p, x.astype(float)) * np.power(q, y.astype(float))
-        return np.where(x <= s, comb * pw, 0.0)
-
-    def window(self, s: int, log_bound: float = _HOEFFDING_LOG, loader: bool = True) -> tuple[int, int, np.ndarray]:
-        """(a, b, log Bin(x; s, p) for x = a..b): every x with P(|X - s p| >= |x - s p|)
-        above ``exp(-log_bound)`` (Hoeffding: ``2 exp(-2 t^2 / s)``)."""
-        if math.isinf(log_bound):
-            a, b = 0, s
-        else:
-            t = math.sqrt(0.5 * s * log_bound) + 1.0
-            a = max(0, math.floor(s * self.p - t))
-            b = min(s, math.ceil(s * self.p + t))
-        # Loader's saddle-point log-pmf: an error relative to the probability
-        # (enclosures.lpmf_abs_error), where differences of log-factorials of size
-        # n log n would lose ~n log n ulps
-        if loader:
-            return a, b, self._anchored(a, b, s)
-        # (the per-composition fallback: log-factorial table, error ~3 LGAMMA_REL log n!)
-        lf, k = self.lf, b - a + 1
-        lw = (lf[s] - lf[a : b + 1]) - lf[s - a :: -1][:k] + self.xlp[a : b + 1] + self.xlq[s - a :: -1][:k]
-        return a, b, lw
-
-    def _anchored(self, a: int, b: int, s: int) -> np.ndarray:
-        """log Bin(x; s, p), x = a .. b: Loader's log-pmf at every ``ANCHOR_STEP``-th x, in
-        between its value plus the log of a running product of the term ratios
-        ``(s - x) / (x + 1) * (p / q)``.  Against the exact law a ratio carries at most
-        4 roundings (q = 1 - p, p / q, the quotient, the product; s - x and x + 1 are
-        exact) and the running product one per step: a product of j < ``ANCHOR_STEP`` is
-        within ``gamma_{5 j}`` (Higham, Lemma 3.1), its log within ``1.01 * 5 *
-        ANCHOR_STEP * u`` plus ``LIBM_REL`` of its magnitude (<= Lmax, the largest |log
-        weight|), the addition to the anchor ``u Lmax`` more: :data:`ANCHOR_ERROR`,
-        added in :func:`engine_error`.  Five array passes per value instead of
-        Loader's thirty; products outside the normal range: Loader everywhere."""
-        xs = np.arange(a, b + 1, dtype=float)
-        if not 0.0 < self.p < 1.0 or b - a < 2 * ANCHOR_STEP:
-            return lpmf.log_binom_pmf(xs, float(s), self.p)
-        span, A = b - a + 1, ANCHOR_STEP
-        rows = -(-span // A)
-        anchors = lpmf.log_binom_pmf(xs[::A], float(s), self.p)  # (rows,)
-        r = np.ones(rows * A)  # r[x - a + 1] = P(x + 1) / P(x); 1 at the anchors and the padding
-        r[1:span] = (float(s) - xs[:-1]) / (xs[:-1] + 1.0) * (self.p / (1.0 - self.p))
-        R = r.reshape(rows, A)
-        R[:, 0] = 1.0
-        prod = np.cumprod(R, axis=1)
-        if not (np.all(prod > 1e-300) and np.all(prod < 1e300)):
-            return lpmf.log_binom_pmf(xs, float(s), self.p)
-        out: np.ndarray = (np.log(prod) + anchors[:, None]).ravel()[:span]
-        out[::A] = anchors  # Loader's values at the anchors
-        return out
-
-
-#: positions between two Loader anchors of :meth:`BinomialWeights.window`
-ANCHOR_STEP = 32
-#: extra absolute error of a window log-weight filled in from its anchor (see BinomialWeights._anchored),
-#: as (constant, factor of the largest |log weight|)
-ANCHOR_ERROR = (5.0 * ANCHOR_STEP * 2.0**-53 * 1.01 + 2.0**-50, 2.0 * (8.0 + 2.0) * 2.0**-53)
-
-
-def engine_error(
-    n: int, K: int, log_weight_max: float, fallback: bool = False, p1: float = 0.5, log_delta_max: float = 0.0
-) -> float:
-    """Proven bound on the relative error of every expectation of the two-vertex
-    engines (:func:`exact_binary`, :func:`exact_binary_blocks`), given exact profile values.
-
-    Every quantity is a sum of products of non-negative numbers, so each
-    floating-point operation adds a relative error of at most u (Higham,
-    eq. (3.4)) and relative errors add along the chain: an advance of K steps
-    is a dot product of length at most 2Q (``2Q`` roundings) with table entries
-    within ``u + 2 LIBM_REL + 2u`` of the exact law (:meth:`BinomialWeights.table`),
-    and there are at most ``n/K + 2`` advances; one-step advances
-    (the fallback) take 4 roundings each, at most n of them; an expectation is
-    a correlation and a mixing product (at most ``n + 2K`` roundings), its
-    rescalings ``exp``/``log`` (``8 LIBM_REL``), and a weight of Loader's
-    log-pmf within :func:`~smoothdp_nb.core.enclosures.lpmf_abs_error` of
-    its value (``|log w| <= log_weight_max``; :data:`ANCHOR_ERROR` more between
-    the anchors of :meth:`BinomialWeights.window`; the per-composition fallback's
-    log-factorial weights carry ``3 LGAMMA_REL log n! + 4u`` of their terms
-    instead).  Truncations (Hoeffding and the dropped chunks) are below
-    ``2^-60`` relative (module docstring).
-
-    The engines keep H as values times a log scale per chunk, and every advance
-    sets a chunk's new scale to ``old scale + log(max)``: the scale is a running
-    sum over the ``n/K + 2`` advances.  Each addition rounds with an absolute
-    error of at most u times its magnitude, which is at most
-    ``M = log_delta_max + log_weight_max + log(n+1) + 1`` (H is an average of
-    profile values, a partial expectation a sum of at most n + 1 weights times
-    them), and each ``log(max)`` (``max >= e^-500``, checked) is within
-    ``LIBM_REL * 500`` absolute; the segments and the mixing add a bounded number
-    (16) of further additions.  Together they move an expectation by a factor
-    within ``exp((2 (n/K + 2) + 16) u M + (n/K + 2) LIBM_REL 500)``: that term is
-    added.
-    """
-    from ..enclosures import LGAMMA_REL, LIBM_REL, U, gamma, lpmf_abs_error
-
-    Q = K + 1
-    chain = (n // max(K, 1) + 2) * (2 * Q + 24) + 4 * (n + 1) + n + 2 * K + 64
-    table = (n // max(K, 1) + 2) * (2 * LIBM_REL + 3 * U)
-    # (+ 3u n: q = 1 - p is rounded, and Loader's formula then carries e^(-n (p + q - 1)))
-    w = float(lpmf_abs_error(log_weight_max, n, 1)) + 3.03 * U * n
-    # (+ the fill-in between Loader anchors, BinomialWeights._anchored)
-    w += ANCHOR_ERROR[0] + ANCHOR_ERROR[1] * log_weight_max
-    if fallback:
-        lfn = math.lgamma(n + 1.0)
-        lpq = abs(math.log(p1)) + abs(math.log1p(-p1)) if 0 < p1 < 1 else 0.0
-        w = max(w, (3 * LGAMMA_REL + 8 * U) * (3 * lfn + log_weight_max + n * lpq) + 3e-15)
-    magnitude = log_delta_max + log_weight_max + math.log(n + 1.0) + 1.0
-    advances = n // max(K, 1) + 2
-    scales = math.expm1((2 * advances + 16) * U * magnitude + advances * LIBM_REL * _ADVANCE_RANGE) * 1.01
-    return float(gamma(chain)) + table + 8 * LIBM_REL + math.expm1(w) * 1.01 + scales + 2.0**-59
+# Ranges (natural logs) that keep every product of the blocked path a normal
+# float64 (> 2^-1022 = e^-708): operands of the advance >= e^-500 of their
+# scale (schedule.ADVANCE_RANGE) times kernel weights >= 2^-250 = e^-173;
+# correlation operands >= e^-340 (weights) and e^-340 (H) of their scales;
+# lags >= e^-340 times mixing weights >= 2^-500 = e^-347.
+_SEG_RANGE = 340.0
+_NORMAL_RANGE = 700.0  # e^-700 > 2^-1022: the smallest normal float64 is e^-708.4
+_SEGMENT = 8  # at most this many chunks per segment of the correlation
 
 
 def _block_mixing(K: int, t1: np.ndarray, t2: np.ndarray) -> np.ndarray:
@@ -235,79 +105,6 @@ def _advance_matrices(K: int, t2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return B0, B1
 
 
-def _steps_per_block(p1: float, p2: float, block: int) -> int:
-    """Compositions per block: at most ``block``, and few enough that every
-    nonzero binomial weight of up to K records is >= 2^-250 (see exact_binary)."""
-    K = block
-    for p in (p1, p2):
-        q = min(p, 1.0 - p)
-        if q > 0.0:
-            K = min(K, max(1, int(250.0 / -math.log2(q))))
-    return K
-
-
-def window_log_bound(logdelta: np.ndarray) -> float:
-    """Hoeffding level for the binomial windows so that the weights left out
-    carry at most 2^-60 of every expectation (see exact_binary)."""
-    fin = logdelta[np.isfinite(logdelta)]
-    if fin.size < logdelta.size:  # some delta(x) = 0: no lower bound on E, take every x
-        return math.inf
-    return math.log(2.0) + 60 * math.log(2.0) + float(fin.max() - fin.min())
-
-
-def truncation_level(log_bound: float, n: int, K: int) -> float:
-    """Hoeffding level of every window of :func:`exact_binary` with K
-    compositions per block: the union of the at most ``blocks + 1`` events
-    it leaves out stays below ``2 exp(-log_bound)`` (``log_bound`` from
-    :func:`window_log_bound`)."""
-    return log_bound + math.log(n // K + 2.0)
-
-
-class BinaryPlan(NamedTuple):
-    """The data-dependent choices of :func:`exact_binary`."""
-
-    K: int  #: compositions per block
-    level: float  #: Hoeffding level of every window (:func:`truncation_level`)
-    slope: float  #: largest slope of log delta (:func:`_log_slope`)
-
-
-def binary_plan(logdelta: np.ndarray, p1: float, p2: float, block: int = _DP_STEPS) -> BinaryPlan:
-    """K, the window level and the slope of :func:`exact_binary` for these columns of log delta."""
-    slope = _log_slope(logdelta)
-    K = _block_steps(p1, p2, block, slope)
-    return BinaryPlan(K, truncation_level(window_log_bound(logdelta), logdelta.shape[0] - 1, K), slope)
-
-
-def _block_steps(p1: float, p2: float, block: int, slope: float) -> int:
-    """K of :func:`exact_binary`: :func:`_steps_per_block`, and small enough
-    that a chunk pair spans less than e^-480 at the largest slope of log delta."""
-    K = _steps_per_block(p1, p2, block)
-    if slope > 0:
-        K = max(1, min(K, int(0.5 * (_ADVANCE_RANGE - 20.0) / slope) - 1))
-    return K
-
-
-# Ranges (natural logs) that keep every product of the blocked path a normal
-# float64 (> 2^-1022 = e^-708): operands of the advance >= e^-500 of their
-# scale times kernel weights >= 2^-250 = e^-173; correlation operands >= e^-340
-# (weights) and e^-340 (H) of their scales; lags >= e^-340 times mixing
-# weights >= 2^-500 = e^-347.
-_ADVANCE_RANGE = 500.0
-_SEG_RANGE = 340.0
-_NORMAL_RANGE = 700.0  # e^-700 > 2^-1022: the smallest normal float64 is e^-708.4
-_SEGMENT = 8  # at most this many chunks per segment of the correlation
-
-
-def _log_slope(logdelta: np.ndarray) -> float:
-    """Largest |log delta(x + 1) - log delta(x)| between nonzero neighbours: a
-    bound on the slope of every log H_r too (each H_r(x + 1) / H_r(x) is a
-    weighted mean of ratios delta(y + 1) / delta(y))."""
-    with np.errstate(invalid="ignore"):  # -inf - -inf: two zeros, no slope
-        d = np.diff(logdelta, axis=0)
-    fin = np.isfinite(d)
-    return float(np.abs(d[fin]).max()) if np.any(fin) else 0.0
-
-
 def _log_min_nonzero(X: np.ndarray) -> np.ndarray:
     """log of the smallest nonzero entry along the last axis (0 when all are zero)."""
     with np.errstate(divide="ignore"):
@@ -315,60 +112,12 @@ def _log_min_nonzero(X: np.ndarray) -> np.ndarray:
     return out
 
 
-def _hoeffding_radius(s: int, level: float) -> float:
-    """t with 2 exp(-2 t^2 / s) <= 2 exp(-level): a sum of s independent
-    Bernoulli variables is further than t from its mean with at most that probability."""
-    return math.sqrt(0.5 * s * level) + 1.0
-
-
-def block_at(n: int, K: int, p1: float, p2: float, level: float, r0: int) -> tuple[int, int, int, int, int]:
-    """(k, a, b, lo, hi) of the block starting at composition r0, before the
-    clamp to the previous block's live chunks (see :func:`block_schedule`)."""
-    Q = K + 1
-    r1 = min(r0 + K, n + 1) - 1
-    k = r1 - r0 + 1
-    s = n - r1
-    if math.isinf(level):
-        a, b = 0, s
-    else:
-        t = _hoeffding_radius(s, level)
-        a, b = max(0, math.floor(s * p1 - t)), min(s, math.ceil(s * p1 + t))
-    if r1 >= n:
-        return k, a, b, 0, -1
-    sr = n - r0 - K  # H_{r0+K} is defined on x = 0 .. sr
-    top = sr // Q
-    if math.isinf(level):
-        return k, a, b, 0, top
-    t = _hoeffding_radius(sr, level)
-    return k, a, b, max(0, math.floor(sr * min(p1, p2) - t) // Q), min(top, math.ceil(sr * max(p1, p2) + t) // Q)
-
-
-def block_schedule(n: int, K: int, p1: float, p2: float, level: float) -> Iterator[tuple[int, int, int, int, int, int]]:
-    """The blocks of :func:`exact_binary`, as (r0, k, a, b, lo, hi) per block.
-
-    Compositions r0 .. r0 + k - 1; the binomial window x = a .. b of the
-    block's base Bin(n - r0 - k + 1, p1); and the chunks lo .. hi (of
-    ``Q = K + 1`` values) of H_{r0 + K} that the advance computes (hi < lo:
-    none, the last block).  ``level`` is the Hoeffding level of every window
-    (math.inf: no truncation).  The cost model walks the same schedule.
-    """
-    lo, hi = 0, n // (K + 1)  # chunks that may hold a nonzero H_r
-    for r0 in range(0, n + 1, K):
-        k, a, b, lo_new, hi_new = block_at(n, K, p1, p2, level, r0)
-        if hi_new < lo_new:  # the last block: no advance
-            lo, hi = 0, -1
-        else:
-            # K < Q steps move the support down by less than one chunk
-            lo, hi = max(lo_new, lo - 1), min(hi_new, hi)
-        yield r0, k, a, b, lo, hi
-
-
 def exact_binary(
     logdelta: np.ndarray,
     p1: float,
     p2: float,
     bar: Any,
-    block: int = _DP_STEPS,
+    block: int = BLOCK_STEPS,
     work: dict[str, int] | None = None,
     plan: BinaryPlan | None = None,
     stats: dict[str, float] | None = None,
@@ -502,7 +251,7 @@ def exact_binary(
             with np.errstate(invalid="ignore"):
                 low0 = np.where(np.isfinite(s0), lmin[:, lo : hi + 1] + s0 - ftop2, 0.0)
                 low1 = np.where(np.isfinite(s1), lmin[:, lo + 1 : hi + 2] + s1 - ftop2, 0.0)
-            failed |= np.minimum(low0, low1).min(axis=1) < -_ADVANCE_RANGE
+            failed |= np.minimum(low0, low1).min(axis=1) < -ADVANCE_RANGE
             f0, f1 = np.exp(s0 - ftop2), np.exp(s1 - ftop2)
             # B0 is lower triangular and B1 strictly upper: triangular products (BLAS
             # trmm) skip the zero halves, on the transposed (Fortran-order) views

@@ -64,17 +64,17 @@ def binary_work_units(
     """Work units of the two-vertex engine for n records and ``n_columns`` epsilon columns.
 
     Walks the engine's own block schedule
-    (:func:`~smoothdp_nb.core.smoothed.binary.block_schedule`, without
+    (:func:`~smoothdp_nb.core.smoothed.schedule.block_schedule`, without
     fallback): blocks of K compositions, the advance of the live chunks (two
     triangular (c x Q) @ (Q x Q) products per column), and the correlation
     of each block's binomial window in segments of at most 8 chunks.
-    ``log_bound`` is :func:`~smoothdp_nb.core.smoothed.binary.window_log_bound`
+    ``log_bound`` is :func:`~smoothdp_nb.core.smoothed.schedule.window_log_bound`
     of the data (None guesses it from n) and ``slope`` the largest slope of
     log delta (it can shorten K).
     """
-    from .binary import _block_steps, block_at, block_schedule, truncation_level
+    from .schedule import block_at, block_schedule, block_steps, truncation_level
 
-    K = _block_steps(p1, p2, block, slope)
+    K = block_steps(p1, p2, block, slope)
     Q = K + 1
     if log_bound is None:
         log_bound = 61 * math.log(2.0) + _SPREAD_PER_RECORD * n
@@ -138,7 +138,7 @@ def general_work_units(n: int, m: int, l: int) -> dict[str, float]:
 class ProfileSample(NamedTuple):
     """What a sample of a two-category profile tells the cost model (:func:`profile_sample`)."""
 
-    log_bound: float  #: :func:`~smoothdp_nb.core.smoothed.binary.window_log_bound` of the sample
+    log_bound: float  #: :func:`~smoothdp_nb.core.smoothed.schedule.window_log_bound` of the sample
     slope: float  #: largest |log delta(x + 1) - log delta(x)| between sampled neighbours
     distinct: int  #: epsilon columns that differ
     seconds_per_row: float  #: CPU seconds of the profile per histogram (all epsilon)
@@ -160,7 +160,7 @@ def profile_sample(mechanism: Any, n: int, epsilon: np.ndarray, points: int = 10
     mechanism, T and epsilon in ways no closed form here follows).  At most
     2 ``points`` histograms, against n + 1 for the computation.
     """
-    from .binary import window_log_bound
+    from .schedule import window_log_bound
 
     x = np.unique(np.linspace(0, max(n - 1, 0), min(points, n)).astype(np.int64))
     pairs = np.stack([x, x + 1], axis=1).ravel()

@@ -35,7 +35,7 @@ from ..mechanisms.average import sampling_average_units
 from ..validation import as_epsilon, as_int
 from .chunks import HELPER_MIN_N, profile_chunk_rows
 from .cost import SAMPLE_TIMING_MIN, engine_seconds, estimate_exact_seconds, profile_sample
-from .monte_carlo import MAX_COMPLETIONS, _candidate_compositions, composition_cells
+from .monte_carlo import MAX_COMPLETIONS, candidate_compositions, composition_cells
 
 __all__ = [
     "profile_units",
@@ -235,7 +235,7 @@ def estimate_monte_carlo(
             return _estimate_cells(mechanism, n, V, E, trials, chunk, base, extra)
     count = candidate_count(n, l, candidates)
     if count <= 256:
-        comps = _candidate_compositions(n, l, candidates)
+        comps = candidate_compositions(n, l, candidates)
         weight = 1.0
     else:  # too many to enumerate here: the vertex-pure compositions stand for all
         comps = np.eye(l, dtype=np.int64) * n

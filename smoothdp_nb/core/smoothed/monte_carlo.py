@@ -49,7 +49,7 @@ from ..sweeps import monte_carlo_map
 from ..validation import as_rng
 from .results import SmoothedResult, assemble_result, dp_pair
 
-__all__ = ["smoothed_monte_carlo", "composition_cells", "composition_deltas", "MAX_COMPLETIONS"]
+__all__ = ["smoothed_monte_carlo", "composition_cells", "composition_deltas", "candidate_compositions", "MAX_COMPLETIONS"]
 
 #: a cell's D extra records may have at most this many histograms (each trial evaluates them all)
 MAX_COMPLETIONS = 512
@@ -57,7 +57,15 @@ MAX_COMPLETIONS = 512
 _BLOCK_ROWS = 2**18
 
 
-def _candidate_compositions(n: int, l: int, k: int) -> np.ndarray:
+def candidate_compositions(n: int, l: int, k: int) -> np.ndarray:
+    """Compositions of ``n`` records over ``l`` vertices to search, about ``k`` of them at most.
+
+    All of them when there are at most ``k``; otherwise an even grid on the
+    simplex (step ``n / g`` for the largest ``g`` with at most ``k`` grid
+    points), rounded down and completed in the last vertex, vertex-pure
+    compositions included, duplicates removed.  Returns an ``(count, l)``
+    integer array, rows summing to ``n``.
+    """
     if l == 1:
         return np.array([[n]])
     total = math.comb(n + l - 1, l - 1)
@@ -259,7 +267,7 @@ def smoothed_monte_carlo(
             comps = base + extra
             completions = [compositions(int(n - s.sum()), m) for s in base]
         else:  # the cells' bound would enumerate too much: the candidate grid, honestly labelled
-            comps, base, extra, completions = _candidate_compositions(n, l, k), None, None, None
+            comps, base, extra, completions = candidate_compositions(n, l, k), None, None, None
     seeds = np.random.SeedSequence(as_rng(rng).integers(2**63)).spawn(len(comps))
     cells = completions is not None
     # Bonferroni: over the candidates (and, for cells, half the level for their upper ends)

@@ -493,7 +493,7 @@ def test_cost_model_counts_the_engines_work(n, eta, p1, p2, epsilon):
     ld = sdp.privacy_profile(m, h, epsilon, log=True)
     work = {}
     S.exact_binary(ld, p1, p2, None, work=work)
-    want = binary_work_units(n, ld.shape[1], p1, p2, log_bound=S.window_log_bound(ld), slope=S._log_slope(ld))
+    want = binary_work_units(n, ld.shape[1], p1, p2, log_bound=S.window_log_bound(ld), slope=S.log_slope(ld))
     assert work["blocks"] == want["blocks"]
     assert work["advance"] == pytest.approx(want["advance"], rel=0.01)
     assert work["correlation"] == pytest.approx(want["correlation"], rel=0.01)

@@ -288,11 +288,12 @@ def test_profile_chunks_go_to_whichever_thread_is_free(monkeypatch):
     thread is slowed (here by a sleep, on a shared CPU by the scheduler), the
     helper takes more than half of the chunks, and the table is bit-identical
     to the serial one. (With a fixed half each, the helper would do exactly half.)"""
+    from smoothdp_nb.core.smoothed import chunks
     from smoothdp_nb.core.smoothed import exact as X
 
     mech, eps = sdp.SamplingHistogram(eta=0.9), np.array([0.5, 2.0])
     hists = np.stack([np.arange(801), 800 - np.arange(801)], axis=1)
-    monkeypatch.setattr(X, "_PROFILE_CHUNK", 512 * 2)  # chunks of 512 rows (profile_chunk_rows' floor)
+    monkeypatch.setattr(chunks, "PROFILE_CHUNK", 512 * 2)  # chunks of 512 rows (profile_chunk_rows' floor)
     hists = np.concatenate([hists] * 4)  # 3204 rows: 7 chunks
     serial, serial_width = X._profile_table(mech, hists, eps)
     spy = _Spy(_slow_in_caller(X._profile_chunk, 0.5))
@@ -306,11 +307,12 @@ def test_profile_chunks_go_to_whichever_thread_is_free(monkeypatch):
 
 
 def test_a_chunk_the_helper_fails_on_is_computed_by_the_caller(monkeypatch):
+    from smoothdp_nb.core.smoothed import chunks
     from smoothdp_nb.core.smoothed import exact as X
 
     mech, eps = sdp.SamplingHistogram(eta=0.9), np.array([0.5, 2.0])
     hists = np.stack([np.arange(2001), 2000 - np.arange(2001)], axis=1)
-    monkeypatch.setattr(X, "_PROFILE_CHUNK", 512 * 2)
+    monkeypatch.setattr(chunks, "PROFILE_CHUNK", 512 * 2)
     serial, serial_width = X._profile_table(mech, hists, eps)
     real = X._profile_chunk
 

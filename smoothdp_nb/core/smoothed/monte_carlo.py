@@ -49,7 +49,13 @@ from ..sweeps import monte_carlo_map
 from ..validation import as_rng
 from .results import SmoothedResult, assemble_result, dp_pair
 
-__all__ = ["smoothed_monte_carlo", "composition_cells", "composition_deltas", "candidate_compositions", "MAX_COMPLETIONS"]
+__all__ = [
+    "smoothed_monte_carlo",
+    "composition_cells",
+    "composition_deltas",
+    "candidate_compositions",
+    "MAX_COMPLETIONS",
+]
 
 #: a cell's D extra records may have at most this many histograms (each trial evaluates them all)
 MAX_COMPLETIONS = 512

@@ -18,7 +18,9 @@ const INK = "#333333";
 const SOFT = "#555555";
 
 function themeColours(el) {
-    const css = getComputedStyle(el);
+    // an element not yet in the page has no inherited CSS variables: read the page's own then
+    // (drawing before it is attached gave Vega's default black text on a dark page)
+    const css = getComputedStyle(el.isConnected ? el : document.body);
     const ink = css.getPropertyValue("--jp-ui-font-color1").trim();
     const soft = css.getPropertyValue("--jp-ui-font-color2").trim();
     const grid = css.getPropertyValue("--jp-border-color2").trim();

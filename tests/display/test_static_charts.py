@@ -16,8 +16,9 @@ pytest.importorskip("vl_convert")
 
 import pandas as pd
 
-from smoothdp_nb import display, gallery
+from smoothdp_nb import display
 from smoothdp_nb.display import render
+from smoothdp_nb.reports import gallery
 
 #: a rule of a style sheet: selectors, then the block
 _RULE = re.compile(r"([^{}]+)\{([^{}]*)\}")

@@ -381,6 +381,8 @@ def smooth_sensitivity(
     Returns
     -------
     float
+        The smooth sensitivity S*_{A,gamma}(x).
+
     References
     ----------
     Nissim, Raskhodnikova, Smith. *Smooth sensitivity and sampling in private data analysis*, STOC 2007.

@@ -59,24 +59,25 @@ class Mechanism(ABC):
     -----
     **Public template methods** (not overridable):
 
-    privacy_profile(hist, epsilon, log=False, *, enclosure=False)
+    ``privacy_profile(hist, epsilon, log=False, *, enclosure=False)``
         delta_eps(x) of Definition 2, a proven upper bound (as
         :func:`smoothdp_nb.privacy_profile`).
-    dp_delta(n, epsilon=None, *, categories=2, log=False, enclosure=False)
+    ``dp_delta(n, epsilon=None, *, categories=2, log=False, enclosure=False)``
         Its worst case over all databases of n records (Theorem 1).
-    adjusted_utility(hist_minus_i, t, *, log=False)
+    ``adjusted_utility(hist_minus_i, t, *, log=False)``
         The adversary's adjusted utility of eq. (3).
-    profile_cost(n, m, count=1, n_epsilon=1), profile_seconds(...)
+    ``profile_cost(n, m, count=1, n_epsilon=1), profile_seconds(...)``
         The up-front price of ``count`` profiles: seconds and peak bytes.
+
     Defining any of these (or a hook under its pre-protocol public name, e.g.
     ``log_profile_batch``) in a subclass raises TypeError at class creation.
 
     **Required** members of a subclass:
 
-    categories : int or None (property)
+    ``categories : int or None (property)``
         Number of categories m the mechanism accepts (for a value grid: the
         number of grid values), or None when any m >= 2 works.
-    log_output_pmf(hist) -> (outputs, log_p)
+    ``log_output_pmf(hist) -> (outputs, log_p)``
         The exact output law on the database ``hist`` (int array (m,)), in log
         space: ``outputs`` is an array with one entry (1-D) or one row (2-D)
         per possible output, comparable across databases (equal outputs are
@@ -87,43 +88,43 @@ class Mechanism(ABC):
 
     **Optional hooks**, with what each must promise:
 
-    log_output_pmf_error(hist, log_p)
+    ``log_output_pmf_error(hist, log_p)``
         A proven bound on the absolute error of ``log_p`` beyond ``LIBM_REL``
         (default 0).
-    sample_size(n)
+    ``sample_size(n)``
         Records read from n (default n); raises ValueError when n is impossible.
-    _key(), label, __repr__
+    ``_key(), label, __repr__``
         Equality and hashing (default: identity) and the text of charts.
-    sample_histogram(hist, rng=None, size=None), output_pmf(hist)
+    ``sample_histogram(hist, rng=None, size=None), output_pmf(hist)``
         Running the mechanism and its output law as a table (defaults: draw
         from / tabulate :meth:`log_output_pmf`); an override must follow the
         same law.
-    dp_delta_depends_on_epsilon : bool (class attribute)
+    ``dp_delta_depends_on_epsilon : bool (class attribute)``
         False when :meth:`_dp_delta` is the same at every epsilon (T/n).
-    _log_profile_enclosure(hists, n, epsilon) -> LogEnclosure
+    ``_log_profile_enclosure(hists, n, epsilon) -> LogEnclosure``
         **Proven** bounds ``lower <= log delta_eps(x) <= upper`` for k
         validated histograms (int64, (k, m)) of n records and E epsilons:
         (k, E) arrays.  Default: every neighbour's output law compared by
         :func:`~smoothdp_nb.core.divergence.log_hockey_stick_enclosure`.
-    _log_profile_batch(hists, n, epsilon) -> (k, E) array
+    ``_log_profile_batch(hists, n, epsilon) -> (k, E) array``
         A fast path: proven **upper** bounds on log delta_eps(x) (default:
         the upper end of the enclosure).  Overriding only this hook makes its
         values a zero-width enclosure: the subclass vouches for them.
-    _delta_upper_bound(n, epsilon) -> (E,) array
+    ``_delta_upper_bound(n, epsilon) -> (E,) array``
         A proven bound on delta_eps(x) for every database of n records
         (default 1); every delta the package reports is clipped to it.
-    _dp_delta(n, epsilon, categories, log, budget, all_profiles), _dp_delta_enclosure(n, epsilon, categories, budget)
+    ``_dp_delta(n, epsilon, categories, log, budget, all_profiles), _dp_delta_enclosure(n, epsilon, categories, budget)``
         The DP delta, a proven upper bound (log or linear), and proven bounds
         on its log.  Default: the largest profile over every histogram of n
         records, refused (ComputationTooLarge) above ``budget`` seconds.
-    _log_utility(hist_minus_i, t) -> float
+    ``_log_utility(hist_minus_i, t) -> float``
         log of eq. (3) before the factor 1/(1 - t) (default: the m output laws).
-    _profile_cost(n, m, count, n_epsilon, budget) -> Estimate
+    ``_profile_cost(n, m, count, n_epsilon, budget) -> Estimate``
         Seconds and peak bytes of the profiles of ``count`` histograms of n
         records at ``n_epsilon`` epsilons, before any work (an estimate, not a
         promise; it drives every refusal).  Default: the generic path priced
         on the running machine (:meth:`_law_cost`).
-    _postprocessed(f) -> Mechanism or None
+    ``_postprocessed(f) -> Mechanism or None``
         A faster form of this mechanism followed by the output map f
         (Proposition 4), or None (default) for the generic enumeration.
 

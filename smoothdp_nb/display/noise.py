@@ -31,7 +31,8 @@ class _FamilyLabels(Mapping[str, str]):
     """:func:`family_labels` as a mapping read from the registry at each look-up."""
 
     def __getitem__(self, family: str) -> str:
-        return _REFERENCE_LABEL if family == _REFERENCE else get_family(family).label
+        labels = family_labels()  # the registry's labels and the reference line's, from one table
+        return labels[family] if family in labels else get_family(family).label
 
     def __iter__(self) -> Iterator[str]:
         return iter(family_labels())

@@ -171,15 +171,12 @@ def _log_binom_interior(k: FloatArray, n: FloatArray, p: FloatArray, q: FloatArr
     return lc - 0.5 * lf
 
 
-def log_hypergeom_pmf(k: npt.ArrayLike, good: npt.ArrayLike, bad: npt.ArrayLike, draws: npt.ArrayLike) -> FloatArray:
-    """log P[k successes] when drawing ``draws`` without replacement from an urn
-    with ``good`` successes and ``bad`` failures.
-
-    Uses the identity (with p = draws / (good + bad))
-    ``h(k) = b(k; good, p) b(draws - k; bad, p) / b(draws; good + bad, p)``
-    where b is the binomial pmf; each factor comes from :func:`log_binom_pmf`,
-    so no large numbers cancel.  ``-inf`` outside the support.
-    """
+def _urn(
+    k: npt.ArrayLike, good: npt.ArrayLike, bad: npt.ArrayLike, draws: npt.ArrayLike
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+    """The broadcast float arguments of a hypergeometric log-pmf and the rounded
+    draw fractions ``p = draws/total``, ``q = (total - draws)/total`` (0, 1 for an empty urn),
+    shared by :func:`log_hypergeom_pmf` and its error bound so both see the same p, q."""
     k = np.asarray(k, dtype=float)
     good = np.asarray(good, dtype=float)
     bad = np.asarray(bad, dtype=float)
@@ -189,6 +186,19 @@ def log_hypergeom_pmf(k: npt.ArrayLike, good: npt.ArrayLike, bad: npt.ArrayLike,
     with np.errstate(invalid="ignore", divide="ignore"):
         p = np.where(total > 0, draws / np.where(total > 0, total, 1.0), 0.0)
         q = np.where(total > 0, (total - draws) / np.where(total > 0, total, 1.0), 1.0)
+    return k, good, bad, draws, p, q
+
+
+def log_hypergeom_pmf(k: npt.ArrayLike, good: npt.ArrayLike, bad: npt.ArrayLike, draws: npt.ArrayLike) -> FloatArray:
+    """log P[k successes] when drawing ``draws`` without replacement from an urn
+    with ``good`` successes and ``bad`` failures.
+
+    Uses the identity (with p = draws / (good + bad))
+    ``h(k) = b(k; good, p) b(draws - k; bad, p) / b(draws; good + bad, p)``
+    where b is the binomial pmf; each factor comes from :func:`log_binom_pmf`,
+    so no large numbers cancel.  ``-inf`` outside the support.
+    """
+    k, good, bad, draws, p, q = _urn(k, good, bad, draws)
     inside = (k >= 0) & (k <= good) & (draws - k >= 0) & (draws - k <= bad)
     out = np.full(k.shape, -np.inf)
     if np.any(inside):
@@ -282,15 +292,8 @@ def log_hypergeom_pmf_error(
     of ``h = b1 + b2 - b3`` add ``2u (|b1| + |b2| + |b3|) <= 2u (|h| + 2|b3|)``
     (b1, b2 <= 0), with ``|b3| <= log(total) + 1`` (a binomial at its mean):
     the caller adds that from the value."""
-    k = np.asarray(k, dtype=float)
-    good = np.asarray(good, dtype=float)
-    bad = np.asarray(bad, dtype=float)
-    draws = np.asarray(draws, dtype=float)
-    k, good, bad, draws = np.broadcast_arrays(k, good, bad, draws)
+    k, good, bad, draws, p, q = _urn(k, good, bad, draws)
     total = good + bad
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = np.where(total > 0, draws / np.where(total > 0, total, 1.0), 0.0)
-        q = np.where(total > 0, (total - draws) / np.where(total > 0, total, 1.0), 1.0)
     # the three binomial bounds in one vectorised call; the normalising one
     # once when every urn has the same size and draws (as in log_hypergeom_pmf)
     m = k.size

@@ -79,6 +79,12 @@ _SEG_RANGE = 340.0
 _NORMAL_RANGE = 700.0  # e^-700 > 2^-1022: the smallest normal float64 is e^-708.4
 _SEGMENT = 8  # at most this many chunks per segment of the correlation
 
+# H is kept as float64 mantissas times 2^e with e an int64 per chunk (or block):
+# the exponent of an all-zero chunk, below every real one (|e| < 2^31 for any
+# float64 log), so a difference with it is hugely negative and 2^d of it is 0
+_ZERO_EXP = -(2**40)
+_LN2 = math.log(2.0)
+
 
 def _block_mixing(K: int, t1: np.ndarray, t2: np.ndarray) -> np.ndarray:
     """(K, K) matrix whose column j is the law of Bin(K-1-j, p1) + Bin(j, p2),
@@ -103,6 +109,33 @@ def _advance_matrices(K: int, t2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     diff1 = diff + Q  # source in the next chunk
     B1 = np.where((diff1 >= 0) & (diff1 <= K), kern[np.clip(diff1, 0, K)], 0.0)
     return B0, B1
+
+
+def _pow2(d: np.ndarray) -> np.ndarray:
+    """2^d for integer d <= 1020 (float64; 0 or subnormal below -1022, used only
+    where the operand is zero or a range check fails)."""
+    out: np.ndarray = np.ldexp(1.0, np.maximum(d, -1100))
+    return out
+
+
+def _exponents(mx: np.ndarray) -> np.ndarray:
+    """int64 e with mx = f 2^e, 1/2 <= f < 1 (0 for mx = 0): dividing by 2^e is
+    exact on normal floats and brings the largest value to [1/2, 1)."""
+    out: np.ndarray = np.frexp(mx)[1].astype(np.int64)
+    return out
+
+
+def _to_pow2(lg: np.ndarray, top: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(mantissas, int64 exponents): ``exp(lg)`` (..., Q) as ``M 2^e`` per group
+    of the last axis, ``top`` its largest log (-inf: all zero, exponent
+    ``_ZERO_EXP``).  ``e = floor(top / ln 2) + 1``, so every ``M <= 1 + 2u``;
+    ``M = exp(lg - e ln 2)`` carries ``LIBM_REL`` of exp, ``u |lg - e ln 2|``
+    of the subtraction and ``2u |e| ln 2`` of the product ``e * fl(ln 2)``
+    (see :func:`~smoothdp_nb.core.smoothed.error_bound.engine_error`)."""
+    ok = np.isfinite(top)
+    e = np.where(ok, np.floor(np.where(ok, top, 0.0) / _LN2) + 1.0, 0.0)
+    M: np.ndarray = np.exp(lg - (e * _LN2)[..., None])
+    return M, np.where(ok, e.astype(np.int64), _ZERO_EXP)
 
 
 def _log_min_nonzero(X: np.ndarray) -> np.ndarray:
@@ -203,9 +236,7 @@ def exact_binary(
     lg = np.full((E, C * Q), -np.inf)
     lg[:, : n + 1] = logdelta.T
     lg3 = lg.reshape(E, C, Q)
-    sc = lg3.max(axis=2)  # (E, C), -inf for an all-zero chunk
-    fsc = np.where(np.isfinite(sc), sc, 0.0)
-    M = np.exp(lg3 - fsc[:, :, None])
+    M, sc = _to_pow2(lg3, lg3.max(axis=2))  # H = M 2^sc, sc (E, C) int64
     lmin = _log_min_nonzero(M)  # (E, C)
     failed = np.zeros(E, dtype=bool)
     # Bin(., p) for up to K records: small sizes, so log-gamma is accurate to ~1e-14
@@ -228,8 +259,10 @@ def exact_binary(
         slope_w = float(np.abs(np.diff(lw)).max()) if lw.size > 1 else 0.0
         G = min(_SEGMENT * Q, g_h - k + 1, int(0.9 * _SEG_RANGE / slope_w) if slope_w > 0 else _SEGMENT * Q)
         G = max(1, G)
-        lags, seg_failed, n_x = _block_lags(lw, a, b, k, G, Q, M, sc, lmin)
+        lags, seg_failed, n_x, mag = _block_lags(lw, a, b, k, G, Q, M, sc, lmin)
         failed |= seg_failed
+        if stats is not None:  # for the error bound: the largest log scale converted
+            stats["log_scale_max"] = max(stats.get("log_scale_max", 0.0), mag)
         units["segments"] += -(-n_x // G)
         units["correlation"] += E * n_x * k
         if k not in mixing:
@@ -244,15 +277,15 @@ def exact_binary(
             out[r0 : r1 + 1] = (np.log(vals) + ftop[:, None]).T
         if hi >= lo:
             # H_{r0+K} on chunks lo .. hi, from chunks lo .. hi + 1 of H_{r0};
-            # each pair of chunks (c, c+1) is brought to the larger scale first
+            # each pair of chunks (c, c+1) is brought to the larger exponent first
+            # (a multiplication by 2^d, d <= 0: exact, every operand staying normal)
             s0, s1 = sc[:, lo : hi + 1], sc[:, lo + 1 : hi + 2]
             top2 = np.maximum(s0, s1)
-            ftop2 = np.where(np.isfinite(top2), top2, 0.0)
-            with np.errstate(invalid="ignore"):
-                low0 = np.where(np.isfinite(s0), lmin[:, lo : hi + 1] + s0 - ftop2, 0.0)
-                low1 = np.where(np.isfinite(s1), lmin[:, lo + 1 : hi + 2] + s1 - ftop2, 0.0)
+            d0, d1 = s0 - top2, s1 - top2
+            low0 = np.where(s0 > _ZERO_EXP, lmin[:, lo : hi + 1] + d0 * _LN2, 0.0)
+            low1 = np.where(s1 > _ZERO_EXP, lmin[:, lo + 1 : hi + 2] + d1 * _LN2, 0.0)
             failed |= np.minimum(low0, low1).min(axis=1) < -ADVANCE_RANGE
-            f0, f1 = np.exp(s0 - ftop2), np.exp(s1 - ftop2)
+            f0, f1 = _pow2(d0), _pow2(d1)
             # B0 is lower triangular and B1 strictly upper: triangular products (BLAS
             # trmm) skip the zero halves, on the transposed (Fortran-order) views
             c = hi - lo + 1
@@ -263,17 +296,16 @@ def exact_binary(
             X = X.reshape(E, c, Q)
             units["advance"] += E * c * Q * Q  # the nonzero halves of B0 and B1
             mx = X.max(axis=2)  # (E, c)
-            ok = mx > 0
-            X /= np.where(ok, mx, 1.0)[:, :, None]
-            with np.errstate(divide="ignore"):
-                sc[:, lo : hi + 1] = np.where(ok, ftop2 + np.log(np.where(ok, mx, 1.0)), -np.inf)
+            ex = _exponents(mx)
+            X *= _pow2(-np.maximum(ex, -1020))[:, :, None]  # exact: largest value to [1/2, 1)
+            sc[:, lo : hi + 1] = np.where(mx > 0, top2 + ex, _ZERO_EXP)
             M[:, lo : hi + 1] = X
             lmin[:, lo : hi + 1] = _log_min_nonzero(X)
             # the chunks that were live and are not any more: zero (left out, see above)
             for z0, z1 in ((live_lo, lo), (hi + 1, live_hi + 1)):
                 if z1 > z0:
                     M[:, z0:z1] = 0.0
-                    sc[:, z0:z1] = -np.inf
+                    sc[:, z0:z1] = _ZERO_EXP
             live_lo, live_hi = lo, hi
         units["blocks"] += 1
         if bar is not None:
@@ -282,7 +314,7 @@ def exact_binary(
         if bar is not None:  # the slower exact pass starts over
             bar.reset(total=n + 1)
             bar.set_description("compositions (one step per composition)")
-        out[:, failed] = exact_binary_blocks(logdelta[:, failed], p1, p2, bar=bar)
+        out[:, failed] = exact_binary_blocks(logdelta[:, failed], p1, p2, bar=bar, stats=stats)
         if stats is not None:
             stats["fallback"] = 1.0
     return out
@@ -298,7 +330,7 @@ def _block_lags(
     M: np.ndarray,
     sc: np.ndarray,
     lmin: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, int]:
+) -> tuple[np.ndarray, np.ndarray, int, float]:
     """``log lags[e, t] = log sum_x w(x) H_{r0}(x + t)``, t = 0 .. k-1, x = a .. b,
     for every column e at once: all the correlation segments of a block in one pass.
 
@@ -308,10 +340,14 @@ def _block_lags(
     checks of :func:`exact_binary` require, all prepared in one pass; the
     correlations are one ``np.correlate`` per segment and column, and the segments are combined
     in log space (one ``exp`` per term, a sum of non-negative terms, one
-    ``log``).  H is stored in chunks of Q values: ``M`` (E, C, Q) relative to
-    the chunk scales ``sc`` (E, C), ``lmin`` the log of each chunk's smallest
-    nonzero value.  Returns the (E, k) log lags, the columns that failed a
-    range check, and the number of segments that did work.
+    ``log``).  H is stored in chunks of Q values: ``M`` (E, C, Q) times
+    ``2^sc`` with ``sc`` (E, C) int64 exponents, ``lmin`` the log of each
+    chunk's smallest nonzero value.  Every change of exponent is a
+    multiplication by a power of two (exact); the only rounding of a scale is
+    the one conversion ``sh * fl(ln 2)`` of each segment's exponent.  Returns
+    the (E, k) log lags, the columns that failed a range check, the number of
+    segments that did work, and the largest ``|sh ln 2| + |log weight scale|``
+    among live segments (for the error bound).
     """
     E = M.shape[0]
     span = b - a + 1
@@ -333,11 +369,10 @@ def _block_lags(
     cidx = np.minimum(c0[:, None] + np.arange(ncm)[None, :], c1[:, None])  # (S, ncm), the last repeated
     seg_sc = sc[:, cidx]  # (E, S, ncm)
     shs = seg_sc.max(axis=2)  # (E, S)
-    fsh = np.where(np.isfinite(shs), shs, 0.0)
+    dseg = seg_sc - shs[:, :, None]  # <= 0
     # every nonzero value brought to the segment's scale stays a normal number (none
     # vanishes): its chunk's smallest nonzero value times the factor is >= e^-700
-    with np.errstate(invalid="ignore"):
-        low = np.where(np.isfinite(seg_sc), lmin[:, cidx] + seg_sc - fsh[:, :, None], 0.0).min(axis=2)
+    low = np.where(seg_sc > _ZERO_EXP, lmin[:, cidx] + dseg * _LN2, 0.0).min(axis=2)
     failed = np.any((low < -_NORMAL_RANGE) & seg_ok[None, :], axis=1)
     # H(x0 + j), j = 0 .. G + k - 2, in the segment's scale (0 past the segment's end)
     X = x0[:, None] + np.arange(G + k - 1)[None, :]  # (S, G + k - 1)
@@ -345,15 +380,15 @@ def _block_lags(
     Xc = np.minimum(X, M.shape[1] * Q - 1)
     Mf = M.reshape(E, -1)
     # each chunk's factor to the segment's scale (0 for all-zero chunks), spread over its values
-    fac_c = np.exp(seg_sc - fsh[:, :, None])  # (E, S, ncm)
+    fac_c = _pow2(dseg)  # (E, S, ncm)
     rel = np.minimum(Xc // Q - c0[:, None], ncm - 1)  # (S, G + k - 1): chunk within the segment
     fac = np.take_along_axis(fac_c, np.broadcast_to(rel[None], (E,) + rel.shape), axis=2)
     Hs = np.where(inside[None], Mf[:, Xc] * fac, 0.0)
     hm = Hs.max(axis=2)  # the segment's own largest value (its chunks' may lie outside it)
     live = (hm > 0) & seg_ok[None, :]
-    Hs /= np.where(live, hm, 1.0)[:, :, None]
-    with np.errstate(divide="ignore"):
-        sh = np.where(live, fsh + np.log(np.where(live, hm, 1.0)), -np.inf)
+    eh = _exponents(hm)
+    Hs *= _pow2(-np.maximum(eh, -1020))[:, :, None]  # exact: the largest value to [1/2, 1)
+    sh = np.where(live, (shs + eh) * _LN2, -np.inf)  # the one conversion to a natural log
     worked = np.any(live, axis=0)  # segments with some live column (the others do nothing)
     with np.errstate(divide="ignore"):
         hlow = np.log(np.where(Hs > 0, Hs, 1.0).min(axis=2))
@@ -369,46 +404,73 @@ def _block_lags(
     ftop = np.where(np.isfinite(top), top, 0.0)
     with np.errstate(divide="ignore"):
         lags = np.log(np.exp(terms - ftop[:, None, :]).sum(axis=1)) + ftop
-    return lags, failed, int((x1 - x0)[worked].sum())
+    mag = float(np.max(np.abs(sh[live]), initial=0.0)) + float(np.max(np.abs(fsw[seg_ok]), initial=0.0))
+    return lags, failed, int((x1 - x0)[worked].sum()), mag
 
 
-def exact_binary_blocks(logdelta: np.ndarray, p1: float, p2: float, block: int = _BLOCK, bar: Any = None) -> np.ndarray:
+def _fill_zero_blocks(e: np.ndarray) -> np.ndarray:
+    """Exponents (nb, E) with every all-zero block's (``_ZERO_EXP``) replaced by
+    that of the nearest nonzero block above it (0 if none): an averaging step
+    moves values down one x, so what a zero block receives arrives in the
+    scale of the block above and stays a normal number."""
+    nb = e.shape[0]
+    idx = np.where(e > _ZERO_EXP, np.arange(nb)[:, None], nb)
+    nxt = np.minimum.accumulate(idx[::-1], axis=0)[::-1]
+    ext = np.concatenate([e, np.zeros((1, e.shape[1]), dtype=np.int64)])
+    out: np.ndarray = np.take_along_axis(ext, nxt, axis=0)
+    return out
+
+
+def exact_binary_blocks(
+    logdelta: np.ndarray,
+    p1: float,
+    p2: float,
+    block: int = _BLOCK,
+    bar: Any = None,
+    stats: dict[str, float] | None = None,
+) -> np.ndarray:
     """log E for every composition (c1 = n - r, r) of two vertices, m = 2.
 
     ``logdelta``: (n+1, E) log delta of histogram (k, n-k).  Returns (n+1, E)
     indexed by r = number of records following vertex 2.
 
-    Block floating point: H is stored as float64 values times one scale
-    ``exp(scale[b])`` per block of ``block`` consecutive x (and per epsilon).  The
-    averaging step only mixes x with x + 1, so a value crosses into the
-    neighbouring block one entry per step and only the entries at block
-    boundaries need the ratio of the two scales.  Blocks are renormalised
-    often enough that nothing overflows; a term can only be lost to underflow
-    if it is below 2^-1022 of its block's largest term, which is itself part
-    of the expectation -- so every expectation is exact to rounding, however
-    small (1e-5000 included), at float64 speed.
+    Block floating point: H is stored as float64 values times ``2^e[b]``, one
+    int64 exponent per block of ``block`` consecutive x (and per epsilon).
+    The averaging step ``(1 - p2) H(x) + p2 H(x + 1)`` only mixes x with
+    x + 1, so a value crosses into the neighbouring block one entry per step
+    and only the entries at block boundaries need the ratio of the two
+    scales, a power of two (an exact multiplication).  Every 8 steps, or
+    after a large jump between neighbours, each block's largest value is
+    brought back to [1/2, 1) by a power of two (exact; the exponent changes
+    by an integer).  A term can only be lost to underflow if it is below
+    2^-1022 of its block's largest term, which is itself part of the
+    expectation -- so every expectation is exact to rounding, however small
+    (1e-5000 included), at float64 speed.  The one rounding of a scale is
+    the conversion ``e * fl(ln 2)`` when an expectation is formed; ``stats``,
+    if given, receives the largest ``|e ln 2|`` plus weight scale so
+    converted (``"log_scale_max"``).
     """
     n = logdelta.shape[0] - 1
     E = logdelta.shape[1]
+    q2 = 1.0 - p2
+    if q2 == 0.0:  # every record from vertex 2 is category 0: H shifts by one per step
+        return exact_binary_shift(logdelta, p1)
     B = block
     nb = n // B + 1  # blocks cover x = 0 .. nb*B - 1 >= n
     L = nb * B
-    lg = np.full((L, E), -np.inf)
-    lg[: n + 1] = logdelta
-    scale = lg.reshape(nb, B, E).max(axis=1)  # (nb, E)
-    scale = np.where(np.isfinite(scale), scale, 0.0)
-    H = np.exp(lg - np.repeat(scale, B, axis=0))  # (L, E), 0 beyond x = n
+    lg_x = np.full((L, E), -np.inf)
+    lg_x[: n + 1] = logdelta
+    lgb = lg_x.reshape(nb, B, E).transpose(0, 2, 1)  # (nb, E, B)
+    Mb, scale = _to_pow2(lgb, lgb.max(axis=2))  # (nb, E, B), (nb, E) int64
+    scale = _fill_zero_blocks(scale)
+    H = np.ascontiguousarray(Mb.transpose(0, 2, 1)).reshape(L, E)  # (L, E), 0 beyond x = n
     H3 = H.reshape(nb, B, E)
     tmp = np.empty_like(H)
     out = np.full((n + 1, E), -np.inf)
     weights = BinomialWeights(n, p1)
-    q2 = 1.0 - p2
-    if q2 == 0.0:  # every record from vertex 2 is category 0: H shifts by one per step
-        return exact_binary_shift(logdelta, p1)
-    rho = p2 / q2
-    log_q2 = math.log(q2)
     ends = np.arange(B - 1, L - 1, B)  # last x of each block but the final one
     since = 0
+    mag = 0.0
     log_bound = window_log_bound(logdelta)
     for r in range(n + 1):
         s = n - r
@@ -419,8 +481,12 @@ def exact_binary_blocks(logdelta: np.ndarray, p1: float, p2: float, block: int =
         lw = lw_flat.reshape(-1, B)
         top = lw.max(axis=1)  # (blocks,)
         dots = np.matmul(np.exp(lw - top[:, None])[:, None, :], H3[ba : bb + 1])[:, 0, :]
+        sc_nat = scale[ba : bb + 1] * _LN2  # the one conversion of an exponent to a natural log
+        live = dots > 0
+        if stats is not None:
+            mag = max(mag, float(np.max(np.abs(sc_nat[live]), initial=0.0)) + float(np.max(np.abs(top))))
         with np.errstate(divide="ignore"):
-            v = np.log(dots) + top[:, None] + scale[ba : bb + 1]
+            v = np.log(dots) + top[:, None] + sc_nat
         vmax = v.max(axis=0)
         safe = np.where(np.isfinite(vmax), vmax, 0.0)
         with np.errstate(divide="ignore"):
@@ -429,29 +495,28 @@ def exact_binary_blocks(logdelta: np.ndarray, p1: float, p2: float, block: int =
             bar.update(64)
         if r < n:
             # H_{r+1}(x) = (1 - p2) H_r(x) + p2 H_r(x + 1): one more record from vertex 2.
-            # Written as q2 (H(x) + rho H(x + 1)) with the factor q2 moved into
-            # every block's scale, it costs two passes instead of three.  At a
-            # block's last x, H_r(x + 1) is in the next block's scale.
-            np.multiply(H[1 : s + 1], rho, out=tmp[:s])
+            # At a block's last x, H_r(x + 1) is in the next block's scale.
+            np.multiply(H[1 : s + 1], p2, out=tmp[:s])
             nbi = s // B  # blocks 0 .. nbi-1 end at some x <= s - 1 (their next x is <= s)
             if nbi:
                 jump = scale[1 : nbi + 1] - scale[:nbi]
-                tmp[ends[:nbi]] *= np.exp(np.minimum(jump, 700.0))
-                big = jump.max() > 300.0
+                tmp[ends[:nbi]] *= _pow2(np.minimum(jump, 1020))
+                big = jump.max() > 400
             else:
                 big = False
+            H[:s] *= q2
             H[:s] += tmp[:s]
             H[s] = 0.0
-            scale += log_q2
             since += 1
             if big or since >= 8:
-                # renormalise: each block's largest value back to 1
-                m_ = H3.max(axis=1)
-                ok = m_ > 0
-                with np.errstate(divide="ignore"):
-                    scale = np.where(ok, scale + np.log(np.where(ok, m_, 1.0)), scale)
-                H3 /= np.where(ok, m_, 1.0)[:, None, :]
+                # renormalise: each block's largest value back to [1/2, 1), exactly
+                mx = H3.max(axis=1)  # (nb, E)
+                ex = _exponents(mx)
+                H3 *= _pow2(-np.maximum(ex, -1020))[:, None, :]
+                scale = _fill_zero_blocks(np.where(mx > 0, scale + ex, _ZERO_EXP))
                 since = 0
+    if stats is not None:
+        stats["log_scale_max"] = max(stats.get("log_scale_max", 0.0), mag)
     return out
 
 

@@ -5,50 +5,81 @@ from __future__ import annotations
 import math
 
 from .binomial import ANCHOR_ERROR
-from .schedule import ADVANCE_RANGE
 
 __all__ = ["engine_error"]
 
 
 def engine_error(
-    n: int, K: int, log_weight_max: float, fallback: bool = False, p1: float = 0.5, log_delta_max: float = 0.0
+    n: int,
+    K: int,
+    log_weight_max: float,
+    fallback: bool = False,
+    p1: float = 0.5,
+    log_delta_max: float = 0.0,
+    log_scale_max: float = math.inf,
 ) -> float:
     """Proven bound on the relative error of every expectation of the two-vertex
     engines (:func:`~smoothdp_nb.core.smoothed.binary.exact_binary`, :func:`~smoothdp_nb.core.smoothed.binary.exact_binary_blocks`), given exact profile values.
 
     Every quantity is a sum of products of non-negative numbers, so each
     floating-point operation adds a relative error of at most u (Higham,
-    eq. (3.4)) and relative errors add along the chain: an advance of K steps
-    is a dot product of length at most 2Q (``2Q`` roundings) with table entries
-    within ``u + 2 LIBM_REL + 2u`` of the exact law (:meth:`~smoothdp_nb.core.smoothed.binomial.BinomialWeights.table`),
-    and there are at most ``n/K + 2`` advances; one-step advances
-    (the fallback) take 4 roundings each, at most n of them; an expectation is
-    a correlation and a mixing product (at most ``n + 2K`` roundings), its
-    rescalings ``exp``/``log`` (``8 LIBM_REL``), and a weight of Loader's
-    log-pmf within :func:`~smoothdp_nb.core.enclosures.lpmf_abs_error` of
-    its value (``|log w| <= log_weight_max``; :data:`~smoothdp_nb.core.smoothed.binomial.ANCHOR_ERROR` more between
-    the anchors of :meth:`~smoothdp_nb.core.smoothed.binomial.BinomialWeights.window`; the per-composition fallback's
-    log-factorial weights carry ``3 LGAMMA_REL log n! + 4u`` of their terms
-    instead).  Truncations (Hoeffding and the dropped chunks) are below
-    ``2^-60`` relative (module docstring).
+    eq. (3.4)) and relative errors add along the chain:
 
-    The engines keep H as values times a log scale per chunk, and every advance
-    sets a chunk's new scale to ``old scale + log(max)``: the scale is a running
-    sum over the ``n/K + 2`` advances.  Each addition rounds with an absolute
-    error of at most u times its magnitude, which is at most
-    ``M = log_delta_max + log_weight_max + log(n+1) + 1`` (H is an average of
-    profile values, a partial expectation a sum of at most n + 1 weights times
-    them), and each ``log(max)`` (``max >= e^-500``, checked) is within
-    ``LIBM_REL * 500`` absolute; the segments and the mixing add a bounded number
-    (16) of further additions.  Together they move an expectation by a factor
-    within ``exp((2 (n/K + 2) + 16) u M + (n/K + 2) LIBM_REL 500)``: that term is
-    added.
+    * an advance of K steps is a dot product of at most ``Q = K + 1`` terms
+      split over two triangular products and their sum (``2Q + 2``
+      roundings) with table entries within ``u + 2 LIBM_REL + 2u`` of the
+      exact law (:meth:`~smoothdp_nb.core.smoothed.binomial.BinomialWeights.table`),
+      and there are at most ``n/K + 2`` advances; a one-step advance of the
+      fallback, ``fl(1 - p2) H(x) + p2 H(x + 1)``, takes 4 roundings (with
+      that of ``1 - p2``), at most n + 1 of them, counted only if the
+      fallback ran; an expectation is a correlation and a mixing product (at
+      most ``n + 2K`` roundings);
+    * a weight of Loader's log-pmf is within
+      :func:`~smoothdp_nb.core.enclosures.lpmf_abs_error` of its value
+      (``|log w| <= log_weight_max``; :data:`~smoothdp_nb.core.smoothed.binomial.ANCHOR_ERROR`
+      more between the anchors of :meth:`~smoothdp_nb.core.smoothed.binomial.BinomialWeights.window`;
+      the per-composition fallback's log-factorial weights carry
+      ``3 LGAMMA_REL log n! + 4u`` of their terms instead).  Truncations
+      (Hoeffding and the dropped chunks) are below ``2^-60`` relative
+      (:func:`~smoothdp_nb.core.smoothed.binary.exact_binary`).
+
+    Scales.  H is kept as float64 mantissas times ``2^e`` with an int64
+    exponent ``e`` per chunk (or block).  Two chunks are aligned by a
+    multiplication by ``2^d`` with ``d`` an exponent difference, and a chunk
+    is renormalised by ``frexp`` and a multiplication by ``2^-e``: both are
+    exact on normal float64 numbers (IEEE 754: the significand is unchanged),
+    which the range checks guarantee, and the exponents are added as
+    integers (exactly).  So, unlike a running float log scale, the scales
+    accumulate no error over the advances.  What remains are a bounded
+    number of conversions per value or per expectation:
+
+    * a profile value becomes ``exp(lg - e fl(ln 2)) 2^e`` once
+      (``e = floor(lg_max / ln 2) + 1``): ``LIBM_REL`` of exp, ``u |lg - e ln
+      2| <= 745 u`` of the subtraction (a nonzero normal result is at least
+      ``2^-1074``), and ``2u |e| ln 2 <= 2u (log_delta_max + 1)`` of the
+      product with ``fl(ln 2)`` (within ``u/4`` relative of ln 2) and its
+      rounding; a weight is brought to its segment's scale the same way
+      (``745 u + LIBM_REL``);
+    * an expectation converts each exponent once, ``e * fl(ln 2)`` (``2u |e
+      ln 2|``), and then adds and subtracts natural logs in a log-sum-exp
+      over segments (or blocks) and the mixing step: at most 10 roundings of
+      magnitude at most ``A = log_scale_max + 750 + log(n + 1)``
+      (``log_scale_max``: the largest ``|e ln 2|`` plus the weight scale the
+      engine converted, recorded as it runs; a log of a partial sum of
+      products of normal numbers below 1 adds at most 745 + log(n + 1)),
+      so ``12 u A`` with the two of the conversion; and ``exp``/``log`` of
+      arguments at most ``750 + log(n+1)`` (a segment's correlation) and
+      ``350`` (the mixing), ``LIBM_REL`` relative each: ``LIBM_REL (1100 + 2
+      log(n + 1))`` with the two ``exp`` of relative quantities.
+
+    ``log_scale_max`` not given (``inf``): no bound (``inf``).
     """
     from ..enclosures import LGAMMA_REL, LIBM_REL, U, gamma, lpmf_abs_error
 
     Q = K + 1
-    chain = (n // max(K, 1) + 2) * (2 * Q + 24) + 4 * (n + 1) + n + 2 * K + 64
-    table = (n // max(K, 1) + 2) * (2 * LIBM_REL + 3 * U)
+    advances = n // max(K, 1) + 2
+    chain = advances * (2 * Q + 2) + n + 2 * K + 64 + (4 * (n + 1) if fallback else 0)
+    table = advances * (2 * LIBM_REL + 3 * U)
     # (+ 3u n: q = 1 - p is rounded, and Loader's formula then carries e^(-n (p + q - 1)))
     w = float(lpmf_abs_error(log_weight_max, n, 1)) + 3.03 * U * n
     # (+ the fill-in between Loader anchors, BinomialWeights._anchored)
@@ -57,7 +88,7 @@ def engine_error(
         lfn = math.lgamma(n + 1.0)
         lpq = abs(math.log(p1)) + abs(math.log1p(-p1)) if 0 < p1 < 1 else 0.0
         w = max(w, (3 * LGAMMA_REL + 8 * U) * (3 * lfn + log_weight_max + n * lpq) + 3e-15)
-    magnitude = log_delta_max + log_weight_max + math.log(n + 1.0) + 1.0
-    advances = n // max(K, 1) + 2
-    scales = math.expm1((2 * advances + 16) * U * magnitude + advances * LIBM_REL * ADVANCE_RANGE) * 1.01
-    return float(gamma(chain)) + table + 8 * LIBM_REL + math.expm1(w) * 1.01 + scales + 2.0**-59
+    logn = math.log(n + 1.0)
+    values = (2.0 * (log_delta_max + 1.0) + 745.0) * U + LIBM_REL + 745.0 * U + LIBM_REL
+    per_expectation = 12.0 * U * (log_scale_max + 750.0 + logn) + LIBM_REL * (1100.0 + 2.0 * logn)
+    return float(gamma(chain)) + table + values + per_expectation + math.expm1(w) * 1.01 + 2.0**-59

@@ -121,7 +121,9 @@ def _two_vertex_engine(
 ) -> np.ndarray:
     """:func:`exact_binary` on all columns.  From ``HELPER_MIN_N`` records on,
     with two columns or more, always in two halves of columns with the plan of
-    all of them (so the result does not depend on whether a helper ran one)."""
+    all of them (so the result does not depend on whether a helper ran one).
+    ``stats`` receives what the error bound needs from both halves (the
+    largest of each figure; the fallback if either half took it)."""
     n, E = logdelta.shape[0] - 1, logdelta.shape[1]
     if n < HELPER_MIN_N or E < 2:
         return exact_binary(logdelta, p1, p2, bar, stats=stats)
@@ -129,8 +131,11 @@ def _two_vertex_engine(
     halves = [np.arange(0, E, 2), np.arange(1, E, 2)]
     out = np.empty_like(logdelta)
     fut = None
+    other: dict[str, float] = {}
     if helper is not None:
-        fut = helper.submit(exact_binary, np.ascontiguousarray(logdelta[:, halves[1]]), p1, p2, None, plan=plan)
+        fut = helper.submit(
+            exact_binary, np.ascontiguousarray(logdelta[:, halves[1]]), p1, p2, None, plan=plan, stats=other
+        )
     out[:, halves[0]] = exact_binary(np.ascontiguousarray(logdelta[:, halves[0]]), p1, p2, bar, plan=plan, stats=stats)
     try:
         if fut is None:
@@ -139,9 +144,12 @@ def _two_vertex_engine(
     except Exception:  # no helper, or it failed: the same half here
         if bar is not None:
             bar.reset(total=n + 1)
+        other = {}
         out[:, halves[1]] = exact_binary(
-            np.ascontiguousarray(logdelta[:, halves[1]]), p1, p2, bar, plan=plan, stats=stats
+            np.ascontiguousarray(logdelta[:, halves[1]]), p1, p2, bar, plan=plan, stats=other
         )
+    for key, value in other.items():  # every figure is a maximum (the fallback flag 0 or 1)
+        stats[key] = max(stats.get(key, value), value)
     return out
 
 
@@ -216,7 +224,9 @@ def _exact_with(
                 K = binary_plan(logdelta, p1, p2).K
                 lmax = stats.get("log_weight_max", 0.0)
                 ldmax = float(np.max(np.abs(logdelta[np.isfinite(logdelta)]), initial=0.0))
-                rel = engine_error(n, K, lmax, stats.get("fallback", 0.0) > 0, p1, ldmax)
+                rel = engine_error(
+                    n, K, lmax, stats.get("fallback", 0.0) > 0, p1, ldmax, stats.get("log_scale_max", math.inf)
+                )
     else:
         bar = optional_progress_bar(math.comb(n + l - 1, l - 1), show, "compositions")
         comps, vals = exact_general(logdelta, n, m, V, bar)

@@ -27,8 +27,8 @@ composition laws do not depend on epsilon.  The two-vertex path takes the
 compositions 128 at a time as triangular BLAS products (see :func:`exact_binary`).
 
 Exactness: the averaging is a convex combination of positive numbers (no
-cancellation).  The two-category path runs in block floating point (one scale
-per chunk of 129 histograms) and checks as it runs that every product is a
+cancellation).  The two-category path runs in block floating point (one power-of-two scale,
+an integer exponent, per chunk of 129 histograms) and checks as it runs that every product is a
 normal float64 number, so no contribution is lost to underflow and every
 expectation is exact to rounding at every magnitude (1e-3500 included); data
 that fail the checks are recomputed one averaging step per composition.  The

@@ -167,11 +167,17 @@ def exact_binary(
     products: the O(n^2) work at BLAS speed, n/K interpreter round trips.
 
     * ``H`` is stored in chunks of ``Q = K + 1`` values, each chunk as float64
-      values (largest 1) times its own scale ``exp(sc)`` (block floating
-      point).  K averaging steps are one banded Toeplitz product with the
-      law of Bin(K, p2), split across a chunk and the next
-      (:func:`_advance_matrices`), after bringing the two chunks to the larger
-      of their scales.
+      values (largest in [1/2, 1)) times its own scale ``2^sc``, ``sc`` an
+      int64 exponent (block floating point).  K averaging steps are one
+      banded Toeplitz product with the law of Bin(K, p2), split across a
+      chunk and the next (:func:`_advance_matrices`), after bringing the two
+      chunks to the larger of their exponents; the result is renormalised
+      by ``frexp``.  Both are multiplications by powers of two, exact on the
+      normal numbers the checks below guarantee, and the exponents add as
+      integers: the scales carry no rounding however many advances run (the
+      one conversion to a natural log per expectation is in
+      :func:`~smoothdp_nb.core.smoothed.error_bound.engine_error`; ``stats``
+      receives the largest converted log scale, ``"log_scale_max"``).
     * The K expectations of a block come from K lags of the correlation of
       ``H_{r0}`` with the binomial weights of the block's base (in segments,
       each with its own scale for H and for the weights, combined in log

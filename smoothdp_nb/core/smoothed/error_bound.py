@@ -17,6 +17,7 @@ def engine_error(
     p1: float = 0.5,
     log_delta_max: float = 0.0,
     log_scale_max: float = math.inf,
+    log_bound: float = math.inf,
 ) -> float:
     """Proven bound on the relative error of every expectation of the two-vertex
     engines (:func:`~smoothdp_nb.core.smoothed.binary.exact_binary`, :func:`~smoothdp_nb.core.smoothed.binary.exact_binary_blocks`), given exact profile values.
@@ -42,6 +43,18 @@ def engine_error(
       ``3 LGAMMA_REL log n! + 4u`` of their terms instead).  Truncations
       (Hoeffding and the dropped chunks) are below ``2^-60`` relative
       (:func:`~smoothdp_nb.core.smoothed.binary.exact_binary`).
+
+    The weights' error grows with ``|log w|``, but the smallest weights carry
+    almost none of an expectation.  With ``log_bound`` =
+    :func:`~smoothdp_nb.core.smoothed.schedule.window_log_bound` of the
+    profile (``log 2^61 + log(max delta / min delta)``, finite when every
+    delta > 0) and ``cut = log_bound + log(n + 1)``: the weights computed
+    below ``e^-cut`` are, exactly, below ``e^(-cut + eps)`` (``eps`` the
+    weight error at ``log_weight_max``), at most n + 1 of them, times H <=
+    max delta, while the truncated expectation is at least ``(1 - 2^-60) min
+    delta``; so they carry at most ``2^-60 e^eps`` of it and add at most that
+    times ``expm1(eps)``.  Every other weight has ``|log w| <= cut``, and its
+    error is that at ``cut``.
 
     Scales.  H is kept as float64 mantissas times ``2^e`` with an int64
     exponent ``e`` per chunk (or block).  Two chunks are aligned by a
@@ -80,15 +93,24 @@ def engine_error(
     advances = n // max(K, 1) + 2
     chain = advances * (2 * Q + 2) + n + 2 * K + 64 + (4 * (n + 1) if fallback else 0)
     table = advances * (2 * LIBM_REL + 3 * U)
+
     # (+ 3u n: q = 1 - p is rounded, and Loader's formula then carries e^(-n (p + q - 1)))
-    w = float(lpmf_abs_error(log_weight_max, n, 1)) + 3.03 * U * n
     # (+ the fill-in between Loader anchors, BinomialWeights._anchored)
-    w += ANCHOR_ERROR[0] + ANCHOR_ERROR[1] * log_weight_max
+    def loader(lw: float) -> float:
+        return float(lpmf_abs_error(lw, n, 1)) + 3.03 * U * n + ANCHOR_ERROR[0] + ANCHOR_ERROR[1] * lw
+
+    cut = log_bound + math.log(n + 1.0)
+    full = loader(log_weight_max)
+    if cut < log_weight_max:  # the weights below e^-cut: at most 2^-60 e^full of the expectation
+        weights = math.expm1(loader(cut)) * 1.01 + 2.0**-60 * math.exp(full) * math.expm1(full) * 1.01
+    else:
+        weights = math.expm1(full) * 1.01
     if fallback:
         lfn = math.lgamma(n + 1.0)
         lpq = abs(math.log(p1)) + abs(math.log1p(-p1)) if 0 < p1 < 1 else 0.0
-        w = max(w, (3 * LGAMMA_REL + 8 * U) * (3 * lfn + log_weight_max + n * lpq) + 3e-15)
+        w = (3 * LGAMMA_REL + 8 * U) * (3 * lfn + log_weight_max + n * lpq) + 3e-15
+        weights = max(weights, math.expm1(w) * 1.01)
     logn = math.log(n + 1.0)
     values = (2.0 * (log_delta_max + 1.0) + 745.0) * U + LIBM_REL + 745.0 * U + LIBM_REL
     per_expectation = 12.0 * U * (log_scale_max + 750.0 + logn) + LIBM_REL * (1100.0 + 2.0 * logn)
-    return float(gamma(chain)) + table + values + per_expectation + math.expm1(w) * 1.01 + 2.0**-59
+    return float(gamma(chain)) + table + values + per_expectation + weights + 2.0**-59

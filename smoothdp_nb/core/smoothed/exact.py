@@ -24,7 +24,7 @@ from ..enclosures import LGAMMA_REL, LIBM_REL, U, gamma, log_rel, lpmf_abs_error
 from ..hull import HullReduction
 from ..parallel import engine_threads, helper_thread
 from ..progress import optional_progress_bar
-from .binary import binary_plan, engine_error, exact_binary
+from .binary import binary_plan, engine_error, exact_binary, window_log_bound
 from .chunks import HELPER_MIN_N, profile_chunk_rows
 from .estimate import estimate_exact_cost
 from .general import all_histograms, exact_general
@@ -225,7 +225,14 @@ def _exact_with(
                 lmax = stats.get("log_weight_max", 0.0)
                 ldmax = float(np.max(np.abs(logdelta[np.isfinite(logdelta)]), initial=0.0))
                 rel = engine_error(
-                    n, K, lmax, stats.get("fallback", 0.0) > 0, p1, ldmax, stats.get("log_scale_max", math.inf)
+                    n,
+                    K,
+                    lmax,
+                    stats.get("fallback", 0.0) > 0,
+                    p1,
+                    ldmax,
+                    stats.get("log_scale_max", math.inf),
+                    window_log_bound(logdelta),
                 )
     else:
         bar = optional_progress_bar(math.comb(n + l - 1, l - 1), show, "compositions")

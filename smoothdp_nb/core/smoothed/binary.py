@@ -119,9 +119,10 @@ def _pow2(d: np.ndarray) -> np.ndarray:
 
 
 def _exponents(mx: np.ndarray) -> np.ndarray:
-    """int64 e with mx = f 2^e, 1/2 <= f < 1 (0 for mx = 0): dividing by 2^e is
-    exact on normal floats and brings the largest value to [1/2, 1)."""
-    out: np.ndarray = np.frexp(mx)[1].astype(np.int64)
+    """int64 e with mx = f 2^e, 1/2 <= f < 1 (0 for mx = 0), at least -1020:
+    dividing by 2^e is exact on normal floats and brings the largest value to
+    [1/2, 1) (below 2^-1021, only part of the way, so that 2^-e stays finite)."""
+    out: np.ndarray = np.maximum(np.frexp(mx)[1].astype(np.int64), -1020)
     return out
 
 
@@ -303,7 +304,7 @@ def exact_binary(
             units["advance"] += E * c * Q * Q  # the nonzero halves of B0 and B1
             mx = X.max(axis=2)  # (E, c)
             ex = _exponents(mx)
-            X *= _pow2(-np.maximum(ex, -1020))[:, :, None]  # exact: largest value to [1/2, 1)
+            X *= _pow2(-ex)[:, :, None]  # exact: largest value to [1/2, 1)
             sc[:, lo : hi + 1] = np.where(mx > 0, top2 + ex, _ZERO_EXP)
             M[:, lo : hi + 1] = X
             lmin[:, lo : hi + 1] = _log_min_nonzero(X)
@@ -393,7 +394,7 @@ def _block_lags(
     hm = Hs.max(axis=2)  # the segment's own largest value (its chunks' may lie outside it)
     live = (hm > 0) & seg_ok[None, :]
     eh = _exponents(hm)
-    Hs *= _pow2(-np.maximum(eh, -1020))[:, :, None]  # exact: the largest value to [1/2, 1)
+    Hs *= _pow2(-eh)[:, :, None]  # exact: the largest value to [1/2, 1)
     sh = np.where(live, (shs + eh) * _LN2, -np.inf)  # the one conversion to a natural log
     worked = np.any(live, axis=0)  # segments with some live column (the others do nothing)
     with np.errstate(divide="ignore"):
@@ -502,11 +503,18 @@ def exact_binary_blocks(
         if r < n:
             # H_{r+1}(x) = (1 - p2) H_r(x) + p2 H_r(x + 1): one more record from vertex 2.
             # At a block's last x, H_r(x + 1) is in the next block's scale.
-            np.multiply(H[1 : s + 1], p2, out=tmp[:s])
             nbi = s // B  # blocks 0 .. nbi-1 end at some x <= s - 1 (their next x is <= s)
-            if nbi:
+            jump = scale[1 : nbi + 1] - scale[:nbi]
+            while nbi and jump.max() > 1000:
+                # 2^jump could overflow: such a block first takes its neighbour's exponent
+                # (what underflows is below 2^-1074 of that scale); rare, so a loop
+                far = np.where(jump > 1000, jump, 0)
+                H3[:nbi] = np.ldexp(H3[:nbi], -far[:, None, :])
+                scale[:nbi] += far
                 jump = scale[1 : nbi + 1] - scale[:nbi]
-                tmp[ends[:nbi]] *= _pow2(np.minimum(jump, 1020))
+            np.multiply(H[1 : s + 1], p2, out=tmp[:s])
+            if nbi:
+                tmp[ends[:nbi]] *= _pow2(jump)
                 big = jump.max() > 400
             else:
                 big = False
@@ -518,7 +526,7 @@ def exact_binary_blocks(
                 # renormalise: each block's largest value back to [1/2, 1), exactly
                 mx = H3.max(axis=1)  # (nb, E)
                 ex = _exponents(mx)
-                H3 *= _pow2(-np.maximum(ex, -1020))[:, None, :]
+                H3 *= _pow2(-ex)[:, None, :]
                 scale = _fill_zero_blocks(np.where(mx > 0, scale + ex, _ZERO_EXP))
                 since = 0
     if stats is not None:

@@ -114,3 +114,15 @@ def test_fallback_keeps_mass_that_enters_an_all_zero_block():
     ref = reference(ld, 0.1, 0.9, [100, 200, 300])
     for r, v in ref.items():
         assert out[r, 0] == pytest.approx(float(v.log().mid()), abs=1e-12)
+
+
+def test_fallback_keeps_mass_that_enters_a_block_far_below():
+    """delta = e^-3000 below x = 160 and e^-5 above: the block under the step is
+    2^4000 below its neighbour.  Its boundary factor used to be cut at e^700, so
+    the mass arriving from above was lost (-28.38 for the exact -26.66 at r = 100)."""
+    n = 400
+    ld = np.where(np.arange(n + 1) >= 160, -5.0, -3000.0)[:, None]
+    out = S.exact_binary_blocks(ld, 0.1, 0.9, block=64)
+    ref = reference(ld, 0.1, 0.9, [100, 200, 300])
+    for r, v in ref.items():
+        assert out[r, 0] == pytest.approx(float(v.log().mid()), abs=1e-12)

@@ -455,7 +455,8 @@ def exact_binary_blocks(
     (1e-5000 included), at float64 speed.  The one rounding of a scale is
     the conversion ``e * fl(ln 2)`` when an expectation is formed; ``stats``,
     if given, receives the largest ``|e ln 2|`` plus weight scale so
-    converted (``"log_scale_max"``).
+    converted (``"log_scale_max"``) and the largest ``-log`` of a window
+    weight (``"log_weight_max"``), for the error bound.
     """
     n = logdelta.shape[0] - 1
     E = logdelta.shape[1]
@@ -477,7 +478,7 @@ def exact_binary_blocks(
     weights = BinomialWeights(n, p1)
     ends = np.arange(B - 1, L - 1, B)  # last x of each block but the final one
     since = 0
-    mag = 0.0
+    mag = lwm = 0.0
     log_bound = window_log_bound(logdelta)
     for r in range(n + 1):
         s = n - r
@@ -492,6 +493,7 @@ def exact_binary_blocks(
         live = dots > 0
         if stats is not None:
             mag = max(mag, float(np.max(np.abs(sc_nat[live]), initial=0.0)) + float(np.max(np.abs(top))))
+            lwm = max(lwm, float(np.max(-lw_ab[np.isfinite(lw_ab)], initial=0.0)))
         with np.errstate(divide="ignore"):
             v = np.log(dots) + top[:, None] + sc_nat
         vmax = v.max(axis=0)
@@ -531,6 +533,7 @@ def exact_binary_blocks(
                 since = 0
     if stats is not None:
         stats["log_scale_max"] = max(stats.get("log_scale_max", 0.0), mag)
+        stats["log_weight_max"] = max(stats.get("log_weight_max", 0.0), lwm)
     return out
 
 

@@ -3,8 +3,6 @@ rigorous ball arithmetic (python-flint's Arb at 200 bits), where many advances
 used to accumulate a running float log scale: small K (a vertex near 0 or 1)
 and a steep log delta, at moderate n."""
 
-import math
-
 import numpy as np
 import pytest
 from flint import arb, arb_poly, ctx
@@ -93,14 +91,9 @@ def test_one_step_fallback_within_its_bound(n, p1, p2, slope, floor):
     stats: dict[str, float] = {"fallback": 1.0}
     out = S.exact_binary_blocks(ld, p1, p2, block=64, stats=stats)
     K = S.binary_plan(ld, p1, p2).K
-    stats["log_weight_max"] = 0.0
     rs = sorted({0, 1, 63, 64, 65, n // 2, n - 1, n})
-    # the fallback's weights: log-factorial differences, bounded through log_weight_max
-    w = S.BinomialWeights(n, p1)
-    stats["log_weight_max"] = max(
-        float(np.max(-lw[np.isfinite(lw)], initial=0.0))
-        for lw in (w.window(n - r, math.inf, loader=False)[2] for r in rs)
-    )
+    # the fallback's weights (log-factorial differences) are bounded through the log_weight_max it records
+    assert stats["log_weight_max"] > 0
     check(ld, p1, p2, out, stats, K, rs)
 
 

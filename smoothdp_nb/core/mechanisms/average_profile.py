@@ -478,10 +478,19 @@ def candidate_pairs(
         out[:, off : off + W] = X
         return out
 
-    Sv = np.zeros((A, L))  # S_i(u - v_i): the records' own contribution to P
-    idx = (off + v)[:, None] + np.arange(Ws)[None, :]
-    np.put_along_axis(Sv, idx, S[:, :Ws], axis=1)
     Sz = S[:, :Ws]
+
+    def own_rows(rows: np.ndarray, beta: int, width: int) -> np.ndarray:
+        # (len(rows), width): S_i(x + beta - v_i), x < width, the records' own contribution
+        # to P at output x + beta (one slice per row: no index arrays)
+        out = np.zeros((rows.size, width))
+        for j, i in enumerate(rows.tolist()):
+            d = beta - int(v[i])
+            x0, x1 = max(0, -d), min(width, Ws - d)
+            if x0 < x1:
+                out[j, x0:x1] = Sz[i, x0 + d : x1 + d]
+        return out
+
     own = np.arange(A)
     ee = np.exp(epsilon)
     cc = np.expm1(epsilon)
@@ -494,9 +503,7 @@ def candidate_pairs(
         return out
 
     ratio = (1 + _SLACK) / (1 - _SLACK)
-    if starts is None:
-        Sup, Slo = Sz * ratio, Sz / ratio  # S skewed up / down by the slack (see _hinge)
-    else:
+    if starts is not None:
         Rg = grp(padded(R))
         Pg = grp(Pp)
 
@@ -510,13 +517,20 @@ def candidate_pairs(
             # sum_x [S_i(x) - c P(x + beta) - S_i(x + beta - v_i)]_+, skewed as in _hinge
             cols = slice(off + beta, off + beta + Ws)
             Pb = Pp[cols]
-            Svb = Sv[rows, cols]
-            Du, Dl = Sup[rows] - Svb, Slo[rows] - Svb
+            Svb = own_rows(rows, beta, Ws)
+            Sr = Sz if rows.size == A else Sz[rows]
+            Du = np.multiply(Sr, ratio)  # S skewed up by the slack (see _hinge)
+            Du -= Svb
+            buf = np.empty_like(Du)
             for k in range(E):
                 cP = cc[k] * Pb
-                up[:, k] = np.maximum(Du - cP, 0.0).sum(axis=1) * ((1 - _SLACK) * (1 + 1e-9))
-                low = np.maximum(Dl - cP, 0.0).sum(axis=1) * ((1 + _SLACK) * (1 - 1e-9))
-                best[k] = max(best[k], float(low.max()))
+                np.subtract(Du, cP, out=buf)
+                np.maximum(buf, 0.0, out=buf)
+                up[:, k] = buf.sum(axis=1) * ((1 - _SLACK) * (1 + 1e-9))
+                # a lower bound on the maximum: the row of the largest upper value, S skewed down
+                j = int(np.argmax(up[:, k]))
+                low = np.maximum(Sr[j] / ratio - Svb[j] - cP, 0.0).sum() * ((1 + _SLACK) * (1 - 1e-9))
+                best[k] = max(best[k], float(low))
         else:
             Q = Rg[rows] + grp(shifted_S(beta)[rows])
             for k in range(E):
@@ -536,7 +550,7 @@ def candidate_pairs(
         up = np.empty((bs.size, E))
         for k in range(E):
             if starts is None:
-                a_, b_ = Sv[i][None, :], cc[k] * Ri + ee[k] * Q
+                a_, b_ = own_rows(np.array([i]), u0, L), cc[k] * Ri + ee[k] * Q
             else:
                 a_, b_ = grp(Pp)[None, :], ee[k] * grp(Ri + Q)
             lo_ = _hinge(a_, b_, upper=False)
@@ -579,6 +593,7 @@ def candidate_pairs(
     Ug = np.array([_hinge(P, ee[k] * Rmin, upper=True) for k in range(E)])
     if np.any(Ug >= best):
         Rp = padded(R)
+        Sv = own_rows(own, u0, L)  # S_i(u - v_i) on the padded output axis
         U = np.stack([_hinge(Sv, cc[k] * Rp, upper=True) for k in range(E)], axis=1)  # (A, E)
         for i in np.argsort(-U.max(axis=1)):
             if np.any(U[i] >= best):

@@ -78,7 +78,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["leave_one_out_counts", "exact_path_applies", "candidate_pairs", "profile_work_units", "profile_seconds"]
+__all__ = ["LeaveOneOutR", "leave_one_out_counts", "exact_path_applies", "candidate_pairs", "profile_work_units", "profile_seconds"]
 
 _TWO64 = 2.0**64
 _UNIT = 2.0**-53
@@ -185,7 +185,7 @@ def profile_seconds(n: int, T: int, grid_size: int, span: int, occupied: int, n_
 
 def leave_one_out_counts(
     weights: np.ndarray, counts: np.ndarray, T: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+) -> tuple[LeaveOneOutR, np.ndarray, np.ndarray] | None:
     """R_a and S_a (see the module docstring) for every occupied value, as float64.
 
     Parameters
@@ -199,9 +199,10 @@ def leave_one_out_counts(
 
     Returns
     -------
-    tuple of three float64 ndarrays or None
+    tuple or None
         ``(R, S, P)`` of shapes (A, W), (A, W) and (W,), W = T * weights[-1] + 1:
-        ``R[i, u]`` and ``S[i, u]`` for the records of weight ``weights[i]``,
+        ``R[i, u]`` and ``S[i, u]`` for the records of weight ``weights[i]``
+        (R a :class:`LeaveOneOutR`, whose rows are formed when read; S, P float64 arrays),
         and ``P[u] = A_T(u)`` (all n records), each within 2 ulp of the exact
         integer count; or None when the size is beyond the error bound of the
         module docstring.
@@ -230,48 +231,87 @@ def leave_one_out_counts(
                 nres = 2
     exact = [_forward_table(v, c, T, W, dtype) for dtype in [np.uint64] + ([np.int64] if nres == 3 else [])]
     tabs = [exact[0], approx] + exact[1:]  # the order _combine takes: mod 2^64, float, mod p
-    Wp = W + T * span
-    lead = span
+    # Division by (1 + z y^v) as strided sums.  Lay the rows out as
+    # G = (A_{T-1}, -A_{T-2}, A_{T-3}, ...) with row stride Wp = Ws + (T - 1) span
+    # (zeros after each row), so that (-1)^k A_{T-1-k}(y - k v) = G[y + k (Wp - v)]
+    # (a negative column falls into the zeros of the row before): for every
+    # record weight v one strided view of shape (T, Ws) summed over its first
+    # axis gives S(y), y < Ws = (T - 1) span + 1 (S is zero beyond).
+    Ws = W - span
+    Wp = Ws + (T - 1) * span
     Gs = []
     for rows in tabs:
-        G = np.zeros(lead + (T + 1) * Wp, dtype=rows.dtype)
-        body = G[lead:].reshape(T + 1, Wp)
-        body[:, :W] = rows[T::-1]
-        body[1::2, :W] *= np.uint64(2**64 - 1) if rows.dtype == np.uint64 else rows.dtype.type(-1)
+        G = np.zeros(T * Wp, dtype=rows.dtype)
+        body = G.reshape(T, Wp)
+        body[:, :Ws] = rows[T - 1 :: -1, :Ws]
+        body[1::2, :Ws] *= np.uint64(2**64 - 1) if rows.dtype == np.uint64 else rows.dtype.type(-1)
         Gs.append(G)
-    R = np.empty((v.size, W))
-    S = np.empty((v.size, W))
+    S_res = [np.empty((v.size, Ws), dtype=rows.dtype) for rows in tabs]
+    S = np.zeros((v.size, W))
     # a few values at a time, so that the residues and their reconstruction
-    # (about fifteen passes) stay in the cache
+    # (about ten passes) stay in the cache
     step = max(1, 2**15 // W)
     for start in range(0, v.size, step):
         block = v[start : start + step].tolist()
-        parts_R, parts_S = [], []
-        for rows, G in zip(tabs, Gs):
-            Rb = np.empty((len(block), W), dtype=rows.dtype)
-            Sb = np.empty((len(block), W), dtype=rows.dtype)
-            acc = np.empty(W + span, dtype=rows.dtype)
+        for rows, G, res in zip(tabs, Gs, S_res):
             item = G.itemsize
-            for j, vi in enumerate(block):
-                view = np.ndarray(
-                    (T, W + vi),
-                    dtype=G.dtype,
-                    buffer=G,
-                    offset=(lead + Wp - vi) * item,
-                    strides=((Wp - vi) * item, item),
-                )
-                Xs = np.add.reduce(view, axis=0, out=acc[: W + vi])
-                np.negative(Xs[vi:], out=Sb[j])
-                np.add(rows[T], Xs[:W], out=Rb[j])
+            for j, vi in enumerate(block, start):
+                view = np.ndarray((T, Ws), dtype=G.dtype, buffer=G, strides=((Wp - vi) * item, item))
+                np.add.reduce(view, axis=0, out=res[j])
             if rows.dtype == np.int64:
-                np.remainder(Rb, _PRIME, out=Rb)
-                np.remainder(Sb, _PRIME, out=Sb)
-            parts_R.append(Rb)
-            parts_S.append(Sb)
-        R[start : start + len(block)] = _combine(*parts_R)
-        S[start : start + len(block)] = _combine(*parts_S)
+                np.remainder(res[start : start + len(block)], _PRIME, out=res[start : start + len(block)])
+        S[start : start + len(block), :Ws] = _combine(*[res[start : start + len(block)] for res in S_res])
     P = _combine(*[rows[T] for rows in tabs])
-    return R, S, P
+    return LeaveOneOutR([rows[T] for rows in tabs], S_res, v), S, P
+
+
+class LeaveOneOutR:
+    """``R[i, u] = A_T(u) - S_i(u - v_i)`` (samples avoiding one record of weight
+    ``v_i``), reconstructed row by row on demand from the residues.
+
+    The search over pairs reads only a few rows of R (the whole array only on
+    its rarer paths, through ``np.asarray``), so the rows are formed when asked
+    for: in each residue, ``A_T - S_i`` moved by ``v_i`` (the same arithmetic as
+    the alternating sum with the ``A_T`` term added last, so the error bound
+    of the module docstring covers the float residue), then reconstructed by
+    :func:`_combine`.  Rows are float64, within 2 ulp of the exact counts.
+    """
+
+    def __init__(self, top: list[np.ndarray], S_res: list[np.ndarray], v: np.ndarray) -> None:
+        self._top = top  # A_T in each residue, (W,)
+        self._S = S_res  # S_i in each residue, (A, Ws)
+        self._v = v
+        self.shape = (int(v.size), int(top[0].size))
+        self.size = self.shape[0] * self.shape[1]
+        self.ndim = 2
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def rows(self, which: np.ndarray) -> np.ndarray:
+        """The rows ``which`` (int array), shape (len(which), W)."""
+        which = np.asarray(which, dtype=np.int64).reshape(-1)
+        parts = []
+        for top, res in zip(self._top, self._S):
+            out = np.empty((which.size, top.size), dtype=top.dtype)
+            out[:] = top
+            Ws = res.shape[1]
+            for j, i in enumerate(which.tolist()):
+                vi = int(self._v[i])
+                out[j, vi : vi + Ws] -= res[i]  # uint64 wraps: exact modulo 2^64
+            if top.dtype == np.int64:
+                np.remainder(out, _PRIME, out=out)
+            parts.append(out)
+        return _combine(*parts)
+
+    def __getitem__(self, key: int | slice) -> np.ndarray:
+        if isinstance(key, slice):
+            return self.rows(np.arange(self.shape[0])[key])
+        return self.rows(np.array([int(key)]))[0]
+
+    def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
+        out = self.rows(np.arange(self.shape[0]))
+        return out if dtype is None else out.astype(dtype)
 
 
 def _forward_table(v: np.ndarray, c: np.ndarray, T: int, W: int, dtype: type) -> np.ndarray:
@@ -420,7 +460,7 @@ def _hinge(a: np.ndarray, b: np.ndarray, upper: bool, axis: int = -1) -> np.ndar
 
 
 def candidate_pairs(
-    R: np.ndarray,
+    R: LeaveOneOutR | np.ndarray,
     S: np.ndarray,
     P: np.ndarray,
     v: np.ndarray,
@@ -504,7 +544,7 @@ def candidate_pairs(
 
     ratio = (1 + _SLACK) / (1 - _SLACK)
     if starts is not None:
-        Rg = grp(padded(R))
+        Rg = grp(padded(np.asarray(R)))
         Pg = grp(Pp)
 
     def eval_beta(b: int) -> None:  # d(Q, P) for every i at one replacement
@@ -589,10 +629,17 @@ def candidate_pairs(
                 eval_beta(int(rest[j]))
     # d(P, Q): rows whose bound can reach the best
     # (first for all i at once: R_i >= min_i R_i, and S_i(u - v_i) = P - R_i)
-    Rmin = R.min(axis=0)
+    # a lower bound on min_i R_i(u) = P(u) - max_i S_i(u - v_i) without forming R:
+    # P and S within 2 ulp (2^-51 relative), skewed by 2^-49 so that the
+    # difference, rounded once, is at most min_i R_i (1 + 2^-53), which the
+    # slack of _hinge covers
+    Smax_own = np.zeros(W)
+    for i, vi in enumerate(v.tolist()):
+        np.maximum(Smax_own[vi : vi + Ws], Sz[i], out=Smax_own[vi : vi + Ws])
+    Rmin = np.maximum(P * (1 - 2.0**-49) - Smax_own * (1 + 2.0**-49), 0.0)
     Ug = np.array([_hinge(P, ee[k] * Rmin, upper=True) for k in range(E)])
     if np.any(Ug >= best):
-        Rp = padded(R)
+        Rp = padded(np.asarray(R))
         Sv = own_rows(own, u0, L)  # S_i(u - v_i) on the padded output axis
         U = np.stack([_hinge(Sv, cc[k] * Rp, upper=True) for k in range(E)], axis=1)  # (A, E)
         for i in np.argsort(-U.max(axis=1)):

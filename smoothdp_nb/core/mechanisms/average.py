@@ -360,7 +360,7 @@ class SamplingAverage(SampleSize, Mechanism):
             raise ValueError(f"hist must have one count per grid value ({self.grid.size}), got shape {h.shape}")
         epsilon = np.asarray(epsilon, dtype=float)
         T = self.sample_size(n)
-        distinct = np.unique(h, axis=0)
+        distinct = h if h.shape[0] == 1 else np.unique(h, axis=0)  # (np.unique's axis path costs ~0.5 ms)
         seconds = sum(self._histogram_seconds(row, n, T, epsilon.size) for row in distinct)
         check_budget(
             Estimate(seconds, sampling_average_units(self.grid.size, T, 1)[1]),
@@ -498,6 +498,10 @@ class SamplingAverage(SampleSize, Mechanism):
         ``2 LIBM_REL (1 + 2 max |log p|)``."""
         rows = np.concatenate([[a], np.asarray(bs, dtype=np.int64)])
         lall = np.logaddexp(logR_a[None, :], sums.shift_all(logS_a, -np.inf, rows))
+        if self.output == "sum":  # only outputs some law reaches carry terms (exact: the others add none)
+            live = np.flatnonzero(np.isfinite(lall).any(axis=0))
+            if live.size:
+                lall = lall[:, live[0] : live[-1] + 1]
         lp = lall[0]
         lq = lall[1:]
         fin = lall[np.isfinite(lall)]

@@ -543,6 +543,9 @@ def candidate_pairs(
         return out
 
     ratio = (1 + _SLACK) / (1 - _SLACK)
+    Smax = np.zeros(-(-Ws // 16) * 16)  # max_i S_i(x), padded to whole blocks (below)
+    Smax[:Ws] = Sz.max(axis=0)
+    Smax_up = Smax[:Ws] * ratio
     if starts is not None:
         Rg = grp(padded(np.asarray(R)))
         Pg = grp(Pp)
@@ -555,10 +558,17 @@ def candidate_pairs(
         up = np.empty((rows.size, E))
         if starts is None:
             # sum_x [S_i(x) - c P(x + beta) - S_i(x + beta - v_i)]_+, skewed as in _hinge
-            cols = slice(off + beta, off + beta + Ws)
-            Pb = Pp[cols]
-            Svb = own_rows(rows, beta, Ws)
-            Sr = Sz if rows.size == A else Sz[rows]
+            # columns x where even max_i S_i(x), skewed up, is at most c P(x + beta) for the
+            # smallest c add an exact 0 for every i and epsilon (rounding is monotone): skip them
+            Pb = Pp[off + beta : off + beta + Ws]
+            pos = np.flatnonzero(Smax_up > cc.min() * Pb)
+            if pos.size == 0:
+                evaluated.append((rows, np.full(rows.size, b), np.zeros((rows.size, E))))
+                return
+            x0, x1 = int(pos[0]), int(pos[-1]) + 1
+            Pb = Pb[x0:x1]
+            Svb = own_rows(rows, beta + x0, x1 - x0)  # S_i(x + beta - v_i), x in [x0, x1)
+            Sr = Sz[:, x0:x1] if rows.size == A else Sz[rows, x0:x1]
             Du = np.multiply(Sr, ratio)  # S skewed up by the slack (see _hinge)
             Du -= Svb
             buf = np.empty_like(Du)
@@ -603,8 +613,6 @@ def candidate_pairs(
     # sum_{x in block} [S_i(x) - c P(x + beta)]_+ <= K [max_{i, x in block} S_i(x) - c min_{block} P(. + beta)]_+
     K = 16
     nblk = -(-Ws // K)
-    Smax = np.zeros(nblk * K)
-    Smax[:Ws] = Sz.max(axis=0)
     Sblk = Smax.reshape(nblk, K).max(axis=1)
     Pmin = np.concatenate([Pp, np.zeros(nblk * K)])
     width = 1

@@ -63,6 +63,28 @@ factor ~n/t per row below T), so :func:`leave_one_out_counts` computes the
 float64 table first and drops the third residue when this bound is below
 2^61 (Figure 5 at n = 400, T = 20: ~2^58 instead of the a-priori ~2^70).
 
+Float32, and fewer terms.  The same argument holds for a float32 table with
+``u = 2^-24`` (an overflow past 2^128 makes the bound infinite, and float64
+is used).  And the float residue need not add all T terms.  With ``L_t`` the
+t-subset counts of the other n - 1 records, ``A_t(x) = L_t(x) + L_{t-1}(x -
+v_a)`` exactly, so after m terms
+
+    S_a(u) = sum_{k<m} (-1)^k A_{T-1-k}(u - k v_a) + (-1)^m L_{T-1-m}(u - m v_a),
+
+with ``0 <= L_{T-1-m} <= A_{T-1-m} <= M_{T-1-m} / (1 - n u)``.  The m-term
+sum in floating point is therefore within
+
+    E(m) = (n + m + 4) u (M_T + sum_{k<m} M_{T-1-k}) (1 + 4 n u) + M_{T-1-m} (1 + 4 n u)
+
+of S_a(u), and ``R_a = A_T - S_a(. - v_a)`` formed from it with one more
+rounding within the same E(m) (``M_{-1} = 0``: E(T) is the bound above).  The
+row maxima fall by a factor ~t/n per row below T, so a few terms suffice:
+:func:`_float_terms` takes the fewest m with ``E(m) < 2^61`` (``2^92`` with
+three residues), float32 first and float64 when float32 cannot reach it.  At
+the authors' setting that is float32 with m = 1 (the float residue of S_a is
+row T - 1 itself: ~2^54 + 2^58), at n = 484, T = 22 float64 with m = 5 and
+three residues.  The exact residues need all T terms.
+
 References
 ----------
 Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 3.
@@ -183,6 +205,22 @@ def profile_seconds(n: int, T: int, grid_size: int, span: int, occupied: int, n_
     return profile_work_units(n, T, grid_size, span, occupied, n_epsilon) * _UNIT_SECONDS + _PROFILE_SECONDS
 
 
+def _float_terms(rows_max: np.ndarray, n: int, T: int, unit: float, limit: float) -> int | None:
+    """The fewest terms m of the float residue's alternating sums whose error
+    bound ``E(m)`` (module docstring) is below ``2^limit``, or None.
+
+    ``rows_max[t]`` is the largest computed entry of row t of the float table.
+    """
+    F = rows_max * (1 + 4 * n * unit)  # bounds on the exact row maxima
+    if not np.all(np.isfinite(F)):
+        return None
+    for m in range(1, T + 1):
+        rest = float(F[T - 1 - m]) if m < T else 0.0
+        if (n + m + 4) * unit * float(F[T] + F[T - m : T].sum()) + rest < 2.0**limit:
+            return m
+    return None
+
+
 def leave_one_out_counts(
     weights: np.ndarray, counts: np.ndarray, T: int
 ) -> tuple[LeaveOneOutR, np.ndarray, np.ndarray] | None:
@@ -217,46 +255,57 @@ def leave_one_out_counts(
     span = int(v[-1])
     W = T * span + 1  # row width: sums of up to T records
     # the float residue: float32 when its a-posteriori bound allows (half the
-    # memory traffic of float64), otherwise float64 with the bounds above
+    # memory traffic of float64), otherwise float64 with the bounds above; and
+    # only the first m terms of its alternating sums (module docstring)
     with np.errstate(over="ignore", invalid="ignore"):
         approx = _forward_table(v, c, T, W, np.float32)
-        rows_max = float(approx.max(axis=1).astype(np.float64).sum()) * (1 + 4 * n * _UNIT32)
-    if math.isfinite(rows_max) and math.log2((n + T + 4) * _UNIT32 * max(rows_max, 1.0)) < 61.0:
+        m = _float_terms(approx.max(axis=1).astype(np.float64), n, T, _UNIT32, 61.0)
+    if m is not None:
         nres = 2
     else:
         approx = _forward_table(v, c, T, W, np.float64)
-        if nres == 3:  # the a-posteriori bound of the module docstring may need only two residues
-            rows_max = float(approx.max(axis=1).sum()) * (1 + 4 * n * _UNIT)
-            if math.log2((n + T + 4) * _UNIT * rows_max) < 61.0:
-                nres = 2
+        rows_max = approx.max(axis=1)
+        m = _float_terms(rows_max, n, T, _UNIT, 61.0)
+        if m is not None:
+            nres = 2
+        else:  # three residues (the a-priori bound holds for the full sums: m = T at worst)
+            nres = 3
+            m = _float_terms(rows_max, n, T, _UNIT, 92.0) or T
     exact = [_forward_table(v, c, T, W, dtype) for dtype in [np.uint64] + ([np.int64] if nres == 3 else [])]
     tabs = [exact[0], approx] + exact[1:]  # the order _combine takes: mod 2^64, float, mod p
+    terms = [T, m] + [T] * (nres - 2)  # terms of the alternating sums, per residue
     # Division by (1 + z y^v) as strided sums.  Lay the rows out as
     # G = (A_{T-1}, -A_{T-2}, A_{T-3}, ...) with row stride Wp = Ws + (T - 1) span
     # (zeros after each row), so that (-1)^k A_{T-1-k}(y - k v) = G[y + k (Wp - v)]
     # (a negative column falls into the zeros of the row before): for every
-    # record weight v one strided view of shape (T, Ws) summed over its first
+    # record weight v one strided view of shape (terms, Ws) summed over its first
     # axis gives S(y), y < Ws = (T - 1) span + 1 (S is zero beyond).
     Ws = W - span
     Wp = Ws + (T - 1) * span
     Gs = []
-    for rows in tabs:
-        G = np.zeros(T * Wp, dtype=rows.dtype)
-        body = G.reshape(T, Wp)
-        body[:, :Ws] = rows[T - 1 :: -1, :Ws]
+    for rows, k in zip(tabs, terms):
+        G = np.zeros(k * Wp, dtype=rows.dtype)
+        body = G.reshape(k, Wp)
+        body[:, :Ws] = rows[T - 1 : T - 1 - k : -1, :Ws] if k < T else rows[T - 1 :: -1, :Ws]
         body[1::2, :Ws] *= np.uint64(2**64 - 1) if rows.dtype == np.uint64 else rows.dtype.type(-1)
         Gs.append(G)
-    S_res = [np.empty((v.size, Ws), dtype=rows.dtype) for rows in tabs]
+    # (one term: the float residue of S is row T - 1 itself, the same for every value)
+    S_res = [
+        np.broadcast_to(rows[T - 1, :Ws], (v.size, Ws)) if k == 1 else np.empty((v.size, Ws), dtype=rows.dtype)
+        for rows, k in zip(tabs, terms)
+    ]
     S = np.zeros((v.size, W))
     # a few values at a time, so that the residues and their reconstruction
     # (about ten passes) stay in the cache
     step = max(1, 2**15 // W)
     for start in range(0, v.size, step):
         block = v[start : start + step].tolist()
-        for rows, G, res in zip(tabs, Gs, S_res):
+        for rows, G, res, k in zip(tabs, Gs, S_res, terms):
+            if k == 1:
+                continue
             item = G.itemsize
             for j, vi in enumerate(block, start):
-                view = np.ndarray((T, Ws), dtype=G.dtype, buffer=G, strides=((Wp - vi) * item, item))
+                view = np.ndarray((k, Ws), dtype=G.dtype, buffer=G, strides=((Wp - vi) * item, item))
                 np.add.reduce(view, axis=0, out=res[j])
             if rows.dtype == np.int64:
                 np.remainder(res[start : start + len(block)], _PRIME, out=res[start : start + len(block)])

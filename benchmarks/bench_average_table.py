@@ -1,9 +1,10 @@
 """Benchmark: the sampling-average profile per database, this tree against another (issue 25 item 5).
 
 Run on demand:  python benchmarks/bench_average_table.py [--old PATH] [--rounds R] [--databases N] [--competitor]
+                [--output sum|rounded_mean]
 
 The authors' setting (N = 225 records, T = 15 draws, 8-bit grid, epsilon = 1, 3, 5,
-``output="sum"``; databases drawn alternately from the quantized Gaussians
+``output="sum"`` by default; databases drawn alternately from the quantized Gaussians
 N(0, 0.12^2) and N(0.1, 0.12^2), as in ``bench_contention.py``): the certified
 profile ``sdp.privacy_profile`` of N distinct databases (50 by default), one call
 each, after one warm-up call on another database.  Each round runs the old tree
@@ -32,7 +33,7 @@ t0 = time.perf_counter()
 import numpy as np
 import smoothdp_nb as sdp
 laws = [sdp.quantized_gaussian(0.0, 0.12, 8), sdp.quantized_gaussian(0.1, 0.12, 8)]
-mech = sdp.SamplingAverage(T=15, grid=laws[0].values, output="sum")
+mech = sdp.SamplingAverage(T=15, grid=laws[0].values, output=sys.argv[2])
 rng = np.random.default_rng(2021)
 count = int(sys.argv[1])
 hists = [rng.multinomial(225, laws[k % 2].pmf) for k in range(count + 1)]
@@ -53,10 +54,10 @@ print(json.dumps({"module": sdp.__file__, "first": first, "wall": statistics.med
 """
 
 
-def run(tree: Path, count: int) -> dict[str, object]:
+def run(tree: Path, count: int, output: str) -> dict[str, object]:
     env = dict(os.environ, PYTHONPATH=str(tree), OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     out = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(count)], env=env, capture_output=True, text=True, check=True, cwd="/"
+        [sys.executable, "-c", _CHILD, str(count), output], env=env, capture_output=True, text=True, check=True, cwd="/"
     )
     result: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
     if not str(result["module"]).startswith(str(tree)):
@@ -70,6 +71,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--databases", type=int, default=50)
     ap.add_argument("--competitor", action="store_true")
+    ap.add_argument("--output", default="sum", choices=["sum", "rounded_mean"])
     args = ap.parse_args()
     trees = {"old": Path(args.old), "new": HERE}
     comp = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.competitor else None
@@ -77,7 +79,7 @@ def main() -> None:
         res: dict[str, list[dict[str, object]]] = {"old": [], "new": []}
         for r in range(args.rounds):
             for name in ("old", "new") if r % 2 == 0 else ("new", "old"):
-                x = run(trees[name], args.databases)
+                x = run(trees[name], args.databases, args.output)
                 res[name].append(x)
                 print(
                     f"round {r + 1} {name}: median {1e3 * float(x['wall']):.2f} ms wall, "  # type: ignore[arg-type]

@@ -176,14 +176,17 @@ def profile_work_units(n: int, T: int, grid_size: int, span: int, occupied: int,
 
     One unit is one cell of one residue's table touched once:
 
-    * forward table: n records, each adding rows 0..T-1 into rows 1..T over
-      the sums reached so far (``T w + 1`` after a record of weight w; w is
-      ``span / 2`` on average for data spread over the occupied range):
-      ``n T (T span / 2 + 1)`` per residue;
+    * forward table: n records, each one flat addition over rows 1..T of
+      the current layout, ``(T + 1)`` times the range of the records so far
+      (from the median outwards: ~0.4 span on average for data spread over the
+      occupied range, with the layout's growth): about ``n T (T span / 2 + 1)``
+      per residue;
     * division by ``(1 + z y^v)``: one strided sum of T rows of ``W + v``
-      per occupied value and residue, ``W = T span + 1``;
+      per occupied value and residue, ``W = T span + 1`` (an upper count:
+      the float residue sums only the terms its error bound needs, often one);
     * reconstruction and bounds of the pair search: about 8 passes over the
-      ``2 occupied W`` entries of R and S, and one more per epsilon;
+      ``2 occupied W`` entries of R and S, and one more per epsilon (an upper
+      count for ``output="sum"``, which forms only a few rows of R);
     * the pairs recomputed in log space: ``grid_size W`` per epsilon, with a
       weight of 1.6 (measured; how many pairs survive the bounds depends on
       the data, which this model does not see).

@@ -126,7 +126,7 @@ def candidate_pairs(
     Smax[:Ws] = Sz.max(axis=0)
     Smax_up = Smax[:Ws] * ratio
     if starts is not None:
-        Rg = grp(padded(np.asarray(R)))
+        Rg = R.grouped(starts, off, L) if isinstance(R, LeaveOneOutR) else grp(padded(R))
         Pg = grp(Pp)
 
     def eval_beta(b: int) -> None:  # d(Q, P) for every i at one replacement

@@ -207,20 +207,42 @@ def profile_seconds(n: int, T: int, grid_size: int, span: int, occupied: int, n_
     return profile_work_units(n, T, grid_size, span, occupied, n_epsilon) * _UNIT_SECONDS + _PROFILE_SECONDS
 
 
-def _float_terms(rows_max: np.ndarray, n: int, T: int, unit: float, limit: float) -> int | None:
+def _float_terms(rows_max: np.ndarray, n: int, T: int, unit: float, limit: float, group: int = 1) -> int | None:
     """The fewest terms m of the float residue's alternating sums whose error
     bound ``E(m)`` (module docstring) is below ``2^limit``, or None.
 
     ``rows_max[t]`` is the largest computed entry of row t of the float table.
+    With ``group = g > 1`` the bound is for sums of up to g entries of R in
+    the float's own arithmetic: ``g E(m)`` for the entries plus ``g^2 u (M_T +
+    2^limit)`` for the g - 1 roundings of terms each at most ``M_T + E(m)``.
     """
     F = rows_max * (1 + 4 * n * unit)  # bounds on the exact row maxima
     if not np.all(np.isfinite(F)):
         return None
+    extra = group * group * unit * (float(F[T]) + 2.0**limit) if group > 1 else 0.0
     for m in range(1, T + 1):
         rest = float(F[T - 1 - m]) if m < T else 0.0
-        if (n + m + 4) * unit * float(F[T] + F[T - m : T].sum()) + rest < 2.0**limit:
+        if group * ((n + m + 4) * unit * float(F[T] + F[T - m : T].sum()) + rest) + extra < 2.0**limit:
             return m
     return None
+
+
+def _division_layout(rows: np.ndarray, T: int, k: int, Ws: int, Wp: int) -> np.ndarray:
+    """G = (A_{T-1}, -A_{T-2}, ...), k rows of stride Wp (see leave_one_out_counts)."""
+    G = np.zeros(k * Wp, dtype=rows.dtype)
+    body = G.reshape(k, Wp)
+    body[:, :Ws] = rows[T - 1 : T - 1 - k : -1, :Ws] if k < T else rows[T - 1 :: -1, :Ws]
+    body[1::2, :Ws] *= np.uint64(2**64 - 1) if rows.dtype == np.uint64 else rows.dtype.type(-1)
+    return G
+
+
+def _divide(G: np.ndarray, k: int, Wp: int, weights: list[int], out: np.ndarray) -> None:
+    """out[j] = the k-term alternating sum for weights[j]: one strided sum each."""
+    item = G.itemsize
+    Ws = out.shape[1]
+    for j, vi in enumerate(weights):
+        view = np.ndarray((k, Ws), dtype=G.dtype, buffer=G, strides=((Wp - vi) * item, item))
+        np.add.reduce(view, axis=0, out=out[j])
 
 
 def leave_one_out_counts(
@@ -284,13 +306,7 @@ def leave_one_out_counts(
     # axis gives S(y), y < Ws = (T - 1) span + 1 (S is zero beyond).
     Ws = W - span
     Wp = Ws + (T - 1) * span
-    Gs = []
-    for rows, k in zip(tabs, terms):
-        G = np.zeros(k * Wp, dtype=rows.dtype)
-        body = G.reshape(k, Wp)
-        body[:, :Ws] = rows[T - 1 : T - 1 - k : -1, :Ws] if k < T else rows[T - 1 :: -1, :Ws]
-        body[1::2, :Ws] *= np.uint64(2**64 - 1) if rows.dtype == np.uint64 else rows.dtype.type(-1)
-        Gs.append(G)
+    Gs = [_division_layout(rows, T, k, Ws, Wp) for rows, k in zip(tabs, terms)]
     # (one term: the float residue of S is row T - 1 itself, the same for every value)
     S_res = [
         np.broadcast_to(rows[T - 1, :Ws], (v.size, Ws)) if k == 1 else np.empty((v.size, Ws), dtype=rows.dtype)
@@ -305,15 +321,15 @@ def leave_one_out_counts(
         for rows, G, res, k in zip(tabs, Gs, S_res, terms):
             if k == 1:
                 continue
-            item = G.itemsize
-            for j, vi in enumerate(block, start):
-                view = np.ndarray((k, Ws), dtype=G.dtype, buffer=G, strides=((Wp - vi) * item, item))
-                np.add.reduce(view, axis=0, out=res[j])
+            _divide(G, k, Wp, block, res[start : start + len(block)])
             if rows.dtype == np.int64:
                 np.remainder(res[start : start + len(block)], _PRIME, out=res[start : start + len(block)])
         S[start : start + len(block), :Ws] = _combine(*[res[start : start + len(block)] for res in S_res])
     P = _combine(*[rows[T] for rows in tabs])
-    return LeaveOneOutR([rows[T] for rows in tabs], S_res, v), S, P
+    limit = 92.0 if nres == 3 else 61.0
+    R = LeaveOneOutR([rows[T] for rows in tabs], S_res, v)
+    R.float_table = (approx, n, T, _UNIT32 if approx.dtype == np.float32 else _UNIT, limit)
+    return R, S, P
 
 
 class LeaveOneOutR:
@@ -332,6 +348,8 @@ class LeaveOneOutR:
         self._top = top  # A_T in each residue, (W,)
         self._S = S_res  # S_i in each residue, (A, Ws)
         self._v = v
+        #: (float table, n, T, its unit roundoff, log2 of the error allowed) for :meth:`grouped`
+        self.float_table: tuple[np.ndarray, int, int, float, float] | None = None
         self.shape = (int(v.size), int(top[0].size))
         self.size = self.shape[0] * self.shape[1]
         self.ndim = 2
@@ -355,6 +373,48 @@ class LeaveOneOutR:
             parts.append(out)
         rows: np.ndarray = _combine(*parts)
         return rows
+
+    def grouped(self, starts: np.ndarray, off: int, L: int) -> np.ndarray:
+        """Sums of every row over groups of a padded output axis, within 2 ulp of the exact sums.
+
+        The rows sit at ``[off, off + W)`` of an axis of length L (zeros
+        elsewhere), grouped from ``starts`` (``np.add.reduceat``).  The group
+        sums are formed in each residue before the reconstruction (one per
+        group instead of one per output): exact modulo 2^64 and 2^31 - 1, and
+        for the float residue with as many terms of S as its error bound for
+        sums of the largest group needs (:func:`_float_terms` with ``group``).
+        Without the float table, or beyond that bound, the rows are formed
+        first and summed in float64 (the bounds' slack covers W ulp).
+        """
+        A, W = self.shape
+        g = int(np.diff(np.append(starts, L)).max())
+        m = None
+        if self.float_table is not None:
+            table, n, T, unit, limit = self.float_table
+            with np.errstate(over="ignore", invalid="ignore"):
+                m = _float_terms(table.max(axis=1).astype(np.float64), n, T, unit, limit, group=g)
+        if m is None:
+            X = np.zeros((A, L))
+            X[:, off : off + W] = np.asarray(self)
+            return np.asarray(np.add.reduceat(X, starts, axis=1))
+        span = (W - 1) // T
+        Ws = W - span
+        Wp = Ws + (T - 1) * span
+        Sf = np.empty((A, Ws), dtype=table.dtype)
+        _divide(_division_layout(table, T, m, Ws, Wp), m, Wp, self._v.tolist(), Sf)
+        parts = []
+        for idx, (top, res) in enumerate(zip(self._top, self._S)):
+            res = Sf if idx == 1 else res
+            X = np.zeros((A, L), dtype=top.dtype)
+            X[:, off : off + W] = top
+            for i, vi in enumerate(self._v.tolist()):
+                X[i, off + vi : off + vi + Ws] -= res[i]  # uint64 wraps: exact modulo 2^64
+            Y = np.add.reduceat(X, starts, axis=1)  # int64: |sum| < g p, no overflow
+            if top.dtype == np.int64:
+                np.remainder(Y, _PRIME, out=Y)
+            parts.append(Y)
+        out: np.ndarray = _combine(*parts)
+        return out
 
     def __getitem__(self, key: int | slice) -> np.ndarray:
         if isinstance(key, slice):

@@ -5,6 +5,8 @@ terms its error bound needs) and the rows of R formed on demand."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -134,3 +136,58 @@ def test_float_residue_terms_and_counts_beyond_2_64(n, T, seed, monkeypatch):
         rows = exact(others)
         np.testing.assert_allclose(R[i], rows[T].astype(float), rtol=4.5e-16, atol=0)
         np.testing.assert_allclose(S[i], rows[T - 1].astype(float), rtol=4.5e-16, atol=0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(databases(max_n=60), st.data())
+def test_grouped_rows_of_R_against_brute_force(db, data):
+    """R's rows summed over groups of a padded axis (the rounded mean's
+    grouping), formed in the residues before reconstruction: within 2 ulp of
+    the exact group sums of the Python-integer counts."""
+    v, c, T = db
+    R, _, _ = leave_one_out_counts(v, c, T)
+    W = R.shape[1]
+    off = data.draw(st.integers(0, 5))
+    L = off + W + data.draw(st.integers(0, 5))
+    cuts = data.draw(st.sets(st.integers(1, L - 1), max_size=L - 1)) if L > 1 else set()
+    starts = np.array(sorted({0} | cuts), dtype=np.int64)
+    got = R.grouped(starts, off, L)
+    records = [int(x) for x, k in zip(v, c) for _ in range(k)]
+    bounds = list(starts) + [L]
+    for i, vi in enumerate(v.tolist()):
+        others = list(records)
+        others.remove(vi)
+        row = [0] * off + _subset_counts(others, T, W)[T] + [0] * (L - off - W)
+        want = [float(sum(row[a:b])) for a, b in itertools.pairwise(bounds)]
+        np.testing.assert_allclose(got[i], want, rtol=4.5e-16, atol=0)
+
+
+def test_grouped_rows_beyond_2_64():
+    """The same at n = 225, T = 15 (counts ~2^70 per output) with groups of 15
+    outputs (the rounded mean's), against object-array integer counts."""
+    rng = np.random.default_rng(3)
+    hist = rng.multinomial(225, rng.dirichlet(np.ones(12)))
+    v = np.flatnonzero(hist)
+    c = hist[v]
+    v = v - v[0]
+    T = 15
+    R, _, _ = leave_one_out_counts(v, c, T)
+    A, W = R.shape
+    off, L = 7, W + 20
+    starts = np.arange(0, L, 15)
+    table, n, T_, unit, limit = R.float_table
+    assert average_profile._float_terms(table.max(axis=1).astype(float), n, T_, unit, limit, group=15) is not None
+    got = R.grouped(starts, off, L)
+    records = [int(x) for x, k in zip(v, c) for _ in range(k)]
+    for i in (0, A // 2, A - 1):
+        others = list(records)
+        others.remove(int(v[i]))
+        X = np.zeros((T + 1, W), dtype=object)
+        X[0, 0] = 1
+        for w in others:
+            X[1:, w:] = X[1:, w:] + X[:-1, : W - w]
+        row = np.zeros(L, dtype=object)
+        row[off : off + W] = X[T]
+        want = [float(sum(row[a : a + 15])) for a in starts]
+        assert max(row) > 2**64
+        np.testing.assert_allclose(got[i], want, rtol=4.5e-16, atol=0)

@@ -165,6 +165,21 @@ def test_compose_rounds_outward():
     assert Fraction(c.epsilon) >= sum(Fraction(e) for e, _ in items)
 
 
+@given(st.lists(st.tuples(st.fractions(0, 3), st.fractions(0, Fraction(1, 4))), min_size=1, max_size=4))
+@settings(max_examples=60, deadline=None)
+def test_compose_of_exact_rationals_is_never_below_their_sum(items):
+    # a Fraction guarantee (1/3) is a number compose accepts: its sum must not shrink to the
+    # nearest float below (0.3333333333333333 < 1/3 before the audit of issue 21)
+    c = sdp.compose(items)
+    assert Fraction(c.epsilon) >= sum(e for e, _ in items)
+    assert Fraction(c.delta) >= min(Fraction(1), sum(d for _, d in items))
+
+
+def test_compose_of_one_third():
+    c = sdp.compose([(Fraction(1, 3), Fraction(1, 3))])
+    assert Fraction(c.epsilon) >= Fraction(1, 3) and Fraction(c.delta) >= Fraction(1, 3)
+
+
 def test_smoothed_delta_exact_encloses_definition_3():
     mech = sdp.SamplingHistogram(T=2)
     pi = [[Fraction(1, 4), Fraction(3, 4)], [Fraction(1, 2), Fraction(1, 2)]]

@@ -314,8 +314,8 @@ def compose(guarantees: Sequence[tuple[float, float]]) -> Composition:
     return Composition(eps_up, min(1.0, fraction_up(sum(map(_exact, (p[1] for p in items)), Fraction(0)))))
 
 
-def _exact(value: object) -> Fraction:
+def _exact(value: float | numbers.Rational) -> Fraction:
     """The exact rational value of a validated finite real number (a float, an int, a Fraction)."""
     if isinstance(value, numbers.Rational):
-        return Fraction(value.numerator, value.denominator)
-    return Fraction(float(value))  # type: ignore[arg-type]  # as_real accepted it as a real number
+        return Fraction(value)
+    return Fraction(float(value))

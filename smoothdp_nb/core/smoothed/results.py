@@ -212,13 +212,28 @@ class SmoothedResult:
         dp = self.dp_delta_values
         same = bool(np.all(dp == dp[0]))
         lines = [head] + ([f"DP delta (worst case) = {dp[0]:.4g}"] if same else [])
+        # a Monte Carlo mean is an estimate, not a bound: only the upper end of an interval that
+        # covers every composition is written "δ ≤" (rounded up), with its confidence
+        covers_all = any(note.startswith("Monte Carlo interval covers all") for note in self.notes)
         for i, e in enumerate(self.epsilon):
             ld = self.log_delta_values[i]
-            txt = f"  epsilon = {e:g}: {format_delta_upper(ld)}"
+            if self.ci_low_values is None or self.ci_high_values is None:
+                txt = f"  epsilon = {e:g}: {format_delta_upper(ld)}"
+            else:
+                lo, hi = float(self.ci_low_values[i]), float(self.ci_high_values[i])
+                hi_text = format_delta_upper(math.log(hi) if hi > 0 else -math.inf)
+                if covers_all:
+                    txt = (
+                        f"  epsilon = {e:g}: {hi_text} with {self.confidence:.0%} confidence (estimate {format_log(ld)}"
+                    )
+                    txt += f", interval from {lo:.3g})"
+                else:
+                    txt = (
+                        f"  epsilon = {e:g}: estimate {format_log(ld)}, {self.confidence:.0%} interval "
+                        f"[{lo:.3g}, {hi_text[4:]}] for the largest candidate composition only"
+                    )
             if not same:
                 txt += f" (DP delta {dp[i]:.4g})"
-            if self.ci_low_values is not None and self.ci_high_values is not None:
-                txt += f"  [{self.ci_low_values[i]:.3g}, {self.ci_high_values[i]:.3g}] ({self.confidence:.0%})"
             txt += f"  at composition {tuple(int(c) for c in self.worst_composition_values[i])}"
             lines.append(txt)
         if self.method == "monte-carlo" and self.interval:

@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike
 from .. import rendering
 from ..array_types import FloatOrArray
 from ..enclosures import exp_down, exp_up, next_down, next_up
-from ..formatting import format_delta_upper, format_log
+from ..formatting import format_delta_upper, format_log, format_log10_up
 from ..hull import HullReduction
 
 if TYPE_CHECKING:
@@ -243,9 +243,23 @@ class SmoothedResult:
     def __repr__(self) -> str:
         return (
             f"<SmoothedResult {self.method}: "
-            + "; ".join(f"epsilon={e:g} delta={format_log(ld)}" for e, ld in zip(self.epsilon, self.log_delta_values))
+            + "; ".join(f"epsilon={e:g} delta{rel}{text}" for e, rel, text in self._delta_texts())
             + ">"
         )
+
+    def _delta_texts(self) -> list[tuple[float, str, str]]:
+        """(epsilon, relation, delta) for the repr: an exact delta is a proven upper bound
+        ("≤", rounded up), a Monte Carlo mean an estimate ("≈")."""
+        if self.method == "exact":
+            return [
+                (
+                    float(e),
+                    "=" if ld == -math.inf else "≤",
+                    "0" if ld == -math.inf else format_log10_up(ld / math.log(10.0)),
+                )
+                for e, ld in zip(self.epsilon, self.log_delta_values)
+            ]
+        return [(float(e), "≈", format_log(ld)) for e, ld in zip(self.epsilon, self.log_delta_values)]
 
     def chart(self) -> Any:
         """Altair chart: smoothed delta against epsilon (Figure 2, right)."""

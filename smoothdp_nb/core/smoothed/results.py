@@ -388,9 +388,9 @@ class SmoothedCurve:
         for r in results:
             df = r.to_frame()
             df.insert(0, "n", r.n)
+            df["log_delta"] = r.log_delta_values  # the proven bounds themselves (not log10 * ln 10, an ulp off)
             rows.append(df)
         table = pd.concat(rows, ignore_index=True)
-        table["log_delta"] = table["log10_delta"] * math.log(10)
         fits = []
         for ev, g in table.groupby("epsilon", sort=True):
             f = fit_exponential(g["n"], g["log_delta"])

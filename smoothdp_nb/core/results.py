@@ -28,7 +28,7 @@ import pandas as pd
 
 from . import rendering
 from .array_types import FloatArray, IntArray
-from .enclosures import exp_down, exp_up
+from .enclosures import exp_down, exp_up, log10_up
 from .formatting import format_log10_up
 from .mechanisms import Mechanism
 from .profiles import dp_delta as _dp_delta
@@ -128,7 +128,7 @@ class ProfileResult:
                 "n": np.repeat(self.sizes, e),
                 "epsilon": np.tile(self.epsilon, k),
                 "delta": self.delta.ravel(),
-                "log10_delta": (self.log_delta / _LN10).ravel(),
+                "log10_delta": log10_up(self.log_delta).ravel(),  # rounded up, like delta
                 "dp_delta": np.repeat(self.dp_delta, e),
             }
         )
@@ -142,7 +142,7 @@ class ProfileResult:
             "labels": [x.item() if isinstance(x, np.generic) else x for x in self.labels],
             "n": [int(v) for v in self.sizes],
             "epsilon": [float(v) for v in self.epsilon],
-            "log10_delta": [[_jsonable_float(v / _LN10) for v in row] for row in self.log_delta],
+            "log10_delta": [[_jsonable_float(v) for v in row] for row in log10_up(self.log_delta)],
             "dp_delta": [_jsonable_float(v) for v in self.dp_delta],
         }
 

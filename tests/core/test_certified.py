@@ -380,3 +380,20 @@ def test_winner_fast_path_encloses_the_exact_profile(n, data):
             assert lo <= ex <= hi, (n, T, a, e)
             if ex > 0:
                 assert hi / ex - 1 <= 1e-9, (n, T, a, e)
+
+
+def test_frames_log10_columns_are_upper_bounds():
+    """log10_delta of the result frames is log delta / ln 10 rounded up (to nearest it fell an
+    ulp below the bound: 1 of these 30 cells), so every column of a frame is an upper bound."""
+    from smoothdp_nb.core.results import profile
+
+    mp.mp.dps = 40
+    s = sdp.smoothed_delta(sdp.SamplingHistogram(T=4), 20, [[0.7, 0.3], [0.4, 0.6]], np.linspace(0, 2, 30))
+    pr = profile(sdp.SamplingHistogram(T=7), [[a, 30 - a] for a in range(31)], np.linspace(0, 2, 9))
+    for frame, logs in ((s.to_frame(), s.log_delta_values), (pr.to_frame(), pr.log_delta.ravel())):
+        for col, ld in zip(frame["log10_delta"], logs):
+            assert ld == -math.inf or mp.mpf(col) >= mp.mpf(ld) / mp.log(10)
+    for row, logs in zip(pr.to_dict()["log10_delta"], pr.log_delta):
+        for col, ld in zip(row, logs):
+            assert ld == -math.inf or mp.mpf(col) >= mp.mpf(ld) / mp.log(10)
+    mp.mp.dps = 60

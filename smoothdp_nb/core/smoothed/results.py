@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike
 
 from .. import rendering
 from ..array_types import FloatOrArray
-from ..enclosures import exp_down, exp_up, next_down, next_up
+from ..enclosures import exp_down, exp_up, log10_up, next_down, next_up
 from ..formatting import format_delta_upper, format_log, format_log10_up
 from ..hull import HullReduction
 
@@ -171,7 +171,7 @@ class SmoothedResult:
             {
                 "epsilon": self.epsilon,
                 "delta": self._delta_values(),
-                "log10_delta": self.log_delta_values / math.log(10),
+                "log10_delta": log10_up(self.log_delta_values),  # rounded up, like delta
                 "dp_delta": self.dp_delta_values,
             }
         )

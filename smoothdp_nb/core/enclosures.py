@@ -83,6 +83,7 @@ __all__ = [
     "gamma",
     "log_fraction_enclosure",
     "log_rel",
+    "log10_up",
     "lpmf_abs_error",
     "next_down",
     "next_up",
@@ -116,6 +117,16 @@ def next_up(x: npt.ArrayLike) -> FloatArray:
     """The next float64 above x (``-inf`` stays ``-inf``; ``inf`` and nan stay)."""
     a = np.asarray(x, dtype=float)
     out: FloatArray = np.where(np.isneginf(a), a, np.nextafter(a, np.inf))
+    return out
+
+
+def log10_up(log_values: npt.ArrayLike) -> FloatArray:
+    """Upper bounds on ``log10(exp(v))`` for natural logs v: ``v / ln 10`` moved up two
+    ulps (the double nearest ln 10 is within u of it and the division is correctly
+    rounded: a relative error below 2.01u, less than two ulps of the result); ``-inf``
+    and an exact 0 stay as they are."""
+    v = np.asarray(log_values, dtype=float) / math.log(10.0)
+    out: FloatArray = np.where(np.isfinite(v) & (v != 0.0), next_up(next_up(v)), v)
     return out
 
 

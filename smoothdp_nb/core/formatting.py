@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["format_delta_upper", "format_log10", "format_log"]
+__all__ = ["format_delta_upper", "format_log10", "format_log10_up", "format_log"]
 
 
 def format_log10(value: float, digits: int = 4) -> str:
@@ -39,21 +39,30 @@ def format_log(value: float) -> str:
     return format_log10(value / math.log(10.0))
 
 
-def format_delta_upper(value: float, digits: int = 9) -> str:
-    """``"δ ≤ 1.19720415e-32"``: a proven upper bound ``exp(value)`` (a natural
-    log) printed with its mantissa rounded **up**, so the printed number is
-    itself an upper bound (``"δ = 0"`` for an exact zero).
+def format_log10_up(value: float, digits: int = 4) -> str:
+    """``10 ** value`` (a base-10 logarithm) in e-notation with the mantissa
+    rounded **up**, so that the text is itself an upper bound of the number
+    (``"0"`` for ``-inf``): the form in which displays write a proven upper bound.
 
-    The base-10 logarithm and the power are widened by 1e-15 relative before
-    rounding up, which covers their own rounding errors (a few ulps).
+    The logarithm and the power are widened by 1e-15 relative before rounding
+    up, which covers their own rounding errors (a few ulps).
     """
     if not math.isfinite(value):
-        return "δ = 0" if value < 0 else "δ ≤ inf"
-    v10 = value / math.log(10.0)
-    v10 += 1e-15 * max(1.0, abs(v10))
+        return "0" if value < 0 else "inf"
+    v10 = value + 1e-15 * max(1.0, abs(value))
     ex = math.floor(v10)
     scale = 10.0 ** (digits - 1)
     mant = math.ceil(10.0 ** (v10 - ex) * (1.0 + 1e-15) * scale) / scale
     if mant >= 10.0:  # rounding carried into the exponent
         mant, ex = math.ceil(mant / 10.0 * scale) / scale, ex + 1
-    return f"δ ≤ {mant:.{digits - 1}f}e{ex:+03d}"
+    return f"{mant:.{digits - 1}f}e{ex:+03d}"
+
+
+def format_delta_upper(value: float, digits: int = 9) -> str:
+    """``"δ ≤ 1.19720415e-32"``: a proven upper bound ``exp(value)`` (a natural
+    log) printed with its mantissa rounded **up** (:func:`format_log10_up`), so
+    the printed number is itself an upper bound (``"δ = 0"`` for an exact zero).
+    """
+    if not math.isfinite(value):
+        return "δ = 0" if value < 0 else "δ ≤ inf"
+    return f"δ ≤ {format_log10_up(value / math.log(10.0), digits)}"

@@ -15,15 +15,17 @@ Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 2, Theorem 1, Theore
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Literal, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from .array_types import FloatOrArray
-from .enclosures import LIBM_REL, LogEnclosure, U, exp_up, next_up, sum_up
+from .enclosures import LIBM_REL, LogEnclosure, U, exp_up, fraction_up, next_up
 from .mechanisms import Mechanism
 from .validation import as_epsilon, as_int, as_real
 
@@ -282,8 +284,9 @@ def compose(guarantees: Sequence[tuple[float, float]]) -> Composition:
     """Proposition 5: running k (eps_i, delta_i, Pi)-smoothed DP mechanisms on the
     same database is (sum eps_i, sum delta_i, Pi)-smoothed DP.
 
-    Both sums are exact sums of the given floats (rational arithmetic) rounded
-    up to the next float, so the composed guarantee is never understated.
+    Both sums are exact sums of the given numbers (rational arithmetic: a
+    float or a Fraction enters with its exact value) rounded up to the next
+    float, so the composed guarantee is never understated.
 
     Parameters
     ----------
@@ -305,6 +308,14 @@ def compose(guarantees: Sequence[tuple[float, float]]) -> Composition:
         d = as_real(pair[1], f"guarantees[{i}] delta", lo=0.0, hi=1.0)
         eps_total += e
         delta_total += d
-    # the exact sums of the given floats, rounded up (a guarantee must not shrink)
-    eps_up = sum_up(float(p[0]) for p in items) if math.isfinite(eps_total) else math.inf
-    return Composition(eps_up, min(1.0, sum_up(float(p[1]) for p in items)))
+    # the exact sums of the given numbers, rounded up (a guarantee must not shrink): an exact
+    # rational (Fraction(1, 3)) enters as itself, not as the nearest float (which may lie below it)
+    eps_up = fraction_up(sum(map(_exact, (p[0] for p in items)), Fraction(0))) if math.isfinite(eps_total) else math.inf
+    return Composition(eps_up, min(1.0, fraction_up(sum(map(_exact, (p[1] for p in items)), Fraction(0)))))
+
+
+def _exact(value: float | numbers.Rational) -> Fraction:
+    """The exact rational value of a validated finite real number (a float, an int, a Fraction)."""
+    if isinstance(value, numbers.Rational):
+        return Fraction(value)
+    return Fraction(float(value))

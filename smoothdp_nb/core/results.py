@@ -28,8 +28,8 @@ import pandas as pd
 
 from . import rendering
 from .array_types import FloatArray, IntArray
-from .enclosures import exp_down, exp_up
-from .formatting import format_log10
+from .enclosures import exp_down, exp_up, log10_up
+from .formatting import format_log10_up
 from .mechanisms import Mechanism
 from .profiles import dp_delta as _dp_delta
 from .profiles import privacy_profile
@@ -128,7 +128,7 @@ class ProfileResult:
                 "n": np.repeat(self.sizes, e),
                 "epsilon": np.tile(self.epsilon, k),
                 "delta": self.delta.ravel(),
-                "log10_delta": (self.log_delta / _LN10).ravel(),
+                "log10_delta": log10_up(self.log_delta).ravel(),  # rounded up, like delta
                 "dp_delta": np.repeat(self.dp_delta, e),
             }
         )
@@ -142,13 +142,16 @@ class ProfileResult:
             "labels": [x.item() if isinstance(x, np.generic) else x for x in self.labels],
             "n": [int(v) for v in self.sizes],
             "epsilon": [float(v) for v in self.epsilon],
-            "log10_delta": [[_jsonable_float(v / _LN10) for v in row] for row in self.log_delta],
+            "log10_delta": [[_jsonable_float(v) for v in row] for row in log10_up(self.log_delta)],
             "dp_delta": [_jsonable_float(v) for v in self.dp_delta],
         }
 
     def __str__(self) -> str:
         k, e = self.log_delta.shape
-        head = f"Privacy profile of {self.mechanism!r} on {k} database(s) ({self.source}), {e} epsilon value(s)"
+        head = (
+            f"Privacy profile of {self.mechanism!r} on {k} database(s) ({self.source}), {e} epsilon value(s); "
+            "δ ≤: proven upper bounds, rounded up"
+        )
         lines = [head]
         width = max(5, max(len(str(x)) for x in self.labels))
         shown_eps = self.epsilon[:6]
@@ -162,8 +165,9 @@ class ProfileResult:
             if i == -1:
                 lines.append(f"{'...':>{width}}")
                 continue
-            vals = "  ".join(f"{format_log10(v / _LN10):>13}" for v in self.log_delta[i, : len(shown_eps)])
-            dp = f"{self.dp_delta[i]:.4g}" if np.isfinite(self.dp_delta[i]) else "n/a"
+            vals = "  ".join(f"{_upper_text(v / _LN10):>13}" for v in self.log_delta[i, : len(shown_eps)])
+            d = float(self.dp_delta[i])
+            dp = _upper_text(math.log10(d) if d > 0 else -math.inf) if np.isfinite(d) else "n/a"
             lines.append(f"{self.labels[i]!s:>{width}}  {int(self.sizes[i]):>12,}  {vals}  {dp:>10}")
         if e > len(shown_eps):
             lines.append(f"({e - len(shown_eps)} more epsilon values: see .to_frame())")
@@ -390,3 +394,8 @@ class ReleaseReport:
 
 def _lattice_text(step: float) -> str:
     return f"2**{math.frexp(step)[1] - 1} = {step:.6g}"
+
+
+def _upper_text(log10_value: float) -> str:
+    """A proven upper bound (its base-10 log) as text: ``"≤ 1.667e-01"``, ``"0"`` for an exact zero."""
+    return "0" if log10_value == -math.inf else f"≤ {format_log10_up(log10_value)}"

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from ..core.formatting import format_log10
 from . import frames, style
 from .figure import Figure
 
@@ -70,7 +71,14 @@ def _dp_frame(value: float | None) -> pd.DataFrame:
     rows = (
         []
         if value is None
-        else [{"log10_delta": math.log10(value), "series": _DP, "delta_text": f"{value:.4g}", "label": "DP δ"}]
+        else [
+            {
+                "log10_delta": math.log10(value),
+                "series": _DP,
+                "delta_text": frames.delta_text([math.log10(value)])[0],
+                "label": "DP δ",
+            }
+        ]
     )
     return pd.DataFrame(rows, columns=["log10_delta", "series", "delta_text", "label"])
 
@@ -168,7 +176,7 @@ def delta_vs_epsilon_figure(
     """:func:`delta_vs_epsilon_chart` as a :class:`~smoothdp_nb.display.figure.Figure` (rows and drawing apart)."""
     df = frames.max_per(frames.with_log10(frame), ["epsilon"])
     df = frames.thin(frames.finite(df), "epsilon")
-    df["delta_text"] = frames.delta_text(df["log10_delta"])
+    df["delta_text"] = frames.delta_text(df["log10_delta"], upper=not frames.is_estimate(df))
     df["series"] = label
     if {"ci_low", "ci_high"} <= set(df.columns):
         mask, lo10, hi10 = informative_band(df["ci_low"], df["ci_high"])
@@ -280,7 +288,7 @@ def delta_vs_n_chart(
     """
     df = frames.max_per(frames.with_log10(table), ["n", "epsilon"])
     df = frames.thin(frames.finite(df), "n")
-    df["delta_text"] = frames.delta_text(df["log10_delta"])
+    df["delta_text"] = frames.delta_text(df["log10_delta"], upper=not frames.is_estimate(df))
     df["epsilon_label"] = _eps_label(df["epsilon"])
     df["series"] = "computed"
     fit_rows = []
@@ -535,7 +543,7 @@ def figure1_chart(frame: pd.DataFrame, title: str | None = None) -> alt.VConcatC
         raise ValueError(f"figure1_chart: frame needs the columns {sorted(missing)}")
     df = frame.copy()
     df["delta_text"] = frames.delta_text(df["log10_delta"])
-    df["utility_text"] = frames.delta_text(df["log10_utility"])
+    df["utility_text"] = [format_log10(float(v)) for v in df["log10_utility"]]  # a utility, not a bound
     x = alt.X(
         "year:Q", axis=style.axis("election year", format="d", tickMinStep=4), scale=alt.Scale(zero=False, nice=False)
     )

@@ -12,10 +12,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..core.formatting import format_log10
+from ..core.formatting import format_log10, format_log10_up
 from .style import MAX_ROWS
 
-__all__ = ["delta_text", "finite", "first_dp_delta", "max_per", "thin", "with_log10"]
+__all__ = ["delta_text", "finite", "first_dp_delta", "is_estimate", "max_per", "thin", "with_log10"]
 
 _LN10 = math.log(10.0)
 
@@ -72,9 +72,26 @@ def finite(df: pd.DataFrame, column: str = "log10_delta") -> pd.DataFrame:
     return df[np.isfinite(df[column].astype(float))].reset_index(drop=True)
 
 
-def delta_text(log10_values: Sequence[float]) -> list[str]:
-    """Tooltip text of each delta, written from its logarithm (exact below 1e-308 too)."""
-    return [format_log10(float(v)) for v in log10_values]
+def delta_text(log10_values: Sequence[float] | np.ndarray | pd.Series, *, upper: bool = True) -> list[str]:
+    """Tooltip text of each delta, written from its logarithm (exact below 1e-308 too).
+
+    ``upper`` (a certified result): ``"≤ 1.667e-01"``, the proven upper bound
+    with its mantissa rounded up (never a figure rounded to nearest, which may
+    lie below the truth); otherwise a Monte Carlo estimate, ``"≈ 1.655e-01"``.
+    An exact zero is ``"0"``."""
+    out = []
+    for v in log10_values:
+        x = float(v)
+        if x == -math.inf:
+            out.append("0")
+        else:
+            out.append(f"≤ {format_log10_up(x)}" if upper else f"≈ {format_log10(x)}")
+    return out
+
+
+def is_estimate(df: pd.DataFrame) -> bool:
+    """A frame of Monte Carlo estimates (it carries an interval), not of proven upper bounds."""
+    return {"ci_low", "ci_high"} <= set(df.columns)
 
 
 def first_dp_delta(df: pd.DataFrame) -> float | None:

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 import altair as alt
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
-from ..core.formatting import format_log10
 from ..core.noise import get_family
 from . import delta, frames, noise, release, style
 
@@ -75,8 +75,8 @@ def profile_summary(result: ProfileResult) -> pd.DataFrame:
     """One row per database, one column of delta per epsilon (at most 6)."""
     out = pd.DataFrame({"label": [str(x) for x in result.labels], "n": [f"{int(v):,}" for v in result.sizes]})
     for j, e in enumerate(result.epsilon[:6]):
-        out[f"δ at ε = {e:.4g}"] = [format_log10(v / _LN10) for v in result.log_delta[:, j]]
-    out["DP δ"] = [f"{v:.4g}" if np.isfinite(v) else "n/a" for v in result.dp_delta]
+        out[f"δ at ε = {e:.4g}"] = frames.delta_text(result.log_delta[:, j] / _LN10)
+    out["DP δ"] = _dp_text(result.dp_delta)
     return out
 
 
@@ -108,13 +108,23 @@ def smoothed_result_chart(result: SmoothedResult) -> alt.LayerChart:
     return delta.delta_vs_epsilon_chart(result.to_frame(), title=title, note=monte_carlo_note(result))
 
 
+def _dp_text(values: ArrayLike) -> list[str]:
+    """The DP deltas (proven upper bounds) as text rounded up; "n/a" where not computed."""
+    v = np.asarray(values, dtype=float)
+    with np.errstate(divide="ignore"):
+        text = frames.delta_text(np.log10(np.where(np.isfinite(v), v, 1.0)))
+    return [t if np.isfinite(x) else "n/a" for t, x in zip(text, v)]
+
+
 def smoothed_summary(result: SmoothedResult) -> pd.DataFrame:
     """One row per epsilon: delta (from its logarithm), interval, DP delta, worst composition."""
     df = result.to_frame()
-    out = pd.DataFrame({"ε": [f"{v:.4g}" for v in df["epsilon"]], "δ": frames.delta_text(df["log10_delta"])})
+    # an exact result's delta is a proven upper bound ("≤", rounded up); Monte Carlo's an estimate ("≈")
+    delta = frames.delta_text(df["log10_delta"], upper=result.method == "exact")
+    out = pd.DataFrame({"ε": [f"{v:.4g}" for v in df["epsilon"]], "δ": delta})
     if "ci_low" in df:
         out["interval"] = [f"[{a:.3e}, {b:.3e}]" for a, b in zip(df["ci_low"], df["ci_high"])]
-    out["DP δ"] = [f"{v:.4g}" for v in df["dp_delta"]]
+    out["DP δ"] = _dp_text(df["dp_delta"])
     counts = [c for c in df.columns if c.startswith("n_")]
     if counts:
         out["worst composition"] = [str(tuple(int(v) for v in row)) for row in df[counts].to_numpy()]
@@ -141,12 +151,13 @@ def curve_summary(curve: SmoothedCurve) -> pd.DataFrame:
     last = tab[tab["n"] == n_max].groupby("epsilon", sort=True)["log10_delta"].max()
     fits = curve.fits
     out = pd.DataFrame({"ε": [f"{v:.4g}" for v in fits["epsilon"]]})
-    out[f"δ at n = {int(n_max):,}"] = [format_log10(last.get(e, -np.inf)) for e in fits["epsilon"]]
+    exact = all(getattr(r, "method", "exact") == "exact" for r in curve.results)
+    out[f"δ at n = {int(n_max):,}"] = frames.delta_text([last.get(e, -np.inf) for e in fits["epsilon"]], upper=exact)
     out["slope (decades per 1000 records)"] = [f"{1000 * v / _LN10:.4g}" for v in fits["slope"]]
     out["R²"] = [f"{v:.4f}" for v in fits["r2"]]
     dp = frames.first_dp_delta(tab)
     if dp is not None:
-        out["DP δ"] = f"{dp:.4g}"
+        out["DP δ"] = _dp_text([dp])[0]
     return out
 
 

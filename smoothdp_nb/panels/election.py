@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..core import datasets as _datasets
-from ..core.formatting import format_log10
+from ..core.formatting import format_log10_up
 from ..core.mechanisms import SamplingHistogram
 from ..core.profiles import dp_delta, privacy_profile
 from ..display import Figure, profile_figure
@@ -189,7 +189,8 @@ class ElectionPanel(Panel):
 
     def _status_text(self) -> str:
         worst = self.frame.loc[self.frame["log_delta"].idxmax()]
-        text = f"largest δ: {format_log10(worst['log_delta'] / _LN10)} ({int(worst['year'])}, ε = {worst['epsilon']:g})"
+        largest = format_log10_up(worst["log_delta"] / _LN10)  # a proven upper bound, rounded up
+        text = f"largest δ ≤ {largest} ({int(worst['year'])}, ε = {worst['epsilon']:g})"
         if self.coarse:
             text += f" — coarse grid ({self.frame['epsilon'].nunique()} of {len(self.grid())} ε values), refining…"
         return text

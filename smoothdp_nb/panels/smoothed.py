@@ -7,12 +7,14 @@ Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 3, Figure 2 right).
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import ipywidgets as W
 import numpy as np
 
 from ..core import datasets as _datasets
+from ..core.ball_arithmetic import decimal_up
 from ..core.budget import ComputationTooLarge
 from ..core.mechanisms import Mechanism, SamplingHistogram
 from ..core.smoothed import SmoothedResult, smoothed_delta
@@ -163,8 +165,11 @@ class SmoothedDPPanel(Panel):
         what = "exact (Algorithm 1)" if r.method == "exact" else f"Monte Carlo, {r.trials} trials per composition"
         if self.fallback:
             what += f" ({self.fallback})"
+        # the DP delta as a true statement: T/n exactly, or a user mechanism's bound rounded up
         if self.mechanism is None:
-            who, dp = f"η = {self.eta.value:g}, T = {r.mechanism.sample_size(r.n):,}", "DP δ = T/n"
+            T = r.mechanism.sample_size(r.n)
+            who, dp = f"η = {self.eta.value:g}, T = {T:,}", f"DP δ = T/n = {T}/{r.n}"
         else:
-            who, dp = self.mechanism.label, "DP δ"
-        return f"n = {r.n:,}, {who}; {what}; {len(r.vertex_labels)} hull vertices; {dp} = {np.max(r.dp_delta):.6g}"
+            top = float(np.max(r.dp_delta))
+            who, dp = self.mechanism.label, "DP δ n/a" if np.isnan(top) else f"DP δ ≤ {decimal_up(Fraction(top))}"
+        return f"n = {r.n:,}, {who}; {what}; {len(r.vertex_labels)} hull vertices; {dp}"

@@ -137,6 +137,78 @@ def test_postprocessed_map_enclosure():
             _check(sdp.privacy_profile(mech, list(h), e, enclosure=True), exact.profile_of_law(law, h, e))
 
 
+def _pushforward(law, f):
+    out: dict[object, Fraction] = {}
+    for o, p in law.items():
+        y = f(o)
+        for k, q in y.items() if isinstance(y, dict) else ((y, Fraction(1)),):
+            out[k] = out.get(k, Fraction(0)) + p * q
+    return out
+
+
+def _exact_winner(o):
+    top = [i for i, v in enumerate(o) if v == max(o)]
+    return top[0] if len(top) == 1 else {i: Fraction(1, len(top)) for i in top}
+
+
+def _rr_fraction_law(h):
+    return exact.randomized_response_law((h[0], sum(h) - h[0]), Fraction(3, 4))
+
+
+_RR = sdp.FiniteMechanism(lambda h: {k: float(v) for k, v in _rr_fraction_law(h).items()}, categories=3)
+
+
+def _composite(kind, T):
+    """(mechanism, exact law) of the composite mechanisms of item 1 (audit of issue 21)."""
+    with_rep = lambda h: exact.pmf_with_replacement(h, T)  # noqa: E731
+    without = lambda h: exact.pmf_without_replacement(h, T)  # noqa: E731
+    if kind == "winner-with-replacement":
+        mech = sdp.postprocess(sdp.SamplingHistogram(T=T, replace=True), sdp.winner)
+        return mech, lambda h: _pushforward(with_rep(h), _exact_winner)
+    if kind == "map":
+        return sdp.postprocess(sdp.SamplingHistogram(T=T), lambda o: o[0] - o[-1]), lambda h: _pushforward(
+            without(h), lambda o: o[0] - o[-1]
+        )
+    if kind == "joint":
+        mech = sdp.joint(sdp.SamplingHistogram(T=T), _RR)
+        return mech, lambda h: {(a, b): p * q for a, p in without(h).items() for b, q in _rr_fraction_law(h).items()}
+    # repeat of the winner fast path, twice
+    mech = sdp.repeat(sdp.postprocess(sdp.SamplingHistogram(T=T), sdp.winner), 2)
+
+    def law(h):
+        w = _pushforward(without(h), _exact_winner)
+        return {(a, b): p * q for a, p in w.items() for b, q in w.items()}
+
+    return mech, law
+
+
+@given(
+    st.sampled_from(["winner-with-replacement", "map", "joint", "repeat"]),
+    st.lists(st.integers(0, 3), min_size=3, max_size=3).filter(lambda h: sum(h) >= 1),
+    st.integers(1, 3),
+    st.data(),
+)
+@settings(max_examples=40, deadline=None)
+def test_composite_mechanisms_enclose_the_exact_profile(kind, h, T, data):
+    """Every composite class against its exact law, at epsilon 0, a random epsilon and
+    epsilon equal to a likelihood ratio of the law (the float nearest log P(o)/Q(o))."""
+    T = min(T, sum(h))
+    mech, law = _composite(kind, T)
+    P = law(tuple(h))
+    ratios = sorted(
+        {
+            float(abs(mp.log(exact.to_mp(P[o]) / exact.to_mp(Q[o]))))
+            for x in exact.neighbours(tuple(h))
+            for Q in [law(x)]
+            for o in P
+            if o in Q and P[o] != Q[o] and P[o] > 0 and Q[o] > 0
+        }
+    )
+    eps = [0.0, data.draw(st.floats(0.0, 2.0))] + ([data.draw(st.sampled_from(ratios))] if ratios else [])
+    for e in eps:
+        _check(sdp.privacy_profile(mech, h, e, enclosure=True), exact.profile_of_law(law, tuple(h), e))
+
+
 # -- dp_delta, remark8, compose, smoothed --------------------------------------------
 def test_generic_dp_delta_is_an_upper_bound():
     mech = sdp.FiniteMechanism(_rr_law, categories=2)
@@ -163,6 +235,21 @@ def test_compose_rounds_outward():
     c = sdp.compose(items)
     assert Fraction(c.delta) >= sum(Fraction(d) for _, d in items)
     assert Fraction(c.epsilon) >= sum(Fraction(e) for e, _ in items)
+
+
+@given(st.lists(st.tuples(st.fractions(0, 3), st.fractions(0, Fraction(1, 4))), min_size=1, max_size=4))
+@settings(max_examples=60, deadline=None)
+def test_compose_of_exact_rationals_is_never_below_their_sum(items):
+    # a Fraction guarantee (1/3) is a number compose accepts: its sum must not shrink to the
+    # nearest float below (0.3333333333333333 < 1/3 before the audit of issue 21)
+    c = sdp.compose(items)
+    assert Fraction(c.epsilon) >= sum(e for e, _ in items)
+    assert Fraction(c.delta) >= min(Fraction(1), sum(d for _, d in items))
+
+
+def test_compose_of_one_third():
+    c = sdp.compose([(Fraction(1, 3), Fraction(1, 3))])
+    assert Fraction(c.epsilon) >= Fraction(1, 3) and Fraction(c.delta) >= Fraction(1, 3)
 
 
 def test_smoothed_delta_exact_encloses_definition_3():
@@ -293,3 +380,20 @@ def test_winner_fast_path_encloses_the_exact_profile(n, data):
             assert lo <= ex <= hi, (n, T, a, e)
             if ex > 0:
                 assert hi / ex - 1 <= 1e-9, (n, T, a, e)
+
+
+def test_frames_log10_columns_are_upper_bounds():
+    """log10_delta of the result frames is log delta / ln 10 rounded up (to nearest it fell an
+    ulp below the bound: 1 of these 30 cells), so every column of a frame is an upper bound."""
+    from smoothdp_nb.core.results import profile
+
+    mp.mp.dps = 40
+    s = sdp.smoothed_delta(sdp.SamplingHistogram(T=4), 20, [[0.7, 0.3], [0.4, 0.6]], np.linspace(0, 2, 30))
+    pr = profile(sdp.SamplingHistogram(T=7), [[a, 30 - a] for a in range(31)], np.linspace(0, 2, 9))
+    for frame, logs in ((s.to_frame(), s.log_delta_values), (pr.to_frame(), pr.log_delta.ravel())):
+        for col, ld in zip(frame["log10_delta"], logs):
+            assert ld == -math.inf or mp.mpf(col) >= mp.mpf(ld) / mp.log(10)
+    for row, logs in zip(pr.to_dict()["log10_delta"], pr.log_delta):
+        for col, ld in zip(row, logs):
+            assert ld == -math.inf or mp.mpf(col) >= mp.mpf(ld) / mp.log(10)
+    mp.mp.dps = 60

@@ -548,7 +548,8 @@ def test_sliders_deliver_exact_decimals_to_the_core():
     assert panel.eta.value == 0.993
     mech = panel.result.mechanism
     assert mech.sample_size(20_000) == 19_860  # ceil(0.993 * 20000), not 19861
-    assert "η = 0.993" in panel.status.value and f"DP δ = T/n = {mech.sample_size(200) / 200:.6g}" in panel.status.value
+    # the DP delta is stated exactly (T/n as a fraction), never rounded to nearest below the truth
+    assert "η = 0.993" in panel.status.value and f"DP δ = T/n = {mech.sample_size(200)}/200" in panel.status.value
     panel.epsilon.value = (0.49999999999999994, 2.0999999999999996)
     assert panel.epsilon.value == (0.5, 2.1)
     assert panel.result.epsilon.tolist() == pytest.approx([0.5, 1.03333, 1.56667, 2.1], abs=1e-5)
@@ -687,3 +688,20 @@ def test_smoothed_panel_takes_a_composed_mechanism():
     assert np.all(np.asarray(want.log_delta) >= np.asarray(one.log_delta) - 1e-9)
     panel.n.value = 15
     assert panel.result.n == 15 and panel.last_error is None
+
+
+def test_status_states_the_dp_delta_as_a_bound():
+    """Issue 21 item 1 (audit): T/n = 1/3 was shown as 0.333333, below the truth; a user
+    mechanism's DP delta is shown as "DP δ ≤ x" with x rounded up."""
+    from fractions import Fraction
+
+    panel = panels.smoothed_dp(n=300, epsilon_points=2)
+    panel.eta.value = 1 / 3
+    mech = panel.result.mechanism
+    T = mech.sample_size(300)
+    assert f"DP δ = T/n = {T}/300" in panel.status.value
+    rr = sdp.FiniteMechanism(lambda h: {0: 2 / 3 if h[0] else 1 / 3, 1: 1 / 3 if h[0] else 2 / 3}, categories=2)
+    p2 = panels.smoothed_dp(mechanism=rr, n=3, epsilon_points=2)
+    text = p2.status.value
+    stated = Fraction(text.split("DP δ ≤ ")[1].split()[0].rstrip(";,"))
+    assert stated >= Fraction(float(np.max(p2.result.dp_delta)))

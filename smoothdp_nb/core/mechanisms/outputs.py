@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Hashable
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -28,9 +29,9 @@ def factorize_outputs(outputs: list[Any]) -> tuple[list[IntArray], int]:
       from every other value (``None``, 0, ...);
     * ``None``, strings, tuples and values of different types (``1``,
       ``1.0``, ``True``, ``"1"``) are outputs of their own, and so are
-      ``0.0`` and ``-0.0``; a numpy scalar is the Python value it prints
-      as (``np.int64(3)`` is ``3``), and a numpy array is the tuple of its
-      entries;
+      ``0.0`` and ``-0.0`` (the sign of a complex or Decimal zero too); a
+      numpy scalar is the Python value it prints as (``np.int64(3)`` is
+      ``3``), and a numpy array is the tuple of its entries;
     * numeric arrays of one dtype (the histograms of the sampling
       mechanisms, 1-D values) are compared by the bits of their entries,
       with NaNs made one (vectorised); anything else is keyed in one pass
@@ -80,23 +81,26 @@ _NAN_KEY = _NaN()
 
 def output_key(o: object) -> Hashable:
     """A hashable key equal for two outputs exactly when they are the same output
-    (see :func:`factorize_outputs`): the type is part of the key, floats keep
-    the sign of zero, every NaN has one key, tuples are keyed entry by entry."""
+    (see :func:`factorize_outputs`): the type is part of the key, zeros keep
+    their sign (float, complex and Decimal zeros alike), every NaN has one key,
+    tuples and frozensets are keyed entry by entry."""
     if isinstance(o, np.ndarray):
         return ("ndarray", o.shape, tuple(output_key(v) for v in o.ravel().tolist()))
     if isinstance(o, np.generic):
         o = o.item()
     t = type(o)
-    if t is float or t is complex:
+    if isinstance(o, Decimal):  # before any comparison: a signalling NaN refuses to compare
+        return _NAN_KEY if o.is_nan() else (t, o, o.is_signed())
+    if isinstance(o, (float, complex)):
         if o != o:  # NaN (complex: either part)
             return _NAN_KEY
-        if t is float and o == 0.0:
-            return ("zero", math.copysign(1.0, o))
-        return (t, o)
+        if isinstance(o, float):
+            return (t, o, math.copysign(1.0, o))
+        return (t, o, math.copysign(1.0, o.real), math.copysign(1.0, o.imag))
     if t is tuple:
         return (tuple, tuple(output_key(v) for v in o))  # type: ignore[attr-defined]
-    if isinstance(o, float) and o != o:  # a float subclass holding NaN
-        return _NAN_KEY
+    if t is frozenset:
+        return (frozenset, frozenset(output_key(v) for v in o))  # type: ignore[attr-defined]
     if not isinstance(o, Hashable):
         raise TypeError(f"{type(o).__name__} is not hashable")
     return (t, o)

@@ -16,8 +16,8 @@ from numpy.typing import ArrayLike
 
 from .. import rendering
 from ..array_types import FloatOrArray
-from ..enclosures import exp_down, exp_up, next_down, next_up
-from ..formatting import format_delta_upper, format_log
+from ..enclosures import exp_down, exp_up, log10_up, next_down, next_up
+from ..formatting import format_delta_upper, format_log, format_log10_up
 from ..hull import HullReduction
 
 if TYPE_CHECKING:
@@ -171,7 +171,7 @@ class SmoothedResult:
             {
                 "epsilon": self.epsilon,
                 "delta": self._delta_values(),
-                "log10_delta": self.log_delta_values / math.log(10),
+                "log10_delta": log10_up(self.log_delta_values),  # rounded up, like delta
                 "dp_delta": self.dp_delta_values,
             }
         )
@@ -212,13 +212,28 @@ class SmoothedResult:
         dp = self.dp_delta_values
         same = bool(np.all(dp == dp[0]))
         lines = [head] + ([f"DP delta (worst case) = {dp[0]:.4g}"] if same else [])
+        # a Monte Carlo mean is an estimate, not a bound: only the upper end of an interval that
+        # covers every composition is written "δ ≤" (rounded up), with its confidence
+        covers_all = any(note.startswith("Monte Carlo interval covers all") for note in self.notes)
         for i, e in enumerate(self.epsilon):
             ld = self.log_delta_values[i]
-            txt = f"  epsilon = {e:g}: {format_delta_upper(ld)}"
+            if self.ci_low_values is None or self.ci_high_values is None:
+                txt = f"  epsilon = {e:g}: {format_delta_upper(ld)}"
+            else:
+                lo, hi = float(self.ci_low_values[i]), float(self.ci_high_values[i])
+                hi_text = format_delta_upper(math.log(hi) if hi > 0 else -math.inf)
+                if covers_all:
+                    txt = (
+                        f"  epsilon = {e:g}: {hi_text} with {self.confidence:.0%} confidence (estimate {format_log(ld)}"
+                    )
+                    txt += f", interval from {lo:.3g})"
+                else:
+                    txt = (
+                        f"  epsilon = {e:g}: estimate {format_log(ld)}, {self.confidence:.0%} interval "
+                        f"[{lo:.3g}, {hi_text[4:]}] for the largest candidate composition only"
+                    )
             if not same:
                 txt += f" (DP delta {dp[i]:.4g})"
-            if self.ci_low_values is not None and self.ci_high_values is not None:
-                txt += f"  [{self.ci_low_values[i]:.3g}, {self.ci_high_values[i]:.3g}] ({self.confidence:.0%})"
             txt += f"  at composition {tuple(int(c) for c in self.worst_composition_values[i])}"
             lines.append(txt)
         if self.method == "monte-carlo" and self.interval:
@@ -228,9 +243,23 @@ class SmoothedResult:
     def __repr__(self) -> str:
         return (
             f"<SmoothedResult {self.method}: "
-            + "; ".join(f"epsilon={e:g} delta={format_log(ld)}" for e, ld in zip(self.epsilon, self.log_delta_values))
+            + "; ".join(f"epsilon={e:g} delta{rel}{text}" for e, rel, text in self._delta_texts())
             + ">"
         )
+
+    def _delta_texts(self) -> list[tuple[float, str, str]]:
+        """(epsilon, relation, delta) for the repr: an exact delta is a proven upper bound
+        ("≤", rounded up), a Monte Carlo mean an estimate ("≈")."""
+        if self.method == "exact":
+            return [
+                (
+                    float(e),
+                    "=" if ld == -math.inf else "≤",
+                    "0" if ld == -math.inf else format_log10_up(ld / math.log(10.0)),
+                )
+                for e, ld in zip(self.epsilon, self.log_delta_values)
+            ]
+        return [(float(e), "≈", format_log(ld)) for e, ld in zip(self.epsilon, self.log_delta_values)]
 
     def chart(self) -> Any:
         """Altair chart: smoothed delta against epsilon (Figure 2, right)."""
@@ -359,9 +388,9 @@ class SmoothedCurve:
         for r in results:
             df = r.to_frame()
             df.insert(0, "n", r.n)
+            df["log_delta"] = r.log_delta_values  # the proven bounds themselves (not log10 * ln 10, an ulp off)
             rows.append(df)
         table = pd.concat(rows, ignore_index=True)
-        table["log_delta"] = table["log10_delta"] * math.log(10)
         fits = []
         for ev, g in table.groupby("epsilon", sort=True):
             f = fit_exponential(g["n"], g["log_delta"])

@@ -6,6 +6,7 @@ Every expected value is computed here by enumeration with Fractions / mpmath
 """
 
 import math
+from decimal import Decimal
 from fractions import Fraction
 
 import mpmath as mp
@@ -96,6 +97,35 @@ def test_values_of_different_types_are_different_outputs(a, b):
     """A reader tells 1 from True, 0.0 from -0.0, (1, 2) from (1, 2.0): they are not one output."""
     M = sdp.FiniteMechanism(lambda h: {a: 1.0} if h[0] else {b: 1.0}, categories=2)
     assert sdp.dp_delta(M, 1, 0.5) == 1.0  # two point masses apart: delta 1 at every epsilon
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (complex(0.0, 0.0), complex(-0.0, 0.0)),  # prints 0j and (-0+0j)
+        (complex(1.0, 0.0), complex(1.0, -0.0)),
+        (Decimal("0"), Decimal("-0")),  # prints 0 and -0
+        (np.float32(-0.0), 0.0),
+    ],
+)
+def test_signed_zeros_of_every_numeric_type_are_different_outputs(a, b):
+    """The audit of issue 21: 0.0 / -0.0 were told apart, but a complex or Decimal zero's sign
+    was not (merged: delta 0 where the two point masses are apart, delta 1)."""
+    M = sdp.FiniteMechanism(lambda h: {a: 1.0} if h[0] else {b: 1.0}, categories=2)
+    assert sdp.dp_delta(M, 1, 0.5) == 1.0
+    f = sdp.postprocess(sdp.SamplingHistogram(T=1), lambda k: a if k[0] else b)
+    assert sdp.dp_delta(f, 1, 0.5) == 1.0
+
+
+def test_nan_inside_a_frozenset_is_one_output():
+    """Every NaN is one output, also inside a frozenset (two NaN objects made two outputs:
+    delta 1 for a mechanism that always publishes {nan})."""
+    M = sdp.FiniteMechanism(lambda h: {frozenset([float("nan")]): 1.0}, categories=2)
+    assert sdp.dp_delta(M, 2, 0.0) == 0.0
+    M = sdp.FiniteMechanism(
+        lambda h: {frozenset([float("nan"), 1]): 1.0} if h[0] else {frozenset([1.0, float("nan")]): 1.0}, categories=2
+    )
+    assert sdp.dp_delta(M, 1, 0.5) == 1.0  # 1 and 1.0 stay apart inside a set too
 
 
 def test_equal_values_are_one_output():

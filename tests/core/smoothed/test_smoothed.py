@@ -614,3 +614,14 @@ def test_cost_model_walks_a_sample_of_blocks_at_large_n(monkeypatch):
     full = cost.binary_work_units(10**6, 3, 0.3, 0.6, log_bound=900.0, slope=0.05)
     for key in full:
         assert sampled[key] == pytest.approx(full[key], rel=1e-3)
+
+
+def test_curve_table_keeps_the_certified_log_delta():
+    """The curve's log_delta column is the results' proven upper bounds themselves (it was
+    rebuilt as log10_delta * ln 10: two roundings, an ulp below the bound in 2 of 28 cells)."""
+    c = sdp.smoothed_delta_curve(
+        sdp.SamplingHistogram(T=4), [8, 10, 12, 14, 16, 18, 20], [[0.7, 0.3], [0.4, 0.6]], [0.1, 0.5, 0.9, 1.3]
+    )
+    want = np.concatenate([r.log_delta_values for r in c.results])
+    assert np.array_equal(c.table["log_delta"].to_numpy(), want)
+    assert np.all(c.table["delta"].to_numpy() >= np.exp(want) * (1 - 1e-15))

@@ -25,7 +25,7 @@ notebook's theme (JupyterLab's light and dark themes alike).
 
 from __future__ import annotations
 
-from ..core.formatting import format_log10
+from ..core.formatting import format_log10, format_log10_up
 from .delta import (
     bound_chart,
     delta_vs_epsilon_chart,
@@ -55,6 +55,7 @@ __all__ = [
     "figure1_chart",
     "format_delta",
     "format_log10",
+    "format_log10_up",
     "lattice_text",
     "noise_chart",
     "noise_figure",

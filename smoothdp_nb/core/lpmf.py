@@ -24,6 +24,7 @@ floats holding integers).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
@@ -35,13 +36,18 @@ __all__ = [
     "bd0",
     "log_binom_pmf",
     "log_binom_pmf_error",
+    "log_binom_pmf_with_error",
     "log_comb",
     "log_hypergeom_pmf",
     "log_hypergeom_pmf_error",
+    "log_hypergeom_pmf_with_error",
     "stirlerr",
 ]
 
 _U = 2.0**-53
+#: ``want(value) -> bool array``: where a caller needs the running error bound, given the computed log-pmfs
+Wanted = Callable[[FloatArray], npt.NDArray[np.bool_]]
+
 _LIBM_REL = 8.0 * _U  # as smoothdp_nb.core.enclosures.LIBM_REL (4 ulps)
 
 _LN_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -166,9 +172,26 @@ def log_binom_pmf(k: npt.ArrayLike, n: npt.ArrayLike, p: npt.ArrayLike, q: npt.A
 
 def _log_binom_interior(k: FloatArray, n: FloatArray, p: FloatArray, q: FloatArray) -> FloatArray:
     """Loader's formula for 0 < k < n and 0 < p < 1."""
-    lc = stirlerr(n) - stirlerr(k) - stirlerr(n - k) - bd0(k, n * p) - bd0(n - k, n * q)
+    return _binom_value(k, n, _deviances(k, n, p, q)[2])
+
+
+def _deviances(k: FloatArray, n: FloatArray, p: FloatArray, q: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Both deviance terms of Loader's formula in one :func:`bd0` call (half the
+    per-call numpy overhead): ``(x, m, bd0(x, m))`` with ``x = (k, n - k)`` and
+    ``m = (n p, n q)`` flattened and concatenated, so the log-pmf and its error
+    bound (:func:`_binom_error`) read the same deviance values."""
+    x = np.concatenate([k.ravel(), (n - k).ravel()])
+    mm = np.concatenate([(n * p).ravel(), (n * q).ravel()])
+    return x, mm, bd0(x, mm)
+
+
+def _binom_value(k: FloatArray, n: FloatArray, b: FloatArray) -> FloatArray:
+    """Loader's formula for 0 < k < n from the deviances ``b`` of :func:`_deviances`."""
+    N = k.size
+    lc = stirlerr(n) - stirlerr(k) - stirlerr(n - k) - b[:N].reshape(k.shape) - b[N:].reshape(k.shape)
     lf = math.log(2.0 * math.pi) + np.log(k) + np.log1p(-k / n)
-    return lc - 0.5 * lf
+    out: FloatArray = lc - 0.5 * lf
+    return out
 
 
 def _urn(
@@ -265,12 +288,16 @@ def log_binom_pmf_error(
     p = np.asarray(p, dtype=float)
     q = 1.0 - p if q is None else np.asarray(q, dtype=float)
     k, n, p, q = np.broadcast_arrays(k, n, p, q)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x, mm, b = _deviances(k, n, p, q)
+    return _binom_error(k, n, x, mm, b)
+
+
+def _binom_error(k: FloatArray, n: FloatArray, x: FloatArray, mm: FloatArray, b: FloatArray) -> FloatArray:
+    """The bound of :func:`log_binom_pmf_error` from the deviance terms of
+    :func:`_deviances` (``x``, ``mm``, ``b``: the 2 k.size values for ``k`` and ``n - k``)."""
     N = k.size
     with np.errstate(divide="ignore", invalid="ignore"):
-        # both deviance terms in one pass (half the per-call numpy overhead)
-        x = np.concatenate([k.ravel(), (n - k).ravel()])
-        mm = np.concatenate([(n * p).ravel(), (n * q).ravel()])
-        b = bd0(x, mm)
         eb = _bd0_error(x, mm, b)
         e = (eb[:N] + eb[N:]).reshape(k.shape)
         babs = np.abs(b)
@@ -309,3 +336,79 @@ def log_hypergeom_pmf_error(
         )
         out: FloatArray = (e[:m] + e[m : 2 * m] + e[2 * m :]).reshape(k.shape)
     return np.where(np.isfinite(out), out, np.inf)
+
+
+def log_binom_pmf_with_error(
+    k: npt.ArrayLike, n: npt.ArrayLike, p: npt.ArrayLike, q: npt.ArrayLike, want: Wanted
+) -> tuple[FloatArray, FloatArray]:
+    """:func:`log_binom_pmf` and, where ``want(value)`` holds, :func:`log_binom_pmf_error`
+    (``+inf`` elsewhere, also a bound), in one pass.
+
+    The error bound is the same function of the same deviance values (one
+    :func:`bd0` evaluation serves both), so it is the bound of
+    :func:`log_binom_pmf_error` for the value returned here; the saving is the
+    per-call overhead of a second pass over the arguments.
+    """
+    k, n, p, q = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (k, n, p, q)))
+    if not bool(np.all((k > 0) & (k < n) & (p > 0) & (q > 0))):  # end points: two passes
+        value = log_binom_pmf(k, n, p, q)
+        err = np.full(value.shape, np.inf)
+        sel = want(value)
+        if np.any(sel):
+            err[sel] = log_binom_pmf_error(k[sel], n[sel], p[sel], q[sel])
+        return value, err
+    x, mm, b = _deviances(k, n, p, q)
+    value = _binom_value(k, n, b)
+    err = np.full(value.shape, np.inf)
+    sel = np.flatnonzero(want(value))
+    if sel.size:
+        both = np.concatenate([sel, sel + k.size])
+        err.flat[sel] = _binom_error(k.ravel()[sel], n.ravel()[sel], x[both], mm[both], b[both])
+    return value, err
+
+
+def log_hypergeom_pmf_with_error(
+    k: npt.ArrayLike, good: npt.ArrayLike, bad: npt.ArrayLike, draws: npt.ArrayLike, want: Wanted
+) -> tuple[FloatArray, FloatArray]:
+    """:func:`log_hypergeom_pmf` and, where ``want(value)`` holds,
+    :func:`log_hypergeom_pmf_error` (``+inf`` elsewhere, also a bound), in one pass.
+
+    The value is computed exactly as :func:`log_hypergeom_pmf` computes it
+    (the same urn arguments, the same three binomial factors), and the bound
+    of :func:`log_hypergeom_pmf_error` is evaluated on the deviance values of
+    that very computation (:func:`_binom_error`), so the argument of
+    :func:`log_hypergeom_pmf_error` applies unchanged; what is saved is the
+    second pass's per-call overhead.
+    """
+    k, good, bad, draws, p, q = _urn(k, good, bad, draws)
+    total = good + bad
+    kf, gf, bf, df, tf, pf, qf = (a.ravel() for a in (k, good, bad, draws, total, p, q))
+    m = kf.size
+    same = m > 0 and bool(np.all(tf == tf[0]) and np.all(df == df[0]))
+    norm = slice(0, 1) if same else slice(None)
+    K = np.concatenate([kf, df - kf, df[norm]])
+    N = np.concatenate([gf, bf, tf[norm]])
+    P = np.concatenate([pf, pf, pf[norm]])
+    Q = np.concatenate([qf, qf, qf[norm]])
+    if m == 0 or not bool(np.all((K > 0) & (K < N) & (P > 0) & (Q > 0))):
+        # a factor at an end point of its support (or outside it): two passes
+        value = log_hypergeom_pmf(k, good, bad, draws)
+        err = np.full(value.shape, np.inf)
+        sel = want(value)
+        if np.any(sel):
+            err[sel] = log_hypergeom_pmf_error(k[sel], good[sel], bad[sel], draws[sel])
+        return value, err
+    x, mm, b = _deviances(K, N, P, Q)
+    bv = _binom_value(K, N, b)
+    value = (bv[:m] + bv[m : 2 * m] - bv[2 * m :]).reshape(k.shape)
+    err = np.full(value.shape, np.inf)
+    sel = np.flatnonzero(want(value))
+    if sel.size:
+        J = np.concatenate([sel, sel + m, np.full(1, 2 * m) if same else sel + 2 * m])
+        both = np.concatenate([J, J + K.size])
+        with np.errstate(invalid="ignore"):
+            e = _binom_error(K[J], N[J], x[both], mm[both], b[both])
+            s = sel.size
+            out = e[:s] + e[s : 2 * s] + e[2 * s :]
+        err.flat[sel] = np.where(np.isfinite(out), out, np.inf)
+    return value, err

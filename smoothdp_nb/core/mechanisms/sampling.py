@@ -441,6 +441,11 @@ class SamplingHistogram(SampleSize, Mechanism):
                 out: FloatArray = lpmf.log_binom_pmf_error(k, Tf, p[rows], q[rows]) + 3.03 * 2.0**-53 * Tf
                 return out
 
+            def logpmf_with_error(rows: IntArray, k: np.ndarray, want: lpmf.Wanted) -> tuple[FloatArray, FloatArray]:
+                # (the same bound as logpmf_error, from the value's own pass)
+                value, err = lpmf.log_binom_pmf_with_error(k, Tf, p[rows], q[rows], want)
+                return value, err + 3.03 * 2.0**-53 * Tf
+
             def ratio(rows: IntArray, k: np.ndarray) -> FloatArray:  # P(k+1)/P(k)
                 with np.errstate(divide="ignore", invalid="ignore"):
                     out: FloatArray = (Tf - k) / (k + 1.0) * (p[rows] / q[rows])
@@ -461,6 +466,9 @@ class SamplingHistogram(SampleSize, Mechanism):
 
             def logpmf_error(rows: IntArray, k: np.ndarray) -> FloatArray:
                 return lpmf.log_hypergeom_pmf_error(k, good[rows], bad[rows], Tf)
+
+            def logpmf_with_error(rows: IntArray, k: np.ndarray, want: lpmf.Wanted) -> tuple[FloatArray, FloatArray]:
+                return lpmf.log_hypergeom_pmf_with_error(k, good[rows], bad[rows], Tf, want)
 
             shift = bad - Tf + 1.0
 
@@ -487,6 +495,7 @@ class SamplingHistogram(SampleSize, Mechanism):
             pmf_factors=factors,
             ratio_roundings=roundings,
             logpmf_error=logpmf_error,
+            logpmf_with_error=logpmf_with_error,
         )
 
     def _log_pair_divergence_binary(

@@ -407,20 +407,24 @@ def _tail_sums(
         else:
             log_anchor[todo] = dist.logpmf(todo[:, None], anchor[todo][:, None])[:, 0]
     while todo.size:
-        # Rows sorted by window length and taken in chunks: little padding,
-        # and every temporary stays small (large temporaries come as fresh
-        # pages from the OS each time, which costs more than the arithmetic).
+        # Rows sorted by window length and taken in chunks (unless they fit in
+        # one): little padding, and every temporary stays small (large temporaries
+        # come as fresh pages from the OS each time, which costs more than the arithmetic).
         s, t, a, w = start[todo], stop[todo], anchor[todo], width[todo]
         ws = np.maximum(s, a - w)
         we = np.minimum(t, a + w)
-        order = np.argsort(we - ws, kind="stable")
-        todo, s, t, a, ws, we = (x[order] for x in (todo, s, t, a, ws, we))
-        total = np.empty(todo.size)
-        bound = np.empty(todo.size)
-        grow = np.empty(todo.size)
-        mass = np.empty(todo.size)
-        cells = we - ws + 1  # non-decreasing
-        i = 0
+        cells = we - ws + 1
+        if todo.size * int(cells.max()) <= _CHUNK_CELLS:  # one block: the order does not matter
+            total, bound, grow, mass = _window_sum(dist, todo, s, t, a, ws, we, factor, fe_all[todo])
+            i = todo.size
+        else:
+            order = np.argsort(cells, kind="stable")
+            todo, s, t, a, ws, we, cells = (x[order] for x in (todo, s, t, a, ws, we, cells))  # cells non-decreasing
+            total = np.empty(todo.size)
+            bound = np.empty(todo.size)
+            grow = np.empty(todo.size)
+            mass = np.empty(todo.size)
+            i = 0
         while i < todo.size:
             # the most rows whose padded block (rows x longest window) fits
             j = i + max(

@@ -400,6 +400,8 @@ class SamplingHistogram(SampleSize, Mechanism):
         u = np.asarray(u, dtype=np.int64)
         v = np.asarray(v, dtype=np.int64)
         rest = n - 1 - u - v
+        if not np.any(rest):  # two categories (the common case): one call, no scatter
+            return self._log_pair_divergence_binary(u, v, n, T, epsilon)
         lo = np.empty((u.size, epsilon.size))
         hi = np.empty((u.size, epsilon.size))
         for part, fn in ((rest == 0, self._log_pair_divergence_binary), (rest != 0, self._log_pair_divergence_grid)):

@@ -353,9 +353,9 @@ def log_binom_pmf_with_error(
     if not bool(np.all((k > 0) & (k < n) & (p > 0) & (q > 0))):  # end points: two passes
         value = log_binom_pmf(k, n, p, q)
         err = np.full(value.shape, np.inf)
-        sel = want(value)
-        if np.any(sel):
-            err[sel] = log_binom_pmf_error(k[sel], n[sel], p[sel], q[sel])
+        mask = want(value)
+        if np.any(mask):
+            err[mask] = log_binom_pmf_error(k[mask], n[mask], p[mask], q[mask])
         return value, err
     x, mm, b = _deviances(k, n, p, q)
     value = _binom_value(k, n, b)
@@ -394,9 +394,9 @@ def log_hypergeom_pmf_with_error(
         # a factor at an end point of its support (or outside it): two passes
         value = log_hypergeom_pmf(k, good, bad, draws)
         err = np.full(value.shape, np.inf)
-        sel = want(value)
-        if np.any(sel):
-            err[sel] = log_hypergeom_pmf_error(k[sel], good[sel], bad[sel], draws[sel])
+        mask = want(value)
+        if np.any(mask):
+            err[mask] = log_hypergeom_pmf_error(k[mask], good[mask], bad[mask], draws[mask])
         return value, err
     x, mm, b = _deviances(K, N, P, Q)
     bv = _binom_value(K, N, b)

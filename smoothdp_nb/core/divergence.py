@@ -249,10 +249,11 @@ class LogConcaveCounts:
     hi: IntArray
     mode: IntArray
     sd: FloatArray
-    #: for the error bounds: the largest count n of the laws, how many Loader
-    #: binomial log-pmfs one ``logpmf`` value combines (1 binomial, 3 hypergeometric)
-    #: and how many roundings one ``ratio`` value takes
-    size: float = 1.0
+    #: for the error bounds: the largest count n of the laws (one for all rows, or
+    #: one per row, shape (B,)), how many Loader binomial log-pmfs one ``logpmf``
+    #: value combines (1 binomial, 3 hypergeometric) and how many roundings one
+    #: ``ratio`` value takes
+    size: float | FloatArray = 1.0
     pmf_factors: int = 3
     ratio_roundings: int = 6
     #: a proven bound on the absolute error of ``logpmf`` at the same arguments
@@ -462,25 +463,27 @@ def _anchor_log_pmf(dist: LogConcaveCounts, rows: IntArray, k: IntArray) -> tupl
     ``logpmf_with_error``."""
     r, kf = rows[:, None], k[:, None].astype(float)
     threshold = RUNNING_ERROR_FROM  # read at call time (tests force the a-priori path)
+    size = np.asarray(dist.size, dtype=float)
+    size = size[rows] if size.ndim else size
 
-    def want(value: FloatArray) -> npt.NDArray[np.bool_]:
-        wanted: npt.NDArray[np.bool_] = np.isfinite(value) & (
-            lpmf_abs_error(value, dist.size, dist.pmf_factors) > threshold
-        )
+    def want(value: FloatArray) -> npt.NDArray[np.bool_]:  # value: (rows, 1)
+        a_priori = lpmf_abs_error(value[:, 0], size, dist.pmf_factors)
+        wanted: npt.NDArray[np.bool_] = np.isfinite(value) & (a_priori > threshold)[:, None]
         return wanted
 
     if dist.logpmf_with_error is not None:
         value, run = (a[:, 0] for a in dist.logpmf_with_error(r, kf, want))
     else:
-        value = dist.logpmf(r, kf)[:, 0]
+        column = dist.logpmf(r, kf)
+        value, live = column[:, 0], want(column)[:, 0]
         run = np.full(value.shape, np.inf)
-        live = want(value)
         if dist.logpmf_error is not None and np.any(live):
             run[live] = dist.logpmf_error(r[live], kf[live])[:, 0]
-    err = lpmf_abs_error(value, dist.size, dist.pmf_factors)
+    err = lpmf_abs_error(value, size, dist.pmf_factors)
     live = np.isfinite(run)
     if np.any(live):
-        run = run[live] + dist.pmf_factors * 2.01 * U * (np.abs(value[live]) + 2.0 * math.log(dist.size + 2.0) + 2.0)
+        logn = np.log(np.broadcast_to(size, value.shape)[live] + 2.0)
+        run = run[live] + dist.pmf_factors * 2.01 * U * (np.abs(value[live]) + 2.0 * logn + 2.0)
         err[live] = np.minimum(err[live], run)
     return value, err
 

@@ -511,7 +511,7 @@ class SamplingHistogram(SampleSize, Mechanism):
             hi=hi,
             mode=mode,
             sd=sd,
-            size=float(np.max(n)),  # (the a-priori error bound grows with n: the largest is a bound for all)
+            size=N if np.ndim(n) else float(n),
             pmf_factors=factors,
             ratio_roundings=roundings,
             logpmf_error=logpmf_error,

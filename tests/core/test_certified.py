@@ -366,3 +366,16 @@ def test_sizes_beyond_the_pair_key_take_one_call_per_size():
     enc = sdp.privacy_profile(m, H, 0.01, enclosure=True)
     for h, hi in zip(H, np.ravel(enc.upper)):
         assert hi == float(sdp.privacy_profile(m, h, 0.01, enclosure=True).upper)
+
+
+def test_a_subclass_with_its_own_enclosure_keeps_one_call_per_size():
+    """A subclass that overrides ``_log_profile_enclosure`` is still asked once per size."""
+    calls = []
+
+    class Mine(sdp.SamplingHistogram):
+        def _log_profile_enclosure(self, hists, n, epsilon):
+            calls.append(n)
+            return super()._log_profile_enclosure(hists, n, epsilon)
+
+    sdp.privacy_profile(Mine(eta=0.5), [[3, 4], [5, 6], [1, 6]], 0.5)
+    assert sorted(calls) == [7, 11]

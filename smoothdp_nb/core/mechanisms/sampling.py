@@ -308,9 +308,11 @@ class SamplingHistogram(SampleSize, Mechanism):
         one vectorised pass (:meth:`_log_profile_binary` with one n and T per
         row), so the per-call cost of the tail sums and of their error bounds is
         paid once rather than once per size; each row clipped at its size's DP
-        delta as in :meth:`_log_profile_enclosure`.  Otherwise one call per size."""
+        delta as in :meth:`_log_profile_enclosure`.  Otherwise (and for a subclass
+        with its own :meth:`_log_profile_enclosure`) one call per size."""
         ns, inv = np.unique(sizes, return_inverse=True)
-        if hists.shape[1] != 2 or ns.size == 1 or ns[-1] >= 2**31:
+        own = type(self)._log_profile_enclosure is not SamplingHistogram._log_profile_enclosure
+        if hists.shape[1] != 2 or ns.size == 1 or ns[-1] >= 2**31 or own:
             return super()._log_profile_sizes(hists, sizes, epsilon)
         inv = inv.ravel()
         Ts = np.array([self.sample_size(int(n)) for n in ns], dtype=np.int64)

@@ -310,11 +310,11 @@ class SamplingHistogram(SampleSize, Mechanism):
         paid once rather than once per size; each row clipped at its size's DP
         delta as in :meth:`_log_profile_enclosure`.  Otherwise (and for a subclass
         with its own :meth:`_log_profile_enclosure`) one call per size."""
-        if sizes.min() == sizes.max():  # one size (the common case): one call
+        if sizes.size and sizes.min() == sizes.max():  # one size (the common case): one call
             return self._log_profile_enclosure(hists, int(sizes[0]), epsilon)
         ns, inv = np.unique(sizes, return_inverse=True)
         own = type(self)._log_profile_enclosure is not SamplingHistogram._log_profile_enclosure
-        if hists.shape[1] != 2 or ns[-1] >= 2**31 or own:
+        if hists.shape[1] != 2 or ns.size < 2 or ns[-1] >= 2**31 or own:
             return super()._log_profile_sizes(hists, sizes, epsilon)
         inv = inv.ravel()
         Ts = np.array([self.sample_size(int(n)) for n in ns], dtype=np.int64)

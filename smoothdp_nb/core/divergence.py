@@ -47,6 +47,11 @@ from .enclosures import LIBM_REL, LogEnclosure, U, gamma, lpmf_abs_error, next_d
 #: ``f(row_index, k)``: a value per (row, count) of a batch of count laws; ``row_index``
 #: of shape (B', 1), ``k`` of shape (B', L) (counts: int64, or floats holding integers), result (B', L)
 RowFunction = Callable[[IntArray, np.ndarray], FloatArray]
+#: ``f(row_index, k, want)``: a log-pmf per (row, count) and, where ``want(log-pmf)``
+#: holds, a proven bound on its error (``+inf`` elsewhere)
+BoundedRowFunction = Callable[
+    [IntArray, np.ndarray, Callable[[FloatArray], npt.NDArray[np.bool_]]], tuple[FloatArray, FloatArray]
+]
 
 __all__ = [
     "LogConcaveCounts",
@@ -244,10 +249,11 @@ class LogConcaveCounts:
     hi: IntArray
     mode: IntArray
     sd: FloatArray
-    #: for the error bounds: the largest count n of the laws, how many Loader
-    #: binomial log-pmfs one ``logpmf`` value combines (1 binomial, 3 hypergeometric)
-    #: and how many roundings one ``ratio`` value takes
-    size: float = 1.0
+    #: for the error bounds: the largest count n of the laws (one for all rows, or
+    #: one per row, shape (B,)), how many Loader binomial log-pmfs one ``logpmf``
+    #: value combines (1 binomial, 3 hypergeometric) and how many roundings one
+    #: ``ratio`` value takes
+    size: float | FloatArray = 1.0
     pmf_factors: int = 3
     ratio_roundings: int = 6
     #: a proven bound on the absolute error of ``logpmf`` at the same arguments
@@ -255,6 +261,10 @@ class LogConcaveCounts:
     #: its ``pmf_factors`` factors; None: the a-priori bound of
     #: :func:`~smoothdp_nb.core.enclosures.lpmf_abs_error`
     logpmf_error: RowFunction | None = None
+    #: ``(rows, k, want) -> (logpmf, error)``: ``logpmf`` and, where ``want(logpmf)``
+    #: holds, ``logpmf_error`` (``+inf`` elsewhere) from one pass over the arguments;
+    #: None: the two functions are called in turn
+    logpmf_with_error: BoundedRowFunction | None = None
 
 
 def log_monotone_tail_sum(
@@ -344,19 +354,10 @@ def log_monotone_tail_sum_enclosure(
     upper bound only.  Logs of the sums carry :data:`LIBM_REL`.
     """
     fe = np.broadcast_to(np.asarray(factor_error, dtype=float), np.shape(start))
-    log_anchor, total, bound, mass, steps, anchor = _tail_sums(dist, start, stop, factor, fe)
+    log_anchor, total, bound, mass, steps, err_a = _tail_sums(dist, start, stop, factor, fe, anchor_error=True)
     L = steps.astype(float)
     g = gamma((dist.ratio_roundings + 3) * L + 2)
     err_w = 2.0 * (g + factor_rel_error) * total + 2.0 * fe * mass + (2 * L + 1) ** 2 * 1e-322
-    err_a = lpmf_abs_error(log_anchor, dist.size, dist.pmf_factors)
-    # the running bound costs a second pass over Loader's terms: only where the
-    # a-priori one would widen the enclosure by more than ~2e-10 (deep tails)
-    live = np.nonzero(np.isfinite(log_anchor) & (err_a > RUNNING_ERROR_FROM))[0]
-    if dist.logpmf_error is not None and live.size:
-        # (plus the additions of the combined factors: 2u of |value| + 2 log(n + 2) + 2 each)
-        run = dist.logpmf_error(live[:, None], anchor[live][:, None].astype(float))[:, 0]
-        run = run + dist.pmf_factors * 2.01 * U * (np.abs(log_anchor[live]) + 2.0 * math.log(dist.size + 2.0) + 2.0)
-        err_a[live] = np.minimum(err_a[live], run)
     hi_w = next_up((total + err_w + bound * (1.0 + 2.0 * g)) * (1.0 + 2.0 * U))
     lo_w = next_down((total - err_w) * (1.0 - 2.0 * U))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -376,10 +377,13 @@ def _tail_sums(
     stop: IntArray,
     factor: RowFunction,
     factor_error: FloatArray | None = None,
-) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, IntArray, IntArray]:
+    anchor_error: bool = False,
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, IntArray, FloatArray]:
     """Per row: (log P(anchor), window sum W of P(k) f(k)/P(anchor), proven bound on
     the same sum outside the window, window sum of P(k)/P(anchor), longest side
-    of the window in steps, the anchor); rows with an empty range have ``log P(anchor) = -inf``.
+    of the window in steps, a proven bound on the error of log P(anchor) --
+    :func:`_anchor_log_pmf` -- with ``anchor_error``, else 0); rows with an
+    empty range have ``log P(anchor) = -inf``.
     The mass counts the terms whose factor exceeds ``-factor_error`` (all
     positive ones without it); factors below 0 count as 0 in the sum."""
     fe_all = np.zeros(np.shape(start)) if factor_error is None else np.asarray(factor_error, dtype=float)
@@ -397,23 +401,31 @@ def _tail_sums(
     # (+10: room for a factor f as small as e^-10 at the anchor, typical at a threshold)
     width = (np.ceil(np.sqrt(d * d + 2 * (_LOG_TOL_INV + 10) * dist.sd**2) - d) + 8).astype(np.int64)
     log_anchor = np.full(B, -np.inf)
+    err_anchor = np.zeros(B)
     if todo.size:  # the one accurate log-pmf per row, whatever the window
-        log_anchor[todo] = dist.logpmf(todo[:, None], anchor[todo][:, None])[:, 0]
+        if anchor_error:
+            log_anchor[todo], err_anchor[todo] = _anchor_log_pmf(dist, todo, anchor[todo])
+        else:
+            log_anchor[todo] = dist.logpmf(todo[:, None], anchor[todo][:, None])[:, 0]
     while todo.size:
-        # Rows sorted by window length and taken in chunks: little padding,
-        # and every temporary stays small (large temporaries come as fresh
-        # pages from the OS each time, which costs more than the arithmetic).
+        # Rows sorted by window length and taken in chunks (unless they fit in
+        # one): little padding, and every temporary stays small (large temporaries
+        # come as fresh pages from the OS each time, which costs more than the arithmetic).
         s, t, a, w = start[todo], stop[todo], anchor[todo], width[todo]
         ws = np.maximum(s, a - w)
         we = np.minimum(t, a + w)
-        order = np.argsort(we - ws, kind="stable")
-        todo, s, t, a, ws, we = (x[order] for x in (todo, s, t, a, ws, we))
-        total = np.empty(todo.size)
-        bound = np.empty(todo.size)
-        grow = np.empty(todo.size)
-        mass = np.empty(todo.size)
-        cells = we - ws + 1  # non-decreasing
-        i = 0
+        cells = we - ws + 1
+        if todo.size * int(cells.max()) <= _CHUNK_CELLS:  # one block: the order does not matter
+            total, bound, grow, mass = _window_sum(dist, todo, s, t, a, ws, we, factor, fe_all[todo])
+            i = todo.size
+        else:
+            order = np.argsort(cells, kind="stable")
+            todo, s, t, a, ws, we, cells = (x[order] for x in (todo, s, t, a, ws, we, cells))  # cells non-decreasing
+            total = np.empty(todo.size)
+            bound = np.empty(todo.size)
+            grow = np.empty(todo.size)
+            mass = np.empty(todo.size)
+            i = 0
         while i < todo.size:
             # the most rows whose padded block (rows x longest window) fits
             j = i + max(
@@ -435,7 +447,45 @@ def _tail_sums(
         # missing (an upper bound, as the ratio only decreases further out);
         # fall back to a fourfold window where that estimate is unavailable.
         width[todo] = np.where(np.isfinite(grow), width[todo] + grow + 2, width[todo] * 4).astype(np.int64)
-    return log_anchor, tot_out, bound_out, mass_out, steps_out, anchor
+    return log_anchor, tot_out, bound_out, mass_out, steps_out, err_anchor
+
+
+def _anchor_log_pmf(dist: LogConcaveCounts, rows: IntArray, k: IntArray) -> tuple[FloatArray, FloatArray]:
+    """``log P(k)`` for the given rows and a proven bound on its absolute error:
+    the a-priori bound of :func:`~smoothdp_nb.core.enclosures.lpmf_abs_error`
+    and, where that exceeds :data:`RUNNING_ERROR_FROM` and the law has one,
+    the smaller of it and the running bound ``dist.logpmf_error`` plus the
+    additions that combine its ``pmf_factors`` factors (``2u`` of ``|value|
+    + 2 log(n + 2) + 2`` each).  Each bound is proven, so their minimum is;
+    the running one costs a second look at Loader's terms, so it is taken
+    only where the a-priori one would widen an enclosure by more than ~2e-10
+    (deep tails), and from the same pass as the value when the law offers
+    ``logpmf_with_error``."""
+    r, kf = rows[:, None], k[:, None].astype(float)
+    threshold = RUNNING_ERROR_FROM  # read at call time (tests force the a-priori path)
+    size = np.asarray(dist.size, dtype=float)
+    size = size[rows] if size.ndim else size
+
+    def want(value: FloatArray) -> npt.NDArray[np.bool_]:  # value: (rows, 1)
+        a_priori = lpmf_abs_error(value[:, 0], size, dist.pmf_factors)
+        wanted: npt.NDArray[np.bool_] = np.isfinite(value) & (a_priori > threshold)[:, None]
+        return wanted
+
+    if dist.logpmf_with_error is not None:
+        value, run = (a[:, 0] for a in dist.logpmf_with_error(r, kf, want))
+    else:
+        column = dist.logpmf(r, kf)
+        value, live = column[:, 0], want(column)[:, 0]
+        run = np.full(value.shape, np.inf)
+        if dist.logpmf_error is not None and np.any(live):
+            run[live] = dist.logpmf_error(r[live], kf[live])[:, 0]
+    err = lpmf_abs_error(value, size, dist.pmf_factors)
+    live = np.isfinite(run)
+    if np.any(live):
+        logn = np.log(np.broadcast_to(size, value.shape)[live] + 2.0)
+        run = run[live] + dist.pmf_factors * 2.01 * U * (np.abs(value[live]) + 2.0 * logn + 2.0)
+        err[live] = np.minimum(err[live], run)
+    return value, err
 
 
 def _window_sum(

@@ -24,6 +24,7 @@ floats holding integers).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
@@ -35,13 +36,18 @@ __all__ = [
     "bd0",
     "log_binom_pmf",
     "log_binom_pmf_error",
+    "log_binom_pmf_with_error",
     "log_comb",
     "log_hypergeom_pmf",
     "log_hypergeom_pmf_error",
+    "log_hypergeom_pmf_with_error",
     "stirlerr",
 ]
 
 _U = 2.0**-53
+#: ``want(value) -> bool array``: where a caller needs the running error bound, given the computed log-pmfs
+Wanted = Callable[[FloatArray], npt.NDArray[np.bool_]]
+
 _LIBM_REL = 8.0 * _U  # as smoothdp_nb.core.enclosures.LIBM_REL (4 ulps)
 
 _LN_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -166,9 +172,21 @@ def log_binom_pmf(k: npt.ArrayLike, n: npt.ArrayLike, p: npt.ArrayLike, q: npt.A
 
 def _log_binom_interior(k: FloatArray, n: FloatArray, p: FloatArray, q: FloatArray) -> FloatArray:
     """Loader's formula for 0 < k < n and 0 < p < 1."""
-    lc = stirlerr(n) - stirlerr(k) - stirlerr(n - k) - bd0(k, n * p) - bd0(n - k, n * q)
+    return _binom_value(k, n, *_deviances(k, n, p, q))
+
+
+def _deviances(k: FloatArray, n: FloatArray, p: FloatArray, q: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """The two deviance terms of Loader's formula, ``bd0(k, n p)`` and ``bd0(n - k, n q)``
+    (shared by the log-pmf and its error bound, :func:`_binom_error`)."""
+    return bd0(k, n * p), bd0(n - k, n * q)
+
+
+def _binom_value(k: FloatArray, n: FloatArray, b1: FloatArray, b2: FloatArray) -> FloatArray:
+    """Loader's formula for 0 < k < n from the deviances of :func:`_deviances`."""
+    lc = stirlerr(n) - stirlerr(k) - stirlerr(n - k) - b1 - b2
     lf = math.log(2.0 * math.pi) + np.log(k) + np.log1p(-k / n)
-    return lc - 0.5 * lf
+    out: FloatArray = lc - 0.5 * lf
+    return out
 
 
 def _urn(
@@ -265,12 +283,21 @@ def log_binom_pmf_error(
     p = np.asarray(p, dtype=float)
     q = 1.0 - p if q is None else np.asarray(q, dtype=float)
     k, n, p, q = np.broadcast_arrays(k, n, p, q)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        b1, b2 = _deviances(k, n, p, q)
+    return _binom_error(k, n, p, q, b1, b2)
+
+
+def _binom_error(
+    k: FloatArray, n: FloatArray, p: FloatArray, q: FloatArray, b1: FloatArray, b2: FloatArray
+) -> FloatArray:
+    """The bound of :func:`log_binom_pmf_error` from the deviance terms ``b1``, ``b2``
+    of :func:`_deviances` (both deviance bounds in one pass: half the per-call overhead)."""
     N = k.size
     with np.errstate(divide="ignore", invalid="ignore"):
-        # both deviance terms in one pass (half the per-call numpy overhead)
         x = np.concatenate([k.ravel(), (n - k).ravel()])
         mm = np.concatenate([(n * p).ravel(), (n * q).ravel()])
-        b = bd0(x, mm)
+        b = np.concatenate([b1.ravel(), b2.ravel()])
         eb = _bd0_error(x, mm, b)
         e = (eb[:N] + eb[N:]).reshape(k.shape)
         babs = np.abs(b)
@@ -309,3 +336,103 @@ def log_hypergeom_pmf_error(
         )
         out: FloatArray = (e[:m] + e[m : 2 * m] + e[2 * m :]).reshape(k.shape)
     return np.where(np.isfinite(out), out, np.inf)
+
+
+def log_binom_pmf_with_error(
+    k: npt.ArrayLike, n: npt.ArrayLike, p: npt.ArrayLike, q: npt.ArrayLike, want: Wanted
+) -> tuple[FloatArray, FloatArray]:
+    """:func:`log_binom_pmf` and, where ``want(value)`` holds, :func:`log_binom_pmf_error`
+    (``+inf`` elsewhere, also a bound), in one pass.
+
+    The error bound is the same function of the deviance values the log-pmf
+    used (:func:`_deviances`, computed once for both), so it is the bound of
+    :func:`log_binom_pmf_error` for the value returned here; the saving is the
+    per-call overhead of a second pass over the arguments.
+    """
+    k, n, p, q = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (k, n, p, q)))
+    if not bool(np.all((k > 0) & (k < n) & (p > 0) & (q > 0))):  # end points: two passes
+        value = log_binom_pmf(k, n, p, q)
+        err = np.full(value.shape, np.inf)
+        mask = want(value)
+        if np.any(mask):
+            err[mask] = log_binom_pmf_error(k[mask], n[mask], p[mask], q[mask])
+        return value, err
+    b1, b2 = _deviances(k, n, p, q)
+    value = _binom_value(k, n, b1, b2)
+    err = np.full(value.shape, np.inf)
+    sel = np.flatnonzero(want(value))
+    if sel.size:
+        k_, n_, p_, q_, b1_, b2_ = (a.ravel()[sel] for a in (k, n, p, q, b1, b2))
+        err.flat[sel] = _binom_error(k_, n_, p_, q_, b1_, b2_)
+    return value, err
+
+
+def log_hypergeom_pmf_with_error(
+    k: npt.ArrayLike, good: npt.ArrayLike, bad: npt.ArrayLike, draws: npt.ArrayLike, want: Wanted
+) -> tuple[FloatArray, FloatArray]:
+    """:func:`log_hypergeom_pmf` and, where ``want(value)`` holds,
+    :func:`log_hypergeom_pmf_error` (``+inf`` elsewhere, also a bound), in one pass.
+
+    The value is computed exactly as :func:`log_hypergeom_pmf` computes it
+    (the same urn arguments, the same three binomial factors), and the bound
+    is the one of :func:`log_hypergeom_pmf_error` for the selected rows,
+    evaluated (when every factor is interior) on the deviance values of that
+    very computation (:func:`_binom_error`), so its argument applies
+    unchanged; what is saved is the second pass over the arguments.
+    """
+    k, good, bad, draws, p, q = _urn(k, good, bad, draws)
+    total = good + bad
+    kf, gf, bf, df, tf, pf, qf = (a.ravel() for a in (k, good, bad, draws, total, p, q))
+    m = kf.size
+    if m == 0 or not bool(np.all((kf >= 0) & (kf <= gf) & (df - kf >= 0) & (df - kf <= bf))):
+        # a count outside its support (a value -inf): two passes
+        value = log_hypergeom_pmf(k, good, bad, draws)
+        err = np.full(value.shape, np.inf)
+        mask = want(value)
+        if np.any(mask):
+            err[mask] = log_hypergeom_pmf_error(k[mask], good[mask], bad[mask], draws[mask])
+        return value, err
+    # the three binomial factors of log_hypergeom_pmf, the normalising one once when
+    # every urn has the same size and draws
+    same = bool(np.all(tf == tf[0]) and np.all(df == df[0]))
+    norm = slice(0, 1) if same else slice(None)
+    K = np.concatenate([kf, df - kf, df[norm]])
+    N = np.concatenate([gf, bf, tf[norm]])
+    P = np.concatenate([pf, pf, pf[norm]])
+    Q = np.concatenate([qf, qf, qf[norm]])
+    # every factor inside its support: the deviances are shared with the bound; a factor
+    # at an end (k = 0, say) takes log_binom_pmf's own cases, as log_hypergeom_pmf does
+    interior = bool(np.all((K > 0) & (K < N) & (P > 0) & (Q > 0)))
+    if interior:
+        b1, b2 = _deviances(K, N, P, Q)
+        bv = _binom_value(K, N, b1, b2)
+    else:
+        bv = log_binom_pmf(K, N, P, Q)
+    value = (bv[:m] + bv[m : 2 * m] - bv[2 * m :]).reshape(k.shape)
+    err = np.full(value.shape, np.inf)
+    sel = np.flatnonzero(want(value))
+    if sel.size:
+        J = np.concatenate([sel, sel + m, np.full(1, 2 * m) if same else sel + 2 * m])
+        with np.errstate(invalid="ignore"):
+            if interior:
+                e = _binom_error(K[J], N[J], P[J], Q[J], b1[J], b2[J])
+            else:
+                e = log_binom_pmf_error(K[J], N[J], P[J], Q[J])
+            s = sel.size
+            out = e[:s] + e[s : 2 * s] + e[2 * s :]
+        err.flat[sel] = np.where(np.isfinite(out), out, np.inf)
+    return value, err
+    x, mm, b = _deviances(K, N, P, Q)
+    bv = _binom_value(K, N, b)
+    value = (bv[:m] + bv[m : 2 * m] - bv[2 * m :]).reshape(k.shape)
+    err = np.full(value.shape, np.inf)
+    sel = np.flatnonzero(want(value))
+    if sel.size:
+        J = np.concatenate([sel, sel + m, np.full(1, 2 * m) if same else sel + 2 * m])
+        both = np.concatenate([J, J + K.size])
+        with np.errstate(invalid="ignore"):
+            e = _binom_error(K[J], N[J], x[both], mm[both], b[both])
+            s = sel.size
+            out = e[:s] + e[s : 2 * s] + e[2 * s :]
+        err.flat[sel] = np.where(np.isfinite(out), out, np.inf)
+    return value, err

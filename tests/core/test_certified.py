@@ -397,3 +397,89 @@ def test_frames_log10_columns_are_upper_bounds():
         for col, ld in zip(row, logs):
             assert ld == -math.inf or mp.mpf(col) >= mp.mpf(ld) / mp.log(10)
     mp.mp.dps = 60
+
+
+# -- histograms of several sizes in one call (one vectorised pass, issue 21 item 3) ---------------
+def _no_per_size_calls(monkeypatch):
+    """Make the per-size hook fail: the mixed-size batch must not need it."""
+
+    def refuse(self, hists, n, epsilon):
+        raise AssertionError("the two-category batch of several sizes called the per-size hook")
+
+    monkeypatch.setattr(sdp.SamplingHistogram, "_log_profile_enclosure", refuse)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 7), st.integers(0, 7)).filter(lambda h: sum(h) >= 1), min_size=2, max_size=5),
+    st.sampled_from(["0.5", "0.75", "1"]),
+    st.sampled_from([0.0, 0.25, 1.0]),
+    st.booleans(),
+)
+def test_mixed_sizes_in_one_pass_enclose_the_exact_profiles(hs, eta, e, replace):
+    """Rows of different sizes n (so different T = ceil(eta n)) in one call:
+    each row's enclosure holds the exact profile (Fraction enumeration), and
+    the per-size hook is not called when two sizes or more are present."""
+    m = sdp.SamplingHistogram(eta=eta, replace=replace)
+    with pytest.MonkeyPatch.context() as mpatch:
+        if len({sum(h) for h in hs}) > 1:
+            _no_per_size_calls(mpatch)
+        enc = sdp.privacy_profile(m, np.array(hs), [e], enclosure=True)
+    lo, hi = np.reshape(enc.lower, (len(hs),)), np.reshape(enc.upper, (len(hs),))
+    for h, lo_r, hi_r in zip(hs, lo, hi):
+        T = m.sample_size(sum(h))
+        want = exact.profile(h, T, e, replace=replace)
+        if want == 0:
+            assert lo_r == -math.inf
+            continue
+        assert mp.mpf(lo_r) <= mp.log(want) <= mp.mpf(hi_r)
+
+
+@pytest.mark.parametrize("replace", [False, True])
+def test_mixed_large_sizes_against_mpmath_and_one_call_per_size(replace, monkeypatch):
+    """Databases of three sizes (shares and sizes in the range of the election
+    rows of Figure 1, scaled down for the 60-digit reference) in one call: the
+    enclosures hold the mpmath profile, stay within 1e-9, and agree with one
+    call per size (the hook's default)."""
+    m = sdp.SamplingHistogram(eta=0.998, replace=replace)
+    H = np.array([[1203, 1100], [2520, 2480], [40_100, 39_000], [1000, 1303]])
+    eps = [math.log(0.51 / 0.49), 0.5, 1.0]
+    per_size = np.stack([np.ravel(sdp.privacy_profile(m, h, eps, enclosure=True).upper) for h in H])
+    with pytest.MonkeyPatch.context() as mpatch:
+        _no_per_size_calls(mpatch)
+        enc = sdp.privacy_profile(m, H, eps, enclosure=True)
+    np.testing.assert_allclose(enc.upper, per_size, rtol=1e-12)
+    if replace:  # (with replacement, width up to 1.4e-9 at n = 79100, as in one call per size;
+        return  # and the 60-digit reference below is the hypergeometric one)
+    assert np.all(np.asarray(enc.width)[np.isfinite(enc.lower)] < 1e-9)
+    for (w, r), lo, hi in zip(H, enc.lower, enc.upper):
+        T = m.sample_size(int(w + r))
+        for j, e in enumerate(eps):
+            want = max(
+                exact.forward_divergence_binary_mp(u, v, T, e)
+                for u, v in [(w - 1, r), (r, w - 1), (r - 1, w), (w, r - 1)]
+            )
+            assert mp.mpf(lo[j]) <= want <= mp.mpf(hi[j]) + mp.mpf("1e-38")
+
+
+def test_sizes_beyond_the_pair_key_take_one_call_per_size():
+    """Sizes of 2^31 records or more (the (n, u) key would not fit) fall back to
+    one call per size, with the same values as separate calls."""
+    m = sdp.SamplingHistogram(eta=0.5)
+    H = np.array([[2**31, 2**31 - 7], [1000, 999]])
+    enc = sdp.privacy_profile(m, H, 0.01, enclosure=True)
+    for h, hi in zip(H, np.ravel(enc.upper)):
+        assert hi == float(sdp.privacy_profile(m, h, 0.01, enclosure=True).upper)
+
+
+def test_a_subclass_with_its_own_enclosure_keeps_one_call_per_size():
+    """A subclass that overrides ``_log_profile_enclosure`` is still asked once per size."""
+    calls = []
+
+    class Mine(sdp.SamplingHistogram):
+        def _log_profile_enclosure(self, hists, n, epsilon):
+            calls.append(n)
+            return super()._log_profile_enclosure(hists, n, epsilon)
+
+    sdp.privacy_profile(Mine(eta=0.5), [[3, 4], [5, 6], [1, 6]], 0.5)
+    assert sorted(calls) == [7, 11]

@@ -134,3 +134,57 @@ def test_anchored_binomial_window_error_bound(log10_s, p, level, where):
     lmax = float(np.max(-lw))
     bound = float(lpmf_abs_error(lmax, s, 1)) + 3.03 * U * s + ANCHOR_ERROR[0] + ANCHOR_ERROR[1] * lmax
     assert abs(mp.mpf(float(lw[x - a])) - exact) <= bound
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    log10_total=st.floats(1.0, 8.5),
+    share=st.floats(0.05, 0.95),
+    draw_share=st.floats(0.001, 0.999),
+    wheres=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=6),
+    cut=st.floats(-2000.0, 0.0),
+)
+def test_hypergeom_pmf_with_its_running_error_in_one_pass(log10_total, share, draw_share, wheres, cut):
+    """``log_hypergeom_pmf_with_error``: the value is the one of
+    ``log_hypergeom_pmf`` (bit for bit); where ``want`` asks for it the bound
+    holds against 60-digit mpmath log-gamma (support ends included), and it
+    is ``+inf`` (no claim) elsewhere (issue 21 item 3)."""
+    total = max(2, int(10**log10_total))
+    good = min(total - 1, max(1, round(share * total)))
+    bad = total - good
+    draws = min(total - 1, max(1, round(draw_share * total)))
+    lo, hi = max(0, draws - bad), min(good, draws)
+    k = np.array([[lo + round(w * (hi - lo))] for w in wheres], dtype=float)
+    value, err = lpmf.log_hypergeom_pmf_with_error(k, good, bad, draws, lambda v: v < cut)
+    np.testing.assert_array_equal(value, lpmf.log_hypergeom_pmf(k, good, bad, draws))
+    for kk, v, e in zip(k[:, 0], value[:, 0], err[:, 0]):
+        if not v < cut:
+            assert e == math.inf
+            continue
+        assert abs(mp.mpf(float(v)) - log_hypergeom_mp(int(kk), good, bad, draws)) <= e
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    log10_n=st.floats(1.0, 9.0),
+    p=st.floats(1e-6, 1 - 1e-6),
+    wheres=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=6),
+)
+def test_binom_pmf_with_its_running_error_in_one_pass(log10_n, p, wheres):
+    """``log_binom_pmf_with_error``: the value of ``log_binom_pmf`` and, where
+    wanted (here everywhere), a bound that holds against 60-digit mpmath for
+    the binomial law of the given p and q = 1 - p (an exact float here)."""
+    n = int(10**log10_n)
+    q = 1.0 - p
+    p = 1.0 - q  # so that p + q = 1 exactly
+    k = np.array([round(w * n) for w in wheres], dtype=float)
+    value, err = lpmf.log_binom_pmf_with_error(k, float(n), p, q, lambda v: np.ones(v.shape, dtype=bool))
+    np.testing.assert_array_equal(value, lpmf.log_binom_pmf(k, float(n), p, q))
+    mp.mp.dps = 60
+    pm, qm = mp.mpf(p), mp.mpf(q)
+    for kk, v, e in zip(k, value, err):
+        kk = int(kk)
+        exact = (
+            mp.loggamma(n + 1) - mp.loggamma(kk + 1) - mp.loggamma(n - kk + 1) + kk * mp.log(pm) + (n - kk) * mp.log(qm)
+        )
+        assert abs(mp.mpf(float(v)) - exact) <= e

@@ -106,6 +106,8 @@ class Mechanism(ABC):
         validated histograms (int64, (k, m)) of n records and E epsilons:
         (k, E) arrays.  Default: every neighbour's output law compared by
         :func:`~smoothdp_nb.core.divergence.log_hockey_stick_enclosure`.
+    ``_log_profile_sizes(hists, sizes, epsilon) -> LogEnclosure``
+        The same for histograms of mixed sizes (default: one call per size).
     ``_log_profile_batch(hists, n, epsilon) -> (k, E) array``
         A fast path: proven **upper** bounds on log delta_eps(x) (default:
         the upper end of the enclosure).  Overriding only this hook makes its
@@ -293,10 +295,8 @@ class Mechanism(ABC):
 
     @overload
     def _aligned_log_pmfs(self, hists: IntArray) -> FloatArray: ...
-
     @overload
     def _aligned_log_pmfs(self, hists: IntArray, with_error: Literal[True]) -> tuple[FloatArray, FloatArray]: ...
-
     def _aligned_log_pmfs(
         self, hists: IntArray, with_error: bool = False
     ) -> FloatArray | tuple[FloatArray, FloatArray]:
@@ -513,26 +513,28 @@ class Mechanism(ABC):
         (int64, (k, m), any sizes; every size n already checked by :meth:`sample_size`)
         at validated epsilons (E,), each row clipped to :meth:`_delta_upper_bound`: (k, E)."""
         sizes = hists.sum(axis=1)
-        lo = np.empty((hists.shape[0], epsilon.size))
-        hi = np.empty((hists.shape[0], epsilon.size))
         with engine_threads():  # one BLAS thread inside (smoothdp_nb.core.parallel); the caller's after
-            for n in np.unique(sizes):
-                rows = np.nonzero(sizes == n)[0]
-                enc = self._log_profile_enclosure(hists[rows], int(n), epsilon)
-                lo[rows], hi[rows] = enc.lower, enc.upper
+            enc = self._log_profile_sizes(hists, sizes, epsilon)
         lcap = np.minimum(log_up(self._row_caps(sizes, epsilon)), 0.0)
-        return LogEnclosure(np.minimum(lo, lcap), np.minimum(hi, lcap))
+        return LogEnclosure(np.minimum(enc.lower, lcap), np.minimum(enc.upper, lcap))
+
+    def _log_profile_sizes(self, hists: IntArray, sizes: IntArray, epsilon: FloatArray) -> LogEnclosure:
+        """:meth:`_log_profile_enclosure` for histograms of any sizes (``sizes``: their row sums), one call per size."""
+        lo, hi = np.empty((2, hists.shape[0], epsilon.size))
+        for n in np.unique(sizes):
+            rows = np.nonzero(sizes == n)[0]
+            enc = self._log_profile_enclosure(hists[rows], int(n), epsilon)
+            lo[rows], hi[rows] = enc.lower, enc.upper
+        return LogEnclosure(lo, hi)
 
     @overload
     def privacy_profile(
         self, hist: npt.ArrayLike, epsilon: npt.ArrayLike, log: bool = False, *, enclosure: Literal[False] = False
     ) -> FloatOrArray: ...
-
     @overload
     def privacy_profile(
         self, hist: npt.ArrayLike, epsilon: npt.ArrayLike, log: bool = False, *, enclosure: Literal[True]
     ) -> LogEnclosure: ...
-
     def privacy_profile(
         self, hist: npt.ArrayLike, epsilon: npt.ArrayLike, log: bool = False, *, enclosure: bool = False
     ) -> FloatOrArray | LogEnclosure:
@@ -577,7 +579,6 @@ class Mechanism(ABC):
         log: bool = False,
         enclosure: Literal[False] = False,
     ) -> FloatOrArray: ...
-
     @overload
     def dp_delta(
         self,
@@ -588,7 +589,6 @@ class Mechanism(ABC):
         log: bool = False,
         enclosure: Literal[True],
     ) -> LogEnclosure: ...
-
     def dp_delta(
         self,
         n: int,

@@ -25,9 +25,7 @@ Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 2.
 
 from __future__ import annotations
 
-import functools
 import math
-from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -48,15 +46,11 @@ from ..enclosures import (
     LIBM_REL,
     LogEnclosure,
     exp_double,
-    fraction_down,
-    fraction_up,
-    log_fraction_enclosure,
-    log_one_minus_power,
 )
 from ..validation import as_int, as_rng
 from .base import MAX_CELLS, Mechanism, compositions
 from .sampling_grid import log_joint_ab, log_joint_error, log_ratio_error
-from .size import SampleSize
+from .size import SampleSize, dp_delta_bounds
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -237,7 +231,7 @@ class SamplingHistogram(SampleSize, Mechanism):
 
     def _dp_bounds(self, n: int) -> tuple[float, float, float, float]:
         """(log lower, log upper, lower, upper) of the DP delta (exact rationals and Arb)."""
-        return _dp_delta_bounds(self.sample_size(n), n, self.replace)
+        return dp_delta_bounds(self.sample_size(n), n, self.replace)
 
     # -- the profile fast paths --------------------------------------------------------
     def _log_profile_batch(self, hists: IntArray, n: int, epsilon: FloatArray) -> FloatArray:
@@ -257,7 +251,7 @@ class SamplingHistogram(SampleSize, Mechanism):
         (m = 2) or the grid terms of
         :func:`~smoothdp_nb.core.divergence.log_hockey_stick_enclosure` (m > 2),
         with the error bounds of the factors given in :meth:`_divergence_factor`
-        and :meth:`_log_joint_ab`; clipped at the DP delta rounded up."""
+        and :func:`.sampling_grid.log_joint_ab`; clipped at the DP delta rounded up."""
         T = self.sample_size(n)
         if hists.shape[1] == 2:
             enc = self._log_profile_binary(hists, n, T, epsilon)
@@ -309,25 +303,50 @@ class SamplingHistogram(SampleSize, Mechanism):
         np.maximum.at(hi, own, encF.upper[inv])
         return LogEnclosure(lo, hi)
 
-    def _log_profile_binary(self, h: IntArray, n: int, T: int, epsilon: FloatArray) -> LogEnclosure:
+    def _log_profile_sizes(self, hists: IntArray, sizes: IntArray, epsilon: FloatArray) -> LogEnclosure:
+        """Two categories and several database sizes: the tails of every size in
+        one vectorised pass (:meth:`_log_profile_binary` with one n and T per
+        row), so the per-call cost of the tail sums and of their error bounds is
+        paid once rather than once per size; each row clipped at its size's DP
+        delta as in :meth:`_log_profile_enclosure`.  Otherwise (and for a subclass
+        with its own :meth:`_log_profile_enclosure`) one call per size."""
+        if sizes.size and sizes.min() == sizes.max():  # one size (the common case): one call
+            return self._log_profile_enclosure(hists, int(sizes[0]), epsilon)
+        ns, inv = np.unique(sizes, return_inverse=True)
+        own = type(self)._log_profile_enclosure is not SamplingHistogram._log_profile_enclosure
+        if hists.shape[1] != 2 or ns.size < 2 or ns[-1] >= 2**31 or own:
+            return super()._log_profile_sizes(hists, sizes, epsilon)
+        inv = inv.ravel()
+        Ts = np.array([self.sample_size(int(n)) for n in ns], dtype=np.int64)
+        caps = np.array([self._dp_bounds(int(n))[1] for n in ns])
+        return self._log_profile_binary(hists, sizes, Ts[inv], epsilon).cap(caps[inv][:, None])
+
+    def _log_profile_binary(
+        self, h: IntArray, n: int | IntArray, T: int | IntArray, epsilon: FloatArray
+    ) -> LogEnclosure:
         """m = 2: the same four divergences per histogram as the general case,
-        indexed by u alone (every pair has u + v = n - 1)."""
+        indexed by u alone (every pair has u + v = n - 1), or by (n, u) when
+        ``n`` and ``T`` are given per row (int arrays (k,), n < 2^31)."""
         h0, h1 = h[:, 0], h[:, 1]
         # the four (u) per row: x -> x' moves an a-record (a = 0 or 1); d(x, x') and d(x', x)
         cand = np.stack([h0 - 1, h1, h1 - 1, h0])  # (4, k)
         valid = np.stack([h0 >= 1, h0 >= 1, h1 >= 1, h1 >= 1])
         U = cand[valid]
-        if n <= 16 * U.size:  # dense index: cheaper than sorting
+        pn, pT = n, T  # the pairs' sizes
+        if np.ndim(n):  # one size per row: one key per (n, u) pair
+            key = np.broadcast_to(n, cand.shape)[valid] * 2**31 + U
+            keys, first, inv = np.unique(key, return_index=True, return_inverse=True)
+            pn, us, pT = keys >> 31, keys & (2**31 - 1), np.broadcast_to(T, cand.shape)[valid][first]
+        elif n <= 16 * U.size:  # dense index: cheaper than sorting
             needed = np.zeros(n, dtype=bool)
             needed[U] = True
             us = np.nonzero(needed)[0]
-            where = np.cumsum(needed) - 1
-            idx = where[np.where(valid, cand, 0)]
+            inv = (np.cumsum(needed) - 1)[U]
         else:
             us, inv = np.unique(U, return_inverse=True)
-            idx = np.zeros(cand.shape, dtype=np.int64)
-            idx[valid] = inv.ravel()
-        encF = self.log_pair_divergence_enclosure(us, n - 1 - us, n, T, epsilon)  # (len(us), E)
+        idx = np.zeros(cand.shape, dtype=np.int64)
+        idx[valid] = inv.ravel()
+        encF = self.log_pair_divergence_enclosure(us, pn - 1 - us, pn, pT, epsilon)  # (len(us), E)
         lo = np.where(valid[:, :, None], encF.lower[idx], -np.inf).max(axis=0)  # (4, k, E) -> (k, E)
         hi = np.where(valid[:, :, None], encF.upper[idx], -np.inf).max(axis=0)
         return LogEnclosure(lo, hi)
@@ -394,17 +413,22 @@ class SamplingHistogram(SampleSize, Mechanism):
         return self.log_pair_divergence_enclosure(u, v, n, T, epsilon).upper
 
     def log_pair_divergence_enclosure(
-        self, u: npt.ArrayLike, v: npt.ArrayLike, n: int, T: int, epsilon: FloatArray
+        self, u: npt.ArrayLike, v: npt.ArrayLike, n: int | IntArray, T: int | IntArray, epsilon: FloatArray
     ) -> LogEnclosure:
-        """Proven bounds on log d(x, x') for the pairs of :meth:`log_pair_divergence`."""
+        """Proven bounds on log d(x, x') for the pairs of :meth:`log_pair_divergence`
+        (``n``, ``T``: one size, or one per pair where every pair has ``u + v = n - 1``)."""
         u = np.asarray(u, dtype=np.int64)
         v = np.asarray(v, dtype=np.int64)
         rest = n - 1 - u - v
+        if not np.any(rest):  # two categories (the common case): one call, no scatter
+            return self._log_pair_divergence_binary(u, v, n, T, epsilon)
+        if np.ndim(n) or np.ndim(T):
+            raise ValueError("pairs with a rest category (u + v < n - 1) take one size n and sample size T")
         lo = np.empty((u.size, epsilon.size))
         hi = np.empty((u.size, epsilon.size))
         for part, fn in ((rest == 0, self._log_pair_divergence_binary), (rest != 0, self._log_pair_divergence_grid)):
             if np.any(part):
-                enc = fn(u[part], v[part], n, T, epsilon)
+                enc = fn(u[part], v[part], int(n), int(T), epsilon)
                 lo[part], hi[part] = enc.lower, enc.upper
         return LogEnclosure(lo, hi)
 
@@ -423,56 +447,64 @@ class SamplingHistogram(SampleSize, Mechanism):
                 return ta - tb
             return -np.log1p(-oa / (u + 1.0)) + np.log1p(-ob / (v + 1.0))
 
-    def binary_dist(self, u: IntArray, v: IntArray, n: int, T: int) -> LogConcaveCounts:
-        """Law of o_a (count of category a in the output) under x, binary case."""
+    def binary_dist(self, u: IntArray, v: IntArray, n: int | IntArray, T: int | IntArray) -> LogConcaveCounts:
+        """Law of o_a (count of category a in the output) under x, binary case
+        (``n``, ``T``: one database size and sample size, or one per row)."""
         good = (u + 1).astype(float)
         bad = v.astype(float)
+        N = np.broadcast_to(np.asarray(n, dtype=float), u.shape)
+        Tf = np.broadcast_to(np.asarray(T, dtype=float), u.shape)
         if self.replace:
-            p = good / n
-            q = bad / n
-            Tf = float(T)
+            p = good / N
+            q = bad / N
 
             def logpmf(rows: IntArray, k: np.ndarray) -> FloatArray:
-                return lpmf.log_binom_pmf(k, Tf, p[rows], q[rows])
+                return lpmf.log_binom_pmf(k, Tf[rows], p[rows], q[rows])
 
             def logpmf_error(rows: IntArray, k: np.ndarray) -> FloatArray:
                 # p = good/n and q = bad/n are rounded (u each, and p + q - 1 up to 2u):
                 # log p^k q^(T-k) moves by at most u T and the formula's e^(-T(p+q-1)) by 2u T
-                out: FloatArray = lpmf.log_binom_pmf_error(k, Tf, p[rows], q[rows]) + 3.03 * 2.0**-53 * Tf
+                out: FloatArray = lpmf.log_binom_pmf_error(k, Tf[rows], p[rows], q[rows]) + 3.03 * 2.0**-53 * Tf[rows]
                 return out
+
+            def logpmf_with_error(rows: IntArray, k: np.ndarray, want: lpmf.Wanted) -> tuple[FloatArray, FloatArray]:
+                value, err = lpmf.log_binom_pmf_with_error(k, Tf[rows], p[rows], q[rows], want)
+                return value, err + 3.03 * 2.0**-53 * Tf[rows]  # as logpmf_error
 
             def ratio(rows: IntArray, k: np.ndarray) -> FloatArray:  # P(k+1)/P(k)
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    out: FloatArray = (Tf - k) / (k + 1.0) * (p[rows] / q[rows])
+                    out: FloatArray = (Tf[rows] - k) / (k + 1.0) * (p[rows] / q[rows])
                     return out
 
             lo = np.zeros(u.size, dtype=np.int64)
-            hi = np.full(u.size, T, dtype=np.int64)
-            mode = np.floor((T + 1) * p).astype(np.int64)
-            sd = np.sqrt(T * p * q)
+            hi = Tf.astype(np.int64)
+            mode = np.floor((Tf + 1) * p).astype(np.int64)
+            sd = np.sqrt(Tf * p * q)
             # ratio: one division, p, q and p/q, one product (and 1/ratio on the left)
             factors, roundings = 1, 6
         else:
-            Tf = float(T)
-            N = float(n)
 
             def logpmf(rows: IntArray, k: np.ndarray) -> FloatArray:
-                return lpmf.log_hypergeom_pmf(k, good[rows], bad[rows], Tf)
+                return lpmf.log_hypergeom_pmf(k, good[rows], bad[rows], Tf[rows])
 
             def logpmf_error(rows: IntArray, k: np.ndarray) -> FloatArray:
-                return lpmf.log_hypergeom_pmf_error(k, good[rows], bad[rows], Tf)
+                return lpmf.log_hypergeom_pmf_error(k, good[rows], bad[rows], Tf[rows])
+
+            def logpmf_with_error(rows: IntArray, k: np.ndarray, want: lpmf.Wanted) -> tuple[FloatArray, FloatArray]:
+                return lpmf.log_hypergeom_pmf_with_error(k, good[rows], bad[rows], Tf[rows], want)
 
             shift = bad - Tf + 1.0
 
             def ratio(rows: IntArray, k: np.ndarray) -> FloatArray:  # P(k+1)/P(k)
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    out: FloatArray = ((good[rows] - k) * (Tf - k)) / ((k + 1.0) * (k + shift[rows]))
+                    out: FloatArray = ((good[rows] - k) * (Tf[rows] - k)) / ((k + 1.0) * (k + shift[rows]))
                     return out
 
-            lo = np.maximum(0, T - v).astype(np.int64)
-            hi = np.minimum(u + 1, T).astype(np.int64)
+            lo = np.maximum(0.0, Tf - bad).astype(np.int64)
+            hi = np.minimum(good, Tf).astype(np.int64)
             mode = np.floor((Tf + 1) * (good + 1) / (N + 2)).astype(np.int64)
-            var = Tf * (good / N) * (bad / N) * ((N - Tf) / (N - 1)) if n > 1 else np.zeros(u.size)
+            with np.errstate(divide="ignore", invalid="ignore"):  # (n = 1: no variance)
+                var = np.where(N > 1, Tf * (good / N) * (bad / N) * ((N - Tf) / (N - 1)), 0.0)
             sd = np.sqrt(np.maximum(var, 0.0))
             # ratio: two products of integers, one division (and 1/ratio on the left)
             factors, roundings = 3, 4
@@ -483,26 +515,30 @@ class SamplingHistogram(SampleSize, Mechanism):
             hi=hi,
             mode=mode,
             sd=sd,
-            size=float(n),
+            size=N if np.ndim(n) else float(n),
             pmf_factors=factors,
             ratio_roundings=roundings,
             logpmf_error=logpmf_error,
+            logpmf_with_error=logpmf_with_error,
         )
 
     def _log_pair_divergence_binary(
-        self, u: IntArray, v: IntArray, n: int, T: int, epsilon: FloatArray
+        self, u: IntArray, v: IntArray, n: int | IntArray, T: int | IntArray, epsilon: FloatArray
     ) -> LogEnclosure:
         """Tail sums from the closed-form threshold, one row per (pair, epsilon).
 
         Each row is anchored at its own largest term (see
         :func:`log_monotone_tail_sum`), so a divergence far below the
-        distribution's mode is as accurate as one near it.
+        distribution's mode is as accurate as one near it.  ``n``, ``T``: one
+        size for all pairs or one per pair.
         """
         B, E = u.size, epsilon.size
         # One row per (pair, epsilon): the distribution depends on the pair only.
         uu = np.repeat(u, E)
         vv = np.repeat(v, E)
         ee = np.tile(epsilon, B)
+        if np.ndim(T):
+            n, T = np.repeat(n, E), np.repeat(T, E)
         dist = self.binary_dist(uu, vv, n, T)
         start = self.binary_threshold(uu, vv, T, ee)
         factor = self._divergence_factor(uu, vv, T, ee)
@@ -511,7 +547,7 @@ class SamplingHistogram(SampleSize, Mechanism):
         )
         return LogEnclosure(res.lower.reshape(B, E), res.upper.reshape(B, E))
 
-    def _factor_error(self, u: IntArray, v: IntArray, T: int, epsilon: FloatArray) -> FloatArray:
+    def _factor_error(self, u: IntArray, v: IntArray, T: int | IntArray, epsilon: FloatArray) -> FloatArray:
         """Proven bound on the absolute error of each value of :meth:`_divergence_factor`
         (without replacement: together with a relative error of :data:`FACTOR_REL`).
 
@@ -543,7 +579,9 @@ class SamplingHistogram(SampleSize, Mechanism):
         out: FloatArray = (LIBM_REL + 6.0 * 2.0**-53) * (T * big + 2.0 * epsilon + 2.0) + LIBM_REL
         return out
 
-    def _divergence_factor(self, u: npt.ArrayLike, v: npt.ArrayLike, T: int, epsilon: npt.ArrayLike) -> RowFunction:
+    def _divergence_factor(
+        self, u: npt.ArrayLike, v: npt.ArrayLike, T: int | IntArray, epsilon: npt.ArrayLike
+    ) -> RowFunction:
         """The factor ``f(rows, k) = 1 - e^epsilon Q(k)/P(k)`` (its positive part is summed) for the rows
         (u, v, epsilon): P is the law of o_a = k under x, Q under its neighbour x'
         (one a-record turned into b), and each divergence term is ``P(k) f(k)``.
@@ -552,9 +590,10 @@ class SamplingHistogram(SampleSize, Mechanism):
         v = np.asarray(v, dtype=float)
         epsilon = np.broadcast_to(np.asarray(epsilon, dtype=float), u.shape)
         if self.replace:
+            Tf = np.broadcast_to(np.asarray(T, dtype=float), u.shape)
 
             def factor(rows: IntArray, k: np.ndarray) -> FloatArray:
-                lr = self.log_ratio(u[rows], v[rows], k, T - k)
+                lr = self.log_ratio(u[rows], v[rows], k, Tf[rows] - k)
                 with np.errstate(invalid="ignore", over="ignore"):
                     f = -np.expm1(epsilon[rows] - lr)  # < 0 off the positive set (the sum clips)
                 out: FloatArray = np.nan_to_num(f, nan=0.0, neginf=-1.0)  # nan only where P(k) = 0
@@ -570,9 +609,8 @@ class SamplingHistogram(SampleSize, Mechanism):
         good = u + 1.0
         vp1 = v + 1.0
         shift = v + 1.0 - T
-        e_hi = np.empty(u.shape)  # e^eps correctly rounded (Arb): within u of it
-        for val in np.unique(epsilon):
-            e_hi[epsilon == val] = exp_double(float(val))[0]
+        vals, which = np.unique(epsilon, return_inverse=True)  # e^eps correctly rounded (Arb): within u of it
+        e_hi = np.array([exp_double(float(val))[0] for val in vals])[which.reshape(u.shape)]
 
         def rational_factor(rows: IntArray, k: np.ndarray) -> FloatArray:
             # unclipped (< 0 off the positive set): the tail sum clips, and counts the
@@ -584,7 +622,7 @@ class SamplingHistogram(SampleSize, Mechanism):
 
         return rational_factor
 
-    def binary_threshold(self, u: IntArray, v: IntArray, T: int, epsilon: FloatArray) -> IntArray:
+    def binary_threshold(self, u: IntArray, v: IntArray, T: int | IntArray, epsilon: FloatArray) -> IntArray:
         """Smallest o_a that can have log r > epsilon (one below the closed-form
         root, so rounding can only add a zero term, never drop a positive one:
         the first positive term is ``floor(root) + 1``, and the computed root,
@@ -603,13 +641,13 @@ class SamplingHistogram(SampleSize, Mechanism):
                 em = np.exp(-epsilon)
                 # (u+1)(v+1-T+K) > e^epsilon (v+1)(u+1-K), divided through by e^epsilon
                 k = ((vf + 1) * (uf + 1) - em * (uf + 1) * (vf + 1 - T)) / (em * (uf + 1) + (vf + 1))
-        k = np.nan_to_num(k, nan=0.0, posinf=float(T), neginf=0.0)
+        k = np.nan_to_num(np.where(np.isposinf(k), T, k), nan=0.0, neginf=0.0)
         out: IntArray = np.floor(k).astype(np.int64)
         return out
 
     def _log_pair_divergence_grid(self, u: IntArray, v: IntArray, n: int, T: int, epsilon: FloatArray) -> LogEnclosure:
         """m > 2: sum over the joint law of (o_a, o_b) on the full grid, with the
-        error bounds of :meth:`_log_joint_ab` and :meth:`_log_ratio_error`
+        error bounds of :func:`.sampling_grid.log_joint_ab` and :func:`.sampling_grid.log_ratio_error`
         (:func:`~smoothdp_nb.core.divergence.log_hockey_stick_enclosure` on the
         grid, Q given through the likelihood ratio)."""
         B, E = u.size, epsilon.size
@@ -630,47 +668,15 @@ class SamplingHistogram(SampleSize, Mechanism):
             uu = u[s : s + chunk, None, None].astype(float)
             vv = v[s : s + chunk, None, None].astype(float)
             rest = n - 1 - uu - vv
-            logp = self._log_joint_ab(uu, vv, rest, n, T, oa[None], ob[None])
+            logp = log_joint_ab(self.replace, uu, vv, rest, n, T, oa[None], ob[None])
             lr = self.log_ratio(uu, vv, oa[None], ob[None])
-            err_lr = self._log_ratio_error(uu, vv, oa[None], ob[None], T)
+            err_lr = log_ratio_error(self.replace, uu, vv, oa[None], ob[None], T)
             lp = logp.reshape(logp.shape[0], -1)
             lrr = np.broadcast_to(lr, logp.shape).reshape(lp.shape)
             elr = np.broadcast_to(err_lr, logp.shape).reshape(lp.shape)
             enc = log_divergence_terms_enclosure(lp, err_p, np.where(np.isfinite(lp), lrr, np.nan), elr, epsilon)
             lo[s : s + chunk], hi[s : s + chunk] = enc.lower, enc.upper
         return LogEnclosure(lo, hi)
-
-    def _log_ratio_error(
-        self, u: npt.ArrayLike, v: npt.ArrayLike, oa: npt.ArrayLike, ob: npt.ArrayLike, T: int
-    ) -> FloatArray:
-        """Proven bound on the absolute error of :meth:`log_ratio` (:func:`.sampling_grid.log_ratio_error`)."""
-        return log_ratio_error(self.replace, u, v, oa, ob, T)
-
-    def _log_joint_ab(
-        self, u: npt.ArrayLike, v: npt.ArrayLike, rest: npt.ArrayLike, n: int, T: int, oa: FloatArray, ob: FloatArray
-    ) -> FloatArray:
-        """log P[(o_a, o_b)] under x (:func:`.sampling_grid.log_joint_ab`)."""
-        return log_joint_ab(self.replace, u, v, rest, n, T, oa, ob)
-
-
-@functools.lru_cache(maxsize=256)
-def _dp_delta_bounds(T: int, n: int, replace: bool) -> tuple[float, float, float, float]:
-    """(log lower, log upper, lower, upper) of T/n or 1 - (1 - 1/n)^T: exact
-    rationals for the linear T/n, Arb balls for the logs and the power."""
-    if replace:
-        if n == 1:
-            return 0.0, 0.0, 1.0, 1.0
-        llo, lhi = log_one_minus_power(n, T)
-        lhi = min(lhi, 0.0)
-        return (
-            llo,
-            lhi,
-            float(np.nextafter(math.exp(llo), 0.0)) * (1 - 2**-50),
-            min(1.0, float(np.nextafter(math.exp(lhi), 2.0)) * (1 + 2**-50)),
-        )
-    frac = Fraction(T, n)
-    llo, lhi = log_fraction_enclosure(frac)
-    return llo, min(lhi, 0.0), fraction_down(frac), fraction_up(frac)
 
 
 def _label_index(cats: np.ndarray, data: np.ndarray) -> IntArray:

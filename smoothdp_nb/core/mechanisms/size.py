@@ -3,15 +3,17 @@ computed exactly from the decimal the user typed) or a fixed T."""
 
 from __future__ import annotations
 
+import functools
 import math
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
 import numpy as np
 
+from ..enclosures import fraction_down, fraction_up, log_fraction_enclosure, log_one_minus_power
 from ..validation import as_decimal_text, as_int
 
-__all__ = ["SampleSize", "sampling_size_spec"]
+__all__ = ["SampleSize", "dp_delta_bounds", "sampling_size_spec"]
 
 
 def _exact_rate(eta: object) -> Fraction:
@@ -104,3 +106,24 @@ class SampleSize:
         Liu, Wang, Xia, *Smoothed Differential Privacy*: Theorem 3 (iii).
         """
         return Fraction(self.sample_size(n), n)
+
+
+@functools.lru_cache(maxsize=256)
+def dp_delta_bounds(T: int, n: int, replace: bool) -> tuple[float, float, float, float]:
+    """(log lower, log upper, lower, upper) of the sampling histogram's DP delta,
+    T/n (``replace`` False) or 1 - (1 - 1/n)^T: exact rationals for the linear
+    T/n, Arb balls for the logs and the power."""
+    if replace:
+        if n == 1:
+            return 0.0, 0.0, 1.0, 1.0
+        llo, lhi = log_one_minus_power(n, T)
+        lhi = min(lhi, 0.0)
+        return (
+            llo,
+            lhi,
+            float(np.nextafter(math.exp(llo), 0.0)) * (1 - 2**-50),
+            min(1.0, float(np.nextafter(math.exp(lhi), 2.0)) * (1 + 2**-50)),
+        )
+    frac = Fraction(T, n)
+    llo, lhi = log_fraction_enclosure(frac)
+    return llo, min(lhi, 0.0), fraction_down(frac), fraction_up(frac)

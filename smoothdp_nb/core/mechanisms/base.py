@@ -7,6 +7,7 @@ import math
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Hashable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, ClassVar, Literal, overload
 
 import numpy as np
@@ -19,7 +20,7 @@ from ..enclosures import LogEnclosure, exp_up
 from ..parallel import engine_threads
 from ..validation import as_epsilon, as_histograms, as_int, as_open_unit, as_rng
 from .enumeration import PAIR_CHUNK_CELLS, cell_seconds, compositions, count_histograms
-from .generic import LawBatch, law_table, neighbour_profile_enclosure
+from .generic import LawBatch, active_memo, law_scope, law_table, neighbour_profile_enclosure
 from .outputs import factorize_outputs, output_key
 from .rounding import finish_dp, log_up, shape_result
 
@@ -153,7 +154,7 @@ class Mechanism(ABC):
 
     #: the private members other modules may call: the hooks and the engines' entry, nothing else
     HOOKS: ClassVar[frozenset[str]] = frozenset(
-        {"_profile", "_dp_delta", "_profile_cost", "_log_output_pmfs", *_RENAMED.values()}
+        {"_profile", "_dp_delta", "_profile_cost", "_log_output_pmfs", "_law_scope", *_RENAMED.values()}
     )
 
     def __init_subclass__(cls, **kwargs: object) -> None:
@@ -251,7 +252,14 @@ class Mechanism(ABC):
         :func:`~smoothdp_nb.core.mechanisms.generic.neighbour_profile_enclosure`)."""
         h = np.asarray(hists, dtype=np.int64)
         self._check_generic_size(h.shape[0], n, h.shape[1])
-        return neighbour_profile_enclosure(self, h, epsilon, self._states_pmf_error())
+        return neighbour_profile_enclosure(self, h, epsilon, self._states_pmf_error(), active_memo(self))
+
+    def _law_scope(self) -> AbstractContextManager[None]:
+        """Hook for the engines: within it (nested scopes are one), the generic path
+        computes each histogram's output law at most once -- across the chunks of
+        profiles, the cost estimate's probes and repeated calls (a bisection) --
+        in a bounded memo dropped when the outermost scope ends (:func:`~.generic.law_scope`)."""
+        return law_scope(self)
 
     def _states_pmf_error(self) -> bool:
         """Whether this mechanism bounds its laws' errors itself (:meth:`log_output_pmf_error`)."""
@@ -308,7 +316,7 @@ class Mechanism(ABC):
         whose computed total is exactly 0 is taken as normalised, as reported
         (nothing is subtracted); this is the convention that defines the law
         of a mechanism given by rounded numbers."""
-        L, err = law_table(self, hists, with_error, self._states_pmf_error())
+        L, err = law_table(self, hists, with_error, self._states_pmf_error(), active_memo(self))
         return L if err is None else (L, err)
 
     def _profile_cost(

@@ -13,6 +13,8 @@ Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 2.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -27,15 +29,101 @@ from .outputs import factorize_outputs
 if TYPE_CHECKING:  # base imports this module
     from .base import Mechanism
 
-__all__ = ["LawBatch", "law_table", "neighbour_profile_enclosure", "neighbour_pairs"]
+__all__ = [
+    "MEMO_OUTPUTS",
+    "LawBatch",
+    "LawMemo",
+    "active_memo",
+    "gather_laws",
+    "law_scope",
+    "law_table",
+    "neighbour_profile_enclosure",
+]
 
 #: the laws of a batch of histograms, flat: (outputs in one or more parts, in order;
 #: their log-probabilities; how many outputs each histogram's law has)
 LawBatch = tuple[list[np.ndarray], FloatArray, IntArray]
 
+#: outputs (over all laws) a :class:`LawMemo` keeps at most: about 16 bytes each
+#: (a log-probability and a reference), 128 MiB at the bound
+MEMO_OUTPUTS = 2**23
+
+
+class LawMemo:
+    """The output laws computed during one engine operation, by histogram (a tuple
+    of counts): (outputs, log-probabilities).  Filled up to :data:`MEMO_OUTPUTS`
+    outputs, then left as it is; dropped when the operation ends, so a law is
+    never reused after the user's function may have changed."""
+
+    def __init__(self) -> None:
+        self.laws: dict[tuple[int, ...], tuple[np.ndarray, FloatArray]] = {}
+        self.outputs = 0
+        self.depth = 0
+
+
+# the instance attribute holding the memo of the current scope
+_MEMO_ATTRIBUTE = "_law_memo_active"
+
+
+@contextmanager
+def law_scope(mech: Mechanism) -> Iterator[None]:
+    """Within it (nested scopes are one), the generic path of ``mech`` computes
+    each histogram's output law at most once (:class:`LawMemo`, kept on the
+    instance); the memo is dropped when the outermost scope ends.  A mechanism
+    with ``__slots__`` and no ``__dict__`` is not memoised."""
+    store = getattr(mech, "__dict__", None)
+    if store is None:
+        yield
+        return
+    memo = store.setdefault(_MEMO_ATTRIBUTE, LawMemo())
+    memo.depth += 1
+    try:
+        yield
+    finally:
+        memo.depth -= 1
+        if memo.depth == 0:
+            store.pop(_MEMO_ATTRIBUTE, None)
+
+
+def active_memo(mech: Mechanism) -> LawMemo | None:
+    """The memo of ``mech``'s current :func:`law_scope`, if any."""
+    store = getattr(mech, "__dict__", None)
+    memo = None if store is None else store.get(_MEMO_ATTRIBUTE)
+    return memo if isinstance(memo, LawMemo) else None
+
+
+def gather_laws(mech: Mechanism, hists: IntArray, memo: LawMemo | None) -> LawBatch:
+    """The laws of the histograms (:meth:`Mechanism._log_output_pmfs`), each
+    computed at most once while ``memo`` lives: the known ones are taken from
+    it, the others computed in one batch and kept (within its bound)."""
+    if memo is None:
+        return mech._log_output_pmfs(hists)
+    keys = [tuple(h) for h in np.asarray(hists).tolist()]
+    known = memo.laws
+    miss = [i for i, key in enumerate(keys) if key not in known]
+    if miss:
+        parts, logp, sizes = mech._log_output_pmfs(hists[miss])
+        if len(parts) == len(miss):  # one array of outputs per law
+            outs = parts
+        else:
+            flat = parts[0] if len(parts) == 1 else np.concatenate(parts)
+            cuts = np.cumsum(sizes)[:-1]
+            outs = np.split(flat, cuts)
+        fresh = dict(zip((keys[i] for i in miss), zip(outs, np.split(logp, np.cumsum(sizes)[:-1]))))
+        if memo.outputs + int(sizes.sum()) <= MEMO_OUTPUTS:
+            known.update(fresh)
+            memo.outputs += int(sizes.sum())
+        if len(miss) == len(keys):
+            return parts, logp, sizes
+        laws = [known[key] if key in known else fresh[key] for key in keys]
+    else:
+        laws = [known[key] for key in keys]
+    sizes_all = np.array([lp.size for _, lp in laws], dtype=np.int64)
+    return [o for o, _ in laws], np.concatenate([lp for _, lp in laws]), sizes_all
+
 
 def law_table(
-    mech: Mechanism, hists: IntArray, with_error: bool, own_error: bool
+    mech: Mechanism, hists: IntArray, with_error: bool, own_error: bool, memo: LawMemo | None = None
 ) -> tuple[FloatArray, FloatArray | None]:
     """(len(hists), K): the laws of ``mech`` on the histograms placed on the union of
     their outputs (one factorization of all outputs at once), normalised, and with
@@ -43,9 +131,9 @@ def law_table(
     :meth:`~smoothdp_nb.core.mechanisms.base.Mechanism._aligned_log_pmfs` for the
     argument); None without it.  ``own_error``: the mechanism states its own
     :meth:`~smoothdp_nb.core.mechanisms.base.Mechanism.log_output_pmf_error`
-    (called once per law), else that bound is 0."""
+    (called once per law), else that bound is 0.  ``memo``: see :func:`gather_laws`."""
     D = len(hists)
-    parts, logp, sizes = mech._log_output_pmfs(hists)
+    parts, logp, sizes = gather_laws(mech, hists, memo)
     codes_parts, K = factorize_outputs(parts)
     codes = np.concatenate(codes_parts) if codes_parts else np.zeros(0, dtype=np.int64)
     row = np.repeat(np.arange(D, dtype=np.int64), sizes)
@@ -130,7 +218,9 @@ def _distinct_rows(*arrays: FloatArray) -> IntArray:
     return np.asarray(codes, dtype=np.int64)
 
 
-def neighbour_profile_enclosure(mech: Mechanism, hists: IntArray, epsilon: FloatArray, own_error: bool) -> LogEnclosure:
+def neighbour_profile_enclosure(
+    mech: Mechanism, hists: IntArray, epsilon: FloatArray, own_error: bool, memo: LawMemo | None = None
+) -> LogEnclosure:
     """Proven bounds on log delta_eps(x) (Definition 2) for the rows: the largest
     hockey-stick divergence, both directions, between each row's law and each of
     its neighbours' laws.
@@ -146,7 +236,7 @@ def neighbour_profile_enclosure(mech: Mechanism, hists: IntArray, epsilon: Float
     """
     distinct, row_at, pairs, count = neighbour_pairs(hists)
     k = len(hists)
-    L, err = law_table(mech, distinct, True, own_error)
+    L, err = law_table(mech, distinct, True, own_error, memo)
     if err is None:  # (with_error=True always returns the bounds)
         raise RuntimeError("law_table returned no error bounds")
     law = _distinct_rows(L, err)

@@ -233,6 +233,10 @@ def neighbour_profile_enclosure(
     reached twice (a row and its neighbour both among the rows) or whose laws are
     bit-identical to those of another pair (mechanisms that read only some of the
     counts) share one evaluation, with the same enclosure as their own.
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 2.
     """
     distinct, row_at, pairs, count = neighbour_pairs(hists)
     k = len(hists)

@@ -51,6 +51,11 @@ def compositions(total: int, parts: int) -> IntArray:
     if parts == 2:
         k = np.arange(total + 1, dtype=np.int64)
         return np.stack([k, total - k], axis=1)
+    if parts == 3:  # the same order as the bars below (first count, then second, ascending), without tuples
+        first = np.repeat(np.arange(total + 1, dtype=np.int64), np.arange(total + 1, 0, -1))
+        starts = np.concatenate([[0], np.cumsum(np.arange(total + 1, 1, -1))])
+        second = np.arange(first.size, dtype=np.int64) - starts[first]
+        return np.stack([first, second, total - first - second], axis=1)
     bars = np.array(list(itertools.combinations(range(total + parts - 1), parts - 1)), dtype=np.int64)
     padded = np.concatenate([np.full((len(bars), 1), -1), bars, np.full((len(bars), 1), total + parts - 1)], axis=1)
     return np.diff(padded, axis=1) - 1

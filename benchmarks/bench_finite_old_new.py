@@ -21,7 +21,9 @@ BENCH = Path(__file__).with_name("bench_next_order.py")
 
 def run(tree: str, case: str, n: int, tag: str) -> None:
     env = {**os.environ, "PYTHONPATH": tree}
-    out = subprocess.run([sys.executable, str(BENCH), case, str(n)], env=env, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, str(BENCH), case, str(n)], env=env, capture_output=True, text=True, check=True
+    )
     print(f"[{tag}] {out.stdout.strip()}", flush=True)
 
 

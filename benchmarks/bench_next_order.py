@@ -6,12 +6,15 @@ the load average is printed beside every figure)::
     python benchmarks/bench_next_order.py two 1000000
     python benchmarks/bench_next_order.py authors 100000
     python benchmarks/bench_next_order.py finite 200
+    python benchmarks/bench_next_order.py finite-distinct 200
 
 ``two``: two vertices (0.3, 0.6), eta = 0.9, epsilon = 1. ``authors``: the
 history Pi, eta = 0.998, 21 epsilon. ``finite``: a ``FiniteMechanism`` on
 m = 3 categories (randomized response on "is the record of category 0",
 kept with probability 3/4, publishing the count: n + 1 outputs), two hull
-vertices, 2 epsilon. Prints wall and CPU time (main process plus the helper
+vertices, 2 epsilon; ``finite-distinct``: the same with category 0 reported
+with probability 3/4, 1/2, 1/4 by the three categories (no two histograms
+share a law: the generic path's worst case). Prints wall and CPU time (main process plus the helper
 process), the peak resident memory of the main process and of the largest
 child, and the cost model's estimate before any work.
 """
@@ -38,6 +41,15 @@ def rr_count(h: tuple[int, ...]) -> dict[int, float]:
     return dict(enumerate(law.tolist()))
 
 
+def rr_count3(h: tuple[int, ...]) -> dict[int, float]:
+    """As :func:`rr_count` with "category 0" reported with probability 3/4, 1/2, 1/4 by the
+    three categories: the law reads every count, so no two histograms share a law."""
+    law = np.ones(1)
+    for c, p in zip(h, (0.75, 0.5, 0.25)):
+        law = np.convolve(law, binom.pmf(np.arange(c + 1), c, p))
+    return dict(enumerate(law.tolist()))
+
+
 def case(name: str, n: int) -> tuple[object, object, np.ndarray]:
     if name == "two":
         return sdp.SamplingHistogram(eta=0.9), np.array([[0.3, 0.7], [0.6, 0.4]]), np.array([1.0])
@@ -49,7 +61,10 @@ def case(name: str, n: int) -> tuple[object, object, np.ndarray]:
     if name == "finite":
         mech = sdp.FiniteMechanism(rr_count, categories=3, name="rr_count")
         return mech, np.array([[0.5, 0.25, 0.25], [0.1, 0.3, 0.6]]), np.array([0.5, 1.0])
-    raise SystemExit(f"unknown case {name!r} (two, authors, finite)")
+    if name == "finite-distinct":
+        mech = sdp.FiniteMechanism(rr_count3, categories=3, name="rr_count3")
+        return mech, np.array([[0.5, 0.25, 0.25], [0.1, 0.3, 0.6]]), np.array([0.5, 1.0])
+    raise SystemExit(f"unknown case {name!r} (two, authors, finite, finite-distinct)")
 
 
 def main() -> None:

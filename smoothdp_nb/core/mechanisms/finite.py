@@ -10,6 +10,7 @@ import numpy as np
 from ..array_types import FloatArray, IntArray
 from ..validation import as_int
 from .base import Mechanism, factorize_outputs
+from .generic import LawBatch
 
 __all__ = ["FiniteMechanism"]
 
@@ -126,3 +127,49 @@ class FiniteMechanism(Mechanism):
             np.logaddexp.at(merged, codes, logp)
             return outputs[np.unique(codes, return_index=True)[1]], merged
         return outputs, logp
+
+    def _log_output_pmfs(self, hists: IntArray) -> LawBatch:
+        """The laws of many histograms: one call of ``pmf`` each, its outputs and
+        values gathered as they come, and every check of :meth:`log_output_pmf`
+        done once on all of them (an error names the first histogram at fault).
+        Several NaN keys of one law stay separate entries here; the aligned table
+        adds their masses (:func:`~smoothdp_nb.core.mechanisms.generic.law_table`)."""
+        keys: list[object] = []
+        parts: list[FloatArray] = []
+        tuples = [tuple(h) for h in np.asarray(hists, dtype=np.int64).tolist()]
+        sizes = np.empty(len(tuples), dtype=np.int64)
+        for r, key in enumerate(tuples):
+            law = self._pmf(key)
+            if not isinstance(law, Mapping) or len(law) == 0:
+                raise TypeError(f"pmf{key} must return a non-empty mapping {{output: probability}}, got {law!r}")
+            keys.extend(law)
+            try:
+                parts.append(np.fromiter(law.values(), dtype=float, count=len(law)))
+            except (TypeError, ValueError):
+                raise TypeError(f"pmf{key} must map outputs to numbers, got {law!r}") from None
+            sizes[r] = len(law)
+        vals = np.concatenate(parts) if parts else np.zeros(0)
+        row = np.repeat(np.arange(len(tuples)), sizes)
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        if self.log:
+            bad = np.isnan(vals) | (vals == np.inf)
+            if bad.any():
+                raise ValueError(f"pmf{tuples[row[np.argmax(bad)]]} must return log-probabilities (finite or -inf)")
+            logp = vals
+            top = np.maximum.reduceat(vals, starts) if vals.size else np.zeros(0)
+            ftop = np.where(np.isfinite(top), top, 0.0)
+            with np.errstate(divide="ignore"):
+                mass = np.where(np.isfinite(top), np.add.reduceat(np.exp(vals - ftop[row]), starts), 0.0)
+                mass = np.exp(np.log(mass) + ftop)
+        else:
+            bad = ~np.isfinite(vals) | (vals < 0)
+            if bad.any():
+                raise ValueError(f"pmf{tuples[row[np.argmax(bad)]]} must return finite probabilities >= 0")
+            with np.errstate(divide="ignore"):
+                logp = np.log(vals)
+            mass = np.add.reduceat(vals, starts) if vals.size else np.zeros(0)
+        off = ~(np.abs(mass - 1.0) <= PMF_SUM_TOL)
+        if off.any():
+            r = int(np.argmax(off))
+            raise ValueError(f"pmf{tuples[r]} must sum to 1 (within {PMF_SUM_TOL:g}), got {float(mass[r])!r}")
+        return [np.fromiter(keys, dtype=object, count=len(keys))], logp, sizes

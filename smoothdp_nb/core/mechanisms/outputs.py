@@ -53,7 +53,16 @@ def factorize_outputs(outputs: list[Any]) -> tuple[list[IntArray], int]:
     else:
         flat = list(itertools.chain.from_iterable(outputs))
         kinds = set(map(type, flat))
-        if kinds <= {int, str} or kinds <= {bytes}:  # no two distinct values of these compare equal
+        ints = None
+        if kinds == {int}:  # Python ints (not bools) in the int64 range: factorized as int64
+            try:
+                ints = np.array(flat, dtype=np.int64)
+            except OverflowError:
+                ints = None
+        if ints is not None:
+            codes, uniques = pd.factorize(ints)
+            K = len(uniques)
+        elif kinds <= {int, str} or kinds <= {bytes}:  # no two distinct values of these compare equal
             codes, uniques = pd.factorize(np.array(flat + [None], dtype=object)[:-1], use_na_sentinel=False)
             K = len(uniques)
         else:

@@ -268,7 +268,8 @@ def smoothed_epsilon(
         res = smoothed_exact(mechanism, n, red, as_epsilon(np.ravel(e))[0], progress, budget)
         return np.reshape(np.asarray(res.log_delta_values, dtype=float), (1, e.size))
 
-    out = invert_log_delta(curve, t, 1)[0]
+    with mechanism._law_scope():  # each output law once over the whole bisection
+        out = invert_log_delta(curve, t, 1)[0]
     return float(out[0]) if scalar else out
 
 

@@ -156,6 +156,14 @@ def _two_vertex_engine(
 def smoothed_exact(
     mech: Any, n: int, red: HullReduction, e: np.ndarray, progress: bool | None, budget: float
 ) -> SmoothedResult:
+    # each output law once: the estimate's probes, every chunk of profiles and the DP delta share them
+    with mech._law_scope():
+        return _smoothed_exact(mech, n, red, e, progress, budget)
+
+
+def _smoothed_exact(
+    mech: Any, n: int, red: HullReduction, e: np.ndarray, progress: bool | None, budget: float
+) -> SmoothedResult:
     t0 = time.perf_counter()
     V = red.vertices
     l, m = V.shape

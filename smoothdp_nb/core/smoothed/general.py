@@ -34,9 +34,15 @@ def exact_general(logdelta: np.ndarray, n: int, m: int, V: np.ndarray, bar: Any)
     hists = {n: all_histograms(n, m)}
     index: dict[int, dict[tuple[int, ...], int]] = {}
 
+    def of_size(s: int) -> np.ndarray:
+        # (not dict.setdefault: it would build the enumeration on every call)
+        if s not in hists:
+            hists[s] = all_histograms(s, m)
+        return hists[s]
+
     def hist_index(s: int) -> dict[tuple[int, ...], int]:
         if s not in index:
-            hs = hists.setdefault(s, all_histograms(s, m))
+            hs = of_size(s)
             index[s] = {tuple(h): i for i, h in enumerate(hs.tolist())}
         return index[s]
 
@@ -45,12 +51,12 @@ def exact_general(logdelta: np.ndarray, n: int, m: int, V: np.ndarray, bar: Any)
 
     def up_map(s: int) -> np.ndarray:
         if s not in up:
-            hs = hists.setdefault(s, all_histograms(s, m))
+            hs = of_size(s)
             if m * math.log2(s + 3) < 62:
                 # one integer key per histogram (digits base s + 2 < 2^62): a sorted search
                 # instead of a dictionary lookup per histogram and category
                 w = (s + 2) ** np.arange(m, dtype=np.int64)
-                big = hists.setdefault(s + 1, all_histograms(s + 1, m)) @ w
+                big = of_size(s + 1) @ w
                 order = np.argsort(big)
                 up[s] = order[np.searchsorted(big[order], (hs @ w)[None, :] + w[:, None])]
             else:
@@ -65,7 +71,7 @@ def exact_general(logdelta: np.ndarray, n: int, m: int, V: np.ndarray, bar: Any)
     vals: list[np.ndarray] = []
 
     def log_mult(s: int, v: int) -> np.ndarray:
-        hs = hists.setdefault(s, all_histograms(s, m))
+        hs = of_size(s)
         from scipy.special import gammaln
 
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -13,7 +13,7 @@ import concurrent.futures as cf
 import math
 import threading
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy.special import logsumexp
@@ -57,6 +57,61 @@ def _helper(n: int) -> cf.Executor | None:
     return helper_thread() if n >= HELPER_MIN_N else None
 
 
+#: a profile whose enclosure is wider than this (``upper - lower`` in the log) is
+#: left out of the refined lower bound (:func:`lower_offset`) instead of widening it
+WIDE_PROFILE = 2.0**-20
+
+
+class ProfileWidths(NamedTuple):
+    """How wide the profiles' enclosures are, per epsilon (column).
+
+    ``largest``: the largest ``upper - lower`` over all histograms (inf where
+    some lower bound is 0); ``narrow``: the largest over the histograms with
+    ``upper - lower <= WIDE_PROFILE``; ``log_wide``: the largest upper bound
+    (log) among the others (-inf when there are none).
+    """
+
+    largest: np.ndarray
+    narrow: np.ndarray
+    log_wide: np.ndarray
+
+
+def profile_widths(upper: np.ndarray, width: np.ndarray) -> ProfileWidths:
+    """:class:`ProfileWidths` of a table of upper bounds (rows: histograms) and their widths."""
+    wide = width > WIDE_PROFILE
+    return ProfileWidths(
+        width.max(axis=0),
+        np.where(wide, 0.0, width).max(axis=0),
+        np.where(wide, upper, -np.inf).max(axis=0),
+    )
+
+
+def lower_offset(best: np.ndarray, rel: float, widths: ProfileWidths) -> np.ndarray:
+    """``down`` per epsilon such that ``best - down`` is a proven lower bound
+    on the largest expectation, whose engine value (from the profiles' upper
+    bounds) is ``best`` (log) within a factor ``1 + rel``.
+
+    Two bounds, the better one taken.  (1) Every profile's lower bound is at
+    least its upper bound times ``e^-largest``, so every expectation's is too:
+    ``down = largest + log(1 + rel)``; one histogram whose lower bound is 0
+    makes this -inf.  (2) Leave the wide profiles out: with ``w(x)`` the
+    composition's weights (a probability law, so ``sum w <= 1``) and ``B`` the
+    largest upper bound among the wide profiles, ``sum_wide w(x) delta_up(x)
+    <= B``, and every narrow profile is at least ``delta_up e^-narrow``, so
+    ``E >= e^-narrow (E_up - B) >= e^-narrow (e^best / (1 + rel) - B)``.
+    """
+    lr = float(log_rel(rel))
+    first = widths.largest + lr
+    top = best - lr
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gap = widths.log_wide - top  # log(B / (e^best / (1 + rel)))
+        second = np.where(gap < 0, widths.narrow + lr - np.log1p(-np.exp(gap)), np.inf)
+    # log1p and exp carry a few ulps each: 1e-15 relative more, rounded up
+    second = second * (1.0 + 1e-15) + 1e-300
+    out: np.ndarray = np.minimum(first, np.where(np.isfinite(best), second, np.inf))
+    return out
+
+
 def _profile_chunk(mech: Any, hists: np.ndarray, e: np.ndarray) -> np.ndarray:
     """(rows, 2E): the proven upper bounds on log delta, then ``upper - lower``
     (0 for an exact zero, inf where the lower bound is 0)."""
@@ -70,10 +125,9 @@ def _profile_chunk(mech: Any, hists: np.ndarray, e: np.ndarray) -> np.ndarray:
 
 def _profile_table(
     mech: Any, hists: np.ndarray, e: np.ndarray, helper: cf.Executor | None = None
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, ProfileWidths]:
     """(proven upper bounds on log delta of every histogram (rows) at every
-    epsilon (columns), the largest ``upper - lower`` per column), in fixed
-    chunks of rows.
+    epsilon (columns), their :class:`ProfileWidths`), in fixed chunks of rows.
 
     With a helper, this thread and the helper take the next chunk from one
     shared queue until none is left: on a shared CPU the thread the scheduler
@@ -113,7 +167,7 @@ def _profile_table(
     for k in np.flatnonzero(~done):
         i = starts[k]
         out[i : i + rows] = _profile_chunk(mech, hists[i : i + rows], e)
-    return out[:, : e.size], out[:, e.size :].max(axis=0)
+    return out[:, : e.size], profile_widths(out[:, : e.size], out[:, e.size :])
 
 
 def _two_vertex_engine(
@@ -200,7 +254,7 @@ def _exact_with(
 ) -> SmoothedResult:
     V = red.vertices
     l, m = V.shape
-    full, width = _profile_table(mech, hists, e, helper)
+    full, widths = _profile_table(mech, hists, e, helper)
     # the worst case over every database of n records: the same enumeration (Theorem 1)
     dp = dp_pair(mech, n, e, m, all_profiles=full)
     # Several epsilon often give bit-identical profiles (e.g. when only outputs
@@ -250,10 +304,10 @@ def _exact_with(
         rel = general_error(n, m, l, logdelta, V)
     vals = vals[:, col]
     # the engines ran on the profiles' upper bounds: the expectations' upper
-    # bounds are theirs times 1 + rel; every profile's lower bound is at least
-    # its upper bound times e^-width, so the same holds for the expectations
+    # bounds are theirs times 1 + rel; the lower bound of the largest (the
+    # smoothed delta's) from the profiles' widths (lower_offset)
     up = np.full(e.size, float(log_rel(rel)))
-    down = width + float(log_rel(rel))
+    down = lower_offset(vals.max(axis=0), rel, widths)
     return assemble_result(mech, n, red, e, comps, vals, "exact", t0, dp, log_err=(up, down))
 
 

@@ -287,8 +287,9 @@ def assemble_result(
 ) -> SmoothedResult:
     """The result object; ``dp`` = (log, linear) DP delta per epsilon (NaN: unknown).
     Every expectation is clipped to the DP delta, which bounds it.  ``log_err``
-    = (up, down) per epsilon: ``vals + up`` and ``vals - down`` are proven
-    bounds on every expectation (rounded outward here)."""
+    = (up, down) per epsilon: ``vals + up`` is a proven upper bound on every
+    expectation, and the largest ``vals - down`` a proven lower bound on the
+    largest (rounded outward here; only that maximum is reported)."""
     log_dp, lin_dp = (np.asarray(v, dtype=float) for v in dp)
     lower_vals = None
     if log_err is not None:

@@ -625,3 +625,65 @@ def test_curve_table_keeps_the_certified_log_delta():
     want = np.concatenate([r.log_delta_values for r in c.results])
     assert np.array_equal(c.table["log_delta"].to_numpy(), want)
     assert np.all(c.table["delta"].to_numpy() >= np.exp(want) * (1 - 1e-15))
+
+
+def _exact_two_vertex_smoothed(T, n, p1, p2, epsilon):
+    """max over compositions of E[delta(x)], every profile by enumeration and every
+    weight a Fraction (Algorithm 1 with nothing shared with the package)."""
+    from fractions import Fraction
+
+    deltas = [exact.profile((k, n - k), T, epsilon) for k in range(n + 1)]
+
+    def binom_law(s, p):
+        return [math.comb(s, j) * p**j * (1 - p) ** (s - j) for j in range(s + 1)]
+
+    best = mp.mpf(0)
+    for r in range(n + 1):
+        a, b = binom_law(n - r, p1), binom_law(r, p2)
+        law = [Fraction(0)] * (n + 1)
+        for i, wa in enumerate(a):
+            for j, wb in enumerate(b):
+                law[i + j] += wa * wb
+        best = max(best, mp.fsum(exact.to_mp(w) * d for w, d in zip(law, deltas)))
+    return best
+
+
+@pytest.mark.parametrize(
+    "T, n, p1, p2, epsilon",
+    [(10, 60, (7, 10), (9, 20), 1.0), (6, 40, (3, 4), (1, 2), 0.5), (12, 48, (2, 3), (2, 5), 2.0)],
+)
+def test_smoothed_lower_bound_stays_informative_when_some_profile_cannot_be_bounded_below(T, n, p1, p2, epsilon):
+    """audit of issue 21: one histogram whose profile's lower bound is 0 made the smoothed
+    delta's lower bound 0 (SHM(T=10), n = 60: upper 2.947e-07, lower 0). The wide profiles are
+    now left out of the lower bound (exact.lower_offset): the enclosure holds the exact value
+    and is narrow."""
+    from fractions import Fraction
+
+    from smoothdp_nb.core.smoothed import exact as X
+
+    f1, f2 = Fraction(*p1), Fraction(*p2)
+    mech = sdp.SamplingHistogram(T=T)
+    hists = np.stack([np.arange(n + 1), n - np.arange(n + 1)], axis=1)
+    enc = mech._profile(hists, np.array([epsilon]))
+    some_wide = bool(np.any((enc.upper > -np.inf) & (enc.upper - enc.lower > X.WIDE_PROFILE)))
+    r = sdp.smoothed_delta(mech, n, [[float(f1), float(1 - f1)], [float(f2), float(1 - f2)]], epsilon)
+    truth = _exact_two_vertex_smoothed(T, n, f1, f2, epsilon)
+    assert mp.mpf(r.delta_lower) <= truth <= mp.mpf(r.delta)
+    assert r.delta_lower > 0 and r.delta / r.delta_lower - 1 < 1e-9, (some_wide, r.delta, r.delta_lower)
+
+
+def test_lower_offset_takes_the_better_of_its_two_bounds():
+    """lower_offset: with no wide profile it is the width plus log(1 + rel); a wide profile
+    whose upper bound reaches the expectation leaves only the first bound."""
+    from smoothdp_nb.core.enclosures import log_rel
+    from smoothdp_nb.core.smoothed.exact import ProfileWidths, lower_offset
+
+    lr = float(log_rel(1e-12))
+    w = ProfileWidths(
+        np.array([1e-10, np.inf, np.inf]), np.array([1e-10, 1e-10, 1e-10]), np.array([-np.inf, -50.0, -5.0])
+    )
+    down = lower_offset(np.array([-10.0, -10.0, -10.0]), 1e-12, w)
+    assert down[0] == pytest.approx(1e-10 + lr, rel=1e-12) and down[0] >= 1e-10 + lr
+    # B = e^-50 against e^-10: the bound loses log(1 / (1 - e^-40)) more
+    assert 1e-10 + lr < down[1] < 1e-10 + lr + 2 * math.exp(-40)
+    assert down[2] == np.inf

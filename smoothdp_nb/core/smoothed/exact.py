@@ -28,6 +28,7 @@ from .binary import binary_plan, engine_error, exact_binary
 from .chunks import HELPER_MIN_N, profile_chunk_rows
 from .estimate import estimate_exact_cost
 from .general import all_histograms, exact_general
+from .pruning import prune_plan, single_vertex_error
 from .results import SmoothedResult, assemble_result, dp_pair
 
 __all__ = ["smoothed_exact"]
@@ -117,21 +118,31 @@ def _profile_table(
 
 
 def _two_vertex_engine(
-    logdelta: np.ndarray, p1: float, p2: float, bar: Any, helper: cf.Executor | None, stats: dict[str, float]
+    logdelta: np.ndarray,
+    p1: float,
+    p2: float,
+    bar: Any,
+    helper: cf.Executor | None,
+    stats: dict[str, float],
+    stop: int | None = None,
 ) -> np.ndarray:
-    """:func:`exact_binary` on all columns.  From ``HELPER_MIN_N`` records on,
+    """:func:`exact_binary` on all columns (compositions 0 .. ``stop``).  From ``HELPER_MIN_N`` records on,
     with two columns or more, always in two halves of columns with the plan of
     all of them (so the result does not depend on whether a helper ran one)."""
     n, E = logdelta.shape[0] - 1, logdelta.shape[1]
     if n < HELPER_MIN_N or E < 2:
-        return exact_binary(logdelta, p1, p2, bar, stats=stats)
+        return exact_binary(logdelta, p1, p2, bar, stats=stats, stop=stop)
     plan = binary_plan(logdelta, p1, p2)
     halves = [np.arange(0, E, 2), np.arange(1, E, 2)]
     out = np.empty_like(logdelta)
     fut = None
     if helper is not None:
-        fut = helper.submit(exact_binary, np.ascontiguousarray(logdelta[:, halves[1]]), p1, p2, None, plan=plan)
-    out[:, halves[0]] = exact_binary(np.ascontiguousarray(logdelta[:, halves[0]]), p1, p2, bar, plan=plan, stats=stats)
+        fut = helper.submit(
+            exact_binary, np.ascontiguousarray(logdelta[:, halves[1]]), p1, p2, None, plan=plan, stop=stop
+        )
+    out[:, halves[0]] = exact_binary(
+        np.ascontiguousarray(logdelta[:, halves[0]]), p1, p2, bar, plan=plan, stats=stats, stop=stop
+    )
     try:
         if fut is None:
             raise RuntimeError("no helper process")
@@ -140,7 +151,7 @@ def _two_vertex_engine(
         if bar is not None:
             bar.reset(total=n + 1)
         out[:, halves[1]] = exact_binary(
-            np.ascontiguousarray(logdelta[:, halves[1]]), p1, p2, bar, plan=plan, stats=stats
+            np.ascontiguousarray(logdelta[:, halves[1]]), p1, p2, bar, plan=plan, stats=stats, stop=stop
         )
     return out
 
@@ -190,33 +201,39 @@ def _exact_with(
     # Several epsilon often give bit-identical profiles (e.g. when only outputs
     # impossible under the neighbour count matter): average each distinct one once.
     logdelta, col = _distinct_columns(full)
+    bound_only = None
     if m == 2 and l <= 2:
         p1 = float(V[0, 0])
         if l == 1:
             comps = np.array([[n]])
             lw = lpmf.log_binom_pmf(np.arange(n + 1, dtype=float), float(n), p1)
             vals = logsumexp(lw[:, None] + logdelta, axis=0)[None, :]
-            lmax = float(np.max(-lw[np.isfinite(lw)], initial=0.0))
-            # weights (Loader, q = 1 - p rounded), then a log-sum-exp of n + 1 terms
-            ldmax = float(np.max(np.abs(logdelta[np.isfinite(logdelta)]), initial=0.0))
-            lse = 4 * U * (lmax + ldmax) + 2 * LIBM_REL * (1 + math.log(n + 1.0))
-            rel = (float(lpmf_abs_error(lmax, n, 1)) + 3.03 * U * n + lse) * 1.01 + float(gamma(n + 8)) + 4 * LIBM_REL
+            rel = single_vertex_error(n, lw, logdelta)
         else:
             p2 = float(V[1, 0])
-            bar = optional_progress_bar(n + 1, show, "compositions")
+            # compositions that provably cannot hold the maximum are not computed (pruning.py)
+            pp = prune_plan(logdelta, p1, p2) if p2 < 1.0 else None
+            q1, q2 = (p2, p1) if pp is not None and pp.swapped else (p1, p2)
+            stop = n if pp is None else pp.stop
+            bar = optional_progress_bar(stop + 1, show, "compositions")
             stats: dict[str, float] = {}
-            vals = _two_vertex_engine(logdelta, p1, p2, bar, helper, stats)
+            vals = _two_vertex_engine(logdelta, q1, q2, bar, helper, stats, stop=None if pp is None else stop)
             if bar is not None:
                 bar.close()
             r = np.arange(n + 1)
             comps = np.stack([n - r, r], axis=1)
+            if pp is not None:
+                # composition r of the swapped pair is composition n - r
+                vals = vals[::-1] if pp.swapped else vals
+                bound_only = (r < n - stop) if pp.swapped else (r > stop)
+                vals = np.where(bound_only[:, None], pp.upper, vals)
             if p2 >= 1.0:  # the shift engine: per composition, log weights summed from the mode
                 rel = shift_error(n, p1)
             else:
-                K = binary_plan(logdelta, p1, p2).K
+                K = binary_plan(logdelta, q1, q2).K
                 lmax = stats.get("log_weight_max", 0.0)
                 ldmax = float(np.max(np.abs(logdelta[np.isfinite(logdelta)]), initial=0.0))
-                rel = engine_error(n, K, lmax, stats.get("fallback", 0.0) > 0, p1, ldmax)
+                rel = engine_error(n, K, lmax, stats.get("fallback", 0.0) > 0, q1, ldmax)
     else:
         bar = optional_progress_bar(math.comb(n + l - 1, l - 1), show, "compositions")
         comps, vals = exact_general(logdelta, n, m, V, bar)
@@ -229,7 +246,7 @@ def _exact_with(
     # its upper bound times e^-width, so the same holds for the expectations
     up = np.full(e.size, float(log_rel(rel)))
     down = width + float(log_rel(rel))
-    return assemble_result(mech, n, red, e, comps, vals, "exact", t0, dp, log_err=(up, down))
+    return assemble_result(mech, n, red, e, comps, vals, "exact", t0, dp, log_err=(up, down), bound_only=bound_only)
 
 
 def shift_error(n: int, p1: float) -> float:

@@ -254,12 +254,16 @@ def assemble_result(
     hi: np.ndarray | None = None,
     extra_notes: Sequence[str] = (),
     log_err: tuple[np.ndarray, np.ndarray] | None = None,
+    bound_only: np.ndarray | None = None,
     **extra: Any,
 ) -> SmoothedResult:
     """The result object; ``dp`` = (log, linear) DP delta per epsilon (NaN: unknown).
     Every expectation is clipped to the DP delta, which bounds it.  ``log_err``
     = (up, down) per epsilon: ``vals + up`` and ``vals - down`` are proven
-    bounds on every expectation (rounded outward here)."""
+    bounds on every expectation (rounded outward here).  ``bound_only``
+    (per composition): rows whose value is only a proven upper bound (pruned
+    compositions, :mod:`~smoothdp_nb.core.smoothed.pruning`): they get no
+    lower bound, the table marks them in a ``pruned`` column and a note says so."""
     log_dp, lin_dp = (np.asarray(v, dtype=float) for v in dp)
     lower_vals = None
     if log_err is not None:
@@ -268,6 +272,8 @@ def assemble_result(
             lower_vals = np.where(np.isneginf(vals), -np.inf, next_down(vals - down[None, :]))
             vals = np.where(np.isneginf(vals), -np.inf, next_up(vals + up[None, :]))
         lower_vals = np.where(np.isnan(lower_vals), -np.inf, lower_vals)
+        if bound_only is not None:
+            lower_vals = np.where(bound_only[:, None], -np.inf, lower_vals)
     vals = np.where(np.isnan(log_dp)[None, :], vals, np.minimum(vals, log_dp[None, :]))
     best = np.argmax(vals, axis=0)
     labels = [str(v) for v in red.vertex_labels]
@@ -281,6 +287,13 @@ def assemble_result(
     if not np.any(np.isnan(lin_dp)):
         columns["delta"] = np.minimum(columns["delta"], np.repeat(lin_dp, C))
     columns["log_delta"] = flat
+    notes = [red.message, *extra_notes]
+    if bound_only is not None and np.any(bound_only):
+        columns["pruned"] = np.tile(bound_only, E)
+        notes.append(
+            f"{int(np.sum(bound_only))} of {C} compositions pruned (proven below the largest): "
+            "their rows give a proven upper bound, not the expectation (column 'pruned')"
+        )
     if lo is not None and hi is not None:
         columns["ci_low"] = lo.T.ravel()
         columns["ci_high"] = hi.T.ravel()
@@ -305,7 +318,7 @@ def assemble_result(
         ci_low_values=ci_low,
         ci_high_values=ci_high,
         seconds=time.perf_counter() - t0,
-        notes=[red.message, *extra_notes],
+        notes=notes,
         **extra,
     )
 

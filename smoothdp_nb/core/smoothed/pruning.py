@@ -1,0 +1,243 @@
+"""Certified pruning of compositions for the two-vertex engine.
+
+The smoothed delta is the largest ``E_r = E[delta(X1 + X2)]`` over the
+compositions r (``X1 ~ Bin(n - r, p1)``, ``X2 ~ Bin(r, p2)``).  Usually only a
+few thousand of the n + 1 compositions come near the largest (issue 25 item
+3): this module proves which ones cannot, cheaply, so that
+:func:`~smoothdp_nb.core.smoothed.binary.exact_binary` computes only the rest
+(its ``stop`` argument).
+
+* :func:`composition_upper_bounds` -- a proven upper bound on ``log E_r`` for
+  every r: Chernoff bounds on pieces of x at a grid of r, spread between grid
+  points by the one-step ratio bound (:func:`step_ratio_bounds`).
+* :func:`single_vertex_log` -- ``log E_0`` or ``log E_n`` (one binomial
+  expectation) with its proven relative error: the lower bound that prunes.
+* :func:`prune_plan` -- which compositions survive, and which contiguous range
+  the engine runs (from r = 0, or from r = n with the vertices swapped).
+
+References
+----------
+Liu, Wang, Xia. *Smoothed Differential Privacy* (Algorithm 1).
+Hoeffding. *Probability inequalities for sums of bounded random variables*, JASA 58 (1963).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from scipy.special import expit, logsumexp
+
+from .. import lpmf
+from ..enclosures import LIBM_REL, U, gamma, log_rel, lpmf_abs_error
+from .schedule import log_slope
+
+__all__ = [
+    "PrunePlan",
+    "composition_upper_bounds",
+    "prune_plan",
+    "single_vertex_error",
+    "single_vertex_log",
+    "step_ratio_bounds",
+]
+
+# compositions with a direct Chernoff bound (the others: spread by the step ratio)
+_GRID = 512
+# relative slack added to every computed bound: far above the rounding of the
+# few dozen float64 operations (u = 1.1e-16 each, libm 8u) that make one
+_SLACK = 1e-9
+
+
+def _log_mgf(n1: np.ndarray, n2: np.ndarray, p1: float, p2: float, beta: np.ndarray) -> np.ndarray:
+    """log E[exp(beta (X1 + X2))], X1 ~ Bin(n1, p1), X2 ~ Bin(n2, p2) (stable for any beta)."""
+    t1 = np.logaddexp(math.log1p(-p1), math.log(p1) + beta)
+    t2 = np.logaddexp(math.log1p(-p2), math.log(p2) + beta)
+    out: np.ndarray = n1 * t1 + n2 * t2
+    return out
+
+
+def _tilt_to(n1: np.ndarray, n2: np.ndarray, p1: float, p2: float, target: np.ndarray) -> np.ndarray:
+    """beta with tilted mean ``n1 s(beta + logit p1) + n2 s(beta + logit p2)`` close to ``target``
+    (bisection; any beta gives a valid bound below, this one makes it tight)."""
+    l1, l2 = math.log(p1) - math.log1p(-p1), math.log(p2) - math.log1p(-p2)
+    lo = np.full(target.shape, -100.0)
+    hi = np.full(target.shape, 100.0)
+    for _ in range(48):
+        mid = 0.5 * (lo + hi)
+        below = n1 * expit(mid + l1) + n2 * expit(mid + l2) < target
+        lo = np.where(below, mid, lo)
+        hi = np.where(below, hi, mid)
+    out: np.ndarray = 0.5 * (lo + hi)
+    return out
+
+
+def step_ratio_bounds(logdelta: np.ndarray, p1: float, p2: float) -> tuple[np.ndarray, np.ndarray]:
+    """(log lo, log hi) per column: ``lo <= E_{r+1} / E_r <= hi`` for every r < n.
+
+    With ``S`` the ``n - r - 1`` records of vertex 1 and ``r`` of vertex 2 that
+    compositions r and r + 1 share, ``E_r = E[delta(S + B(p1))]`` and
+    ``E_{r+1} = E[delta(S + B(p2))]`` (B a Bernoulli variable).  Writing
+    ``delta(s + 1) = u(s) delta(s)`` with ``u(s)`` in ``[e^-L, e^L]`` (L the
+    largest slope of log delta, :func:`~smoothdp_nb.core.smoothed.schedule.log_slope`),
+    ``E[delta(S + B(p))] = E[delta(S) (1 - p + p u(S))]``: the ratio is one of
+    two sums of non-negative terms whose term ratios are
+    ``f(u) = (1 - p2 + p2 u) / (1 - p1 + p1 u)``, so it lies between the
+    smallest and largest ``f`` over u in ``[e^-L, e^L]`` -- at the ends, as f
+    is monotone (a Moebius map).  Needs every delta > 0 (the caller checks);
+    L is widened by the rounding of the differences, the results by ``_SLACK``.
+    """
+    E = logdelta.shape[1]
+    lo, hi = np.empty(E), np.empty(E)
+    for e in range(E):
+        L = log_slope(logdelta[:, e : e + 1])
+        L = L * (1 + 1e-12) + 4 * U * float(np.abs(logdelta[:, e]).max())
+        ends = []
+        for x in (-L, L):
+            num = np.logaddexp(math.log1p(-p2), math.log(p2) + x)
+            den = np.logaddexp(math.log1p(-p1), math.log(p1) + x)
+            ends.append(float(num - den))
+        lo[e] = min(ends) - _SLACK * (1 + L) - 1e-15
+        hi[e] = max(ends) + _SLACK * (1 + L) + 1e-15
+    return lo, hi
+
+
+def _piece_bounds(logdelta: np.ndarray, p1: float, p2: float, rs: np.ndarray, pieces: int) -> np.ndarray:
+    """Proven upper bounds on ``log E_r`` for r in ``rs``: (len(rs), E).
+
+    Cut x = 0 .. n into pieces ``I_j = [l_j, u_j]``.  On ``I_j``,
+    ``log delta(x) <= c_j + s_j (x - l_j)`` with ``s_j`` the secant slope and
+    ``c_j = max over I_j of log delta(x) - s_j (x - l_j)``.  For ``g >= 0``,
+    ``1{x in I_j} <= exp(g (x - l_j))`` and for ``g <= 0``,
+    ``1{x in I_j} <= exp(g (x - u_j))``, so with ``b = s_j + g`` and ``X = X1 + X2``
+    (Chernoff)::
+
+        E[delta(X) 1{X in I_j}] <= exp(c_j - s_j l_j - g m + K_r(b)),
+
+    ``m = l_j`` (g >= 0) or ``u_j`` (g <= 0), ``K_r`` the log moment generating
+    function of X.  Any such g gives a bound; the one used puts the tilted mean
+    of X at the nearest end of ``I_j`` when the mean tilted by ``s_j`` falls
+    outside it (that is the minimising g), else g = 0.  Summing over pieces
+    bounds ``E_r``.  Each piece's value is raised by ``_SLACK`` times the
+    magnitudes it combines, far above the rounding of its few operations.
+    """
+    n = logdelta.shape[0] - 1
+    E = logdelta.shape[1]
+    w = -(-(n + 1) // pieces)
+    J = -(-(n + 1) // w)
+    lj = np.arange(J) * w
+    uj = np.minimum(lj + w - 1, n)
+    pad = np.full((J * w, E), -np.inf)
+    pad[: n + 1] = logdelta
+    P = pad.reshape(J, w, E)
+    span = (uj - lj).astype(float)
+    s = np.where(span[:, None] > 0, (logdelta[uj] - logdelta[lj]) / np.where(span > 0, span, 1.0)[:, None], 0.0)
+    off = np.arange(w, dtype=float)
+    c = (P - s[:, None, :] * off[None, :, None]).max(axis=1)  # (J, E)
+    n1 = (n - rs).astype(float)[:, None]
+    n2 = rs.astype(float)[:, None]
+    b_lo = _tilt_to(n1, n2, p1, p2, lj.astype(float)[None, :])  # (G, J): tilted mean at l_j
+    b_hi = _tilt_to(n1, n2, p1, p2, uj.astype(float)[None, :])
+    out = np.empty((rs.size, E))
+    for e in range(E):
+        se = s[:, e][None, :]
+        up = se < b_lo  # the mean tilted by s_j lies below I_j: g = b_lo - s_j > 0, m = l_j
+        down = se > b_hi  # above: g = b_hi - s_j < 0, m = u_j
+        b = np.where(up, b_lo, np.where(down, b_hi, se))
+        m = np.where(up, lj[None, :], np.where(down, uj[None, :], 0)).astype(float)
+        g = b - se
+        K = _log_mgf(n1, n2, p1, p2, b)
+        base = c[:, e][None, :] - se * lj[None, :]
+        val = base - g * m + K
+        mag = np.abs(c[:, e])[None, :] + np.abs(se * lj[None, :]) + np.abs(g * m) + np.abs(K) + 1.0
+        out[:, e] = logsumexp(val + _SLACK * mag, axis=1)
+    return out + _SLACK * (1.0 + np.abs(out))
+
+
+def composition_upper_bounds(logdelta: np.ndarray, p1: float, p2: float) -> np.ndarray:
+    """Proven upper bounds on ``log E_r`` for every composition r = 0 .. n: (n + 1, E).
+
+    Chernoff bounds on pieces (``_piece_bounds``) at up to 512 compositions
+    r, then for every r the smallest of ``U_g + (r - g) log hi`` over grid
+    points g <= r and ``U_g - (g - r) log lo`` over g >= r
+    (:func:`step_ratio_bounds`: ``E_{g+k} <= hi^k E_g``, ``E_{g-k} <= E_g / lo^k``).
+    Needs every delta > 0 and 0 < p1, p2 < 1.
+    """
+    n = logdelta.shape[0] - 1
+    rs = np.unique(np.linspace(0, n, min(n + 1, _GRID)).round().astype(int))
+    pieces = max(1, min(n + 1, 256))
+    Ug = _piece_bounds(logdelta, p1, p2, rs, pieces)
+    lo, hi = step_ratio_bounds(logdelta, p1, p2)
+    r = np.arange(n + 1, dtype=float)[:, None]
+    fwd = np.full((n + 1, logdelta.shape[1]), np.inf)
+    fwd[rs] = Ug - rs[:, None] * hi[None, :]
+    fwd = np.minimum.accumulate(fwd, axis=0) + r * hi[None, :]
+    bwd = np.full((n + 1, logdelta.shape[1]), np.inf)
+    bwd[rs] = Ug - rs[:, None] * lo[None, :]
+    bwd = np.minimum.accumulate(bwd[::-1], axis=0)[::-1] + r * lo[None, :]
+    best = np.minimum(fwd, bwd)
+    # the two products and sums above round by a few u of their magnitudes
+    out: np.ndarray = best + _SLACK * (1.0 + np.abs(best))
+    return out
+
+
+def single_vertex_error(n: int, lw: np.ndarray, logdelta: np.ndarray) -> float:
+    """Proven relative error of ``logsumexp(lw + logdelta)`` with ``lw`` the
+    log-pmf of Bin(n, p) from :func:`~smoothdp_nb.core.lpmf.log_binom_pmf`:
+    Loader's weights (``q = 1 - p`` rounded), then a log-sum-exp of n + 1 terms."""
+    lmax = float(np.max(-lw[np.isfinite(lw)], initial=0.0))
+    ldmax = float(np.max(np.abs(logdelta[np.isfinite(logdelta)]), initial=0.0))
+    lse = 4 * U * (lmax + ldmax) + 2 * LIBM_REL * (1 + math.log(n + 1.0))
+    return (float(lpmf_abs_error(lmax, n, 1)) + 3.03 * U * n + lse) * 1.01 + float(gamma(n + 8)) + 4 * LIBM_REL
+
+
+def single_vertex_log(logdelta: np.ndarray, p: float) -> tuple[np.ndarray, float]:
+    """(log E[delta(Bin(n, p))] per column, its proven relative error) -- E_0 (p = p1) or E_n (p = p2)."""
+    n = logdelta.shape[0] - 1
+    lw = lpmf.log_binom_pmf(np.arange(n + 1, dtype=float), float(n), p)
+    vals = np.asarray(logsumexp(lw[:, None] + logdelta, axis=0), dtype=float)
+    return vals, single_vertex_error(n, lw, logdelta)
+
+
+class PrunePlan(NamedTuple):
+    """What :func:`prune_plan` proves: run the engine on compositions 0 .. ``stop`` of
+    the vertices (p1, p2), or of (p2, p1) when ``swapped`` (composition r of the
+    swapped pair is composition n - r of the original); every other composition
+    has the proven upper bound ``upper`` (n + 1, E) below the largest E_r."""
+
+    stop: int
+    swapped: bool
+    upper: np.ndarray
+
+
+def prune_plan(logdelta: np.ndarray, p1: float, p2: float) -> PrunePlan | None:
+    """The compositions that can hold the largest ``E_r``, or None (no saving, or no certificate).
+
+    A composition r is pruned when its proven upper bound
+    (:func:`composition_upper_bounds`) is below a proven lower bound of
+    ``max(E_0, E_n)`` (:func:`single_vertex_log` less its error), in every
+    column: then ``E_r < max(E_0, E_n) <= max over all r``, so every
+    composition where the maximum is attained survives, and the maximum over
+    the compositions the engine computes (and their lower bounds) is the
+    maximum over all of them.
+    The engine runs one contiguous range holding every survivor, starting
+    from whichever end (0, or n with the vertices swapped) makes it shorter.
+    None when some delta is 0, a vertex is 0 or 1, or the range is more than
+    half of all compositions.
+    """
+    n = logdelta.shape[0] - 1
+    if n < 2 or not (0.0 < p1 < 1.0 and 0.0 < p2 < 1.0) or not np.all(np.isfinite(logdelta)):
+        return None
+    e0, rel0 = single_vertex_log(logdelta, p1)
+    en, reln = single_vertex_log(logdelta, p2)
+    low = np.maximum(e0 - float(log_rel(rel0)), en - float(log_rel(reln)))
+    upper = composition_upper_bounds(logdelta, p1, p2)
+    alive = np.any(upper >= low[None, :], axis=1)
+    idx = np.nonzero(alive)[0]
+    a, b = (int(idx[0]), int(idx[-1])) if idx.size else (0, 0)
+    forward, backward = b, n - a  # compositions run from 0 up to b, or from n down to a
+    if min(forward, backward) > n // 2:
+        return None
+    if forward <= backward:
+        return PrunePlan(forward, False, upper)
+    return PrunePlan(backward, True, upper)

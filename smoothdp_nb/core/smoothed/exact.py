@@ -210,30 +210,9 @@ def _exact_with(
             vals = logsumexp(lw[:, None] + logdelta, axis=0)[None, :]
             rel = single_vertex_error(n, lw, logdelta)
         else:
-            p2 = float(V[1, 0])
-            # compositions that provably cannot hold the maximum are not computed (pruning.py)
-            pp = prune_plan(logdelta, p1, p2) if p2 < 1.0 else None
-            q1, q2 = (p2, p1) if pp is not None and pp.swapped else (p1, p2)
-            stop = n if pp is None else pp.stop
-            bar = optional_progress_bar(stop + 1, show, "compositions")
-            stats: dict[str, float] = {}
-            vals = _two_vertex_engine(logdelta, q1, q2, bar, helper, stats, stop=None if pp is None else stop)
-            if bar is not None:
-                bar.close()
+            vals, bound_only, rel = _two_vertex(logdelta, p1, float(V[1, 0]), show, helper)
             r = np.arange(n + 1)
             comps = np.stack([n - r, r], axis=1)
-            if pp is not None:
-                # composition r of the swapped pair is composition n - r
-                vals = vals[::-1] if pp.swapped else vals
-                bound_only = (r < n - stop) if pp.swapped else (r > stop)
-                vals = np.where(bound_only[:, None], pp.upper, vals)
-            if p2 >= 1.0:  # the shift engine: per composition, log weights summed from the mode
-                rel = shift_error(n, p1)
-            else:
-                K = binary_plan(logdelta, q1, q2).K
-                lmax = stats.get("log_weight_max", 0.0)
-                ldmax = float(np.max(np.abs(logdelta[np.isfinite(logdelta)]), initial=0.0))
-                rel = engine_error(n, K, lmax, stats.get("fallback", 0.0) > 0, q1, ldmax)
     else:
         bar = optional_progress_bar(math.comb(n + l - 1, l - 1), show, "compositions")
         comps, vals = exact_general(logdelta, n, m, V, bar)
@@ -244,9 +223,55 @@ def _exact_with(
     # the engines ran on the profiles' upper bounds: the expectations' upper
     # bounds are theirs times 1 + rel; every profile's lower bound is at least
     # its upper bound times e^-width, so the same holds for the expectations
-    up = np.full(e.size, float(log_rel(rel)))
-    down = width + float(log_rel(rel))
+    up = np.broadcast_to(np.asarray(log_rel(rel), dtype=float), (logdelta.shape[1],))[col]
+    down = width + up
+    if bound_only is not None:
+        bound_only = bound_only[:, col]
     return assemble_result(mech, n, red, e, comps, vals, "exact", t0, dp, log_err=(up, down), bound_only=bound_only)
+
+
+def _two_vertex(
+    logdelta: np.ndarray, p1: float, p2: float, show: bool, helper: cf.Executor | None
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """(log E per composition and column, the compositions pruned per column or
+    None, the proven relative error per column) for two vertices.
+
+    Compositions that provably cannot hold the maximum are not computed
+    (:func:`~smoothdp_nb.core.smoothed.pruning.prune_plan`): their rows are
+    the proven upper bounds; the others come from :func:`exact_binary` with
+    ``stop``, one run per group of columns (:meth:`PrunePlan.groups`), each
+    with its own plan and error bound."""
+    n, E = logdelta.shape[0] - 1, logdelta.shape[1]
+    if p2 >= 1.0:  # the shift engine: per composition, log weights summed from the mode
+        bar = optional_progress_bar(n + 1, show, "compositions")
+        vals = _two_vertex_engine(logdelta, p1, p2, bar, helper, {})
+        if bar is not None:
+            bar.close()
+        return vals, None, np.full(E, shift_error(n, p1))
+    pp = prune_plan(logdelta, p1, p2)
+    groups = [(np.arange(E), False, None)] if pp is None else pp.groups()
+    bar = optional_progress_bar(sum(n + 1 if s is None else s + 1 for _, _, s in groups), show, "compositions")
+    ldmax = float(np.max(np.abs(logdelta[np.isfinite(logdelta)]), initial=0.0))
+    vals = np.empty((n + 1, E))
+    rel = np.empty(E)
+    bound = np.zeros((n + 1, E), dtype=bool)
+    r = np.arange(n + 1)
+    for cols, swapped, stop in groups:
+        q1, q2 = (p2, p1) if swapped else (p1, p2)
+        part = np.ascontiguousarray(logdelta[:, cols])
+        stats: dict[str, float] = {}
+        v = _two_vertex_engine(part, q1, q2, bar, helper, stats, stop=stop)
+        K = binary_plan(part, q1, q2).K
+        rel[cols] = engine_error(n, K, stats.get("log_weight_max", 0.0), stats.get("fallback", 0.0) > 0, q1, ldmax)
+        # composition r of the swapped pair is composition n - r
+        vals[:, cols] = v[::-1] if swapped else v
+        if stop is not None:
+            bound[:, cols] = ((r < n - stop) if swapped else (r > stop))[:, None]
+    if bar is not None:
+        bar.close()
+    if pp is None or not bound.any():
+        return vals, None, rel
+    return np.where(bound, pp.upper, vals), bound, rel
 
 
 def shift_error(n: int, p1: float) -> float:

@@ -59,16 +59,19 @@ def _log_mgf(n1: np.ndarray, n2: np.ndarray, p1: float, p2: float, beta: np.ndar
 
 def _tilt_to(n1: np.ndarray, n2: np.ndarray, p1: float, p2: float, target: np.ndarray) -> np.ndarray:
     """beta with tilted mean ``n1 s(beta + logit p1) + n2 s(beta + logit p2)`` close to ``target``
-    (bisection; any beta gives a valid bound below, this one makes it tight)."""
+    (s the logistic function): a few damped Newton steps from the one-law solution.
+    Any beta gives a valid bound in ``_piece_bounds``; this one makes it tight."""
     l1, l2 = math.log(p1) - math.log1p(-p1), math.log(p2) - math.log1p(-p2)
-    lo = np.full(target.shape, -100.0)
-    hi = np.full(target.shape, 100.0)
-    for _ in range(48):
-        mid = 0.5 * (lo + hi)
-        below = n1 * expit(mid + l1) + n2 * expit(mid + l2) < target
-        lo = np.where(below, mid, lo)
-        hi = np.where(below, hi, mid)
-    out: np.ndarray = 0.5 * (lo + hi)
+    tot = n1 + n2
+    t = np.clip(target / np.maximum(tot, 1.0), 0.25 / np.maximum(tot, 1.0), 1.0 - 0.25 / np.maximum(tot, 1.0))
+    pbar = (n1 * p1 + n2 * p2) / np.maximum(tot, 1.0)
+    beta = np.log(t) - np.log1p(-t) - (np.log(pbar) - np.log1p(-pbar))
+    for _ in range(8):
+        s1, s2 = expit(beta + l1), expit(beta + l2)
+        f = n1 * s1 + n2 * s2 - target
+        df = n1 * s1 * (1 - s1) + n2 * s2 * (1 - s2)
+        beta = np.clip(beta - np.clip(f / np.maximum(df, 1e-300), -4.0, 4.0), -100.0, 100.0)
+    out: np.ndarray = beta
     return out
 
 
@@ -200,30 +203,48 @@ def single_vertex_log(logdelta: np.ndarray, p: float) -> tuple[np.ndarray, float
 
 
 class PrunePlan(NamedTuple):
-    """What :func:`prune_plan` proves: run the engine on compositions 0 .. ``stop`` of
-    the vertices (p1, p2), or of (p2, p1) when ``swapped`` (composition r of the
-    swapped pair is composition n - r of the original); every other composition
-    has the proven upper bound ``upper`` (n + 1, E) below the largest E_r."""
+    """What :func:`prune_plan` proves, per epsilon column e: the compositions
+    that can hold the largest ``E_r`` lie in ``0 .. stop[e]`` of the vertices
+    (p1, p2), or of (p2, p1) when ``swapped[e]`` (composition r of the
+    swapped pair is composition n - r of the original); every other
+    composition has the proven upper bound ``upper[:, e]``, below the largest
+    ``E_r``.  ``stop[e] = n`` (not swapped): nothing pruned in that column."""
 
-    stop: int
-    swapped: bool
+    stop: np.ndarray
+    swapped: np.ndarray
     upper: np.ndarray
+
+    def groups(self) -> list[tuple[np.ndarray, bool, int | None]]:
+        """The engine runs, as (columns, swapped, stop or None for all n + 1):
+        the columns that prune less than half the compositions in one run over
+        all of them, the others by direction and by the binary order of
+        magnitude of their stop (each run computes up to its largest stop)."""
+        n = self.upper.shape[0] - 1
+        full = 2 * self.stop > n
+        out: list[tuple[np.ndarray, bool, int | None]] = []
+        if np.any(full):
+            out.append((np.nonzero(full)[0], False, None))
+        keys = sorted({(bool(w), int(s).bit_length()) for s, w, f in zip(self.stop, self.swapped, full) if not f})
+        for w, bits in keys:
+            cols = np.nonzero(
+                ~full & (self.swapped == w) & (np.array([int(s).bit_length() for s in self.stop]) == bits)
+            )[0]
+            out.append((cols, w, int(self.stop[cols].max())))
+        return out
 
 
 def prune_plan(logdelta: np.ndarray, p1: float, p2: float) -> PrunePlan | None:
-    """The compositions that can hold the largest ``E_r``, or None (no saving, or no certificate).
+    """The compositions that can hold the largest ``E_r``, per column, or None (no certificate).
 
-    A composition r is pruned when its proven upper bound
+    A composition r is pruned in column e when its proven upper bound
     (:func:`composition_upper_bounds`) is below a proven lower bound of
-    ``max(E_0, E_n)`` (:func:`single_vertex_log` less its error), in every
-    column: then ``E_r < max(E_0, E_n) <= max over all r``, so every
-    composition where the maximum is attained survives, and the maximum over
-    the compositions the engine computes (and their lower bounds) is the
-    maximum over all of them.
-    The engine runs one contiguous range holding every survivor, starting
-    from whichever end (0, or n with the vertices swapped) makes it shorter.
-    None when some delta is 0, a vertex is 0 or 1, or the range is more than
-    half of all compositions.
+    ``max(E_0, E_n)`` (:func:`single_vertex_log` less its error): then
+    ``E_r < max(E_0, E_n) <= max over all r``, so every composition where
+    the maximum is attained survives, and the maximum over the compositions
+    the engine computes (and their lower bounds) is the maximum over all of
+    them.  The engine runs one contiguous range holding every survivor,
+    starting from whichever end (0, or n with the vertices swapped) makes it
+    shorter.  None when some delta is 0 or a vertex is 0 or 1.
     """
     n = logdelta.shape[0] - 1
     if n < 2 or not (0.0 < p1 < 1.0 and 0.0 < p2 < 1.0) or not np.all(np.isfinite(logdelta)):
@@ -232,12 +253,11 @@ def prune_plan(logdelta: np.ndarray, p1: float, p2: float) -> PrunePlan | None:
     en, reln = single_vertex_log(logdelta, p2)
     low = np.maximum(e0 - float(log_rel(rel0)), en - float(log_rel(reln)))
     upper = composition_upper_bounds(logdelta, p1, p2)
-    alive = np.any(upper >= low[None, :], axis=1)
-    idx = np.nonzero(alive)[0]
-    a, b = (int(idx[0]), int(idx[-1])) if idx.size else (0, 0)
-    forward, backward = b, n - a  # compositions run from 0 up to b, or from n down to a
-    if min(forward, backward) > n // 2:
-        return None
-    if forward <= backward:
-        return PrunePlan(forward, False, upper)
-    return PrunePlan(backward, True, upper)
+    alive = upper >= low[None, :]
+    r = np.arange(n + 1)[:, None]
+    a = np.where(alive, r, n).min(axis=0)  # first and last survivor per column
+    b = np.where(alive, r, 0).max(axis=0)
+    a, b = np.minimum(a, b), np.maximum(a, b)
+    swapped = n - a < b  # running down from n is shorter
+    stop = np.where(swapped, n - a, b)
+    return PrunePlan(stop.astype(int), swapped, upper)

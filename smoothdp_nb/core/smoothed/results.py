@@ -261,7 +261,7 @@ def assemble_result(
     Every expectation is clipped to the DP delta, which bounds it.  ``log_err``
     = (up, down) per epsilon: ``vals + up`` and ``vals - down`` are proven
     bounds on every expectation (rounded outward here).  ``bound_only``
-    (per composition): rows whose value is only a proven upper bound (pruned
+    (per composition and epsilon): rows whose value is only a proven upper bound (pruned
     compositions, :mod:`~smoothdp_nb.core.smoothed.pruning`): they get no
     lower bound, the table marks them in a ``pruned`` column and a note says so."""
     log_dp, lin_dp = (np.asarray(v, dtype=float) for v in dp)
@@ -273,7 +273,7 @@ def assemble_result(
             vals = np.where(np.isneginf(vals), -np.inf, next_up(vals + up[None, :]))
         lower_vals = np.where(np.isnan(lower_vals), -np.inf, lower_vals)
         if bound_only is not None:
-            lower_vals = np.where(bound_only[:, None], -np.inf, lower_vals)
+            lower_vals = np.where(bound_only, -np.inf, lower_vals)
     vals = np.where(np.isnan(log_dp)[None, :], vals, np.minimum(vals, log_dp[None, :]))
     best = np.argmax(vals, axis=0)
     labels = [str(v) for v in red.vertex_labels]
@@ -289,10 +289,11 @@ def assemble_result(
     columns["log_delta"] = flat
     notes = [red.message, *extra_notes]
     if bound_only is not None and np.any(bound_only):
-        columns["pruned"] = np.tile(bound_only, E)
+        columns["pruned"] = bound_only.T.ravel()
+        counts = sorted({int(c) for c in bound_only.sum(axis=0)})
         notes.append(
-            f"{int(np.sum(bound_only))} of {C} compositions pruned (proven below the largest): "
-            "their rows give a proven upper bound, not the expectation (column 'pruned')"
+            f"{'/'.join(map(str, counts))} of {C} compositions pruned per epsilon (proven below the "
+            "largest): their rows give a proven upper bound, not the expectation (column 'pruned')"
         )
     if lo is not None and hi is not None:
         columns["ci_low"] = lo.T.ravel()

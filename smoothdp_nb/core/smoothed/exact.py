@@ -28,7 +28,7 @@ from .binary import binary_plan, engine_error, exact_binary
 from .chunks import HELPER_MIN_N, profile_chunk_rows
 from .estimate import estimate_exact_cost
 from .general import all_histograms, exact_general
-from .pruning import prune_plan, single_vertex_error
+from .pruning import PRUNE_MIN_N, prune_plan, single_vertex_error
 from .results import SmoothedResult, assemble_result, dp_pair
 
 __all__ = ["smoothed_exact"]
@@ -248,7 +248,7 @@ def _two_vertex(
         if bar is not None:
             bar.close()
         return vals, None, np.full(E, shift_error(n, p1))
-    pp = prune_plan(logdelta, p1, p2)
+    pp = prune_plan(logdelta, p1, p2) if n >= PRUNE_MIN_N else None
     groups = [(np.arange(E), False, None)] if pp is None else pp.groups()
     bar = optional_progress_bar(sum(n + 1 if s is None else s + 1 for _, _, s in groups), show, "compositions")
     ldmax = float(np.max(np.abs(logdelta[np.isfinite(logdelta)]), initial=0.0))

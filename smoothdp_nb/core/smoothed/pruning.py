@@ -34,7 +34,10 @@ from ..enclosures import LIBM_REL, U, gamma, log_rel, lpmf_abs_error
 from .schedule import log_slope
 
 __all__ = [
+    "PRUNE_MIN_N",
     "PrunePlan",
+    "engine_groups",
+    "estimated_stops",
     "composition_upper_bounds",
     "prune_plan",
     "single_vertex_error",
@@ -42,6 +45,8 @@ __all__ = [
     "step_ratio_bounds",
 ]
 
+#: records from which the exact engine prunes (below, the certificate costs about what it saves)
+PRUNE_MIN_N = 20_000
 # compositions with a direct Chernoff bound (the others: spread by the step ratio)
 _GRID = 512
 # relative slack added to every computed bound: far above the rounding of the
@@ -125,6 +130,13 @@ def _piece_bounds(logdelta: np.ndarray, p1: float, p2: float, rs: np.ndarray, pi
     magnitudes it combines, far above the rounding of its few operations.
     """
     n = logdelta.shape[0] - 1
+    lj, uj, s, c = _pieces(logdelta, pieces)
+    return _chernoff_sums(n, lj, uj, s, c, p1, p2, rs)
+
+
+def _pieces(logdelta: np.ndarray, pieces: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(l_j, u_j, s_j, c_j) of ``_piece_bounds``: about ``pieces`` equal pieces of x = 0 .. n."""
+    n = logdelta.shape[0] - 1
     E = logdelta.shape[1]
     w = -(-(n + 1) // pieces)
     J = -(-(n + 1) // w)
@@ -137,6 +149,21 @@ def _piece_bounds(logdelta: np.ndarray, p1: float, p2: float, rs: np.ndarray, pi
     s = np.where(span[:, None] > 0, (logdelta[uj] - logdelta[lj]) / np.where(span > 0, span, 1.0)[:, None], 0.0)
     off = np.arange(w, dtype=float)
     c = (P - s[:, None, :] * off[None, :, None]).max(axis=1)  # (J, E)
+    return lj, uj, s, c
+
+
+def _chernoff_sums(
+    n: int,
+    lj: np.ndarray,
+    uj: np.ndarray,
+    s: np.ndarray,
+    c: np.ndarray,
+    p1: float,
+    p2: float,
+    rs: np.ndarray,
+) -> np.ndarray:
+    """The sums over pieces of ``_piece_bounds`` for compositions ``rs``: (len(rs), E)."""
+    E = s.shape[1]
     n1 = (n - rs).astype(float)[:, None]
     n2 = rs.astype(float)[:, None]
     b_lo = _tilt_to(n1, n2, p1, p2, lj.astype(float)[None, :])  # (G, J): tilted mean at l_j
@@ -215,22 +242,24 @@ class PrunePlan(NamedTuple):
     upper: np.ndarray
 
     def groups(self) -> list[tuple[np.ndarray, bool, int | None]]:
-        """The engine runs, as (columns, swapped, stop or None for all n + 1):
-        the columns that prune less than half the compositions in one run over
-        all of them, the others by direction and by the binary order of
-        magnitude of their stop (each run computes up to its largest stop)."""
-        n = self.upper.shape[0] - 1
-        full = 2 * self.stop > n
-        out: list[tuple[np.ndarray, bool, int | None]] = []
-        if np.any(full):
-            out.append((np.nonzero(full)[0], False, None))
-        keys = sorted({(bool(w), int(s).bit_length()) for s, w, f in zip(self.stop, self.swapped, full) if not f})
-        for w, bits in keys:
-            cols = np.nonzero(
-                ~full & (self.swapped == w) & (np.array([int(s).bit_length() for s in self.stop]) == bits)
-            )[0]
-            out.append((cols, w, int(self.stop[cols].max())))
-        return out
+        """The engine runs of this plan (:func:`engine_groups`)."""
+        return engine_groups(self.stop, self.swapped, self.upper.shape[0] - 1)
+
+
+def engine_groups(stop: np.ndarray, swapped: np.ndarray, n: int) -> list[tuple[np.ndarray, bool, int | None]]:
+    """The engine runs, as (columns, swapped, stop or None for all n + 1): the
+    columns that prune less than half the compositions in one run over all of
+    them, the others by direction and by the binary order of magnitude of
+    their stop (each run computes up to its largest stop)."""
+    full = 2 * stop > n
+    bits = np.array([int(v).bit_length() for v in stop])
+    out: list[tuple[np.ndarray, bool, int | None]] = []
+    if np.any(full):
+        out.append((np.nonzero(full)[0], False, None))
+    for w, k in sorted({(bool(w), int(k)) for w, k, f in zip(swapped, bits, full) if not f}):
+        cols = np.nonzero(~full & (swapped == w) & (bits == k))[0]
+        out.append((cols, w, int(stop[cols].max())))
+    return out
 
 
 def prune_plan(logdelta: np.ndarray, p1: float, p2: float) -> PrunePlan | None:
@@ -261,3 +290,49 @@ def prune_plan(logdelta: np.ndarray, p1: float, p2: float) -> PrunePlan | None:
     swapped = n - a < b  # running down from n is shorter
     stop = np.where(swapped, n - a, b)
     return PrunePlan(stop.astype(int), swapped, upper)
+
+
+def estimated_stops(
+    x: np.ndarray, logdelta: np.ndarray, n: int, p1: float, p2: float, slope: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """(stop, swapped) per column that :func:`prune_plan` is expected to find,
+    from log delta at a sample of histograms only (the cost model's
+    :func:`~smoothdp_nb.core.smoothed.cost.profile_sample`, before any work).
+
+    An estimate, not a certificate: the pieces of ``_piece_bounds`` are the
+    intervals between sample points ``x`` (sorted, 0 and n included) with the
+    secant through their ends, the step ratio comes from the sample's
+    ``slope``, and the lower bound of the largest expectation is the larger
+    of the end bounds less one nat (the Chernoff bounds are a few tenths of a
+    nat to two nats above the values on the published cases).
+    """
+    E = logdelta.shape[1]
+    if n < 2 or not (0.0 < p1 < 1.0 and 0.0 < p2 < 1.0) or not np.all(np.isfinite(logdelta)):
+        return np.full(E, n), np.zeros(E, dtype=bool)
+    lj = x[:-1].astype(np.int64)
+    uj = np.maximum(lj, x[1:].astype(np.int64) - 1)
+    uj[-1] = n
+    span = (x[1:] - x[:-1]).astype(float)
+    s = (logdelta[1:] - logdelta[:-1]) / np.maximum(span, 1.0)[:, None]
+    c = np.maximum(logdelta[:-1], logdelta[1:] - s * np.maximum(span - 1.0, 0.0)[:, None])
+    rs = np.unique(np.linspace(0, n, min(n + 1, _GRID // 4)).round().astype(int))
+    Ug = _chernoff_sums(n, lj, uj, s, c, p1, p2, rs)
+    ends = []
+    for u in (-slope, slope):
+        ends.append(
+            float(np.logaddexp(math.log1p(-p2), math.log(p2) + u) - np.logaddexp(math.log1p(-p1), math.log(p1) + u))
+        )
+    lo, hi = min(ends), max(ends)
+    r = np.arange(n + 1, dtype=float)
+    stop, swapped = np.full(E, n), np.zeros(E, dtype=bool)
+    for e in range(E):  # one column at a time: O(n) memory
+        fwd = np.full(n + 1, np.inf)
+        fwd[rs] = Ug[:, e] - rs * hi
+        bwd = np.full(n + 1, np.inf)
+        bwd[rs] = Ug[:, e] - rs * lo
+        upper = np.minimum(np.minimum.accumulate(fwd) + r * hi, np.minimum.accumulate(bwd[::-1])[::-1] + r * lo)
+        alive = np.nonzero(upper >= max(upper[0], upper[n]) - 1.0)[0]
+        a, b = int(alive[0]), int(alive[-1])
+        swapped[e] = n - a < b
+        stop[e] = n - a if swapped[e] else b
+    return stop, swapped

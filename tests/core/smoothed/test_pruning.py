@@ -130,6 +130,7 @@ def test_pruned_result_is_certified_and_honest(pi, eta, eps, n, monkeypatch):
     exact values) and never a lower bound; the worst composition is the same.
     Exact values: the plain log-space recursion up to n = 4000, beyond it the
     full engine (its rows are proven within ~1e-10 relative)."""
+    monkeypatch.setattr(X, "PRUNE_MIN_N", 1000)  # pruning from 20 000 records on: lowered here
     res = sdp.smoothed_delta(sdp.SamplingHistogram(eta=eta), n, pi, eps, progress=False)
     monkeypatch.setattr(X, "prune_plan", _no_pruning)
     old = sdp.smoothed_delta(sdp.SamplingHistogram(eta=eta), n, pi, eps, progress=False)
@@ -157,6 +158,7 @@ def test_pruned_result_is_certified_and_honest(pi, eta, eps, n, monkeypatch):
 
 def test_helper_changes_nothing_when_pruning(monkeypatch):
     """The pruned runs split between the helper and this thread give the same bits as alone."""
+    monkeypatch.setattr(X, "PRUNE_MIN_N", 1000)
     monkeypatch.setattr(X, "HELPER_MIN_N", 600)
     m = sdp.SamplingHistogram(eta=0.9)
     pi = [[0.3, 0.7], [0.6, 0.4]]
@@ -175,3 +177,37 @@ def test_no_certificate_no_pruning():
     zero = ld.copy()
     zero[5] = -np.inf
     assert P.prune_plan(zero, 0.3, 0.6) is None
+
+
+@pytest.mark.parametrize("stop", [0, 150, 1700])
+def test_cost_model_counts_the_work_of_a_stopped_run(stop):
+    """The cost model's units for ``stop`` are the ones the engine performs with it."""
+    from smoothdp_nb.core.smoothed.cost import binary_work_units
+
+    ld = sampling_profile(3000, 0.9, [1.0, 3.0])
+    work: dict[str, int] = {}
+    B.exact_binary(ld, 0.3, 0.6, None, work=work, stop=stop)
+    want = binary_work_units(3000, 2, 0.3, 0.6, log_bound=B.window_log_bound(ld), slope=B.log_slope(ld), stop=stop)
+    assert work["blocks"] == want["blocks"]
+    assert work["advance"] == pytest.approx(want["advance"], rel=0.01)
+    assert work["correlation"] == pytest.approx(want["correlation"], rel=0.01)
+
+
+@pytest.mark.parametrize(
+    "eta,p1,p2,eps", [(0.9, 0.3, 0.6, [1.0, 3.0]), (0.9, 0.6, 0.3, [1.0]), (0.998, 0.652, 0.501, [0.1, 1.0, 5.0])]
+)
+def test_cost_model_predicts_the_pruned_range(eta, p1, p2, eps):
+    """From the cost model's sample of 1024 histogram pairs, the predicted range
+    of every column is within a factor 3 of the certified one (and in the same
+    direction wherever it prunes), so the engine's priced work is too."""
+    from smoothdp_nb.core.smoothed.cost import profile_sample
+
+    n = 30000
+    plan = P.prune_plan(sampling_profile(n, eta, eps), p1, p2)
+    sample = profile_sample(sdp.SamplingHistogram(eta=eta), n, np.asarray(eps))
+    stop, swapped = P.estimated_stops(sample.x, sample.logdelta, n, p1, p2, sample.slope)
+    assert stop.shape == plan.stop.shape
+    for got, want, w_got, w_want in zip(stop, plan.stop, swapped, plan.swapped):
+        assert want / 3 - 50 <= got <= 3 * want + 50
+        if 2 * want <= n:
+            assert w_got == w_want

@@ -581,8 +581,6 @@ def test_helper_changes_nothing(monkeypatch):
     monkeypatch.setattr(chunks, "PROFILE_CHUNK", 512 * 5)  # two chunks of rows
     monkeypatch.setattr(X, "_profile_chunk", _counted_profile_chunk)
     monkeypatch.setattr(X, "exact_binary", _counted_exact_binary)
-    # one engine run over all columns (pruning splits them: see test_pruning.py)
-    monkeypatch.setattr(X, "prune_plan", lambda *args: None)
     m = sdp.SamplingHistogram(eta=0.9)
     pi = [[0.3, 0.7], [0.6, 0.4]]
     eps = [0.3, 1.0, 2.0, 4.0, 9.0]

@@ -10,8 +10,8 @@ few thousand of the n + 1 compositions come near the largest (issue 25 item
 * :func:`composition_upper_bounds` -- a proven upper bound on ``log E_r`` for
   every r: Chernoff bounds on pieces of x at a grid of r, spread between grid
   points by the one-step ratio bound (:func:`step_ratio_bounds`).
-* :func:`single_vertex_log` -- ``log E_0`` or ``log E_n`` (one binomial
-  expectation) with its proven relative error: the lower bound that prunes.
+* :func:`single_vertex_lower` -- a proven lower bound on ``log E_0`` or
+  ``log E_n`` (one binomial expectation): the lower bound that prunes.
 * :func:`prune_plan` -- which compositions survive, and which contiguous range
   the engine runs (from r = 0, or from r = n with the vertices swapped).
 
@@ -41,7 +41,7 @@ __all__ = [
     "composition_upper_bounds",
     "prune_plan",
     "single_vertex_error",
-    "single_vertex_log",
+    "single_vertex_lower",
     "step_ratio_bounds",
 ]
 
@@ -142,13 +142,14 @@ def _pieces(logdelta: np.ndarray, pieces: int) -> tuple[np.ndarray, np.ndarray, 
     J = -(-(n + 1) // w)
     lj = np.arange(J) * w
     uj = np.minimum(lj + w - 1, n)
-    pad = np.full((J * w, E), -np.inf)
-    pad[: n + 1] = logdelta
-    P = pad.reshape(J, w, E)
     span = (uj - lj).astype(float)
     s = np.where(span[:, None] > 0, (logdelta[uj] - logdelta[lj]) / np.where(span > 0, span, 1.0)[:, None], 0.0)
     off = np.arange(w, dtype=float)
-    c = (P - s[:, None, :] * off[None, :, None]).max(axis=1)  # (J, E)
+    c = np.empty((J, E))
+    pad = np.full(J * w, -np.inf)
+    for e in range(E):  # one column at a time: O(n) temporaries
+        pad[: n + 1] = logdelta[:, e]
+        c[:, e] = (pad.reshape(J, w) - s[:, e : e + 1] * off[None, :]).max(axis=1)
     return lj, uj, s, c
 
 
@@ -198,17 +199,21 @@ def composition_upper_bounds(logdelta: np.ndarray, p1: float, p2: float) -> np.n
     pieces = max(1, min(n + 1, 256))
     Ug = _piece_bounds(logdelta, p1, p2, rs, pieces)
     lo, hi = step_ratio_bounds(logdelta, p1, p2)
-    r = np.arange(n + 1, dtype=float)[:, None]
-    fwd = np.full((n + 1, logdelta.shape[1]), np.inf)
-    fwd[rs] = Ug - rs[:, None] * hi[None, :]
-    fwd = np.minimum.accumulate(fwd, axis=0) + r * hi[None, :]
-    bwd = np.full((n + 1, logdelta.shape[1]), np.inf)
-    bwd[rs] = Ug - rs[:, None] * lo[None, :]
-    bwd = np.minimum.accumulate(bwd[::-1], axis=0)[::-1] + r * lo[None, :]
-    best = np.minimum(fwd, bwd)
-    # the two products and sums above round by a few u of their magnitudes
-    out: np.ndarray = best + _SLACK * (1.0 + np.abs(best))
-    return out
+    r = np.arange(n + 1, dtype=float)
+    out = np.empty((logdelta.shape[1], n + 1))  # column-major: each column's pass is contiguous
+    line = np.empty(n + 1)
+    for e in range(logdelta.shape[1]):  # one column at a time: O(n) temporaries
+        line.fill(np.inf)
+        line[rs] = Ug[:, e] - rs * hi[e]
+        np.minimum.accumulate(line, out=line)
+        np.add(line, r * hi[e], out=out[e])
+        line.fill(np.inf)
+        line[rs] = Ug[:, e] - rs * lo[e]
+        np.minimum.accumulate(line[::-1], out=line[::-1])
+        np.minimum(out[e], line + r * lo[e], out=out[e])
+        # the two products and sums above round by a few u of their magnitudes
+        out[e] += _SLACK * (1.0 + np.abs(out[e]))
+    return out.T
 
 
 def single_vertex_error(n: int, lw: np.ndarray, logdelta: np.ndarray) -> float:
@@ -221,12 +226,41 @@ def single_vertex_error(n: int, lw: np.ndarray, logdelta: np.ndarray) -> float:
     return (float(lpmf_abs_error(lmax, n, 1)) + 3.03 * U * n + lse) * 1.01 + float(gamma(n + 8)) + 4 * LIBM_REL
 
 
-def single_vertex_log(logdelta: np.ndarray, p: float) -> tuple[np.ndarray, float]:
-    """(log E[delta(Bin(n, p))] per column, its proven relative error) -- E_0 (p = p1) or E_n (p = p2)."""
+def single_vertex_lower(logdelta: np.ndarray, p: float) -> np.ndarray:
+    """A proven lower bound on ``log E[delta(Bin(n, p))]`` per column -- E_0 (p = p1) or E_n (p = p2).
+
+    ``sum_x exp(lw(x) - a) exp(logdelta(x) - b)`` as one matrix-vector product
+    (a, b the largest weight and delta) over the x within ``sqrt(400 n)`` of
+    ``n p``: the terms left out or that underflow only lower a sum of
+    non-negative terms.  Each kept term carries
+    Loader's weight error (:func:`~smoothdp_nb.core.enclosures.lpmf_abs_error`,
+    ``3.03 u n`` for the rounded q), the rounding of the two differences
+    (``u`` of their magnitudes) and of the two ``exp`` (``LIBM_REL`` each) and
+    their product; the dot product adds ``gamma_(n+1)``, the final log
+    ``LIBM_REL`` of its magnitude.  Their sum is subtracted, outward.
+    """
     n = logdelta.shape[0] - 1
-    lw = lpmf.log_binom_pmf(np.arange(n + 1, dtype=float), float(n), p)
-    vals = np.asarray(logsumexp(lw[:, None] + logdelta, axis=0), dtype=float)
-    return vals, single_vertex_error(n, lw, logdelta)
+    # a sum over any subset of the x is a lower bound; beyond this Hoeffding radius the
+    # weights are below 2 e^-800 (their exp would underflow anyway)
+    t = math.sqrt(400.0 * n)
+    x0, x1 = max(0, math.floor(n * p - t)), min(n, math.ceil(n * p + t))
+    lw = lpmf.log_binom_pmf(np.arange(x0, x1 + 1, dtype=float), float(n), p)
+    a = float(lw.max())
+    part = logdelta[x0 : x1 + 1]
+    b = part.max(axis=0)
+    dot = np.exp(lw - a) @ np.exp(part - b[None, :])
+    lmax = float(np.max(-lw[np.isfinite(lw)], initial=0.0))
+    ldmax = float(np.max(np.abs(logdelta), initial=0.0))
+    err = (
+        float(lpmf_abs_error(lmax, n, 1))
+        + 3.03 * U * n
+        + 2 * U * (lmax + ldmax)
+        + float(log_rel(2 * LIBM_REL + 2 * U + float(gamma(n + 1))))
+    )
+    with np.errstate(divide="ignore"):
+        ldot = np.log(dot)
+    out: np.ndarray = ldot + a + b
+    return out - err * 1.01 - LIBM_REL * np.abs(ldot) - 2 * U * (abs(a) + np.abs(b) + np.abs(out))
 
 
 class PrunePlan(NamedTuple):
@@ -267,7 +301,7 @@ def prune_plan(logdelta: np.ndarray, p1: float, p2: float) -> PrunePlan | None:
 
     A composition r is pruned in column e when its proven upper bound
     (:func:`composition_upper_bounds`) is below a proven lower bound of
-    ``max(E_0, E_n)`` (:func:`single_vertex_log` less its error): then
+    ``max(E_0, E_n)`` (:func:`single_vertex_lower`): then
     ``E_r < max(E_0, E_n) <= max over all r``, so every composition where
     the maximum is attained survives, and the maximum over the compositions
     the engine computes (and their lower bounds) is the maximum over all of
@@ -278,15 +312,13 @@ def prune_plan(logdelta: np.ndarray, p1: float, p2: float) -> PrunePlan | None:
     n = logdelta.shape[0] - 1
     if n < 2 or not (0.0 < p1 < 1.0 and 0.0 < p2 < 1.0) or not np.all(np.isfinite(logdelta)):
         return None
-    e0, rel0 = single_vertex_log(logdelta, p1)
-    en, reln = single_vertex_log(logdelta, p2)
-    low = np.maximum(e0 - float(log_rel(rel0)), en - float(log_rel(reln)))
+    low = np.maximum(single_vertex_lower(logdelta, p1), single_vertex_lower(logdelta, p2))
     upper = composition_upper_bounds(logdelta, p1, p2)
-    alive = upper >= low[None, :]
-    r = np.arange(n + 1)[:, None]
-    a = np.where(alive, r, n).min(axis=0)  # first and last survivor per column
-    b = np.where(alive, r, 0).max(axis=0)
-    a, b = np.minimum(a, b), np.maximum(a, b)
+    E = logdelta.shape[1]
+    a, b = np.zeros(E, dtype=int), np.zeros(E, dtype=int)
+    for e in range(E):  # the first and last survivor (upper.T is contiguous per column)
+        alive = np.flatnonzero(upper.T[e] >= low[e])
+        a[e], b[e] = (alive[0], alive[-1]) if alive.size else (0, 0)
     swapped = n - a < b  # running down from n is shorter
     stop = np.where(swapped, n - a, b)
     return PrunePlan(stop.astype(int), swapped, upper)
@@ -309,13 +341,19 @@ def estimated_stops(
     E = logdelta.shape[1]
     if n < 2 or not (0.0 < p1 < 1.0 and 0.0 < p2 < 1.0) or not np.all(np.isfinite(logdelta)):
         return np.full(E, n), np.zeros(E, dtype=bool)
-    lj = x[:-1].astype(np.int64)
-    uj = np.maximum(lj, x[1:].astype(np.int64) - 1)
+    # pieces of about four sample intervals: the secant through their ends, c_j the
+    # largest sampled value above it (the Chernoff sums cost pieces x grid points)
+    ends = np.unique(np.r_[np.arange(0, x.size - 1, 4), x.size - 1])
+    lj = x[ends[:-1]].astype(np.int64)
+    uj = np.maximum(lj, x[ends[1:]].astype(np.int64) - 1)
     uj[-1] = n
-    span = (x[1:] - x[:-1]).astype(float)
-    s = (logdelta[1:] - logdelta[:-1]) / np.maximum(span, 1.0)[:, None]
-    c = np.maximum(logdelta[:-1], logdelta[1:] - s * np.maximum(span - 1.0, 0.0)[:, None])
-    rs = np.unique(np.linspace(0, n, min(n + 1, _GRID // 4)).round().astype(int))
+    span = (x[ends[1:]] - x[ends[:-1]]).astype(float)
+    s = (logdelta[ends[1:]] - logdelta[ends[:-1]]) / np.maximum(span, 1.0)[:, None]
+    c = np.full(s.shape, -np.inf)
+    for k in range(5):  # the sampled points of each piece (the last one is the next piece's first)
+        i = np.minimum(ends[:-1] + k, ends[1:])
+        c = np.maximum(c, logdelta[i] - s * (x[i] - lj)[:, None].astype(float))
+    rs = np.unique(np.linspace(0, n, min(n + 1, _GRID)).round().astype(int))
     Ug = _chernoff_sums(n, lj, uj, s, c, p1, p2, rs)
     ends = []
     for u in (-slope, slope):

@@ -202,6 +202,7 @@ def _exact_with(
     # impossible under the neighbour count matter): average each distinct one once.
     logdelta, col = _distinct_columns(full)
     bound_only = None
+    rel: float | np.ndarray
     if m == 2 and l <= 2:
         p1 = float(V[0, 0])
         if l == 1:

@@ -260,7 +260,8 @@ def single_vertex_lower(logdelta: np.ndarray, p: float) -> np.ndarray:
     with np.errstate(divide="ignore"):
         ldot = np.log(dot)
     out: np.ndarray = ldot + a + b
-    return out - err * 1.01 - LIBM_REL * np.abs(ldot) - 2 * U * (abs(a) + np.abs(b) + np.abs(out))
+    low: np.ndarray = out - err * 1.01 - LIBM_REL * np.abs(ldot) - 2 * U * (abs(a) + np.abs(b) + np.abs(out))
+    return low
 
 
 class PrunePlan(NamedTuple):
@@ -355,12 +356,11 @@ def estimated_stops(
         c = np.maximum(c, logdelta[i] - s * (x[i] - lj)[:, None].astype(float))
     rs = np.unique(np.linspace(0, n, min(n + 1, _GRID)).round().astype(int))
     Ug = _chernoff_sums(n, lj, uj, s, c, p1, p2, rs)
-    ends = []
-    for u in (-slope, slope):
-        ends.append(
-            float(np.logaddexp(math.log1p(-p2), math.log(p2) + u) - np.logaddexp(math.log1p(-p1), math.log(p1) + u))
-        )
-    lo, hi = min(ends), max(ends)
+    steps = [
+        float(np.logaddexp(math.log1p(-p2), math.log(p2) + u) - np.logaddexp(math.log1p(-p1), math.log(p1) + u))
+        for u in (-slope, slope)
+    ]
+    lo, hi = min(steps), max(steps)
     r = np.arange(n + 1, dtype=float)
     stop, swapped = np.full(E, n), np.zeros(E, dtype=bool)
     for e in range(E):  # one column at a time: O(n) memory

@@ -54,6 +54,10 @@ class SmoothedResult:
     table : pandas.DataFrame
         One row per composition and epsilon: ``epsilon``, one count column per
         vertex, ``delta`` and ``log_delta`` (Monte Carlo: also the interval).
+        Exact, two vertices, from 20 000 records: compositions proven below
+        the largest are not computed; a boolean ``pruned`` column marks them
+        and their ``delta`` is that proven upper bound, not the expectation
+        (:mod:`~smoothdp_nb.core.smoothed.pruning`; ``notes`` says how many).
     dp_delta : float or ndarray over epsilon
         The worst case over all databases of n records, for comparison (per
         epsilon, like ``delta``; NaN when too large to compute, see ``notes``).

@@ -241,7 +241,9 @@ def _two_vertex(
     (:func:`~smoothdp_nb.core.smoothed.pruning.prune_plan`): their rows are
     the proven upper bounds; the others come from :func:`exact_binary` with
     ``stop``, one run per group of columns (:meth:`PrunePlan.groups`), each
-    with its own plan and error bound."""
+    with its own plan and error bound; from ``PRUNE_MIN_N`` records a group
+    that needs every composition is computed from both ends
+    (:func:`_from_both_ends`)."""
     n, E = logdelta.shape[0] - 1, logdelta.shape[1]
     if p2 >= 1.0:  # the shift engine: per composition, log weights summed from the mode
         bar = optional_progress_bar(n + 1, show, "compositions")
@@ -260,9 +262,13 @@ def _two_vertex(
     for cols, swapped, stop in groups:
         q1, q2 = (p2, p1) if swapped else (p1, p2)
         part = np.ascontiguousarray(logdelta[:, cols])
+        K = binary_plan(part, q1, q2).K
+        if stop is None and n >= PRUNE_MIN_N:
+            v, rel[cols] = _from_both_ends(part, p1, p2, bar, helper, ldmax)
+            vals[:, cols] = v
+            continue
         stats: dict[str, float] = {}
         v = _two_vertex_engine(part, q1, q2, bar, helper, stats, stop=stop)
-        K = binary_plan(part, q1, q2).K
         rel[cols] = engine_error(n, K, stats.get("log_weight_max", 0.0), stats.get("fallback", 0.0) > 0, q1, ldmax)
         # composition r of the swapped pair is composition n - r
         vals[:, cols] = v[::-1] if swapped else v
@@ -273,6 +279,46 @@ def _two_vertex(
     if pp is None or not bound.any():
         return vals, None, rel
     return np.where(bound, pp.upper, vals), bound, rel
+
+
+def _from_both_ends(
+    part: np.ndarray, p1: float, p2: float, bar: Any, helper: cf.Executor | None, ldmax: float
+) -> tuple[np.ndarray, float]:
+    """Every composition of these columns, in two runs of :func:`exact_binary`
+    that stop half way: r = 0 .. n // 2 with the vertices (p1, p2), and
+    r = n // 2 + 1 .. n as the compositions 0 .. n - n // 2 - 1 of (p2, p1),
+    the second on the helper thread when there is one.  Each run's windows
+    serve only its own half (``stop``), so together they do about half the
+    advance work of one run over all n + 1 (the windows' spread
+    ``(stop - r)|p2 - p1|`` halves), on two CPUs.  Both use the plan of
+    these columns (it is symmetric in p1, p2): the result does not depend on
+    where the second ran.  Returns the values and the larger of the two runs'
+    proven error bounds."""
+    n = part.shape[0] - 1
+    h = n // 2
+    plan = binary_plan(part, p1, p2)
+    s_fwd: dict[str, float] = {}
+    s_bwd: dict[str, float] = {}
+    fut = None
+    if helper is not None:
+        fut = helper.submit(exact_binary, part, p2, p1, None, plan=plan, stats=s_bwd, stop=n - h - 1)
+    fwd = exact_binary(part, p1, p2, bar, plan=plan, stats=s_fwd, stop=h)
+    try:
+        if fut is None:
+            raise RuntimeError("no helper")
+        bwd = fut.result()
+        if bar is not None:
+            bar.update(n - h)
+    except Exception:  # no helper, or it failed: the same run here
+        s_bwd = {}
+        bwd = exact_binary(part, p2, p1, bar, plan=plan, stats=s_bwd, stop=n - h - 1)
+    out = fwd
+    out[h + 1 :] = bwd[::-1][h + 1 :]  # composition r of (p2, p1) is composition n - r
+    rel = max(
+        engine_error(n, plan.K, st.get("log_weight_max", 0.0), st.get("fallback", 0.0) > 0, q, ldmax)
+        for st, q in ((s_fwd, p1), (s_bwd, p2))
+    )
+    return out, rel
 
 
 def shift_error(n: int, p1: float) -> float:

@@ -163,11 +163,27 @@ def test_helper_changes_nothing_when_pruning(monkeypatch):
     m = sdp.SamplingHistogram(eta=0.9)
     pi = [[0.3, 0.7], [0.6, 0.4]]
     eps = [0.3, 1.0, 2.0, 4.0, 9.0]
+    authors = sdp.SamplingHistogram(eta=0.998), [[0.652, 0.348], [0.501, 0.499]], [0.1, 5.0]
     with_helper = sdp.smoothed_delta(m, 3000, pi, eps, progress=False)
+    # 0.1 prunes nothing: computed from both ends, the second half on the helper
+    both = sdp.smoothed_delta(authors[0], 6000, authors[1], authors[2], progress=False)
     monkeypatch.setattr(X, "_helper", lambda n: None)
     alone = sdp.smoothed_delta(m, 3000, pi, eps, progress=False)
     assert np.array_equal(with_helper.table["log_delta"], alone.table["log_delta"])
     assert with_helper.table["pruned"].any()
+    both_alone = sdp.smoothed_delta(authors[0], 6000, authors[1], authors[2], progress=False)
+    assert np.array_equal(both.table["log_delta"], both_alone.table["log_delta"])
+    assert np.array_equal(both.log_delta_lower, both_alone.log_delta_lower)
+
+
+def test_both_ends_equal_one_run(monkeypatch):
+    """The two half runs (r <= n/2 forward, the rest with the vertices swapped)
+    give every composition as one full run does, and a bound no looser."""
+    ld = sampling_profile(5000, 0.998, [0.1, 1.0])
+    full = B.exact_binary(ld, 0.652, 0.501, None)
+    got, rel = X._from_both_ends(ld, 0.652, 0.501, None, None, float(np.abs(ld).max()))
+    np.testing.assert_allclose(got, full, rtol=1e-13)
+    assert 0 < rel < 1e-8
 
 
 def test_no_certificate_no_pruning():

@@ -18,7 +18,7 @@ few thousand of the n + 1 compositions come near the largest (issue 25 item
 References
 ----------
 Liu, Wang, Xia. *Smoothed Differential Privacy* (Algorithm 1).
-Hoeffding. *Probability inequalities for sums of bounded random variables*, JASA 58 (1963).
+Chernoff. *A measure of asymptotic efficiency for tests of a hypothesis based on the sum of observations*, Ann. Math. Statist. 23 (1952).
 """
 
 from __future__ import annotations

@@ -229,9 +229,9 @@ def single_vertex_error(n: int, lw: np.ndarray, logdelta: np.ndarray) -> float:
 def single_vertex_lower(logdelta: np.ndarray, p: float) -> np.ndarray:
     """A proven lower bound on ``log E[delta(Bin(n, p))]`` per column -- E_0 (p = p1) or E_n (p = p2).
 
-    ``sum_x exp(lw(x) - a) exp(logdelta(x) - b)`` as one matrix-vector product
-    (a, b the largest weight and delta) over the x within ``sqrt(400 n)`` of
-    ``n p``: the terms left out or that underflow only lower a sum of
+    ``b + log sum_x exp(lw(x) + logdelta(x) - b)`` (b the largest term) over
+    the x within ``sqrt(400 n) + L n p (1 - p)`` of ``n p`` (L the slope of
+    log delta): the terms left out or that underflow only lower a sum of
     non-negative terms.  Each kept term carries
     Loader's weight error (:func:`~smoothdp_nb.core.enclosures.lpmf_abs_error`,
     ``3.03 u n`` for the rounded q), the rounding of the two differences
@@ -240,15 +240,16 @@ def single_vertex_lower(logdelta: np.ndarray, p: float) -> np.ndarray:
     ``LIBM_REL`` of its magnitude.  Their sum is subtracted, outward.
     """
     n = logdelta.shape[0] - 1
-    # a sum over any subset of the x is a lower bound; beyond this Hoeffding radius the
-    # weights are below 2 e^-800 (their exp would underflow anyway)
-    t = math.sqrt(400.0 * n)
+    # a sum over any subset of the x is a lower bound: the x within sqrt(400 n) of
+    # n p, and as far again as a slope L of log delta tilts the largest term (L n p q)
+    t = math.sqrt(400.0 * n) + log_slope(logdelta) * n * p * (1.0 - p)
     x0, x1 = max(0, math.floor(n * p - t)), min(n, math.ceil(n * p + t))
     lw = lpmf.log_binom_pmf(np.arange(x0, x1 + 1, dtype=float), float(n), p)
-    a = float(lw.max())
-    part = logdelta[x0 : x1 + 1]
-    b = part.max(axis=0)
-    dot = np.exp(lw - a) @ np.exp(part - b[None, :])
+    terms = lw[:, None] + logdelta[x0 : x1 + 1]
+    top = terms.max(axis=0)
+    with np.errstate(divide="ignore"):
+        ldot = np.log(np.exp(terms - top[None, :]).sum(axis=0))
+    a, b = 0.0, top
     lmax = float(np.max(-lw[np.isfinite(lw)], initial=0.0))
     ldmax = float(np.max(np.abs(logdelta), initial=0.0))
     err = (
@@ -257,8 +258,6 @@ def single_vertex_lower(logdelta: np.ndarray, p: float) -> np.ndarray:
         + 2 * U * (lmax + ldmax)
         + float(log_rel(2 * LIBM_REL + 2 * U + float(gamma(n + 1))))
     )
-    with np.errstate(divide="ignore"):
-        ldot = np.log(dot)
     out: np.ndarray = ldot + a + b
     low: np.ndarray = out - err * 1.01 - LIBM_REL * np.abs(ldot) - 2 * U * (abs(a) + np.abs(b) + np.abs(out))
     return low

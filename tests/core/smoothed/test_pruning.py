@@ -227,3 +227,21 @@ def test_cost_model_predicts_the_pruned_range(eta, p1, p2, eps):
         assert want / 3 - 50 <= got <= 3 * want + 50
         if 2 * want <= n:
             assert w_got == w_want
+
+
+@pytest.mark.parametrize("p", [0.2])
+def test_lower_bound_of_an_end_on_a_steep_profile(p):
+    """eta = 0.5: log delta spans 22 000 nats at n = 200 000 (slope up to log 2),
+    so a product of separately scaled weights and deltas underflows to 0 (the
+    first version returned -inf and pruned nothing); the log-sum-exp bound is
+    within 1e-9 below the exact log E[delta(Bin(n, p))] (scipy's log-pmf, 50-digit mpmath sum)."""
+    from scipy.stats import binom
+
+    n = 200000
+    ld = sampling_profile(n, 0.5, [1.0])
+    assert ld.max() - ld.min() > 20000
+    lw = binom.logpmf(np.arange(n + 1), n, p)
+    with mp.workdps(50):
+        want = float(mp.log(mp.fsum(mp.exp(mp.mpf(float(a)) + mp.mpf(float(b))) for a, b in zip(lw, ld[:, 0]))))
+    got = float(P.single_vertex_lower(ld, p)[0])
+    assert want - 1e-9 * abs(want) <= got <= want

@@ -155,6 +155,7 @@ def exact_binary(
     work: dict[str, int] | None = None,
     plan: BinaryPlan | None = None,
     stats: dict[str, float] | None = None,
+    stop: int | None = None,
 ) -> np.ndarray:
     """log E for every composition (c1 = n - r, r) of two vertices, m = 2, exact at every magnitude.
 
@@ -232,6 +233,10 @@ def exact_binary(
     :func:`smoothdp_nb.core.smoothed.cost.binary_work_units` predicts.
     ``plan`` (:func:`binary_plan` of a superset of the columns) makes a
     call on some columns do exactly what a call on all of them does.
+    ``stop`` (default n): compute compositions 0 .. stop only (the others
+    are -inf), with H's windows sized for those
+    (:func:`~smoothdp_nb.core.smoothed.schedule.block_at`; the argument
+    above holds with r' <= stop).
     """
     n = logdelta.shape[0] - 1
     E = logdelta.shape[1]
@@ -257,7 +262,7 @@ def exact_binary(
     for key in ("advance", "correlation", "segments", "blocks"):
         units.setdefault(key, 0)
     live_lo, live_hi = 0, n // Q  # chunks that may hold nonzero values; zeros elsewhere
-    for r0, k, a, b, lo, hi in block_schedule(n, K, p1, p2, level):
+    for r0, k, a, b, lo, hi in block_schedule(n, K, p1, p2, level, stop):
         r1 = r0 + k - 1
         lw = weights.window(n - r1, level)[2]
         if stats is not None:  # for the error bound (engine_error): the smallest weight used

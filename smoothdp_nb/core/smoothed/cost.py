@@ -43,6 +43,10 @@ _PER_CORRELATION = 6e-11  # one multiply-add of np.correlate
 # at load 6-10 scaled to the reference machine, not refitted by --calibrate yet)
 _PER_SEGMENT = 4e-6
 _PER_BLOCK = 1.35e-4  # Python round trip per block of compositions
+# the pruning certificate per histogram and epsilon column (pieces, the end expectations,
+# the spread of the bounds; measured at n = 1e5 .. 1e6)
+_PER_PRUNE_ROW = 1.5e-7
+_PER_PRUNE_FIXED = 0.05  # its Chernoff grid (plus 15 % of it per column)
 _PER_COMPOSITION = 1.15e-4  # general engine: Python round trip per composition (a dot and a step)
 _PER_LOG_TERM = 6.6e-8  # general engine: one log-space term per epsilon column
 # general engine: one histogram-index entry and shift-map lookup per category (1.45e-6 while
@@ -63,6 +67,7 @@ def binary_work_units(
     log_bound: float | None = None,
     block: int = 128,
     slope: float = 0.0,
+    stop: int | None = None,
 ) -> dict[str, float]:
     """Work units of the two-vertex engine for n records and ``n_columns`` epsilon columns.
 
@@ -73,7 +78,7 @@ def binary_work_units(
     of each block's binomial window in segments of at most 8 chunks.
     ``log_bound`` is :func:`~smoothdp_nb.core.smoothed.schedule.window_log_bound`
     of the data (None guesses it from n) and ``slope`` the largest slope of
-    log delta (it can shorten K).
+    log delta (it can shorten K); ``stop`` the engine's (compositions 0 .. stop only).
     """
     from .schedule import block_at, block_schedule, block_steps, truncation_level
 
@@ -87,14 +92,15 @@ def binary_work_units(
     p = p1 if 0.0 < p1 < 1.0 else 0.5
     lr = math.log(p / (1.0 - p))
     g_h = int(340.0 / slope) if slope > 0 else 8 * Q  # the engine's segments span < e^-340 of H
-    n_blocks = n // K + 1
+    last = n if stop is None else stop
+    n_blocks = last // K + 1
     stride = math.ceil(n_blocks / _MAX_BLOCKS_WALKED)
     if stride == 1:  # every block, as the engine does
-        walk: Any = ((r0, k, a, b, lo, hi, 1) for r0, k, a, b, lo, hi in block_schedule(n, K, p1, p2, level))
+        walk: Any = ((r0, k, a, b, lo, hi, 1) for r0, k, a, b, lo, hi in block_schedule(n, K, p1, p2, level, stop))
     else:  # every stride-th block stands for the next stride blocks (the estimate stays fast at any n)
         walk = (
-            (r0, *block_at(n, K, p1, p2, level, r0), min(stride, -(-(n + 1 - r0) // K)))
-            for r0 in range(0, n + 1, K * stride)
+            (r0, *block_at(n, K, p1, p2, level, r0, stop), min(stride, -(-(last + 1 - r0) // K)))
+            for r0 in range(0, last + 1, K * stride)
         )
     for r0, k, a, b, lo, hi, weight in walk:
         s = n - r0 - k + 1
@@ -145,6 +151,8 @@ class ProfileSample(NamedTuple):
     slope: float  #: largest |log delta(x + 1) - log delta(x)| between sampled neighbours
     distinct: int  #: epsilon columns that differ
     seconds_per_row: float  #: CPU seconds of the profile per histogram (all epsilon)
+    x: np.ndarray | None = None  #: the sampled histograms' first counts (sorted, 0 and n included)
+    logdelta: np.ndarray | None = None  #: log delta there, one column per distinct epsilon column
 
 
 # histograms above which the profile's cost is measured on a sample rather than modelled
@@ -176,8 +184,11 @@ def profile_sample(mechanism: Any, n: int, epsilon: np.ndarray, points: int = 10
         steps = ld[1::2] - ld[0::2]
     fin = np.isfinite(steps)
     slope = float(np.abs(steps[fin]).max()) if np.any(fin) else 0.0
-    distinct = len({np.ascontiguousarray(ld[:, j]).tobytes() for j in range(E)})
-    return ProfileSample(window_log_bound(ld), slope, distinct, seconds / len(pairs))
+    keys = [np.ascontiguousarray(ld[:, j]).tobytes() for j in range(E)]
+    first = sorted({k: j for j, k in reversed(list(enumerate(keys)))}.values())
+    xs = np.r_[x, x[-1] + 1]  # the sampled counts: every x and the last x + 1 (= n)
+    lds = np.concatenate([ld[0::2], ld[-1:]])[:, first]
+    return ProfileSample(window_log_bound(ld), slope, len(first), seconds / len(pairs), xs, lds)
 
 
 def engine_seconds(
@@ -201,13 +212,33 @@ def engine_seconds(
             cols, log_bound, slope = E**0.85, None, 0.0
         else:
             log_bound, slope, cols = sample.log_bound, sample.slope, float(sample.distinct)
-        u = binary_work_units(n, cols, float(V[0, 0]), float(V[1, 0]), log_bound=log_bound, slope=slope)
-        return float(
-            _PER_ADVANCE * u["advance"]
-            + _PER_CORRELATION * u["correlation"]
-            + _PER_SEGMENT * u["segments"] * cols
-            + _PER_BLOCK * u["blocks"]
-        )
+        p1, p2 = float(V[0, 0]), float(V[1, 0])
+        runs: list[tuple[float, float, float, int | None]] = [(cols, p1, p2, None)]
+        prune = 0.0
+        from .pruning import PRUNE_MIN_N, engine_groups, estimated_stops
+
+        if (
+            sample is not None
+            and sample.x is not None
+            and sample.logdelta is not None
+            and p2 < 1.0
+            and n >= PRUNE_MIN_N
+        ):
+            # the engine runs pruning leaves (pruning.prune_plan), as the sample predicts them
+
+            stop, swapped = estimated_stops(sample.x, sample.logdelta, n, p1, p2, slope)
+            runs = [(float(len(c)), *((p2, p1) if w else (p1, p2)), s) for c, w, s in engine_groups(stop, swapped, n)]
+            prune = _PER_PRUNE_FIXED * (1.0 + 0.15 * cols) + _PER_PRUNE_ROW * (n + 1) * cols
+        total = prune
+        for c, q1, q2, s in runs:
+            u = binary_work_units(n, c, q1, q2, log_bound=log_bound, slope=slope, stop=s)
+            total += (
+                _PER_ADVANCE * u["advance"]
+                + _PER_CORRELATION * u["correlation"]
+                + _PER_SEGMENT * u["segments"] * c
+                + _PER_BLOCK * u["blocks"]
+            )
+        return float(total)
     model = _general_model(n, m, l, E)
     # a run of under 50 ms needs no probe (the probe would cost more than the error it removes)
     return model * general_speed(V, E) if measure_speed and model > 0.05 else model

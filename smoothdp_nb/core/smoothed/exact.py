@@ -28,6 +28,7 @@ from .binary import binary_plan, engine_error, exact_binary, window_log_bound
 from .chunks import HELPER_MIN_N, profile_chunk_rows
 from .estimate import estimate_exact_cost
 from .general import all_histograms, exact_general
+from .pruning import PRUNE_MIN_N, prune_plan, single_vertex_error
 from .results import SmoothedResult, assemble_result, dp_pair
 
 __all__ = ["smoothed_exact"]
@@ -86,21 +87,22 @@ def profile_widths(upper: np.ndarray, width: np.ndarray) -> ProfileWidths:
     )
 
 
-def lower_offset(best: np.ndarray, rel: float, widths: ProfileWidths) -> np.ndarray:
+def lower_offset(best: np.ndarray, up: np.ndarray, widths: ProfileWidths) -> np.ndarray:
     """``down`` per epsilon such that ``best - down`` is a proven lower bound
     on the largest expectation, whose engine value (from the profiles' upper
-    bounds) is ``best`` (log) within a factor ``1 + rel``.
+    bounds) is ``best`` (log), exact within ``up >= log(1 + rel)`` in the log (per epsilon).
 
     Two bounds, the better one taken.  (1) Every profile's lower bound is at
     least its upper bound times ``e^-largest``, so every expectation's is too:
-    ``down = largest + log(1 + rel)``; one histogram whose lower bound is 0
-    makes this -inf.  (2) Leave the wide profiles out: with ``w(x)`` the
+    ``down = largest + up``; one histogram whose lower bound is 0 makes
+    this inf (a lower bound of 0).  (2) Leave the wide profiles out: with ``w(x)`` the
     composition's weights (a probability law, so ``sum w <= 1``) and ``B`` the
     largest upper bound among the wide profiles, ``sum_wide w(x) delta_up(x)
     <= B``, and every narrow profile is at least ``delta_up e^-narrow``, so
-    ``E >= e^-narrow (E_up - B) >= e^-narrow (e^best / (1 + rel) - B)``.
+    ``E >= e^-narrow (E_up - B) >= e^-narrow (e^(best - up) - B)``, i.e.
+    ``down = narrow + up - log(1 - B e^(up - best))`` when ``B < e^(best - up)``.
     """
-    lr = float(log_rel(rel))
+    lr = np.asarray(up, dtype=float)
     first = widths.largest + lr
     top = best - lr
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -171,16 +173,22 @@ def _profile_table(
 
 
 def _two_vertex_engine(
-    logdelta: np.ndarray, p1: float, p2: float, bar: Any, helper: cf.Executor | None, stats: dict[str, float]
+    logdelta: np.ndarray,
+    p1: float,
+    p2: float,
+    bar: Any,
+    helper: cf.Executor | None,
+    stats: dict[str, float],
+    stop: int | None = None,
 ) -> np.ndarray:
-    """:func:`exact_binary` on all columns.  From ``HELPER_MIN_N`` records on,
+    """:func:`exact_binary` on all columns (compositions 0 .. ``stop``).  From ``HELPER_MIN_N`` records on,
     with two columns or more, always in two halves of columns with the plan of
     all of them (so the result does not depend on whether a helper ran one).
     ``stats`` receives what the error bound needs from both halves (the
     largest of each figure; the fallback if either half took it)."""
     n, E = logdelta.shape[0] - 1, logdelta.shape[1]
     if n < HELPER_MIN_N or E < 2:
-        return exact_binary(logdelta, p1, p2, bar, stats=stats)
+        return exact_binary(logdelta, p1, p2, bar, stats=stats, stop=stop)
     plan = binary_plan(logdelta, p1, p2)
     halves = [np.arange(0, E, 2), np.arange(1, E, 2)]
     out = np.empty_like(logdelta)
@@ -188,9 +196,11 @@ def _two_vertex_engine(
     other: dict[str, float] = {}
     if helper is not None:
         fut = helper.submit(
-            exact_binary, np.ascontiguousarray(logdelta[:, halves[1]]), p1, p2, None, plan=plan, stats=other
+            exact_binary, np.ascontiguousarray(logdelta[:, halves[1]]), p1, p2, None, plan=plan, stats=other, stop=stop
         )
-    out[:, halves[0]] = exact_binary(np.ascontiguousarray(logdelta[:, halves[0]]), p1, p2, bar, plan=plan, stats=stats)
+    out[:, halves[0]] = exact_binary(
+        np.ascontiguousarray(logdelta[:, halves[0]]), p1, p2, bar, plan=plan, stats=stats, stop=stop
+    )
     try:
         if fut is None:
             raise RuntimeError("no helper process")
@@ -200,7 +210,7 @@ def _two_vertex_engine(
             bar.reset(total=n + 1)
         other = {}
         out[:, halves[1]] = exact_binary(
-            np.ascontiguousarray(logdelta[:, halves[1]]), p1, p2, bar, plan=plan, stats=other
+            np.ascontiguousarray(logdelta[:, halves[1]]), p1, p2, bar, plan=plan, stats=other, stop=stop
         )
     for key, value in other.items():  # every figure is a maximum (the fallback flag 0 or 1)
         stats[key] = max(stats.get(key, value), value)
@@ -260,42 +270,19 @@ def _exact_with(
     # Several epsilon often give bit-identical profiles (e.g. when only outputs
     # impossible under the neighbour count matter): average each distinct one once.
     logdelta, col = _distinct_columns(full)
+    bound_only = None
+    rel: float | np.ndarray
     if m == 2 and l <= 2:
         p1 = float(V[0, 0])
         if l == 1:
             comps = np.array([[n]])
             lw = lpmf.log_binom_pmf(np.arange(n + 1, dtype=float), float(n), p1)
             vals = logsumexp(lw[:, None] + logdelta, axis=0)[None, :]
-            lmax = float(np.max(-lw[np.isfinite(lw)], initial=0.0))
-            # weights (Loader, q = 1 - p rounded), then a log-sum-exp of n + 1 terms
-            ldmax = float(np.max(np.abs(logdelta[np.isfinite(logdelta)]), initial=0.0))
-            lse = 4 * U * (lmax + ldmax) + 2 * LIBM_REL * (1 + math.log(n + 1.0))
-            rel = (float(lpmf_abs_error(lmax, n, 1)) + 3.03 * U * n + lse) * 1.01 + float(gamma(n + 8)) + 4 * LIBM_REL
+            rel = single_vertex_error(n, lw, logdelta)
         else:
-            p2 = float(V[1, 0])
-            bar = optional_progress_bar(n + 1, show, "compositions")
-            stats: dict[str, float] = {}
-            vals = _two_vertex_engine(logdelta, p1, p2, bar, helper, stats)
-            if bar is not None:
-                bar.close()
+            vals, bound_only, rel = _two_vertex(logdelta, p1, float(V[1, 0]), show, helper)
             r = np.arange(n + 1)
             comps = np.stack([n - r, r], axis=1)
-            if p2 >= 1.0:  # the shift engine: per composition, log weights summed from the mode
-                rel = shift_error(n, p1)
-            else:
-                K = binary_plan(logdelta, p1, p2).K
-                lmax = stats.get("log_weight_max", 0.0)
-                ldmax = float(np.max(np.abs(logdelta[np.isfinite(logdelta)]), initial=0.0))
-                rel = engine_error(
-                    n,
-                    K,
-                    lmax,
-                    stats.get("fallback", 0.0) > 0,
-                    p1,
-                    ldmax,
-                    stats.get("log_scale_max", math.inf),
-                    window_log_bound(logdelta),
-                )
     else:
         bar = optional_progress_bar(math.comb(n + l - 1, l - 1), show, "compositions")
         comps, vals = exact_general(logdelta, n, m, V, bar)
@@ -305,10 +292,116 @@ def _exact_with(
     vals = vals[:, col]
     # the engines ran on the profiles' upper bounds: the expectations' upper
     # bounds are theirs times 1 + rel; the lower bound of the largest (the
-    # smoothed delta's) from the profiles' widths (lower_offset)
-    up = np.full(e.size, float(log_rel(rel)))
-    down = lower_offset(vals.max(axis=0), rel, widths)
-    return assemble_result(mech, n, red, e, comps, vals, "exact", t0, dp, log_err=(up, down))
+    # smoothed delta's) from the profiles' widths (lower_offset), at the
+    # largest value that is not only a bound (a pruned composition's)
+    up = np.broadcast_to(np.asarray(log_rel(rel), dtype=float), (logdelta.shape[1],))[col]
+    if bound_only is not None:
+        bound_only = bound_only[:, col]
+    best = (vals if bound_only is None else np.where(bound_only, -np.inf, vals)).max(axis=0)
+    down = lower_offset(best, up, widths)
+    return assemble_result(mech, n, red, e, comps, vals, "exact", t0, dp, log_err=(up, down), bound_only=bound_only)
+
+
+def _two_vertex(
+    logdelta: np.ndarray, p1: float, p2: float, show: bool, helper: cf.Executor | None
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """(log E per composition and column, the compositions pruned per column or
+    None, the proven relative error per column) for two vertices.
+
+    Compositions that provably cannot hold the maximum are not computed
+    (:func:`~smoothdp_nb.core.smoothed.pruning.prune_plan`): their rows are
+    the proven upper bounds; the others come from :func:`exact_binary` with
+    ``stop``, one run per group of columns (:meth:`PrunePlan.groups`), each
+    with its own plan and error bound; from ``PRUNE_MIN_N`` records a group
+    that needs every composition is computed from both ends
+    (:func:`_from_both_ends`)."""
+    n, E = logdelta.shape[0] - 1, logdelta.shape[1]
+    if p2 >= 1.0:  # the shift engine: per composition, log weights summed from the mode
+        bar = optional_progress_bar(n + 1, show, "compositions")
+        vals = _two_vertex_engine(logdelta, p1, p2, bar, helper, {})
+        if bar is not None:
+            bar.close()
+        return vals, None, np.full(E, shift_error(n, p1))
+    pp = prune_plan(logdelta, p1, p2) if n >= PRUNE_MIN_N else None
+    groups = [(np.arange(E), False, None)] if pp is None else pp.groups()
+    bar = optional_progress_bar(sum(n + 1 if s is None else s + 1 for _, _, s in groups), show, "compositions")
+    ldmax = float(np.max(np.abs(logdelta[np.isfinite(logdelta)]), initial=0.0))
+    vals = np.empty((n + 1, E))
+    rel = np.empty(E)
+    bound = np.zeros((n + 1, E), dtype=bool)
+    r = np.arange(n + 1)
+    for cols, swapped, stop in groups:
+        q1, q2 = (p2, p1) if swapped else (p1, p2)
+        part = np.ascontiguousarray(logdelta[:, cols])
+        K = binary_plan(part, q1, q2).K
+        if stop is None and n >= PRUNE_MIN_N:
+            v, rel[cols] = _from_both_ends(part, p1, p2, bar, helper, ldmax)
+            vals[:, cols] = v
+            continue
+        stats: dict[str, float] = {}
+        v = _two_vertex_engine(part, q1, q2, bar, helper, stats, stop=stop)
+        rel[cols] = _error(n, K, stats, q1, ldmax, part)
+        # composition r of the swapped pair is composition n - r
+        vals[:, cols] = v[::-1] if swapped else v
+        if stop is not None:
+            bound[:, cols] = ((r < n - stop) if swapped else (r > stop))[:, None]
+    if bar is not None:
+        bar.close()
+    if pp is None or not bound.any():
+        return vals, None, rel
+    return np.where(bound, pp.upper, vals), bound, rel
+
+
+def _error(n: int, K: int, stats: dict[str, float], p1: float, ldmax: float, part: np.ndarray) -> float:
+    """:func:`engine_error` of one run of :func:`exact_binary` on the columns ``part``, from the
+    figures the run recorded in ``stats`` (an absent scale figure makes the bound inf)."""
+    return engine_error(
+        n,
+        K,
+        stats.get("log_weight_max", 0.0),
+        stats.get("fallback", 0.0) > 0,
+        p1,
+        ldmax,
+        stats.get("log_scale_max", math.inf),
+        window_log_bound(part),
+    )
+
+
+def _from_both_ends(
+    part: np.ndarray, p1: float, p2: float, bar: Any, helper: cf.Executor | None, ldmax: float
+) -> tuple[np.ndarray, float]:
+    """Every composition of these columns, in two runs of :func:`exact_binary`
+    that stop half way: r = 0 .. n // 2 with the vertices (p1, p2), and
+    r = n // 2 + 1 .. n as the compositions 0 .. n - n // 2 - 1 of (p2, p1),
+    the second on the helper thread when there is one.  Each run's windows
+    serve only its own half (``stop``), so together they do about half the
+    advance work of one run over all n + 1 (the windows' spread
+    ``(stop - r)|p2 - p1|`` halves), on two CPUs.  Both use the plan of
+    these columns (it is symmetric in p1, p2): the result does not depend on
+    where the second ran.  Returns the values and the larger of the two runs'
+    proven error bounds."""
+    n = part.shape[0] - 1
+    h = n // 2
+    plan = binary_plan(part, p1, p2)
+    s_fwd: dict[str, float] = {}
+    s_bwd: dict[str, float] = {}
+    fut = None
+    if helper is not None:
+        fut = helper.submit(exact_binary, part, p2, p1, None, plan=plan, stats=s_bwd, stop=n - h - 1)
+    fwd = exact_binary(part, p1, p2, bar, plan=plan, stats=s_fwd, stop=h)
+    try:
+        if fut is None:
+            raise RuntimeError("no helper")
+        bwd = fut.result()
+        if bar is not None:
+            bar.update(n - h)
+    except Exception:  # no helper, or it failed: the same run here
+        s_bwd = {}
+        bwd = exact_binary(part, p2, p1, bar, plan=plan, stats=s_bwd, stop=n - h - 1)
+    out = fwd
+    out[h + 1 :] = bwd[::-1][h + 1 :]  # composition r of (p2, p1) is composition n - r
+    rel = max(_error(n, plan.K, st, q, ldmax, part) for st, q in ((s_fwd, p1), (s_bwd, p2)))
+    return out, rel
 
 
 def shift_error(n: int, p1: float) -> float:

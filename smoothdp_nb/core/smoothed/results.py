@@ -54,6 +54,10 @@ class SmoothedResult:
     table : pandas.DataFrame
         One row per composition and epsilon: ``epsilon``, one count column per
         vertex, ``delta`` and ``log_delta`` (Monte Carlo: also the interval).
+        Exact, two vertices, from 20 000 records: compositions proven below
+        the largest are not computed; a boolean ``pruned`` column marks them
+        and their ``delta`` is that proven upper bound, not the expectation
+        (:mod:`~smoothdp_nb.core.smoothed.pruning`; ``notes`` says how many).
     dp_delta : float or ndarray over epsilon
         The worst case over all databases of n records, for comparison (per
         epsilon, like ``delta``; NaN when too large to compute, see ``notes``).
@@ -283,13 +287,17 @@ def assemble_result(
     hi: np.ndarray | None = None,
     extra_notes: Sequence[str] = (),
     log_err: tuple[np.ndarray, np.ndarray] | None = None,
+    bound_only: np.ndarray | None = None,
     **extra: Any,
 ) -> SmoothedResult:
     """The result object; ``dp`` = (log, linear) DP delta per epsilon (NaN: unknown).
     Every expectation is clipped to the DP delta, which bounds it.  ``log_err``
     = (up, down) per epsilon: ``vals + up`` is a proven upper bound on every
     expectation, and the largest ``vals - down`` a proven lower bound on the
-    largest (rounded outward here; only that maximum is reported)."""
+    largest (rounded outward here; only that maximum is reported).  ``bound_only``
+    (per composition and epsilon): rows whose value is only a proven upper bound (pruned
+    compositions, :mod:`~smoothdp_nb.core.smoothed.pruning`): they get no
+    lower bound, the table marks them in a ``pruned`` column and a note says so."""
     log_dp, lin_dp = (np.asarray(v, dtype=float) for v in dp)
     lower_vals = None
     if log_err is not None:
@@ -298,6 +306,8 @@ def assemble_result(
             lower_vals = np.where(np.isneginf(vals), -np.inf, next_down(vals - down[None, :]))
             vals = np.where(np.isneginf(vals), -np.inf, next_up(vals + up[None, :]))
         lower_vals = np.where(np.isnan(lower_vals), -np.inf, lower_vals)
+        if bound_only is not None:
+            lower_vals = np.where(bound_only, -np.inf, lower_vals)
     vals = np.where(np.isnan(log_dp)[None, :], vals, np.minimum(vals, log_dp[None, :]))
     best = np.argmax(vals, axis=0)
     labels = [str(v) for v in red.vertex_labels]
@@ -311,6 +321,14 @@ def assemble_result(
     if not np.any(np.isnan(lin_dp)):
         columns["delta"] = np.minimum(columns["delta"], np.repeat(lin_dp, C))
     columns["log_delta"] = flat
+    notes = [red.message, *extra_notes]
+    if bound_only is not None and np.any(bound_only):
+        columns["pruned"] = bound_only.T.ravel()
+        counts = sorted({int(c) for c in bound_only.sum(axis=0)})
+        notes.append(
+            f"{'/'.join(map(str, counts))} of {C} compositions pruned per epsilon (proven below the "
+            "largest): their rows give a proven upper bound, not the expectation (column 'pruned')"
+        )
     if lo is not None and hi is not None:
         columns["ci_low"] = lo.T.ravel()
         columns["ci_high"] = hi.T.ravel()
@@ -335,7 +353,7 @@ def assemble_result(
         ci_low_values=ci_low,
         ci_high_values=ci_high,
         seconds=time.perf_counter() - t0,
-        notes=[red.message, *extra_notes],
+        notes=notes,
         **extra,
     )
 

@@ -104,11 +104,24 @@ def _hoeffding_radius(s: int, level: float) -> float:
     return math.sqrt(0.5 * s * level) + 1.0
 
 
-def block_at(n: int, K: int, p1: float, p2: float, level: float, r0: int) -> tuple[int, int, int, int, int]:
+def block_at(
+    n: int, K: int, p1: float, p2: float, level: float, r0: int, stop: int | None = None
+) -> tuple[int, int, int, int, int]:
     """(k, a, b, lo, hi) of the block starting at composition r0, before the
-    clamp to the previous block's live chunks (see :func:`block_schedule`)."""
+    clamp to the previous block's live chunks (see :func:`block_schedule`).
+
+    ``stop`` (default n): the last composition computed.  H_{r0+K} then only
+    serves compositions r' in [r0 + K, stop], which read it at
+    ``X1 + Y`` with ``X1 ~ Bin(n - r', p1)`` and ``Y ~ Bin(r' - r0 - K, p2)``:
+    a sum of ``n - r0 - K`` Bernoulli variables whose mean lies between
+    ``(n - r0 - K) p1`` and ``(n - r0 - K) p1 + (stop - r0 - K)(p2 - p1)``,
+    so the window is that range widened by the Hoeffding radius (for
+    ``stop = n`` the range is the one between ``(n - r0 - K) min(p1, p2)``
+    and ``(n - r0 - K) max(p1, p2)``).
+    """
+    last = n if stop is None else stop
     Q = K + 1
-    r1 = min(r0 + K, n + 1) - 1
+    r1 = min(r0 + K, last + 1) - 1
     k = r1 - r0 + 1
     s = n - r1
     if math.isinf(level):
@@ -116,28 +129,38 @@ def block_at(n: int, K: int, p1: float, p2: float, level: float, r0: int) -> tup
     else:
         t = _hoeffding_radius(s, level)
         a, b = max(0, math.floor(s * p1 - t)), min(s, math.ceil(s * p1 + t))
-    if r1 >= n:
+    if r1 >= last:
         return k, a, b, 0, -1
     sr = n - r0 - K  # H_{r0+K} is defined on x = 0 .. sr
     top = sr // Q
     if math.isinf(level):
         return k, a, b, 0, top
     t = _hoeffding_radius(sr, level)
-    return k, a, b, max(0, math.floor(sr * min(p1, p2) - t) // Q), min(top, math.ceil(sr * max(p1, p2) + t) // Q)
+    if stop is None or stop >= n:
+        m0, m1 = sr * min(p1, p2), sr * max(p1, p2)
+    else:
+        ends = (sr * p1, sr * p1 + (stop - r0 - K) * (p2 - p1))
+        m0, m1 = min(ends), max(ends)
+    return k, a, b, max(0, math.floor(m0 - t) // Q), min(top, math.ceil(m1 + t) // Q)
 
 
-def block_schedule(n: int, K: int, p1: float, p2: float, level: float) -> Iterator[tuple[int, int, int, int, int, int]]:
+def block_schedule(
+    n: int, K: int, p1: float, p2: float, level: float, stop: int | None = None
+) -> Iterator[tuple[int, int, int, int, int, int]]:
     """The blocks of :func:`~smoothdp_nb.core.smoothed.binary.exact_binary`, as (r0, k, a, b, lo, hi) per block.
 
     Compositions r0 .. r0 + k - 1; the binomial window x = a .. b of the
     block's base Bin(n - r0 - k + 1, p1); and the chunks lo .. hi (of
     ``Q = K + 1`` values) of H_{r0 + K} that the advance computes (hi < lo:
     none, the last block).  ``level`` is the Hoeffding level of every window
-    (math.inf: no truncation).  The cost model walks the same schedule.
+    (math.inf: no truncation).  ``stop`` (default n): only compositions
+    0 .. stop, and H's windows sized for them (:func:`block_at`).  The cost
+    model walks the same schedule.
     """
     lo, hi = 0, n // (K + 1)  # chunks that may hold a nonzero H_r
-    for r0 in range(0, n + 1, K):
-        k, a, b, lo_new, hi_new = block_at(n, K, p1, p2, level, r0)
+    last = n if stop is None else stop
+    for r0 in range(0, last + 1, K):
+        k, a, b, lo_new, hi_new = block_at(n, K, p1, p2, level, r0, stop)
         if hi_new < lo_new:  # the last block: no advance
             lo, hi = 0, -1
         else:

@@ -366,20 +366,24 @@ def _winner_exact(h: tuple[int, int], T: int, eps: float) -> mp.mpf:
 @given(st.integers(2, 50), st.data())
 def test_winner_fast_path_encloses_the_exact_profile(n, data):
     """The closed-form winner path (SampledWinner) brackets the 50-digit truth and its
-    upper bound is tight (within 1e-9 of it) wherever the truth is positive."""
+    upper bound is tight wherever the truth is positive: within 1e-11 of it times the
+    cancellation of d = dW - (e^eps - 1) O, i.e. dW / d <= delta_0 / delta_eps (the
+    exact profiles; (24, 17, 11) at eps = 1 cancels 195-fold: 1.15e-9), and 1e-9 where
+    nothing cancels."""
     T = data.draw(st.integers(1, n))
     a = data.draw(st.integers(0, n))
     eps = np.array([0.0, 0.05, 0.3, 1.0, 3.0])
     M = sdp.postprocess(sdp.SamplingHistogram(T=T), sdp.winner)
     enc = sdp.privacy_profile(M, [a, n - a], eps, enclosure=True)
     with mp.workdps(50):
+        ex0 = _winner_exact((a, n - a), T, 0.0)
         for j, e in enumerate(eps):
             ex = _winner_exact((a, n - a), T, float(e))
             hi = mp.e ** mp.mpf(float(enc.upper[j])) if np.isfinite(enc.upper[j]) else mp.mpf(0)
             lo = mp.e ** mp.mpf(float(enc.lower[j])) if np.isfinite(enc.lower[j]) else mp.mpf(0)
             assert lo <= ex <= hi, (n, T, a, e)
             if ex > 0:
-                assert hi / ex - 1 <= 1e-9, (n, T, a, e)
+                assert hi / ex - 1 <= max(1e-9, 1e-11 * ex0 / ex), (n, T, a, e, ex0 / ex)
 
 
 def test_frames_log10_columns_are_upper_bounds():

@@ -83,6 +83,12 @@ class SampledWinner(PostProcessed):
         evaluation of ``log1mexp`` at that float carries at most
         ``2 LIBM_REL (1 + |result|)``.  Both bounds are clipped at the DP delta
         rounded up.  For m > 2 the generic enumeration (certified) is used.
+
+        How tight.  The components are enclosed to about 1e-12 relative, and
+        the subtraction ``dW - c O`` multiplies their error by ``dW / d``: the
+        enclosure's relative width is about 1e-12 to 1e-11 times that
+        cancellation (measured: 2.3e-9 at x = (11, 13), T = 17, eps = 1, where
+        ``dW / d`` is about 195).
         """
         if hists.shape[1] != 2:
             return self._generic_log_profile_enclosure(hists, n, epsilon)

@@ -493,12 +493,14 @@ def exact_binary_blocks(
         lw_flat[a - ba * B : b - ba * B + 1] = lw_ab
         lw = lw_flat.reshape(-1, B)
         top = lw.max(axis=1)  # (blocks,)
-        dots = np.matmul(np.exp(lw - top[:, None])[:, None, :], H3[ba : bb + 1])[:, 0, :]
+        ew = np.exp(lw - top[:, None])
+        dots = np.matmul(ew[:, None, :], H3[ba : bb + 1])[:, 0, :]
         sc_nat = scale[ba : bb + 1] * _LN2  # the one conversion of an exponent to a natural log
         live = dots > 0
         if stats is not None:
             mag = max(mag, float(np.max(np.abs(sc_nat[live]), initial=0.0)) + float(np.max(np.abs(top))))
-            lwm = max(lwm, float(np.max(-lw_ab[np.isfinite(lw_ab)], initial=0.0)))
+            # only the weights that enter a product (one that underflows to 0 is a lost term)
+            lwm = max(lwm, float(np.max(-lw[ew > 0], initial=0.0)))
         with np.errstate(divide="ignore"):
             v = np.log(dots) + top[:, None] + sc_nat
         vmax = v.max(axis=0)

@@ -101,6 +101,8 @@ def engine_error(
 
     cut = log_bound + math.log(n + 1.0)
     full = loader(log_weight_max)
+    if full > 700.0:  # the weights' log error alone exceeds any useful bound (and exp would overflow)
+        return math.inf
     if cut < log_weight_max:  # the weights below e^-cut: at most 2^-60 e^full of the expectation
         weights = math.expm1(loader(cut)) * 1.01 + 2.0**-60 * math.exp(full) * math.expm1(full) * 1.01
     else:

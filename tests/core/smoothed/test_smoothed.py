@@ -688,3 +688,15 @@ def test_lower_offset_takes_the_better_of_its_two_bounds():
     # B = e^-50 against e^-10: the bound loses log(1 / (1 - e^-40)) more
     assert 1e-10 + lr < down[1] < 1e-10 + lr + 2 * math.exp(-40)
     assert down[2] == np.inf
+
+
+def test_point_mass_vertices_run_the_fallback_with_a_finite_error_bound():
+    """Vertices (1, 0) and (0, 1) make every composition one histogram, so the smoothed
+    delta is the largest profile. The one-step fallback runs here (T = 3); its error
+    bound once counted weights that underflow to 0 (log weight -1.4e301) and overflowed
+    (OverflowError, found by the fuzz test)."""
+    n, T = 14, 3
+    truth = max(exact.profile((k, n - k), T, 1.0) for k in range(n + 1))
+    r = sdp.smoothed_delta(sdp.SamplingHistogram(T=T), n, [[1.0, 0.0], [0.0, 1.0]], 1.0)
+    assert mp.mpf(r.delta_lower) <= truth <= mp.mpf(r.delta)
+    assert r.delta / r.delta_lower - 1 < 1e-9

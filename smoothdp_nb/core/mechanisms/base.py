@@ -169,9 +169,16 @@ class Mechanism(ABC):
                     f"{cls.__name__}.{name}: {name} is a public template method of Mechanism; "
                     f"override its hook instead (e.g. _dp_delta, _log_profile_enclosure, _profile_cost)"
                 )
+        if "label_symmetric" not in cls.__dict__ and any(h in cls.__dict__ for h in Mechanism._PROFILE_HOOKS):
+            cls.label_symmetric = False  # a new profile is not known to be symmetric: say so to inherit it
 
     #: whether :meth:`dp_delta` varies with epsilon (False for the closed forms T/n)
     dp_delta_depends_on_epsilon: bool = True
+    #: whether relabelling the categories leaves every profile unchanged (delta(x o sigma) = delta(x)):
+    #: Algorithm 1 then computes one histogram of each mirror pair (m = 2). Reset to False in a
+    #: subclass that defines a profile hook without setting it again.
+    label_symmetric: ClassVar[bool] = False
+    _PROFILE_HOOKS: ClassVar[tuple[str, ...]] = ("_log_profile_enclosure", "_log_profile_sizes", "_log_profile_batch")
 
     # -- description ---------------------------------------------------------------
     def _key(self) -> Hashable:

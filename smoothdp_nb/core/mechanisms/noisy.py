@@ -68,6 +68,10 @@ class NoisySamplingHistogram(SampleSize, Mechanism):
     def __repr__(self) -> str:
         return f"NoisySamplingHistogram({self._size_text()}, noise_epsilon={self.noise_epsilon:g})"
 
+    #: the sample's histogram plus noise depending on |out_j - hist_j| only: swapping the
+    #: categories leaves every profile unchanged
+    label_symmetric = True
+
     def _key(self) -> tuple[object, int | None, float]:
         return (self._rate, self.T, self.noise_epsilon)
 

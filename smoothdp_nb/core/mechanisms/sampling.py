@@ -42,11 +42,7 @@ from ..divergence import (
     log_monotone_tail_sum,
     log_monotone_tail_sum_enclosure,
 )
-from ..enclosures import (
-    LIBM_REL,
-    LogEnclosure,
-    exp_double,
-)
+from ..enclosures import LIBM_REL, LogEnclosure, exp_double
 from ..validation import as_int, as_rng
 from .base import MAX_CELLS, Mechanism, compositions
 from .sampling_grid import log_joint_ab, log_joint_error, log_ratio_error
@@ -105,6 +101,8 @@ class SamplingHistogram(SampleSize, Mechanism):
         return f"{type(self).__name__}({self._size_text()}{extra})"
 
     dp_delta_depends_on_epsilon = False
+    #: swapping the two categories swaps the sample's histograms, so every profile is unchanged
+    label_symmetric = True
 
     def _key(self) -> tuple[object, int | None, bool]:
         return (self._rate, self.T, self.replace)

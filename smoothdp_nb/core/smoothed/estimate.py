@@ -81,9 +81,10 @@ def estimate_profiles(mechanism: Mechanism, n: int, m: int, E: int) -> float:
     chunks the exact method passes to it (a generic mechanism's laws are
     shared between neighbours within a chunk); the probing of a generic
     mechanism stops (and returns a lower bound) once the work is sure to
-    exceed the default budget.
+    exceed the default budget.  A ``label_symmetric`` mechanism on two
+    categories is profiled on one histogram of each mirror pair.
     """
-    count = math.comb(n + m - 1, m - 1)
+    count = n // 2 + 1 if m == 2 and mechanism.label_symmetric else math.comb(n + m - 1, m - 1)
     rows = profile_chunk_rows(E)
     full, rest = divmod(count, rows)
     seconds = full * float(mechanism._profile_cost(n, m, rows, E, DEFAULT_BUDGET_SECONDS).seconds) if full else 0.0
@@ -157,7 +158,8 @@ def estimate_exact_cost(
     seconds = est.seconds - estimate_exact_seconds(n, m, l, E) + engine_seconds(n, V, E, sample)
     if sample is not None and n + 1 > SAMPLE_TIMING_MIN:
         # the profiles: measured on the sample instead of modelled
-        seconds += sample.seconds_per_row * (n + 1) - estimate_profiles(mechanism, n, m, E)
+        rows = n // 2 + 1 if mechanism.label_symmetric else n + 1  # one of each mirror pair (exact.py)
+        seconds += sample.seconds_per_row * rows - estimate_profiles(mechanism, n, m, E)
     return seconds, int(est.bytes)
 
 

@@ -172,6 +172,26 @@ def _profile_table(
     return out[:, : e.size], profile_widths(out[:, : e.size], out[:, e.size :])
 
 
+def _mirrored_profile_table(
+    mech: Any, hists: np.ndarray, e: np.ndarray, helper: cf.Executor | None
+) -> tuple[np.ndarray, ProfileWidths]:
+    """:func:`_profile_table` of the two-category histograms ``(k, n - k)``, k = 0 .. n.
+
+    For a ``label_symmetric`` mechanism delta(k, n - k) = delta(n - k, k)
+    exactly (swapping the categories maps the mechanism's laws at x and at
+    each neighbour onto its laws at the swapped histograms, and a hockey-stick
+    divergence does not change when both laws' outputs are relabelled), so
+    the proven bounds of one histogram of each mirror pair are proven bounds
+    of the other: only k <= n / 2 is computed, half the profiles.
+    """
+    n = len(hists) - 1
+    if not (mech.label_symmetric and n >= 2 and np.array_equal(hists[:, 0], np.arange(n + 1))):
+        return _profile_table(mech, hists, e, helper)
+    h = n // 2
+    half, widths = _profile_table(mech, hists[: h + 1], e, helper)
+    return np.concatenate([half, half[: n - h][::-1]]), widths
+
+
 def _two_vertex_engine(
     logdelta: np.ndarray,
     p1: float,
@@ -264,7 +284,7 @@ def _exact_with(
 ) -> SmoothedResult:
     V = red.vertices
     l, m = V.shape
-    full, widths = _profile_table(mech, hists, e, helper)
+    full, widths = _mirrored_profile_table(mech, hists, e, helper) if m == 2 else _profile_table(mech, hists, e, helper)
     # the worst case over every database of n records: the same enumeration (Theorem 1)
     dp = dp_pair(mech, n, e, m, all_profiles=full)
     # Several epsilon often give bit-identical profiles (e.g. when only outputs

@@ -700,3 +700,30 @@ def test_point_mass_vertices_run_the_fallback_with_a_finite_error_bound():
     r = sdp.smoothed_delta(sdp.SamplingHistogram(T=T), n, [[1.0, 0.0], [0.0, 1.0]], 1.0)
     assert mp.mpf(r.delta_lower) <= truth <= mp.mpf(r.delta)
     assert r.delta / r.delta_lower - 1 < 1e-9
+
+
+def test_label_symmetric_mechanisms_profile_one_histogram_of_each_mirror_pair(monkeypatch):
+    """SamplingHistogram is label-symmetric: Algorithm 1 profiles k <= n/2 only and mirrors the
+    rest, with the same smoothed delta as profiling every histogram; a subclass that brings its
+    own profile hook is not assumed symmetric."""
+    from smoothdp_nb.core.smoothed import exact as X
+
+    class Plain(sdp.SamplingHistogram):
+        label_symmetric = False
+
+    class Own(sdp.SamplingHistogram):
+        def _log_profile_enclosure(self, hists, n, epsilon):
+            return super()._log_profile_enclosure(hists, n, epsilon)
+
+    assert sdp.SamplingHistogram(T=3).label_symmetric and not Own(T=3).label_symmetric
+    assert not sdp.postprocess(sdp.SamplingHistogram(T=3), sdp.winner).label_symmetric
+    rows = []
+    real = X._profile_chunk
+    monkeypatch.setattr(X, "_profile_chunk", lambda mech, hists, e: rows.append(len(hists)) or real(mech, hists, e))
+    pi, eps = [[0.7, 0.3], [0.35, 0.65]], [0.2, 1.0, 3.0]
+    a = sdp.smoothed_delta(sdp.SamplingHistogram(T=7), 41, pi, eps)
+    assert sum(rows) == 21
+    rows.clear()
+    b = sdp.smoothed_delta(Plain(T=7), 41, pi, eps)
+    assert sum(rows) == 42
+    assert np.array_equal(a.log_delta, b.log_delta) and np.array_equal(a.log_delta_lower, b.log_delta_lower)

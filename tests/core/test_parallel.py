@@ -231,7 +231,11 @@ def test_helper_path_in_a_threaded_process_does_not_fork_and_changes_nothing(mon
     prof, eng = _Spy(X._profile_chunk), _Spy(X.exact_binary)
     monkeypatch.setattr(X, "_profile_chunk", prof)
     monkeypatch.setattr(X, "exact_binary", eng)
-    m, pi, eps = sdp.SamplingHistogram(eta=0.9), [[0.3, 0.7], [0.6, 0.4]], [0.3, 1.0, 2.0, 4.0, 9.0]
+
+    class Unmirrored(sdp.SamplingHistogram):  # every histogram profiled: two chunks
+        label_symmetric = False
+
+    m, pi, eps = Unmirrored(eta=0.9), [[0.3, 0.7], [0.6, 0.4]], [0.3, 1.0, 2.0, 4.0, 9.0]
     with _a_running_thread(), _no_fork(monkeypatch) as (caught, unraisable):
         shared = sdp.smoothed_delta(m, 800, pi, eps, progress=False)
     _assert_no_fork_warning(caught, unraisable)

@@ -582,7 +582,11 @@ def test_helper_changes_nothing(monkeypatch):
     monkeypatch.setattr(chunks, "PROFILE_CHUNK", 512 * 5)  # two chunks of rows
     monkeypatch.setattr(X, "_profile_chunk", _counted_profile_chunk)
     monkeypatch.setattr(X, "exact_binary", _counted_exact_binary)
-    m = sdp.SamplingHistogram(eta=0.9)
+
+    class Unmirrored(sdp.SamplingHistogram):  # every histogram profiled: two chunks
+        label_symmetric = False
+
+    m = Unmirrored(eta=0.9)
     pi = [[0.3, 0.7], [0.6, 0.4]]
     eps = [0.3, 1.0, 2.0, 4.0, 9.0]
     _PARENT_CALLS.clear()

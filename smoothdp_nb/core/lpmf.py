@@ -338,6 +338,18 @@ def log_hypergeom_pmf_error(
     return np.where(np.isfinite(out), out, np.inf)
 
 
+def _two_passes(
+    value: FloatArray, want: Wanted, error: Callable[..., FloatArray], *args: np.ndarray
+) -> tuple[FloatArray, FloatArray]:
+    """(value, error bound where ``want(value)`` holds, ``+inf`` elsewhere): the bound
+    from a second pass of ``error`` over the selected rows of ``args``."""
+    err = np.full(value.shape, np.inf)
+    mask = want(value)
+    if np.any(mask):
+        err[mask] = error(*(a[mask] for a in args))
+    return value, err
+
+
 def log_binom_pmf_with_error(
     k: npt.ArrayLike, n: npt.ArrayLike, p: npt.ArrayLike, q: npt.ArrayLike, want: Wanted
 ) -> tuple[FloatArray, FloatArray]:
@@ -351,12 +363,7 @@ def log_binom_pmf_with_error(
     """
     k, n, p, q = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (k, n, p, q)))
     if not bool(np.all((k > 0) & (k < n) & (p > 0) & (q > 0))):  # end points: two passes
-        value = log_binom_pmf(k, n, p, q)
-        err = np.full(value.shape, np.inf)
-        mask = want(value)
-        if np.any(mask):
-            err[mask] = log_binom_pmf_error(k[mask], n[mask], p[mask], q[mask])
-        return value, err
+        return _two_passes(log_binom_pmf(k, n, p, q), want, log_binom_pmf_error, k, n, p, q)
     b1, b2 = _deviances(k, n, p, q)
     value = _binom_value(k, n, b1, b2)
     err = np.full(value.shape, np.inf)
@@ -386,12 +393,7 @@ def log_hypergeom_pmf_with_error(
     m = kf.size
     if m == 0 or not bool(np.all((kf >= 0) & (kf <= gf) & (df - kf >= 0) & (df - kf <= bf))):
         # a count outside its support (a value -inf): two passes
-        value = log_hypergeom_pmf(k, good, bad, draws)
-        err = np.full(value.shape, np.inf)
-        mask = want(value)
-        if np.any(mask):
-            err[mask] = log_hypergeom_pmf_error(k[mask], good[mask], bad[mask], draws[mask])
-        return value, err
+        return _two_passes(log_hypergeom_pmf(k, good, bad, draws), want, log_hypergeom_pmf_error, k, good, bad, draws)
     # the three binomial factors of log_hypergeom_pmf, the normalising one once when
     # every urn has the same size and draws
     same = bool(np.all(tf == tf[0]) and np.all(df == df[0]))

@@ -308,3 +308,13 @@ def winner_profile_mp(h, T, epsilon):
         for A, B in ((P, Q), (Q, P)):
             best = max(best, sum(max(mp.mpf(0), p - E * q) for p, q in zip(A, B)))
     return mp.log(best) if best > 0 else -mp.inf
+
+
+def subset_sum_counts(records, T, W):
+    """``A[t, s]``: how many t-element subsets (by position) of the integer records sum to s,
+    for t <= T and s < W, as Python integers (the sampling average's count tables, plainly)."""
+    A = np.zeros((T + 1, W), dtype=object)
+    A[0, 0] = 1
+    for w in records:
+        A[1:, w:] = A[1:, w:] + A[:-1, : W - w]
+    return A

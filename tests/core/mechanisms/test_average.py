@@ -22,6 +22,7 @@ from smoothdp_nb.core.mechanisms import ComputationTooLarge
 from smoothdp_nb.core.mechanisms.average import SamplingAverage
 from smoothdp_nb.core.profiles import privacy_profile
 from smoothdp_nb.core.quantized import quantized_gaussian, quantized_laplace
+from tests import exact
 
 EPS = np.array([0.0, 0.2, 0.7, 1.5, 3.0])
 
@@ -586,21 +587,14 @@ def test_leave_one_out_counts_drop_the_third_residue_after_the_fact(monkeypatch)
     assert [np.dtype(d).name for d in used] == ["float32", "float64", "uint64"]
     W = R.shape[1]
 
-    def exact(records):
-        A = np.zeros((T + 1, W), dtype=object)
-        A[0, 0] = 1
-        for w in records:
-            A[1:, w:] = A[1:, w:] + A[:-1, : W - w]
-        return A
-
     records = [int(x) for x, k in zip(v, c) for _ in range(k)]
-    full = exact(records)
+    full = exact.subset_sum_counts(records, T, W)
     assert max(full[T]) > 2**64
     np.testing.assert_allclose(P, full[T].astype(float), rtol=4.5e-16, atol=0)
     for i, vi in enumerate(v):
         others = list(records)
         others.remove(int(vi))
-        rows = exact(others)
+        rows = exact.subset_sum_counts(others, T, W)
         np.testing.assert_allclose(R[i], rows[T].astype(float), rtol=4.5e-16, atol=0)
         np.testing.assert_allclose(S[i], rows[T - 1].astype(float), rtol=4.5e-16, atol=0)
 

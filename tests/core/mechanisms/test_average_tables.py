@@ -14,21 +14,14 @@ from hypothesis import strategies as st
 
 from smoothdp_nb.core.mechanisms import average_profile
 from smoothdp_nb.core.mechanisms.average_profile import LeaveOneOutR, leave_one_out_counts
+from tests import exact
 
 _PRIME = 2**31 - 1
 
 
 def _subset_counts(records: list[int], T: int, width: int) -> list[list[int]]:
     """rows[t][s] = number of t-subsets of ``records`` with sum s (t <= T, s < width), Python ints."""
-    rows = [[0] * width for _ in range(T + 1)]
-    rows[0][0] = 1
-    for w in records:
-        for t in range(T, 0, -1):
-            prev, cur = rows[t - 1], rows[t]
-            for s in range(width - 1, w - 1, -1):
-                if prev[s - w]:
-                    cur[s] += prev[s - w]
-    return rows
+    return [list(row) for row in exact.subset_sum_counts(records, T, width)]
 
 
 @st.composite
@@ -50,19 +43,19 @@ def test_forward_table_in_every_residue(db):
     v, c, T = db
     W = T * int(v[-1]) + 1
     records = [int(x) for x, k in zip(v, c) for _ in range(k)]
-    exact = _subset_counts(records, T, W)
+    counts = _subset_counts(records, T, W)
     n = len(records)
     for dtype in (np.uint64, np.int64, np.float32, np.float64):
         got = average_profile._forward_table(v, c, T, W, dtype)
         assert got.shape == (T + 1, W) and got.dtype == dtype
         for t in range(T + 1):
             if dtype is np.uint64:
-                assert [int(x) for x in got[t]] == [x % 2**64 for x in exact[t]]
+                assert [int(x) for x in got[t]] == [x % 2**64 for x in counts[t]]
             elif dtype is np.int64:
-                assert [int(x) for x in got[t]] == [x % _PRIME for x in exact[t]]
+                assert [int(x) for x in got[t]] == [x % _PRIME for x in counts[t]]
             else:
                 u = 2.0**-24 if dtype is np.float32 else 2.0**-53
-                want = np.array([float(x) for x in exact[t]])
+                want = np.array([float(x) for x in counts[t]])
                 assert np.all(np.abs(got[t].astype(float) - want) <= 1.01 * n * u * want)
 
 
@@ -119,21 +112,14 @@ def test_float_residue_terms_and_counts_beyond_2_64(n, T, seed, monkeypatch):
         assert len(seen) == 1 and seen[0][0] == 2.0**-24
     W = R.shape[1]
 
-    def exact(records):
-        A = np.zeros((T + 1, W), dtype=object)
-        A[0, 0] = 1
-        for w in records:
-            A[1:, w:] = A[1:, w:] + A[:-1, : W - w]
-        return A
-
     records = [int(x) for x, k in zip(v, c) for _ in range(k)]
-    full = exact(records)
+    full = exact.subset_sum_counts(records, T, W)
     assert max(full[T]) > 2**64
     np.testing.assert_allclose(P, full[T].astype(float), rtol=4.5e-16, atol=0)
     for i in (0, len(v) // 2, len(v) - 1):
         others = list(records)
         others.remove(int(v[i]))
-        rows = exact(others)
+        rows = exact.subset_sum_counts(others, T, W)
         np.testing.assert_allclose(R[i], rows[T].astype(float), rtol=4.5e-16, atol=0)
         np.testing.assert_allclose(S[i], rows[T - 1].astype(float), rtol=4.5e-16, atol=0)
 

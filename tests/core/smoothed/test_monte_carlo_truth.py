@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import smoothdp_nb as sdp
+from smoothdp_nb.core.smoothed.results import SmoothedResult
 from tests import exact
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
@@ -103,9 +104,9 @@ def test_monte_carlo_interval_covers_the_exact_smoothed_delta_two_vertices():
     assert any("covers all 10 compositions" in note for note in r.notes)
 
 
-def test_candidates_only_is_said_so():
-    """When the cells' bound would enumerate too much, the interval is not called one for the smoothed delta."""
-    r = sdp.smoothed_delta(
+def _candidates_only() -> SmoothedResult:
+    """Monte Carlo at n = 3000 whose cells' bound would enumerate too much: an interval over 4 candidates only."""
+    return sdp.smoothed_delta(
         sdp.SamplingHistogram(eta=0.5),
         3000,
         [[0.4, 0.6], [0.6, 0.4]],
@@ -113,7 +114,13 @@ def test_candidates_only_is_said_so():
         method="monte-carlo",
         trials=50,
         candidates=4,
+        rng=1,
     )
+
+
+def test_candidates_only_is_said_so():
+    """When the cells' bound would enumerate too much, the interval is not called one for the smoothed delta."""
+    r = _candidates_only()
     assert any("covers 4 of 3001 compositions" in note for note in r.notes)
     assert "not for the smoothed delta" in r.interval
 
@@ -193,15 +200,6 @@ def test_monte_carlo_summary_calls_no_estimate_an_upper_bound():
 def test_monte_carlo_summary_on_candidates_only_states_no_bound():
     """An interval over the candidate compositions only is no bound on the smoothed delta:
     the summary prints no "δ ≤" for it."""
-    r = sdp.smoothed_delta(
-        sdp.SamplingHistogram(eta=0.5),
-        3000,
-        [[0.4, 0.6], [0.6, 0.4]],
-        1.0,
-        method="monte-carlo",
-        trials=50,
-        candidates=4,
-        rng=1,
-    )
+    r = _candidates_only()
     text = str(r)
     assert "δ ≤" not in text and "candidate" in text

@@ -14,6 +14,25 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--browser",
+        action="store_true",
+        help="also collect tests/browser: real Chromium, Voila and JupyterLab (needs /usr/bin/chromium; .ci/run uses it)",
+    )
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Leave tests/browser out unless ``--browser`` is given.
+
+    The README's test command runs on a fresh machine without Chromium; collecting the
+    browser tests there could only skip them, and a skip must not pass for a run.
+    """
+    if collection_path.name == "browser" and collection_path.parent == Path(__file__).parent:
+        return not config.getoption("--browser")
+    return None
+
+
 @pytest.fixture(scope="session")
 def ipython_shell():
     """IPython's global test shell, started once per process.

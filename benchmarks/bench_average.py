@@ -28,7 +28,7 @@ import numpy as np
 
 import smoothdp_nb as sdp
 from smoothdp_nb import SamplingAverage, quantized_gaussian, quantized_laplace
-from smoothdp_nb.core.mechanisms.average_profile import profile_seconds
+from smoothdp_nb.core.smoothed.mechanisms.sampling_average.count_tables import profile_seconds
 
 EPS = np.array([1.0, 3.0, 5.0])
 EPS_FIG5 = np.array([0.5, 1.0])

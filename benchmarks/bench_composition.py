@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 import smoothdp_nb as sdp
-from smoothdp_nb.core.mechanisms.composed import pair_loss
+from smoothdp_nb.core.smoothed.mechanisms.composed import pair_loss
 
 
 def best_of(fn, reps=3):

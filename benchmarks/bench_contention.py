@@ -10,7 +10,7 @@ round measures every case alone, then every case again while a competitor
 (``python -c "while True: pass"``, one busy thread) runs, so both sides see the
 same machine; the ratio of the best times is reported with the load average
 before each measurement.  No thread settings are made here: the engines size
-their own (``smoothdp_nb.core.parallel``).
+their own (``smoothdp_nb.core.runtime.parallel``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_smoothed import history_config
 
 import smoothdp_nb as sdp
-from smoothdp_nb.core import parallel
+from smoothdp_nb.core.runtime import parallel
 
 
 def two_vertices() -> None:

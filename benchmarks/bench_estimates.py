@@ -8,7 +8,7 @@ For a table of cases (exact smoothed delta on each engine path, Monte Carlo,
 the sampling-average profile of ``continuous_limit_profile``) it prints the
 estimate that decides refusals, the measured wall time (best of ``--repeat``)
 and the tracemalloc peak, and their ratios.  The per-unit costs in
-``smoothdp_nb/core/smoothed/estimate.py`` come from these runs; the unit
+``smoothdp_nb/core/smoothed/engines/estimate.py`` come from these runs; the unit
 tests compare the *counts* of work units, never times.
 """
 
@@ -27,9 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scipy import stats
 
-import smoothdp_nb.core as sdp
-from smoothdp_nb.core.hull import reduce_to_vertices
-from smoothdp_nb.core.smoothed.estimate import (
+import smoothdp_nb as sdp
+from smoothdp_nb.core.numerics.hull import reduce_to_vertices
+from smoothdp_nb.core.smoothed.engines.estimate import (
     estimate_exact_cost,
     estimate_monte_carlo,
     sampling_average_units,

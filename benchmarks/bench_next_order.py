@@ -30,8 +30,8 @@ import numpy as np
 from scipy.stats import binom
 
 import smoothdp_nb as sdp
-from smoothdp_nb.core.hull import reduce_to_vertices
-from smoothdp_nb.core.smoothed.estimate import estimate_exact_cost
+from smoothdp_nb.core.numerics.hull import reduce_to_vertices
+from smoothdp_nb.core.smoothed.engines.estimate import estimate_exact_cost
 
 
 def rr_count(h: tuple[int, ...]) -> dict[int, float]:

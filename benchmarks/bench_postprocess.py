@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 import smoothdp_nb as sdp
-from smoothdp_nb.core.mechanisms.postprocess import PostProcessed, winner
+from smoothdp_nb.core.smoothed.mechanisms.postprocess import PostProcessed, winner
 
 
 def best_of(fn, reps=5):

@@ -14,8 +14,11 @@ import time
 
 import numpy as np
 
-from smoothdp_nb.core.noise import PolyPlace, _polyplace_standard_rvs
-from smoothdp_nb.core.sensitivity import smooth_sensitivity
+from smoothdp_nb.core.release.noise import PolyPlace
+from smoothdp_nb.core.release.noise.polyplace import (
+    _polyplace_standard_rvs,  # the sampler alone, timed without validation
+)
+from smoothdp_nb.core.release.sensitivity import smooth_sensitivity
 
 
 def best_of(f, reps: int = 5) -> float:

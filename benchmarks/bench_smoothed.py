@@ -102,8 +102,8 @@ def history_config():
 
 def scaling(sizes_two, sizes_history) -> None:
     """Algorithm 1 at large n, with the cost model's estimate beside each measurement."""
-    from smoothdp_nb.core.hull import reduce_to_vertices
-    from smoothdp_nb.core.smoothed.estimate import estimate_exact_cost
+    from smoothdp_nb.core.numerics.hull import reduce_to_vertices
+    from smoothdp_nb.core.smoothed.engines.estimate import estimate_exact_cost
 
     two = [[0.3, 0.7], [0.6, 0.4]]
     m = sdp.SamplingHistogram(eta=0.9)
@@ -148,13 +148,12 @@ def calibrate() -> None:
     """
     from scipy.optimize import nnls
 
-    from smoothdp_nb.core.hull import reduce_to_vertices
-    from smoothdp_nb.core.smoothed import binary as B
-    from smoothdp_nb.core.smoothed import general as G
-    from smoothdp_nb.core.smoothed.cost import general_work_units
-    from smoothdp_nb.core.smoothed.estimate import estimate_exact_cost
-    from smoothdp_nb.core.smoothed.exact import _distinct_columns
-    from smoothdp_nb.core.validation import as_epsilon
+    from smoothdp_nb.core.numerics.hull import reduce_to_vertices
+    from smoothdp_nb.core.numerics.validation import as_epsilon
+    from smoothdp_nb.core.smoothed.engines import binary as B, general as G
+    from smoothdp_nb.core.smoothed.engines.cost import general_work_units
+    from smoothdp_nb.core.smoothed.engines.estimate import estimate_exact_cost
+    from smoothdp_nb.core.smoothed.engines.exact import _distinct_columns
 
     mm, hpi, heps = history_config()
     shallow = (sdp.SamplingHistogram(eta=0.5), [[0.4, 0.6], [0.6, 0.4]])

@@ -26,10 +26,10 @@ from pathlib import Path
 import numpy as np
 
 try:
-    from smoothdp_nb.core.sweeps import monte_carlo_map
+    from smoothdp_nb.core.runtime.sweeps import monte_carlo_map
 except ImportError:  # running from a source checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from smoothdp_nb.core.sweeps import monte_carlo_map
+    from smoothdp_nb.core.runtime.sweeps import monte_carlo_map
 
 
 def toy_trials(size: int, rng: np.random.Generator, draws: int = 200) -> np.ndarray:

@@ -19,7 +19,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from .spec import SpecError, keys_rst, run_spec
+from smoothdp_nb.spec import SpecError, keys_rst, run_spec
 
 __all__ = ["SmoothDPMagics", "load_ipython_extension", "unload_ipython_extension", "line_to_toml"]
 
@@ -209,7 +209,7 @@ class SmoothDPMagics(Magics):
                 )
         spec: Any = toml_text
         if cell is None and toml_text.startswith("__spec__ = "):
-            from .spec import parse_toml
+            from smoothdp_nb.spec import parse_toml
 
             try:
                 spec = parse_toml(toml_text)["__spec__"]
@@ -227,7 +227,7 @@ class SmoothDPMagics(Magics):
 
 def _show(result: Any, chart: bool, table: bool) -> None:
     """Display a result: rich (chart and summary), or summary only, plus the table."""
-    from .display import summary_bundle
+    from smoothdp_nb.display import summary_bundle
 
     if chart:
         display(result)

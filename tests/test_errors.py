@@ -75,7 +75,7 @@ def test_refuses_huge_noisy_computation_up_front():
 
 # ---------------------------------------------------------------- the one validator vocabulary (core/validation.py)
 
-from smoothdp_nb.core import validation as V
+from smoothdp_nb.core.numerics import validation as V
 
 
 @pytest.mark.parametrize(

@@ -12,10 +12,9 @@ import os
 import warnings
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-import smoothdp_nb.core as sdp
+import smoothdp_nb as sdp
 from smoothdp_nb import release
 
 EXAMPLES = int(os.environ.get("SMOOTHDP_FUZZ_EXAMPLES", "300" if os.environ.get("CI") else "100"))

@@ -1,8 +1,7 @@
 """Property-based invariants of the privacy profile (hypothesis)."""
 
 import numpy as np
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import smoothdp_nb as sdp
 

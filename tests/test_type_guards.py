@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from IPython.core.error import UsageError
 
-from smoothdp_nb.core import lattice, noise
-from smoothdp_nb.core.mechanisms import SamplingHistogram
-from smoothdp_nb.core.validation import as_int, as_rng, as_seed_sequence
+from smoothdp_nb.core.numerics.validation import as_int, as_rng, as_seed_sequence
+from smoothdp_nb.core.release import lattice, noise
+from smoothdp_nb.core.smoothed.mechanisms import SamplingHistogram
 from smoothdp_nb.magics import SmoothDPMagics
 
 

@@ -12,9 +12,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import docs, gallery, report, run, tutorials
-from .command import PROG
-from .run import main_run
+from smoothdp_nb.cli import docs, gallery, report, run, tutorials
+from smoothdp_nb.cli.command import PROG
+from smoothdp_nb.cli.run import main_run
 
 __all__ = ["build_parser", "main", "main_run"]
 

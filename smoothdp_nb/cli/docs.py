@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .command import Command, has_module, source_root
+from smoothdp_nb.cli.command import Command, has_module, source_root
 
 __all__ = ["COMMAND", "DOCS_EXTRA", "main"]
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .command import Command
+from smoothdp_nb.cli.command import Command
 
 __all__ = ["COMMAND", "main"]
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
-    from ..reports.gallery import FIGURES  # chart builders only: nothing heavy is imported with them
+    from smoothdp_nb.reports.gallery import FIGURES  # chart builders only: nothing heavy is imported with them
 
     parser.add_argument("--out", required=True, type=Path, help="directory for the SVG, PNG and index.html files")
     parser.add_argument("--only", nargs="*", metavar="NAME", help=f"render only these ({', '.join(FIGURES)})")
@@ -23,7 +23,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Render the gallery into ``args.out``; a bad ``--scale`` or figure name is a usage error (exit 2)."""
-    from ..reports.gallery import build
+    from smoothdp_nb.reports.gallery import build
 
     if args.scale <= 0:
         parser.error(f"--scale must be > 0, got {args.scale}")

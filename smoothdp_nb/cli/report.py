@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from .command import Command
+from smoothdp_nb.cli.command import Command
 
 __all__ = ["COMMAND", "election_report", "main"]
 
@@ -41,7 +41,7 @@ def election_report(lost: float = 0.002, t: float = 0.51) -> str:
     # imported here, after the arguments are parsed: --help must not wait for numpy and scipy
     import numpy as np
 
-    from .. import core as sdp
+    import smoothdp_nb as sdp
 
     df = sdp.datasets.us_presidential_elections()
     hist = df[["winner_votes", "runner_up_votes"]].to_numpy()

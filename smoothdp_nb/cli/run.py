@@ -29,13 +29,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .command import Command
+from smoothdp_nb.cli.command import Command
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
 
-    from ..reports.run_report import ReportableResult
-    from ..spec import Spec
+    from smoothdp_nb.reports.run_report import ReportableResult
+    from smoothdp_nb.spec import Spec
 
 __all__ = ["COMMAND", "build_parser", "main_run", "run_epilog"]
 
@@ -53,7 +53,7 @@ def run_epilog() -> str:
     (:mod:`smoothdp_nb.spec.keys`); ``registries=False`` names the function that lists the noise
     families instead of importing them, so building the parser stays free of numpy and scipy.
     """
-    from ..spec.reference import keys_help
+    from smoothdp_nb.spec.reference import keys_help
 
     width = max(40, shutil.get_terminal_size().columns - 2)
     # the raw epilog keeps its line breaks: wrap the exit status as argparse wraps the rest of the help
@@ -88,7 +88,7 @@ def _read_spec(name: str) -> tuple[str, Path]:
 
 
 def _write(args: argparse.Namespace, result: ReportableResult, spec: Spec, source: str) -> None:
-    from ..reports.run_report import html_report, json_report
+    from smoothdp_nb.reports.run_report import html_report, json_report
 
     if args.out:
         Path(args.out).write_text(html_report(result, spec, source), encoding="utf-8")
@@ -100,8 +100,8 @@ def _write(args: argparse.Namespace, result: ReportableResult, spec: Spec, sourc
 def handle(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None) -> int:
     """Run the spec of ``args``; returns the exit status (2 with one line on stderr for user errors)."""
     # the computation's imports (numpy, scipy, pandas) only now: --help answers without them
-    from ..core.budget import cap_workers
-    from ..spec import SpecError, parse_spec, run_spec
+    from smoothdp_nb.core.runtime.budget import cap_workers
+    from smoothdp_nb.spec import SpecError, parse_spec, run_spec
 
     source = "<stdin>" if args.spec == "-" else str(args.spec)
     try:
@@ -125,7 +125,7 @@ def handle(args: argparse.Namespace, parser: argparse.ArgumentParser | None = No
     executor: Executor | None = None
     try:
         if workers > 0:
-            from ..core.parallel import process_pool
+            from smoothdp_nb.core.runtime.parallel import process_pool
 
             executor = process_pool(workers)  # forkserver/spawn: never a fork of this process
         result = run_spec(spec, {}, executor=executor, progress=False, base_dir=base)

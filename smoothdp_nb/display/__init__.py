@@ -17,7 +17,7 @@ The live panels use the ``*_figure`` twins of the builders they draw
 of the same shape sends new rows without building an Altair chart.
 
 Importing this package registers the charts of the core's result objects
-(``.chart()``, ``_repr_mimebundle_``) in :mod:`smoothdp_nb.core.rendering`;
+(``.chart()``, ``_repr_mimebundle_``) in :mod:`smoothdp_nb.core.runtime.rendering`;
 :func:`render_svg` / :func:`render_png` render any chart offline (vl-convert,
 no CDN), and ``display(StaticChart(chart))`` shows one in a notebook in the
 notebook's theme (JupyterLab's light and dark themes alike).
@@ -25,8 +25,8 @@ notebook's theme (JupyterLab's light and dark themes alike).
 
 from __future__ import annotations
 
-from ..core.formatting import format_log10, format_log10_up
-from .delta import (
+from smoothdp_nb.core.numerics.formatting import format_log10, format_log10_up
+from smoothdp_nb.display.delta import (
     bound_chart,
     delta_vs_epsilon_chart,
     delta_vs_epsilon_figure,
@@ -35,13 +35,12 @@ from .delta import (
     profile_chart,
     profile_figure,
 )
-from .figure import Figure
-from .noise import noise_chart, noise_figure
-from .register import register as _register
-from .register import summary_bundle
-from .release import lattice_text, release_chart, release_density, release_figure
-from .render import StaticChart, render_png, render_svg
-from .style import MAX_ROWS, PALETTE, format_delta
+from smoothdp_nb.display.figure import Figure
+from smoothdp_nb.display.noise import noise_chart, noise_figure
+from smoothdp_nb.display.register import register as _register, summary_bundle
+from smoothdp_nb.display.release import lattice_text, release_chart, release_density, release_figure
+from smoothdp_nb.display.render import StaticChart, render_png, render_svg
+from smoothdp_nb.display.style import MAX_ROWS, PALETTE, format_delta
 
 __all__ = [
     "Figure",

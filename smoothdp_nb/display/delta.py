@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from ..core.formatting import format_log10
-from . import frames, style
-from .figure import Figure
+from smoothdp_nb.core.numerics.formatting import format_log10
+from smoothdp_nb.display import frames, style
+from smoothdp_nb.display.figure import Figure
 
 __all__ = [
     "bound_chart",

@@ -29,7 +29,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
-from .style import records
+from smoothdp_nb.display.style import records
 
 __all__ = ["Figure"]
 

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..core.formatting import format_log10, format_log10_up
-from .style import MAX_ROWS
+from smoothdp_nb.core.numerics.formatting import format_log10, format_log10_up
+from smoothdp_nb.display.style import MAX_ROWS
 
 __all__ = ["delta_text", "finite", "first_dp_delta", "is_estimate", "max_per", "thin", "with_log10"]
 

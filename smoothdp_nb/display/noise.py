@@ -10,9 +10,9 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from ..core.noise import families, get_family
-from . import style
-from .figure import Figure
+from smoothdp_nb.core.release.noise import families, get_family
+from smoothdp_nb.display import style
+from smoothdp_nb.display.figure import Figure
 
 __all__ = ["FAMILY_LABELS", "family_labels", "noise_chart", "noise_figure", "values_at"]
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core import rendering
-from ..core.results import NoiseComparison, ProfileResult, ReleaseReport
-from ..core.smoothed.results import SmoothedCurve, SmoothedResult
-from . import render, results
+from smoothdp_nb.core.release.reports import NoiseComparison, ReleaseReport
+from smoothdp_nb.core.runtime import rendering
+from smoothdp_nb.core.smoothed.engines.results import SmoothedCurve, SmoothedResult
+from smoothdp_nb.core.smoothed.reports import ProfileResult
+from smoothdp_nb.display import render, results
 
 __all__ = ["KINDS", "kind_of", "register", "summary_bundle"]
 

@@ -18,12 +18,12 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from ..core import noise as _noise
-from . import style
-from .figure import Figure
+from smoothdp_nb.core.release import noise as _noise
+from smoothdp_nb.display import style
+from smoothdp_nb.display.figure import Figure
 
 if TYPE_CHECKING:
-    from ..core.release import Release
+    from smoothdp_nb.core.release.smooth_sensitivity import Release
 
 __all__ = ["DIAGNOSTIC_LABEL", "release_chart", "release_density", "release_figure"]
 
@@ -47,7 +47,7 @@ def release_density(
 ) -> pd.DataFrame:
     """Density of ``centre + noise_scale * Z`` between the 1 % and 99 % quantiles of the noise.
 
-    ``Z`` is the standardised noise of :func:`smoothdp_nb.core.noise.calibrate`
+    ``Z`` is the standardised noise of :func:`smoothdp_nb.core.release.noise.calibrate`
     (Hladik & Tetek Theorem 8, Appendix B); ``noise_scale`` is the
     data-dependent multiplier ``SS * scale``.  The only release density of the
     package (panels and result charts call it).

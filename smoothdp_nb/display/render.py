@@ -24,8 +24,8 @@ import re
 
 import altair as alt
 
-from ..core.rendering import Renderer
-from . import style
+from smoothdp_nb.core.runtime.rendering import Renderer
+from smoothdp_nb.display import style
 
 __all__ = ["MAX_SUMMARY_ROWS", "THEME_CSS", "StaticChart", "bundle", "chart_html", "render_png", "render_svg"]
 
@@ -156,7 +156,7 @@ class StaticChart:
 def bundle(obj: object, renderer: Renderer, chart: bool = True) -> dict[str, str]:
     """The rich display of a result: ``text/plain`` and HTML (summary table, chart as inline SVG).
 
-    Registered as the route of :mod:`smoothdp_nb.core.rendering`.  A failing
+    Registered as the route of :mod:`smoothdp_nb.core.runtime.rendering`.  A failing
     summary or chart becomes a one-line note: the display itself never fails.
     ``chart=False`` leaves the chart out (the magic's ``--no-chart``).
     """

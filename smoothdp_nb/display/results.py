@@ -15,13 +15,14 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from ..core.noise import get_family
-from . import delta, frames, noise, release, style
+from smoothdp_nb.core.release.noise import get_family
+from smoothdp_nb.display import delta, frames, noise, release, style
 
 if TYPE_CHECKING:
-    from ..core.release import Release, ReleaseDiagnostics
-    from ..core.results import NoiseComparison, ProfileResult, ReleaseReport
-    from ..core.smoothed.results import SmoothedCurve, SmoothedResult
+    from smoothdp_nb.core.release.reports import NoiseComparison, ReleaseReport
+    from smoothdp_nb.core.release.smooth_sensitivity import Release, ReleaseDiagnostics
+    from smoothdp_nb.core.smoothed.engines.results import SmoothedCurve, SmoothedResult
+    from smoothdp_nb.core.smoothed.reports import ProfileResult
 
 __all__ = [
     "curve_chart",

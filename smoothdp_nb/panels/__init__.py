@@ -28,11 +28,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .election import ElectionPanel
-from .live import LiveChart, enable_offline
-from .noise import NoiseComparisonPanel
-from .release import ReleasePanel
-from .smoothed import SmoothedDPPanel
+from smoothdp_nb.panels.election import ElectionPanel
+from smoothdp_nb.panels.live import LiveChart, enable_offline
+from smoothdp_nb.panels.noise import NoiseComparisonPanel
+from smoothdp_nb.panels.release import ReleasePanel
+from smoothdp_nb.panels.smoothed import SmoothedDPPanel
 
 __all__ = [
     "ElectionPanel",

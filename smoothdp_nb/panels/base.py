@@ -48,9 +48,9 @@ import ipywidgets as W
 import pandas as pd
 import traitlets
 
-from ..core.budget import ComputationTooLarge
-from ..display.figure import Figure
-from .live import STABLE_PREFIX, LiveChart
+from smoothdp_nb.core.runtime.budget import ComputationTooLarge
+from smoothdp_nb.display.figure import Figure
+from smoothdp_nb.panels.live import STABLE_PREFIX, LiveChart
 
 __all__ = [
     "CONTROL_WIDTH",

@@ -11,12 +11,12 @@ import ipywidgets as W
 import numpy as np
 import pandas as pd
 
-from ..core import datasets as _datasets
-from ..core.formatting import format_log10_up
-from ..core.mechanisms import SamplingHistogram
-from ..core.profiles import dp_delta, privacy_profile
-from ..display import Figure, profile_figure
-from .base import Panel, decimal_range, decimal_slider
+from smoothdp_nb.core.data import datasets as _datasets
+from smoothdp_nb.core.numerics.formatting import format_log10_up
+from smoothdp_nb.core.smoothed.mechanisms import SamplingHistogram
+from smoothdp_nb.core.smoothed.profiles import dp_delta, privacy_profile
+from smoothdp_nb.display import Figure, profile_figure
+from smoothdp_nb.panels.base import Panel, decimal_range, decimal_slider
 
 __all__ = ["ElectionPanel"]
 

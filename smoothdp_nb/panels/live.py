@@ -39,7 +39,7 @@ import altair as alt
 import ipywidgets as W
 import traitlets
 
-from ..display.figure import Figure
+from smoothdp_nb.display.figure import Figure
 
 __all__ = ["STABLE_PREFIX", "LiveChart", "PanelChart", "enable_offline", "rename_datasets"]
 

@@ -8,11 +8,11 @@ import ipywidgets as W
 import numpy as np
 import pandas as pd
 
-from ..core.noise import calibrate, family_names, gamma_range, get_family
-from ..core.release import compare_noise
-from ..display import Figure, noise_figure
-from ..display.style import DELTA_FORMAT
-from .base import Panel, decimal_log_slider, decimal_slider
+from smoothdp_nb.core.release.noise import calibrate, family_names, gamma_range, get_family
+from smoothdp_nb.core.release.smooth_sensitivity import compare_noise
+from smoothdp_nb.display import Figure, noise_figure
+from smoothdp_nb.display.style import DELTA_FORMAT
+from smoothdp_nb.panels.base import Panel, decimal_log_slider, decimal_slider
 
 __all__ = ["NoiseComparisonPanel"]
 

@@ -11,16 +11,16 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from ..core.array_types import SeedLike
-from ..core.noise import calibrate, family_names, get_family
-from ..core.release import Release, default_gamma, release
-from ..core.sensitivity import clipping_silenced, evaluate_query, smooth_sensitivity
-from ..core.validation import as_bounds, as_float_array, as_real, position
-from ..display import Figure, release_density, release_figure
-from ..display.release import DIAGNOSTIC_LABEL
-from ..display.results import public_note
-from ..display.style import DELTA_FORMAT
-from .base import CONTROL_WIDTH, Panel, decimal_log_slider, decimal_slider
+from smoothdp_nb.core.numerics.array_types import SeedLike
+from smoothdp_nb.core.numerics.validation import as_bounds, as_float_array, as_real, position
+from smoothdp_nb.core.release.noise import calibrate, family_names, get_family
+from smoothdp_nb.core.release.sensitivity import clipping_silenced, evaluate_query, smooth_sensitivity
+from smoothdp_nb.core.release.smooth_sensitivity import Release, default_gamma, release
+from smoothdp_nb.display import Figure, release_density, release_figure
+from smoothdp_nb.display.release import DIAGNOSTIC_LABEL
+from smoothdp_nb.display.results import public_note
+from smoothdp_nb.display.style import DELTA_FORMAT
+from smoothdp_nb.panels.base import CONTROL_WIDTH, Panel, decimal_log_slider, decimal_slider
 
 __all__ = ["ReleasePanel"]
 

@@ -13,14 +13,14 @@ from typing import Any
 import ipywidgets as W
 import numpy as np
 
-from ..core import datasets as _datasets
-from ..core.ball_arithmetic import decimal_up
-from ..core.budget import ComputationTooLarge
-from ..core.mechanisms import Mechanism, SamplingHistogram
-from ..core.smoothed import SmoothedResult, smoothed_delta
-from ..display import Figure, delta_vs_epsilon_figure
-from ..display.results import monte_carlo_note
-from .base import CONTROL_WIDTH, LogCountSlider, Panel, decimal_range, decimal_slider
+from smoothdp_nb.core.data import datasets as _datasets
+from smoothdp_nb.core.numerics.ball_arithmetic import decimal_up
+from smoothdp_nb.core.runtime.budget import ComputationTooLarge
+from smoothdp_nb.core.smoothed.delta import SmoothedResult, smoothed_delta
+from smoothdp_nb.core.smoothed.mechanisms import Mechanism, SamplingHistogram
+from smoothdp_nb.display import Figure, delta_vs_epsilon_figure
+from smoothdp_nb.display.results import monte_carlo_note
+from smoothdp_nb.panels.base import CONTROL_WIDTH, LogCountSlider, Panel, decimal_range, decimal_slider
 
 __all__ = ["SmoothedDPPanel"]
 

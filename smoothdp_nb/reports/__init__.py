@@ -12,9 +12,9 @@ report of one spec.  Rendering notebooks needs the ``tutorials`` extra
 ``nbclient``, ``nbformat``, ``ipykernel``).
 """
 
-from .markdown import inline_markdown_to_html, markdown_to_html, tex_to_html
-from .outputs import render_output, render_outputs
-from .page import (
+from smoothdp_nb.reports.markdown import inline_markdown_to_html, markdown_to_html, tex_to_html
+from smoothdp_nb.reports.outputs import render_output, render_outputs
+from smoothdp_nb.reports.page import (
     Entry,
     RunInfo,
     headline_html,

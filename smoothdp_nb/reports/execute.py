@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .run_progress import RunProgress
+    from smoothdp_nb.reports.run_progress import RunProgress
 
 __all__ = [
     "Interrupted",

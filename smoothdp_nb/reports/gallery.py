@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-    from ..core.array_types import FloatArray
+    from smoothdp_nb.core.numerics.array_types import FloatArray
 
 __all__ = ["FIGURES", "build", "index_page"]
 
@@ -118,7 +118,7 @@ def _figure1() -> alt.TopLevelMixin:
 
 def _profile_years() -> alt.TopLevelMixin:
     import smoothdp_nb as sdp
-    from smoothdp_nb.core.results import profile
+    from smoothdp_nb.core.smoothed.reports import profile
 
     table, hists = _elections()
     return profile(
@@ -134,7 +134,7 @@ def _profile_epsilon() -> alt.TopLevelMixin:
     import numpy as np
 
     import smoothdp_nb as sdp
-    from smoothdp_nb.core.results import profile
+    from smoothdp_nb.core.smoothed.reports import profile
 
     return profile(
         sdp.SamplingHistogram(eta="0.9"),
@@ -164,7 +164,7 @@ def _noise() -> alt.TopLevelMixin:
     import numpy as np
 
     import smoothdp_nb as sdp
-    from smoothdp_nb.core.results import NoiseComparison
+    from smoothdp_nb.core.release.reports import NoiseComparison
 
     table = sdp.compare_noise(1.0, np.geomspace(1e-3, 0.999, 60), delta=1e-6, reference=True)
     return NoiseComparison(table=table, epsilon=1.0, delta=1e-6).chart()
@@ -188,7 +188,7 @@ def _release_data() -> FloatArray:
 
 def _release_public() -> alt.TopLevelMixin:
     import smoothdp_nb as sdp
-    from smoothdp_nb.core.results import ReleaseReport
+    from smoothdp_nb.core.release.reports import ReleaseReport
 
     rel = sdp.release(_release_data(), "median", epsilon=1.0, bounds=(0.0, 1.0), rng=4)
     return ReleaseReport(release=rel, name="share").chart()
@@ -206,14 +206,14 @@ def _release_history() -> alt.TopLevelMixin:
 
 def _release_diagnostics() -> alt.TopLevelMixin:
     import smoothdp_nb as sdp
-    from smoothdp_nb.core.noise import calibrate
-    from smoothdp_nb.core.sensitivity import smooth_sensitivity
+    from smoothdp_nb.core.release.noise import calibrate
+    from smoothdp_nb.core.release.sensitivity import smooth_sensitivity
     from smoothdp_nb.display import release_chart, release_density
     from smoothdp_nb.display.results import public_note
 
     x = _release_data()
     if "diagnostics" in inspect.signature(sdp.release).parameters:  # the release's own, opted-in diagnostics
-        from smoothdp_nb.core.results import ReleaseReport
+        from smoothdp_nb.core.release.reports import ReleaseReport
 
         rel = sdp.release(x, "median", epsilon=1.0, bounds=(0.0, 1.0), rng=4, diagnostics=True)
         return ReleaseReport(release=rel, name="share").chart()
@@ -264,7 +264,7 @@ def index_page(records: list[dict[str, Any]]) -> str:
     Written by :func:`smoothdp_nb.reports.page.document`; the pictures are the
     files beside the page, so its policy allows local images (and nothing else).
     """
-    from .page import CSP_LOCAL_IMAGES, document
+    from smoothdp_nb.reports.page import CSP_LOCAL_IMAGES, document
 
     items = "\n".join(
         f'<figure class="gallery" id="{r["name"]}"><img src="{r["name"]}.png" alt="{html.escape(r["caption"])}" '

@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .markdown import markdown_to_html, tex_to_html
+from smoothdp_nb.reports.markdown import markdown_to_html, tex_to_html
 
 __all__ = [
     "PREFERENCE",

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from .markdown import first_heading, inline_markdown_to_html, markdown_to_html
-from .outputs import render_outputs
+from smoothdp_nb.reports.markdown import first_heading, inline_markdown_to_html, markdown_to_html
+from smoothdp_nb.reports.outputs import render_outputs
 
 if TYPE_CHECKING:
     from nbformat import NotebookNode

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ..spec import Spec
+    from smoothdp_nb.spec import Spec
 
 __all__ = ["ReportableResult", "html_report", "json_report", "jsonable"]
 
@@ -73,7 +73,7 @@ def json_report(result: ReportableResult, spec: Spec) -> dict[str, Any]:
     dict
         Plain JSON values only (see :func:`jsonable`).
     """
-    from .. import __version__
+    from smoothdp_nb import __version__
 
     document: dict[str, Any] = jsonable(
         {
@@ -106,8 +106,8 @@ def html_report(result: ReportableResult, spec: Spec, source: str = "") -> str:
     -------
     str
     """
-    from .. import __version__
-    from .page import document
+    from smoothdp_nb import __version__
+    from smoothdp_nb.reports.page import document
 
     bundle = result._repr_mimebundle_()
     shown = str(bundle.get("text/html") or f"<pre>{html.escape(str(result))}</pre>")

@@ -12,7 +12,7 @@ notebooks and names the notebook and cell executing (without a terminal, one
 line per notebook started and finished).  The kernels' own stderr (ZeroMQ and
 transport warnings) goes to a log file that is printed only when a notebook
 fails.  At most ``jobs`` notebooks run at once (default: the CPUs this process
-may use -- affinity mask and cgroup quota, see :mod:`smoothdp_nb.core.parallel`
+may use -- affinity mask and cgroup quota, see :mod:`smoothdp_nb.core.runtime.parallel`
 -- and at most the number of notebooks), the longest first (a notebook may
 state its full-size run time in its metadata, ``"smoothdp": {"expected_seconds":
 ...}``; the reports keep the contents order).  The kernels' BLAS libraries get
@@ -37,9 +37,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from .execute import Interrupted, execute_async, kernel_dir, kernel_log_tail, short_error
-from .page import Entry, RunInfo, headline_html, index_page, notebook_page, notebook_summary, notebook_title
-from .run_progress import RunProgress
+from smoothdp_nb.reports.execute import Interrupted, execute_async, kernel_dir, kernel_log_tail, short_error
+from smoothdp_nb.reports.page import (
+    Entry,
+    RunInfo,
+    headline_html,
+    index_page,
+    notebook_page,
+    notebook_summary,
+    notebook_title,
+)
+from smoothdp_nb.reports.run_progress import RunProgress
 
 __all__ = ["default_jobs", "find_notebooks", "kernel_threads_env", "run_all", "shipped_notebooks"]
 
@@ -74,7 +82,7 @@ def find_notebooks(directory: Path, only: list[str] | None = None) -> list[Path]
 
 def default_jobs(notebooks: int) -> int:
     """Notebooks run at once by default: the CPUs this process may use, at most ``notebooks``."""
-    from ..core.parallel import available_cpus
+    from smoothdp_nb.core.runtime.parallel import available_cpus
 
     return max(1, min(available_cpus(), notebooks))
 
@@ -84,7 +92,7 @@ def kernel_threads_env(jobs: int) -> dict[str, str]:
 
     Variables already set in this environment are left as they are.
     """
-    from ..core.parallel import available_cpus
+    from smoothdp_nb.core.runtime.parallel import available_cpus
 
     threads = str(max(1, available_cpus() // jobs))
     names = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -130,7 +138,7 @@ class _Run:
     def __init__(self, notebooks: list[Path], out: Path, *, ci: bool, timeout: int, jobs: int) -> None:
         import nbformat
 
-        from .. import __version__
+        from smoothdp_nb import __version__
 
         self.notebooks, self.out, self.timeout, self.jobs = notebooks, out, timeout, jobs
         self.sources = {p: nbformat.read(p, as_version=4) for p in notebooks}

@@ -77,7 +77,7 @@ def widget_snapshot(model_id: str) -> _JSONBundle:
             # a panel's chart: the data sent in place since it was drawn, not the first chart
             chart = w.current_chart() if hasattr(w, "current_chart") else w.chart
             if payload["svg"] is None and isinstance(chart, alt.TopLevelMixin):
-                from ..display.render import render_svg
+                from smoothdp_nb.display.render import render_svg
 
                 payload["svg"] = render_svg(chart)
         elif type(w).__name__ == "HTML" and payload["title"] is None and isinstance(value, str) and value:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from .keys import (
+from smoothdp_nb.spec.keys import (
     COMPUTATIONS,
     EXECUTORS,
     KEYS,
@@ -36,12 +36,12 @@ from .keys import (
     TABLE,
     Key,
 )
-from .reference import keys_help, keys_markdown, keys_rst
+from smoothdp_nb.spec.reference import keys_help, keys_markdown, keys_rst
 
 if TYPE_CHECKING:
-    from .errors import SpecError
-    from .parsing import Spec, data_placeholder, parse_spec, parse_toml, redact, to_toml
-    from .running import run_spec
+    from smoothdp_nb.spec.errors import SpecError
+    from smoothdp_nb.spec.parsing import Spec, data_placeholder, parse_spec, parse_toml, redact, to_toml
+    from smoothdp_nb.spec.running import run_spec
 
 __all__ = [
     "SpecError",
@@ -85,7 +85,7 @@ _LAZY = {
 
 def __getattr__(name: str) -> object:
     if name == "NOISE_FAMILIES":  # the registry's families now, never a copy frozen at import
-        from .keys import noise_families
+        from smoothdp_nb.spec.keys import noise_families
 
         return noise_families()
     if name in _LAZY:

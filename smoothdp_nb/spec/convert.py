@@ -3,7 +3,7 @@
 :func:`convert` reads a key's kind, range, choices and aliases from its row
 of :data:`~smoothdp_nb.spec.keys.TABLE`; the checkers below are the kinds.
 Values are checked with the core's own validators
-(:mod:`smoothdp_nb.core.validation`), so a spec that validates does not fail
+(:mod:`smoothdp_nb.core.numerics.validation`), so a spec that validates does not fail
 in the core on a value it let through.
 """
 
@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from ..core.array_types import FloatArray
-from ..core.validation import as_int, as_real
-from .errors import SpecError, core_check
-from .keys import MAX_RANGE, Key, choices_of
+from smoothdp_nb.core.numerics.array_types import FloatArray
+from smoothdp_nb.core.numerics.validation import as_int, as_real
+from smoothdp_nb.spec.errors import SpecError, core_check
+from smoothdp_nb.spec.keys import MAX_RANGE, Key, choices_of
 
 __all__ = [
     "GENERIC_KINDS",
@@ -51,12 +51,12 @@ def number(
     lo_open: bool = False,
     hi_open: bool = False,
 ) -> float:
-    """A finite number in a range (no strings, no bools): :func:`~smoothdp_nb.core.validation.as_real`."""
+    """A finite number in a range (no strings, no bools): :func:`~smoothdp_nb.core.numerics.validation.as_real`."""
     return core_check(key, as_real, v, key, lo=lo, hi=hi, lo_open=lo_open, hi_open=hi_open)
 
 
 def integer(key: str, v: object, *, lo: int = 1, hi: int | None = None) -> int:
-    """An integer >= lo (integral floats such as 1e3 accepted): :func:`~smoothdp_nb.core.validation.as_int`."""
+    """An integer >= lo (integral floats such as 1e3 accepted): :func:`~smoothdp_nb.core.numerics.validation.as_int`."""
     return core_check(key, as_int, v, key, minimum=lo, maximum=hi)
 
 

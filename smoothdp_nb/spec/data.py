@@ -14,12 +14,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..core.array_types import IntArray
-from ..core.mechanisms import Mechanism
-from ..core.validation import as_float_array, position
-from .convert import close_hint
-from .errors import SpecError
-from .keys import PI_DATASETS
+from smoothdp_nb.core.numerics.array_types import IntArray
+from smoothdp_nb.core.numerics.validation import as_float_array, position
+from smoothdp_nb.core.smoothed.mechanisms import Mechanism
+from smoothdp_nb.spec.convert import close_hint
+from smoothdp_nb.spec.errors import SpecError
+from smoothdp_nb.spec.keys import PI_DATASETS
 
 __all__ = ["election_hists", "pi_from", "release_data", "numeric_column", "resolve_mechanism"]
 
@@ -31,7 +31,7 @@ def _names(namespace: Mapping[str, object]) -> list[str]:
 
 
 def resolve_mechanism(name: str, namespace: Mapping[str, object] | None) -> Mechanism:
-    """The :class:`~smoothdp_nb.core.mechanisms.Mechanism` a spec names, from the namespace.
+    """The :class:`~smoothdp_nb.core.smoothed.mechanisms.Mechanism` a spec names, from the namespace.
 
     Any mechanism object works: a ``FiniteMechanism``, a ``postprocess(...)``
     or ``repeat(...)`` of one, a sampling histogram built in the notebook.
@@ -60,7 +60,7 @@ def resolve_mechanism(name: str, namespace: Mapping[str, object] | None) -> Mech
 
 def election_hists(years: list[int] | None) -> tuple[IntArray, list[int]]:
     """Top-two vote histograms of the US presidential elections (all, or ``years``), with their years."""
-    from ..core import datasets
+    from smoothdp_nb.core.data import datasets
 
     df = datasets.us_presidential_elections()
     if years is not None:
@@ -73,7 +73,7 @@ def election_hists(years: list[int] | None) -> tuple[IntArray, list[int]]:
 
 def pi_from(name: str, namespace: Mapping[str, object]) -> Any:
     """The set Pi a name stands for: a dataset, else a variable of the namespace."""
-    from ..core import datasets
+    from smoothdp_nb.core.data import datasets
 
     if name == "us-2020-districts":
         return datasets.us_2020_district_shares()

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import ParamSpec, TypeVar
 
-from ..core.budget import ComputationTooLarge
+from smoothdp_nb.core.runtime.budget import ComputationTooLarge
 
 __all__ = [
     "SpecError",
@@ -65,7 +65,7 @@ def core_check(key: str | None, check: Callable[P, R], *args: P.args, **kwargs: 
     """Run a core validator (or constructor); its TypeError/ValueError becomes a SpecError at ``key``.
 
     The spec layer checks values with the core's own validators
-    (:mod:`smoothdp_nb.core.validation`), so that nothing passes the spec only to
+    (:mod:`smoothdp_nb.core.numerics.validation`), so that nothing passes the spec only to
     fail in the core.
     """
     try:

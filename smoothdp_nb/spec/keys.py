@@ -10,8 +10,8 @@ line's help (:func:`keys_help`; renderers in :mod:`.reference`).
 This module imports neither numpy nor pandas, so that ``--help`` stays fast.
 Vocabularies owned elsewhere are looked up when they are needed, never
 copied here: the noise families come from
-:func:`smoothdp_nb.core.noise.family_names` and
-:func:`smoothdp_nb.core.noise.canonical_family` at validation time, so a
+:func:`smoothdp_nb.core.release.noise.family_names` and
+:func:`smoothdp_nb.core.release.noise.canonical_family` at validation time, so a
 family registered after import is accepted.
 """
 
@@ -62,14 +62,14 @@ MAX_RANGE = 10_000
 
 def noise_families() -> tuple[str, ...]:
     """The registered noise families, asked of the core at call time."""
-    from ..core.noise import family_names
+    from smoothdp_nb.core.release.noise import family_names
 
     return tuple(family_names())
 
 
 def canonical_noise(name: str) -> str:
     """The canonical family of a name or alias (the core's one alias table); ValueError if none."""
-    from ..core.noise import canonical_family
+    from smoothdp_nb.core.release.noise import canonical_family
 
     return canonical_family(name)
 
@@ -152,31 +152,31 @@ COMPUTATION_INFO: dict[str, Computation] = {
         Computation(
             "profile",
             "privacy profile delta_eps(x) of a mechanism on one or several databases",
-            "smoothdp_nb.core.results.ProfileResult",
+            "smoothdp_nb.core.smoothed.reports.ProfileResult",
             "give histogram (with optional labels) or dataset (with optional years)",
         ),
         Computation(
             "smoothed",
             "smoothed delta over a set Pi of distributions (Liu, Wang, Xia, Smoothed DP, Definition 3)",
-            "smoothdp_nb.core.smoothed.SmoothedResult",
+            "smoothdp_nb.core.smoothed.delta.SmoothedResult",
             "results are the same on every executor",
         ),
         Computation(
             "sweep",
             "smoothed delta over several database sizes, with exponential fits",
-            "smoothdp_nb.core.smoothed.SmoothedCurve",
+            "smoothdp_nb.core.smoothed.delta.SmoothedCurve",
             "n is a list or a range, rounded to integers, duplicates dropped",
         ),
         Computation(
             "release",
             "smooth-sensitivity release of a column (Nissim, Raskhodnikova, Smith 2007)",
-            "smoothdp_nb.core.results.ReleaseReport",
+            "smoothdp_nb.core.release.reports.ReleaseReport",
             "give one data source: data (with column for a DataFrame), values, or csv with column",
         ),
         Computation(
             "noise",
             "noise std per unit of smooth sensitivity (Hladik and Tetek, Smooth Sensitivity Revisited, Figure 1)",
-            "smoothdp_nb.core.results.NoiseComparison",
+            "smoothdp_nb.core.release.reports.NoiseComparison",
         ),
     )
 }

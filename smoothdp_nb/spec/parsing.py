@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from .errors import SpecError, key_lines, locate
-from .keys import COMPUTATIONS, PRIVATE_KEYS
-from .validate import validate
+from smoothdp_nb.spec.errors import SpecError, key_lines, locate
+from smoothdp_nb.spec.keys import COMPUTATIONS, PRIVATE_KEYS
+from smoothdp_nb.spec.validate import validate
 
 __all__ = ["Spec", "parse_toml", "parse_spec", "redact", "to_toml", "data_placeholder", "default_title"]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import textwrap
 
-from .keys import COMPUTATION_INFO, COMPUTATIONS, MAX_RANGE, Key, choices_of, either, keys_of
+from smoothdp_nb.spec.keys import COMPUTATION_INFO, COMPUTATIONS, MAX_RANGE, Key, choices_of, either, keys_of
 
 __all__ = ["RULES", "value_form", "describe", "keys_help", "keys_rst", "keys_markdown"]
 
@@ -49,7 +49,7 @@ def _range(key: Key) -> str:
 
 
 def _registry_note(key: Key) -> str:
-    return "a registered noise family (listed by smoothdp_nb.core.noise.family_names())"
+    return "a registered noise family (listed by smoothdp_nb.core.release.noise.family_names())"
 
 
 def _choices(key: Key, registries: bool) -> str:

@@ -10,15 +10,16 @@ from typing import TYPE_CHECKING, Any, Union, cast
 
 import numpy as np
 
-from ..core.array_types import FloatArray
-from .data import election_hists, pi_from, release_data, resolve_mechanism
-from .errors import SpecError, core_message, key_of_core_error, spec_line
-from .parsing import Spec, parse_spec
-from .validate import SCHEDULER, check_mechanism
+from smoothdp_nb.core.numerics.array_types import FloatArray
+from smoothdp_nb.spec.data import election_hists, pi_from, release_data, resolve_mechanism
+from smoothdp_nb.spec.errors import SpecError, core_message, key_of_core_error, spec_line
+from smoothdp_nb.spec.parsing import Spec, parse_spec
+from smoothdp_nb.spec.validate import SCHEDULER, check_mechanism
 
 if TYPE_CHECKING:
-    from ..core.results import NoiseComparison, ProfileResult, ReleaseReport
-    from ..core.smoothed import SmoothedCurve, SmoothedResult
+    from smoothdp_nb.core.release.reports import NoiseComparison, ReleaseReport
+    from smoothdp_nb.core.smoothed.delta import SmoothedCurve, SmoothedResult
+    from smoothdp_nb.core.smoothed.reports import ProfileResult
 
 #: what a spec computes: one result object per computation
 SpecResult = Union["ProfileResult", "SmoothedResult", "SmoothedCurve", "ReleaseReport", "NoiseComparison"]
@@ -125,7 +126,7 @@ def spec_executor(p: Mapping[str, Any], given: cf.Executor | None) -> Iterator[c
         with cf.ThreadPoolExecutor(workers) as ex:
             yield ex
     elif kind == "processes":
-        from ..core.parallel import process_pool
+        from smoothdp_nb.core.runtime.parallel import process_pool
 
         with process_pool(workers) as pool:  # forkserver/spawn: never a fork of this (threaded) process
             yield pool
@@ -164,7 +165,7 @@ def smoothed_at(
     n: int, mechanism: Any, pi: Any, epsilon: FloatArray, method: str, options: dict[str, Any]
 ) -> dict[str, Any]:
     """One point of an exact sweep (top level, so process pools can pickle it)."""
-    from ..core.smoothed import smoothed_delta
+    from smoothdp_nb.core.smoothed.delta import smoothed_delta
 
     return {"result": smoothed_delta(mechanism, n, pi, epsilon, method=method, progress=False, **options)}
 
@@ -172,14 +173,14 @@ def smoothed_at(
 def _run_profile(
     p: dict[str, Any], ns: Mapping[str, object], executor: cf.Executor | None, progress: bool | None, base: Path | None
 ) -> ProfileResult:
-    from ..core.results import profile
+    from smoothdp_nb.core.smoothed.reports import profile
 
     labels: Sequence[Hashable] | None
     if "dataset" in p:
         if p["dataset"] == "us-elections":
             hists, labels = election_hists(p.get("years"))
         else:
-            from ..core import datasets
+            from smoothdp_nb.core.data import datasets
 
             df = datasets.us_2020_districts()
             hists, labels = df[["biden_votes", "trump_votes"]].to_numpy(np.int64), df["district"].tolist()
@@ -187,7 +188,7 @@ def _run_profile(
         hists, labels = p["hists"], p.get("labels")
     eps = p["epsilon"]
     if "target_delta" in p:  # add every database's smallest epsilon meeting each target
-        from ..core.accounting.inverse import profile_epsilon
+        from smoothdp_nb.core.smoothed.accounting.inverse import profile_epsilon
 
         found = np.asarray(profile_epsilon(p["mechanism"], hists, p["target_delta"]), dtype=float)
         eps = np.unique(np.concatenate([eps, found[np.isfinite(found)]]))
@@ -203,7 +204,7 @@ def _resolve_pi(p: dict[str, Any], ns: Mapping[str, object]) -> Any:
 def _run_smoothed(
     p: dict[str, Any], ns: Mapping[str, object], executor: cf.Executor | None, progress: bool | None, base: Path | None
 ) -> SmoothedResult:
-    from ..core.smoothed import smoothed_delta
+    from smoothdp_nb.core.smoothed.delta import smoothed_delta
 
     kw = dict(p["options"])
     if p["method"] == "monte-carlo" and executor is not None:
@@ -216,14 +217,14 @@ def _run_smoothed(
 def _run_sweep(
     p: dict[str, Any], ns: Mapping[str, object], executor: cf.Executor | None, progress: bool | None, base: Path | None
 ) -> SmoothedCurve:
-    from ..core.smoothed import SmoothedCurve, smoothed_delta_curve
-    from ..core.sweeps import sweep
+    from smoothdp_nb.core.runtime.sweeps import sweep
+    from smoothdp_nb.core.smoothed.delta import SmoothedCurve, smoothed_delta_curve
 
     pi = _resolve_pi(p, ns)
     kw = dict(p["options"])
     if p["method"] == "exact" and executor is not None and len(p["ns"]) > 1:
-        from ..core.budget import DEFAULT_BUDGET_SECONDS, check_budget
-        from ..core.smoothed import estimate_smoothed
+        from smoothdp_nb.core.runtime.budget import DEFAULT_BUDGET_SECONDS, check_budget
+        from smoothdp_nb.core.smoothed.delta import estimate_smoothed
 
         # every point estimated before the first starts (in turn: the executor may have one worker)
         check_budget(
@@ -261,8 +262,8 @@ def _run_sweep(
 def _run_release(
     p: dict[str, Any], ns: Mapping[str, object], executor: cf.Executor | None, progress: bool | None, base: Path | None
 ) -> ReleaseReport:
-    from ..core.release import release
-    from ..core.results import ReleaseReport
+    from smoothdp_nb.core.release.reports import ReleaseReport
+    from smoothdp_nb.core.release.smooth_sensitivity import release
 
     x, name = release_data(p, ns, base)
     kw = {k: p[k] for k in ("gamma", "delta", "shape", "trim", "rng", "lattice", "diagnostics") if k in p}
@@ -274,8 +275,8 @@ def _run_release(
 def _run_noise(
     p: dict[str, Any], ns: Mapping[str, object], executor: cf.Executor | None, progress: bool | None, base: Path | None
 ) -> NoiseComparison:
-    from ..core.release import compare_noise
-    from ..core.results import NoiseComparison
+    from smoothdp_nb.core.release.reports import NoiseComparison
+    from smoothdp_nb.core.release.smooth_sensitivity import compare_noise
 
     table = compare_noise(
         p["epsilon"], p["gamma"], delta=p.get("delta"), families=p["families"], reference=p["reference"]

@@ -26,8 +26,7 @@ import threading
 
 import pytest
 
-from tests.browser.browser_support import CHROMIUM, offline_page, require_chromium
-from tests.browser.browser_support import CHROMIUM_ARGS as ARGS
+from tests.browser.browser_support import CHROMIUM, CHROMIUM_ARGS as ARGS, offline_page, require_chromium
 
 require_chromium()
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright not installed (pip install playwright)")

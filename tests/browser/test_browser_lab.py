@@ -32,8 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.browser_support import CHROMIUM, lab_server, offline_page, require_chromium
-from tests.browser.browser_support import CHROMIUM_ARGS as ARGS
+from tests.browser.browser_support import CHROMIUM, CHROMIUM_ARGS as ARGS, lab_server, offline_page, require_chromium
 
 require_chromium()
 pytest.importorskip("jupyterlab", reason="jupyterlab is in the test extra: pip install -e '.[test]'")

@@ -33,8 +33,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.browser.browser_support import CHROMIUM, offline_page, require_chromium, voila_server, write_notebook
-from tests.browser.browser_support import CHROMIUM_ARGS as ARGS
+from tests.browser.browser_support import (
+    CHROMIUM,
+    CHROMIUM_ARGS as ARGS,
+    offline_page,
+    require_chromium,
+    voila_server,
+    write_notebook,
+)
 
 require_chromium()
 pytest.importorskip("voila", reason="voila is in the test extra: pip install -e '.[test]'")

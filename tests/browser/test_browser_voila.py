@@ -44,13 +44,13 @@ import pytest
 
 from tests.browser.browser_support import (
     CHROMIUM,
+    CHROMIUM_ARGS as ARGS,
     log_tail,
     offline_page,
     require_chromium,
     voila_server,
     write_notebook,
 )
-from tests.browser.browser_support import CHROMIUM_ARGS as ARGS
 
 require_chromium()
 

@@ -11,8 +11,7 @@ import json
 import tomllib
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from smoothdp_nb.cli import main_run
 from smoothdp_nb.spec import parse_spec, to_toml

@@ -11,8 +11,7 @@ from fractions import Fraction
 import mpmath as mp
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import smoothdp_nb as sdp
 from tests import exact
@@ -389,7 +388,7 @@ def test_winner_fast_path_encloses_the_exact_profile(n, data):
 def test_frames_log10_columns_are_upper_bounds():
     """log10_delta of the result frames is log delta / ln 10 rounded up (to nearest it fell an
     ulp below the bound: 1 of these 30 cells), so every column of a frame is an upper bound."""
-    from smoothdp_nb.core.results import profile
+    from smoothdp_nb.core.smoothed.reports import profile
 
     mp.mp.dps = 40
     s = sdp.smoothed_delta(sdp.SamplingHistogram(T=4), 20, [[0.7, 0.3], [0.4, 0.6]], np.linspace(0, 2, 30))

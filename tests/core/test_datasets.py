@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from smoothdp_nb.core import datasets
+from smoothdp_nb.core.data import datasets
 
 SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 

@@ -11,15 +11,15 @@ import numpy as np
 import pytest
 
 import smoothdp_nb as sdp
-from smoothdp_nb.core import divergence as D
-from smoothdp_nb.core.smoothed import binary as S
+from smoothdp_nb.core.numerics import divergence as D
+from smoothdp_nb.core.smoothed.engines import binary as S
 from tests import exact
 
 mp.mp.dps = 50
 
 
 def _binomial_counts(T: int, p: np.ndarray, sd: np.ndarray | None = None) -> D.LogConcaveCounts:
-    from smoothdp_nb.core import lpmf
+    from smoothdp_nb.core.numerics import lpmf
 
     q = 1.0 - p
     return D.LogConcaveCounts(

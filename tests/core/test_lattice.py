@@ -1,4 +1,4 @@
-"""Tests for smoothdp_nb.core.lattice: exact lattice sampling of releases with proven enclosures."""
+"""Tests for smoothdp_nb.core.release.lattice: exact lattice sampling of releases with proven enclosures."""
 
 import math
 from fractions import Fraction
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from flint import arb, ctx
 
-from smoothdp_nb.core import lattice as L
-from smoothdp_nb.core.noise import get_family
+from smoothdp_nb.core.release import lattice as L
+from smoothdp_nb.core.release.noise import get_family
 from tests.lattice_reference import TAILS, cdf, context
 
 CASES = [

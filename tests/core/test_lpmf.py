@@ -5,10 +5,9 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from smoothdp_nb.core import lpmf
+from smoothdp_nb.core.numerics import lpmf
 from tests.exact import forward_divergence_binary_mp, log_hypergeom_mp
 
 CASES = [
@@ -64,7 +63,7 @@ def test_a_priori_error_path_contains_the_truth(monkeypatch, log10_n, share, eta
     every row, deep tails included) still encloses the profile computed at 60
     digits by mpmath log-gamma sums (issue 21 item 3)."""
     import smoothdp_nb as sdp
-    from smoothdp_nb.core import divergence
+    from smoothdp_nb.core.numerics import divergence
 
     monkeypatch.setattr(divergence, "RUNNING_ERROR_FROM", math.inf)
     n = max(3, int(10**log10_n))
@@ -97,7 +96,7 @@ def test_a_priori_log_hypergeom_error_bound(log10_total, share, draw_share, wher
     """``enclosures.lpmf_abs_error(value, n, 3)`` bounds the error of the Loader
     hypergeometric log-pmf against 60-digit mpmath log-gamma, anywhere in the
     support (deep tails included: the cheap path of the tail sums rests on it)."""
-    from smoothdp_nb.core.enclosures import lpmf_abs_error
+    from smoothdp_nb.core.numerics.enclosures import lpmf_abs_error
 
     total = max(2, int(10**log10_total))
     good = min(total - 1, max(1, round(share * total)))
@@ -122,8 +121,8 @@ def test_anchored_binomial_window_error_bound(log10_s, p, level, where):
     """The two-vertex engine's window log-weights (Loader at anchors, term-ratio
     products between) stay within Loader's a-priori bound plus ``ANCHOR_ERROR``
     of 60-digit mpmath, the bound ``engine_error`` uses (issue 25 item 3)."""
-    from smoothdp_nb.core.enclosures import U, lpmf_abs_error
-    from smoothdp_nb.core.smoothed.binary import ANCHOR_ERROR, BinomialWeights
+    from smoothdp_nb.core.numerics.enclosures import U, lpmf_abs_error
+    from smoothdp_nb.core.smoothed.engines.binary import ANCHOR_ERROR, BinomialWeights
 
     s = int(10**log10_s)
     a, b, lw = BinomialWeights(s, p).window(s, level)

@@ -1,4 +1,4 @@
-"""Tests for smoothdp_nb.core.noise: densities, moments, samplers and calibrations.
+"""Tests for smoothdp_nb.core.release.noise: densities, moments, samplers and calibrations.
 
 Reference values come from mpmath quadrature / root finding on densities and
 formulas written out here from the papers, never from the module's output.
@@ -11,10 +11,9 @@ import mpmath as mp
 import numpy as np
 import pytest
 import scipy.stats as sst
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from smoothdp_nb.core.noise import (
+from smoothdp_nb.core.release.noise import (
     GeneralizedCauchy,
     Laplace,
     LaplaceLogNormal,

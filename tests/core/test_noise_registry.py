@@ -18,13 +18,12 @@ import pandas as pd
 import pytest
 import scipy.stats as sst
 from flint import arb
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import smoothdp_nb as sdp
 from smoothdp_nb.cli import main_run
-from smoothdp_nb.core import lattice
-from smoothdp_nb.core.noise import (
+from smoothdp_nb.core.release import lattice
+from smoothdp_nb.core.release.noise import (
     Calibration,
     NoiseFamily,
     calibrate,
@@ -38,8 +37,8 @@ from smoothdp_nb.core.noise import (
     register_family,
     unregister_family,
 )
-from smoothdp_nb.core.noise.base import calibration_value
-from smoothdp_nb.core.release import DEFAULT_GAMMA, compare_noise, release
+from smoothdp_nb.core.release.noise.base import calibration_value
+from smoothdp_nb.core.release.smooth_sensitivity import DEFAULT_GAMMA, compare_noise, release
 from smoothdp_nb.display import noise_chart, noise_figure
 from smoothdp_nb.display.noise import FAMILY_LABELS, family_labels
 from smoothdp_nb.display.release import release_density
@@ -175,7 +174,7 @@ def test_sixth_family_in_charts_and_panels(sixth):
     t3 = 6.0 * np.sqrt(3.0) / (np.pi * (3.0 + z * z) ** 2)
     assert np.allclose(dens["density"].to_numpy(), t3 / 2.0, rtol=1e-12, atol=0)
     r = release(X, "median", 1.0, gamma=0.1, noise=NAME, bounds=(0, 100), rng=2, diagnostics=True)
-    report = sdp.core.results.ReleaseReport(r, name="x")
+    report = sdp.core.release.reports.ReleaseReport(r, name="x")
     assert "area" in json.dumps(report.chart().to_dict())
 
     from smoothdp_nb.panels.noise import NoiseComparisonPanel

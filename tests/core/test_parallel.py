@@ -15,7 +15,7 @@ import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import smoothdp_nb as sdp
-from smoothdp_nb.core import parallel as P
+from smoothdp_nb.core.runtime import parallel as P
 
 
 def _blas_threads() -> list[int]:
@@ -164,7 +164,7 @@ class _Spy:
 def test_exact_engine_runs_with_one_blas_thread_and_leaves_the_users_alone(monkeypatch):
     if not _blas_threads():
         pytest.skip("no BLAS library found by threadpoolctl")
-    from smoothdp_nb.core.smoothed import exact as X
+    from smoothdp_nb.core.smoothed.engines import exact as X
 
     spy = _Spy(X.exact_binary)
     monkeypatch.setattr(X, "exact_binary", spy)
@@ -222,8 +222,7 @@ def test_helper_path_in_a_threaded_process_does_not_fork_and_changes_nothing(mon
     CPython 3.12+ warning "This process is multi-threaded, use of fork() may lead
     to deadlocks" would be recorded), and the result is bit-identical to the
     serial path (no helper)."""
-    from smoothdp_nb.core.smoothed import chunks
-    from smoothdp_nb.core.smoothed import exact as X
+    from smoothdp_nb.core.smoothed.engines import chunks, exact as X
 
     monkeypatch.setattr(X, "HELPER_MIN_N", 600)
     monkeypatch.setattr(chunks, "PROFILE_CHUNK", 512 * 5)  # two chunks of rows
@@ -292,8 +291,7 @@ def test_profile_chunks_go_to_whichever_thread_is_free(monkeypatch):
     thread is slowed (here by a sleep, on a shared CPU by the scheduler), the
     helper takes more than half of the chunks, and the table is bit-identical
     to the serial one. (With a fixed half each, the helper would do exactly half.)"""
-    from smoothdp_nb.core.smoothed import chunks
-    from smoothdp_nb.core.smoothed import exact as X
+    from smoothdp_nb.core.smoothed.engines import chunks, exact as X
 
     mech, eps = sdp.SamplingHistogram(eta=0.9), np.array([0.5, 2.0])
     hists = np.stack([np.arange(801), 800 - np.arange(801)], axis=1)
@@ -311,8 +309,7 @@ def test_profile_chunks_go_to_whichever_thread_is_free(monkeypatch):
 
 
 def test_a_chunk_the_helper_fails_on_is_computed_by_the_caller(monkeypatch):
-    from smoothdp_nb.core.smoothed import chunks
-    from smoothdp_nb.core.smoothed import exact as X
+    from smoothdp_nb.core.smoothed.engines import chunks, exact as X
 
     mech, eps = sdp.SamplingHistogram(eta=0.9), np.array([0.5, 2.0])
     hists = np.stack([np.arange(2001), 2000 - np.arange(2001)], axis=1)
@@ -340,7 +337,7 @@ def test_composition_deltas_runs_in_a_forkserver_pool_and_matches_a_direct_compu
     mech = sdp.SamplingAverage(T=3, grid=[-0.5, 0.0, 0.25, 0.5], output="sum")
     kw = dict(mech=mech, laws=laws, counts=(5, 4), epsilon=[0.5, 1.0], spread=True)
     serial = sdp.monte_carlo_map(sdp.composition_deltas, 12, 11, chunk=4, progress=False, budget=None, kwargs=kw)
-    ex = sdp.process_pool(1)
+    ex = P.process_pool(1)
     try:
         with _a_running_thread(), _no_fork(monkeypatch) as (caught, unraisable):
             pooled = sdp.monte_carlo_map(

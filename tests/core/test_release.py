@@ -1,4 +1,4 @@
-"""Tests for smoothdp_nb.core.release."""
+"""Tests for smoothdp_nb.core.release.smooth_sensitivity."""
 
 import dataclasses
 import math
@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from smoothdp_nb.core.release import Release, compare_noise, default_gamma, release
+from smoothdp_nb.core.release.smooth_sensitivity import Release, compare_noise, default_gamma, release
 
 
 @pytest.fixture
@@ -93,7 +93,7 @@ def test_value_on_the_lattice_inside_the_bounds(data):
 
 
 def test_sensitivity_bound_on_the_grid_and_gamma_accounting(data):
-    from smoothdp_nb.core.sensitivity import smooth_sensitivity
+    from smoothdp_nb.core.release.sensitivity import smooth_sensitivity
 
     r = release(data, "median", epsilon=0.5, gamma=0.05, bounds=(0, 100), rng=7, diagnostics=True)
     d = r.diagnostics
@@ -120,7 +120,7 @@ def test_lattice_law_matches_exact_cell_probabilities(fam, step, draws):
     # coarse lattice so that many cells are hit: chi-square of seeded draws vs the exact law
     from scipy import stats
 
-    from smoothdp_nb.core.lattice import cell_probability
+    from smoothdp_nb.core.release.lattice import cell_probability
 
     x = [40.0, 45.0, 50.0, 55.0, 60.0]
     d = release(x, "median", 2.0, noise=fam, bounds=(0, 100), lattice=step, rng=0, diagnostics=True)
@@ -225,7 +225,7 @@ def test_clipping_is_silent_in_a_release_and_counted_in_diagnostics():
     (a warning shown beside the value is an output too).  The analysis function still warns."""
     import warnings
 
-    from smoothdp_nb.core.sensitivity import ClippingWarning, smooth_sensitivity
+    from smoothdp_nb.core.release.sensitivity import ClippingWarning, smooth_sensitivity
 
     x = [1.5, 2.5, 150.0, -3.0, 50.0]
     with warnings.catch_warnings():

@@ -15,10 +15,9 @@ import numpy as np
 import pytest
 
 from smoothdp_nb import release
-from smoothdp_nb.core import lattice as _lattice
-from smoothdp_nb.core.sensitivity import evaluate_query
-from tests.lattice_reference import cdf as _ref_cdf
-from tests.lattice_reference import context
+from smoothdp_nb.core.release import lattice as _lattice
+from smoothdp_nb.core.release.sensitivity import evaluate_query
+from tests.lattice_reference import cdf as _ref_cdf, context
 
 X1 = [10.0, 20.0, 30.0, 40.0, 50.0]
 X2 = [10.0, 20.0, 31.0, 40.0, 50.0]

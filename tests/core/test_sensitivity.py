@@ -1,4 +1,4 @@
-"""Tests for smoothdp_nb.core.sensitivity against brute force computations written here."""
+"""Tests for smoothdp_nb.core.release.sensitivity against brute force computations written here."""
 
 import itertools
 import math
@@ -7,10 +7,9 @@ from functools import cache
 import mpmath as mp
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from smoothdp_nb.core.sensitivity import (
+from smoothdp_nb.core.release.sensitivity import (
     evaluate_query,
     local_sensitivity,
     sensitivity_at_distance,
@@ -267,7 +266,7 @@ def test_bad_types():
 # issue 12: the grid of the sensitivity bound, the float mean, huge bounds
 # --------------------------------------------------------------------------- #
 def test_grid_rounding_is_the_smallest_grid_point_above():
-    from smoothdp_nb.core.sensitivity import grid_value, round_up_to_grid, sensitivity_grid
+    from smoothdp_nb.core.release.sensitivity import grid_value, round_up_to_grid, sensitivity_grid
 
     ctx = mp.MPContext()
     ctx.prec = 200
@@ -292,7 +291,7 @@ def test_grid_rounding_is_the_smallest_grid_point_above():
 def test_mean_is_correctly_rounded():
     from fractions import Fraction
 
-    from smoothdp_nb.core.sensitivity import evaluate_query
+    from smoothdp_nb.core.release.sensitivity import evaluate_query
 
     x = np.array([1e16, 1.0, -1e16, 3.0, 0.1] * 7)  # naive summation loses the small terms
     exact = sum(Fraction(float(v)) for v in x) / len(x)

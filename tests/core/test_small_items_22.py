@@ -8,8 +8,7 @@ import threading
 import mpmath as mp
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import smoothdp_nb as sdp
 from smoothdp_nb.spec import SpecError, parse_spec, run_spec

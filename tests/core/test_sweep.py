@@ -1,4 +1,4 @@
-"""Tests of smoothdp_nb.core.sweeps: sweeps and Monte Carlo on concurrent.futures executors."""
+"""Tests of smoothdp_nb.core.runtime.sweeps: sweeps and Monte Carlo on concurrent.futures executors."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from smoothdp_nb.core import parallel
-from smoothdp_nb.core.sweeps import SweepResult, monte_carlo_map, sweep
+from smoothdp_nb.core.runtime import parallel
+from smoothdp_nb.core.runtime.sweeps import SweepResult, monte_carlo_map, sweep
 
 GRID = {"epsilon": [0.1, 0.5, 1.0, 2.0], "n": [10, 100, 1000], "kind": ["a", "b"]}
 N_POINTS = 4 * 3 * 2
@@ -401,7 +401,7 @@ def test_monte_carlo_map_errors(process_pool):
 
 def test_core_sweep_imports_no_dask_or_notebook_stack():
     code = (
-        "import sys, smoothdp_nb.core.sweeps as s, numpy as np\n"
+        "import sys, smoothdp_nb.core.runtime.sweeps as s, numpy as np\n"
         "s.sweep(lambda a: a, {'a': [1, 2]}, progress=True)\n"
         "bad = [m for m in ('dask', 'distributed', 'IPython', 'ipywidgets', 'altair') if m in sys.modules]\n"
         "assert not bad, bad\n"

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import smoothdp_nb as sdp
-from smoothdp_nb.core.results import profile
+from smoothdp_nb.core.smoothed.reports import profile
 from smoothdp_nb.display import results as shown
 
 # defect 2 of issue 21: the smoothed delta 0.166623318... rounds to nearest as 1.666e-01,

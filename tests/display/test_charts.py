@@ -14,8 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 alt = pytest.importorskip("altair")
@@ -23,8 +22,9 @@ vlc = pytest.importorskip("vl_convert")
 
 import smoothdp_nb as sdp
 from smoothdp_nb import display
-from smoothdp_nb.core import rendering
-from smoothdp_nb.core.results import NoiseComparison, ReleaseReport, profile
+from smoothdp_nb.core.release.reports import NoiseComparison, ReleaseReport
+from smoothdp_nb.core.runtime import rendering
+from smoothdp_nb.core.smoothed.reports import profile
 from smoothdp_nb.display import delta, render, style
 from smoothdp_nb.panels.live import rename_datasets
 
@@ -153,7 +153,7 @@ def test_import_is_light_and_charts_load_on_first_display():
         "r = sdp.smoothed_delta(sdp.SamplingHistogram(eta=0.9), 20, [[0.2, 0.8], [0.6, 0.4]], 1.0, progress=False)\n"
         "b = r._repr_mimebundle_()\n"
         "assert 'altair' in sys.modules and '<svg' in b['text/html'], b.keys()\n"
-        "print(sorted(sdp.core.rendering.renderers.kinds))\n"
+        "print(sorted(sdp.core.runtime.rendering.renderers.kinds))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
     assert out.strip() == str(sorted(["noise-comparison", "profile", "release", "smoothed", "smoothed-curve"]))
@@ -389,7 +389,7 @@ def test_release_chart_shows_public_numbers_only(income):
 
 def test_release_density_is_labelled_and_exact_at_the_centre():
     # Laplace with scale b = SS * cal.scale: density at the centre 1/(2 s), with s the noise scale
-    from smoothdp_nb.core.noise import calibrate
+    from smoothdp_nb.core.release.noise import calibrate
 
     cal = calibrate("laplace", 1.0, 0.05, delta=1e-6)
     dens = display.release_density("laplace", 1.0, 0.05, 2.0, 10.0, delta=1e-6, points=201)

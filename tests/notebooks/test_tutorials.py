@@ -49,7 +49,7 @@ def test_longest_notebook_starts_first_and_reports_keep_contents_order(tmp_path,
 
 
 def test_index_reports_wall_and_cpu_time_and_jobs_follow_the_available_cpus(tmp_path, monkeypatch):
-    from smoothdp_nb.core import parallel
+    from smoothdp_nb.core.runtime import parallel
 
     paths = [_notebook(tmp_path / "01_a.ipynb", None), _notebook(tmp_path / "02_b.ipynb", None)]
     seen: list[tuple[int, dict]] = []

@@ -25,7 +25,7 @@ alt = pytest.importorskip("altair")
 vlc = pytest.importorskip("vl_convert")
 
 from smoothdp_nb import display, panels
-from smoothdp_nb.core.smoothed.cost import estimate_exact_seconds
+from smoothdp_nb.core.smoothed.engines.cost import estimate_exact_seconds
 from smoothdp_nb.display.results import monte_carlo_note, public_note
 from smoothdp_nb.panels import base
 from smoothdp_nb.panels.base import snap, snap_log

@@ -14,8 +14,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("markdown_it")

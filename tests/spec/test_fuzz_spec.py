@@ -14,8 +14,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from smoothdp_nb.spec import KEYS, MECHANISM_KEYS, SpecError, parse_spec, run_spec
 

@@ -5,7 +5,8 @@ import pandas as pd
 import pytest
 from IPython.core.error import UsageError  # IPython is a runtime dependency: a missing one is a failure
 
-from smoothdp_nb.core.results import NoiseComparison, ProfileResult, ReleaseReport
+from smoothdp_nb.core.release.reports import NoiseComparison, ReleaseReport
+from smoothdp_nb.core.smoothed.reports import ProfileResult
 from smoothdp_nb.magics import SmoothDPMagics, line_to_toml
 
 NOISE = 'compute = "noise"\nepsilon = 1\ngamma = [0.1, 0.2]\nfamilies = ["polyplace", "cauchy"]\n'

@@ -4,8 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from smoothdp_nb.core.results import NoiseComparison, ProfileResult, ReleaseReport
-from smoothdp_nb.core.smoothed import SmoothedCurve, SmoothedResult
+from smoothdp_nb.core.release.reports import NoiseComparison, ReleaseReport
+from smoothdp_nb.core.smoothed.delta import SmoothedCurve, SmoothedResult
+from smoothdp_nb.core.smoothed.reports import ProfileResult
 from smoothdp_nb.spec import SpecError, parse_spec, run_spec
 
 MECH = "[mechanism]\neta = 0.5\n"
@@ -236,7 +237,7 @@ def test_core_results_import_is_light():
     import sys
 
     code = (
-        "import sys, smoothdp_nb.core.results, smoothdp_nb.spec; "
+        "import sys, smoothdp_nb.core.smoothed.reports, smoothdp_nb.core.release.reports, smoothdp_nb.spec; "
         "bad = [m for m in ('altair', 'IPython', 'ipywidgets') if m in sys.modules]; print(bad)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -103,8 +103,8 @@ def test_help_lists_every_key_with_its_facts():
 
 
 def test_noise_vocabulary_is_asked_of_the_registry_at_call_time():
-    from smoothdp_nb.core import noise
-    from smoothdp_nb.core.noise.cauchy import CauchyFamily
+    from smoothdp_nb.core.release import noise
+    from smoothdp_nb.core.release.noise.cauchy import CauchyFamily
 
     class Sixth(CauchyFamily):  # a family registered after the spec package was imported
         name = "sixth"

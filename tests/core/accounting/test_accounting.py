@@ -12,11 +12,10 @@ import math
 import mpmath
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import smoothdp_nb as sdp
-from smoothdp_nb.core.results import profile
+from smoothdp_nb.core.smoothed.reports import profile
 
 mpmath.mp.dps = 50
 

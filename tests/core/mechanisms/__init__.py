@@ -1,1 +1,1 @@
-"""Tests of the mechanisms (smoothdp_nb.core.mechanisms): the protocol, user mechanisms, composition, post-processing."""
+"""Tests of the mechanisms (smoothdp_nb.core.smoothed.mechanisms): the protocol, user mechanisms, composition, post-processing."""

@@ -13,15 +13,14 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from scipy import stats
 
 import smoothdp_nb as sdp
-from smoothdp_nb.core.mechanisms import ComputationTooLarge
-from smoothdp_nb.core.mechanisms.average import SamplingAverage
-from smoothdp_nb.core.profiles import privacy_profile
-from smoothdp_nb.core.quantized import quantized_gaussian, quantized_laplace
+from smoothdp_nb.core.smoothed.mechanisms import ComputationTooLarge
+from smoothdp_nb.core.smoothed.mechanisms.sampling_average.mechanism import SamplingAverage
+from smoothdp_nb.core.smoothed.profiles import privacy_profile
+from smoothdp_nb.core.smoothed.quantized import quantized_gaussian, quantized_laplace
 from tests import exact
 
 EPS = np.array([0.0, 0.2, 0.7, 1.5, 3.0])
@@ -309,7 +308,7 @@ def test_general_grid_too_large():
 def test_profile_matches_direct_pmfs_midsize(output):
     """Larger case (n = 60, 16 grid values, many occupied): the divide-and-conquer
     profile equals the hockey-stick of the two full output pmfs, every neighbour."""
-    from smoothdp_nb.core.divergence import log_hockey_stick
+    from smoothdp_nb.core.numerics.divergence import log_hockey_stick
 
     law = quantized_gaussian(0.05, 0.2, bits=4)
     hist = np.random.default_rng(5).multinomial(60, law.pmf)
@@ -363,9 +362,11 @@ def test_sampling_frequencies_match_pmf():
 
 def _reference_log_profile(mech, hist, epsilon):
     """Every (removed value, replacement) pair in log space: the unpruned path."""
-    from smoothdp_nb.core.mechanisms.average_sums import SumTable as _Table
-    from smoothdp_nb.core.mechanisms.average_sums import leave_one_out as _leave_one_out
-    from smoothdp_nb.core.mechanisms.average_sums import log_comb as _log_comb
+    from smoothdp_nb.core.smoothed.mechanisms.sampling_average.sums import (
+        SumTable as _Table,
+        leave_one_out as _leave_one_out,
+        log_comb as _log_comb,
+    )
 
     hist = np.asarray(hist)
     n = int(hist.sum())
@@ -410,7 +411,7 @@ def test_fast_profile_tiny_delta_and_log_fallback(monkeypatch):
     """Deltas down to ~1e-23 (driven by outputs of probability ~1/C(n, T))
     is kept exactly by the linear scale; forcing the log-space fallback gives
     the same numbers."""
-    from smoothdp_nb.core.mechanisms import average
+    from smoothdp_nb.core.smoothed.mechanisms.sampling_average import mechanism as average
 
     grid = np.arange(-4, 5) / 8
     mech = SamplingAverage(T=21, grid=grid)
@@ -525,8 +526,11 @@ def test_leave_one_out_counts_are_exact_integers(n, T, seed):
     """R_a and S_a against Python-integer subset counts; the larger cases exceed
     2^64 (C(130, 22) ~ 2^82), so the float64 residue decides the high bits, and
     C(420, 21) ~ 2^114 needs the third residue (mod 2^31 - 1)."""
-    from smoothdp_nb.core.mechanisms import average_profile
-    from smoothdp_nb.core.mechanisms.average_profile import exact_path_applies, leave_one_out_counts
+    from smoothdp_nb.core.smoothed.mechanisms.sampling_average import count_tables as average_profile
+    from smoothdp_nb.core.smoothed.mechanisms.sampling_average.count_tables import (
+        exact_path_applies,
+        leave_one_out_counts,
+    )
 
     rng = np.random.default_rng(seed)
     counts_by_value = rng.multinomial(n, rng.dirichlet(np.ones(9)))
@@ -552,7 +556,10 @@ def test_leave_one_out_counts_are_exact_integers(n, T, seed):
 
 
 def test_leave_one_out_counts_refuses_beyond_its_error_bound():
-    from smoothdp_nb.core.mechanisms.average_profile import exact_path_applies, leave_one_out_counts
+    from smoothdp_nb.core.smoothed.mechanisms.sampling_average.count_tables import (
+        exact_path_applies,
+        leave_one_out_counts,
+    )
 
     assert exact_path_applies(225, 15) and exact_path_applies(484, 22)
     assert not exact_path_applies(2000, 200)
@@ -564,8 +571,8 @@ def test_leave_one_out_counts_drop_the_third_residue_after_the_fact(monkeypatch)
     third residue, and float32's bound is too loose, but the float64 table's row maxima (~2^100) bound the error
     below 2^61, so only mod 2^64 and float64 are used; the counts (beyond 2^64)
     are still exact, against Python integers (object arrays, one table per removed record)."""
-    from smoothdp_nb.core.mechanisms import average_profile
-    from smoothdp_nb.core.mechanisms.average_profile import leave_one_out_counts
+    from smoothdp_nb.core.smoothed.mechanisms.sampling_average import count_tables as average_profile
+    from smoothdp_nb.core.smoothed.mechanisms.sampling_average.count_tables import leave_one_out_counts
 
     rng = np.random.default_rng(0)
     counts_by_value = rng.multinomial(200, rng.dirichlet(np.ones(9)))
@@ -619,8 +626,10 @@ def test_profile_work_units_match_counted(monkeypatch, case):
     strided division cells per residue actually computed (from the arguments
     of every table built), reconstruction/bound entries (from R's shape) and
     pairs recomputed in log space (from every call)."""
-    from smoothdp_nb.core.mechanisms import average as average_module
-    from smoothdp_nb.core.mechanisms import average_profile
+    from smoothdp_nb.core.smoothed.mechanisms.sampling_average import (
+        count_tables as average_profile,
+        mechanism as average_module,
+    )
 
     kind, sigma, n, T, output = case
     law = quantized_gaussian(0.0, sigma) if kind == "N" else quantized_laplace(0.0, sigma / math.sqrt(2))

@@ -9,11 +9,10 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from smoothdp_nb.core.mechanisms import average_profile
-from smoothdp_nb.core.mechanisms.average_profile import LeaveOneOutR, leave_one_out_counts
+from smoothdp_nb.core.smoothed.mechanisms.sampling_average import count_tables as average_profile
+from smoothdp_nb.core.smoothed.mechanisms.sampling_average.count_tables import LeaveOneOutR, leave_one_out_counts
 from tests import exact
 
 _PRIME = 2**31 - 1

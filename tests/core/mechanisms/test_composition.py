@@ -15,12 +15,11 @@ import time
 import mpmath
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import smoothdp_nb as sdp
-from smoothdp_nb.core.accounting import pld as pldmod
-from smoothdp_nb.core.mechanisms.composed import pair_loss
+from smoothdp_nb.core.numerics.privacy_loss import pld as pldmod
+from smoothdp_nb.core.smoothed.mechanisms.composed import pair_loss
 
 mpmath.mp.dps = 50
 
@@ -181,7 +180,7 @@ def test_generic_features_work_on_compositions():
     np.testing.assert_allclose(res.delta, w @ prof, rtol=1e-10)
     mc = sdp.smoothed_delta(mech, 6, [[0.4, 0.6]], [0.0, 1.0], method="monte-carlo", trials=200, rng=1)
     assert np.all(mc.ci_low <= res.delta + 1e-12) and np.all(res.delta <= mc.ci_high + 1e-12)
-    from smoothdp_nb.core.results import profile
+    from smoothdp_nb.core.smoothed.reports import profile
 
     r = profile(mech, [[3, 3], [5, 1]], [0.0, 1.0])
     assert r.to_frame().shape == (4, 6)

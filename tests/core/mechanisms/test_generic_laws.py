@@ -1,4 +1,4 @@
-"""The generic path of a user mechanism (smoothdp_nb.core.mechanisms.generic): each
+"""The generic path of a user mechanism (smoothdp_nb.core.smoothed.mechanisms.generic): each
 output law computed once per histogram, shared by neighbour pairs, chunks,
 the cost estimate and a bisection; pairs evaluated once per distinct pair of
 laws, with enclosures that still contain the exact profile (mpmath from
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import smoothdp_nb as sdp
-from smoothdp_nb.core.mechanisms import compositions
-from smoothdp_nb.core.mechanisms.generic import LawMemo
-from smoothdp_nb.core.smoothed.chunks import profile_chunk_rows
+from smoothdp_nb.core.smoothed.engines.chunks import profile_chunk_rows
+from smoothdp_nb.core.smoothed.mechanisms import compositions
+from smoothdp_nb.core.smoothed.mechanisms.generic import LawMemo
 from tests import exact
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import smoothdp_nb as sdp
-from smoothdp_nb.core.mechanisms import Mechanism
+from smoothdp_nb.core.smoothed.mechanisms import Mechanism
 from tests import exact
 
 CORE = pathlib.Path(sdp.__file__).parent / "core"
@@ -39,8 +39,8 @@ def test_every_mechanism_implements_the_protocol(mech):
 
 
 def test_shared_identity_methods_are_defined_once():
-    from smoothdp_nb.core.mechanisms import NoisySamplingHistogram, SamplingHistogram
-    from smoothdp_nb.core.mechanisms.average import SamplingAverage
+    from smoothdp_nb.core.smoothed.mechanisms import NoisySamplingHistogram, SamplingHistogram
+    from smoothdp_nb.core.smoothed.mechanisms.sampling_average.mechanism import SamplingAverage
 
     for cls in (SamplingHistogram, NoisySamplingHistogram, SamplingAverage):
         for name in ("__eq__", "__hash__", "label", "sample_size"):
@@ -96,7 +96,7 @@ def _private_calls(path):
 
 
 def test_generic_code_uses_only_the_public_protocol():
-    files = [CORE / "profiles.py", *sorted((CORE / "smoothed").glob("*.py"))]
+    files = [CORE / "smoothed" / "profiles.py", *sorted((CORE / "smoothed" / "engines").glob("*.py"))]
     found = [b for f in files for b in _private_calls(f)]
     assert found == []
 
@@ -279,7 +279,7 @@ def test_a_user_mechanism_prices_its_memory():
     before, a user mechanism's profiles were priced at 0 bytes (x0.09 of the peak here)."""
     import tracemalloc
 
-    from smoothdp_nb.core.smoothed.estimate import estimate_exact
+    from smoothdp_nb.core.smoothed.engines.estimate import estimate_exact
 
     def law(h):
         n = sum(h)

@@ -12,11 +12,10 @@ from fractions import Fraction
 import mpmath as mp
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 import smoothdp_nb as sdp
-from smoothdp_nb.core.mechanisms.base import factorize_outputs
+from smoothdp_nb.core.smoothed.mechanisms.base import factorize_outputs
 from tests import exact
 
 NAN = float("nan")
@@ -340,7 +339,7 @@ def test_cost_model_prices_a_user_mechanism_within_a_factor_three(m, n):
     """The estimate (taken first, in the same process) against the measured run time."""
     import time
 
-    from smoothdp_nb.core.smoothed.estimate import estimate_smoothed
+    from smoothdp_nb.core.smoothed.engines.estimate import estimate_smoothed
 
     M = sdp.FiniteMechanism(_thinning, categories=m, name=f"thinning{m}")
     pi = np.full((m, m), 0.2 / (m - 1)) + np.eye(m) * (0.8 - 0.2 / (m - 1))

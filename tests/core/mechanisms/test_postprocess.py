@@ -5,12 +5,11 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import smoothdp_nb as sdp
-from smoothdp_nb.core.mechanisms.postprocess import PostProcessed, winner
-from smoothdp_nb.core.mechanisms.sampled_winner import SampledWinner
+from smoothdp_nb.core.smoothed.mechanisms.postprocess import PostProcessed, winner
+from smoothdp_nb.core.smoothed.mechanisms.sampling_histogram.winner import SampledWinner
 from tests import exact
 
 

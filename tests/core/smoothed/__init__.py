@@ -1,1 +1,1 @@
-"""Tests of the smoothed delta (smoothdp_nb.core.smoothed): Algorithm 1, Monte Carlo, estimates."""
+"""Tests of the smoothed delta (smoothdp_nb.core.smoothed.delta): Algorithm 1, Monte Carlo, estimates."""

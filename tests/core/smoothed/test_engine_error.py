@@ -6,12 +6,11 @@ and a steep log delta, at moderate n."""
 import numpy as np
 import pytest
 from flint import arb, arb_poly, ctx
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from smoothdp_nb.core.enclosures import log_rel
-from smoothdp_nb.core.smoothed import binary as S
-from smoothdp_nb.core.smoothed.error_bound import engine_error
+from smoothdp_nb.core.numerics.enclosures import log_rel
+from smoothdp_nb.core.smoothed.engines import binary as S
+from smoothdp_nb.core.smoothed.engines.error_bound import engine_error
 
 
 def reference(logdelta: np.ndarray, p1: float, p2: float, rs: list[int]) -> dict[int, arb]:

@@ -15,19 +15,18 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import smoothdp_nb.core as sdp
-from smoothdp_nb.core import budget
-from smoothdp_nb.core import quantized as average_module
-from smoothdp_nb.core.mechanisms import Mechanism
-from smoothdp_nb.core.smoothed import exact as exact_module
-from smoothdp_nb.core.smoothed import monte_carlo as mc_module
-from smoothdp_nb.core.smoothed.estimate import (
+import smoothdp_nb as sdp
+from smoothdp_nb.core.runtime import budget
+from smoothdp_nb.core.runtime.sweeps import monte_carlo_map
+from smoothdp_nb.core.smoothed import quantized as average_module
+from smoothdp_nb.core.smoothed.engines import exact as exact_module, monte_carlo as mc_module
+from smoothdp_nb.core.smoothed.engines.estimate import (
     candidate_count,
     estimate_exact,
     estimate_monte_carlo,
     expected_distinct_histograms,
 )
-from smoothdp_nb.core.sweeps import monte_carlo_map
+from smoothdp_nb.core.smoothed.mechanisms import Mechanism
 
 TWO = [[0.4, 0.6], [0.6, 0.4]]
 THREE = [[0.2, 0.3, 0.5], [0.5, 0.3, 0.2]]
@@ -162,7 +161,7 @@ def test_monte_carlo_map_probe_memory():
     def trial(size, rng):
         return rng.random((size, 3))
 
-    from smoothdp_nb.core.chunked_trials import probe_estimate
+    from smoothdp_nb.core.runtime.sweeps import probe_estimate
 
     est = probe_estimate(trial, 5000, 1000, {}, 1)
     out = monte_carlo_map(trial, 5000, 1, chunk=1000)
@@ -236,7 +235,7 @@ def test_memory_fraction_configurable(monkeypatch):
 
 
 def test_workers_capped_at_cores_unless_external(monkeypatch):
-    from smoothdp_nb.core import parallel
+    from smoothdp_nb.core.runtime import parallel
 
     cores = parallel.available_cpus()
     assert budget.cap_workers(cores) == cores
@@ -268,7 +267,7 @@ def test_sweep_probe_estimate_matches_measured_units(monkeypatch, case):
     clock advanced by the work units, never real time) and its tracemalloc peak."""
     import types
 
-    from smoothdp_nb.core import sweeps as sweeps_module
+    from smoothdp_nb.core.runtime import sweeps as sweeps_module
 
     points, units, nbytes, columns = case
     clock = [0.0]
@@ -333,7 +332,7 @@ def test_sweep_memory_refused_after_the_probe(monkeypatch):
 
 
 def test_sweep_probe_skips_failing_points_and_budget_none_skips_it(monkeypatch):
-    from smoothdp_nb.core import sweeps as sweeps_module
+    from smoothdp_nb.core.runtime import sweeps as sweeps_module
 
     calls = []
 

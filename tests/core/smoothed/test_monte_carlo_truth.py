@@ -12,11 +12,10 @@ from fractions import Fraction
 import mpmath as mp
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import smoothdp_nb as sdp
-from smoothdp_nb.core.smoothed.results import SmoothedResult
+from smoothdp_nb.core.smoothed.engines.results import SmoothedResult
 from tests import exact
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
@@ -38,7 +37,7 @@ def test_defect2_interval_contains_the_smoothed_delta(seed):
 def test_cells_cover_every_composition(n, l, k):
     """Every composition of n into l parts is >= the base of some cell (the bound's premise),
     each cell's candidate is a composition of n, and there are at most max(k, 1) cells."""
-    from smoothdp_nb.core.smoothed.monte_carlo import composition_cells
+    from smoothdp_nb.core.smoothed.engines.monte_carlo import composition_cells
 
     base, extra, _ = composition_cells(n, l, k)
     assert len(base) <= k
@@ -72,7 +71,7 @@ def test_cell_bound_against_exact_values():
     base, z every histogram of the D extra records) is >= f(c) of every composition c of the cell."""
     T, n, eps = 3, 9, 0.3
     V = [[Fraction(1, 5), Fraction(4, 5)], [Fraction(7, 10), Fraction(3, 10)]]
-    from smoothdp_nb.core.smoothed.monte_carlo import composition_cells
+    from smoothdp_nb.core.smoothed.engines.monte_carlo import composition_cells
 
     f, prof, law = _smoothed_per_composition(T, n, V, eps)
     base, _, _ = composition_cells(n, 2, 3)

@@ -9,13 +9,10 @@ from __future__ import annotations
 import mpmath as mp
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import smoothdp_nb as sdp
-from smoothdp_nb.core.smoothed import binary as B
-from smoothdp_nb.core.smoothed import exact as X
-from smoothdp_nb.core.smoothed import pruning as P
+from smoothdp_nb.core.smoothed.engines import binary as B, exact as X, pruning as P
 from tests import exact
 
 
@@ -198,7 +195,7 @@ def test_no_certificate_no_pruning():
 @pytest.mark.parametrize("stop", [0, 150, 1700])
 def test_cost_model_counts_the_work_of_a_stopped_run(stop):
     """The cost model's units for ``stop`` are the ones the engine performs with it."""
-    from smoothdp_nb.core.smoothed.cost import binary_work_units
+    from smoothdp_nb.core.smoothed.engines.cost import binary_work_units
 
     ld = sampling_profile(3000, 0.9, [1.0, 3.0])
     work: dict[str, int] = {}
@@ -216,7 +213,7 @@ def test_cost_model_predicts_the_pruned_range(eta, p1, p2, eps):
     """From the cost model's sample of 1024 histogram pairs, the predicted range
     of every column is within a factor 3 of the certified one (and in the same
     direction wherever it prunes), so the engine's priced work is too."""
-    from smoothdp_nb.core.smoothed.cost import profile_sample
+    from smoothdp_nb.core.smoothed.engines.cost import profile_sample
 
     n = 30000
     plan = P.prune_plan(sampling_profile(n, eta, eps), p1, p2)

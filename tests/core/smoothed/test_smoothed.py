@@ -112,7 +112,7 @@ def test_float_and_block_paths_match_log_space(n, eta, p1, p2, monkeypatch):
     """The blocked BLAS path (without falling back) and the one-step path agree
     with a plain log-space recursion, including expectations far below the
     float64 range (down to ~1e-200 here; see the synthetic test below for 1e-1000)."""
-    from smoothdp_nb.core.smoothed import binary as S
+    from smoothdp_nb.core.smoothed.engines import binary as S
 
     m = sdp.SamplingHistogram(eta=eta)
     h = np.stack([np.arange(n + 1), n - np.arange(n + 1)], axis=1)
@@ -137,7 +137,7 @@ def test_blocked_path_far_below_the_float_range(depth, block, p1, p2, below, mon
     """A synthetic delta(x) between e^-(0.6 depth) and e^-depth: every
     composition's expectation (all below 10^-below, down to 1e-1000 and less)
     equals the plain log-space recursion, and the blocked path needs no fallback."""
-    from smoothdp_nb.core.smoothed import binary as S
+    from smoothdp_nb.core.smoothed.engines import binary as S
 
     n = 1000
     x = np.arange(n + 1) / n
@@ -159,8 +159,8 @@ def test_truncated_advance_matches_log_space(p1, p2, depth, monkeypatch):
     near [(n - r) min p, (n - r) max p] (a fraction of them here, counted),
     and every composition still equals the plain log-space recursion -- also
     with every expectation below 1e-500 or around the smallest normal float64."""
-    from smoothdp_nb.core.smoothed import binary as S
-    from smoothdp_nb.core.smoothed.cost import binary_work_units
+    from smoothdp_nb.core.smoothed.engines import binary as S
+    from smoothdp_nb.core.smoothed.engines.cost import binary_work_units
 
     n = 2500
     x = np.arange(n + 1) / n
@@ -182,7 +182,7 @@ def test_truncated_advance_matches_log_space(p1, p2, depth, monkeypatch):
 def test_blocked_path_falls_back_when_its_range_checks_fail(monkeypatch):
     """With the range checks made impossible to meet, every column is
     recomputed one step per composition, and the values are unchanged."""
-    from smoothdp_nb.core.smoothed import binary as S
+    from smoothdp_nb.core.smoothed.engines import binary as S
 
     n = 700
     m = sdp.SamplingHistogram(eta=0.5)
@@ -209,7 +209,7 @@ def test_binomial_window_leaves_out_less_than_2_to_the_minus_60():
     leaves out are below 2^-60 min delta / max delta (checked in log space)."""
     from scipy.special import logsumexp
 
-    from smoothdp_nb.core.smoothed import binary as S
+    from smoothdp_nb.core.smoothed.engines import binary as S
 
     ld = np.array([[0.0], [-300.0], [-800.0], [-5.0]])
     bound = S.window_log_bound(ld)
@@ -355,7 +355,7 @@ def test_result_objects():
 def test_monte_carlo_identical_on_any_executor():
     from concurrent.futures import ThreadPoolExecutor
 
-    from smoothdp_nb.core.parallel import process_pool
+    from smoothdp_nb.core.runtime.parallel import process_pool
 
     pi = [[0.2, 0.8], [0.6, 0.4]]
     m = sdp.SamplingHistogram(eta=0.8)
@@ -486,8 +486,8 @@ def test_cost_model_counts_the_engines_work(n, eta, p1, p2, epsilon):
     """The work units the cost model predicts are the ones the engine performs
     (advance and correlation multiply-adds within 1 %, blocks exactly,
     segments within a factor 2: the engine shortens them where delta is steep)."""
-    from smoothdp_nb.core.smoothed import binary as S
-    from smoothdp_nb.core.smoothed.cost import binary_work_units
+    from smoothdp_nb.core.smoothed.engines import binary as S
+    from smoothdp_nb.core.smoothed.engines.cost import binary_work_units
 
     m = sdp.SamplingHistogram(eta=eta)
     h = np.stack([np.arange(n + 1), n - np.arange(n + 1)], axis=1)
@@ -502,8 +502,8 @@ def test_cost_model_counts_the_engines_work(n, eta, p1, p2, epsilon):
 
 
 def test_cost_model_scales_and_prices():
-    from smoothdp_nb.core.smoothed.cost import engine_seconds, estimate_exact_seconds
-    from smoothdp_nb.core.smoothed.estimate import estimate_exact_cost
+    from smoothdp_nb.core.smoothed.engines.cost import engine_seconds, estimate_exact_seconds
+    from smoothdp_nb.core.smoothed.engines.estimate import estimate_exact_cost
 
     V = [[0.3, 0.7], [0.6, 0.4]]
     t4, b4 = estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 10**4, V, 1)
@@ -526,8 +526,8 @@ def test_cost_model_scales_and_prices():
 def test_general_cost_model_counts_the_engines_terms(n, pi, monkeypatch):
     """general_work_units predicts exactly the log-space terms the general
     engine sums (counted in its logsumexp calls) and the compositions it visits."""
-    from smoothdp_nb.core.smoothed import general as G
-    from smoothdp_nb.core.smoothed.cost import general_work_units
+    from smoothdp_nb.core.smoothed.engines import general as G
+    from smoothdp_nb.core.smoothed.engines.cost import general_work_units
 
     terms, calls = [], []
     real = G.logsumexp
@@ -562,7 +562,7 @@ def _counted_profile_chunk(*args):
 
 
 def _counted_exact_binary(*args, **kwargs):
-    from smoothdp_nb.core.smoothed import binary
+    from smoothdp_nb.core.smoothed.engines import binary
 
     if "helper" not in threading.current_thread().name:
         _PARENT_CALLS.append("engine")
@@ -574,9 +574,8 @@ def test_helper_changes_nothing(monkeypatch):
     helper thread (lowered here), half of the profile chunks and half of the
     columns run there, and the result is bit-identical with and without the
     helper, and equals the plain log-space recursion."""
-    from smoothdp_nb.core import parallel
-    from smoothdp_nb.core.smoothed import chunks
-    from smoothdp_nb.core.smoothed import exact as X
+    from smoothdp_nb.core.runtime import parallel
+    from smoothdp_nb.core.smoothed.engines import chunks, exact as X
 
     monkeypatch.setattr(X, "HELPER_MIN_N", 600)
     monkeypatch.setattr(chunks, "PROFILE_CHUNK", 512 * 5)  # two chunks of rows
@@ -612,7 +611,7 @@ def test_cost_model_walks_a_sample_of_blocks_at_large_n(monkeypatch):
     """Beyond 4096 blocks the cost model walks every k-th block only (so that
     a refusal at n = 10^9 is instant); its counts stay within 0.1 % of the
     full walk of the engine's schedule."""
-    from smoothdp_nb.core.smoothed import cost
+    from smoothdp_nb.core.smoothed.engines import cost
 
     sampled = cost.binary_work_units(10**6, 3, 0.3, 0.6, log_bound=900.0, slope=0.05)
     monkeypatch.setattr(cost, "_MAX_BLOCKS_WALKED", 10**9)
@@ -664,7 +663,7 @@ def test_smoothed_lower_bound_stays_informative_when_some_profile_cannot_be_boun
     and is narrow."""
     from fractions import Fraction
 
-    from smoothdp_nb.core.smoothed import exact as X
+    from smoothdp_nb.core.smoothed.engines import exact as X
 
     f1, f2 = Fraction(*p1), Fraction(*p2)
     mech = sdp.SamplingHistogram(T=T)
@@ -680,8 +679,8 @@ def test_smoothed_lower_bound_stays_informative_when_some_profile_cannot_be_boun
 def test_lower_offset_takes_the_better_of_its_two_bounds():
     """lower_offset: with no wide profile it is the width plus log(1 + rel); a wide profile
     whose upper bound reaches the expectation leaves only the first bound."""
-    from smoothdp_nb.core.enclosures import log_rel
-    from smoothdp_nb.core.smoothed.exact import ProfileWidths, lower_offset
+    from smoothdp_nb.core.numerics.enclosures import log_rel
+    from smoothdp_nb.core.smoothed.engines.exact import ProfileWidths, lower_offset
 
     lr = float(log_rel(1e-12))
     w = ProfileWidths(
@@ -710,7 +709,7 @@ def test_label_symmetric_mechanisms_profile_one_histogram_of_each_mirror_pair(mo
     """SamplingHistogram is label-symmetric: Algorithm 1 profiles k <= n/2 only and mirrors the
     rest, with the same smoothed delta as profiling every histogram; a subclass that brings its
     own profile hook is not assumed symmetric."""
-    from smoothdp_nb.core.smoothed import exact as X
+    from smoothdp_nb.core.smoothed.engines import exact as X
 
     class Plain(sdp.SamplingHistogram):
         label_symmetric = False

@@ -1,0 +1,440 @@
+"""Accurate log-probability mass functions for counts of any size.
+
+Why not ``scipy.special.gammaln``?  ``log C(n, k)`` for n ~ 1e8 is a number of
+size ~1e9; evaluating it as a difference of three log-gammas loses about seven
+significant digits of the *probability* (an absolute error of 1e-7 in its
+log).  The privacy profiles of this package are tail sums of such
+probabilities, reported to full float64 precision, so we use Catherine
+Loader's saddle-point formulation instead ("Fast and accurate computation of
+binomial probabilities", 2000): the log-pmf is written as a sum of terms that
+are each small and computed without cancellation, via
+
+* ``stirlerr(n) = log n! - log(sqrt(2 pi n) (n/e)^n)``, the error of Stirling's
+  formula, and
+* ``bd0(x, np) = x log(x/np) + np - x``, the "deviance" term, by a series when
+  ``x`` is close to ``np``.
+
+The resulting log-pmf has an absolute error of a few ulps of its magnitude,
+i.e. a *relative* error ~1e-15 of the probability, whatever n.
+
+Everything is vectorised over numpy arrays (float64; counts may be given as
+floats holding integers).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
+from scipy.special import gammaln
+
+from smoothdp_nb.core.numerics.array_types import FloatArray
+
+__all__ = [
+    "bd0",
+    "log_binom_pmf",
+    "log_binom_pmf_error",
+    "log_binom_pmf_with_error",
+    "log_comb",
+    "log_hypergeom_pmf",
+    "log_hypergeom_pmf_error",
+    "log_hypergeom_pmf_with_error",
+    "stirlerr",
+]
+
+_U = 2.0**-53
+#: ``want(value) -> bool array``: where a caller needs the running error bound, given the computed log-pmfs
+Wanted = Callable[[FloatArray], npt.NDArray[np.bool_]]
+
+_LIBM_REL = 8.0 * _U  # as smoothdp_nb.core.numerics.enclosures.LIBM_REL (4 ulps)
+
+_LN_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+# stirlerr(0..15): the values are O(1), so lgamma's absolute error (~1e-15) is
+# also the absolute error of the log-pmf built from them.
+_STIRLERR_TABLE = np.array(
+    [0.0] + [math.lgamma(v + 1.0) - (v + 0.5) * math.log(v) + v - _LN_SQRT_2PI for v in range(1, 16)]
+)
+
+
+def stirlerr(n: npt.ArrayLike) -> FloatArray:
+    """Error of Stirling's approximation, ``log(n!) - log(sqrt(2 pi n) (n/e)^n)``.
+
+    For n <= 15 it is evaluated from ``math.lgamma`` (values there are O(1),
+    so the absolute error is ~1e-15); above, by the asymptotic series, whose
+    truncation error is below 1e-17 at the cut-offs used.
+    """
+    n = np.asarray(n, dtype=float)
+    small = n <= 15.0
+    if not small.any():  # the common case: the series everywhere
+        return _stirlerr_series(n)
+    out = np.empty_like(n)
+    if np.any(small):
+        ns = n[small]
+        idx = ns.astype(np.int64)
+        is_int = idx == ns
+        vals = np.empty_like(ns)
+        vals[is_int] = _STIRLERR_TABLE[idx[is_int]]
+        if not np.all(is_int):
+            nf = ns[~is_int]
+            vals[~is_int] = gammaln(nf + 1.0) - (nf + 0.5) * np.log(nf) + nf - _LN_SQRT_2PI
+        out[small] = vals
+    big = ~small
+    if np.any(big):
+        out[big] = _stirlerr_series(n[big])
+    return out
+
+
+def _stirlerr_series(n: FloatArray) -> FloatArray:
+    # The five-term asymptotic series is accurate to < 1e-17 for n > 15.
+    nn = n * n
+    s0, s1, s2, s3, s4 = 1 / 12, 1 / 360, 1 / 1260, 1 / 1680, 1 / 1188
+    return (s0 - (s1 - (s2 - (s3 - s4 / nn) / nn) / nn) / nn) / n
+
+
+def bd0(x: npt.ArrayLike, np_: npt.ArrayLike) -> FloatArray:
+    """Deviance term ``x log(x / np_) + np_ - x`` (>= 0), without cancellation.
+
+    When ``|x - np_| < 0.1 (x + np_)`` the direct formula would subtract
+    nearly equal numbers, so we use the series
+    ``(x - np_) v + 2x sum_j v^(2j+1)/(2j+1)`` with ``v = (x - np_)/(x + np_)``;
+    each term is below ``v^2`` times the previous one, so with ``|v| < 0.1``
+    nine terms reach double precision (fewer when every |v| is smaller).
+    """
+    x = np.asarray(x, dtype=float)
+    np_ = np.asarray(np_, dtype=float)
+    x, np_ = np.broadcast_arrays(x, np_)
+    diff = x - np_
+    close = np.abs(diff) < 0.1 * (x + np_)
+    if close.all():  # the common case: no masking needed
+        return _bd0_series(x, diff, x + np_)
+    out = np.empty(x.shape, dtype=float)
+    if np.any(close):
+        out[close] = _bd0_series(x[close], diff[close], x[close] + np_[close])
+    far = ~close
+    xf, mf = x[far], np_[far]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out[far] = np.where(xf == 0, mf, xf * np.log(xf / mf) + mf - xf)
+    return out
+
+
+def _bd0_series(x: FloatArray, diff: FloatArray, total: FloatArray) -> FloatArray:
+    v = diff / total
+    v2 = v * v
+    vmax2 = float(v2.max(initial=0.0))  # < 0.01 (callers keep |v| < 0.1)
+    # terms j = 1..J with vmax2^J < 1e-17 (relative to the leading term)
+    J = 1 if vmax2 == 0.0 else min(9, max(1, math.ceil(-17.0 / math.log10(vmax2))))
+    # Horner: sum_{j=1..J} v2^j / (2j+1)
+    acc: FloatArray = np.full(v.shape, 1.0 / (2 * J + 1))
+    for j in range(J - 1, 0, -1):
+        acc = acc * v2 + 1.0 / (2 * j + 1)
+    return diff * v + 2.0 * x * v * v2 * acc
+
+
+def log_binom_pmf(k: npt.ArrayLike, n: npt.ArrayLike, p: npt.ArrayLike, q: npt.ArrayLike | None = None) -> FloatArray:
+    """log P[Binomial(n, p) = k], accurate to ~1e-15 relative in the pmf.
+
+    ``q = 1 - p`` may be passed separately when it is known more accurately
+    than ``1 - p`` (e.g. as a ratio of integers).  Returns ``-inf`` outside the
+    support.
+    """
+    k = np.asarray(k, dtype=float)
+    n = np.asarray(n, dtype=float)
+    p = np.asarray(p, dtype=float)
+    q = 1.0 - p if q is None else np.asarray(q, dtype=float)
+    k, n, p, q = np.broadcast_arrays(k, n, p, q)
+    mid = (k > 0) & (k < n) & (p > 0) & (q > 0)
+    if mid.all():  # the common case: no masking needed
+        return _log_binom_interior(k, n, p, q)
+    out = np.full(k.shape, -np.inf)
+    inside = (k >= 0) & (k <= n)
+    # Degenerate success probabilities: all mass at 0 or n.
+    p0 = inside & (p == 0)
+    out[p0 & (k == 0)] = 0.0
+    q0 = inside & (q == 0)
+    out[q0 & (k == n)] = 0.0
+    regular = inside & (p > 0) & (q > 0)
+
+    at0 = regular & (k == 0)
+    if np.any(at0):
+        nn, pp, qq = n[at0], p[at0], q[at0]
+        # n log q, using bd0 when p is small for accuracy (Loader).
+        out[at0] = np.where(pp < 0.1, -bd0(nn, nn * qq) - nn * pp, nn * np.log(qq))
+    atn = regular & (k == n) & (k > 0)
+    if np.any(atn):
+        nn, pp, qq = n[atn], p[atn], q[atn]
+        out[atn] = np.where(qq < 0.1, -bd0(nn, nn * pp) - nn * qq, nn * np.log(pp))
+    if np.any(mid):
+        out[mid] = _log_binom_interior(k[mid], n[mid], p[mid], q[mid])
+    return out
+
+
+def _log_binom_interior(k: FloatArray, n: FloatArray, p: FloatArray, q: FloatArray) -> FloatArray:
+    """Loader's formula for 0 < k < n and 0 < p < 1."""
+    return _binom_value(k, n, *_deviances(k, n, p, q))
+
+
+def _deviances(k: FloatArray, n: FloatArray, p: FloatArray, q: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """The two deviance terms of Loader's formula, ``bd0(k, n p)`` and ``bd0(n - k, n q)``
+    (shared by the log-pmf and its error bound, :func:`_binom_error`)."""
+    return bd0(k, n * p), bd0(n - k, n * q)
+
+
+def _binom_value(k: FloatArray, n: FloatArray, b1: FloatArray, b2: FloatArray) -> FloatArray:
+    """Loader's formula for 0 < k < n from the deviances of :func:`_deviances`."""
+    lc = stirlerr(n) - stirlerr(k) - stirlerr(n - k) - b1 - b2
+    lf = math.log(2.0 * math.pi) + np.log(k) + np.log1p(-k / n)
+    out: FloatArray = lc - 0.5 * lf
+    return out
+
+
+def _urn(
+    k: npt.ArrayLike, good: npt.ArrayLike, bad: npt.ArrayLike, draws: npt.ArrayLike
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+    """The broadcast float arguments of a hypergeometric log-pmf and the rounded
+    draw fractions ``p = draws/total``, ``q = (total - draws)/total`` (0, 1 for an empty urn),
+    shared by :func:`log_hypergeom_pmf` and its error bound so both see the same p, q."""
+    k = np.asarray(k, dtype=float)
+    good = np.asarray(good, dtype=float)
+    bad = np.asarray(bad, dtype=float)
+    draws = np.asarray(draws, dtype=float)
+    k, good, bad, draws = np.broadcast_arrays(k, good, bad, draws)
+    total = good + bad
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.where(total > 0, draws / np.where(total > 0, total, 1.0), 0.0)
+        q = np.where(total > 0, (total - draws) / np.where(total > 0, total, 1.0), 1.0)
+    return k, good, bad, draws, p, q
+
+
+def log_hypergeom_pmf(k: npt.ArrayLike, good: npt.ArrayLike, bad: npt.ArrayLike, draws: npt.ArrayLike) -> FloatArray:
+    """log P[k successes] when drawing ``draws`` without replacement from an urn
+    with ``good`` successes and ``bad`` failures.
+
+    Uses the identity (with p = draws / (good + bad))
+    ``h(k) = b(k; good, p) b(draws - k; bad, p) / b(draws; good + bad, p)``
+    where b is the binomial pmf; each factor comes from :func:`log_binom_pmf`,
+    so no large numbers cancel.  ``-inf`` outside the support.
+    """
+    k, good, bad, draws, p, q = _urn(k, good, bad, draws)
+    inside = (k >= 0) & (k <= good) & (draws - k >= 0) & (draws - k <= bad)
+    out = np.full(k.shape, -np.inf)
+    if np.any(inside):
+        kk, gg, bb, dd, pp, qq = (a[inside] for a in (k, good, bad, draws, p, q))
+        tt = gg + bb
+        # the binomial factors in one vectorised call; the normalising one
+        # once when every urn has the same size and draws (a common case)
+        same = bool(np.all(tt == tt[0]) and np.all(dd == dd[0]))
+        norm = slice(0, 1) if same else slice(None)
+        b = log_binom_pmf(
+            np.concatenate([kk, dd - kk, dd[norm]]),
+            np.concatenate([gg, bb, tt[norm]]),
+            np.concatenate([pp, pp, pp[norm]]),
+            np.concatenate([qq, qq, qq[norm]]),
+        )
+        m = kk.size
+        out[inside] = b[:m] + b[m : 2 * m] - b[2 * m :]
+    return out
+
+
+def log_comb(n: npt.ArrayLike, k: npt.ArrayLike) -> FloatArray:
+    """log C(n, k) via ``log_binom_pmf(k, n, 1/2) + n log 2`` (exact-digit safe)."""
+    n = np.asarray(n, dtype=float)
+    k = np.asarray(k, dtype=float)
+    return log_binom_pmf(k, n, 0.5, 0.5) + n * math.log(2.0)
+
+
+def _bd0_error(x: FloatArray, m: FloatArray, val: FloatArray) -> FloatArray:
+    """Proven bound on the absolute error of :func:`bd0` (x, m as computed, m
+    itself off by u relative).  Series branch: ``32 u`` of the value (a few
+    correctly rounded products per term, terms decreasing by v^2 < 0.01).
+    Direct branch: ``t = x log(x/m)`` carries ``LIBM_REL + u`` of itself (the
+    log and the product) and the quotient's rounding u amplified by
+    ``1/|log(x/m)|`` (at most 1/0.2 there, as |v| >= 0.1); the two additions
+    of ``t, m, -x`` add ``2u`` of ``|t| + m + x``.  The rounding of m moves bd0
+    by ``u |m - x|`` (its derivative is 1 - x/m).  ``val``: bd0(x, m) as computed."""
+    diff = x - m
+    close = np.abs(diff) < 0.1 * (x + m)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lg = np.abs(np.log(x / m))
+        t = np.where(x > 0, x * lg, 0.0)
+        direct = (_LIBM_REL + 1.01 * _U + 1.01 * _U / np.maximum(lg, 0.1)) * t + 2.01 * _U * (t + m + x)
+    out: FloatArray = np.where(close, 32.0 * _U * val, direct) + 1.01 * _U * np.abs(diff)
+    return np.where(np.isfinite(out), out, np.inf)
+
+
+def log_binom_pmf_error(
+    k: npt.ArrayLike, n: npt.ArrayLike, p: npt.ArrayLike, q: npt.ArrayLike | None = None
+) -> FloatArray:
+    """Proven bound on the absolute error of :func:`log_binom_pmf` (interior
+    points; the end points k = 0, n are one bd0 or log term), against the
+    binomial law of the *given* floats p and q with ``p + q = 1``.
+
+    The eight terms of Loader's formula: the three stirlerr values (absolute
+    error below ``2e-15``: lgamma table for n <= 15, series below 1e-17
+    otherwise), the two bd0 (:func:`_bd0_error`), and ``(log 2 pi + log k +
+    log1p(-k/n))/2`` (``LIBM_REL`` of each log and ``u`` of the quotient);
+    the seven additions add ``8u`` of the sum of the magnitudes.  (A p + q that
+    differs from 1 by rounding multiplies the formula's pmf by
+    ``e^(-n (p + q - 1))``; the hypergeometric combination cancels that
+    factor exactly, as good + bad = total.)"""
+    k = np.asarray(k, dtype=float)
+    n = np.asarray(n, dtype=float)
+    p = np.asarray(p, dtype=float)
+    q = 1.0 - p if q is None else np.asarray(q, dtype=float)
+    k, n, p, q = np.broadcast_arrays(k, n, p, q)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        b1, b2 = _deviances(k, n, p, q)
+    return _binom_error(k, n, p, q, b1, b2)
+
+
+def _binom_error(
+    k: FloatArray, n: FloatArray, p: FloatArray, q: FloatArray, b1: FloatArray, b2: FloatArray
+) -> FloatArray:
+    """The bound of :func:`log_binom_pmf_error` from the deviance terms ``b1``, ``b2``
+    of :func:`_deviances` (both deviance bounds in one pass: half the per-call overhead)."""
+    N = k.size
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = np.concatenate([k.ravel(), (n - k).ravel()])
+        mm = np.concatenate([(n * p).ravel(), (n * q).ravel()])
+        b = np.concatenate([b1.ravel(), b2.ravel()])
+        eb = _bd0_error(x, mm, b)
+        e = (eb[:N] + eb[N:]).reshape(k.shape)
+        babs = np.abs(b)
+        lk = np.abs(np.log(np.maximum(k, 1.0)))
+        l1 = np.abs(np.log1p(-k / np.maximum(n, 1.0)))
+        mag = (babs[:N] + babs[N:]).reshape(k.shape) + 0.5 * (math.log(2 * math.pi) + lk + l1) + 0.25
+        err = e + 6e-15 + _LIBM_REL * (lk + l1 + 2.0) + 1.01 * _U * k / np.maximum(n - k, 1.0) + 8.0 * _U * mag
+    out: FloatArray = np.where(np.isfinite(err), err, np.inf)
+    return out
+
+
+def log_hypergeom_pmf_error(
+    k: npt.ArrayLike, good: npt.ArrayLike, bad: npt.ArrayLike, draws: npt.ArrayLike
+) -> FloatArray:
+    """Proven bound on the absolute error of :func:`log_hypergeom_pmf`, but for
+    the two additions: the three binomial bounds (:func:`log_binom_pmf_error`,
+    each for the rounded p, q it uses; the factors ``p^. q^.`` and
+    ``e^(-n(p + q - 1))`` cancel exactly in the combination).  The additions
+    of ``h = b1 + b2 - b3`` add ``2u (|b1| + |b2| + |b3|) <= 2u (|h| + 2|b3|)``
+    (b1, b2 <= 0), with ``|b3| <= log(total) + 1`` (a binomial at its mean):
+    the caller adds that from the value."""
+    k, good, bad, draws, p, q = _urn(k, good, bad, draws)
+    total = good + bad
+    # the three binomial bounds in one vectorised call; the normalising one
+    # once when every urn has the same size and draws (as in log_hypergeom_pmf)
+    m = k.size
+    same = m > 0 and bool(np.all(total == total.flat[0]) and np.all(draws == draws.flat[0]))
+    norm = slice(0, 1) if same else slice(None)
+    kf, gf, bf, df, tf, pf, qf = (a.ravel() for a in (k, good, bad, draws, total, p, q))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        e = log_binom_pmf_error(
+            np.concatenate([kf, df - kf, df[norm]]),
+            np.concatenate([gf, bf, tf[norm]]),
+            np.concatenate([pf, pf, pf[norm]]),
+            np.concatenate([qf, qf, qf[norm]]),
+        )
+        out: FloatArray = (e[:m] + e[m : 2 * m] + e[2 * m :]).reshape(k.shape)
+    return np.where(np.isfinite(out), out, np.inf)
+
+
+def _two_passes(
+    value: FloatArray, want: Wanted, error: Callable[..., FloatArray], *args: np.ndarray
+) -> tuple[FloatArray, FloatArray]:
+    """(value, error bound where ``want(value)`` holds, ``+inf`` elsewhere): the bound
+    from a second pass of ``error`` over the selected rows of ``args``."""
+    err = np.full(value.shape, np.inf)
+    mask = want(value)
+    if np.any(mask):
+        err[mask] = error(*(a[mask] for a in args))
+    return value, err
+
+
+def log_binom_pmf_with_error(
+    k: npt.ArrayLike, n: npt.ArrayLike, p: npt.ArrayLike, q: npt.ArrayLike, want: Wanted
+) -> tuple[FloatArray, FloatArray]:
+    """:func:`log_binom_pmf` and, where ``want(value)`` holds, :func:`log_binom_pmf_error`
+    (``+inf`` elsewhere, also a bound), in one pass.
+
+    The error bound is the same function of the deviance values the log-pmf
+    used (:func:`_deviances`, computed once for both), so it is the bound of
+    :func:`log_binom_pmf_error` for the value returned here; the saving is the
+    per-call overhead of a second pass over the arguments.
+    """
+    k, n, p, q = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (k, n, p, q)))
+    if not bool(np.all((k > 0) & (k < n) & (p > 0) & (q > 0))):  # end points: two passes
+        return _two_passes(log_binom_pmf(k, n, p, q), want, log_binom_pmf_error, k, n, p, q)
+    b1, b2 = _deviances(k, n, p, q)
+    value = _binom_value(k, n, b1, b2)
+    err = np.full(value.shape, np.inf)
+    sel = np.flatnonzero(want(value))
+    if sel.size:
+        k_, n_, p_, q_, b1_, b2_ = (a.ravel()[sel] for a in (k, n, p, q, b1, b2))
+        err.flat[sel] = _binom_error(k_, n_, p_, q_, b1_, b2_)
+    return value, err
+
+
+def log_hypergeom_pmf_with_error(
+    k: npt.ArrayLike, good: npt.ArrayLike, bad: npt.ArrayLike, draws: npt.ArrayLike, want: Wanted
+) -> tuple[FloatArray, FloatArray]:
+    """:func:`log_hypergeom_pmf` and, where ``want(value)`` holds,
+    :func:`log_hypergeom_pmf_error` (``+inf`` elsewhere, also a bound), in one pass.
+
+    The value is computed exactly as :func:`log_hypergeom_pmf` computes it
+    (the same urn arguments, the same three binomial factors), and the bound
+    is the one of :func:`log_hypergeom_pmf_error` for the selected rows,
+    evaluated (when every factor is interior) on the deviance values of that
+    very computation (:func:`_binom_error`), so its argument applies
+    unchanged; what is saved is the second pass over the arguments.
+    """
+    k, good, bad, draws, p, q = _urn(k, good, bad, draws)
+    total = good + bad
+    kf, gf, bf, df, tf, pf, qf = (a.ravel() for a in (k, good, bad, draws, total, p, q))
+    m = kf.size
+    if m == 0 or not bool(np.all((kf >= 0) & (kf <= gf) & (df - kf >= 0) & (df - kf <= bf))):
+        # a count outside its support (a value -inf): two passes
+        return _two_passes(log_hypergeom_pmf(k, good, bad, draws), want, log_hypergeom_pmf_error, k, good, bad, draws)
+    # the three binomial factors of log_hypergeom_pmf, the normalising one once when
+    # every urn has the same size and draws
+    same = bool(np.all(tf == tf[0]) and np.all(df == df[0]))
+    norm = slice(0, 1) if same else slice(None)
+    K = np.concatenate([kf, df - kf, df[norm]])
+    N = np.concatenate([gf, bf, tf[norm]])
+    P = np.concatenate([pf, pf, pf[norm]])
+    Q = np.concatenate([qf, qf, qf[norm]])
+    # every factor inside its support: the deviances are shared with the bound; a factor
+    # at an end (k = 0, say) takes log_binom_pmf's own cases, as log_hypergeom_pmf does
+    interior = bool(np.all((K > 0) & (K < N) & (P > 0) & (Q > 0)))
+    if interior:
+        b1, b2 = _deviances(K, N, P, Q)
+        bv = _binom_value(K, N, b1, b2)
+    else:
+        bv = log_binom_pmf(K, N, P, Q)
+    value = (bv[:m] + bv[m : 2 * m] - bv[2 * m :]).reshape(k.shape)
+    err = np.full(value.shape, np.inf)
+    sel = np.flatnonzero(want(value))
+    if sel.size:
+        J = np.concatenate([sel, sel + m, np.full(1, 2 * m) if same else sel + 2 * m])
+        with np.errstate(invalid="ignore"):
+            if interior:
+                e = _binom_error(K[J], N[J], P[J], Q[J], b1[J], b2[J])
+            else:
+                e = log_binom_pmf_error(K[J], N[J], P[J], Q[J])
+            s = sel.size
+            out = e[:s] + e[s : 2 * s] + e[2 * s :]
+        err.flat[sel] = np.where(np.isfinite(out), out, np.inf)
+    return value, err
+    x, mm, b = _deviances(K, N, P, Q)
+    bv = _binom_value(K, N, b)
+    value = (bv[:m] + bv[m : 2 * m] - bv[2 * m :]).reshape(k.shape)
+    err = np.full(value.shape, np.inf)
+    sel = np.flatnonzero(want(value))
+    if sel.size:
+        J = np.concatenate([sel, sel + m, np.full(1, 2 * m) if same else sel + 2 * m])
+        both = np.concatenate([J, J + K.size])
+        with np.errstate(invalid="ignore"):
+            e = _binom_error(K[J], N[J], x[both], mm[both], b[both])
+            s = sel.size
+            out = e[:s] + e[s : 2 * s] + e[2 * s :]
+        err.flat[sel] = np.where(np.isfinite(out), out, np.inf)
+    return value, err

@@ -1,0 +1,304 @@
+"""The grid path of :mod:`.pld`: a composed privacy-loss law too large to compose exactly.
+
+Every loss is rounded *up* onto a grid of spacing h (down, for the lower bound), the law is
+exponentially tilted at the saddle point of the target epsilon, and the grids are convolved by
+FFT, every step bounded; the argument (and the tilting identity) is in :mod:`.pld`'s docstring.
+
+References
+----------
+Koskela, Jälkö, Honkela. *Computing tight differential privacy guarantees
+using FFT*, AISTATS 2020 (PLD composition by FFT).
+Meiser, Mohammadi. *Tight on budget? Tight bounds for r-fold approximate
+differential privacy*, CCS 2018 (pessimistic rounding of privacy losses).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.signal import fftconvolve
+from scipy.special import logsumexp
+
+from smoothdp_nb.core.numerics.array_types import FloatArray
+from smoothdp_nb.core.numerics.divergence import log1mexp
+from smoothdp_nb.core.numerics.enclosures import LIBM_REL, U, gamma
+from smoothdp_nb.core.numerics.privacy_loss.law import LossDistribution, log_inf_of_product
+from smoothdp_nb.core.numerics.privacy_loss.rounding import (
+    add_outward,
+    log1mexp_scalar,
+    log_add_outward,
+    lse_error,
+    outward,
+)
+
+__all__ = ["GRID_CELLS", "log_delta_grid"]
+
+#: cells of the composed grid (its spacing h follows from the width of the law)
+GRID_CELLS = 2**18
+# tilted grids keep cells down to this fraction of their largest cell (the rest is bounded)
+_LOG_KEEP = -900.0 * math.log(2.0)
+# half-width of a tilted grid, in tilted standard deviations of the composed law
+_WINDOW_SD = 40.0
+_U = float(np.finfo(float).eps)
+
+
+@dataclass
+class _Grid:
+    """A tilted law on the grid ``(offset + i) h``: linear cell masses (summing to about 1)
+    and a proven bound on the tilted mass not represented by the cells."""
+
+    offset: int
+    cells: FloatArray
+    slack: float = 0.0
+
+
+def _fft_bound(a: FloatArray, b: FloatArray) -> float:
+    """A bound on the absolute error of every cell of an FFT convolution of non-negative
+    a and b: a generous multiple of ``u log2(N) ||a||_1 ||b||_1``."""
+    N = a.size + b.size
+    return 16.0 * _U * max(1.0, math.log2(N)) * float(a.sum()) * float(b.sum()) + 1e-300
+
+
+def _convolve(a: _Grid, b: _Grid, upper: bool) -> _Grid:
+    if min(a.cells.size, b.cells.size) <= 64:
+        c = np.convolve(a.cells, b.cells)
+        # non-negative terms: each cell's relative error is at most (len) u
+        rel = (min(a.cells.size, b.cells.size) + 2) * _U
+        c = c * (1 + rel) if upper else c * (1 - rel)
+    else:
+        c = fftconvolve(a.cells, b.cells)
+        err = _fft_bound(a.cells, b.cells)
+        c = c + err if upper else c - err
+        c = np.maximum(c, 0.0)
+    out = _Grid(a.offset + b.offset, c, a.slack + b.slack + a.slack * b.slack)
+    return _trim(out)
+
+
+def _trim(g: _Grid) -> _Grid:
+    """Drop the end cells below ``2^-900`` of the largest; their mass joins the slack."""
+    c = g.cells
+    top = float(c.max()) if c.size else 0.0
+    if top <= 0:
+        return g
+    keep = np.nonzero(c >= top * math.exp(_LOG_KEEP))[0]
+    lo, hi = int(keep[0]), int(keep[-1]) + 1
+    dropped = float(c[:lo].sum() + c[hi:].sum())
+    return _Grid(g.offset + lo, c[lo:hi], g.slack + dropped * (1 + 1e-12))
+
+
+def _tilted_grid(dist: LossDistribution, lam: float, h: float, upper: bool) -> tuple[_Grid, float]:
+    """(the tilted law of the rounded losses on the grid, log of its normaliser M(lam))."""
+    idx = (np.ceil(dist.losses / h) if upper else np.floor(dist.losses / h)).astype(np.int64)
+    # the division rounds: make sure every grid value really lies on the bound's side
+    # (the real grid value idx h is within u |idx h| of the float product: keep 2u clear)
+    if upper:
+        idx = idx + (idx * h - 2.0 * U * np.abs(idx * h) < dist.losses)
+    else:
+        idx = idx - (idx * h + 2.0 * U * np.abs(idx * h) > dist.losses)
+    t = dist.log_mass + lam * (idx * h)
+    log_m = float(logsumexp(t))
+    rel = t - log_m
+    keep = rel >= _LOG_KEEP
+    dropped = float(np.exp(logsumexp(rel[~keep]))) if (~keep).any() else 0.0
+    ki = idx[keep]
+    lo, hi = int(ki.min()), int(ki.max())
+    cells: FloatArray = np.bincount(ki - lo, weights=np.exp(rel[keep]), minlength=hi - lo + 1).astype(float)
+    # cells e^log_m must bound e^(log_mass + lam idx h) cell by cell: t is off by
+    # u (|log_mass| + 2 |lam idx h|) + u |t|, rel by u |rel|, exp by LIBM_REL, the
+    # bincount sums by gamma(size); log_m is only a common factor (its own error
+    # cancels), and is moved outward as well for safety
+    err_t = 1.01 * U * float(np.max(np.abs(dist.log_mass) + 3.0 * np.abs(lam * idx * h) + np.abs(rel)))
+    r = 2.0 * (math.expm1(err_t) + LIBM_REL + float(gamma(dist.size + 1)))
+    if upper:
+        cells = cells * (1 + r)
+        log_m = log_m + 4 * _U * (1 + abs(log_m))
+    else:
+        cells = np.maximum(cells * (1 - r), 0.0)
+        log_m = log_m - 4 * _U * (1 + abs(log_m))
+    return _Grid(lo, cells, dropped * (1 + r) * (1 + 1e-12) if upper else 0.0), log_m
+
+
+def _saddle(parts: list[tuple[LossDistribution, int]], epsilon: float) -> float:
+    """The tilt lam >= 0 at which the composed tilted mean is epsilon (0 when the
+    untilted mean is above it).  Newton steps on the increasing mean (its
+    derivative is the tilted variance), kept inside a bisection bracket.  Any
+    lam >= 0 gives a valid bound; this one makes it tight."""
+
+    def moments(lam: float) -> tuple[float, float]:
+        mv = [(k, d.tilted_moments(lam)) for d, k in parts if d.size]
+        return sum(k * m for k, (m, _) in mv), sum(k * v for k, (_, v) in mv)
+
+    mean, var = moments(0.0)
+    if mean >= epsilon:
+        return 0.0
+    lo, hi = 0.0, math.inf
+    lam = 0.0
+    for _ in range(200):
+        if mean < epsilon:
+            lo = lam
+        else:
+            hi = lam
+        if math.isfinite(hi) and hi - lo <= 1e-7 * hi:
+            break
+        step = lam + (epsilon - mean) / var if var > 0 else math.inf
+        if not (lo < step < hi):  # Newton left the bracket: bisect (or grow)
+            step = 0.5 * (lo + hi) if math.isfinite(hi) else max(2 * lo, 1.0)
+        if step > 1e12:
+            return 1e12
+        lam = step
+        mean, var = moments(lam)
+    return hi if math.isfinite(hi) else lam
+
+
+def _truncate(d: LossDistribution, log_tail: float) -> tuple[LossDistribution, float]:
+    """(the atoms whose upper tail mass ``P(L >= loss)`` exceeds ``e^log_tail``, log of the
+    mass of the others); the cut atoms are those of largest loss."""
+    if d.size == 0:
+        return d, -math.inf
+    if log_tail == -math.inf:
+        return d, -math.inf
+    tail = d.log_tail()  # log P(L >= losses[i]), non-increasing
+    keep = int(np.searchsorted(-tail, -log_tail, side="right"))  # atoms with tail >= e^log_tail
+    keep = max(keep, 1)
+    if keep >= d.size:
+        return d, -math.inf
+    return type(d)(d.losses[:keep], d.log_mass[:keep]), float(tail[keep])  # no infinite mass
+
+
+# thresholds tried for the cut of the largest losses (log of the tail mass an atom needs to be
+# kept); -inf keeps every atom
+_CUTS = (-20.0, -60.0, -200.0, -700.0, -2000.0, -7000.0, -2e4, -7e4, -2e5, -7e5, -2e6, -math.inf)
+
+
+def _chernoff(parts: list[tuple[LossDistribution, int]], epsilon: float) -> tuple[float, float]:
+    """(lam, log bound): ``sum k_i log M_i(lam) - lam eps`` at its minimum over lam >= 0,
+    a bound on log E[max(0, 1 - e^(eps - S)); S finite] (the identity with g <= 1)."""
+    top = sum(k * float(d.losses[-1]) for d, k in parts)
+    if top < epsilon - 1e-9 * (1 + abs(top)):
+        return 0.0, -math.inf
+    lam = _saddle(parts, min(epsilon, top - 1e-6 * (1 + abs(top))))
+    return lam, sum(k * d.log_moment(lam) for d, k in parts) - lam * epsilon
+
+
+def log_delta_grid(
+    parts: list[tuple[LossDistribution, int]], epsilon: float, upper: bool, cells: int = GRID_CELLS
+) -> tuple[float, float]:
+    """(log of a bound on d_eps of the composition, grid spacing h) by the tilted grid.
+
+    ``upper``: losses rounded up, FFT error and dropped mass added (a proven
+    upper bound); else rounded down, errors subtracted (a lower bound).
+    The largest losses of each run may be cut (their mass counted as an
+    infinite loss, a union bound over the runs) where that makes the law
+    tilt well: several cuts are tried by their Chernoff bound
+    (``g <= 1`` in the identity of the module docstring), the best is
+    computed on the grid, and the smaller of the two bounds is returned.
+    """
+    live = [(d, k) for d, k in parts if k > 0]
+    # the +inf atoms: S = +inf when any run hits one
+    log_inf = log_inf_of_product(live, upper)
+    # the union bound of the cut below holds for probability laws; the upper measures may
+    # weigh a hair above 1, so the cut mass is scaled by the product of their totals
+    log_totals = max(0.0, sum(k * log_add_outward(d.log_total_finite(True), d.log_inf, True) for d, k in live))
+    finite = [(d, k) for d, k in live if d.size]
+    if not finite:
+        return log_inf, 0.0
+    # choose the cut (per-run log tail mass) and the tilt on coarse summaries
+    best: tuple[float, float] | None = None  # (bound, cut)
+    for cut in reversed(_CUTS):  # from no cut to deep cuts: stop when cutting costs more
+        cut_parts, coarse_parts, log_cut = [], [], -math.inf
+        for d, k in finite:
+            t, lt = _truncate(d, cut)
+            cut_parts.append((t, k))
+            coarse_parts.append((t.coarse(), k))
+            log_cut = float(np.logaddexp(log_cut, math.log(k) + lt))
+        lam_c, _ = _chernoff(coarse_parts, epsilon)  # the tilt, from the summaries
+        bound = sum(k * d.log_moment(lam_c) for d, k in cut_parts) - lam_c * epsilon
+        total = float(np.logaddexp(bound, log_cut))
+        if best is not None and total > best[0] and best[1] > -math.inf:
+            break  # past the balance of cut mass and Chernoff bound: shallower cuts only cost more
+        if best is None or total < best[0]:
+            best = (total, cut)
+    assert best is not None
+    cut = best[1]
+    trunc, log_cut = [], -math.inf
+    for d, k in finite:
+        t, lt = _truncate(d, cut)
+        trunc.append((t, k))
+        if lt > -math.inf:  # the tail sums (a log-add-exp accumulation) and the union, outward
+            tail = d.log_tail()
+            acc = d.size * (2.0 * U * max(abs(float(tail[0])), abs(float(tail[-1]))) + 2.0 * LIBM_REL)
+            log_cut = log_add_outward(log_cut, add_outward(float(np.log(k)) * (1 + 2 * U), lt + acc, True), True)
+    log_cut = add_outward(log_cut, log_totals, True)
+    finite = trunc
+    lam = _saddle([(d.coarse(), k) for d, k in finite], epsilon) if finite else 0.0
+    top = sum(k * float(d.losses[-1]) for d, k in finite)
+    if not finite or top < epsilon - 1e-9 * (1 + abs(top)):  # no finite composed loss exceeds epsilon
+        return (float(np.logaddexp(log_inf, log_cut)) if upper else log_inf), 0.0
+    chernoff = sum(k * d.log_moment_bound(lam) for d, k in finite) - lam * epsilon  # valid for any lam >= 0
+    chernoff += 2.0 * U * (len(finite) + 2) * (sum(k * abs(d.log_moment(lam)) for d, k in finite) + lam * epsilon)
+    var = sum(k * d.tilted_moments(lam)[1] for d, k in finite)
+    width = 2 * _WINDOW_SD * math.sqrt(max(var, 0.0))
+    spread = max(float(d.losses[-1] - d.losses[0]) for d, _ in finite)
+    # any h gives proven bounds; a tilted law squeezed onto one atom (epsilon at the top
+    # loss: a huge tilt, a tiny variance) must not make a run's grid span more than
+    # 16 cells-widths of memory
+    h = max((width if width > 0 else spread) / cells, spread / (16.0 * cells))
+    if h <= 0 or not math.isfinite(h):  # point masses: one cell each
+        h = max(1e-12, 1e-9 * max(abs(float(d.losses[0])) for d, _ in finite))
+    total_grid = _Grid(0, np.ones(1))
+    log_norm = 0.0
+    for d, k in finite:
+        g, log_m = _tilted_grid(d, lam, h, upper)
+        log_norm += k * log_m
+        power: _Grid | None = g
+        while k:
+            assert power is not None
+            if k & 1:
+                total_grid = _convolve(total_grid, power, upper)
+            k >>= 1
+            if k:
+                power = _convolve(power, power, upper)
+    S = (total_grid.offset + np.arange(total_grid.cells.size)) * h
+    x = epsilon - S
+    with np.errstate(divide="ignore"):
+        l1m = np.where(x < 0, log1mexp(np.minimum(x, 0.0)), -np.inf)
+        lg = l1m + lam * x  # log g(S)
+        lc = np.log(total_grid.cells)
+    terms = lc + lg
+    fin = np.isfinite(terms)
+    val = float(logsumexp(terms)) if fin.any() else -math.inf
+    # g is evaluated at the float S and x, each within u (|S| + |eps|) of the real grid
+    # value: g has slope at most 1 + lam where g > 0, an absolute error of at most
+    # (1 + lam) delta per unit of tilted cell mass; log1mexp, exp, log and the additions
+    # are relative (per term), the sum is :func:`lse_error`
+    delta = 2.02 * U * (float(np.abs(S).max(initial=0.0)) + abs(epsilon))
+    absolute = (1.0 + lam) * delta * float(total_grid.cells.sum()) * (1.0 + 1e-12)
+    if fin.any():
+        t_err = float(
+            np.max(
+                np.where(fin, U * (np.abs(terms) + np.abs(lc) + 2.0 * lam * np.abs(x)) + LIBM_REL * np.abs(l1m), 0.0)
+            )
+        )
+        spread = float(np.max(np.where(fin, terms, -np.inf)) - np.min(np.where(fin, terms, np.inf)))
+        val = float(outward(val, float(lse_error(int(fin.sum()), spread, val)) + t_err + 3.0 * LIBM_REL, upper))
+    if upper:
+        if absolute > 0:
+            val = log_add_outward(val, math.log(absolute), True)
+        if total_grid.slack > 0:
+            val = log_add_outward(val, math.log(total_grid.slack) + 2 * U, True)
+    elif val > -math.inf and absolute > 0:  # subtract the evaluation error (0 if it is all of it)
+        gap = val - math.log(absolute)
+        if gap > 1e-3:  # gap is off by u (|val| + |log absolute|), moving log1mexp by that / gap
+            l1 = log1mexp_scalar(-gap)
+            slack = 4.0 * U * (1 + abs(val) + abs(math.log(absolute))) / gap + 3.0 * LIBM_REL * (1 + abs(l1))
+            val = add_outward(val, l1 - slack, False)
+        else:
+            val = -math.inf
+    grid = add_outward(add_outward(log_norm, -lam * epsilon, upper), val, upper)
+    grid = float(outward(grid, 2.0 * U * (abs(log_norm) + lam * epsilon + abs(val)), upper))
+    if upper:
+        fin_b = min(grid, chernoff)
+        return log_add_outward(log_add_outward(fin_b, log_cut, True), log_inf, True), h
+    return log_add_outward(grid, log_inf, False), h

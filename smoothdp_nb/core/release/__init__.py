@@ -1,0 +1,11 @@
+"""The half that releases: a statistic with data-dependent noise, private in floating point.
+
+:mod:`.sensitivity` computes local and smooth sensitivity; :mod:`.noise` is the registry of noise
+families (one module per distribution, each with its calibration and exact tail);
+:mod:`.lattice` samples a release exactly on a data-independent power-of-two lattice with proven
+enclosures; :mod:`.smooth_sensitivity` is :func:`~.smooth_sensitivity.release` itself;
+:mod:`.reports` holds the result objects a spec or a panel shows.
+
+May import: :mod:`smoothdp_nb.core.numerics` and :mod:`smoothdp_nb.core.runtime`. Never the
+smoothed half.
+"""

@@ -1,0 +1,237 @@
+"""The privacy-loss distribution of one neighbouring pair, as a result object, and its
+export to Google's dp_accounting (the optional extra ``smoothdp_nb[accounting]``).
+
+References
+----------
+Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 2).
+Mironov. *Renyi differential privacy*, CSF 2017 (the Renyi divergence).
+Doroshenko, Ghazi, Kamath, Kumar, Manurangsi. *Connect the dots: tighter
+discrete approximations of privacy loss distributions*, PETS 2022 (dp_accounting's PLDs).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from smoothdp_nb.core.numerics.array_types import FloatArray, FloatOrArray, IntArray
+from smoothdp_nb.core.numerics.enclosures import exp_down, exp_up
+from smoothdp_nb.core.numerics.privacy_loss.pld import ComposedLoss, LossDistribution
+from smoothdp_nb.core.numerics.validation import as_epsilon, as_histograms, as_real
+from smoothdp_nb.core.runtime.budget import ComputationTooLarge
+from smoothdp_nb.core.smoothed.mechanisms import Mechanism
+from smoothdp_nb.core.smoothed.profiles import check_mechanism
+
+if TYPE_CHECKING:
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution as DPAccountingPLD
+
+__all__ = ["PrivacyLossDistribution", "privacy_loss_distribution", "renyi_of"]
+
+# smallest positive float64: a mass below it cannot be represented in dp_accounting's pmf
+_TINY = 5e-324
+
+
+def check_neighbours(x: IntArray, x2: IntArray) -> None:
+    """ValueError unless x' is x with one record moved to another category."""
+    if x.shape != x2.shape:
+        raise ValueError(f"x_neighbour must have {x.size} counts like x, got {x2.size}")
+    diff = x2 - x
+    if not (np.sum(np.abs(diff)) == 2 and diff.min() == -1 and diff.max() == 1):
+        raise ValueError(
+            "x and x_neighbour must be neighbours: the same number of records, one record of one "
+            f"category replaced by one of another (got x={x.tolist()}, x_neighbour={x2.tolist()})"
+        )
+
+
+def renyi_of(loss: ComposedLoss, alpha: float) -> float:
+    """D_alpha(P || Q) of a composed pair loss (natural log units): ``log E_P[e^((alpha-1) L)] / (alpha-1)``
+    for alpha != 1 (the moments multiply under composition, so this is exact without
+    composing), the KL divergence ``E_P[L]`` at alpha = 1; ``inf`` where an infinite
+    loss has positive mass and alpha >= 1."""
+    if alpha == 1.0:
+        total = 0.0
+        for d, k in loss.parts:
+            if k == 0:
+                continue
+            if d.log_inf > -math.inf:
+                return math.inf
+            w = np.exp(d.log_mass - np.logaddexp.reduce(d.log_mass))
+            total += k * float(np.dot(w, d.losses))
+        return max(total, 0.0)
+    mom = loss.log_renyi_moment(alpha)
+    if mom == math.inf:
+        return math.inf
+    return max(mom / (alpha - 1.0), 0.0)
+
+
+@dataclass(frozen=True)
+class PrivacyLossDistribution:
+    """The privacy loss of a mechanism on one neighbouring pair (x, x'), both directions.
+
+    ``forward`` is the law of ``L = log P(o)/Q(o)`` under ``P = M(x)`` (Q =
+    M(x')), ``backward`` the same with the roles exchanged.  For a composed
+    mechanism (:func:`~smoothdp_nb.repeat`, :func:`~smoothdp_nb.joint`) they
+    are the compositions of the runs' losses.
+
+    Attributes
+    ----------
+    mechanism : Mechanism
+    x, x_neighbour : ndarray of int
+    forward, backward : ComposedLoss
+    """
+
+    mechanism: Mechanism
+    x: IntArray
+    x_neighbour: IntArray
+    forward: ComposedLoss
+    backward: ComposedLoss
+
+    def _exact(self, direction: str) -> LossDistribution:
+        if direction not in ("forward", "backward"):
+            raise ValueError(f"direction must be 'forward' or 'backward', got {direction!r}")
+        loss = self.forward if direction == "forward" else self.backward
+        ex = loss.exact(upper=True)
+        if ex is None:
+            raise ComputationTooLarge(
+                f"the composed privacy loss of {self.mechanism!r} has more support points than an exact "
+                "table holds; delta() and renyi() still work (delta by the pessimistic grid), and "
+                "to_dp_accounting() exports the runs and composes them there"
+            )
+        return ex
+
+    def support(self, direction: str = "forward") -> tuple[FloatArray, FloatArray, float]:
+        """(losses, probabilities, probability of an infinite loss) of one direction.
+
+        For a composition the losses are upper-rounded where float sums of equal
+        losses differed (see :mod:`smoothdp_nb.core.numerics.privacy_loss.pld`)."""
+        ex = self._exact(direction)
+        return ex.losses, np.exp(ex.log_mass), math.exp(ex.log_inf)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per direction and loss: ``direction, loss, probability, log_probability``
+        (an infinite loss is a row with ``loss = inf``)."""
+        rows = []
+        for direction in ("forward", "backward"):
+            ex = self._exact(direction)
+            L = np.concatenate([ex.losses, [np.inf]]) if ex.log_inf > -math.inf else ex.losses
+            lm = np.concatenate([ex.log_mass, [ex.log_inf]]) if ex.log_inf > -math.inf else ex.log_mass
+            rows.append(
+                pd.DataFrame({"direction": direction, "loss": L, "probability": np.exp(lm), "log_probability": lm})
+            )
+        return pd.concat(rows, ignore_index=True)
+
+    def delta(self, epsilon: npt.ArrayLike, *, log: bool = False, bound: str = "upper") -> FloatOrArray:
+        """The pair's hockey-stick divergence ``max(d_eps(P, Q), d_eps(Q, P))`` -- a proven
+        upper bound (``bound="upper"``, default) or lower bound (``"lower"``)."""
+        if bound not in ("upper", "lower"):
+            raise ValueError(f"bound must be 'upper' or 'lower', got {bound!r}")
+        e, scalar = as_epsilon(epsilon)
+        up = bound == "upper"
+        val = np.maximum(self.forward.log_delta(e, upper=up), self.backward.log_delta(e, upper=up))
+        # linear values rounded outward: a positive upper bound never underflows to 0
+        res = val if log else (np.minimum(exp_up(val), 1.0) if up else exp_down(val))
+        return float(res[0]) if scalar else res
+
+    def renyi(self, alpha: float, direction: str = "max") -> float:
+        """Renyi divergence of order alpha > 0 (natural-log units): ``"forward"``
+        ``D_alpha(M(x) || M(x'))``, ``"backward"`` the reverse, ``"max"`` (default) the
+        larger.  alpha = 1 is the KL divergence."""
+        a = as_real(alpha, "alpha", lo=0.0, lo_open=True, finite=False)
+        if direction not in ("forward", "backward", "max"):
+            raise ValueError(f"direction must be 'forward', 'backward' or 'max', got {direction!r}")
+        f = renyi_of(self.forward, a) if direction != "backward" else -math.inf
+        b = renyi_of(self.backward, a) if direction != "forward" else -math.inf
+        return max(f, b)
+
+    def to_dp_accounting(
+        self, value_discretization_interval: float = 1e-4, *, pessimistic: bool = True
+    ) -> DPAccountingPLD:
+        """The pair as a dp_accounting ``PrivacyLossDistribution`` (``pmf_remove`` = forward,
+        ``pmf_add`` = backward).
+
+        Each run's loss is put on dp_accounting's grid -- rounded up when
+        ``pessimistic`` (dp_accounting's convention: its deltas are then upper
+        bounds on ours), down otherwise -- and a composition is composed there
+        (``self_compose`` / ``compose``), so it joins the rest of a pipeline's
+        accounting.  Masses below the float64 range join the infinity mass
+        when pessimistic.  Needs the optional extra ``smoothdp_nb[accounting]``.
+        """
+        try:
+            from dp_accounting.pld import pld_pmf, privacy_loss_distribution as dpl
+        except ImportError:  # pragma: no cover - the extra is installed in the test environment
+            raise ImportError("to_dp_accounting needs dp_accounting: pip install 'smoothdp_nb[accounting]'") from None
+        h = as_real(value_discretization_interval, "value_discretization_interval", lo=0.0, lo_open=True)
+
+        def pmf(d: LossDistribution) -> pld_pmf.PLDPmf:
+            idx = np.ceil(d.losses / h) if pessimistic else np.floor(d.losses / h)
+            p = np.exp(d.log_mass)
+            lost = float(np.sum(p == 0)) * _TINY if pessimistic else 0.0
+            keys, inv = np.unique(idx.astype(np.int64), return_inverse=True)
+            mass = np.bincount(inv.ravel(), weights=p, minlength=keys.size)
+            inf = min(1.0, math.exp(d.log_inf) + lost)
+            return pld_pmf.create_pmf(
+                {int(k): float(v) for k, v in zip(keys, mass) if v > 0}, h, inf, pessimistic_estimate=pessimistic
+            )
+
+        out = None
+        # pessimistic: the runs rounded for the upper bound; else those rounded for the lower
+        fparts, bparts = self.forward.parts_for(pessimistic), self.backward.parts_for(pessimistic)
+        for (df, k), (db, kb) in zip(fparts, bparts):
+            if k != kb:
+                raise ValueError("forward and backward runs do not match")  # cannot happen: built together
+            one = dpl.PrivacyLossDistribution(pmf(df), pmf(db))
+            one = one.self_compose(k) if k > 1 else one
+            out = one if out is None else out.compose(one)
+        assert out is not None
+        return out
+
+    def __repr__(self) -> str:
+        return (
+            f"PrivacyLossDistribution({self.mechanism!r}, x={self.x.tolist()}, x_neighbour={self.x_neighbour.tolist()})"
+        )
+
+
+def privacy_loss_distribution(
+    mechanism: Mechanism, x: npt.ArrayLike, x_neighbour: npt.ArrayLike
+) -> PrivacyLossDistribution:
+    """The privacy-loss distribution of ``mechanism`` on the neighbouring pair (x, x').
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        Any mechanism, including :func:`~smoothdp_nb.repeat` /
+        :func:`~smoothdp_nb.joint` compositions.
+    x, x_neighbour : array_like of int, shape (m,)
+        Histograms of two neighbouring databases (one record changes category).
+
+    Returns
+    -------
+    PrivacyLossDistribution
+        With ``support()``, ``to_frame()``, ``delta(epsilon)`` (a proven upper
+        bound, or ``bound="lower"``), ``renyi(alpha)`` and ``to_dp_accounting()``.
+
+    Examples
+    --------
+    >>> import smoothdp_nb as sdp
+    >>> pld = sdp.privacy_loss_distribution(sdp.SamplingHistogram(eta=0.5), [3, 3], [2, 4])
+    >>> round(pld.delta(0.0), 12) == round(float(sdp.privacy_profile(sdp.SamplingHistogram(eta=0.5), [3, 3], 0.0)), 12)
+    True
+    """
+    from smoothdp_nb.core.smoothed.mechanisms.composed import pair_loss
+
+    check_mechanism(mechanism)
+    a, single_a = as_histograms(x, name="x")
+    b, single_b = as_histograms(x_neighbour, name="x_neighbour")
+    if not (single_a and single_b):
+        raise ValueError("x and x_neighbour must each be one histogram of shape (m,)")
+    a, b = a[0], b[0]
+    check_neighbours(a, b)
+    mechanism.check_histograms(a[None, :], "x")
+    mechanism.sample_size(int(a.sum()))
+    f, bw = pair_loss(mechanism, a, b)
+    return PrivacyLossDistribution(mechanism, a, b, f, bw)

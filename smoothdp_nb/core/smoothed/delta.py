@@ -1,0 +1,277 @@
+"""Smoothed DP (Definition 3): Algorithm 1, exactly and fast, and Monte Carlo.
+
+The smoothed delta of an anonymous mechanism M for a set of distributions Pi is
+
+    delta_SDP(epsilon) = max over pi_1..pi_n in Pi of  E_{x ~ (pi_1..pi_n)} [delta_eps(x)].
+
+By Proposition 7 only the l* vertices of the convex hull of Pi matter, and as
+M is anonymous only the *composition* (how many records follow each vertex)
+does: Algorithm 1 enumerates the compositions and takes the largest
+expectation.
+
+How we compute every expectation at once
+----------------------------------------
+Write ``H_r(x) = E[delta(x + Mult(r, pi_l))]`` for histograms x of n - r
+records.  Then ``H_0 = delta`` and
+
+    H_{r+1}(x) = sum_j pi_l[j] H_r(x + e_j),
+
+one averaging step per record drawn from the last vertex.  Repeating the
+construction vertex by vertex, the expectation for a composition
+``(c_1, ..., c_l)`` is a single dot product of ``Mult(c_1, pi_1)`` with the
+function obtained after ``c_l, ..., c_2`` steps.  For two categories each step
+is two shifted vector operations, so all n + 1 compositions cost O(n^2)
+work in total -- instead of O(n^(2m + l* - 3)) for the literal algorithm
+(Theorem 2) -- and every epsilon is carried along in the same pass, because the
+composition laws do not depend on epsilon.  The two-vertex path takes the
+compositions 128 at a time as triangular BLAS products (see :func:`exact_binary`).
+
+Exactness: the averaging is a convex combination of positive numbers (no
+cancellation).  The two-category path runs in block floating point (one power-of-two scale,
+an integer exponent, per chunk of 129 histograms) and checks as it runs that every product is a
+normal float64 number, so no contribution is lost to underflow and every
+expectation is exact to rounding at every magnitude (1e-3500 included); data
+that fail the checks are recomputed one averaging step per composition.  The
+general path (m > 2 or l* > 2) runs in log space throughout.
+
+References
+----------
+Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 3, Proposition 7, Algorithm 1, Theorem 2).
+"""
+
+from __future__ import annotations
+
+import math
+from concurrent.futures import Executor
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from smoothdp_nb.core.numerics.array_types import FloatArray, FloatOrArray, SeedLike
+from smoothdp_nb.core.numerics.hull import HullReduction, reduce_to_vertices
+from smoothdp_nb.core.numerics.intervals import INTERVALS
+from smoothdp_nb.core.numerics.validation import as_epsilon, as_int, as_open_unit
+from smoothdp_nb.core.runtime.budget import DEFAULT_BUDGET_SECONDS, check_budget
+from smoothdp_nb.core.smoothed.accounting.inverse import as_log_targets, invert_log_delta
+from smoothdp_nb.core.smoothed.engines.estimate import estimate_monte_carlo, estimate_smoothed
+from smoothdp_nb.core.smoothed.engines.exact import smoothed_exact
+from smoothdp_nb.core.smoothed.engines.monte_carlo import smoothed_monte_carlo
+from smoothdp_nb.core.smoothed.engines.options import SMOOTHED_KEYWORDS, SmoothedEpsilonOptions, SmoothedOptions
+from smoothdp_nb.core.smoothed.engines.results import SmoothedCurve, SmoothedResult, fit_exponential
+from smoothdp_nb.core.smoothed.mechanisms import Mechanism
+from smoothdp_nb.core.smoothed.profiles import check_mechanism
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack from Python 3.12; annotations only
+
+__all__ = [
+    "SmoothedResult",
+    "SmoothedCurve",
+    "smoothed_delta",
+    "smoothed_delta_curve",
+    "smoothed_epsilon",
+    "estimate_smoothed",
+    "fit_exponential",
+]
+
+
+def smoothed_delta(
+    mechanism: Mechanism,
+    n: int,
+    pi: ArrayLike,
+    epsilon: ArrayLike,
+    method: str = "exact",
+    *,
+    progress: bool | None = None,
+    budget: float = DEFAULT_BUDGET_SECONDS,
+    trials: int = 10**4,
+    rng: SeedLike = None,
+    confidence: float = 0.99,
+    candidates: int = 16,
+    executor: Executor | None = None,
+    chunk: int = 10_000,
+    interval: str = "betting",
+) -> SmoothedResult:
+    """Smoothed delta (Definition 3) of any mechanism for the set Pi.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        Any implementation of the protocol (sampling histograms, sampling
+        average, :class:`FiniteMechanism`, :func:`postprocess`, subclasses).
+    n : int >= 1, database size
+    pi : array_like (l, m) or DataFrame
+        The set Pi of distributions over the m categories (rows sum to 1).
+        Only the convex-hull vertices are used (Proposition 7).
+    epsilon : float or 1-D array
+    method : {"exact", "monte-carlo"}
+        "exact" is Algorithm 1 over every composition (see module docstring),
+        for every mechanism: the profile of every histogram of n records, then
+        the expectations; refused before any work when the estimated time
+        (profiles and averaging) exceeds ``budget``.
+        "monte-carlo" samples databases from candidate compositions (all
+        vertex-pure compositions and an even grid, at most ``candidates``)
+        and evaluates delta(x) exactly for each sample.
+    progress : bool or None
+        Show a tqdm progress bar; None shows one when the estimated run time
+        exceeds two seconds.
+    budget : float
+        Refuse (before any work) computations estimated to take longer than
+        this many seconds (``math.inf``: no time limit); the estimated memory
+        is always checked against :func:`~smoothdp_nb.core.runtime.budget.memory_budget`.
+    trials : int >= 1, Monte Carlo samples per candidate composition
+    rng : None, int or Generator, Monte Carlo randomness
+    confidence : float in (0, 1), Monte Carlo interval level
+    candidates : int, Monte Carlo: at most this many candidate compositions
+    executor : concurrent.futures.Executor or None
+        Monte Carlo: where the chunks of trials run (any Executor, e.g. a
+        ProcessPoolExecutor or ``dask.distributed.Client().get_executor()``);
+        results are identical for every executor (per-chunk seeds from
+        ``SeedSequence.spawn``, chunk boundaries fixed by ``chunk``).
+    chunk : int, Monte Carlo trials per task
+    interval : {"betting", "bernstein"}
+        Monte Carlo: the confidence interval of each candidate's mean delta,
+        valid for any law on [0, T/n] (the DP bound on delta(x)), Bonferroni
+        over the candidates.  "betting" (default): :func:`betting_interval`,
+        the hedged-capital interval of Waudby-Smith & Ramdas, much narrower at
+        small trial counts and small deltas; "bernstein":
+        :func:`empirical_bernstein_interval` (Maurer & Pontil).
+
+    Returns
+    -------
+    SmoothedResult
+
+    References
+    ----------
+    Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 3, Proposition 7, Algorithm 1).
+    """
+    check_mechanism(mechanism)
+    n = as_int(n, "n", minimum=1)
+    e, scalar = as_epsilon(epsilon)
+    if method not in ("exact", "monte-carlo"):
+        raise ValueError(f"method must be 'exact' or 'monte-carlo', got {method!r}")
+    red = _check_pi(mechanism, n, pi)
+    if method == "exact":
+        res = smoothed_exact(mechanism, n, red, e, progress, budget)
+    else:
+        trials = as_int(trials, "trials", minimum=1)
+        confidence = as_open_unit(confidence, "confidence")
+        candidates = as_int(candidates, "candidates", minimum=1)
+        if interval not in INTERVALS:
+            raise ValueError(f"interval must be one of {sorted(INTERVALS)}, got {interval!r}")
+        chunk = as_int(chunk, "chunk", minimum=1)
+        est, units = estimate_monte_carlo(mechanism, n, red.vertices, e.size, trials, candidates, chunk)
+        check_budget(
+            est,
+            budget,
+            f"the Monte Carlo smoothed delta for n={n} ({trials} trials x "
+            f"{units['candidates']} candidate compositions)",
+            "use fewer trials or candidates",
+            parameter="trials" if trials >= units["candidates"] else "candidates",
+        )
+        res = smoothed_monte_carlo(
+            mechanism,
+            n,
+            red,
+            e,
+            trials,
+            rng,
+            confidence,
+            candidates,
+            progress,
+            executor,
+            chunk,
+            interval,
+        )
+    object.__setattr__(res, "scalar_epsilon", scalar)
+    return res
+
+
+def _check_pi(mechanism: Mechanism, n: int, pi: object) -> HullReduction:
+    """The hull vertices of Pi (Proposition 7), checked against the mechanism's
+    categories, and n against its sample size (T <= n)."""
+    red = reduce_to_vertices(pi)
+    if mechanism.categories is not None and red.vertices.shape[1] != mechanism.categories:
+        raise ValueError(
+            f"pi must have {mechanism.categories} columns (one per category of {mechanism!r}), "
+            f"got {red.vertices.shape[1]}"
+        )
+    mechanism.sample_size(n)  # T <= n check
+    return red
+
+
+def smoothed_delta_curve(
+    mechanism: Mechanism,
+    ns: ArrayLike,
+    pi: ArrayLike,
+    epsilon: ArrayLike,
+    method: str = "exact",
+    **kwargs: Unpack[SmoothedOptions],
+) -> SmoothedCurve:
+    """Run :func:`smoothed_delta` for every n in ``ns`` and fit exp(a + b n) per epsilon.
+
+    Every point is estimated before the first starts: the sum of the estimated
+    times must fit ``budget`` (and each point's memory the memory budget).
+    """
+    ns = [as_int(v, "ns", minimum=1) for v in np.atleast_1d(ns)]
+    if not ns:
+        raise ValueError("ns must contain at least one database size")
+    budget = kwargs.pop("budget", DEFAULT_BUDGET_SECONDS)
+    total = estimate_smoothed(mechanism, ns, pi, epsilon, method, **kwargs)
+    check_budget(
+        total,
+        budget,
+        f"the smoothed delta curve over {len(ns)} values of n (up to {max(ns)})",
+        "use fewer or smaller n" + (", or method='monte-carlo'" if method == "exact" else ""),
+        parameter="n",
+    )
+    # the whole curve fits the time budget: the points run without a time limit of their own
+    points: SmoothedOptions = {**kwargs, "budget": math.inf}
+    results = [smoothed_delta(mechanism, n, pi, epsilon, method=method, **points) for n in ns]
+    return SmoothedCurve.from_results(results)
+
+
+def smoothed_epsilon(
+    mechanism: Mechanism,
+    n: int,
+    pi: ArrayLike,
+    delta: ArrayLike,
+    *,
+    log: bool = False,
+    **kwargs: Unpack[SmoothedEpsilonOptions],
+) -> FloatOrArray:
+    """The smallest epsilon with smoothed delta (Definition 3) at most ``delta``.
+
+    The forward curve is :func:`~smoothdp_nb.smoothed_delta` with
+    ``method="exact"`` (Algorithm 1; a Monte Carlo estimate is not a proven
+    bound, so it is not inverted); ``kwargs`` go to it (e.g. ``budget``).
+    Certified and tight as :func:`profile_epsilon`.
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 3, Algorithm 1.
+    """
+    check_mechanism(mechanism)
+    if kwargs.get("method", "exact") != "exact":
+        raise ValueError("smoothed_epsilon inverts the exact smoothed delta only: method must be 'exact'")
+    unknown = sorted(set(kwargs) - SMOOTHED_KEYWORDS - {"method"})
+    if unknown:
+        raise TypeError(f"smoothed_epsilon got unexpected keyword argument(s) {unknown}")
+    t, scalar = as_log_targets(delta, log)
+    n = as_int(n, "n", minimum=1)
+    red = _check_pi(mechanism, n, pi)
+    progress, budget = kwargs.get("progress"), kwargs.get("budget", DEFAULT_BUDGET_SECONDS)
+
+    # validated once above: each step of the bisection runs the exact engine itself
+    def curve(e: FloatArray) -> FloatArray:
+        res = smoothed_exact(mechanism, n, red, as_epsilon(np.ravel(e))[0], progress, budget)
+        return np.reshape(np.asarray(res.log_delta_values, dtype=float), (1, e.size))
+
+    with mechanism._law_scope():  # each output law once over the whole bisection
+        out = invert_log_delta(curve, t, 1)[0]
+    return float(out[0]) if scalar else out
+
+
+# a result answers epsilon_for(delta) with the inverse above (results.py sits below this package)
+SmoothedResult.epsilon_solver = smoothed_epsilon

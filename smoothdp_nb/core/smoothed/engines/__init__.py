@@ -1,0 +1,16 @@
+"""Algorithm 1 of *Smoothed Differential Privacy*, exactly and certified, and Monte Carlo.
+
+:mod:`.exact` computes the profile of every histogram and combines them (:mod:`.binary` for two
+categories and two hull vertices, :mod:`.general` for any), with the binomial laws of
+:mod:`.binomial`, the data-dependent plan of :mod:`.schedule`, proven pruning in :mod:`.pruning`
+and the proven error bound of :mod:`.error_bound`; :mod:`.monte_carlo` draws databases instead;
+:mod:`.cost` and :mod:`.estimate` price a run before it starts; :mod:`.results` holds
+:class:`~.results.SmoothedResult`.
+
+May import: :mod:`smoothdp_nb.core.smoothed.mechanisms`, :mod:`smoothdp_nb.core.smoothed.profiles`,
+the numerics and the runtime.
+
+References
+----------
+.. [1] Liu, A., Wang, Y.-X. and Xia, L. "Smoothed Differential Privacy." TMLR (2023).
+"""

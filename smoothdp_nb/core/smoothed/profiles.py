@@ -1,0 +1,321 @@
+"""Database-dependent privacy profiles and the quantities built on them.
+
+* :func:`privacy_profile` -- delta_{epsilon,M}(x) of Definition 2;
+* :func:`dp_delta` -- its worst case over all databases (Theorem 1; for the
+  sampling histogram ``T/n``, Theorem 3 (iii));
+* :func:`remark8_bound` -- the non-asymptotic smoothed-DP bound of Remark 8;
+* :func:`adjusted_utility` -- the adversary's adjusted utility, eq. (3);
+* :func:`compose` -- Proposition 5 (epsilons and deltas add).
+
+References
+----------
+Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 2, Theorem 1, Theorem 3, Remark 8, eq. (3), Proposition 5.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Literal, overload
+
+import numpy as np
+import numpy.typing as npt
+
+from smoothdp_nb.core.numerics.array_types import FloatOrArray
+from smoothdp_nb.core.numerics.enclosures import LIBM_REL, LogEnclosure, U, exp_up, fraction_up, next_up
+from smoothdp_nb.core.numerics.validation import as_epsilon, as_int, as_real
+from smoothdp_nb.core.smoothed.mechanisms import Mechanism
+
+__all__ = [
+    "Composition",
+    "adjusted_utility",
+    "compose",
+    "dp_delta",
+    "privacy_profile",
+    "remark8_bound",
+]
+
+
+def check_mechanism(mechanism: object) -> Mechanism:
+    """TypeError unless ``mechanism`` implements the :class:`Mechanism` protocol."""
+    if not isinstance(mechanism, Mechanism):
+        raise TypeError(
+            "mechanism must be a smoothdp_nb Mechanism (SamplingHistogram, NoisySamplingHistogram, "
+            f"SamplingAverage, FiniteMechanism, a postprocess(...) or a subclass), got {type(mechanism).__name__}"
+        )
+    return mechanism
+
+
+@overload
+def privacy_profile(
+    mechanism: Mechanism,
+    hist: npt.ArrayLike,
+    epsilon: npt.ArrayLike,
+    log: bool = False,
+    *,
+    enclosure: Literal[False] = False,
+) -> FloatOrArray: ...
+
+
+@overload
+def privacy_profile(
+    mechanism: Mechanism, hist: npt.ArrayLike, epsilon: npt.ArrayLike, log: bool = False, *, enclosure: Literal[True]
+) -> LogEnclosure: ...
+
+
+def privacy_profile(
+    mechanism: Mechanism, hist: npt.ArrayLike, epsilon: npt.ArrayLike, log: bool = False, *, enclosure: bool = False
+) -> FloatOrArray | LogEnclosure:
+    """Database-dependent privacy profile delta_{epsilon,M}(x) (Definition 2),
+    as a proven upper bound.
+
+    ``delta(x) = max(0, max_{x' ~ x} d(x, x'), max_{x' ~ x} d(x', x))`` with
+    ``d(x, x') = max_S P[M(x) in S] - e^epsilon P[M(x') in S]``; neighbours replace
+    one record by a record of another category.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        Any implementation of the protocol (its fast path
+        :meth:`Mechanism._log_profile_enclosure` is used).
+    hist : array_like of int, shape (m,) or (k, m)
+        Category counts of the database(s); rows may have different sizes n.
+    epsilon : float or 1-D array of floats >= 0
+    log : bool, default False
+        Return natural logarithms (``-inf`` for an exact zero), which stay
+        finite far below the float64 range (e.g. 1e-5000).
+    enclosure : bool, default False
+        Return a :class:`~smoothdp_nb.core.numerics.enclosures.LogEnclosure` instead:
+        proven bounds ``lower <= log delta <= upper`` (arrays of the shape
+        below; ``.delta_lower``/``.delta_upper`` are the linear bounds,
+        ``.width`` their ratio minus 1).
+
+    Returns
+    -------
+    float or ndarray of shape (k,), (len(epsilon),) or (k, len(epsilon)).
+        A proven **upper bound** on every value (the error model and the
+        argument are in :mod:`smoothdp_nb.core.numerics.enclosures` and the engines'
+        docstrings); each lies in [0, 1] and at most the mechanism's
+        :meth:`~Mechanism._delta_upper_bound` (e.g. T/n rounded up).  The
+        upper and lower bounds agree to about 1e-12 relative on the published
+        cases (docs/accuracy.md).
+
+    Notes
+    -----
+    For the sampling histogram with two categories the profile is a sum of at
+    most four tails of hypergeometric (binomial, with replacement) laws,
+    evaluated from the closed-form threshold outward with a proven truncation
+    bound, so the cost does not grow with n.  For ``m > 2`` the joint law of
+    the two categories involved is summed on its full grid (exact; cost ~ m^2
+    T^2).  Other mechanisms compare their exact output laws.
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 2.
+    """
+    mech = check_mechanism(mechanism)
+    if enclosure:
+        return mech.privacy_profile(hist, epsilon, log, enclosure=True)
+    return mech.privacy_profile(hist, epsilon, log)
+
+
+@overload
+def dp_delta(
+    mechanism: Mechanism,
+    n: int,
+    epsilon: npt.ArrayLike | None = None,
+    *,
+    categories: int = 2,
+    log: bool = False,
+    enclosure: Literal[False] = False,
+) -> FloatOrArray: ...
+
+
+@overload
+def dp_delta(
+    mechanism: Mechanism,
+    n: int,
+    epsilon: npt.ArrayLike | None = None,
+    *,
+    categories: int = 2,
+    log: bool = False,
+    enclosure: Literal[True],
+) -> LogEnclosure: ...
+
+
+def dp_delta(
+    mechanism: Mechanism,
+    n: int,
+    epsilon: npt.ArrayLike | None = None,
+    *,
+    categories: int = 2,
+    log: bool = False,
+    enclosure: bool = False,
+) -> FloatOrArray | LogEnclosure:
+    """The worst case of delta_{epsilon,M}(x) over all databases of n records (Theorem 1),
+    as a proven upper bound (``enclosure=True``: a
+    :class:`~smoothdp_nb.core.numerics.enclosures.LogEnclosure` of its log instead).
+
+    * Sampling histogram without replacement: ``T/n`` for every epsilon >= 0
+      (Theorem 3 (iii)), correctly rounded from the exact fraction.
+    * With replacement: ``1 - (1 - 1/n)^T``, by the same argument.
+    * Sampling average: ``T/n`` (Theorem 4).
+    * Any other mechanism (noisy sampling histogram, finite and
+      post-processed mechanisms): the largest profile over every histogram of
+      n records on ``categories`` categories (the mechanism's own number when
+      it has one), refused with an estimate when there are too many; needs
+      ``epsilon``.
+
+    ``epsilon`` may be a scalar or an array (the result has its shape).
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Theorem 1, Theorem 3, Theorem 4.
+    """
+    mech = check_mechanism(mechanism)
+    if enclosure:
+        return mech.dp_delta(n, epsilon, categories=categories, log=log, enclosure=True)
+    return mech.dp_delta(n, epsilon, categories=categories, log=log)
+
+
+def remark8_bound(
+    n: npt.ArrayLike, m: int, eta: float, epsilon: npt.ArrayLike, f: float, log: bool = False
+) -> FloatOrArray:
+    """Remark 8, rounded up: a smoothed-DP delta of the sampling histogram.
+
+    The sampling histogram is (epsilon, delta, Pi)-smoothed DP with
+    ``delta = exp(-g(eta, epsilon) f n / 6) + m exp(-f n / 8)``,
+    ``g(eta, epsilon) = (eta^-1 (1 - e^-epsilon) - 1)^2``,
+
+    for an f-strictly positive Pi (every probability >= f) and any
+    ``epsilon > ln(1/(1 - eta))``.  Raises ValueError outside that range.
+
+    Parameters
+    ----------
+    n : int or array of int >= 1
+    m : int >= 2, number of categories |X|
+    eta : float in (0, 1), the sampling rate
+    epsilon : float or 1-D array
+    f : float in (0, 1/m], the strict-positivity constant f(m, n)
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Remark 8.
+    """
+    m = as_int(m, "m", minimum=2)
+    eta_f = float(eta)
+    if not (0 < eta_f < 1):
+        raise ValueError(f"eta must be in (0, 1) for Remark 8, got {eta!r}")
+    f = float(f)
+    if not (0 < f <= 1.0 / m):
+        raise ValueError(f"f must be in (0, 1/m] = (0, {1 / m:g}] (a probability lower bound), got {f!r}")
+    e, scalar = as_epsilon(epsilon)
+    nn = np.asarray(n, dtype=float)
+    if np.any(nn < 1) or np.any(nn != np.round(nn)):
+        raise ValueError(f"n must be a positive integer (or array of them), got {n!r}")
+    lower = -math.log1p(-eta_f)
+    if np.any(e <= lower):
+        raise ValueError(f"Remark 8 holds only for epsilon > ln(1/(1 - eta)) = {lower:.6g}; got epsilon = {epsilon!r}")
+    g = (-np.expm1(-e) / eta_f - 1.0) ** 2
+    nn_b = nn[..., None]
+    first = -g * f * nn_b / 6.0
+    second = math.log(m) - f * nn_b / 8.0
+    # Rounded up (the value is itself a bound, so only upward matters): g carries
+    # expm1's LIBM_REL and three roundings, amplified by at most
+    # 2 (1 + 1/|1 - (1-e^-eps)/eta|) ~ 2 |x|/|x - 1| in the square; each product adds u.
+    # The terms' absolute errors are at most 64 u |term| + 8 LIBM_REL |g-term| and
+    # LIBM_REL log m + 4u |term|; log-add-exp adds 2u |result| + 2 LIBM_REL.
+    xg = -np.expm1(-e) / eta_f
+    amp = 2.0 * (1.0 + np.abs(xg) / np.maximum(np.abs(xg - 1.0), 1e-300))
+    err1 = (amp * (LIBM_REL + 4 * U) + 8 * U) * np.abs(first)
+    err2 = LIBM_REL * math.log(m) + 4 * U * np.abs(second)
+    v = np.logaddexp(first, second)
+    # a delta is a probability: the bound says nothing beyond 1 (it exceeds 1 for small n)
+    res = np.minimum(next_up(v + np.maximum(err1, err2) + 2 * U * np.abs(v) + 2 * LIBM_REL), 0.0)
+    res = res if log else np.minimum(exp_up(res), 1.0)
+    if scalar:
+        res = res[..., 0]
+    return float(res) if np.ndim(res) == 0 else res
+
+
+def adjusted_utility(mechanism: Mechanism, hist_minus_i: npt.ArrayLike, t: float, *, log: bool = False) -> FloatOrArray:
+    """The adversary's adjusted utility u(t, x_{-i}) of eq. (3), uniform prior.
+
+    ``u = 1/(1-t) max_{X_i} E_{a ~ M(x_{-i} + X_i)} [max(0, 1 - t - l(a))]``
+    where ``l(a) = 1 - max_j Pr[X_j | a, x_{-i}]`` is the 0-1 loss of the
+    Bayes predictor and ``Pr[X_j | a, x_{-i}]`` is proportional to
+    ``Pr[M(x_{-i} + e_j) = a]``.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+    hist_minus_i : counts of the n-1 known records, shape (m,) or (k, m)
+    t : float in (0, 1), the accuracy threshold
+    log : bool
+        Natural log of the utility instead.
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: eq. (3).
+    """
+    return check_mechanism(mechanism).adjusted_utility(hist_minus_i, t, log=log)
+
+
+@dataclass(frozen=True)
+class Composition:
+    """The (epsilon, delta) guarantee of a composed mechanism (Proposition 5).
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Proposition 5.
+    """
+
+    epsilon: float
+    delta: float
+
+    def __iter__(self) -> Iterator[float]:
+        return iter((self.epsilon, self.delta))
+
+
+def compose(guarantees: Sequence[tuple[float, float]]) -> Composition:
+    """Proposition 5: running k (eps_i, delta_i, Pi)-smoothed DP mechanisms on the
+    same database is (sum eps_i, sum delta_i, Pi)-smoothed DP.
+
+    Both sums are exact sums of the given numbers (rational arithmetic: a
+    float or a Fraction enters with its exact value) rounded up to the next
+    float, so the composed guarantee is never understated.
+
+    Parameters
+    ----------
+    guarantees : sequence of (eps_i, delta_i) pairs, eps_i >= 0, delta_i in [0, 1]
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Proposition 5.
+    """
+    items = list(guarantees)
+    if not items:
+        raise ValueError("guarantees must contain at least one (epsilon, delta) pair")
+    eps_total = 0.0
+    delta_total = 0.0
+    for i, pair in enumerate(items):
+        if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
+            raise TypeError(f"guarantees[{i}] must be an (epsilon, delta) pair of numbers, got {pair!r}")
+        e = as_real(pair[0], f"guarantees[{i}] epsilon", lo=0.0, finite=False)
+        d = as_real(pair[1], f"guarantees[{i}] delta", lo=0.0, hi=1.0)
+        eps_total += e
+        delta_total += d
+    # the exact sums of the given numbers, rounded up (a guarantee must not shrink): an exact
+    # rational (Fraction(1, 3)) enters as itself, not as the nearest float (which may lie below it)
+    eps_up = fraction_up(sum(map(_exact, (p[0] for p in items)), Fraction(0))) if math.isfinite(eps_total) else math.inf
+    return Composition(eps_up, min(1.0, fraction_up(sum(map(_exact, (p[1] for p in items)), Fraction(0)))))
+
+
+def _exact(value: float | numbers.Rational) -> Fraction:
+    """The exact rational value of a validated finite real number (a float, an int, a Fraction)."""
+    if isinstance(value, numbers.Rational):
+        return Fraction(value)
+    return Fraction(float(value))

@@ -1,4 +1,4 @@
-"""Timings for issue 12: exact lattice releases (run on demand).
+"""Timings of exact lattice releases (run on demand).
 
     PYTHONPATH=. /work/venv/bin/python benchmarks/bench_release.py [--quick]
 

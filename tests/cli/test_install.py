@@ -1,4 +1,4 @@
-"""Install and command line (issue 26, item 8): light --help, the tutorials from the installed
+"""Install and command line: light --help, the tutorials from the installed
 package, helpful messages for a missing JupyterLab or an unknown notebook number."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 12, point 4: the floating-point attack (Mironov 2012) as a test.
+"""The floating-point attack (Mironov 2012) as a test.
 
 Two neighbouring databases, [10, 20, 30, 40, 50] and [10, 20, 31, 40, 50]
 (bounds (0, 100), epsilon = 1).  For every family, releases of the first are
@@ -101,7 +101,7 @@ def _path_length(k, k_lo, k_hi):
 
 @pytest.mark.parametrize("family,kw", FAMILIES)
 def test_work_depends_only_on_the_output(family, kw):
-    """Issue 22, point 2: at the finest lattice, neighbours [50] and [0] (n = 1) with the same seeds.
+    """At the finest lattice, neighbours [50] and [0] (n = 1) with the same seeds.
     The number of cdf evaluations of every release is a fixed function of the released value
     (the bisection path of its lattice index, plus the fixed depth of the normal quantile for
     Laplace-log-normal), so neighbours that release the same value do the same work.  The old
@@ -127,8 +127,8 @@ def test_work_depends_only_on_the_output(family, kw):
 
 @pytest.mark.parametrize("lattice", [2.0**-46, 2.0**-42, 2.0**-36])
 def test_laplace_log_normal_never_overflows_at_fine_lattices(lattice):
-    """Issue 22, point 1: 29 of 200 of these releases raised OverflowError at 2^-46 (the normal
-    quantile was enclosed around a float ndtri estimate); now every one is an exact draw."""
+    """No release overflows at the finest lattice: every one of these releases is an exact draw at 2^-46
+    (enclosing the normal quantile around a float ndtri estimate made 29 of 200 raise OverflowError)."""
     for s in range(60):
         r = release(
             [10.0, 20.0, 30.0, 40.0, 50.0], "median", 1.0, noise="laplace_log_normal", bounds=B, lattice=lattice, rng=s

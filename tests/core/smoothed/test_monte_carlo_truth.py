@@ -1,4 +1,4 @@
-"""Monte Carlo tells the truth (issue 21, item 5): the upper end of its interval is an
+"""Monte Carlo tells the truth: the upper end of its interval is an
 upper confidence bound on the smoothed delta over *every* composition, or the result
 says what it covers; estimates stay in log space; notebook 04's control variate
 survives delta(x) = 0."""
@@ -23,7 +23,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[3]
 
 @pytest.mark.parametrize("seed", [5, 6, 7])
 def test_defect2_interval_contains_the_smoothed_delta(seed):
-    """Issue 21 defect 2, verbatim: the worst composition (4, 4, 4) is off the candidate grid;
+    """A reported case, verbatim: the worst composition (4, 4, 4) is off the candidate grid;
     the exact smoothed delta 0.166623 (issue text) must lie in the interval."""
     M = sdp.postprocess(sdp.SamplingHistogram(T=8), sdp.winner)
     Pi = [[0.75, 0.125, 0.125], [0.125, 0.75, 0.125], [0.125, 0.125, 0.75]]

@@ -30,7 +30,7 @@ def _check(enc, want):
     assert mp.mpf(lo) <= lw, (lo, float(lw))
 
 
-# -- the reproducers ------------------------------------------------------
+# -- small cases whose exact values are known ---------------------------------------
 def test_dp_delta_of_the_sampling_histogram_is_at_least_two_thirds():
     d = sdp.dp_delta(sdp.SamplingHistogram(T=4), 6)
     assert Fraction(d) >= Fraction(2, 3)

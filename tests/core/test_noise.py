@@ -561,7 +561,7 @@ def test_calibration_scale_rounded_so_the_guarantee_holds(family, eps, frac, del
     """The scale is at least the exact constant (a larger scale is the same mechanism with a larger
     gamma-smooth bound) and at most 2 ulps above it; PolyPlace's alpha times gamma is at most the
     stated epsilon; the text's decimals are what the calibration used (or more), rho is rounded up.
-    Rounded to nearest (the old code) about half of the scales fell below the exact constant."""
+    Rounded to nearest, about half of the scales would fall below the exact constant."""
     kw = {"delta": delta} if family == "laplace" else {}
     if family in ("cauchy", "student_t"):
         shape = shape + 1.0 if family == "cauchy" else shape

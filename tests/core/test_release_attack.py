@@ -175,9 +175,9 @@ def test_laplace_log_normal_renyi_within_zcdp():
 
 
 # --------------------------------------------------------------------------- #
-# the old float path, kept only as a reference that the check can fail
+# a float path (true + noise), kept only as a reference that the check can fail
 # --------------------------------------------------------------------------- #
-def _old_float_release(true, scale, j):
+def _float_release(true, scale, j):
     """The pre-lattice release: true + s * F^{-1}(u), u = j 2^-53 (Laplace)."""
     u = j * 2.0**-53
     z = math.log(2.0 * u) if u < 0.5 else -math.log(2.0 * (1.0 - u))
@@ -185,15 +185,15 @@ def _old_float_release(true, scale, j):
 
 
 def _possible_under(v, true, scale):
-    """Is v in the image of j -> _old_float_release(true, scale, j), 1 <= j < 2^53?  (Monotone: bisection.)"""
+    """Is v in the image of j -> _float_release(true, scale, j), 1 <= j < 2^53?  (Monotone: bisection.)"""
     lo, hi = 1, 2**53 - 1
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if _old_float_release(true, scale, mid) <= v:
+        if _float_release(true, scale, mid) <= v:
             lo = mid
         else:
             hi = mid - 1
-    return _old_float_release(true, scale, lo) == v
+    return _float_release(true, scale, lo) == v
 
 
 def test_old_float_path_fails_the_check():
@@ -201,7 +201,7 @@ def test_old_float_path_fails_the_check():
     d2 = release(X2, "median", EPS, noise="laplace", delta=1e-5, bounds=B, rng=0, diagnostics=True)
     s1, s2 = d1.diagnostics.noise_scale, d2.diagnostics.noise_scale
     g = np.random.default_rng(7)
-    outs = [_old_float_release(30.0, s1, int(j)) for j in g.integers(1, 2**53, size=100)]
+    outs = [_float_release(30.0, s1, int(j)) for j in g.integers(1, 2**53, size=100)]
     assert all(_possible_under(v, 30.0, s1) for v in outs)  # the replay itself is sound
     impossible = sum(not _possible_under(v, 31.0, s2) for v in outs)
     assert impossible > 50  # most float outputs rule the neighbour out: infinite privacy loss

@@ -323,7 +323,7 @@ def _svg_size(spec: dict) -> tuple[float, float]:
 def test_release_panel_usable_before_the_first_release(income):
     panel = _timed("release() build", lambda: panels.release(income, bounds=(0, 200_000)))
     assert panel.current is None and "nothing released" in panel.status.value
-    w, h = _svg_size(panel.chart_spec())  # the 1.797e308 px: an empty layer without a domain
+    w, h = _svg_size(panel.chart_spec())  # not 1.797e308 px (an empty layer without a domain)
     assert 200 < w < 2000 and 100 < h < 2000, (w, h)
     assert panel.button in panel.controls.children and not panel.button.disabled
     assert '"legend": null' in json.dumps(panel.live.skeleton)  # no legend entry for nothing drawn

@@ -198,7 +198,7 @@ def _coin():
 
 
 def test_a_mechanism_answers_as_an_object():
-    # the example: the constant law has delta 0 everywhere
+    # the constant law has delta 0 everywhere
     assert sdp.FiniteMechanism(lambda h: {0: 0.5, 1: 0.5}, categories=2).dp_delta(4, 1.0) == 0.0
     mech = _coin()
     e = [0.0, 0.3, 1.0]

@@ -26,7 +26,7 @@ def dp_delta_of_law(law, n, m, epsilon):
     return max(exact.profile_of_law(law, h, epsilon) for h in exact.all_hists(n, m))
 
 
-def test_defect1_none_is_an_output_of_its_own():
+def test_none_is_an_output_of_its_own():
     """A reported case, verbatim: None is an output of its own and never takes the mass of "vote" (which gave delta 0)."""
     M = sdp.FiniteMechanism(lambda h: {None: 0.9 if h[0] else 0.1, "vote": 0.1 if h[0] else 0.9}, categories=2)
     got = sdp.dp_delta(M, 1, [0.0, 1.0])
@@ -186,7 +186,7 @@ def test_finite_mechanism_with_mixed_outputs_matches_enumeration(entries, epsilo
 # -- postprocess ----------------------------------------------------------------------------
 
 
-def test_defect3_postprocess_of_a_large_fixed_sample():
+def test_postprocess_of_a_large_fixed_sample():
     """A reported case, verbatim: no bogus "T must be <= n ..., got T=20 > n=16"."""
     f = lambda h: int(h[0] > h[1])  # noqa: E731
     M = sdp.postprocess(sdp.SamplingHistogram(T=20), f)
@@ -203,7 +203,7 @@ def test_defect3_postprocess_of_a_large_fixed_sample():
     assert 0.0 <= r.delta <= float(want) * (1 + 1e-9)
 
 
-def test_defect4_winner_after_tuple_outputs():
+def test_winner_after_tuple_outputs():
     """A reported case, verbatim: winner of a FiniteMechanism whose outputs are tuples."""
     M = sdp.FiniteMechanism(lambda h: {tuple(int(v) for v in h): 1.0}, categories=2)
     assert sdp.privacy_profile(sdp.postprocess(M, sdp.winner), [2, 1], 0.5) == 1.0  # winner 0 vs 1 / a tie

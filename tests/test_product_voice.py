@@ -117,19 +117,13 @@ ALLOWED: tuple[tuple[str, str], ...] = (
 
 
 def _tracked_text_files() -> list[Path]:
-    out = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
-    ).stdout.decode()
+    out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.decode()
     files = []
     for name in out.split("\0"):
         if not name:
             continue
         path = Path(name)
-        if (
-            path.suffix in SUFFIXES
-            or path.parts[0] == ".ci"
-            or path.name in {".gitignore", "requirements.txt"}
-        ):
+        if path.suffix in SUFFIXES or path.parts[0] == ".ci" or path.name in {".gitignore", "requirements.txt"}:
             files.append(path)
     return sorted(files)
 
@@ -202,6 +196,5 @@ def test_the_patterns_leave_prose_alone(text: str) -> None:
 def test_no_development_history_in_the_product() -> None:
     findings = [f for path in FILES for f in _findings(path)]
     assert not findings, (
-        f"{len(findings)} lines tell how the product was built; say what it does instead:\n"
-        + "\n".join(findings)
+        f"{len(findings)} lines tell how the product was built; say what it does instead:\n" + "\n".join(findings)
     )

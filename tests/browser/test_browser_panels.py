@@ -267,7 +267,9 @@ def test_axe_finds_no_serious_violation(four):
     if source is None and os.environ.get("AXE_CORE_JS"):  # .ci/run installs it: a skip there would hide the audit
         pytest.fail(f"AXE_CORE_JS={os.environ['AXE_CORE_JS']} does not exist")
     if source is None:
-        pytest.skip("axe-core not installed: npm install --prefix ~/.cache/smoothdp_nb/axe-core axe-core (or set AXE_CORE_JS)")
+        pytest.skip(
+            "axe-core not installed: npm install --prefix ~/.cache/smoothdp_nb/axe-core axe-core (or set AXE_CORE_JS)"
+        )
     page.add_script_tag(content=source)
     violations = page.evaluate(
         """async () => {

@@ -9,7 +9,6 @@ import pytest
 
 from smoothdp_nb.spec import SpecError, parse_spec, run_spec
 
-
 SMOOTHED = (
     'compute = "smoothed"\nmechanism = {eta = 0.8}\nn = 40\npi = [[0.2, 0.8], [0.6, 0.4]]\n'
     'epsilon = 1.0\nmethod = "monte-carlo"\ntrials = 100\nexecutor = "dask"\n'

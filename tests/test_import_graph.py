@@ -1,4 +1,4 @@
-"""The import graph of smoothdp_nb has no cycle (issue 23).
+"""The import graph of smoothdp_nb has no cycle.
 
 Built from the source with ``ast``, not by importing: every ``import`` and
 ``from ... import`` statement of every module counts, at module level and

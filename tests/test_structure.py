@@ -1,4 +1,4 @@
-"""The package's house rules (issue 23, item 5), checked over ``smoothdp_nb/`` by reading its source.
+"""The package's house rules, checked over ``smoothdp_nb/`` by reading its source.
 
 1. No module is longer than 700 lines.
 2. No module reaches into another module's private names: no ``from x import _y``, no import of a

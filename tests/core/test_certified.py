@@ -480,6 +480,8 @@ def test_a_subclass_with_its_own_enclosure_keeps_one_call_per_size():
     calls = []
 
     class Mine(sdp.SamplingHistogram):
+        label_symmetric = True  # the parent's profile, only counted
+
         def _log_profile_enclosure(self, hists, n, epsilon):
             calls.append(n)
             return super()._log_profile_enclosure(hists, n, epsilon)

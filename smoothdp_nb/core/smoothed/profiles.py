@@ -24,10 +24,11 @@ from typing import Literal, overload
 import numpy as np
 import numpy.typing as npt
 
-from smoothdp_nb.core.numerics.array_types import FloatOrArray
+from smoothdp_nb.core.numerics.array_types import FloatArray, FloatOrArray, IntArray
 from smoothdp_nb.core.numerics.enclosures import LIBM_REL, LogEnclosure, U, exp_up, fraction_up, next_up
-from smoothdp_nb.core.numerics.validation import as_epsilon, as_int, as_real
+from smoothdp_nb.core.numerics.validation import as_epsilon, as_histograms, as_int, as_open_unit, as_real
 from smoothdp_nb.core.smoothed.mechanisms import Mechanism
+from smoothdp_nb.core.smoothed.mechanisms.rounding import shape_result
 
 __all__ = [
     "Composition",
@@ -117,9 +118,29 @@ def privacy_profile(
     Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 2.
     """
     mech = check_mechanism(mechanism)
+    h, single = as_histograms(hist)
+    mech.check_histograms(h)
+    e, eps_scalar = as_epsilon(epsilon)
+    sizes = h.sum(axis=1)
+    for n in np.unique(sizes):
+        mech.sample_size(int(n))  # validates T <= n early, with a clear message
+    enc = mech._profile(h, e)
     if enclosure:
-        return mech.privacy_profile(hist, epsilon, log, enclosure=True)
-    return mech.privacy_profile(hist, epsilon, log)
+        return LogEnclosure(
+            np.asarray(shape_result(enc.lower, single, eps_scalar)),
+            np.asarray(shape_result(enc.upper, single, eps_scalar)),
+        ).squeeze()
+    if log:
+        return shape_result(enc.upper, single, eps_scalar)
+    return shape_result(np.minimum(exp_up(enc.upper), _row_caps(mech, sizes, e)), single, eps_scalar)
+
+
+def _row_caps(mech: Mechanism, sizes: IntArray, epsilon: FloatArray) -> FloatArray:
+    """The proven bound of each row's size (:meth:`Mechanism._delta_upper_bound`): (k, E)."""
+    cap = np.empty((sizes.size, epsilon.size))
+    for n in np.unique(sizes):
+        cap[sizes == n] = mech._delta_upper_bound(int(n), epsilon)
+    return cap
 
 
 @overload
@@ -176,9 +197,22 @@ def dp_delta(
     Liu, Wang, Xia, *Smoothed Differential Privacy*: Theorem 1, Theorem 3, Theorem 4.
     """
     mech = check_mechanism(mechanism)
+    n = as_int(n, "n", minimum=1)
+    mech.sample_size(n)
+    if epsilon is None:
+        if mech.dp_delta_depends_on_epsilon:
+            raise ValueError(f"epsilon is required for the DP delta of {mech!r}")
+        e, scalar = np.zeros(1), True
+    else:
+        e, scalar = as_epsilon(epsilon)
+    cats = as_int(categories, "categories", minimum=2)
     if enclosure:
-        return mech.dp_delta(n, epsilon, categories=categories, log=log, enclosure=True)
-    return mech.dp_delta(n, epsilon, categories=categories, log=log)
+        enc = mech._dp_delta_enclosure(n, e, categories=cats)
+        if scalar:
+            return LogEnclosure(float(np.asarray(enc.lower)[0]), float(np.asarray(enc.upper)[0]))  # type: ignore[arg-type]
+        return enc
+    res = mech._dp_delta(n, e, categories=cats, log=log)
+    return float(res[0]) if scalar else res
 
 
 def remark8_bound(
@@ -261,7 +295,22 @@ def adjusted_utility(mechanism: Mechanism, hist_minus_i: npt.ArrayLike, t: float
     ----------
     Liu, Wang, Xia, *Smoothed Differential Privacy*: eq. (3).
     """
-    return check_mechanism(mechanism).adjusted_utility(hist_minus_i, t, log=log)
+    mech = check_mechanism(mechanism)
+    t = as_open_unit(t, "t")
+    hm = np.atleast_2d(np.asarray(hist_minus_i))
+    if hm.ndim != 2 or hm.shape[1] < 2 or hm.shape[0] == 0:
+        raise ValueError("hist_minus_i must have shape (m,) or (k, m) with m >= 2")
+    single = np.ndim(hist_minus_i) == 1
+    # x_{-i} may be empty (n = 1): validate with a dummy record added.
+    h1, _ = as_histograms(hm + np.eye(1, hm.shape[1], dtype=np.int64), name="hist_minus_i")
+    mech.check_histograms(h1, "hist_minus_i")
+    h = h1 - np.eye(1, hm.shape[1], dtype=np.int64)
+    out = np.empty(h.shape[0])
+    for i, c in enumerate(h):
+        mech.sample_size(int(c.sum()) + 1)
+        out[i] = mech._log_utility(c, t) - math.log1p(-t)
+    res = out if log else np.exp(out)
+    return float(res[0]) if single else res
 
 
 @dataclass(frozen=True)

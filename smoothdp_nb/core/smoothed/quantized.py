@@ -188,10 +188,10 @@ def continuous_limit_profile(
     n: int,
     T: int,
     epsilon: npt.ArrayLike,
+    *,
     bits: npt.ArrayLike = range(1, 11),
     databases: int = 8,
     rng: SeedLike = None,
-    *,
     budget: float = DEFAULT_BUDGET_SECONDS,
 ) -> pd.DataFrame:
     """Theorem 4 numerically: delta of the sampling average of a continuous law, finer and finer grids.

@@ -108,7 +108,7 @@ def test_enclosures_of_shared_pairs_contain_the_exact_profile(law, law_exact):
     epsilon = [0.0, 0.05, 0.4]
     mech = sdp.FiniteMechanism(law, categories=3)
     hists = exact.all_hists(5, 3)
-    enc = sdp.privacy_profile(mech, np.array(hists), epsilon, enclosure=True)
+    enc = sdp.privacy_profile_enclosure(mech, np.array(hists), epsilon)
     for h, lo, hi in zip(hists, enc.lower, enc.upper):
         for e, a, b in zip(epsilon, lo, hi):
             want = exact.profile_of_law(law_exact, h, mp.mpf(e))
@@ -143,8 +143,8 @@ def test_two_nan_keys_of_one_law_are_one_output():
         lambda h: {float("nan"): 0.25, np.float64("nan"): 0.25, 0: 0.5} if h[0] else {0: 1.0}, categories=2
     )
     hists = compositions(3, 2)
-    a = sdp.privacy_profile(one, hists, [0.0, 0.3], enclosure=True)
-    b = sdp.privacy_profile(two, hists, [0.0, 0.3], enclosure=True)
+    a = sdp.privacy_profile_enclosure(one, hists, [0.0, 0.3])
+    b = sdp.privacy_profile_enclosure(two, hists, [0.0, 0.3])
     # exact: 1/2 at every epsilon between a law with h0 >= 1 and the point mass (h0 = 0):
     # the NaN output alone gives P(S) - e^eps Q(S) = 1/2; identical laws give 0
     for lo, hi, h in zip(b.lower, b.upper, hists.tolist()):

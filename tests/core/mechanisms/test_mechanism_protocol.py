@@ -209,7 +209,7 @@ def test_the_functions_answer_for_any_mechanism():
     # one public entry per operation: the functions; the protocol has no method twins
     for name in ("privacy_profile", "dp_delta", "adjusted_utility", "profile_seconds"):
         assert not hasattr(mech, name)
-    enc = sdp.privacy_profile(mech, [2, 1], 0.3, enclosure=True)
+    enc = sdp.privacy_profile_enclosure(mech, [2, 1], 0.3)
     w = exact.profile_of_law(_coin_law, (2, 1), 0.3)
     assert math.exp(enc.lower) <= w <= math.exp(enc.upper)
 

@@ -96,7 +96,9 @@ class Mechanism(ABC):
         compares every neighbour's output law (:func:`~.generic.neighbour_profile_enclosure`).
     ``_delta_upper_bound(n, epsilon) -> (E,) array``
         A **proven** bound on delta_eps(x) for every database of n records
-        (default 1); every delta the package reports is clipped to it.
+        (default 1); every delta the package reports is clipped to it.  With
+        ``dp_delta_depends_on_epsilon = False`` and a closed
+        ``_dp_delta_enclosure`` it must be attained: it is then the DP delta.
     ``_dp_delta_enclosure(n, epsilon, categories, budget) -> LogEnclosure``
         **Proven** bounds on the log of the DP delta (Theorem 1), shape (E,):
         a closed form replacing the default, the largest profile over every
@@ -191,6 +193,10 @@ class Mechanism(ABC):
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self._key()))
+
+    def __repr__(self) -> str:
+        """The class name (a subclass with parameters shows them)."""
+        return f"{type(self).__name__}()"
 
     @property
     def label(self) -> str:
@@ -438,11 +444,14 @@ class Mechanism(ABC):
         """
         m = self.categories if self.categories is not None else as_int(categories, "categories", minimum=2)
         closed = type(self)._dp_delta_enclosure is not Mechanism._dp_delta_enclosure
+        cap = self._delta_upper_bound(n, epsilon)
+        if closed and not log and not self.dp_delta_depends_on_epsilon:
+            return cap  # a closed form attained by a database: the bound is the DP delta, rounded up once
         if all_profiles is not None and not closed:
             upper = all_profiles.max(axis=0)
         else:
             upper = self._dp_delta_enclosure(n, epsilon, m, budget=budget).upper
-        return finish_dp(upper, self._delta_upper_bound(n, epsilon), log)
+        return finish_dp(upper, cap, log)
 
     def _dp_delta_enclosure(
         self,

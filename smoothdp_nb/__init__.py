@@ -109,7 +109,9 @@ if TYPE_CHECKING:  # the public API, declared once (module docstring), by folder
         adjusted_utility as adjusted_utility,
         compose as compose,
         dp_delta as dp_delta,
+        dp_delta_enclosure as dp_delta_enclosure,
         privacy_profile as privacy_profile,
+        privacy_profile_enclosure as privacy_profile_enclosure,
         remark8_bound as remark8_bound,
     )
     from smoothdp_nb.core.smoothed.quantized import (

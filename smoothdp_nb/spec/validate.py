@@ -337,7 +337,7 @@ def _check_calibration(doc: Mapping[str, Any], p: dict[str, Any]) -> None:
     from smoothdp_nb.core.release.smooth_sensitivity import default_gamma
 
     delta = p.get("delta") if _needs_delta(p["noise"]) else None
-    gamma = p["gamma"] if "gamma" in p else core_check("epsilon", default_gamma, p["noise"], p["epsilon"], delta)
+    gamma = p["gamma"] if "gamma" in p else core_check("epsilon", default_gamma, p["noise"], p["epsilon"], delta=delta)
     try:
         calibrate(p["noise"], p["epsilon"], gamma, delta=delta, shape=p.get("shape"))
     except (TypeError, ValueError) as exc:

@@ -74,7 +74,7 @@ def test_a_priori_error_path_contains_the_truth(monkeypatch, log10_n, share, eta
     want = max(
         forward_divergence_binary_mp(u, v, T, epsilon) for u, v in [(w - 1, r), (r, w - 1), (r - 1, w), (w, r - 1)]
     )
-    enc = m.privacy_profile([w, r], epsilon, enclosure=True)
+    enc = sdp.privacy_profile_enclosure(m, [w, r], epsilon)
     lo, hi = float(np.ravel(enc.lower)[0]), float(np.ravel(enc.upper)[0])
     if want == -mp.inf:
         assert lo == -math.inf

@@ -62,7 +62,7 @@ def test_every_output_possible_and_ratio_bounded(family, kw, source, lattice):
     d1 = release(X1, "median", EPS, noise=family, bounds=B, rng=0, diagnostics=True, lattice=lattice, **kw)
     d2 = release(X2, "median", EPS, noise=family, bounds=B, rng=0, diagnostics=True, lattice=lattice, **kw)
     s1, s2 = d1.diagnostics.noise_scale, d2.diagnostics.noise_scale
-    t1, t2 = evaluate_query(X1, "median", B), evaluate_query(X2, "median", B)
+    t1, t2 = evaluate_query(X1, "median", bounds=B), evaluate_query(X2, "median", bounds=B)
     step = d1.lattice
     assert step == (FINEST if lattice else _lattice.default_lattice(B))
     k_lo, k_hi = math.ceil(B[0] / step), math.floor(B[1] / step)
@@ -149,8 +149,8 @@ def _coarse_laws(family, kw, step):
         return [c[i + 1] - c[i] for i in range(cells)]
 
     return (
-        law(evaluate_query(X1, "median", B), d1.diagnostics.noise_scale),
-        law(evaluate_query(X2, "median", B), d2.diagnostics.noise_scale),
+        law(evaluate_query(X1, "median", bounds=B), d1.diagnostics.noise_scale),
+        law(evaluate_query(X2, "median", bounds=B), d2.diagnostics.noise_scale),
         d1,
     )
 

@@ -281,7 +281,7 @@ def _order_stat_A(p: FloatArray, a: int, b: int, w: int, k: int) -> float:
 # public API
 # --------------------------------------------------------------------------- #
 def evaluate_query(
-    x: ArrayLike, query: str = "median", bounds: tuple[float, float] | None = None, trim: Trim = None
+    x: ArrayLike, query: str = "median", *, bounds: tuple[float, float] | None = None, trim: Trim = None
 ) -> float:
     """The (un-noised) query value on the clipped data, with the conventions above.
 
@@ -302,7 +302,7 @@ def evaluate_query(
 
 
 def local_sensitivity(
-    x: ArrayLike, query: Query = "median", bounds: tuple[float, float] | None = None, trim: Trim = None
+    x: ArrayLike, query: Query = "median", *, bounds: tuple[float, float] | None = None, trim: Trim = None
 ) -> float:
     """Local sensitivity LS_q(x) (lecture notes; Hladik-Tetek Definition 2).
 
@@ -333,7 +333,7 @@ def local_sensitivity(
 
 
 def sensitivity_at_distance(
-    x: ArrayLike, query: str, k: int, bounds: tuple[float, float] | None = None, trim: Trim = None
+    x: ArrayLike, query: str, k: int, *, bounds: tuple[float, float] | None = None, trim: Trim = None
 ) -> float:
     """``A(k) = max{LS_q(y) : d(x, y) <= k}`` for an order-statistic query (NRS formula)."""
     q = query_name(query)
@@ -349,6 +349,7 @@ def smooth_sensitivity(
     x: ArrayLike,
     query: Query = "median",
     gamma: float = 0.1,
+    *,
     bounds: tuple[float, float] | None = None,
     trim: Trim = None,
     k_max: int | None = None,

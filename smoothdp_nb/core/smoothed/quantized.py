@@ -27,6 +27,7 @@ from smoothdp_nb.core.numerics.divergence import log1mexp
 from smoothdp_nb.core.numerics.validation import as_epsilon, as_int, as_rng
 from smoothdp_nb.core.runtime.budget import DEFAULT_BUDGET_SECONDS, Estimate, check_budget
 from smoothdp_nb.core.smoothed.mechanisms.sampling_average.mechanism import SamplingAverage, sampling_average_units
+from smoothdp_nb.core.smoothed.profiles import privacy_profile
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -187,10 +188,10 @@ def continuous_limit_profile(
     n: int,
     T: int,
     epsilon: npt.ArrayLike,
+    *,
     bits: npt.ArrayLike = range(1, 11),
     databases: int = 8,
     rng: SeedLike = None,
-    *,
     budget: float = DEFAULT_BUDGET_SECONDS,
 ) -> pd.DataFrame:
     """Theorem 4 numerically: delta of the sampling average of a continuous law, finer and finer grids.
@@ -306,5 +307,5 @@ def continuous_limit_profile(
 
 
 def _profile(mech: SamplingAverage, hists: np.ndarray, epsilon: np.ndarray) -> Any:
-    """The profiles (linear, (k, E)) of validated histograms: the protocol's template method."""
-    return mech.privacy_profile(hists, epsilon)
+    """The profiles (linear, (k, E)) of validated histograms (:func:`~smoothdp_nb.privacy_profile`)."""
+    return privacy_profile(mech, hists, epsilon)

@@ -666,7 +666,7 @@ def test_profile_work_units_match_counted(monkeypatch, case):
     monkeypatch.setattr(average_module.SamplingAverage, "_pair_divergences", pair_spy)
     h = np.random.default_rng(n).multinomial(n, law.pmf)
     mech = SamplingAverage(T=T, grid=law.values, output=output)
-    mech._log_profile_batch(h[None], n, epsilon)
+    mech._log_profile_bounds(h[None], n, epsilon)
     occ = np.flatnonzero(h)
     model = average_profile.profile_work_units(n, T, law.values.size, int(occ[-1] - occ[0]), occ.size, E)
     measured = counted["tables"] + counted["entries"] + counted["pairs"]
@@ -680,7 +680,7 @@ def test_profile_refused_over_budget_with_the_estimate():
     est = sum(mech._histogram_seconds(row, 484, 22, 2) for row in hists)
     assert 0.4 < est < 40  # ~40 profiles of tens of ms each
     with pytest.raises(ComputationTooLarge, match=r"sampling-average profile of 40 databases.*budget") as info:
-        mech._log_profile_batch(hists, 484, np.array([0.5, 1.0]), budget=est / 2)
+        mech._log_profile_bounds(hists, 484, np.array([0.5, 1.0]), budget=est / 2)
     assert info.value.parameter == "T"
-    data_free = mech.profile_seconds(484, law.values.size, 40, 2)
+    data_free = mech.profile_cost(484, law.values.size, 40, 2).seconds
     assert est <= data_free <= 3 * est  # before the data: every grid value counted as occupied

@@ -59,7 +59,7 @@ def test_repeat_enclosure_holds_the_mpmath_truth(k):
     """Both ends are proven: the 50-digit hockey stick of k-fold randomized response lies
     between them (no slack), at epsilons where it is large, tiny and exactly 0."""
     eps = np.array([0.0, 0.5, 0.3 * k, 1.05 * k * math.log(3)])  # the last: above every loss
-    enc = sdp.privacy_profile(sdp.repeat(rr_mechanism(), k), [1, 0], eps, enclosure=True)
+    enc = sdp.privacy_profile_enclosure(sdp.repeat(rr_mechanism(), k), [1, 0], eps)
     for i, e in enumerate(eps):
         truth = binomial_hockey_stick(k, mpmath.mpf(3) / 4, float(e))
         if truth == 0:
@@ -113,7 +113,7 @@ def test_repeat_sampling_histogram_matches_product_enumeration(x, k):
 def test_joint_of_different_mechanisms_matches_product_enumeration():
     x = [9, 8]
     mechs = [sdp.SamplingHistogram(eta=0.25), sdp.SamplingHistogram(eta=0.25, replace=True), sdp.SamplingHistogram(T=3)]
-    enc = sdp.privacy_profile(sdp.joint(*mechs), x, EPS, enclosure=True)
+    enc = sdp.privacy_profile_enclosure(sdp.joint(*mechs), x, EPS)
     ref = _brute_profile(mechs, x, EPS)
     # the certified enclosure holds the float64 brute force (slack: its own roundings), and is tight
     assert np.all(np.exp(enc.lower) <= ref * (1 + 1e-13)) and np.all(ref <= np.exp(enc.upper) * (1 + 1e-13))
@@ -135,8 +135,8 @@ def test_repeat_once_is_the_mechanism():
     the mechanism's tail sum gives a tiny positive upper bound; both are valid."""
     mech = sdp.SamplingHistogram(eta=0.3)
     h = [[20, 30], [45, 5], [1, 49]]
-    rep = sdp.privacy_profile(sdp.repeat(mech, 1), h, EPS, enclosure=True)
-    one = sdp.privacy_profile(mech, h, EPS, enclosure=True)
+    rep = sdp.privacy_profile_enclosure(sdp.repeat(mech, 1), h, EPS)
+    one = sdp.privacy_profile_enclosure(mech, h, EPS)
     assert np.all(rep.lower <= one.upper) and np.all(one.lower <= rep.upper)  # they overlap
     fin = np.isfinite(one.lower)
     assert np.all(rep.width[fin] < 1e-10) and np.all(one.width[fin] < 1e-10)
@@ -158,7 +158,7 @@ def test_never_worse_than_proposition_5(h0, k, eps):
     mech = sdp.SamplingHistogram(eta=0.5)
     x = [h0, 14 - h0]
     single = float(sdp.privacy_profile(mech, x, eps))
-    enc = sdp.privacy_profile(sdp.repeat(mech, k), x, k * eps, enclosure=True)
+    enc = sdp.privacy_profile_enclosure(sdp.repeat(mech, k), x, k * eps)
     summed = sdp.compose([(eps, single)] * k)
     # the exact composed delta is at most the sum: its lower bound is, and its upper bound
     # exceeds the sum by at most the enclosure's own width

@@ -354,7 +354,7 @@ def test_cost_model_prices_a_user_mechanism_within_a_factor_three(m, n):
 def test_cost_model_needs_no_smaller_database():
     """Defect 3's cause: the law was timed at 16 and 32 records, where T = 20 is impossible."""
     M = sdp.postprocess(sdp.SamplingHistogram(T=20), lambda h: int(h[0] > h[1]))
-    assert M.profile_seconds(40, 2, 41, 1) > 0
+    assert M.profile_cost(40, 2, 41, 1).seconds > 0
 
 
 @pytest.mark.parametrize("m", [1000, 10**6])

@@ -192,30 +192,16 @@ class SamplingHistogram(SampleSize, Mechanism):
 
     # -- worst cases ---------------------------------------------------------------
     def _delta_upper_bound(self, n: int, epsilon: FloatArray) -> FloatArray:
-        """The DP delta (below): no database of n records exceeds it."""
-        return self._dp_delta(n, epsilon)
-
-    def _dp_delta(
-        self,
-        n: int,
-        epsilon: FloatArray,
-        categories: int | None = None,
-        log: bool = False,
-        budget: float | None = None,
-        all_profiles: FloatArray | None = None,
-    ) -> FloatArray:
-        """Theorem 3 (iii): ``T/n`` for every epsilon >= 0 without replacement;
-        ``1 - (1 - 1/n)^T`` with replacement; rounded **up** (the smallest float
-        above the exact value; its log enclosed by Arb and rounded up).
+        """The DP delta of Theorem 3 (iii), ``T/n`` for every epsilon >= 0 without
+        replacement and ``1 - (1 - 1/n)^T`` with replacement, rounded **up** (the
+        smallest float above the exact value): no database of n records exceeds it.
 
         The database with a single record of one category attains it, and no
         database exceeds it because the two outputs differ only when the
         changed record is sampled (with replacement: drawn at least once).
         :meth:`_dp_bounds` gives both bounds.
         """
-        enc = self._dp_bounds(n)
-        value = enc[1] if log else enc[3]
-        return np.full(np.shape(epsilon), value)
+        return np.full(np.shape(epsilon), self._dp_bounds(n)[3])
 
     def _dp_delta_enclosure(
         self,
@@ -233,19 +219,15 @@ class SamplingHistogram(SampleSize, Mechanism):
         return dp_delta_bounds(self.sample_size(n), n, self.replace)
 
     # -- the profile fast paths --------------------------------------------------------
-    def _log_profile_batch(self, hists: IntArray, n: int, epsilon: FloatArray) -> FloatArray:
-        """log delta_eps(x) for histograms of a common size n (rows), shape (k, E).
+    def _log_profile_enclosure(self, hists: IntArray, n: int, epsilon: FloatArray) -> LogEnclosure:
+        """Proven bounds on log delta_eps(x) for histograms of a common size n.
 
         For two categories the profile is a maximum of four tails of
         hypergeometric (binomial, with replacement) laws, summed from the
         closed-form threshold outward with a proven truncation bound, so the
         cost does not grow with n.  For ``m > 2`` the joint law of the two
         categories involved is summed on its full grid (exact; cost ~ m^2 T^2).
-        """
-        return self._log_profile_enclosure(hists, n, epsilon).upper
-
-    def _log_profile_enclosure(self, hists: IntArray, n: int, epsilon: FloatArray) -> LogEnclosure:
-        """Proven bounds on log delta_eps(x): the tail sums of
+        The bounds are the tail sums of
         :func:`~smoothdp_nb.core.numerics.divergence.log_monotone_tail_sum_enclosure`
         (m = 2) or the grid terms of
         :func:`~smoothdp_nb.core.numerics.divergence.log_hockey_stick_enclosure` (m > 2),

@@ -104,7 +104,7 @@ class SampledWinner(PostProcessed):
         ``dW / d`` is about 195).
         """
         if hists.shape[1] != 2:
-            return self._generic_log_profile_enclosure(hists, n, epsilon)
+            return super()._log_profile_enclosure(hists, n, epsilon)
         T = self.sample_size(n)
         h0, h1 = hists[:, 0], hists[:, 1]
         u = np.concatenate([h0 - 1, h1 - 1])

@@ -144,21 +144,22 @@ __all__ = list(_WHERE)
 
 def load_ipython_extension(ip: InteractiveShell) -> None:
     """``%load_ext smoothdp_nb``: register the ``%%smoothdp`` / ``%smoothdp`` magics."""
-    from smoothdp_nb.magics import load_ipython_extension as _load
+    from smoothdp_nb.magics import load_ipython_extension as _load  # deferred: IPython, only in a notebook
 
     _load(ip)
 
 
 def unload_ipython_extension(ip: InteractiveShell) -> None:
     """``%unload_ext smoothdp_nb``: remove the magics."""
-    from smoothdp_nb.magics import unload_ipython_extension as _unload
+    from smoothdp_nb.magics import unload_ipython_extension as _unload  # deferred: IPython
 
     _unload(ip)
 
 
 def _load_display() -> None:
     """Import the display package, which registers the result charts (needs Altair)."""
-    from smoothdp_nb import display  # noqa: F401  (imported for its side effect: registering the renderers)
+    # deferred: Altair, with the first chart; imported for its side effect (registering the renderers)
+    from smoothdp_nb import display  # noqa: F401
 
 
 _rendering.renderers.set_loader(_load_display)

@@ -397,7 +397,7 @@ class Panel(abc.ABC):
         return self.widget._repr_mimebundle_(include=include, exclude=exclude)
 
     def _ipython_display_(self) -> None:
-        from IPython.display import display
+        from IPython.display import display  # deferred: IPython only when shown in a notebook
 
         display(self.widget)
 

@@ -35,6 +35,7 @@ from smoothdp_nb.spec.keys import (
     SCHEDULER_SCHEMES,
     TABLE,
     Key,
+    noise_families,
 )
 from smoothdp_nb.spec.reference import keys_help, keys_markdown, keys_rst
 
@@ -85,8 +86,6 @@ _LAZY = {
 
 def __getattr__(name: str) -> object:
     if name == "NOISE_FAMILIES":  # the registry's families now, never a copy frozen at import
-        from smoothdp_nb.spec.keys import noise_families
-
         return noise_families()
     if name in _LAZY:
         value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)

@@ -192,7 +192,7 @@ def _times_exp(v: float, gamma: float, k: int) -> float:
     direct = v * math.exp(-gamma * k)
     if v == 0.0 or direct >= sys.float_info.min:
         return direct
-    import mpmath
+    import mpmath  # deferred: only for a product below the smallest normal double
 
     with mpmath.workprec(80):
         exact = mpmath.mpf(v) * mpmath.exp(-mpmath.mpf(gamma) * k)

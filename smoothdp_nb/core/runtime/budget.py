@@ -25,6 +25,7 @@ import os
 from dataclasses import dataclass
 
 from smoothdp_nb.core.numerics.validation import as_int, as_real
+from smoothdp_nb.core.runtime.parallel import available_cpus
 
 __all__ = [
     "ComputationTooLarge",
@@ -165,8 +166,6 @@ def cap_workers(workers: object, name: str = "workers", *, external: bool = Fals
     ``external=True`` (an external scheduler places the work) only ``>= 1`` is
     checked.
     """
-    from smoothdp_nb.core.runtime.parallel import available_cpus
-
     cores = available_cpus()
     if external:
         return as_int(workers, name, minimum=1)

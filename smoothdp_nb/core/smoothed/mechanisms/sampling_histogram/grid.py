@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 import numpy.typing as npt
+from scipy.special import gammaln
 
 from smoothdp_nb.core.numerics.array_types import FloatArray, IntArray
 from smoothdp_nb.core.numerics.enclosures import LGAMMA_REL, LIBM_REL, gamma
@@ -148,8 +149,6 @@ def log_factorials(n: int) -> FloatArray:
     """lf[k] = log k! for k = 0..n (cached per size)."""
     cached = _LF_CACHE.get("table")
     if cached is None or len(cached) <= n:
-        from scipy.special import gammaln
-
         cached = gammaln(np.arange(max(n, 1024) + 1, dtype=float) + 1.0)
         _LF_CACHE["table"] = cached
     return cached

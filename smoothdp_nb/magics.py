@@ -220,7 +220,6 @@ class SmoothDPMagics(Magics):
         if args.output:
             shell.user_ns[args.output] = result
         _show(result, chart=not args.no_chart, table=args.table)
-        return None
 
 
 def _show(result: Any, chart: bool, table: bool) -> None:

@@ -181,8 +181,6 @@ def test_valid_release_specs_run(eps, values, noise, rng):
 
 # ---------------------------------------------------------------- the magic's line form
 
-IPython = pytest.importorskip("IPython")
-
 
 @pytest.fixture(scope="module")
 def ip(ipython_shell):

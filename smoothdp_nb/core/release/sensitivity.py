@@ -394,7 +394,7 @@ def smooth_sensitivity(
             if isinstance(x, (Integral, np.integer)):
                 k_max = int(x)
             else:
-                k_max = len(cast("Sized", x))  # a sequence of records: n is its length
+                k_max = len(cast(Sized, x))  # a sequence of records: n is its length
         if isinstance(k_max, bool) or not isinstance(k_max, (Integral, np.integer)) or k_max < 0:
             raise ValueError(f"k_max must be an integer with k_max >= 0, got {k_max!r}")
         best = 0.0

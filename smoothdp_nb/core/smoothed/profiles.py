@@ -300,14 +300,12 @@ def compose(guarantees: Sequence[tuple[float, float]]) -> Composition:
     if not items:
         raise ValueError("guarantees must contain at least one (epsilon, delta) pair")
     eps_total = 0.0
-    delta_total = 0.0
     for i, pair in enumerate(items):
         if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
             raise TypeError(f"guarantees[{i}] must be an (epsilon, delta) pair of numbers, got {pair!r}")
         e = as_real(pair[0], f"guarantees[{i}] epsilon", lo=0.0, finite=False)
-        d = as_real(pair[1], f"guarantees[{i}] delta", lo=0.0, hi=1.0)
+        as_real(pair[1], f"guarantees[{i}] delta", lo=0.0, hi=1.0)
         eps_total += e
-        delta_total += d
     # the exact sums of the given numbers, rounded up (a guarantee must not shrink): an exact
     # rational (Fraction(1, 3)) enters as itself, not as the nearest float (which may lie below it)
     eps_up = fraction_up(sum(map(_exact, (p[0] for p in items)), Fraction(0))) if math.isfinite(eps_total) else math.inf

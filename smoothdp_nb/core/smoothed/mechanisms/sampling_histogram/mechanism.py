@@ -389,24 +389,17 @@ class SamplingHistogram(SampleSize, Mechanism):
         return None
 
     # -- the divergence kernel ---------------------------------------------------
-    def log_pair_divergence(
-        self, u: npt.ArrayLike, v: npt.ArrayLike, n: int, T: int, epsilon: FloatArray
-    ) -> FloatArray:
-        """log d(x, x') for neighbour pairs (u, v) of the module docstring.
-
-        ``u``, ``v``: int arrays (B,) of the other records in categories a, b;
-        ``n``: database size (all rows); ``epsilon``: (E,).  For ``m > 2`` the
-        remaining ``n - 1 - u - v`` records form the merged category "rest"
-        (the ratio does not depend on how they split).  Returns (B, E), proven
-        upper bounds (:meth:`log_pair_divergence_enclosure`).
-        """
-        return self.log_pair_divergence_enclosure(u, v, n, T, epsilon).upper
-
     def log_pair_divergence_enclosure(
         self, u: npt.ArrayLike, v: npt.ArrayLike, n: int | IntArray, T: int | IntArray, epsilon: FloatArray
     ) -> LogEnclosure:
-        """Proven bounds on log d(x, x') for the pairs of :meth:`log_pair_divergence`
-        (``n``, ``T``: one size, or one per pair where every pair has ``u + v = n - 1``)."""
+        """Proven bounds on log d(x, x') for neighbour pairs (u, v) of the module docstring.
+
+        ``u``, ``v``: int arrays (B,) of the other records in categories a, b;
+        ``n``: database size (all rows), ``T`` the sample size (one size, or one per pair where
+        every pair has ``u + v = n - 1``); ``epsilon``: (E,).  For ``m > 2`` the remaining
+        ``n - 1 - u - v`` records form the merged category "rest" (the ratio does not depend on
+        how they split).  Bounds of shape (B, E).
+        """
         u = np.asarray(u, dtype=np.int64)
         v = np.asarray(v, dtype=np.int64)
         rest = n - 1 - u - v

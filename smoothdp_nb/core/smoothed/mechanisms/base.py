@@ -16,7 +16,7 @@ import pandas as pd
 
 from smoothdp_nb.core.numerics.array_types import FloatArray, FloatOrArray, IntArray
 from smoothdp_nb.core.numerics.enclosures import LogEnclosure, exp_up
-from smoothdp_nb.core.numerics.validation import as_epsilon, as_histograms, as_int, as_open_unit, as_rng
+from smoothdp_nb.core.numerics.validation import as_epsilon, as_flag, as_histograms, as_int, as_open_unit, as_rng
 from smoothdp_nb.core.runtime.budget import DEFAULT_BUDGET_SECONDS, ComputationTooLarge, Estimate, check_budget
 from smoothdp_nb.core.runtime.parallel import engine_threads
 from smoothdp_nb.core.smoothed.mechanisms.enumeration import (
@@ -554,6 +554,7 @@ class Mechanism(ABC):
         ----------
         Liu, Wang, Xia, *Smoothed Differential Privacy*, Definition 2.
         """
+        log = as_flag(log, "log")
         h, single = as_histograms(hist)
         self.check_histograms(h)
         e, eps_scalar = as_epsilon(epsilon)
@@ -614,6 +615,7 @@ class Mechanism(ABC):
         Liu, Wang, Xia, *Smoothed Differential Privacy*, Theorem 1.
         """
         n = as_int(n, "n", minimum=1)
+        log = as_flag(log, "log")
         self.sample_size(n)
         if epsilon is None:
             if self.dp_delta_depends_on_epsilon:
@@ -639,6 +641,7 @@ class Mechanism(ABC):
         Liu, Wang, Xia, *Smoothed Differential Privacy*, eq. (3).
         """
         t = as_open_unit(t, "t")
+        log = as_flag(log, "log")
         hm = np.atleast_2d(np.asarray(hist_minus_i))
         if hm.ndim != 2 or hm.shape[1] < 2 or hm.shape[0] == 0:
             raise ValueError("hist_minus_i must have shape (m,) or (k, m) with m >= 2")

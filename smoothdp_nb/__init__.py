@@ -8,6 +8,12 @@ layers (:mod:`.display` for charts, :mod:`.panels`, the magic), are imported on 
 answers at once), a call loads only the modules it uses, and the package works without a notebook.  The core's result objects find their charts through the renderer
 registry :mod:`smoothdp_nb.core.runtime.rendering`, whose loader, installed here,
 imports :mod:`.display` the first time a chart or rich display is needed.
+
+What lives here: :mod:`.core` (the numerics and both halves), and above it :mod:`.display`
+(charts), :mod:`.panels` (live widgets), :mod:`.magics` (``%%smoothdp``), :mod:`.spec` (TOML
+specs), :mod:`.reports` (static HTML) and :mod:`.cli` (the command line, run by
+:mod:`.__main__`).  May import: every folder, on first use only; at import time nothing but
+the renderer registry of the runtime.
 """
 
 from __future__ import annotations

@@ -18,9 +18,10 @@ vacuously:
 1. no cycle between modules;
 2. no cycle between the children (modules and folders) of any folder, at any depth: two folders
    never import each other, even through other modules;
-3. the core's layers: the core imports nothing above it nor the notebook stack; each of its folders
+3. the layers: the core imports nothing above it nor the notebook stack; each of its folders
    imports only the folders its docstring allows; inside ``core/smoothed`` imports follow the order
-   written in its docstring;
+   written in its docstring; the layers above the core (display, spec, panels, magics, reports,
+   cli) import only those below them;
 4. a function-level import defers something: it loads a heavy or optional package (numpy, dask,
    Altair, ...) that the module does not load at its top, directly or through one of our modules,
    and it says why in a comment containing ``deferred:`` on its line or just above its run of
@@ -438,6 +439,32 @@ def test_the_layer_check_sees_planted_violations():
         Edge(f"{CORE}.numerics.hull", "scipy.spatial", 11, "function", False, ""),
     ]
     assert [b.split(" ")[0] for b in layer_violations(planted)] == [f"{e.source}:{e.line}" for e in planted[:6]]
+
+
+#: the layers above the core and what each may import of the package (their docstrings say the same)
+ABOVE_CORE = {
+    f"{PACKAGE}.display": {CORE},
+    f"{PACKAGE}.spec": {CORE},
+    f"{PACKAGE}.panels": {CORE, f"{PACKAGE}.display"},
+    f"{PACKAGE}.magics": {CORE, f"{PACKAGE}.display", f"{PACKAGE}.spec"},
+    f"{PACKAGE}.reports": {CORE, f"{PACKAGE}.display", f"{PACKAGE}.spec", PACKAGE},
+    f"{PACKAGE}.cli": {CORE, f"{PACKAGE}.spec", f"{PACKAGE}.reports", PACKAGE},
+}
+
+
+def test_the_layers_above_the_core_import_only_what_they_may(edges):
+    bad = []
+    for e in edges:
+        layer = next((f for f in ABOVE_CORE if _within(e.source, [f])), None)
+        if layer is None or not e.internal or _within(e.target, [layer]):
+            continue
+        # the top-level package itself (its lazy loader), never its other folders through it
+        allowed = any(e.target == a if a == PACKAGE else _within(e.target, [a]) for a in ABOVE_CORE[layer])
+        if not allowed:
+            bad.append(
+                f"{e.source}:{e.line} imports {e.target} ({e.kind}): {layer} may import {sorted(ABOVE_CORE[layer])}"
+            )
+    assert not bad, "\n".join(bad)
 
 
 SMOOTHED = f"{CORE}.smoothed"

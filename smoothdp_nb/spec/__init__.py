@@ -13,6 +13,9 @@ redaction), :mod:`.data` (datasets, CSV files, namespace variables),
 :mod:`.running` (executors and runners), :mod:`.errors` (:class:`SpecError`
 and where an error is).  Everything but the table and its renderings is
 imported on first use, so ``import smoothdp_nb.spec.keys`` stays light.
+
+May import: the core; never the display layer, the panels, the reports or the command line
+(a spec runs in a script without Altair).
 """
 
 from __future__ import annotations

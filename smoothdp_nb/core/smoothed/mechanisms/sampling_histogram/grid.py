@@ -1,7 +1,7 @@
-"""The m > 2 path of the sampling histogram (Algorithm 2 of *Smoothed
-Differential Privacy*, Liu, Wang, Xia): the joint law of the sampled counts
-of the two categories a neighbour pair changes, on its full (T + 1)^2 grid,
-and the proven error bounds of its logs and of the likelihood ratio (see
+"""The m > 2 path of the sampling histogram (Algorithm 2 of *Smoothed Differential Privacy*).
+
+The joint law of the sampled counts of the two categories a neighbour pair changes, on its full
+(T + 1)^2 grid, and the proven error bounds of its logs and of the likelihood ratio (see
 :mod:`smoothdp_nb.core.smoothed.mechanisms.sampling_histogram.mechanism`).
 
 References

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from smoothdp_nb import __version__
-from smoothdp_nb.core.runtime.parallel import available_cpus
+from smoothdp_nb.core.runtime import parallel
 from smoothdp_nb.reports.execute import Interrupted, execute_async, kernel_dir, kernel_log_tail, short_error
 from smoothdp_nb.reports.page import (
     Entry,
@@ -83,7 +83,7 @@ def find_notebooks(directory: Path, only: list[str] | None = None) -> list[Path]
 
 def default_jobs(notebooks: int) -> int:
     """Notebooks run at once by default: the CPUs this process may use, at most ``notebooks``."""
-    return max(1, min(available_cpus(), notebooks))
+    return max(1, min(parallel.available_cpus(), notebooks))
 
 
 def kernel_threads_env(jobs: int) -> dict[str, str]:
@@ -91,7 +91,7 @@ def kernel_threads_env(jobs: int) -> dict[str, str]:
 
     Variables already set in this environment are left as they are.
     """
-    threads = str(max(1, available_cpus() // jobs))
+    threads = str(max(1, parallel.available_cpus() // jobs))
     names = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
     return {k: threads for k in names if k not in os.environ}
 

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from smoothdp_nb.core.runtime.parallel import available_cpus
+from smoothdp_nb.core.runtime import parallel
 from smoothdp_nb.core.runtime.progress import progress_bar
 
 __all__ = [
@@ -66,7 +66,7 @@ def worker_count(executor: cf.Executor | None) -> int:
     count = getattr(executor, "_max_workers", None)  # thread and process pools
     if isinstance(count, int) and count > 0:
         return count
-    return available_cpus()
+    return parallel.available_cpus()
 
 
 class _NoBar:

@@ -1,4 +1,4 @@
-"""Benchmark: the sampling-average mechanism on 8-bit grids (issues 4 and 16).
+"""Benchmark: the sampling-average mechanism on 8-bit grids.
 
 Run on demand:  python benchmarks/bench_average.py [--quick] [--figure5] [--trials N] [--candidates K]
 

@@ -2,7 +2,7 @@
 
 Every delta the package reports is a proven upper bound, and
 ``privacy_profile(..., enclosure=True)`` / ``SmoothedResult.delta_lower``
-give the proven lower bound beside it (issue 21).  This script checks both
+give the proven lower bound beside it.  This script checks both
 sides against exact references and measures the enclosure widths
 ``upper / lower - 1``.
 

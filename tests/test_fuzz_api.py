@@ -190,7 +190,7 @@ def test_privacy_profile_invariants(mech, hists, eps):
     logd = sdp.privacy_profile(mech, hists, eps, log=True)
     assert np.all((d >= 0) & (d <= 1))
     assert np.all(np.diff(d, axis=1) <= 0)  # non-increasing in epsilon
-    # log=True consistent: d is exp(logd) rounded up (issue 21) or the DP delta where that is
+    # log=True consistent: d is exp(logd) rounded up or the DP delta where that is
     # smaller, so equal to exp(logd) but for the last bit (any bit in the subnormal range)
     np.testing.assert_allclose(np.exp(logd), d, rtol=1e-12, atol=1e-320)
     for row, h in zip(d, hists):

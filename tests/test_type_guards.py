@@ -1,5 +1,5 @@
 """The guards that replaced None arithmetic and untyped conversions when the package became
-mypy-clean (issue 17): each refuses with a message naming the parameter, and the typed
+mypy-clean: each refuses with a message naming the parameter, and the typed
 conversions give the same values as before."""
 
 from fractions import Fraction

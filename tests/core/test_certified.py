@@ -1,4 +1,4 @@
-"""Issue 21: every reported privacy number is a proven upper bound, and the
+"""Every reported privacy number is a proven upper bound, and the
 enclosures' lower bounds are below the truth.  The exact values come from
 tests/exact.py (fractions.Fraction enumeration, mpmath at 60 digits), never
 from the package's numerical code."""
@@ -30,7 +30,7 @@ def _check(enc, want):
     assert mp.mpf(lo) <= lw, (lo, float(lw))
 
 
-# -- the issue's reproducers ------------------------------------------------------
+# -- small cases whose exact values are known ---------------------------------------
 def test_dp_delta_of_the_sampling_histogram_is_at_least_two_thirds():
     d = sdp.dp_delta(sdp.SamplingHistogram(T=4), 6)
     assert Fraction(d) >= Fraction(2, 3)
@@ -158,7 +158,7 @@ _RR = sdp.FiniteMechanism(lambda h: {k: float(v) for k, v in _rr_fraction_law(h)
 
 
 def _composite(kind, T):
-    """(mechanism, exact law) of the composite mechanisms of item 1 (audit of issue 21)."""
+    """(mechanism, exact law) of the composite mechanisms."""
     with_rep = lambda h: exact.pmf_with_replacement(h, T)  # noqa: E731
     without = lambda h: exact.pmf_without_replacement(h, T)  # noqa: E731
     if kind == "winner-with-replacement":
@@ -240,7 +240,7 @@ def test_compose_rounds_outward():
 @settings(max_examples=60, deadline=None)
 def test_compose_of_exact_rationals_is_never_below_their_sum(items):
     # a Fraction guarantee (1/3) is a number compose accepts: its sum must not shrink to the
-    # nearest float below (0.3333333333333333 < 1/3 before the audit of issue 21)
+    # nearest float below (0.3333333333333333 < 1/3: rounded to nearest, it would be below the truth)
     c = sdp.compose(items)
     assert Fraction(c.epsilon) >= sum(e for e, _ in items)
     assert Fraction(c.delta) >= min(Fraction(1), sum(d for _, d in items))
@@ -402,7 +402,7 @@ def test_frames_log10_columns_are_upper_bounds():
     mp.mp.dps = 60
 
 
-# -- histograms of several sizes in one call (one vectorised pass, issue 21 item 3) ---------------
+# -- histograms of several sizes in one call (one vectorised pass) ----------------------------------
 def _no_per_size_calls(monkeypatch):
     """Make the per-size hook fail: the mixed-size batch must not need it."""
 

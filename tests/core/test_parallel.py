@@ -1,4 +1,4 @@
-"""CPU actually available, BLAS threads inside the engines only, and no fork of a threaded process (issue 25)."""
+"""CPU actually available, BLAS threads inside the engines only, and no fork of a threaded process."""
 
 from __future__ import annotations
 

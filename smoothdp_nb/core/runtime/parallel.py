@@ -7,7 +7,7 @@ library sized from ``os.cpu_count()`` then starts more busy threads than the
 process has CPU, and OpenBLAS's threads, which spin while they wait for work,
 burn the difference: on the 2-core reference machine with other jobs running,
 the two-vertex engine at n = 10^5 used 10-12 s of CPU with the default BLAS
-threads against 2.1-2.3 s with one (issue 25, benchmarks/README.md).
+threads against 2.1-2.3 s with one (benchmarks/README.md).
 
 * :func:`available_cpus` -- the CPUs this process may actually use: the
   affinity mask, the cgroup quota (v2 ``cpu.max``, v1 ``cpu.cfs_quota_us``) and

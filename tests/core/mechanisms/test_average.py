@@ -378,7 +378,7 @@ def _reference_log_profile(mech, hist, epsilon):
     lc = _log_comb(n, T)
     logR = np.stack([tables[a].log_row(T) - lc for a in occ])
     logS = np.stack([tables[a].log_row(T - 1) - lc for a in occ])
-    # (lower, upper) bounds since issue 21; the profile reports the upper one, with the
+    # (lower, upper) bounds; the profile reports the upper one, with the
     # law error bound of the profile computed just before (the same histogram)
     return mech._log_profile_all(occ, logR, logS, T, np.asarray(epsilon, dtype=float), sums)[1]
 
@@ -402,7 +402,7 @@ def test_fast_profile_equals_every_pair(output):
         mech = SamplingAverage(T=T, grid=law.values, output=output)
         got = privacy_profile(mech, hist, epsilon, log=True)
         want = _reference_log_profile(mech, hist, epsilon)
-        # both are proven upper bounds of the same value (issue 21), from differently
+        # both are proven upper bounds of the same value, from differently
         # rounded laws: they agree within the enclosure width (~1e-11), not to rounding
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=0)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 
 import mpmath
 import numpy as np
@@ -227,24 +226,21 @@ def test_large_composition_uses_grid_and_stays_above_truth():
     assert np.all(up <= np.log(10) + single + 1e-9)
 
 
-def test_repeat_randomized_response_1000_is_fast():
+def test_repeat_randomized_response_1000_matches_the_binomial_hockey_stick():
+    """Its time is a benchmark (benchmarks/bench_composition.py), not a test."""
     mech = sdp.repeat(rr_mechanism(), 1000)
-    t0 = time.perf_counter()
     eps = (100.0, 550.0, 600.0, 700.0)  # the loss's mean is 1000 KL = 549.3
     got = sdp.privacy_profile(mech, [1, 0], eps, log=True)
-    seconds = time.perf_counter() - t0
     ref = [float(mpmath.log(binomial_hockey_stick(1000, mpmath.mpf(3) / 4, e))) for e in eps]
     np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-13)
     assert np.all(np.asarray(got) >= np.asarray(ref) - 1e-13)
-    assert seconds < 1.0 * 3  # 1 s target; slack for a loaded machine (benchmarks/README.md)
 
 
 @pytest.mark.slow
-def test_election_fifty_runs_under_ten_seconds():
+def test_election_fifty_runs_never_worse_than_proposition_5():
+    """The 2020 election, 50 runs (its time: benchmarks/bench_composition.py)."""
     h = sdp.datasets.election_histogram(2020)
-    t0 = time.perf_counter()
     got = sdp.privacy_profile(sdp.repeat(sdp.SamplingHistogram(eta=0.998), 50), h, 5.0, log=True)
-    assert time.perf_counter() - t0 < 10.0
     single = sdp.privacy_profile(sdp.SamplingHistogram(eta=0.998), h, 0.1, log=True)
     assert got <= math.log(50) + single  # never worse than Proposition 5
 

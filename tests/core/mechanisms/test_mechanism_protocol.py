@@ -1,5 +1,5 @@
 """The public Mechanism protocol: structure, the generic code's independence from
-private names, the exact DP delta, and the small bugs of issue 14 point 6."""
+private names, the exact DP delta, and the edge cases of the protocol's helpers."""
 
 import ast
 import itertools
@@ -104,7 +104,7 @@ def test_generic_code_uses_only_the_public_protocol():
 @pytest.mark.parametrize("eta", ["0.5", "0.998", "0.1", "1", "0.3", "0.7"])
 @pytest.mark.parametrize("n", [1, 3, 10, 999, 12345])
 def test_dp_delta_is_the_exact_fraction_rounded_up(eta, n):
-    # issue 21: a reported delta is a proven upper bound, so T/n is rounded up
+    # a reported delta is a proven upper bound, so T/n is rounded up
     # (the smallest float >= T/n), not to nearest
     for mech in (sdp.SamplingHistogram(eta=eta), sdp.SamplingAverage(eta=eta, grid=[0.0, 1.0])):
         T = math.ceil(Fraction(eta) * n)
@@ -114,7 +114,7 @@ def test_dp_delta_is_the_exact_fraction_rounded_up(eta, n):
         assert sdp.dp_delta(mech, n, [0.0, 2.0]).tolist() == [up] * 2
 
 
-# -- issue 14, point 6 -----------------------------------------------------------------
+# -- edge cases: the DP delta per epsilon, eta = 1, every delta in [0, 1] ---------------
 def test_noisy_dp_delta_is_per_epsilon():
     res = sdp.smoothed_delta(
         sdp.NoisySamplingHistogram(eta=1, noise_epsilon=1), 6, [[0.3, 0.7], [0.7, 0.3]], [3.0, 0.1]
@@ -185,7 +185,7 @@ def test_sampling_average_exact_algorithm1_matches_enumeration_of_x_n(output):
 
 
 # ---------------------------------------------------------------------------
-# the protocol in scipy's shape (issue 23, item 2)
+# the protocol in scipy's shape: few required members, documented optional hooks
 # ---------------------------------------------------------------------------
 def _coin_law(h):
     """Publishes 1 with probability (1 + #category 0) / (n + 2) (exact fractions)."""
@@ -198,7 +198,7 @@ def _coin():
 
 
 def test_a_mechanism_answers_as_an_object():
-    # the issue's example: the constant law has delta 0 everywhere
+    # the constant law has delta 0 everywhere
     assert sdp.FiniteMechanism(lambda h: {0: 0.5, 1: 0.5}, categories=2).dp_delta(4, 1.0) == 0.0
     mech = _coin()
     e = [0.0, 0.3, 1.0]

@@ -50,7 +50,7 @@ __all__ = [
 _PER_ADVANCE = 6e-11  # one multiply-add of the banded advance (BLAS trmm, zero halves not counted)
 _PER_CORRELATION = 6e-11  # one multiply-add of np.correlate
 # one np.correlate call per correlation segment and epsilon column (the segments'
-# preparation is vectorised per block since session 6: 2.4e-5 before; from profiles
+# preparation is vectorised per block; from profiles
 # at load 6-10 scaled to the reference machine, not refitted by --calibrate yet)
 _PER_SEGMENT = 4e-6
 _PER_BLOCK = 1.35e-4  # Python round trip per block of compositions

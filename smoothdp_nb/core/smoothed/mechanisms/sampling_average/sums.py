@@ -295,7 +295,7 @@ def log_hockey_stick_both(lp: np.ndarray, lq: np.ndarray, epsilon: np.ndarray) -
 
 
 # CPU seconds per (occupied value, replacement value, possible sum) of the sampling average
-# (8e-10 since the faster profile of issue 16: bench_estimates.py, 2026-11-24)
+# (measured by benchmarks/bench_estimates.py)
 _AVG_CELL = 8e-10
 
 

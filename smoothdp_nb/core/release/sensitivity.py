@@ -192,7 +192,7 @@ def _times_exp(v: float, gamma: float, k: int) -> float:
     direct = v * math.exp(-gamma * k)
     if v == 0.0 or direct >= sys.float_info.min:
         return direct
-    import mpmath
+    import mpmath  # deferred: only for a product below the smallest normal double
 
     with mpmath.workprec(80):
         exact = mpmath.mpf(v) * mpmath.exp(-mpmath.mpf(gamma) * k)
@@ -395,7 +395,7 @@ def smooth_sensitivity(
             if isinstance(x, (Integral, np.integer)):
                 k_max = int(x)
             else:
-                k_max = len(cast("Sized", x))  # a sequence of records: n is its length
+                k_max = len(cast(Sized, x))  # a sequence of records: n is its length
         if isinstance(k_max, bool) or not isinstance(k_max, (Integral, np.integer)) or k_max < 0:
             raise ValueError(f"k_max must be an integer with k_max >= 0, got {k_max!r}")
         best = 0.0

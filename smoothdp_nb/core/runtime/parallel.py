@@ -194,7 +194,7 @@ _controller: tuple[tuple[int, int], object] | None = None
 def _blas_controller() -> object:
     """threadpoolctl's controller, rebuilt after a fork or new imports (new BLAS libraries)."""
     global _controller
-    from threadpoolctl import ThreadpoolController
+    from threadpoolctl import ThreadpoolController  # deferred: the command line imports this module
 
     key = (os.getpid(), len(sys.modules))
     if _controller is None or _controller[0] != key:
@@ -257,7 +257,7 @@ def safe_mp_context() -> BaseContext:
 
 def _init_worker(blas: int) -> None:
     """Pool worker start-up: its BLAS threads (the worker is ours: set for its lifetime)."""
-    from threadpoolctl import threadpool_limits
+    from threadpoolctl import threadpool_limits  # deferred: the command line imports this module
 
     threadpool_limits(limits=blas, user_api="blas")
 

@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from smoothdp_nb.core.numerics.array_types import FloatArray, FloatOrArray, IntArray
 from smoothdp_nb.core.numerics.enclosures import LIBM_REL, LogEnclosure, U, exp_up, fraction_up, next_up
-from smoothdp_nb.core.numerics.validation import as_epsilon, as_histograms, as_int, as_open_unit, as_real
+from smoothdp_nb.core.numerics.validation import as_epsilon, as_flag, as_histograms, as_int, as_open_unit, as_real
 from smoothdp_nb.core.smoothed.mechanisms import Mechanism
 from smoothdp_nb.core.smoothed.mechanisms.rounding import shape_result
 
@@ -99,6 +99,7 @@ def privacy_profile(
     ----------
     Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 2.
     """
+    log = as_flag(log, "log")
     mech, h, single, e, eps_scalar = _profile_input(mechanism, hist, epsilon)
     enc = mech._profile(h, e)
     if log:
@@ -186,6 +187,7 @@ def dp_delta(
     ----------
     Liu, Wang, Xia, *Smoothed Differential Privacy*: Theorem 1, Theorem 3, Theorem 4.
     """
+    log = as_flag(log, "log")
     mech, n, e, scalar, cats = _dp_input(mechanism, n, epsilon, categories)
     res = mech._dp_delta(n, e, categories=cats, log=log)
     return float(res[0]) if scalar else res
@@ -309,6 +311,7 @@ def adjusted_utility(mechanism: Mechanism, hist_minus_i: npt.ArrayLike, t: float
     ----------
     Liu, Wang, Xia, *Smoothed Differential Privacy*: eq. (3).
     """
+    log = as_flag(log, "log")
     mech = check_mechanism(mechanism)
     t = as_open_unit(t, "t")
     hm = np.atleast_2d(np.asarray(hist_minus_i))
@@ -363,14 +366,12 @@ def compose(guarantees: Sequence[tuple[float, float]]) -> Composition:
     if not items:
         raise ValueError("guarantees must contain at least one (epsilon, delta) pair")
     eps_total = 0.0
-    delta_total = 0.0
     for i, pair in enumerate(items):
         if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
             raise TypeError(f"guarantees[{i}] must be an (epsilon, delta) pair of numbers, got {pair!r}")
         e = as_real(pair[0], f"guarantees[{i}] epsilon", lo=0.0, finite=False)
-        d = as_real(pair[1], f"guarantees[{i}] delta", lo=0.0, hi=1.0)
+        as_real(pair[1], f"guarantees[{i}] delta", lo=0.0, hi=1.0)
         eps_total += e
-        delta_total += d
     # the exact sums of the given numbers, rounded up (a guarantee must not shrink): an exact
     # rational (Fraction(1, 3)) enters as itself, not as the nearest float (which may lie below it)
     eps_up = fraction_up(sum(map(_exact, (p[0] for p in items)), Fraction(0))) if math.isfinite(eps_total) else math.inf

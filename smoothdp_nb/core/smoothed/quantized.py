@@ -16,10 +16,11 @@ import math
 import numbers
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pandas as pd
 from scipy import special
 
 from smoothdp_nb.core.numerics.array_types import SeedLike
@@ -28,9 +29,6 @@ from smoothdp_nb.core.numerics.validation import as_epsilon, as_int, as_rng
 from smoothdp_nb.core.runtime.budget import DEFAULT_BUDGET_SECONDS, Estimate, check_budget
 from smoothdp_nb.core.smoothed.mechanisms.sampling_average.mechanism import SamplingAverage, sampling_average_units
 from smoothdp_nb.core.smoothed.profiles import privacy_profile
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 __all__ = ["QuantizedLaw", "quantized_gaussian", "quantized_laplace", "continuous_limit_profile"]
 
@@ -244,8 +242,6 @@ def continuous_limit_profile(
     >>> list(df.bits)
     [2, 8]
     """
-    import pandas as pd
-
     if not callable(cdf):
         raise TypeError("cdf must be a callable (the law's CDF on [0, 1])")
     n = as_int(n, "n", minimum=1)

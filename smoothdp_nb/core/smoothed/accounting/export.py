@@ -25,6 +25,7 @@ from smoothdp_nb.core.numerics.privacy_loss.pld import ComposedLoss, LossDistrib
 from smoothdp_nb.core.numerics.validation import as_epsilon, as_histograms, as_real
 from smoothdp_nb.core.runtime.budget import ComputationTooLarge
 from smoothdp_nb.core.smoothed.mechanisms import Mechanism
+from smoothdp_nb.core.smoothed.mechanisms.composed import pair_loss
 from smoothdp_nb.core.smoothed.profiles import check_mechanism
 
 if TYPE_CHECKING:
@@ -162,6 +163,7 @@ class PrivacyLossDistribution:
         when pessimistic.  Needs the optional extra ``smoothdp_nb[accounting]``.
         """
         try:
+            # deferred: dp_accounting is optional (the accounting extra)
             from dp_accounting.pld import pld_pmf, privacy_loss_distribution as dpl
         except ImportError:  # pragma: no cover - the extra is installed in the test environment
             raise ImportError("to_dp_accounting needs dp_accounting: pip install 'smoothdp_nb[accounting]'") from None
@@ -220,8 +222,6 @@ def privacy_loss_distribution(
     >>> round(pld.delta(0.0), 12) == round(float(sdp.privacy_profile(sdp.SamplingHistogram(eta=0.5), [3, 3], 0.0)), 12)
     True
     """
-    from smoothdp_nb.core.smoothed.mechanisms.composed import pair_loss
-
     check_mechanism(mechanism)
     a, single_a = as_histograms(hist, name="hist")
     b, single_b = as_histograms(neighbour, name="neighbour")

@@ -1,7 +1,7 @@
-"""The count-and-sum tables of the sampling average (Algorithm 3 of *Smoothed
-Differential Privacy*, Liu, Wang, Xia): the grid's integer lattice, the
-support of sums of up to T grid values, and the dynamic programme over the
-occupied values with one log scale per row (see
+"""The count-and-sum tables of the sampling average (Algorithm 3 of *Smoothed Differential Privacy*).
+
+The grid's integer lattice, the support of sums of up to T grid values, and the dynamic
+programme over the occupied values with one log scale per row (see
 :mod:`smoothdp_nb.core.smoothed.mechanisms.sampling_average.mechanism`).
 
 References

@@ -26,11 +26,11 @@ Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 2.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import expit
+import pandas as pd
+from scipy.special import expit, gammaln
 
 from smoothdp_nb.core.numerics import lpmf
 from smoothdp_nb.core.numerics.array_types import FloatArray, IntArray
@@ -49,10 +49,6 @@ from smoothdp_nb.core.smoothed.mechanisms.output_maps import PostProcessing, win
 from smoothdp_nb.core.smoothed.mechanisms.sampling_histogram.grid import log_joint_ab, log_joint_error, log_ratio_error
 from smoothdp_nb.core.smoothed.mechanisms.sampling_histogram.winner import SampledWinner
 from smoothdp_nb.core.smoothed.mechanisms.size import SampleSize, dp_delta_bounds
-
-if TYPE_CHECKING:
-    import pandas as pd
-
 
 __all__ = ["SamplingHistogram"]
 
@@ -161,8 +157,6 @@ class SamplingHistogram(SampleSize, Mechanism):
             One row per possible output: a column per category (``c0``,
             ``c1``, ...), ``probability`` and ``log_probability``.
         """
-        import pandas as pd
-
         outs, logp = self.log_output_pmf(self._one_histogram(hist))
         df = pd.DataFrame(outs, columns=[f"c{j}" for j in range(outs.shape[1])])
         df["probability"] = np.exp(logp)
@@ -377,24 +371,17 @@ class SamplingHistogram(SampleSize, Mechanism):
         return None
 
     # -- the divergence kernel ---------------------------------------------------
-    def log_pair_divergence(
-        self, u: npt.ArrayLike, v: npt.ArrayLike, n: int, T: int, epsilon: FloatArray
-    ) -> FloatArray:
-        """log d(x, x') for neighbour pairs (u, v) of the module docstring.
-
-        ``u``, ``v``: int arrays (B,) of the other records in categories a, b;
-        ``n``: database size (all rows); ``epsilon``: (E,).  For ``m > 2`` the
-        remaining ``n - 1 - u - v`` records form the merged category "rest"
-        (the ratio does not depend on how they split).  Returns (B, E), proven
-        upper bounds (:meth:`log_pair_divergence_enclosure`).
-        """
-        return self.log_pair_divergence_enclosure(u, v, n, T, epsilon).upper
-
     def log_pair_divergence_enclosure(
         self, u: npt.ArrayLike, v: npt.ArrayLike, n: int | IntArray, T: int | IntArray, epsilon: FloatArray
     ) -> LogEnclosure:
-        """Proven bounds on log d(x, x') for the pairs of :meth:`log_pair_divergence`
-        (``n``, ``T``: one size, or one per pair where every pair has ``u + v = n - 1``)."""
+        """Proven bounds on log d(x, x') for neighbour pairs (u, v) of the module docstring.
+
+        ``u``, ``v``: int arrays (B,) of the other records in categories a, b;
+        ``n``: database size (all rows), ``T`` the sample size (one size, or one per pair where
+        every pair has ``u + v = n - 1``); ``epsilon``: (E,).  For ``m > 2`` the remaining
+        ``n - 1 - u - v`` records form the merged category "rest" (the ratio does not depend on
+        how they split).  Bounds of shape (B, E).
+        """
         u = np.asarray(u, dtype=np.int64)
         v = np.asarray(v, dtype=np.int64)
         rest = n - 1 - u - v
@@ -669,8 +656,6 @@ def _label_index(cats: np.ndarray, data: np.ndarray) -> IntArray:
 
 
 def _log_multinomial(outs: IntArray, p: FloatArray) -> FloatArray:
-    from scipy.special import gammaln
-
     T = outs.sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(outs > 0, outs * np.log(p)[None, :], 0.0)

@@ -1,8 +1,10 @@
-"""The winner of a sampled election in closed form: the sampling histogram
-without replacement followed by :data:`~smoothdp_nb.core.smoothed.mechanisms.postprocess.winner`
-(Proposition 4 of *Smoothed Differential Privacy*, Liu, Wang, Xia), offered
-by :meth:`SamplingHistogram._postprocessed` in place of the generic
-enumeration of :class:`~smoothdp_nb.core.smoothed.mechanisms.postprocess.PostProcessed`.
+"""The winner of a sampled election in closed form.
+
+The sampling histogram without replacement followed by
+:data:`~smoothdp_nb.core.smoothed.mechanisms.postprocess.winner` (Proposition 4 of *Smoothed
+Differential Privacy*, Liu, Wang, Xia), offered by :meth:`SamplingHistogram._postprocessed` in
+place of the generic enumeration of
+:class:`~smoothdp_nb.core.smoothed.mechanisms.postprocess.PostProcessed`.
 
 References
 ----------

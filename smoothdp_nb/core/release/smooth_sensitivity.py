@@ -49,6 +49,7 @@ for differential privacy", CCS 2012.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,7 +60,7 @@ import pandas as pd
 
 from smoothdp_nb.core.numerics.array_types import SeedLike
 from smoothdp_nb.core.numerics.validation import as_bounds, as_float_array, as_positive, as_rng
-from smoothdp_nb.core.release import lattice as _lattice
+from smoothdp_nb.core.release import lattice as _lattice, timing as _timing
 from smoothdp_nb.core.release.noise import Calibration, get_family
 from smoothdp_nb.core.release.noise.registry import families as registered_families
 from smoothdp_nb.core.release.sensitivity import (
@@ -373,11 +374,19 @@ def release(
         )
     gen = _generator(rng)
 
+    # the time of the data-dependent computation is padded to a deadline measured on a public
+    # synthetic database of the same size (see .timing): a function of n and the public inputs
+    n = int(np.size(x))
+    deadline = _timing.SENSITIVITY_MARGIN * _timing.sensitivity_cost(q, n, trim, low, high, gamma_s) + _timing.FLOOR
+    start = time.perf_counter()
     # clipping is part of the mechanism; a warning with the number of clipped records would be
     # a data-dependent output printed beside the release (the diagnostics carry it on request)
-    with clipping_silenced():
-        ss = smooth_sensitivity(x, q, gamma_s, bounds=(low, high), trim=trim)
-        true = evaluate_query(x, q, bounds=(low, high), trim=trim)
+    try:
+        with clipping_silenced():
+            ss = smooth_sensitivity(x, q, gamma_s, bounds=(low, high), trim=trim)
+            true = evaluate_query(x, q, bounds=(low, high), trim=trim)
+    finally:  # an error about the data (a NaN, an infinite record) is raised at the same deadline
+        _timing.wait_until(start, deadline)
     _, bound_used = round_up_to_grid(max(ss * (1.0 + 2.0**-32) + slack, floor), denom)
     s = math.nextafter(bound_used * cal.scale, math.inf)
     k_lo, k_hi = math.ceil(low / step), math.floor(high / step)
@@ -395,7 +404,7 @@ def release(
         value=float(k * step),
         lattice=step,
         query=q,
-        n=int(np.size(x)),
+        n=n,
         bounds=(low, high),
         epsilon=eps,
         delta=cal.delta,

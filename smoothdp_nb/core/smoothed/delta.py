@@ -52,7 +52,7 @@ from smoothdp_nb.core.numerics.array_types import FloatArray, FloatOrArray, Seed
 from smoothdp_nb.core.numerics.hull import HullReduction, reduce_to_vertices
 from smoothdp_nb.core.numerics.intervals import INTERVALS
 from smoothdp_nb.core.numerics.validation import as_epsilon, as_int, as_open_unit
-from smoothdp_nb.core.runtime.budget import DEFAULT_BUDGET_SECONDS, check_budget
+from smoothdp_nb.core.runtime.budget import DEFAULT_BUDGET_SECONDS, Estimate, check_budget
 from smoothdp_nb.core.smoothed.accounting.inverse import as_log_targets, invert_log_delta
 from smoothdp_nb.core.smoothed.engines.estimate import estimate_monte_carlo, estimate_smoothed
 from smoothdp_nb.core.smoothed.engines.exact import smoothed_exact
@@ -153,6 +153,7 @@ def smoothed_delta(
         raise ValueError(f"method must be 'exact' or 'monte-carlo', got {method!r}")
     red = _check_pi(mechanism, n, pi)
     if method == "exact":
+        _check_exact_floor(n, red.vertices.shape[1], e.size, budget)
         res = smoothed_exact(mechanism, n, red, e, progress, budget)
     else:
         trials = as_int(trials, "trials", minimum=1)
@@ -188,6 +189,40 @@ def smoothed_delta(
     return res
 
 
+#: Algorithm 1 visits every histogram; no engine spends less than this per histogram (10^7 per second)
+_FLOOR_SECONDS_PER_HISTOGRAM = 1e-7
+#: the two-category engine holds four float64 arrays of (n + 1) x E: the profiles, the padded copy,
+#: its scaled mantissas and the result (engines/binary.py)
+_FLOOR_BYTES_PER_BINARY_POINT = 32.0
+
+
+def _check_exact_floor(n: int, m: int, n_epsilon: int, budget: float) -> None:
+    """Refuse, by arithmetic alone, an exact smoothed delta whose *least* possible cost is over budget.
+
+    The engines' own estimate probes the mechanism at ``n`` (one neighbour pair,
+    a count law of about ``n`` points), which for ``n = 10^9`` is itself the
+    runaway; this floor runs first and costs nothing.  Algorithm 1 sums over the
+    ``C(n + m - 1, m - 1)`` histograms of n records (Liu, Wang, Xia, Algorithm
+    1), each needing at least one profile value per epsilon: at most
+    :data:`_FLOOR_SECONDS_PER_HISTOGRAM` less than that is impossible; for two
+    categories the engine's arrays take ``32 (n + 1) E`` bytes.  Both are lower
+    bounds of the real cost, so a refusal here is never wrong.
+    """
+    from smoothdp_nb.core.smoothed.mechanisms.enumeration import count_histograms
+
+    hists = count_histograms(n, m)
+    seconds = float(hists) * n_epsilon * _FLOOR_SECONDS_PER_HISTOGRAM if hists < 10**300 else math.inf
+    nbytes = _FLOOR_BYTES_PER_BINARY_POINT * (n + 1.0) * n_epsilon if m == 2 else 8.0 * n_epsilon
+    check_budget(
+        Estimate(seconds, nbytes),
+        budget,
+        f"the exact smoothed delta for n={n}, m={m} ({hists:.3g} histograms, at least "
+        f"{_FLOOR_SECONDS_PER_HISTOGRAM:g} s each)",
+        "use method='monte-carlo' or a smaller n",
+        parameter="n",
+    )
+
+
 def _check_pi(mechanism: Mechanism, n: int, pi: object) -> HullReduction:
     """The hull vertices of Pi (Proposition 7), checked against the mechanism's
     categories, and n against its sample size (T <= n)."""
@@ -218,6 +253,10 @@ def smoothed_delta_curve(
     if not ns:
         raise ValueError("ns must contain at least one database size")
     budget = kwargs.pop("budget", DEFAULT_BUDGET_SECONDS)
+    if method == "exact":
+        m = reduce_to_vertices(pi).vertices.shape[1]
+        for n in ns:
+            _check_exact_floor(n, m, as_epsilon(epsilon)[0].size, budget)
     total = estimate_smoothed(mechanism, ns, pi, epsilon, method, **kwargs)
     check_budget(
         total,

@@ -46,6 +46,8 @@ __all__ = ["Repeat", "Joint", "repeat", "joint", "pair_loss", "run_losses"]
 
 # widest exact single-run loss support built from the sampling histogram's count law
 _MAX_RUN_SUPPORT = 2**23
+#: most runs a composition lists one by one (sampling, output laws); the profile composes repeats as one part
+_MAX_LISTED_RUNS = 10**6
 # neighbour pairs whose losses a composed mechanism remembers
 _PAIR_CACHE = 16
 _CACHE_LOCK = threading.Lock()
@@ -383,7 +385,32 @@ class Repeat(_Composed):
         self.k = as_int(k, "k", minimum=1)
 
     def _runs(self) -> list[Mechanism]:
+        if self.k > _MAX_LISTED_RUNS:  # k references would take 8 k bytes (8 GB at k = 10^9)
+            raise ComputationTooLarge(
+                f"{self!r} lists its {self.k:.3g} runs one by one here (~{8.0 * self.k:.3g} bytes); "
+                f"at most {_MAX_LISTED_RUNS} runs are listed: use the privacy profile (it composes "
+                "the k runs as one part), or a smaller k",
+                "k",
+            )
         return [self.mechanism] * self.k
+
+    # what the runs share, read from the one mechanism (never from a list of k copies)
+    @property
+    def categories(self) -> int | None:
+        return self.mechanism.categories
+
+    def sample_size(self, n: int) -> int:
+        return self.mechanism.sample_size(n)
+
+    def check_histograms(self, hists: IntArray, name: str = "hist") -> None:
+        self.mechanism.check_histograms(hists, name)
+
+    def _delta_upper_bound(self, n: int, epsilon: FloatArray) -> FloatArray:
+        """``1 - (1 - b)^k`` for the run's bound b at epsilon = 0 (see the base class), rounded up."""
+        b = float(np.max(self.mechanism._delta_upper_bound(n, np.zeros(1))))
+        log_keep = self.k * math.log1p(-b) if b < 1 else -math.inf
+        bound = min(1.0, -math.expm1(log_keep) * (1 + 1e-12))
+        return np.full(np.shape(epsilon), bound)
 
     def __repr__(self) -> str:
         return f"repeat({self.mechanism!r}, {self.k})"

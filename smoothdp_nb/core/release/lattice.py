@@ -225,7 +225,13 @@ def lattice_range(bounds: tuple[float, float]) -> tuple[float, float]:
     big = max(abs(low), abs(high))
     smallest = math.ulp(big) if big > 0 else math.ulp(0.0)
     smallest = max(smallest, 2.0**-1022)  # normal numbers only
-    return smallest, math.ldexp(1.0, _width_exponent(low, high))
+    largest = math.ldexp(1.0, _width_exponent(low, high))
+    if largest < smallest:  # e.g. (-5e-324, 5e-324): no normal power of two fits, default or explicit
+        raise ValueError(
+            f"bounds {bounds} are too narrow for a release: high - low must be at least 2**-1022 "
+            f"(about {2.0**-1022:.6g}), the smallest lattice step (normal doubles only)"
+        )
+    return smallest, largest
 
 
 def default_lattice(bounds: tuple[float, float]) -> float:

@@ -59,7 +59,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from smoothdp_nb.core.numerics.array_types import SeedLike
-from smoothdp_nb.core.numerics.validation import as_bounds, as_float_array, as_positive, as_rng
+from smoothdp_nb.core.numerics.validation import as_bounds, as_float_array, as_positive, as_rng, position
 from smoothdp_nb.core.release import lattice as _lattice, timing as _timing
 from smoothdp_nb.core.release.noise import Calibration, get_family
 from smoothdp_nb.core.release.noise.registry import families as registered_families
@@ -278,6 +278,7 @@ def release(
     lattice: float | None = None,
     diagnostics: bool = False,
     reveal_true: bool = False,
+    clip_infinite: bool = False,
 ) -> Release:
     """Release ``query(x)`` privately with smooth-sensitivity noise, exactly on a lattice.
 
@@ -316,6 +317,11 @@ def release(
     reveal_true : bool
         Store the un-noised value in ``true_value`` (for teaching and
         testing; it is still never printed or exported).
+    clip_infinite : bool
+        An infinite record is an error naming its position (a ``ValueError``,
+        raised at the same public deadline as a release) unless this is True;
+        then it is clipped to the bound on its side, like any record outside
+        the bounds.
 
     Returns
     -------
@@ -349,7 +355,7 @@ def release(
         g = as_positive(gamma, "gamma")
         gamma_source = "user"
     cal = fam.calibrate(eps, g, delta=delta, shape=shape)  # validates gamma's range
-    for flag, name in ((diagnostics, "diagnostics"), (reveal_true, "reveal_true")):
+    for flag, name in ((diagnostics, "diagnostics"), (reveal_true, "reveal_true"), (clip_infinite, "clip_infinite")):
         if not isinstance(flag, (bool, np.bool_)):
             raise TypeError(f"{name} must be True or False, got {type(flag).__name__}")
     low, high = as_bounds(bounds)  # also: high - low a finite double
@@ -382,6 +388,8 @@ def release(
     # clipping is part of the mechanism; a warning with the number of clipped records would be
     # a data-dependent output printed beside the release (the diagnostics carry it on request)
     try:
+        if not clip_infinite:
+            _refuse_infinite(x)
         with clipping_silenced():
             ss = smooth_sensitivity(x, q, gamma_s, bounds=(low, high), trim=trim)
             true = evaluate_query(x, q, bounds=(low, high), trim=trim)
@@ -417,6 +425,20 @@ def release(
         diagnostics=diag,
         true_value=float(true) if reveal_true else None,
     )
+
+
+def _refuse_infinite(x: npt.ArrayLike) -> None:
+    """An infinite record is an error naming its position, never its sign (the side of the bounds it is on)."""
+    try:
+        arr = np.asarray(x, dtype=float).reshape(-1)
+    except (TypeError, ValueError):  # not numbers: the data check names the first bad record
+        return
+    bad = np.flatnonzero(np.isinf(arr))
+    if bad.size:
+        raise ValueError(
+            f"{position(int(bad[0]), 'x')} must be finite, got an infinite value (pass clip_infinite=True "
+            "to clip infinite records to the bounds)"
+        )
 
 
 def _noise_shape(cal: Calibration) -> float | None:

@@ -71,8 +71,8 @@ def test_reference_tails_match_quadrature_of_the_density(family, shape):
 def test_arb_tails_enclose_the_reference_and_are_tight(family, shape, prec):
     """Every Arb tail ball contains the 900-bit mpmath value and is tight: radius below 2^-(prec - 28)
     (absolute accuracy is what the comparisons with U need; the sampler's failure bound uses it), and
-    relative radius below 2^-(prec - 40) unless the whole ball is below 2^-(prec + 7), including Student's t at d = 100 near a = 9.9 (issue 22, point 3, where the
-    old (1 - I)/2 cancelled) and the PolyPlace seam a = 1/alpha (ball straddling it)."""
+    relative radius below 2^-(prec - 40) unless the whole ball is below 2^-(prec + 7), including Student's t at d = 100 near a = 9.9 (where
+    (1 - I)/2 would cancel) and the PolyPlace seam a = 1/alpha (ball straddling it)."""
     mp = context(900)
     points = [1e-9, 0.05, 0.3, 0.66, 0.999, 1.0, 2.5, 9.9, 1e3, 1e30]
     if family == "polyplace":
@@ -181,7 +181,8 @@ def _replay_u(seed, bits):
 
 @pytest.mark.parametrize("family,shape", [c for c in CASES if c != ("student_t", 100.0)])
 @pytest.mark.parametrize("step", [2.0**-14, 2.0**-46])
-def test_cell_is_the_cell_of_u_under_independent_cdfs(family, shape, step, unpadded_clock):
+@pytest.mark.usefixtures("unpadded_clock")
+def test_cell_is_the_cell_of_u_under_independent_cdfs(family, shape, step):
     """Replay: the first 192 bits of the seeded stream are U; the returned k satisfies
     F(a_k) <= U_lo and U_hi <= F(a_{k+1}) under the 300-bit mpmath references, and the
     number of cdf evaluations is the bisection path length of k (work depends on k only)."""

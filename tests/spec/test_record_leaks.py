@@ -202,7 +202,8 @@ def ip(ipython_shell):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("case", sorted(TOML_SPECS))
-def test_no_sentinel_in_any_output(case: str, data_dir: Path, ip, capsys, unpadded_clock) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.usefixtures("unpadded_clock")
+def test_no_sentinel_in_any_output(case: str, data_dir: Path, ip, capsys) -> None:  # type: ignore[no-untyped-def]
     text = TOML_SPECS[case]
     surfaces = {
         "run_spec": _via_run_spec(text, data_dir, capsys),

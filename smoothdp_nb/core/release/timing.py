@@ -68,6 +68,8 @@ import numpy as np
 from flint import arb
 
 from smoothdp_nb.core.numerics.ball_arithmetic import ARB_LOCK, working_precision
+from smoothdp_nb.core.release.noise.registry import get_family
+from smoothdp_nb.core.release.sensitivity import clipping_silenced, evaluate_query, smooth_sensitivity
 
 __all__ = [
     "FLOOR",
@@ -145,8 +147,6 @@ def tail_cost(family: str, shape: float, prec: int) -> float:
     ``1 - T(a)``, at a negative one ``T(-a)``; ``a`` enters as the quotient
     of two balls, as in the sampler.
     """
-    from smoothdp_nb.core.release.noise.registry import get_family
-
     tail = get_family(family).tail_enclosure
     scale = arb(3.0)
 
@@ -179,8 +179,6 @@ def sensitivity_cost(query: str, n: int, trim: object, low: float, high: float, 
     the best of two runs is returned (the deadline's margin absorbs the
     spread between databases).
     """
-    from smoothdp_nb.core.release.sensitivity import clipping_silenced, evaluate_query, smooth_sensitivity
-
     grid = np.linspace(low, high, n) if n > 1 else np.array([low])
     synthetic = np.random.default_rng(n).permutation(grid)
     best = math.inf

@@ -10,8 +10,8 @@ noise laws and the continuous limit of the sampling average; :mod:`.reports` the
 a privacy profile.
 
 Inside this folder a module imports only those before it in the chain mechanisms -> profiles ->
-engines -> accounting -> delta -> reports; :mod:`.quantized` stands on the mechanisms alone
-(mechanisms -> quantized). May import :mod:`smoothdp_nb.core.numerics` and :mod:`smoothdp_nb.core.runtime`;
+engines -> accounting -> delta -> reports; :mod:`.quantized` stands on the mechanisms and the profiles
+(mechanisms -> profiles -> quantized). May import :mod:`smoothdp_nb.core.numerics` and :mod:`smoothdp_nb.core.runtime`;
 never the release half.
 
 References

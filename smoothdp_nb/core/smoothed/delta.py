@@ -59,6 +59,7 @@ from smoothdp_nb.core.smoothed.engines.monte_carlo import smoothed_monte_carlo
 from smoothdp_nb.core.smoothed.engines.options import SmoothedOptions
 from smoothdp_nb.core.smoothed.engines.results import SmoothedCurve, SmoothedResult, fit_exponential
 from smoothdp_nb.core.smoothed.mechanisms import Mechanism
+from smoothdp_nb.core.smoothed.mechanisms.enumeration import count_histograms
 from smoothdp_nb.core.smoothed.profiles import check_mechanism
 
 __all__ = [
@@ -204,8 +205,6 @@ def _check_exact_floor(n: int, m: int, n_epsilon: int, budget: float) -> None:
     categories the engine's arrays take ``32 (n + 1) E`` bytes.  Both are lower
     bounds of the real cost, so a refusal here is never wrong.
     """
-    from smoothdp_nb.core.smoothed.mechanisms.enumeration import count_histograms
-
     hists = count_histograms(n, m)
     seconds = float(hists) * n_epsilon * _FLOOR_SECONDS_PER_HISTOGRAM if hists < 10**300 else math.inf
     nbytes = _FLOOR_BYTES_PER_BINARY_POINT * (n + 1.0) * n_epsilon if m == 2 else 8.0 * n_epsilon

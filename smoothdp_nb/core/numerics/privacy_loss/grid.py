@@ -76,34 +76,6 @@ def _convolve(a: _Grid, b: _Grid, upper: bool) -> _Grid:
     return _trim(out)
 
 
-#: seconds per cell and level of an FFT convolution (measured: 2.7 s for 6 * 10^6 cells on the project machine)
-_FFT_SECONDS_PER_CELL_LEVEL = 2e-8
-#: bytes per cell of the composed grid: the two factors, the product and the FFT's complex buffers
-_BYTES_PER_CELL = 64.0
-
-
-def _check_grid_size(sizes: list[tuple[int, int]]) -> None:
-    """Refuse, before the first convolution, a composition whose grid would not fit the budget.
-
-    Composing ``k`` runs of a grid of ``s`` cells gives ``k (s - 1) + 1`` cells
-    before trimming (the trim at ``2^-900`` keeps almost all of them for a
-    tilted law); the squarings then cost about ``N log2 N`` per level.
-    """
-    from smoothdp_nb.core.runtime.budget import DEFAULT_BUDGET_SECONDS, Estimate, check_budget
-
-    cells = 1.0 + sum(float(k) * (s - 1) for s, k in sizes)
-    runs = sum(k for _, k in sizes)
-    levels = max(1.0, math.log2(max(runs, 2)))
-    seconds = _FFT_SECONDS_PER_CELL_LEVEL * cells * max(1.0, math.log2(cells)) * levels
-    check_budget(
-        Estimate(seconds, _BYTES_PER_CELL * cells),
-        DEFAULT_BUDGET_SECONDS,
-        f"composing {runs:.3g} runs on the privacy-loss grid ({cells:.3g} cells)",
-        "use fewer runs (a smaller k in repeat, fewer mechanisms in joint)",
-        parameter="k",
-    )
-
-
 def _trim(g: _Grid) -> _Grid:
     """Drop the end cells below ``2^-900`` of the largest; their mass joins the slack."""
     c = g.cells
@@ -277,9 +249,8 @@ def log_delta_grid(
         h = max(1e-12, 1e-9 * max(abs(float(d.losses[0])) for d, _ in finite))
     total_grid = _Grid(0, np.ones(1))
     log_norm = 0.0
-    grids = [(_tilted_grid(d, lam, h, upper), k) for d, k in finite]
-    _check_grid_size([(g.cells.size, k) for (g, _), k in grids])
-    for (g, log_m), k in grids:
+    for d, k in finite:
+        g, log_m = _tilted_grid(d, lam, h, upper)
         log_norm += k * log_m
         power: _Grid | None = g
         while k:

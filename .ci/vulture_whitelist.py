@@ -30,6 +30,8 @@ _.all_values
 # pytest hooks (tests/conftest.py); http.server and html.parser overrides in the tests
 _.pytest_addoption
 _.pytest_ignore_collect
+# a fixture requested by name through pytest.mark.usefixtures (tests/conftest.py)
+_.unpadded_clock
 _.log_message
 _.handle_starttag
 _.handle_endtag

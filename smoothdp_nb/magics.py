@@ -26,8 +26,8 @@ __all__ = ["SmoothDPMagics", "load_ipython_extension", "unload_ipython_extension
 P = ParamSpec("P")
 R = TypeVar("R")
 
-# Where the spec starts on a magic line: the first ``key =`` or an inline table.
-_SPEC_START = re.compile(r"(^|\s)(\{|[A-Za-z_][A-Za-z0-9_.-]*\s*=)")
+# Where the spec starts on a magic line: the first ``key =`` (bare, dotted or quoted) or an inline table.
+_SPEC_START = re.compile(r"""(^|\s)(\{|[A-Za-z_][A-Za-z0-9_.-]*\s*=|(?:"[^"\n]*"|'[^'\n]*')\s*[.=])""")
 
 
 def _split_top_level(text: str, sep: str = ";") -> list[str]:
@@ -190,12 +190,18 @@ class SmoothDPMagics(Magics):
             toml_text = line_to_toml(spec_text)
         else:
             opts_text, toml_text = line, cell
+        args = None
         try:
             args = parse_argstring(self.smoothdp, opts_text)
-        except UsageError:
-            raise
-        except (SystemExit, ValueError):  # argparse exits on unknown options; shlex on unbalanced quotes
-            raise UsageError(f"%smoothdp: invalid options {opts_text.strip()!r} (see %smoothdp?)") from None
+        except (UsageError, SystemExit, ValueError):  # argparse's errors; shlex on unbalanced quotes
+            pass
+        if args is None:
+            # never the text, and raised outside the handler so that no __context__ carries argparse's
+            # message: when the spec's start is not recognised, the "options" are the spec, records included
+            raise UsageError(
+                "%smoothdp: invalid options before the spec (allowed: -o NAME, --no-chart, --table, "
+                "--executor NAME; the spec starts at its first key = value; see %smoothdp?)"
+            )
         executor = None
         if args.executor:
             if args.executor not in shell.user_ns:

@@ -45,3 +45,16 @@ def ipython_shell():
 
     globalipapp.start_ipython()
     return globalipapp.get_ipython()
+
+
+@pytest.fixture
+def unpadded_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Releases inside the test return as soon as their work is done (no sleep to the public deadline).
+
+    For tests of the law of the sampled cells, where thousands of draws at worst-case padding
+    would take minutes and time is not what is checked; the padding itself is tested in
+    tests/core/test_release_timing.py.
+    """
+    from smoothdp_nb.core.release import timing
+
+    monkeypatch.setattr(timing, "wait_until", lambda start, deadline: None)

@@ -109,10 +109,15 @@ def release_data(p: Mapping[str, Any], namespace: Mapping[str, object], base: Pa
             path = base / path
         if not path.is_file():
             raise SpecError(f"file not found: {path}", "csv")
+        failure = ""
         try:
             obj: Any = pd.read_csv(path)
         except (OSError, ValueError) as exc:  # unreadable, not UTF-8, empty or malformed
-            raise SpecError(f"cannot read {path}: {type(exc).__name__}: {exc}", "csv") from None
+            failure = _read_failure(exc)
+        if failure:
+            # raised outside the handler, so that no __context__ carries the parser's exception: a
+            # decoder's or parser's message can quote the file's bytes, a record among them
+            raise SpecError(f"cannot read {path}: {failure}", "csv")
         name = path.name
     else:
         name = p["data"]
@@ -128,15 +133,14 @@ def release_data(p: Mapping[str, Any], namespace: Mapping[str, object], base: Pa
             )
     col = p.get("column")
     if isinstance(obj, pd.DataFrame):
+        # a CSV file's header is not shown: in a file without one, pandas makes the first record the header
+        shown = _shown_columns(obj, from_file="csv" in p)
         if col is None:
-            raise SpecError(
-                f"is required: {name} is a DataFrame (columns: {', '.join(map(str, obj.columns))})", "column"
-            )
+            raise SpecError(f"is required: {name} is a DataFrame {shown}", "column")
         if col not in obj.columns:
-            hint = close_hint(str(col), [str(c) for c in obj.columns])
-            raise SpecError(
-                f"{name} has no column {col!r} (columns: {', '.join(map(str, obj.columns))}){hint}", "column"
-            )
+            names = [] if "csv" in p else [str(c) for c in obj.columns if not _looks_numeric(c)]
+            hint = close_hint(str(col), names)
+            raise SpecError(f"{name} has no column {col!r} {shown}{hint}", "column")
         column = numeric_column(obj[col].to_numpy(), f"{name}[{col!r}]", "column", from_text="csv" in p)
         return column, f"{name}[{col!r}]"
     if col is not None:
@@ -144,6 +148,45 @@ def release_data(p: Mapping[str, Any], namespace: Mapping[str, object], base: Pa
     if isinstance(obj, pd.Series):
         return numeric_column(obj.to_numpy(), name, "data"), name
     return numeric_column(obj, name, "data"), name
+
+
+def _read_failure(exc: BaseException) -> str:
+    """What went wrong reading a file, in words that quote none of its content."""
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 text"
+    if isinstance(exc, pd.errors.EmptyDataError):
+        return "the file is empty"
+    if isinstance(exc, pd.errors.ParserError):
+        return "malformed CSV (rows with different numbers of fields, or unbalanced quotes)"
+    if isinstance(exc, OSError):
+        return exc.strerror or type(exc).__name__
+    return f"not a readable CSV file ({type(exc).__name__})"
+
+
+def _looks_numeric(name: object) -> bool:
+    """A column name that is a number: in a file or frame without a header, it is a record."""
+    try:
+        float(str(name))
+    except ValueError:
+        return False
+    return True
+
+
+def _shown_columns(frame: pd.DataFrame, from_file: bool) -> str:
+    """The columns as an error may show them: a CSV file's are counted only, a frame's numeric names hidden.
+
+    A CSV file without a header row gets its first record as column names, so
+    no name read from a file is ever printed; a notebook DataFrame's names are
+    the user's own labels, shown unless they look like numbers (a frame read
+    without a header, again).
+    """
+    count = f"{len(frame.columns)} column{'s' if len(frame.columns) != 1 else ''}"
+    if from_file:
+        return f"({count}; a file's header is not shown, as in a file without one it is the first record)"
+    names = [str(c) for c in frame.columns if not _looks_numeric(c)]
+    hidden = len(frame.columns) - len(names)
+    listed = ", ".join(names) + (f", and {hidden} numeric name(s) not shown" if hidden else "")
+    return f"({count}: {listed})" if names else f"({count}, numeric names not shown)"
 
 
 def numeric_column(values: Any, name: str, key: str, from_text: bool = False) -> np.ndarray:

@@ -90,7 +90,14 @@ def line_of(text: str | None, key: str | None) -> int | None:
     parts = [re.sub(r"\[\d+\]$", "", part) for part in key.split(".")]
     name = parts[-1]
     q = "[\"']?"  # a key may be spelled quoted: "values" = [...]
-    pat = re.compile(r"(^|[\s{,;])" + q + re.escape(name) + q + r"\s*=")
+    # assigned (key = ...), or given by dotted keys (key.sub = ...)
+    pat = re.compile(r"(^|[\s{,;])" + q + re.escape(name) + q + r"\s*[=.]")
+    if len(parts) == 1:  # a top-level key may also be a [table] or an [[array of tables]]
+        header = re.compile(r"^\s*\[\[?\s*" + q + re.escape(name) + q + r"\s*[\].]")
+        for i, ln in enumerate(text.splitlines(), 1):
+            if header.search(ln) or (pat.search(ln) and not ln.strip().startswith("[")):
+                return i
+        return None
     section = parts[0] if len(parts) > 1 else None
     in_section = section is None
     lines = text.splitlines()

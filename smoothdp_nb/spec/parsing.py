@@ -62,7 +62,8 @@ def parse_toml(text: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        msg = str(exc)
+        # tomllib quotes the offending character ("Found invalid character '7'"): it may be part of a record
+        msg = re.sub(r"\s*(?:'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")(?=\s*\(at )", "", str(exc))
         m = re.search(r"line (\d+)", msg)
         # "at end of document": the last non-blank line
         last = max((i for i, ln in enumerate(text.splitlines(), 1) if ln.strip()), default=1)

@@ -181,6 +181,7 @@ def _replay_u(seed, bits):
 
 @pytest.mark.parametrize("family,shape", [c for c in CASES if c != ("student_t", 100.0)])
 @pytest.mark.parametrize("step", [2.0**-14, 2.0**-46])
+@pytest.mark.usefixtures("unpadded_clock")
 def test_cell_is_the_cell_of_u_under_independent_cdfs(family, shape, step):
     """Replay: the first 192 bits of the seeded stream are U; the returned k satisfies
     F(a_k) <= U_lo and U_hi <= F(a_{k+1}) under the 300-bit mpmath references, and the

@@ -116,6 +116,7 @@ def test_sensitivity_bound_on_the_grid_and_gamma_accounting(data):
 @pytest.mark.parametrize(
     "fam,step,draws", [("polyplace", 4.0, 1500), ("student_t", 4.0, 1500), ("laplace_log_normal", 16.0, 800)]
 )
+@pytest.mark.usefixtures("unpadded_clock")
 def test_lattice_law_matches_exact_cell_probabilities(fam, step, draws):
     # coarse lattice so that many cells are hit: chi-square of seeded draws vs the exact law
     from scipy import stats

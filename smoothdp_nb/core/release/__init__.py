@@ -4,6 +4,7 @@
 families (one module per distribution, each with its calibration and exact tail);
 :mod:`.lattice` samples a release exactly on a data-independent power-of-two lattice with proven
 enclosures; :mod:`.smooth_sensitivity` is :func:`~.smooth_sensitivity.release` itself;
+:mod:`.timing` pads every phase of a release to a deadline computed from public inputs only;
 :mod:`.reports` holds the result objects a spec or a panel shows.
 
 May import: :mod:`smoothdp_nb.core.numerics` and :mod:`smoothdp_nb.core.runtime`. Never the

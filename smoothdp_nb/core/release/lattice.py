@@ -72,18 +72,22 @@ safe to state:
 * A second round happens with probability below ``2^-129`` per release, for
   every database alike; a stopwatch sees at most this event.
 * The *arguments* of the evaluations depend on the data (through ``true``
-  and ``s``), and Arb's time per evaluation varies with its argument
-  (series lengths): the number of evaluations is fixed by the output, their
-  duration is not.  Measured at 224 bits over arguments ``1e-6 .. 1e8``
-  (2026-11-25, loaded machine): Laplace 1-2 us, PolyPlace(10) 3-10 us,
-  Cauchy (c = 4, 12) and Student's t (d = 3, 11; the default shapes are
-  d < 11) 9 us median, up to about 0.1 ms; Student's t with a user-chosen
-  d = 1000 up to 16 ms for arguments 13-18 (Arb's incomplete beta deep in a
-  moderately far tail).  A curator who publishes timings should pad each
-  release to a fixed duration.
-* The smooth sensitivity itself is computed before sampling, in time that
-  depends on ``n`` and, for degenerate data, on the data (see
-  :mod:`.sensitivity`).
+  and ``s``), and Arb's time per evaluation varies with its argument: for
+  Student's t with ``d = 1000`` at 224 bits about 0.3 ms below the argument
+  11.96 and 16-50 ms from there to about 19 (Arb's incomplete beta changes
+  algorithm).  Each round is therefore padded to a **public deadline**:
+  :data:`.timing.MARGIN` times (the bisection depth of the index range times
+  the slowest tail evaluation, plus for Laplace-log-normal the quantile depth
+  times the slowest normal cdf), each slowest time measured on a fixed public
+  grid of arguments, plus :data:`.timing.FLOOR` (:func:`_round_deadline`,
+  :mod:`.timing`).  A round that overruns waits to the next public step
+  ``deadline * 2^j``, never returns early.
+* A boundary landing exactly on the true value (``a_j = 0``, exact value
+  ``1/2``) still costs one tail evaluation (at the public argument 1), so
+  the number of Arb evaluations is the bisection path length, whatever the
+  data.
+* The smooth sensitivity is computed before sampling and padded the same
+  way (:func:`.timing.sensitivity_cost`).
 
 :func:`cdf_evaluations` exposes the running count (for tests).
 
@@ -143,6 +147,7 @@ from __future__ import annotations
 
 import math
 import secrets
+import time
 from collections.abc import Callable
 from fractions import Fraction
 from typing import TypeAlias
@@ -151,6 +156,7 @@ import numpy as np
 from flint import arb, ctx
 
 from smoothdp_nb.core.numerics.ball_arithmetic import ARB_LOCK, working_precision
+from smoothdp_nb.core.release import timing as _timing
 from smoothdp_nb.core.release.noise.registry import get_family
 
 __all__ = [
@@ -179,10 +185,11 @@ _EVALS = [0]  # cdf enclosures computed so far (see cdf_evaluations)
 
 
 def cdf_evaluations() -> int:
-    """Number of cdf enclosures the sampler has computed in this process (for timing tests).
+    """Number of Arb cdf evaluations (tail or normal cdf) the sampler has made in this process.
 
-    One per comparison of ``U`` (or ``V``) with a cdf value; the difference
-    before and after a release is its work.
+    Counted where Arb is called: one per comparison of ``U`` (or ``V``) with
+    a cdf value, including a boundary that lands exactly on the true value
+    (see :func:`_cdf`); the difference before and after a release is its work.
     """
     return _EVALS[0]
 
@@ -218,7 +225,13 @@ def lattice_range(bounds: tuple[float, float]) -> tuple[float, float]:
     big = max(abs(low), abs(high))
     smallest = math.ulp(big) if big > 0 else math.ulp(0.0)
     smallest = max(smallest, 2.0**-1022)  # normal numbers only
-    return smallest, math.ldexp(1.0, _width_exponent(low, high))
+    largest = math.ldexp(1.0, _width_exponent(low, high))
+    if largest < smallest:  # e.g. (-5e-324, 5e-324): no normal power of two fits, default or explicit
+        raise ValueError(
+            f"bounds {bounds} are too narrow for a release: high - low must be at least 2**-1022 "
+            f"(about {2.0**-1022:.6g}), the smallest lattice step (normal doubles only)"
+        )
+    return smallest, largest
 
 
 def default_lattice(bounds: tuple[float, float]) -> float:
@@ -280,7 +293,6 @@ class _LazyUniform:
 
     def compare(self, f: arb) -> int:
         """+1 if certainly U >= f, -1 if certainly U < f, 0 if undecided (the ball meets U's interval)."""
-        _EVALS[0] += 1
         if self._lo >= f:  # U >= U_lo >= every point of the ball
             return 1
         if self._hi <= f:  # U < U_hi <= every point of the ball
@@ -292,14 +304,23 @@ class _LazyUniform:
 # cdf enclosures (the tails are the families': NoiseFamily.tail_enclosure)
 # --------------------------------------------------------------------------- #
 def _cdf(tail: _Tail, shape: float, a: arb, sign: int) -> arb:
-    """Ball containing F(a) for a ball ``a`` of the given exact sign (F(-a) = T(a))."""
+    """Ball containing F(a) for a ball ``a`` of the given exact sign (F(-a) = T(a)).
+
+    Every call evaluates the tail once, also at ``a = 0`` where the value is
+    the exact ``1/2``: the evaluation at the public argument 1 (discarded)
+    keeps the number of Arb evaluations a function of the bisection path
+    alone, whether or not a boundary lands exactly on the true value.
+    """
+    _EVALS[0] += 1
     if sign == 0:
+        tail(arb(1), shape)  # same work as any other boundary; the exact value is 1/2
         return arb(0.5)
     return tail(-a, shape) if sign < 0 else 1 - tail(a, shape)
 
 
 def _normal_cdf(y: arb, inv_sqrt2: arb | None = None) -> arb:
     """``Phi(y) = erfc(-y / sqrt 2) / 2`` (``inv_sqrt2``: a ball of ``1/sqrt 2``, to reuse)."""
+    _EVALS[0] += 1
     if inv_sqrt2 is None:
         inv_sqrt2 = arb(2).rsqrt()
     return (-y * inv_sqrt2).erfc() / 2
@@ -425,8 +446,11 @@ def sample_cell(
     mixture = prob.noise.log_normal_mixture
     v = _LazyUniform(draw, _v_bits(prob.shape, 0, u.bits)) if mixture else None
     r = 0
+    depth = (k_hi - k_lo).bit_length()  # bisection comparisons, at most (public: the index range)
     with ARB_LOCK:
         while True:
+            deadline = _round_deadline(prob, r, depth, u.bits, v.bits if v is not None else 0)
+            start = time.perf_counter()
             got: int | None = None
             factor: arb | None = None
             if v is not None:
@@ -435,12 +459,28 @@ def sample_cell(
             if v is None or factor is not None:
                 with _precision(u.bits + _GUARD):
                     got = prob.bisect(u, factor)
+            _timing.wait_until(start, deadline)  # the round's time: a function of public inputs
             if got is not None:
                 return got
             r += 1
             u.refine_to(2 * u.bits)
             if v is not None:
                 v.refine_to(max(2 * v.bits, _v_bits(prob.shape, r, u.bits)))
+
+
+def _round_deadline(prob: _Problem, r: int, depth: int, u_bits: int, v_bits: int) -> float:
+    """Public deadline (s) of round ``r``: :data:`.timing.MARGIN` times the slowest evaluations, plus the floor.
+
+    ``depth`` tail evaluations at the round's precision, and for
+    Laplace-log-normal the ``D`` normal-cdf steps of the quantile (at most
+    the round's precision each); every cost is measured on a public grid
+    (:mod:`.timing`), so the deadline depends on the family, shape, index
+    range and round only.
+    """
+    cost = depth * _timing.tail_cost(prob.family, prob.shape, u_bits + _GUARD)
+    if prob.noise.log_normal_mixture:
+        cost += _y_depth(prob.shape, r, u_bits) * _timing.normal_cost(v_bits + _GUARD, r)
+    return _timing.MARGIN * cost + _timing.FLOOR
 
 
 def _y_depth(sigma: float, r: int, u_bits: int) -> int:

@@ -49,6 +49,7 @@ for differential privacy", CCS 2012.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,8 +60,8 @@ import pandas as pd
 
 from smoothdp_nb.core.numerics.array_types import SeedLike
 from smoothdp_nb.core.numerics.formatting import lattice_text
-from smoothdp_nb.core.numerics.validation import as_bounds, as_float_array, as_positive, as_rng
-from smoothdp_nb.core.release import lattice as _lattice
+from smoothdp_nb.core.numerics.validation import as_bounds, as_float_array, as_positive, as_rng, position
+from smoothdp_nb.core.release import lattice as _lattice, timing as _timing
 from smoothdp_nb.core.release.noise import Calibration, get_family
 from smoothdp_nb.core.release.noise.registry import families as registered_families
 from smoothdp_nb.core.release.sensitivity import (
@@ -275,6 +276,7 @@ def release(
     lattice: float | None = None,
     diagnostics: bool = False,
     reveal_true: bool = False,
+    clip_infinite: bool = False,
 ) -> Release:
     """Release ``query(x)`` privately with smooth-sensitivity noise, exactly on a lattice.
 
@@ -313,6 +315,11 @@ def release(
     reveal_true : bool
         Store the un-noised value in ``true_value`` (for teaching and
         testing; it is still never printed or exported).
+    clip_infinite : bool
+        An infinite record is an error naming its position (a ``ValueError``,
+        raised at the same public deadline as a release) unless this is True;
+        then it is clipped to the bound on its side, like any record outside
+        the bounds.
 
     Returns
     -------
@@ -346,7 +353,7 @@ def release(
         g = as_positive(gamma, "gamma")
         gamma_source = "user"
     cal = fam.calibrate(eps, g, delta=delta, shape=shape)  # validates gamma's range
-    for flag, name in ((diagnostics, "diagnostics"), (reveal_true, "reveal_true")):
+    for flag, name in ((diagnostics, "diagnostics"), (reveal_true, "reveal_true"), (clip_infinite, "clip_infinite")):
         if not isinstance(flag, (bool, np.bool_)):
             raise TypeError(f"{name} must be True or False, got {type(flag).__name__}")
     low, high = as_bounds(bounds)  # also: high - low a finite double
@@ -371,11 +378,21 @@ def release(
         )
     gen = _generator(rng)
 
+    # the time of the data-dependent computation is padded to a deadline measured on a public
+    # synthetic database of the same size (see .timing): a function of n and the public inputs
+    n = int(np.size(x))
+    deadline = _timing.SENSITIVITY_MARGIN * _timing.sensitivity_cost(q, n, trim, low, high, gamma_s) + _timing.FLOOR
+    start = time.perf_counter()
     # clipping is part of the mechanism; a warning with the number of clipped records would be
     # a data-dependent output printed beside the release (the diagnostics carry it on request)
-    with clipping_silenced():
-        ss = smooth_sensitivity(x, q, gamma_s, bounds=(low, high), trim=trim)
-        true = evaluate_query(x, q, bounds=(low, high), trim=trim)
+    try:
+        if not clip_infinite:
+            _refuse_infinite(x)
+        with clipping_silenced():
+            ss = smooth_sensitivity(x, q, gamma_s, bounds=(low, high), trim=trim)
+            true = evaluate_query(x, q, bounds=(low, high), trim=trim)
+    finally:  # an error about the data (a NaN, an infinite record) is raised at the same deadline
+        _timing.wait_until(start, deadline)
     _, bound_used = round_up_to_grid(max(ss * (1.0 + 2.0**-32) + slack, floor), denom)
     s = math.nextafter(bound_used * cal.scale, math.inf)
     k_lo, k_hi = math.ceil(low / step), math.floor(high / step)
@@ -393,7 +410,7 @@ def release(
         value=float(k * step),
         lattice=step,
         query=q,
-        n=int(np.size(x)),
+        n=n,
         bounds=(low, high),
         epsilon=eps,
         delta=cal.delta,
@@ -406,6 +423,20 @@ def release(
         diagnostics=diag,
         true_value=float(true) if reveal_true else None,
     )
+
+
+def _refuse_infinite(x: npt.ArrayLike) -> None:
+    """An infinite record is an error naming its position, never its sign (the side of the bounds it is on)."""
+    try:
+        arr = np.asarray(x, dtype=float).reshape(-1)
+    except (TypeError, ValueError):  # not numbers: the data check names the first bad record
+        return
+    bad = np.flatnonzero(np.isinf(arr))
+    if bad.size:
+        raise ValueError(
+            f"{position(int(bad[0]), 'x')} must be finite, got an infinite value (pass clip_infinite=True "
+            "to clip infinite records to the bounds)"
+        )
 
 
 def _noise_shape(cal: Calibration) -> float | None:

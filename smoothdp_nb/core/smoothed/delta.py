@@ -51,7 +51,7 @@ from smoothdp_nb.core.numerics.array_types import FloatArray, FloatOrArray, Seed
 from smoothdp_nb.core.numerics.hull import HullReduction, reduce_to_vertices
 from smoothdp_nb.core.numerics.intervals import INTERVALS
 from smoothdp_nb.core.numerics.validation import as_epsilon, as_int, as_open_unit
-from smoothdp_nb.core.runtime.budget import DEFAULT_BUDGET_SECONDS, check_budget
+from smoothdp_nb.core.runtime.budget import DEFAULT_BUDGET_SECONDS, Estimate, check_budget
 from smoothdp_nb.core.smoothed.accounting.inverse import as_log_targets, invert_log_delta
 from smoothdp_nb.core.smoothed.engines.estimate import estimate_monte_carlo, estimate_smoothed
 from smoothdp_nb.core.smoothed.engines.exact import smoothed_exact
@@ -59,6 +59,7 @@ from smoothdp_nb.core.smoothed.engines.monte_carlo import smoothed_monte_carlo
 from smoothdp_nb.core.smoothed.engines.options import SmoothedOptions
 from smoothdp_nb.core.smoothed.engines.results import SmoothedCurve, SmoothedResult, fit_exponential
 from smoothdp_nb.core.smoothed.mechanisms import Mechanism
+from smoothdp_nb.core.smoothed.mechanisms.enumeration import count_histograms
 from smoothdp_nb.core.smoothed.profiles import check_mechanism
 
 __all__ = [
@@ -149,6 +150,7 @@ def smoothed_delta(
         raise ValueError(f"method must be 'exact' or 'monte-carlo', got {method!r}")
     red = _check_pi(mechanism, n, pi)
     if method == "exact":
+        _check_exact_floor(n, red.vertices.shape[1], e.size, budget)
         res = smoothed_exact(mechanism, n, red, e, progress, budget)
     else:
         trials = as_int(trials, "trials", minimum=1)
@@ -182,6 +184,38 @@ def smoothed_delta(
         )
     object.__setattr__(res, "scalar_epsilon", scalar)
     return res
+
+
+#: Algorithm 1 visits every histogram; no engine spends less than this per histogram (10^7 per second)
+_FLOOR_SECONDS_PER_HISTOGRAM = 1e-7
+#: the two-category engine holds four float64 arrays of (n + 1) x E: the profiles, the padded copy,
+#: its scaled mantissas and the result (engines/binary.py)
+_FLOOR_BYTES_PER_BINARY_POINT = 32.0
+
+
+def _check_exact_floor(n: int, m: int, n_epsilon: int, budget: float) -> None:
+    """Refuse, by arithmetic alone, an exact smoothed delta whose *least* possible cost is over budget.
+
+    The engines' own estimate probes the mechanism at ``n`` (one neighbour pair,
+    a count law of about ``n`` points), which for ``n = 10^9`` is itself the
+    runaway; this floor runs first and costs nothing.  Algorithm 1 sums over the
+    ``C(n + m - 1, m - 1)`` histograms of n records (Liu, Wang, Xia, Algorithm
+    1), each needing at least one profile value per epsilon: at most
+    :data:`_FLOOR_SECONDS_PER_HISTOGRAM` less than that is impossible; for two
+    categories the engine's arrays take ``32 (n + 1) E`` bytes.  Both are lower
+    bounds of the real cost, so a refusal here is never wrong.
+    """
+    hists = count_histograms(n, m)
+    seconds = float(hists) * n_epsilon * _FLOOR_SECONDS_PER_HISTOGRAM if hists < 10**300 else math.inf
+    nbytes = _FLOOR_BYTES_PER_BINARY_POINT * (n + 1.0) * n_epsilon if m == 2 else 8.0 * n_epsilon
+    check_budget(
+        Estimate(seconds, nbytes),
+        budget,
+        f"the exact smoothed delta for n={n}, m={m} ({hists:.3g} histograms, at least "
+        f"{_FLOOR_SECONDS_PER_HISTOGRAM:g} s each)",
+        "use method='monte-carlo' or a smaller n",
+        parameter="n",
+    )
 
 
 def _check_pi(mechanism: Mechanism, n: int, pi: object) -> HullReduction:
@@ -223,6 +257,10 @@ def smoothed_delta_curve(
     ns = [as_int(v, "ns", minimum=1) for v in np.atleast_1d(ns)]
     if not ns:
         raise ValueError("ns must contain at least one database size")
+    if method == "exact":
+        m = reduce_to_vertices(pi).vertices.shape[1]
+        for n in ns:
+            _check_exact_floor(n, m, as_epsilon(epsilon)[0].size, budget)
     total = estimate_smoothed(mechanism, ns, pi, epsilon, method, trials=trials, candidates=candidates, chunk=chunk)
     check_budget(
         total,

@@ -24,7 +24,7 @@ MARGIN = 20.0  # seconds: the estimate's probes and a loaded two-core machine
 SIZES = st.integers(0, 18 * 8).map(lambda i: max(1, round(10 ** (i / 8))))
 
 
-def _refused_or_within_budget(call, budget: float) -> str:  # type: ignore[no-untyped-def]
+def assert_refused_or_within_budget(call, budget: float) -> str:  # type: ignore[no-untyped-def]
     tracemalloc.start()
     t0 = time.perf_counter()
     try:
@@ -48,7 +48,7 @@ def _refused_or_within_budget(call, budget: float) -> str:  # type: ignore[no-un
 @given(SIZES)
 def test_smoothed_delta_at_any_n(n: int) -> None:
     mech = sdp.SamplingHistogram(eta=0.5)
-    _refused_or_within_budget(
+    assert_refused_or_within_budget(
         lambda: sdp.smoothed_delta(mech, n, [[0.3, 0.7], [0.6, 0.4]], 1.0, budget=BUDGET, progress=False), BUDGET
     )
 
@@ -69,5 +69,5 @@ def test_huge_n_is_refused_at_once(n: int) -> None:
 def test_repeat_of_any_size(k: int) -> None:
     """Small k finish; k from 10^8 up are refused (the composed grid would not fit), never a runaway."""
     mech = sdp.repeat(sdp.SamplingHistogram(eta=0.5), k)
-    outcome = _refused_or_within_budget(lambda: sdp.privacy_profile(mech, [3, 2], 1.0), 30.0)
+    outcome = assert_refused_or_within_budget(lambda: sdp.privacy_profile(mech, [3, 2], 1.0), 30.0)
     assert outcome == ("finished" if k <= 50 else "refused")

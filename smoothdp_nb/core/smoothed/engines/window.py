@@ -59,7 +59,7 @@ from smoothdp_nb.core.numerics.enclosures import LIBM_REL, U as UNIT, gamma, log
 __all__ = ["WINDOW_MIN_N", "WindowCertificate", "windowed_smoothed"]
 
 #: records from which the exact engine first tries the windowed certificate
-WINDOW_MIN_N = 1_000_000
+WINDOW_MIN_N = 3_000_000
 # relative slack on every Chernoff bound: far above the rounding of its few operations
 _SLACK = 1e-9
 # the window keeps the pieces whose bound is within e^-_KEEP of the largest

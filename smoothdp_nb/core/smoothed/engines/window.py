@@ -489,8 +489,6 @@ def _bases_below(
     # Y ~ Bin(n - i, pa), i = 0 .. K, outside the window: H_i(y) <= the bound over [y, y + i]
     lbk = _spread(lb, plo, phi, K)
     trunc = _outside_mass([(n, 0), (n - K, 0)], pa, pb, plo, phi, lbk, w0, w1)
-    if np.any(trunc > U - 40 * math.log(2.0)):
-        return False
     eb = np.exp(sig) * pb
     qb, qa = 1.0 - pb, 1.0 - pa
     for i in range(1, K):

@@ -235,10 +235,24 @@ def _window_rel(lw_err: float, lw: np.ndarray, ld: np.ndarray) -> float:
 def _end_enclosure(
     prof: _Profiles, n: int, pa: float, plo: np.ndarray, phi: np.ndarray, lb: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray] | None:
-    """(U, L) per epsilon enclosing ``log E[delta(Bin(n, pa))]`` (step 1 of the module docstring)."""
+    """(U, L) per epsilon enclosing ``log E[delta(Bin(n, pa))]`` (step 1 of the module docstring):
+    the window grows (the pieces within e^-120, e^-300, e^-700 of the largest bound) until what
+    it leaves out is below 2^-40 of the value (the range bound can be hundreds of nats above the
+    profile, so the largest piece bound overstates the value by as much)."""
     piece = _log_range_prob(n, np.array([0]), pa, 0.5, plo, phi)[0][:, None] + lb  # (J, E)
+    for keep_nats in (_KEEP, 2.5 * _KEEP, 6 * _KEEP):
+        got = _end_window(prof, n, pa, plo, phi, piece, keep_nats)
+        if got is not None:
+            return got
+    return None
+
+
+def _end_window(
+    prof: _Profiles, n: int, pa: float, plo: np.ndarray, phi: np.ndarray, piece: np.ndarray, keep_nats: float
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_end_enclosure` with the pieces within ``e^-keep_nats`` of the largest bound, or None."""
     top = piece.max(axis=0)
-    keep = np.flatnonzero(np.any(piece >= top[None, :] - _KEEP, axis=1))
+    keep = np.flatnonzero(np.any(piece >= top[None, :] - keep_nats, axis=1))
     if keep.size == 0 or not np.all(np.isfinite(top)):
         return None
     i0, i1 = max(0, int(keep[0]) - 1), min(plo.size - 1, int(keep[-1]) + 1)

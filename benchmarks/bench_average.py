@@ -1,4 +1,4 @@
-"""Benchmark: the sampling-average mechanism on 8-bit grids (issues 4 and 16).
+"""Benchmark: the sampling-average mechanism on 8-bit grids.
 
 Run on demand:  python benchmarks/bench_average.py [--quick] [--figure5] [--trials N] [--candidates K]
 
@@ -42,12 +42,12 @@ def per_database(reps: int) -> None:
     print(f"authors' setting: N = 225, T = 15, 8-bit grid, epsilon = {EPS.tolist()}, {reps} databases")
     for output in ("sum", "rounded_mean"):
         mech = SamplingAverage(T=15, grid=g0.values, output=output)
-        mech._log_profile_batch(hists[0][None], 225, EPS)  # warm-up (sum support cache)
+        mech._log_profile_bounds(hists[0][None], 225, EPS)  # warm-up (sum support cache)
         wall, cpu, est = [], [], []
         faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         for h in hists:
             t, c = time.perf_counter(), time.process_time()
-            mech._log_profile_batch(h[None], 225, EPS)
+            mech._log_profile_bounds(h[None], 225, EPS)
             wall.append(time.perf_counter() - t)
             cpu.append(time.process_time() - c)
             occ = np.flatnonzero(h)
@@ -85,11 +85,11 @@ def figure5_sizes(ns, reps: int) -> None:
             mech = SamplingAverage(T=T, grid=a.values, output="rounded_mean")
             hists = [rng.multinomial(n, a.pmf) for _ in range(reps)] + [rng.multinomial(n, b.pmf) for _ in range(reps)]
             hists += [rng.multinomial(n // 2, a.pmf) + rng.multinomial(n - n // 2, b.pmf) for _ in range(reps)]
-            mech._log_profile_batch(hists[0][None], n, EPS_FIG5)
+            mech._log_profile_bounds(hists[0][None], n, EPS_FIG5)
             cpu, est = [], []
             for h in hists:
                 c = time.process_time()
-                mech._log_profile_batch(h[None], n, EPS_FIG5)
+                mech._log_profile_bounds(h[None], n, EPS_FIG5)
                 cpu.append(time.process_time() - c)
                 occ = np.flatnonzero(h)
                 est.append(profile_seconds(n, T, a.values.size, int(occ[-1] - occ[0]), occ.size, EPS_FIG5.size))

@@ -1,4 +1,4 @@
-"""Benchmark: the sampling-average profile per database, this tree against another (issue 25 item 5).
+"""Benchmark: the sampling-average profile per database, this tree against another.
 
 Run on demand:  python benchmarks/bench_average_table.py [--old PATH] [--rounds R] [--databases N] [--competitor]
                 [--output sum|rounded_mean]

@@ -1,4 +1,4 @@
-"""Certified (issue 21) against float answers: the benchmark rows of
+"""Certified (proven upper bounds) against float answers: the benchmark rows of
 benchmarks/README.md, timed in one process per code version.
 
 Run ``python benchmarks/bench_certified.py`` with the package on the path; to

@@ -1,4 +1,4 @@
-"""Benchmark: composition and accounting (issue 24).
+"""Benchmark: composition and accounting.
 
 Run on demand:  python benchmarks/bench_composition.py
 

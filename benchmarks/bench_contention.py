@@ -1,4 +1,4 @@
-"""Benchmark: the exact engines alone and beside one CPU-bound competitor, in one run (issue 25).
+"""Benchmark: the exact engines alone and beside one CPU-bound competitor, in one run.
 
 Run on demand:  python benchmarks/bench_contention.py [--rounds R] [--no-average]
 

@@ -1,4 +1,4 @@
-"""Benchmark: the up-front estimates (time and memory) against measured wall time and peak memory (issue 15).
+"""Benchmark: the up-front estimates (time and memory) against measured wall time and peak memory.
 
 Run on demand (from the repository root):
 

@@ -1,4 +1,4 @@
-"""Issue 25 item 4, old against new in one interleaved run: the ``finite`` case of
+"""Two trees against each other in one interleaved run: the ``finite`` case of
 bench_next_order.py at n = 50, 100, 200 and ``finite-distinct`` at n = 200, each
 with the package of the old tree and of the new one on the path (one process per
 run, alternating), then n = 200 on the new tree alone and beside one CPU-bound

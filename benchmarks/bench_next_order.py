@@ -1,4 +1,4 @@
-"""The next order of magnitude (issue 25 items 3 and 4): one case per process.
+"""The next order of magnitude (n up to 10^6 and beyond): one case per process.
 
 Run with the package on the path, one case at a time (the machine is shared;
 the load average is printed beside every figure)::

@@ -1,4 +1,4 @@
-"""Kernel-side time of one panel update, by part (issue 13; run on demand).
+"""Kernel-side time of one panel update, by part (run on demand).
 
     PYTHONPATH=. /work/venv/bin/python benchmarks/bench_panels.py
 

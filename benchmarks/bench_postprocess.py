@@ -1,4 +1,4 @@
-"""Benchmark: post-processed mechanisms (issue 14).
+"""Benchmark: post-processed mechanisms.
 
 Run on demand:  python benchmarks/bench_postprocess.py
 

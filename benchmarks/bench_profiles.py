@@ -1,4 +1,4 @@
-"""Benchmark: privacy profiles (issue 2 targets).
+"""Benchmark: privacy profiles against their targets.
 
 Run on demand:  python benchmarks/bench_profiles.py
 Targets (2-core machine): one election < 20 ms; all 26 elections < 0.5 s;

@@ -1,11 +1,11 @@
-"""Timings for issue 12: exact lattice releases (run on demand).
+"""Timings of exact lattice releases (run on demand).
 
     PYTHONPATH=. /work/venv/bin/python benchmarks/bench_release.py [--quick]
 
 ``--quick``: 200 single calls per row and batches of 10^3 (for a loaded machine).
 
 Targets: one release under 10 ms (median over single calls), 10^4 releases
-under 10 s.  Data: the five-record example of the issue and 501 uniform
+under 10 s.  Data: five records (10, 20, 30, 40, 50) and 501 uniform
 records on (0, 100); bounds (0, 100), epsilon = 1, default gamma and lattice;
 OS entropy (rng=None) unless stated.  Prints the machine and `uptime` load.
 """

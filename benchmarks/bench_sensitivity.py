@@ -1,8 +1,8 @@
-"""Timings for issue 5: smooth sensitivity and noise samplers (run on demand).
+"""Timings of smooth sensitivity and noise samplers (run on demand).
 
-    /tmp/venv/bin/python benchmarks/bench_sensitivity.py
+    python benchmarks/bench_sensitivity.py
 
-Prints best-of-5 wall times.  Targets (issue 5): median smooth sensitivity for
+Prints best-of-5 wall times.  Targets: median smooth sensitivity for
 n = 10^6 under 1 s; PolyPlace sampling of 10^7 values at no less than half
 the speed of numpy's Generator.laplace.
 """

@@ -1,4 +1,4 @@
-"""Benchmark: Algorithm 1, exact smoothed delta (issue 3 targets).
+"""Benchmark: Algorithm 1, exact smoothed delta, against its targets.
 
 Run on demand:  python benchmarks/bench_smoothed.py [--quick | --big | --calibrate]
 

@@ -1,4 +1,4 @@
-"""Benchmark: a 10^6-trial Monte Carlo on 1 vs 2 local workers (issue 8).
+"""Benchmark: a 10^6-trial Monte Carlo on 1 vs 2 local workers.
 
 Run on demand (from the repository root):
 

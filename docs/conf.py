@@ -7,7 +7,8 @@ Build (offline, warnings are errors)::
 The tutorial notebooks are copied from ``smoothdp_nb/notebooks/`` into ``docs/tutorials/``
 and executed by myst-nb with ``SMOOTHDP_CI=1`` (the notebooks' small
 parameters), so the build takes minutes.  The API page lists
-``smoothdp_nb.__all__`` as it is at build time; the ``%%smoothdp`` page renders
+``smoothdp_nb.__all__`` as it is at build time (``reference.rst``; ``api.md`` is the
+grammar the names follow); the ``%%smoothdp`` page renders
 the magic's own docstring and the spec page the spec's key table.  Nothing is
 loaded from the network: MathJax comes from the ``sphinx-mathjax-offline``
 package and the charts are SVG outputs.
@@ -51,7 +52,7 @@ extensions = [
 # package (smoothdp_nb/notebooks/; notebooks/ at the root is a link to them).
 NOTEBOOKS = ROOT / "smoothdp_nb" / "notebooks"
 copy_notebooks(NOTEBOOKS, DOCS / "tutorials")
-write_api_page(DOCS / "api.rst")
+write_api_page(DOCS / "reference.rst")
 write_spec_page(DOCS / "spec.md")  # the spec keys, from smoothdp_nb/spec/keys.py
 # stem -> path in the repository: the Binder links of the tutorial pages open that file
 smoothdp_tutorials = {p.stem: p.relative_to(ROOT).as_posix() for p in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))}

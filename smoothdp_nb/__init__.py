@@ -8,6 +8,12 @@ layers (:mod:`.display` for charts, :mod:`.panels`, the magic), are imported on 
 answers at once), a call loads only the modules it uses, and the package works without a notebook.  The core's result objects find their charts through the renderer
 registry :mod:`smoothdp_nb.core.runtime.rendering`, whose loader, installed here,
 imports :mod:`.display` the first time a chart or rich display is needed.
+
+What lives here: :mod:`.core` (the numerics and both halves), and above it :mod:`.display`
+(charts), :mod:`.panels` (live widgets), :mod:`.magics` (``%%smoothdp``), :mod:`.spec` (TOML
+specs), :mod:`.reports` (static HTML) and :mod:`.cli` (the command line, run by
+:mod:`.__main__`).  May import: every folder, on first use only; at import time nothing but
+the renderer registry of the runtime.
 """
 
 from __future__ import annotations
@@ -109,7 +115,9 @@ if TYPE_CHECKING:  # the public API, declared once (module docstring), by folder
         adjusted_utility as adjusted_utility,
         compose as compose,
         dp_delta as dp_delta,
+        dp_delta_enclosure as dp_delta_enclosure,
         privacy_profile as privacy_profile,
+        privacy_profile_enclosure as privacy_profile_enclosure,
         remark8_bound as remark8_bound,
     )
     from smoothdp_nb.core.smoothed.quantized import (
@@ -144,21 +152,22 @@ __all__ = list(_WHERE)
 
 def load_ipython_extension(ip: InteractiveShell) -> None:
     """``%load_ext smoothdp_nb``: register the ``%%smoothdp`` / ``%smoothdp`` magics."""
-    from smoothdp_nb.magics import load_ipython_extension as _load
+    from smoothdp_nb.magics import load_ipython_extension as _load  # deferred: IPython, only in a notebook
 
     _load(ip)
 
 
 def unload_ipython_extension(ip: InteractiveShell) -> None:
     """``%unload_ext smoothdp_nb``: remove the magics."""
-    from smoothdp_nb.magics import unload_ipython_extension as _unload
+    from smoothdp_nb.magics import unload_ipython_extension as _unload  # deferred: IPython
 
     _unload(ip)
 
 
 def _load_display() -> None:
     """Import the display package, which registers the result charts (needs Altair)."""
-    from smoothdp_nb import display  # noqa: F401  (imported for its side effect: registering the renderers)
+    # deferred: Altair, with the first chart; imported for its side effect (registering the renderers)
+    from smoothdp_nb import display  # noqa: F401
 
 
 _rendering.renderers.set_loader(_load_display)

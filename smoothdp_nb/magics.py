@@ -19,7 +19,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from smoothdp_nb.spec import SpecError, keys_rst, run_spec
+from smoothdp_nb.spec import SpecError, keys_rst, parse_toml, run_spec
 
 __all__ = ["SmoothDPMagics", "load_ipython_extension", "unload_ipython_extension", "line_to_toml"]
 
@@ -209,8 +209,6 @@ class SmoothDPMagics(Magics):
                 )
         spec: Any = toml_text
         if cell is None and toml_text.startswith("__spec__ = "):
-            from smoothdp_nb.spec import parse_toml
-
             try:
                 spec = parse_toml(toml_text)["__spec__"]
             except SpecError as err:
@@ -222,12 +220,11 @@ class SmoothDPMagics(Magics):
         if args.output:
             shell.user_ns[args.output] = result
         _show(result, chart=not args.no_chart, table=args.table)
-        return None
 
 
 def _show(result: Any, chart: bool, table: bool) -> None:
     """Display a result: rich (chart and summary), or summary only, plus the table."""
-    from smoothdp_nb.display import summary_bundle
+    from smoothdp_nb.display import summary_bundle  # deferred: Altair, with the first result shown
 
     if chart:
         display(result)

@@ -146,3 +146,20 @@ def test_bounds_need_a_finite_width():
         V.as_bounds([-1.7e308, 1.7e308])
     with pytest.raises(TypeError, match="bounds"):
         V.as_bounds("01")
+
+
+@pytest.mark.parametrize("log", ["no", "0.5", 1, None])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m, log: sdp.privacy_profile(m, [3, 2], 0.5, log=log),
+        lambda m, log: sdp.dp_delta(m, 5, 0.5, log=log),
+        lambda m, log: sdp.adjusted_utility(m, [3, 2], 0.6, log=log),
+    ],
+    ids=["privacy_profile", "dp_delta", "adjusted_utility"],
+)
+def test_log_must_be_a_bool(call, log):
+    # a truthy string or number must not ask for the logarithm
+    with pytest.raises(TypeError, match="log must be True or False"):
+        call(sdp.SamplingHistogram(T=2), log)
+    assert call(sdp.SamplingHistogram(T=2), np.True_) == call(sdp.SamplingHistogram(T=2), True)

@@ -54,13 +54,15 @@ mechanisms = st.sampled_from(
 USER_ERRORS = (ValueError, TypeError)
 
 
-def _only_user_errors(fn, *args, **kwargs):
-    """Run fn; the only exceptions allowed are ValueError/TypeError (ComputationTooLarge is one)."""
+def check_user_errors_only(fn, *args, **kwargs):
+    """Run fn: its result, or None for a ValueError/TypeError that says what is wrong
+    (ComputationTooLarge is one); any other exception fails the test."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             return fn(*args, **kwargs)
-        except USER_ERRORS:
+        except USER_ERRORS as err:
+            assert str(err).strip(), f"{type(err).__name__} without a message"
             return None
 
 
@@ -70,13 +72,18 @@ def _only_user_errors(fn, *args, **kwargs):
 @FUZZ
 @given(mech=mechanisms, hist=anything, epsilon=anything)
 def test_privacy_profile_hostile(mech, hist, epsilon):
-    _only_user_errors(sdp.privacy_profile, mech, hist, epsilon)
+    out = check_user_errors_only(sdp.privacy_profile, mech, hist, epsilon)
+    if out is not None:  # accepted: a probability
+        assert np.all((np.asarray(out) >= 0) & (np.asarray(out) <= 1))
 
 
 @FUZZ
 @given(mech=mechanisms, n=anything, epsilon=anything, log=st.one_of(st.booleans(), scalars))
 def test_dp_delta_hostile(mech, n, epsilon, log):
-    _only_user_errors(sdp.dp_delta, mech, n, epsilon, log=log)
+    out = check_user_errors_only(sdp.dp_delta, mech, n, epsilon, log=log)
+    if out is not None:  # accepted: a probability, or its logarithm
+        values = np.asarray(out, dtype=float)
+        assert np.all(values <= 0) if log is True else np.all((values >= 0) & (values <= 1))
 
 
 @FUZZ
@@ -91,7 +98,7 @@ def test_dp_delta_hostile(mech, n, epsilon, log):
     budget=st.one_of(st.floats(0.001, 10), scalars),
 )
 def test_smoothed_delta_hostile(mech, n, pi, epsilon, method, trials, rng, budget):
-    _only_user_errors(
+    out = check_user_errors_only(
         sdp.smoothed_delta,
         mech,
         n,
@@ -104,12 +111,14 @@ def test_smoothed_delta_hostile(mech, n, pi, epsilon, method, trials, rng, budge
         candidates=3,
         progress=False,
     )
+    if out is not None:  # accepted: a smoothed delta is a probability
+        assert np.all(np.asarray(out.log_delta) <= 0)
 
 
 @FUZZ
 @given(pairs=st.one_of(anything, st.lists(st.tuples(scalars, scalars), max_size=3)))
 def test_compose_hostile(pairs):
-    out = _only_user_errors(sdp.compose, pairs)
+    out = check_user_errors_only(sdp.compose, pairs)
     if out is not None:
         assert 0 <= out.delta <= 1 and out.epsilon >= 0
 
@@ -117,7 +126,9 @@ def test_compose_hostile(pairs):
 @FUZZ
 @given(mech=mechanisms, hist=anything, t=scalars)
 def test_adjusted_utility_hostile(mech, hist, t):
-    _only_user_errors(sdp.adjusted_utility, mech, hist, t)
+    out = check_user_errors_only(sdp.adjusted_utility, mech, hist, t)
+    if out is not None:  # accepted: eq. (3) lies in [0, 1]
+        assert np.all((np.asarray(out) >= 0) & (np.asarray(out) <= 1 + 1e-12))
 
 
 @FUZZ
@@ -134,7 +145,7 @@ def test_adjusted_utility_hostile(mech, hist, t):
     rng=scalars,
 )
 def test_release_hostile(x, query, epsilon, bounds, noise, gamma, delta, shape, trim, rng):
-    out = _only_user_errors(
+    out = check_user_errors_only(
         release,
         x,
         query=query,
@@ -158,7 +169,9 @@ def _trials(size, rng):
 @FUZZ
 @given(trials=anything, rng=scalars, chunk=anything, executor=st.sampled_from([None, "threads", 3]))
 def test_monte_carlo_map_hostile(trials, rng, chunk, executor):
-    _only_user_errors(sdp.monte_carlo_map, _trials, trials, rng, executor, chunk)
+    out = check_user_errors_only(sdp.monte_carlo_map, _trials, trials, rng, executor, chunk)
+    if out is not None:  # accepted: the trials' uniform draws, concatenated
+        assert out.ndim == 1 and np.all((out >= 0) & (out < 1))
 
 
 # ---------------------------------------------------------------- valid arguments: no exception, invariants
@@ -177,7 +190,7 @@ def test_privacy_profile_invariants(mech, hists, eps):
     logd = sdp.privacy_profile(mech, hists, eps, log=True)
     assert np.all((d >= 0) & (d <= 1))
     assert np.all(np.diff(d, axis=1) <= 0)  # non-increasing in epsilon
-    # log=True consistent: d is exp(logd) rounded up (issue 21) or the DP delta where that is
+    # log=True consistent: d is exp(logd) rounded up or the DP delta where that is
     # smaller, so equal to exp(logd) but for the last bit (any bit in the subnormal range)
     np.testing.assert_allclose(np.exp(logd), d, rtol=1e-12, atol=1e-320)
     for row, h in zip(d, hists):

@@ -1,4 +1,4 @@
-"""Error messages never echo a record (issue 22, item 6).
+"""Error messages never echo a record.
 
 A refused record is named by its position and its type only: messages end up in curator logs, and
 a record there is a leak.  Each surface below is fed a hostile record holding a recognisable secret.

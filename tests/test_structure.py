@@ -1,6 +1,9 @@
-"""The package's house rules (issue 23, item 5), checked over ``smoothdp_nb/`` by reading its source.
+"""The package's house rules, checked over ``smoothdp_nb/`` by reading its source.
 
-1. No module is longer than 700 lines.
+1. One job per module, and a folder says what lives in it: every module's docstring opens with one
+   sentence saying its job; every folder's ``__init__`` docstring opens the same way, names each
+   module and subfolder it holds and says what the folder may import (``May import: ...``; the
+   import rules themselves are checked against the import graph in tests/test_import_graph.py).
 2. No module reaches into another module's private names: no ``from x import _y``, no import of a
    private module (``from altair.utils._importers import ...``), no ``module._y`` on an imported
    module.  A name another module needs is public, or it moves.
@@ -46,7 +49,75 @@ def _private(name: str) -> bool:
     return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
 
 
-# ---------------------------------------------------------------- 1. sizes
+# ---------------------------------------------------------------- 1. one job per module
+
+#: a sentence ends inside a paragraph: ". " (or "?", "!") before a capital, a backquote, a star or
+#: "(", but not after an abbreviation (e.g., i.e., cf., etc.)
+SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bcf)(?<!\betc)[.!?]\s+(?=[A-Z`*(])")
+#: the job of a module fits in one sentence a reader takes in at once
+JOB_CHARACTERS = 300
+
+
+def job_problems(doc: str | None) -> list[str]:
+    """What is wrong with the opening of a module docstring: it must be one sentence saying the job."""
+    if not doc or not doc.strip():
+        return ["no docstring"]
+    first = " ".join(doc.strip().split("\n\n")[0].split())
+    problems = []
+    if not first.endswith("."):
+        problems.append(f"its first paragraph is not a sentence ending with a period: {first[:80]!r}")
+    if SENTENCE_END.search(first[:-1]):
+        problems.append(f"it opens with more than one sentence: {first[:120]!r}")
+    if len(first) > JOB_CHARACTERS:
+        problems.append(f"its opening sentence is {len(first)} characters (at most {JOB_CHARACTERS})")
+    return problems
+
+
+def folder_problems(doc: str | None, folder: Path) -> list[str]:
+    """A folder's docstring names every module and subfolder it holds and what the folder may import."""
+    problems = job_problems(doc)
+    text = doc or ""
+    held = {p.stem for p in folder.glob("*.py")} | {p.name for p in folder.iterdir() if (p / "__init__.py").is_file()}
+    for name in sorted(held - {"__init__"}):
+        if not re.search(r"[.:`]" + re.escape(name) + r"\b", text):
+            problems.append(f"does not name {name} (e.g. :mod:`.{name}`)")
+    if not re.search(r"\bMay import\b", text):
+        problems.append("does not say what the folder may import ('May import: ...')")
+    return problems
+
+
+@pytest.mark.parametrize("path", MODULES, ids=_ids(MODULES))
+def test_every_module_opens_with_its_job(path: Path) -> None:
+    problems = job_problems(ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))))
+    assert not problems, f"{path.relative_to(PACKAGE.parent)}: " + "; ".join(problems)
+
+
+FOLDERS = sorted(p.parent for p in MODULES if p.name == "__init__.py")
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=_ids(FOLDERS))
+def test_every_folder_says_what_lives_there_and_what_it_may_import(folder: Path) -> None:
+    init = folder / "__init__.py"
+    problems = folder_problems(ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))), folder)
+    assert not problems, f"{init.relative_to(PACKAGE.parent)}:\n" + "\n".join(problems)
+
+
+def test_the_job_checks_see_planted_docstrings(tmp_path: Path) -> None:
+    assert job_problems("Exact log-pmfs for counts of any size.\n\nMore text. Any length.") == []
+    assert job_problems("The sample size: a rate eta\n(T = ceil(eta n)) or a fixed T, e.g. T = 3.") == []
+    assert [p.split(":")[0] for p in job_problems(None)] == ["no docstring"]
+    assert "more than one sentence" in job_problems("Helpers. Also the cost model.")[0]
+    assert "period" in job_problems("Helpers for the engines")[0]
+    assert "characters" in job_problems("A job " + "and another " * 30 + "job.")[0]
+    (tmp_path / "a.py").touch()
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "__init__.py").touch()
+    doc = "What lives here: :mod:`.a` and :mod:`.sub`.\n\nMay import: numpy."
+    assert folder_problems(doc, tmp_path) == []
+    assert folder_problems("What lives here: :mod:`.a`.", tmp_path) == [
+        "does not name sub (e.g. :mod:`.sub`)",
+        "does not say what the folder may import ('May import: ...')",
+    ]
 
 
 # ---------------------------------------------------------------- 2. private reaches

@@ -1,5 +1,5 @@
 """The guards that replaced None arithmetic and untyped conversions when the package became
-mypy-clean (issue 17): each refuses with a message naming the parameter, and the typed
+mypy-clean: each refuses with a message naming the parameter, and the typed
 conversions give the same values as before."""
 
 from fractions import Fraction
@@ -26,10 +26,11 @@ def test_cell_probability_names_a_missing_shape():
 
 
 def test_laplace_calibration_without_delta_names_delta():
-    # the cached calibration is reached only through calibrate(), which checks delta first;
-    # called directly it must still refuse rather than divide by None
+    # calibrate() validates once, before the cached calibration, and names the missing delta
     with pytest.raises(ValueError, match="delta is required for family 'laplace'"):
-        noise.base.cached_calibration(noise.get_family("laplace"), 1.0, 0.1, None, None)
+        noise.get_family("laplace").calibrate(1.0, 0.1)
+    with pytest.raises(ValueError, match="delta is required for family 'laplace'"):
+        noise.calibrate("laplace", 1.0, 0.1)
     assert noise.laplace.log_two_over_delta(0.5) == pytest.approx(np.log(4.0), rel=1e-15)
 
 

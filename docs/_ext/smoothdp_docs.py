@@ -2,7 +2,7 @@
 
 * :func:`copy_notebooks` brings the tutorials into the source tree (Sphinx only
   reads files below ``docs/``);
-* :func:`write_api_page` writes ``api.rst`` from ``smoothdp_nb.__all__``, grouped
+* :func:`write_api_page` writes ``reference.rst`` from ``smoothdp_nb.__all__``, grouped
   by the module that defines each name, so the reference follows the package;
 * the ``smoothdp-magic-reference`` directive renders the docstring that
   ``%%smoothdp?`` shows, and :func:`write_spec_page` writes ``spec.md`` from
@@ -86,7 +86,7 @@ def write_api_page(path: Path, package: str = "smoothdp_nb") -> None:
         "",
         f"Everything in ``{package}.__all__``, importable as ``import {package} as sdp; sdp.NAME``,",
         "grouped by the module that defines it.  The notebook layers (magic, panels, charts) have",
-        "their own pages: :doc:`magic` and :doc:`panels`.",
+        "their own pages: :doc:`magic` and :doc:`panels`; the rules every name follows are in :doc:`api`.",
         "",
     ]
     for module in sorted(groups):

@@ -2,8 +2,11 @@
 
 One argparse parser with a subcommand per module (:mod:`.report`, :mod:`.run`,
 :mod:`.gallery`, :mod:`.tutorials`, :mod:`.docs`); without a subcommand, the
-election report.  Nothing heavy is imported before the arguments are parsed,
-so every ``--help`` answers at once.
+election report; :mod:`.command` is what a subcommand is.  Nothing heavy is imported before the
+arguments are parsed, so every ``--help`` answers at once.
+
+May import: everything below it (the spec, the reports, the core, the top-level package); numpy
+and the rest only inside a command's handler.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,8 +79,6 @@ class Command:
 
     def main(self, argv: Sequence[str] | None = None) -> int:
         """Parse ``argv`` (the arguments after the subcommand's name) and run; returns the exit status."""
-        import sys
-
         parser = self.parser()
         args = parser.parse_args(list(argv) if argv is not None else sys.argv[2:])
         return self.handle(args, parser)

@@ -95,7 +95,7 @@ def handle(args: argparse.Namespace, parser: argparse.ArgumentParser | None = No
         return 1
     print(index)
     if args.open:
-        import webbrowser
+        import webbrowser  # deferred: loads the platform's browser launchers, only for --open
 
         webbrowser.open(index.as_uri())
     return 0

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import math
 
+import smoothdp_nb as sdp
 from smoothdp_nb.cli.command import Command
 
 __all__ = ["COMMAND", "election_report", "main"]
@@ -38,10 +39,7 @@ def election_report(lost: float = 0.002, t: float = 0.51) -> str:
     Ao Liu, Yu-Xiang Wang, Lirong Xia, "Smoothed Differential Privacy", Figure 1; Appendix A.1
     (t = e^epsilon / (e^epsilon + 1)).
     """
-    # imported here, after the arguments are parsed: --help must not wait for numpy and scipy
-    import numpy as np
-
-    import smoothdp_nb as sdp
+    import numpy as np  # deferred: after the arguments are parsed, --help does not wait for numpy
 
     df = sdp.datasets.us_presidential_elections()
     hist = df[["winner_votes", "runner_up_votes"]].to_numpy()

@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from smoothdp_nb.cli.command import Command
+from smoothdp_nb.core.runtime.parallel import process_pool
+from smoothdp_nb.spec.reference import keys_help
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
@@ -53,8 +55,6 @@ def run_epilog() -> str:
     (:mod:`smoothdp_nb.spec.keys`); ``registries=False`` names the function that lists the noise
     families instead of importing them, so building the parser stays free of numpy and scipy.
     """
-    from smoothdp_nb.spec.reference import keys_help
-
     width = max(40, shutil.get_terminal_size().columns - 2)
     # the raw epilog keeps its line breaks: wrap the exit status as argparse wraps the rest of the help
     return keys_help(registries=False, width=width) + "\n\n" + textwrap.fill(_EXIT_STATUS, width=width)
@@ -88,7 +88,7 @@ def _read_spec(name: str) -> tuple[str, Path]:
 
 
 def _write(args: argparse.Namespace, result: ReportableResult, spec: Spec, source: str) -> None:
-    from smoothdp_nb.reports.run_report import html_report, json_report
+    from smoothdp_nb.reports.run_report import html_report, json_report  # deferred: numpy, after --help
 
     if args.out:
         Path(args.out).write_text(html_report(result, spec, source), encoding="utf-8")
@@ -99,9 +99,11 @@ def _write(args: argparse.Namespace, result: ReportableResult, spec: Spec, sourc
 
 def handle(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None) -> int:
     """Run the spec of ``args``; returns the exit status (2 with one line on stderr for user errors)."""
-    # the computation's imports (numpy, scipy, pandas) only now: --help answers without them
+    # deferred: the computation's numpy, scipy and pandas only now, --help answers without them
     from smoothdp_nb.core.runtime.budget import cap_workers
-    from smoothdp_nb.spec import SpecError, parse_spec, run_spec
+    from smoothdp_nb.spec.errors import SpecError
+    from smoothdp_nb.spec.parsing import parse_spec
+    from smoothdp_nb.spec.running import run_spec
 
     source = "<stdin>" if args.spec == "-" else str(args.spec)
     try:
@@ -125,8 +127,6 @@ def handle(args: argparse.Namespace, parser: argparse.ArgumentParser | None = No
     executor: Executor | None = None
     try:
         if workers > 0:
-            from smoothdp_nb.core.runtime.parallel import process_pool
-
             executor = process_pool(workers)  # forkserver/spawn: never a fork of this process
         result = run_spec(spec, {}, executor=executor, progress=False, base_dir=base)
     except SpecError as err:  # invalid values, refusals and unreadable files, at their key and line

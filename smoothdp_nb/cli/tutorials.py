@@ -36,7 +36,7 @@ def _numbers(notebooks: list[Path]) -> str:
 
 def _selected(args: argparse.Namespace) -> list[Path] | str:
     """The notebooks ``--only`` picks from ``--notebooks``, or the message saying why there are none."""
-    from smoothdp_nb.reports.runner import find_notebooks
+    from smoothdp_nb.reports.runner import find_notebooks  # deferred: asyncio and the notebook runner, after --help
 
     every = find_notebooks(args.notebooks)
     if not every:
@@ -61,7 +61,7 @@ def _run(args: argparse.Namespace) -> int:
     if isinstance(nbs, str):
         print(nbs, file=sys.stderr)
         return 2
-    from smoothdp_nb.reports.runner import run_all
+    from smoothdp_nb.reports.runner import run_all  # deferred: asyncio and the notebook runner, after --help
 
     try:
         failed = run_all(nbs, Path(args.out), ci=args.ci, timeout=args.timeout, jobs=args.jobs)
@@ -72,7 +72,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _lab(args: argparse.Namespace) -> int:
-    from smoothdp_nb.reports.runner import find_notebooks
+    from smoothdp_nb.reports.runner import find_notebooks  # deferred: asyncio and the notebook runner, after --help
 
     # JupyterLab runs as `python -m jupyterlab` of this interpreter: a `jupyter` command elsewhere
     # on PATH does not count (it left "No module named jupyterlab" in an activated venv)
@@ -140,7 +140,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None) -> int:
     """Run the notebooks into reports, or open JupyterLab (``--lab``); returns the exit status."""
-    from smoothdp_nb.reports.runner import shipped_notebooks
+    from smoothdp_nb.reports.runner import shipped_notebooks  # deferred: asyncio and the notebook runner, after --help
 
     args.shipped = args.notebooks is None
     args.notebooks = Path(args.notebooks or shipped_notebooks()).resolve()

@@ -10,7 +10,8 @@
 * :mod:`.runtime` -- plumbing: CPUs, executors, sweeps, budgets, progress, the renderer registry.
 * :mod:`.data` -- the shipped election tables.
 
-Imports point downward only: the halves import the numerics and the runtime, never each other;
+May import: numpy, scipy, pandas, mpmath, python-flint, threadpoolctl, tqdm; never the layers
+above it. Imports point downward only: the halves import the numerics and the runtime, never each other;
 nothing here imports IPython, ipywidgets or Altair, so the core serves scripts, tests and other
 libraries. The public API is re-exported, and declared once, by the top-level package :mod:`smoothdp_nb`.
 

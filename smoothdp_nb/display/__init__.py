@@ -16,6 +16,14 @@ The live panels use the ``*_figure`` twins of the builders they draw
 (:class:`Figure`: the layers' rows apart from the drawing), so that an update
 of the same shape sends new rows without building an Altair chart.
 
+The builders live in :mod:`.delta` (smoothed delta and profiles), :mod:`.noise` and
+:mod:`.release`, on the frames of :mod:`.frames`; :mod:`.figure` splits a chart into its data and
+its drawing, :mod:`.results` draws the core's result objects, :mod:`.register` registers them
+and :mod:`.render` renders offline.
+
+May import: the core, Altair and vl-convert; never the panels, the spec, the reports or the
+command line.
+
 Importing this package registers the charts of the core's result objects
 (``.chart()``, ``_repr_mimebundle_``) in :mod:`smoothdp_nb.core.runtime.rendering`;
 :func:`render_svg` / :func:`render_png` render any chart offline (vl-convert,

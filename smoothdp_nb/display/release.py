@@ -10,7 +10,6 @@ diagnostics=True)``, or the panel's diagnostics box), and then with the label
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -18,6 +17,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from smoothdp_nb.core.numerics.formatting import lattice_text
 from smoothdp_nb.core.release import noise as _noise
 from smoothdp_nb.display import style
 from smoothdp_nb.display.figure import Figure
@@ -66,18 +66,6 @@ def release_density(
     cal = _noise.calibrate(noise, epsilon, gamma, delta=delta, shape=shape)
     z = np.asarray(cal.distribution.ppf(np.linspace(*_QUANTILES, points)), dtype=float)
     return pd.DataFrame({"x": centre + noise_scale * z, "density": np.asarray(cal.distribution.pdf(z)) / noise_scale})
-
-
-def lattice_text(step: float | None) -> str:
-    """A lattice step for reading: ``2^-20`` for a power of two (never ``0.0`` after rounding), else 3 digits.
-
-    >>> lattice_text(2.0**-20), lattice_text(0.3), lattice_text(None)
-    ('2^-20', '0.3', '')
-    """
-    if step is None or not np.isfinite(step) or step <= 0:
-        return ""
-    m, e = math.frexp(float(step))
-    return f"2^{e - 1}" if m == 0.5 else f"{step:.3g}"
 
 
 _lattice_text = lattice_text  # the name the result tables use

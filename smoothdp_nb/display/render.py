@@ -66,7 +66,7 @@ _SVG_ID = re.compile(r'(\sid="|url\(#|href="#)([^"#)]+)')
 
 def _vl_version() -> str | None:
     """The Vega-Lite version Altair writes, if vl_convert bundles it (else vl_convert's latest)."""
-    import vl_convert as vlc
+    import vl_convert as vlc  # deferred: the native Vega renderer, loaded by the first rendering
 
     want = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
     return want if want in vlc.get_vegalite_versions() else None
@@ -84,14 +84,14 @@ def render_svg(chart: alt.TopLevelMixin) -> str:
     str
         The SVG document (no scripts, no remote resources).
     """
-    import vl_convert as vlc
+    import vl_convert as vlc  # deferred: the native Vega renderer, loaded by the first rendering
 
     return vlc.vegalite_to_svg(chart.to_dict(), vl_version=_vl_version(), allowed_base_urls=[])
 
 
 def render_png(chart: alt.TopLevelMixin, scale: float = 2.0) -> bytes:
     """Render a chart to PNG bytes offline (``scale`` 2: sharp on a projector)."""
-    import vl_convert as vlc
+    import vl_convert as vlc  # deferred: the native Vega renderer, loaded by the first rendering
 
     return vlc.vegalite_to_png(chart.to_dict(), vl_version=_vl_version(), scale=scale, allowed_base_urls=[])
 

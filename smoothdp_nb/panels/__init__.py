@@ -6,7 +6,8 @@ controls, a status line and an Altair ``JupyterChart`` updated in place
 the same as the result objects' and the notebooks'.  A move that keeps the
 chart's layers sends only their new rows to the browser (the Vega-Lite spec is
 built once per kind of chart), so an update costs the core's computation plus
-a few milliseconds.  One module per panel:
+a few milliseconds.  :mod:`.base` is what every panel shares and :mod:`.live` the chart updated
+in place; then one module per panel:
 
 * :func:`smoothed_dp` -- :class:`~.smoothed.SmoothedDPPanel`;
 * :func:`election` -- :class:`~.election.ElectionPanel`;
@@ -15,6 +16,8 @@ a few milliseconds.  One module per panel:
 
 Requires ``ipywidgets`` and ``anywidget``; ``vl-convert-python`` makes the
 chart work offline.
+
+May import: the core and :mod:`smoothdp_nb.display`; never the spec, the reports or the command line.
 
 Examples
 --------

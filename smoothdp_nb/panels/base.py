@@ -50,7 +50,7 @@ import traitlets
 
 from smoothdp_nb.core.runtime.budget import ComputationTooLarge
 from smoothdp_nb.display.figure import Figure
-from smoothdp_nb.panels.live import STABLE_PREFIX, LiveChart
+from smoothdp_nb.panels.live import LiveChart
 
 __all__ = [
     "CONTROL_WIDTH",
@@ -397,17 +397,13 @@ class Panel(abc.ABC):
         return self.widget._repr_mimebundle_(include=include, exclude=exclude)
 
     def _ipython_display_(self) -> None:
-        from IPython.display import display
+        from IPython.display import display  # deferred: IPython only when shown in a notebook
 
         display(self.widget)
 
     def chart_spec(self) -> dict:
         """The Vega-Lite spec currently on screen, data included."""
         return self.live.current_spec()
-
-    def chart_data(self, layer: int = 0) -> pd.DataFrame:
-        """The rows of the ``layer``-th dataset reference currently on screen."""
-        return pd.DataFrame(self.live.data[f"{STABLE_PREFIX}{layer}"])
 
     def layer_name(self, mark: str) -> str:
         """The dataset name of the first visible layer drawing ``mark`` (e.g. ``"line"``)."""

@@ -65,7 +65,7 @@ def enable_offline() -> bool:
     global _OFFLINE
     if _OFFLINE is None:
         try:
-            import vl_convert as vlc
+            import vl_convert as vlc  # deferred: optional; the native Vega renderer, loaded once
         except ImportError:
             _OFFLINE = False
         else:

@@ -177,7 +177,7 @@ class ReleasePanel(Panel):
     # -- chart --------------------------------------------------------------------
     def _calibrate(self, p: dict) -> tuple[float, Any]:
         """Gamma and the calibration of the current settings (data-independent; raises on bad settings)."""
-        gamma = p["gamma"] if p["gamma"] is not None else default_gamma(p["noise"], p["epsilon"], p["delta"])
+        gamma = p["gamma"] if p["gamma"] is not None else default_gamma(p["noise"], p["epsilon"], delta=p["delta"])
         return gamma, calibrate(p["noise"], p["epsilon"], gamma, delta=p["delta"])
 
     def _density(self, p: dict) -> pd.DataFrame:

@@ -10,6 +10,9 @@ output; :mod:`.snapshot` runs in the notebook's kernel to capture live panels.
 report of one spec.  Rendering notebooks needs the ``tutorials`` extra
 (``markdown-it-py``, ``mdit-py-plugins``, ``latex2mathml``; running them also
 ``nbclient``, ``nbformat``, ``ipykernel``).
+
+May import: the core, :mod:`smoothdp_nb.display`, :mod:`smoothdp_nb.spec` and the top-level
+package; never the command line or the panels.
 """
 
 from smoothdp_nb.reports.markdown import inline_markdown_to_html, markdown_to_html, tex_to_html

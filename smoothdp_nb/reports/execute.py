@@ -62,7 +62,7 @@ def kernel_dir() -> tuple[Path, str]:
 
 def _client_class() -> type:
     """NotebookClient that reports progress and snapshots live panels after each cell."""
-    import nbclient
+    import nbclient  # deferred: the tutorials extra, needed only to run notebooks
 
     class ReportClient(nbclient.NotebookClient):
         progress: RunProgress | None = None
@@ -144,6 +144,7 @@ async def execute_async(
     the CPU seconds of the kernel's process tree (measured just before the
     kernel is shut down; nothing where it cannot be measured).
     """
+    # deferred: the tutorials extra, needed only to run notebooks
     import nbformat
     from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_client.manager import AsyncKernelManager
@@ -215,7 +216,7 @@ def tree_cpu_seconds(pid: int) -> float | None:
     workers it reaped).  None without psutil or once the process is gone.
     """
     try:
-        import psutil
+        import psutil  # deferred: optional (the tutorials extra); None without it
     except ImportError:
         return None
     try:

@@ -16,23 +16,34 @@ import math
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    import altair as alt
-    import numpy as np
-    import pandas as pd
+import altair as alt
+import numpy as np
+import pandas as pd
 
-    from smoothdp_nb.core.numerics.array_types import FloatArray
+import smoothdp_nb as sdp
+from smoothdp_nb.core.numerics.array_types import FloatArray
+from smoothdp_nb.core.release.noise import calibrate
+from smoothdp_nb.core.release.reports import NoiseComparison, ReleaseReport
+from smoothdp_nb.core.release.sensitivity import smooth_sensitivity
+from smoothdp_nb.core.smoothed.reports import profile
+from smoothdp_nb.display import (
+    bound_chart,
+    figure1_chart,
+    noise_chart,
+    release_chart,
+    release_density,
+    render_png,
+    render_svg,
+)
+from smoothdp_nb.display.results import public_note
+from smoothdp_nb.reports.page import CSP_LOCAL_IMAGES, document
 
 __all__ = ["FIGURES", "build", "index_page"]
 
 
 def _smoothed_exact() -> alt.TopLevelMixin:
-    import numpy as np
-
-    import smoothdp_nb as sdp
-
     mech = sdp.SamplingHistogram(eta="0.99")
     return sdp.smoothed_delta(
         mech, 2000, sdp.datasets.us_2020_district_shares(), np.linspace(0.5, 7, 14), progress=False
@@ -40,10 +51,6 @@ def _smoothed_exact() -> alt.TopLevelMixin:
 
 
 def _smoothed_monte_carlo() -> alt.TopLevelMixin:
-    import numpy as np
-
-    import smoothdp_nb as sdp
-
     mech = sdp.SamplingHistogram(eta="0.98")
     return sdp.smoothed_delta(
         mech,
@@ -58,8 +65,6 @@ def _smoothed_monte_carlo() -> alt.TopLevelMixin:
 
 
 def _curve() -> alt.TopLevelMixin:
-    import smoothdp_nb as sdp
-
     mech = sdp.SamplingHistogram(eta="0.99")
     return sdp.smoothed_delta_curve(
         mech, [500, 1000, 2000, 4000], sdp.datasets.us_2020_district_shares(), [0.5, 1.0, 2.0, 7.0], progress=False
@@ -67,8 +72,6 @@ def _curve() -> alt.TopLevelMixin:
 
 
 def _curve_monte_carlo() -> alt.TopLevelMixin:
-    import smoothdp_nb as sdp
-
     mech = sdp.SamplingHistogram(eta="0.95")
     return sdp.smoothed_delta_curve(
         mech,
@@ -83,20 +86,12 @@ def _curve_monte_carlo() -> alt.TopLevelMixin:
 
 
 def _elections() -> tuple[pd.DataFrame, np.ndarray]:
-    import smoothdp_nb as sdp
-
     table = sdp.datasets.us_presidential_elections()
     hists = table[["winner_votes", "runner_up_votes"]].to_numpy()
     return table, hists
 
 
 def _figure1() -> alt.TopLevelMixin:
-    import numpy as np
-    import pandas as pd
-
-    import smoothdp_nb as sdp
-    from smoothdp_nb.display import figure1_chart
-
     table, hists = _elections()
     mech = sdp.SamplingHistogram(eta="0.998")
     t = 0.51
@@ -117,9 +112,6 @@ def _figure1() -> alt.TopLevelMixin:
 
 
 def _profile_years() -> alt.TopLevelMixin:
-    import smoothdp_nb as sdp
-    from smoothdp_nb.core.smoothed.reports import profile
-
     table, hists = _elections()
     return profile(
         sdp.SamplingHistogram(eta="0.998"),
@@ -131,11 +123,6 @@ def _profile_years() -> alt.TopLevelMixin:
 
 
 def _profile_epsilon() -> alt.TopLevelMixin:
-    import numpy as np
-
-    import smoothdp_nb as sdp
-    from smoothdp_nb.core.smoothed.reports import profile
-
     return profile(
         sdp.SamplingHistogram(eta="0.9"),
         [[60, 40], [75, 25], [95, 5]],
@@ -145,12 +132,6 @@ def _profile_epsilon() -> alt.TopLevelMixin:
 
 
 def _remark8() -> alt.TopLevelMixin:
-    import numpy as np
-    import pandas as pd
-
-    import smoothdp_nb as sdp
-    from smoothdp_nb.display import bound_chart
-
     shares = sdp.datasets.us_2020_district_shares()
     ns, eps = [200, 400, 800, 1600], [1.0, 2.0, 7.0]
     exact = sdp.smoothed_delta_curve(sdp.SamplingHistogram(eta="0.5"), ns, shares, eps, progress=False).table
@@ -161,60 +142,33 @@ def _remark8() -> alt.TopLevelMixin:
 
 
 def _noise() -> alt.TopLevelMixin:
-    import numpy as np
-
-    import smoothdp_nb as sdp
-    from smoothdp_nb.core.release.reports import NoiseComparison
-
     table = sdp.compare_noise(1.0, np.geomspace(1e-3, 0.999, 60), delta=1e-6, reference=True)
     return NoiseComparison(table=table, epsilon=1.0, delta=1e-6).chart()
 
 
 def _noise_marker() -> alt.TopLevelMixin:
-    import numpy as np
-
-    import smoothdp_nb as sdp
-    from smoothdp_nb.display import noise_chart
-
     table = sdp.compare_noise(0.5, np.geomspace(5e-4, 0.4995, 60), delta=1e-6, reference=True)
     return noise_chart(table, gamma=0.05, title="Noise std against γ, ε = 0.5 (dotted: γ = 0.05)")
 
 
 def _release_data() -> FloatArray:
-    import numpy as np
-
     return np.random.default_rng(3).beta(5, 4, size=400)
 
 
 def _release_public() -> alt.TopLevelMixin:
-    import smoothdp_nb as sdp
-    from smoothdp_nb.core.release.reports import ReleaseReport
-
     rel = sdp.release(_release_data(), "median", epsilon=1.0, bounds=(0.0, 1.0), rng=4)
     return ReleaseReport(release=rel, name="share").chart()
 
 
 def _release_history() -> alt.TopLevelMixin:
-    import smoothdp_nb as sdp
-    from smoothdp_nb.display import release_chart
-    from smoothdp_nb.display.results import public_note
-
     x = _release_data()
     rels = [sdp.release(x, "median", epsilon=0.5, bounds=(0.0, 1.0), rng=s) for s in range(5)]
     return release_chart(rels, (0.0, 1.0), name="share", query="median", note=public_note(rels[-1]))
 
 
 def _release_diagnostics() -> alt.TopLevelMixin:
-    import smoothdp_nb as sdp
-    from smoothdp_nb.core.release.noise import calibrate
-    from smoothdp_nb.core.release.sensitivity import smooth_sensitivity
-    from smoothdp_nb.display import release_chart, release_density
-    from smoothdp_nb.display.results import public_note
-
     x = _release_data()
     if "diagnostics" in inspect.signature(sdp.release).parameters:  # the release's own, opted-in diagnostics
-        from smoothdp_nb.core.release.reports import ReleaseReport
-
         rel = sdp.release(x, "median", epsilon=1.0, bounds=(0.0, 1.0), rng=4, diagnostics=True)
         return ReleaseReport(release=rel, name="share").chart()
     rel = sdp.release(x, "median", epsilon=1.0, bounds=(0.0, 1.0), rng=4)
@@ -225,8 +179,6 @@ def _release_diagnostics() -> alt.TopLevelMixin:
 
 
 def _release_empty() -> alt.TopLevelMixin:
-    from smoothdp_nb.display import release_chart
-
     return release_chart([], (0.0, 1.0), name="share", query="median", note="nothing released yet: press Release")
 
 
@@ -264,8 +216,6 @@ def index_page(records: list[dict[str, Any]]) -> str:
     Written by :func:`smoothdp_nb.reports.page.document`; the pictures are the
     files beside the page, so its policy allows local images (and nothing else).
     """
-    from smoothdp_nb.reports.page import CSP_LOCAL_IMAGES, document
-
     items = "\n".join(
         f'<figure class="gallery" id="{r["name"]}"><img src="{r["name"]}.png" alt="{html.escape(r["caption"])}" '
         f'width="720"><figcaption><b>{html.escape(r["name"])}</b>: {html.escape(r["caption"])} '
@@ -302,8 +252,6 @@ def build(out: Path, names: list[str] | None = None, scale: float = 2.0) -> list
     ValueError
         For a name that is not a key of :data:`FIGURES`.
     """
-    from smoothdp_nb.display import render_png, render_svg
-
     unknown = [name for name in names or [] if name not in FIGURES]
     if unknown:
         raise ValueError(f"unknown figure {unknown[0]!r}; choose from {', '.join(FIGURES)}")

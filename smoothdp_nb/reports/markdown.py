@@ -148,7 +148,7 @@ def tex_to_html(tex: str, display: bool = False) -> str:
         escaped), or ``<code class="tex">`` holding the source.
     """
     try:
-        from latex2mathml.converter import convert
+        from latex2mathml.converter import convert  # deferred: the tutorials extra, only for pages with maths
 
         mathml = convert(tex.strip(), display="block" if display else "inline")
         # a bare "&" copied from \text{...} is text, not the start of an entity
@@ -176,7 +176,7 @@ def _inline_math_rule() -> Callable[[StateInline, bool], bool]:
     kept its TeX as text.  There is no character before position 0: there only the closing
     ``$`` is checked (no digit straight after it).
     """
-    from mdit_py_plugins.dollarmath.index import math_inline_dollar
+    from mdit_py_plugins.dollarmath.index import math_inline_dollar  # deferred: the tutorials extra
 
     strict = math_inline_dollar(True, False, True)  # allow_space, allow_digits, allow_double
     at_start = math_inline_dollar(True, True, True)
@@ -194,6 +194,7 @@ def _inline_math_rule() -> Callable[[StateInline, bool], bool]:
 
 @functools.lru_cache(maxsize=1)
 def _parser() -> MarkdownIt:
+    # deferred: the tutorials extra, loaded with the first page rendered
     from markdown_it import MarkdownIt
     from mdit_py_plugins.dollarmath import dollarmath_plugin
 

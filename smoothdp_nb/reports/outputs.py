@@ -173,7 +173,7 @@ def _img(mime: str, payload: str, alt: str) -> str:
 def _vega_svg(mime: str, spec: Any) -> str | None:
     """A Vega-Lite / Vega spec as SVG, offline; None if vl_convert is missing or fails."""
     try:
-        import vl_convert as vlc
+        import vl_convert as vlc  # deferred: loads the Vega renderer, only for an output with a chart
 
         spec = json.loads(spec) if isinstance(spec, str) else spec
         if mime.startswith("application/vnd.vegalite"):

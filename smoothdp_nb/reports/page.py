@@ -80,7 +80,7 @@ class Entry:
 
 @functools.lru_cache(maxsize=1)
 def _css() -> str:
-    from pygments.formatters import HtmlFormatter
+    from pygments.formatters import HtmlFormatter  # deferred: --help loads this module, never pygments
 
     own = resources.files(__package__).joinpath("report.css").read_text(encoding="utf-8")
     # xcode: every token colour has a contrast of at least 4.6:1 on the code background (WCAG AA)
@@ -88,6 +88,7 @@ def _css() -> str:
 
 
 def _highlight(source: str) -> str:
+    # deferred: --help loads this module, never pygments
     from pygments import highlight
     from pygments.formatters import HtmlFormatter
     from pygments.lexers import get_lexer_by_name

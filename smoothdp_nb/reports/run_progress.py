@@ -23,7 +23,7 @@ class RunProgress:
         tty = enabled if enabled is not None else stream.isatty()
         self.bar: tqdm[None] | None = None
         if tty:
-            from tqdm import tqdm
+            from tqdm import tqdm  # deferred: only on a terminal
 
             self.bar = tqdm(
                 total=total_cells,

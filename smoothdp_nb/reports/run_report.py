@@ -16,6 +16,11 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
+import numpy as np
+
+from smoothdp_nb import __version__
+from smoothdp_nb.reports.page import document
+
 if TYPE_CHECKING:
     from smoothdp_nb.spec import Spec
 
@@ -36,8 +41,6 @@ class ReportableResult(Protocol):
 
 def jsonable(obj: Any) -> Any:
     """``obj`` with numpy scalars and arrays, non-finite floats (-> None) and dates made JSON values."""
-    import numpy as np
-
     if isinstance(obj, dict):
         return {str(k): jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -73,8 +76,6 @@ def json_report(result: ReportableResult, spec: Spec) -> dict[str, Any]:
     dict
         Plain JSON values only (see :func:`jsonable`).
     """
-    from smoothdp_nb import __version__
-
     document: dict[str, Any] = jsonable(
         {
             "title": spec.title,
@@ -106,9 +107,6 @@ def html_report(result: ReportableResult, spec: Spec, source: str = "") -> str:
     -------
     str
     """
-    from smoothdp_nb import __version__
-    from smoothdp_nb.reports.page import document
-
     bundle = result._repr_mimebundle_()
     shown = str(bundle.get("text/html") or f"<pre>{html.escape(str(result))}</pre>")
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")

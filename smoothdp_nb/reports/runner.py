@@ -34,9 +34,12 @@ import shutil
 import sys
 import time
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
 from typing import Any, TextIO
 
+from smoothdp_nb import __version__
+from smoothdp_nb.core.runtime import parallel
 from smoothdp_nb.reports.execute import Interrupted, execute_async, kernel_dir, kernel_log_tail, short_error
 from smoothdp_nb.reports.page import (
     Entry,
@@ -63,8 +66,6 @@ def shipped_notebooks() -> Path:
     FileNotFoundError
         When the package is installed in a form that is not a directory tree (a zip).
     """
-    from importlib.resources import files
-
     shipped = files("smoothdp_nb").joinpath("notebooks")
     if isinstance(shipped, Path):
         return shipped
@@ -82,9 +83,7 @@ def find_notebooks(directory: Path, only: list[str] | None = None) -> list[Path]
 
 def default_jobs(notebooks: int) -> int:
     """Notebooks run at once by default: the CPUs this process may use, at most ``notebooks``."""
-    from smoothdp_nb.core.runtime.parallel import available_cpus
-
-    return max(1, min(available_cpus(), notebooks))
+    return max(1, min(parallel.available_cpus(), notebooks))
 
 
 def kernel_threads_env(jobs: int) -> dict[str, str]:
@@ -92,9 +91,7 @@ def kernel_threads_env(jobs: int) -> dict[str, str]:
 
     Variables already set in this environment are left as they are.
     """
-    from smoothdp_nb.core.runtime.parallel import available_cpus
-
-    threads = str(max(1, available_cpus() // jobs))
+    threads = str(max(1, parallel.available_cpus() // jobs))
     names = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
     return {k: threads for k in names if k not in os.environ}
 
@@ -136,9 +133,7 @@ class _Run:
     """The state of one :func:`run_all`: the notebooks, their contents entries, the kernelspec and the bar."""
 
     def __init__(self, notebooks: list[Path], out: Path, *, ci: bool, timeout: int, jobs: int) -> None:
-        import nbformat
-
-        from smoothdp_nb import __version__
+        import nbformat  # deferred: the tutorials extra, needed only to run notebooks
 
         self.notebooks, self.out, self.timeout, self.jobs = notebooks, out, timeout, jobs
         self.sources = {p: nbformat.read(p, as_version=4) for p in notebooks}

@@ -63,6 +63,7 @@ def widget_snapshot(model_id: str) -> _JSONBundle:
         as ``application/json``; every field empty when the widget is unknown
         or holds no chart.
     """
+    # deferred: runs in every tutorial kernel; loads the notebook stack only once a panel is captured
     import altair as alt
     from ipywidgets.widgets import widget as _widget
 
@@ -77,7 +78,7 @@ def widget_snapshot(model_id: str) -> _JSONBundle:
             # a panel's chart: the data sent in place since it was drawn, not the first chart
             chart = w.current_chart() if hasattr(w, "current_chart") else w.chart
             if payload["svg"] is None and isinstance(chart, alt.TopLevelMixin):
-                from smoothdp_nb.display.render import render_svg
+                from smoothdp_nb.display.render import render_svg  # deferred: vl-convert, only for a chart
 
                 payload["svg"] = render_svg(chart)
         elif type(w).__name__ == "HTML" and payload["title"] is None and isinstance(value, str) and value:

@@ -13,6 +13,9 @@ redaction), :mod:`.data` (datasets, CSV files, namespace variables),
 :mod:`.running` (executors and runners), :mod:`.errors` (:class:`SpecError`
 and where an error is).  Everything but the table and its renderings is
 imported on first use, so ``import smoothdp_nb.spec.keys`` stays light.
+
+May import: the core; never the display layer, the panels, the reports or the command line
+(a spec runs in a script without Altair).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from smoothdp_nb.spec.keys import (
     SCHEDULER_SCHEMES,
     TABLE,
     Key,
+    noise_families,
 )
 from smoothdp_nb.spec.reference import keys_help, keys_markdown, keys_rst
 
@@ -85,8 +89,6 @@ _LAZY = {
 
 def __getattr__(name: str) -> object:
     if name == "NOISE_FAMILIES":  # the registry's families now, never a copy frozen at import
-        from smoothdp_nb.spec.keys import noise_families
-
         return noise_families()
     if name in _LAZY:
         value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from smoothdp_nb.core.data import datasets
 from smoothdp_nb.core.numerics.array_types import IntArray
 from smoothdp_nb.core.numerics.validation import as_float_array, position
 from smoothdp_nb.core.smoothed.mechanisms import Mechanism
@@ -60,8 +61,6 @@ def resolve_mechanism(name: str, namespace: Mapping[str, object] | None) -> Mech
 
 def election_hists(years: list[int] | None) -> tuple[IntArray, list[int]]:
     """Top-two vote histograms of the US presidential elections (all, or ``years``), with their years."""
-    from smoothdp_nb.core.data import datasets
-
     df = datasets.us_presidential_elections()
     if years is not None:
         missing = sorted(set(years) - set(df["year"]))
@@ -73,8 +72,6 @@ def election_hists(years: list[int] | None) -> tuple[IntArray, list[int]]:
 
 def pi_from(name: str, namespace: Mapping[str, object]) -> Any:
     """The set Pi a name stands for: a dataset, else a variable of the namespace."""
-    from smoothdp_nb.core.data import datasets
-
     if name == "us-2020-districts":
         return datasets.us_2020_district_shares()
     if name == "us-elections-history":

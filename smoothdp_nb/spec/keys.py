@@ -62,14 +62,18 @@ MAX_RANGE = 10_000
 
 def noise_families() -> tuple[str, ...]:
     """The registered noise families, asked of the core at call time."""
-    from smoothdp_nb.core.release.noise import family_names
+    from smoothdp_nb.core.release.noise import (
+        family_names,  # deferred: the registry loads numpy and scipy; the key table stays light
+    )
 
     return tuple(family_names())
 
 
 def canonical_noise(name: str) -> str:
     """The canonical family of a name or alias (the core's one alias table); ValueError if none."""
-    from smoothdp_nb.core.release.noise import canonical_family
+    from smoothdp_nb.core.release.noise import (
+        canonical_family,  # deferred: the registry loads numpy and scipy; the key table stays light
+    )
 
     return canonical_family(name)
 

@@ -4,22 +4,33 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import socket
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union, cast
+from typing import Any, Union, cast
 
 import numpy as np
 
+from smoothdp_nb.core.data import datasets
 from smoothdp_nb.core.numerics.array_types import FloatArray
+from smoothdp_nb.core.release.reports import NoiseComparison, ReleaseReport
+from smoothdp_nb.core.release.smooth_sensitivity import compare_noise, release
+from smoothdp_nb.core.runtime.budget import DEFAULT_BUDGET_SECONDS, check_budget
+from smoothdp_nb.core.runtime.parallel import process_pool
+from smoothdp_nb.core.runtime.sweeps import sweep
+from smoothdp_nb.core.smoothed.accounting.inverse import profile_epsilon
+from smoothdp_nb.core.smoothed.delta import (
+    SmoothedCurve,
+    SmoothedResult,
+    estimate_smoothed,
+    smoothed_delta,
+    smoothed_delta_curve,
+)
+from smoothdp_nb.core.smoothed.reports import ProfileResult, profile
 from smoothdp_nb.spec.data import election_hists, pi_from, release_data, resolve_mechanism
 from smoothdp_nb.spec.errors import SpecError, core_message, key_of_core_error, spec_line
 from smoothdp_nb.spec.parsing import Spec, parse_spec
 from smoothdp_nb.spec.validate import SCHEDULER, check_mechanism
-
-if TYPE_CHECKING:
-    from smoothdp_nb.core.release.reports import NoiseComparison, ReleaseReport
-    from smoothdp_nb.core.smoothed.delta import SmoothedCurve, SmoothedResult
-    from smoothdp_nb.core.smoothed.reports import ProfileResult
 
 #: what a spec computes: one result object per computation
 SpecResult = Union["ProfileResult", "SmoothedResult", "SmoothedCurve", "ReleaseReport", "NoiseComparison"]
@@ -97,8 +108,6 @@ def reachable(address: str, timeout: float) -> None:
     Checked before a Dask client is made: a client that fails to connect keeps its IO loop thread,
     and after a few of them in one process distributed's loop runner fails with a bare assertion.
     """
-    import socket
-
     m = SCHEDULER.fullmatch(address)
     if m is None:
         raise SpecError(f"must be an address [scheme://]host:port, got {address!r}", "scheduler")
@@ -126,16 +135,15 @@ def spec_executor(p: Mapping[str, Any], given: cf.Executor | None) -> Iterator[c
         with cf.ThreadPoolExecutor(workers) as ex:
             yield ex
     elif kind == "processes":
-        from smoothdp_nb.core.runtime.parallel import process_pool
-
         with process_pool(workers) as pool:  # forkserver/spawn: never a fork of this (threaded) process
             yield pool
     else:
         try:
-            from dask.distributed import Client, LocalCluster
+            from dask.distributed import Client, LocalCluster  # deferred: dask is optional (the dask extra)
         except ImportError:
             raise SpecError("executor = 'dask' needs dask: pip install 'smoothdp_nb[dask]'", "executor") from None
         if "scheduler" in p:
+            # deferred: dask is optional
             import dask.config
             from dask.utils import parse_timedelta
 
@@ -165,31 +173,23 @@ def smoothed_at(
     n: int, mechanism: Any, pi: Any, epsilon: FloatArray, method: str, options: dict[str, Any]
 ) -> dict[str, Any]:
     """One point of an exact sweep (top level, so process pools can pickle it)."""
-    from smoothdp_nb.core.smoothed.delta import smoothed_delta
-
     return {"result": smoothed_delta(mechanism, n, pi, epsilon, method=method, progress=False, **options)}
 
 
 def _run_profile(
     p: dict[str, Any], ns: Mapping[str, object], executor: cf.Executor | None, progress: bool | None, base: Path | None
 ) -> ProfileResult:
-    from smoothdp_nb.core.smoothed.reports import profile
-
     labels: Sequence[Hashable] | None
     if "dataset" in p:
         if p["dataset"] == "us-elections":
             hists, labels = election_hists(p.get("years"))
         else:
-            from smoothdp_nb.core.data import datasets
-
             df = datasets.us_2020_districts()
             hists, labels = df[["biden_votes", "trump_votes"]].to_numpy(np.int64), df["district"].tolist()
     else:
         hists, labels = p["hists"], p.get("labels")
     eps = p["epsilon"]
     if "target_delta" in p:  # add every database's smallest epsilon meeting each target
-        from smoothdp_nb.core.smoothed.accounting.inverse import profile_epsilon
-
         found = np.asarray(profile_epsilon(p["mechanism"], hists, p["target_delta"]), dtype=float)
         eps = np.unique(np.concatenate([eps, found[np.isfinite(found)]]))
         if eps.size == 0:
@@ -204,8 +204,6 @@ def _resolve_pi(p: dict[str, Any], ns: Mapping[str, object]) -> Any:
 def _run_smoothed(
     p: dict[str, Any], ns: Mapping[str, object], executor: cf.Executor | None, progress: bool | None, base: Path | None
 ) -> SmoothedResult:
-    from smoothdp_nb.core.smoothed.delta import smoothed_delta
-
     kw = dict(p["options"])
     if p["method"] == "monte-carlo" and executor is not None:
         kw["executor"] = executor
@@ -217,15 +215,9 @@ def _run_smoothed(
 def _run_sweep(
     p: dict[str, Any], ns: Mapping[str, object], executor: cf.Executor | None, progress: bool | None, base: Path | None
 ) -> SmoothedCurve:
-    from smoothdp_nb.core.runtime.sweeps import sweep
-    from smoothdp_nb.core.smoothed.delta import SmoothedCurve, smoothed_delta_curve
-
     pi = _resolve_pi(p, ns)
     kw = dict(p["options"])
     if p["method"] == "exact" and executor is not None and len(p["ns"]) > 1:
-        from smoothdp_nb.core.runtime.budget import DEFAULT_BUDGET_SECONDS, check_budget
-        from smoothdp_nb.core.smoothed.delta import estimate_smoothed
-
         # every point estimated before the first starts (in turn: the executor may have one worker)
         check_budget(
             estimate_smoothed(p["mechanism"], p["ns"], pi, p["epsilon"], "exact"),
@@ -262,9 +254,6 @@ def _run_sweep(
 def _run_release(
     p: dict[str, Any], ns: Mapping[str, object], executor: cf.Executor | None, progress: bool | None, base: Path | None
 ) -> ReleaseReport:
-    from smoothdp_nb.core.release.reports import ReleaseReport
-    from smoothdp_nb.core.release.smooth_sensitivity import release
-
     x, name = release_data(p, ns, base)
     kw = {k: p[k] for k in ("gamma", "delta", "shape", "trim", "rng", "lattice", "diagnostics") if k in p}
     rel = release(x, query=p["query"], epsilon=p["epsilon"], noise=p["noise"], bounds=p["bounds"], **kw)
@@ -275,9 +264,6 @@ def _run_release(
 def _run_noise(
     p: dict[str, Any], ns: Mapping[str, object], executor: cf.Executor | None, progress: bool | None, base: Path | None
 ) -> NoiseComparison:
-    from smoothdp_nb.core.release.reports import NoiseComparison
-    from smoothdp_nb.core.release.smooth_sensitivity import compare_noise
-
     table = compare_noise(
         p["epsilon"], p["gamma"], delta=p.get("delta"), families=p["families"], reference=p["reference"]
     )

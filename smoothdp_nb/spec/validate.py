@@ -18,8 +18,12 @@ import numpy as np
 
 from smoothdp_nb.core.numerics.hull import reduce_to_vertices
 from smoothdp_nb.core.numerics.validation import as_bounds, as_decimal_text, as_histograms, is_real, kind_of
+from smoothdp_nb.core.release.lattice import check_lattice
+from smoothdp_nb.core.release.noise import calibrate, get_family
+from smoothdp_nb.core.release.smooth_sensitivity import default_gamma
 from smoothdp_nb.core.runtime.budget import cap_workers
-from smoothdp_nb.core.smoothed.mechanisms import Mechanism
+from smoothdp_nb.core.smoothed.mechanisms import Mechanism, NoisySamplingHistogram, SamplingHistogram
+from smoothdp_nb.core.smoothed.mechanisms.composed import repeat
 from smoothdp_nb.spec.convert import GENERIC_KINDS, check_keys, convert, integer, number, text
 from smoothdp_nb.spec.errors import SpecError, core_check, without_name
 from smoothdp_nb.spec.keys import (
@@ -76,8 +80,6 @@ def infer_compute(doc: Mapping[str, Any]) -> str:
 
 def mechanism_from_table(v: Mapping[str, Any]) -> Mechanism:
     """The mechanism a ``[mechanism]`` table describes."""
-    from smoothdp_nb.core.smoothed.mechanisms import NoisySamplingHistogram, SamplingHistogram
-
     check_keys("mechanism", v, MECHANISM_KEYS)
     kind_key = key_for("profile", "kind", "mechanism")
     kind = convert(kind_key, v.get("kind", "noisy-sampling" if "noise_epsilon" in v else kind_key.default))
@@ -98,7 +100,6 @@ def mechanism_from_table(v: Mapping[str, Any]) -> Mechanism:
         mech = core_check("mechanism", SamplingHistogram, eta, T=size, replace=replace)
     if "repeat" not in v:
         return mech
-    from smoothdp_nb.core.smoothed.mechanisms.composed import repeat
 
     return repeat(mech, _row(v, "profile", "repeat", "mechanism"))
 
@@ -314,8 +315,6 @@ def _validate_release(doc: Mapping[str, Any], p: dict[str, Any]) -> None:
     if "rng" in doc:
         p["rng"] = _row(doc, "release", "rng")
     if "lattice" in doc:  # a power of two in the bounds' range: checked by the core's check_lattice
-        from smoothdp_nb.core.release.lattice import check_lattice
-
         try:
             p["lattice"] = check_lattice(doc["lattice"], p["bounds"])
         except (TypeError, ValueError) as err:
@@ -326,18 +325,13 @@ def _validate_release(doc: Mapping[str, Any], p: dict[str, Any]) -> None:
 
 def _needs_delta(family: str) -> bool:
     """Whether the registered noise family guarantees (epsilon, delta) and so needs ``delta``."""
-    from smoothdp_nb.core.release.noise import get_family
-
     return get_family(family).needs_delta
 
 
 def _check_calibration(doc: Mapping[str, Any], p: dict[str, Any]) -> None:
     """The core's calibration checks gamma's range for the family, the shape and delta."""
-    from smoothdp_nb.core.release.noise import calibrate
-    from smoothdp_nb.core.release.smooth_sensitivity import default_gamma
-
     delta = p.get("delta") if _needs_delta(p["noise"]) else None
-    gamma = p["gamma"] if "gamma" in p else core_check("epsilon", default_gamma, p["noise"], p["epsilon"], delta)
+    gamma = p["gamma"] if "gamma" in p else core_check("epsilon", default_gamma, p["noise"], p["epsilon"], delta=delta)
     try:
         calibrate(p["noise"], p["epsilon"], gamma, delta=delta, shape=p.get("shape"))
     except (TypeError, ValueError) as exc:

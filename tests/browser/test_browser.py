@@ -163,7 +163,7 @@ def _release_points(page) -> list[float]:
 
 @pytest.mark.parametrize("when", ["before the view exists", "while the view embeds"])
 def test_update_sent_before_the_view_is_ready_is_applied(server, browser, when):
-    """Run All in Jupyter: ``panel.draw()`` runs while the chart is still embedding (issue 26, item 1).
+    """Run All in Jupyter: ``panel.draw()`` runs while the chart is still embedding.
 
     Altair's own front end listened for data only after embedding, and dropped
     what came earlier; the panel chart applies every dataset sent so far once

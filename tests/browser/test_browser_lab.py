@@ -1,4 +1,4 @@
-"""The tutorials in a real JupyterLab, driven by Debian's chromium (issue 26): typeset maths, charts in the theme.
+"""The tutorials in a real JupyterLab, driven by Debian's chromium: typeset maths, charts in the theme.
 
 JupyterLab serves a folder holding the eight tutorials on 127.0.0.1 (free port,
 no token, private settings, stopped at the end); the page may load nothing

@@ -1,4 +1,4 @@
-"""Real-browser tests of the panels as a lecturer uses them (issue 26), with Voila and Debian's chromium.
+"""Real-browser tests of the panels as a lecturer uses them, with Voila and Debian's chromium.
 
 Voila runs a notebook top to bottom in a real kernel, as "Run All" does, and
 the page shows the widgets' final state.  Two pages are served from 127.0.0.1:
@@ -123,7 +123,7 @@ def _axe_source() -> str | None:
     """axe-core's browser script: ``$AXE_CORE_JS``, or an npm install in a usual folder."""
     candidates = [os.environ.get("AXE_CORE_JS", "")]
     default = os.environ.get("SMOOTHDP_AXE_DIR", str(Path.home() / ".cache" / "smoothdp_nb" / "axe-core"))
-    for prefix in (default, "/tmp/axe-core", "/tmp/axe-lecturer", str(Path.home() / ".cache/smoothdp-axe")):
+    for prefix in (default, str(Path.home() / ".cache/smoothdp-axe")):
         candidates.append(f"{prefix}/node_modules/axe-core/axe.min.js")
     npm_root = shutil.which("npm") and os.popen("npm root -g 2>/dev/null").read().strip()
     if npm_root:
@@ -184,7 +184,7 @@ def _open(browser, url: str):
 
 
 def test_tutorial_06_run_all_shows_the_release_in_the_chart(tmp_path, browser, monkeypatch):
-    """Issue 26, item 1: the release drawn in the cell after the panel is in the panel's chart."""
+    """The release drawn in the cell after the panel is in the panel's chart."""
     monkeypatch.setenv("SMOOTHDP_CI", "1")  # the kernel inherits it: the notebook's quick settings
     shutil.copy(ROOT / "notebooks" / "06_smooth_sensitivity.ipynb", tmp_path / "06.ipynb")
     with voila_server(tmp_path / "06.ipynb") as url:
@@ -267,7 +267,9 @@ def test_axe_finds_no_serious_violation(four):
     if source is None and os.environ.get("AXE_CORE_JS"):  # .ci/run installs it: a skip there would hide the audit
         pytest.fail(f"AXE_CORE_JS={os.environ['AXE_CORE_JS']} does not exist")
     if source is None:
-        pytest.skip("axe-core not installed: npm install --prefix /tmp/axe-core axe-core (or set AXE_CORE_JS)")
+        pytest.skip(
+            "axe-core not installed: npm install --prefix ~/.cache/smoothdp_nb/axe-core axe-core (or set AXE_CORE_JS)"
+        )
     page.add_script_tag(content=source)
     violations = page.evaluate(
         """async () => {

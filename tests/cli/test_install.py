@@ -1,4 +1,4 @@
-"""Install and command line (issue 26, item 8): light --help, the tutorials from the installed
+"""Install and command line: light --help, the tutorials from the installed
 package, helpful messages for a missing JupyterLab or an unknown notebook number."""
 
 from __future__ import annotations
@@ -66,8 +66,8 @@ def test_lazy_exports_resolve():
 
 
 def test_lab_without_jupyterlab_says_how_to_install(monkeypatch, capsys):
-    """A `jupyter` command on PATH (another environment's) no longer sends the run to
-    `python -m jupyterlab`, which failed with "No module named jupyterlab"."""
+    """A `jupyter` command on PATH (another environment's) does not send the run to
+    `python -m jupyterlab` (which would fail with "No module named jupyterlab"): the message says how to install."""
     from smoothdp_nb.cli import tutorials
 
     # the test environment has JupyterLab (the browser tests use it): hide it from the check

@@ -1,4 +1,4 @@
-"""Reports never print the private data of a spec (issue 22, item 4).
+"""Reports never print the private data of a spec.
 
 The HTML and JSON reports of ``python -m smoothdp_nb run`` show the spec rendered from the parsed,
 redacted dict (:attr:`Spec.text`), never from the spec's own text.  Each source below hides the

@@ -1,4 +1,4 @@
-"""Issue 21: every reported privacy number is a proven upper bound, and the
+"""Every reported privacy number is a proven upper bound, and the
 enclosures' lower bounds are below the truth.  The exact values come from
 tests/exact.py (fractions.Fraction enumeration, mpmath at 60 digits), never
 from the package's numerical code."""
@@ -30,7 +30,7 @@ def _check(enc, want):
     assert mp.mpf(lo) <= lw, (lo, float(lw))
 
 
-# -- the issue's reproducers ------------------------------------------------------
+# -- small cases whose exact values are known ---------------------------------------
 def test_dp_delta_of_the_sampling_histogram_is_at_least_two_thirds():
     d = sdp.dp_delta(sdp.SamplingHistogram(T=4), 6)
     assert Fraction(d) >= Fraction(2, 3)
@@ -40,10 +40,10 @@ def test_dp_delta_of_the_sampling_histogram_is_at_least_two_thirds():
 def test_randomized_response_at_epsilon_zero_is_at_least_one_half():
     rr = sdp.FiniteMechanism(lambda h: {1: 0.75 if h[0] else 0.25, 0: 0.25 if h[0] else 0.75}, categories=2)
     assert Fraction(sdp.dp_delta(rr, 1, 0.0)) >= Fraction(1, 2)
-    enc = sdp.privacy_profile(rr, [1, 0], 0.0, enclosure=True)
+    enc = sdp.privacy_profile_enclosure(rr, [1, 0], 0.0)
     _check(enc, mp.mpf(1) / 2)
     # epsilon exactly the log-likelihood ratio ln 3: the truth is 0, and the lower bound says so
-    enc3 = sdp.privacy_profile(rr, [1, 0], math.log(3), enclosure=True)
+    enc3 = sdp.privacy_profile_enclosure(rr, [1, 0], math.log(3))
     assert float(enc3.lower) == -math.inf and float(enc3.upper) < math.log(1e-13)
 
 
@@ -60,7 +60,7 @@ def test_sampling_histogram_binary_enclosure_holds_the_exact_value(a, b, T, e, r
     n = a + b
     T = min(T, n)
     m = sdp.SamplingHistogram(T=T, replace=replace)
-    enc = sdp.privacy_profile(m, [a, b], e, enclosure=True)
+    enc = sdp.privacy_profile_enclosure(m, [a, b], e)
     _check(enc, exact.profile((a, b), T, e, replace=replace))
     assert mp.mpf(sdp.privacy_profile(m, [a, b], e)) >= exact.profile((a, b), T, e, replace=replace)
 
@@ -71,7 +71,7 @@ def test_sampling_histogram_ternary_enclosure(h, T, replace):
     T = min(T, sum(h))
     m = sdp.SamplingHistogram(T=T, replace=replace)
     for e in (0.0, 0.5):
-        _check(sdp.privacy_profile(m, list(h), e, enclosure=True), exact.profile(h, T, e, replace=replace))
+        _check(sdp.privacy_profile_enclosure(m, list(h), e), exact.profile(h, T, e, replace=replace))
 
 
 def test_epsilon_equal_to_a_likelihood_ratio():
@@ -79,7 +79,7 @@ def test_epsilon_equal_to_a_likelihood_ratio():
     # ratio (u+1)/(u+1-2) * 1 = 3 exactly; epsilon = ln 3 makes that term an exact 0
     m = sdp.SamplingHistogram(T=2)
     for e in (math.log(3), math.log(1.5), math.log(2)):
-        _check(sdp.privacy_profile(m, [3, 2], e, enclosure=True), exact.profile((3, 2), 2, e))
+        _check(sdp.privacy_profile_enclosure(m, [3, 2], e), exact.profile((3, 2), 2, e))
 
 
 # -- finite, subclassed, post-processed mechanisms ---------------------------------
@@ -95,7 +95,7 @@ def test_finite_mechanism_enclosure(a, b, e):
         return
     mech = sdp.FiniteMechanism(_rr_law, categories=2)
     want = exact.profile_of_law(lambda x: exact.randomized_response_law(x, Fraction(3, 4)), (a, b), e)
-    _check(sdp.privacy_profile(mech, [a, b], e, enclosure=True), want)
+    _check(sdp.privacy_profile_enclosure(mech, [a, b], e), want)
 
 
 class _Coin(sdp.Mechanism):
@@ -118,7 +118,7 @@ def test_mechanism_subclass_enclosure():
 
     for h in ((1, 2), (3, 0), (2, 2)):
         for e in (0.0, 0.2, math.log(4 / 3)):
-            _check(sdp.privacy_profile(_Coin(), list(h), e, enclosure=True), exact.profile_of_law(law, h, e))
+            _check(sdp.privacy_profile_enclosure(_Coin(), list(h), e), exact.profile_of_law(law, h, e))
 
 
 def test_postprocessed_map_enclosure():
@@ -133,7 +133,7 @@ def test_postprocessed_map_enclosure():
 
     for h in ((2, 3), (4, 1)):
         for e in (0.0, 0.5):
-            _check(sdp.privacy_profile(mech, list(h), e, enclosure=True), exact.profile_of_law(law, h, e))
+            _check(sdp.privacy_profile_enclosure(mech, list(h), e), exact.profile_of_law(law, h, e))
 
 
 def _pushforward(law, f):
@@ -158,7 +158,7 @@ _RR = sdp.FiniteMechanism(lambda h: {k: float(v) for k, v in _rr_fraction_law(h)
 
 
 def _composite(kind, T):
-    """(mechanism, exact law) of the composite mechanisms of item 1 (audit of issue 21)."""
+    """(mechanism, exact law) of the composite mechanisms."""
     with_rep = lambda h: exact.pmf_with_replacement(h, T)  # noqa: E731
     without = lambda h: exact.pmf_without_replacement(h, T)  # noqa: E731
     if kind == "winner-with-replacement":
@@ -205,7 +205,7 @@ def test_composite_mechanisms_enclose_the_exact_profile(kind, h, T, data):
     )
     eps = [0.0, data.draw(st.floats(0.0, 2.0))] + ([data.draw(st.sampled_from(ratios))] if ratios else [])
     for e in eps:
-        _check(sdp.privacy_profile(mech, h, e, enclosure=True), exact.profile_of_law(law, tuple(h), e))
+        _check(sdp.privacy_profile_enclosure(mech, h, e), exact.profile_of_law(law, tuple(h), e))
 
 
 # -- dp_delta, remark8, compose, smoothed --------------------------------------------
@@ -240,7 +240,7 @@ def test_compose_rounds_outward():
 @settings(max_examples=60, deadline=None)
 def test_compose_of_exact_rationals_is_never_below_their_sum(items):
     # a Fraction guarantee (1/3) is a number compose accepts: its sum must not shrink to the
-    # nearest float below (0.3333333333333333 < 1/3 before the audit of issue 21)
+    # nearest float below (0.3333333333333333 < 1/3: rounded to nearest, it would be below the truth)
     c = sdp.compose(items)
     assert Fraction(c.epsilon) >= sum(e for e, _ in items)
     assert Fraction(c.delta) >= min(Fraction(1), sum(d for _, d in items))
@@ -267,7 +267,7 @@ def test_smoothed_delta_exact_encloses_definition_3():
 def test_enclosures_are_tight_on_large_profiles(n):
     m = sdp.SamplingHistogram(eta=0.998)
     h = np.array([[k, n - k] for k in range(0, n + 1, max(1, n // 50))])
-    enc = sdp.privacy_profile(m, h, [0.5, 1.0], enclosure=True)
+    enc = sdp.privacy_profile_enclosure(m, h, [0.5, 1.0])
     w = np.asarray(enc.width)
     assert np.all(w[np.isfinite(enc.lower)] < 1e-9)
 
@@ -306,17 +306,17 @@ def test_noisy_sampling_histogram_enclosure(h):
         for x in exact.neighbours(h):
             Q = _noisy_law_mp(x, T, ne)
             want = max(want, _hockey_mp(P, Q, e), _hockey_mp(Q, P, e))
-        _check(sdp.privacy_profile(mech, list(h), e, enclosure=True), want)
+        _check(sdp.privacy_profile_enclosure(mech, list(h), e), want)
 
 
 def test_dp_delta_enclosures():
-    _check(sdp.dp_delta(sdp.SamplingHistogram(T=4), 6, enclosure=True), mp.mpf(2) / 3)
-    _check(sdp.dp_delta(sdp.SamplingHistogram(T=4, replace=True), 6, enclosure=True), 1 - (mp.mpf(5) / 6) ** 4)
-    _check(sdp.dp_delta(sdp.SamplingAverage(T=4, grid=[0.0, 1.0]), 7, enclosure=True), mp.mpf(4) / 7)
+    _check(sdp.dp_delta_enclosure(sdp.SamplingHistogram(T=4), 6), mp.mpf(2) / 3)
+    _check(sdp.dp_delta_enclosure(sdp.SamplingHistogram(T=4, replace=True), 6), 1 - (mp.mpf(5) / 6) ** 4)
+    _check(sdp.dp_delta_enclosure(sdp.SamplingAverage(T=4, grid=[0.0, 1.0]), 7), mp.mpf(4) / 7)
     rr = sdp.FiniteMechanism(lambda h: {1: 0.75 if h[0] else 0.25, 0: 0.25 if h[0] else 0.75}, categories=2)
-    _check(sdp.dp_delta(rr, 1, 0.0, enclosure=True), mp.mpf(1) / 2)
+    _check(sdp.dp_delta_enclosure(rr, 1, 0.0), mp.mpf(1) / 2)
     # epsilon = ln 3 is the likelihood ratio of randomized response: the DP delta is exactly 0
-    assert float(sdp.dp_delta(rr, 1, math.log(3), enclosure=True).lower) == -math.inf
+    assert float(sdp.dp_delta_enclosure(rr, 1, math.log(3)).lower) == -math.inf
 
 
 @settings(max_examples=12, deadline=None)
@@ -328,7 +328,7 @@ def test_sampling_average_enclosure(h, T):
     mech = sdp.SamplingAverage(T=T, grid=[float(v) for v in values])
     law = lambda x: exact.sampling_average_law(x, values, T)  # noqa: E731
     for e in (0.0, 0.5, math.log(2)):
-        _check(sdp.privacy_profile(mech, list(h), e, enclosure=True), exact.profile_of_law(law, h, e))
+        _check(sdp.privacy_profile_enclosure(mech, list(h), e), exact.profile_of_law(law, h, e))
 
 
 def _winner_exact(h: tuple[int, int], T: int, eps: float) -> mp.mpf:
@@ -373,7 +373,7 @@ def test_winner_fast_path_encloses_the_exact_profile(n, data):
     a = data.draw(st.integers(0, n))
     eps = np.array([0.0, 0.05, 0.3, 1.0, 3.0])
     M = sdp.postprocess(sdp.SamplingHistogram(T=T), sdp.winner)
-    enc = sdp.privacy_profile(M, [a, n - a], eps, enclosure=True)
+    enc = sdp.privacy_profile_enclosure(M, [a, n - a], eps)
     with mp.workdps(50):
         ex0 = _winner_exact((a, n - a), T, 0.0)
         for j, e in enumerate(eps):
@@ -402,7 +402,7 @@ def test_frames_log10_columns_are_upper_bounds():
     mp.mp.dps = 60
 
 
-# -- histograms of several sizes in one call (one vectorised pass, issue 21 item 3) ---------------
+# -- histograms of several sizes in one call (one vectorised pass) ----------------------------------
 def _no_per_size_calls(monkeypatch):
     """Make the per-size hook fail: the mixed-size batch must not need it."""
 
@@ -427,7 +427,7 @@ def test_mixed_sizes_in_one_pass_enclose_the_exact_profiles(hs, eta, e, replace)
     with pytest.MonkeyPatch.context() as mpatch:
         if len({sum(h) for h in hs}) > 1:
             _no_per_size_calls(mpatch)
-        enc = sdp.privacy_profile(m, np.array(hs), [e], enclosure=True)
+        enc = sdp.privacy_profile_enclosure(m, np.array(hs), [e])
     lo, hi = np.reshape(enc.lower, (len(hs),)), np.reshape(enc.upper, (len(hs),))
     for h, lo_r, hi_r in zip(hs, lo, hi):
         T = m.sample_size(sum(h))
@@ -447,10 +447,10 @@ def test_mixed_large_sizes_against_mpmath_and_one_call_per_size(replace, monkeyp
     m = sdp.SamplingHistogram(eta=0.998, replace=replace)
     H = np.array([[1203, 1100], [2520, 2480], [40_100, 39_000], [1000, 1303]])
     eps = [math.log(0.51 / 0.49), 0.5, 1.0]
-    per_size = np.stack([np.ravel(sdp.privacy_profile(m, h, eps, enclosure=True).upper) for h in H])
+    per_size = np.stack([np.ravel(sdp.privacy_profile_enclosure(m, h, eps).upper) for h in H])
     with pytest.MonkeyPatch.context() as mpatch:
         _no_per_size_calls(mpatch)
-        enc = sdp.privacy_profile(m, H, eps, enclosure=True)
+        enc = sdp.privacy_profile_enclosure(m, H, eps)
     np.testing.assert_allclose(enc.upper, per_size, rtol=1e-12)
     if replace:  # (with replacement, width up to 1.4e-9 at n = 79100, as in one call per size;
         return  # and the 60-digit reference below is the hypergeometric one)
@@ -470,9 +470,9 @@ def test_sizes_beyond_the_pair_key_take_one_call_per_size():
     one call per size, with the same values as separate calls."""
     m = sdp.SamplingHistogram(eta=0.5)
     H = np.array([[2**31, 2**31 - 7], [1000, 999]])
-    enc = sdp.privacy_profile(m, H, 0.01, enclosure=True)
+    enc = sdp.privacy_profile_enclosure(m, H, 0.01)
     for h, hi in zip(H, np.ravel(enc.upper)):
-        assert hi == float(sdp.privacy_profile(m, h, 0.01, enclosure=True).upper)
+        assert hi == float(sdp.privacy_profile_enclosure(m, h, 0.01).upper)
 
 
 def test_a_subclass_with_its_own_enclosure_keeps_one_call_per_size():
@@ -480,6 +480,8 @@ def test_a_subclass_with_its_own_enclosure_keeps_one_call_per_size():
     calls = []
 
     class Mine(sdp.SamplingHistogram):
+        label_symmetric = True  # the parent's profile, only counted
+
         def _log_profile_enclosure(self, hists, n, epsilon):
             calls.append(n)
             return super()._log_profile_enclosure(hists, n, epsilon)

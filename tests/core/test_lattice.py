@@ -71,8 +71,8 @@ def test_reference_tails_match_quadrature_of_the_density(family, shape):
 def test_arb_tails_enclose_the_reference_and_are_tight(family, shape, prec):
     """Every Arb tail ball contains the 900-bit mpmath value and is tight: radius below 2^-(prec - 28)
     (absolute accuracy is what the comparisons with U need; the sampler's failure bound uses it), and
-    relative radius below 2^-(prec - 40) unless the whole ball is below 2^-(prec + 7), including Student's t at d = 100 near a = 9.9 (issue 22, point 3, where the
-    old (1 - I)/2 cancelled) and the PolyPlace seam a = 1/alpha (ball straddling it)."""
+    relative radius below 2^-(prec - 40) unless the whole ball is below 2^-(prec + 7), including Student's t at d = 100 near a = 9.9 (where
+    (1 - I)/2 would cancel) and the PolyPlace seam a = 1/alpha (ball straddling it)."""
     mp = context(900)
     points = [1e-9, 0.05, 0.3, 0.66, 0.999, 1.0, 2.5, 9.9, 1e3, 1e30]
     if family == "polyplace":

@@ -61,7 +61,7 @@ def test_a_priori_error_path_contains_the_truth(monkeypatch, log10_n, share, eta
     """The cheap path of the tail sums (the a-priori log-pmf error bound
     ``enclosures.lpmf_abs_error`` alone, no running bound, forced here for
     every row, deep tails included) still encloses the profile computed at 60
-    digits by mpmath log-gamma sums (issue 21 item 3)."""
+    digits by mpmath log-gamma sums."""
     import smoothdp_nb as sdp
     from smoothdp_nb.core.numerics import divergence
 
@@ -74,7 +74,7 @@ def test_a_priori_error_path_contains_the_truth(monkeypatch, log10_n, share, eta
     want = max(
         forward_divergence_binary_mp(u, v, T, epsilon) for u, v in [(w - 1, r), (r, w - 1), (r - 1, w), (w, r - 1)]
     )
-    enc = m.privacy_profile([w, r], epsilon, enclosure=True)
+    enc = sdp.privacy_profile_enclosure(m, [w, r], epsilon)
     lo, hi = float(np.ravel(enc.lower)[0]), float(np.ravel(enc.upper)[0])
     if want == -mp.inf:
         assert lo == -math.inf
@@ -120,7 +120,7 @@ def test_a_priori_log_hypergeom_error_bound(log10_total, share, draw_share, wher
 def test_anchored_binomial_window_error_bound(log10_s, p, level, where):
     """The two-vertex engine's window log-weights (Loader at anchors, term-ratio
     products between) stay within Loader's a-priori bound plus ``ANCHOR_ERROR``
-    of 60-digit mpmath, the bound ``engine_error`` uses (issue 25 item 3)."""
+    of 60-digit mpmath, the bound ``engine_error`` uses."""
     from smoothdp_nb.core.numerics.enclosures import U, lpmf_abs_error
     from smoothdp_nb.core.smoothed.engines.binary import ANCHOR_ERROR, BinomialWeights
 
@@ -147,7 +147,7 @@ def test_hypergeom_pmf_with_its_running_error_in_one_pass(log10_total, share, dr
     """``log_hypergeom_pmf_with_error``: the value is the one of
     ``log_hypergeom_pmf`` (bit for bit); where ``want`` asks for it the bound
     holds against 60-digit mpmath log-gamma (support ends included), and it
-    is ``+inf`` (no claim) elsewhere (issue 21 item 3)."""
+    is ``+inf`` (no claim) elsewhere."""
     total = max(2, int(10**log10_total))
     good = min(total - 1, max(1, round(share * total)))
     bad = total - good

@@ -326,7 +326,7 @@ def test_claim17_and_18_fixed_shape():
     assert cal.scale * cal.distribution.std() == pytest.approx(float(claim18(1, 0.01, 1e-5)), rel=1e-13)
     # PolyPlace: Theorem 8 scale SS/gamma, shape eps/gamma
     cal = calibrate("polyplace", 1.0, 0.2)
-    # 0.2 as a double is above 1/5: eps/gamma = 4.99999999999999972..., rounded down (issue 21)
+    # 0.2 as a double is above 1/5: eps/gamma = 4.99999999999999972..., rounded down
     assert cal.scale == 5.0 and cal.shape == 4.999999999999999
     assert cal.scale * cal.distribution.std() == pytest.approx(float(mp.sqrt(lemma13_variance(5, 5))), rel=1e-12)
 
@@ -423,7 +423,7 @@ def test_out_of_range_gamma_gives_inf_std():
 
 
 # --------------------------------------------------------------------------- #
-# issue 15, point 4: accuracy on the whole parameter range, against mpmath
+# accuracy on the whole parameter range, against mpmath
 # --------------------------------------------------------------------------- #
 _MP = mp.MPContext()
 _MP.prec = 200
@@ -528,7 +528,7 @@ def test_known_edge_failures_fixed():
 
 
 # --------------------------------------------------------------------------- #
-# issue 21, point 1: every calibration rounded so that its stated guarantee holds
+# every calibration rounded so that its stated guarantee holds
 # --------------------------------------------------------------------------- #
 
 
@@ -561,7 +561,7 @@ def test_calibration_scale_rounded_so_the_guarantee_holds(family, eps, frac, del
     """The scale is at least the exact constant (a larger scale is the same mechanism with a larger
     gamma-smooth bound) and at most 2 ulps above it; PolyPlace's alpha times gamma is at most the
     stated epsilon; the text's decimals are what the calibration used (or more), rho is rounded up.
-    Rounded to nearest (the old code) about half of the scales fell below the exact constant."""
+    Rounded to nearest, about half of the scales would fall below the exact constant."""
     kw = {"delta": delta} if family == "laplace" else {}
     if family in ("cauchy", "student_t"):
         shape = shape + 1.0 if family == "cauchy" else shape

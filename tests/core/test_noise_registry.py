@@ -1,4 +1,4 @@
-"""The noise-family registry (issue 23, item 1): a sixth family defined only here works end to end,
+"""The noise-family registry: a sixth family defined only here works end to end,
 and every vocabulary of the package (spec, CLI, panels, charts) is the registry's.
 
 The sixth family is Student's t with d = 3 fixed, written from its closed-form cdf

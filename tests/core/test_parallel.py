@@ -1,4 +1,4 @@
-"""CPU actually available, BLAS threads inside the engines only, and no fork of a threaded process (issue 25)."""
+"""CPU actually available, BLAS threads inside the engines only, and no fork of a threaded process."""
 
 from __future__ import annotations
 
@@ -335,7 +335,7 @@ def test_composition_deltas_runs_in_a_forkserver_pool_and_matches_a_direct_compu
     profile of the database drawn record by record, and the spread column the variance of its records."""
     laws = [np.array([0.5, 0.3, 0.2, 0.0]), np.array([0.0, 0.1, 0.2, 0.7])]
     mech = sdp.SamplingAverage(T=3, grid=[-0.5, 0.0, 0.25, 0.5], output="sum")
-    kw = dict(mech=mech, laws=laws, counts=(5, 4), epsilon=[0.5, 1.0], spread=True)
+    kw = dict(mechanism=mech, laws=laws, counts=(5, 4), epsilon=[0.5, 1.0], spread=True)
     serial = sdp.monte_carlo_map(sdp.composition_deltas, 12, 11, chunk=4, progress=False, budget=None, kwargs=kw)
     ex = P.process_pool(1)
     try:

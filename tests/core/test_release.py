@@ -82,7 +82,7 @@ def test_value_on_the_lattice_inside_the_bounds(data):
     assert k == int(k) and 0 <= r.value <= 100
     r = release(data, bounds=(0, 100), rng=2, lattice=0.5)
     assert r.lattice == 0.5 and (r.value * 2) == int(r.value * 2)
-    assert "lattice=2**-1" in repr(r)
+    assert "lattice=2^-1" in repr(r)
     # heavy noise: clamped on the lattice, never outside the bounds, never non-finite
     vals = [
         release([1.0, 2.0], "mean", 0.1, noise="cauchy", shape=1.0000001, gamma=0.001, bounds=(-3, 7), rng=s).value
@@ -161,7 +161,7 @@ def test_default_gamma_is_data_independent_and_reported(data):
     r1 = release(data, bounds=(0, 100), rng=1)
     r2 = release(data[:50] * 0.1, bounds=(0, 100), rng=1)
     assert r1.gamma == r2.gamma == 0.1 and "default" in r1.gamma_source
-    assert default_gamma("laplace", 1.0, 1e-5) == pytest.approx(1 / (2 * math.log(2e5)))
+    assert default_gamma("laplace", 1.0, delta=1e-5) == pytest.approx(1 / (2 * math.log(2e5)))
     r = release(data, noise="laplace", delta=1e-5, bounds=(0, 100), rng=1)
     assert r.delta == 1e-5 and "(1, 1e-05)-DP" == r.guarantee
 

@@ -1,4 +1,4 @@
-"""Issue 12, point 4: the floating-point attack (Mironov 2012) as a test.
+"""The floating-point attack (Mironov 2012) as a test.
 
 Two neighbouring databases, [10, 20, 30, 40, 50] and [10, 20, 31, 40, 50]
 (bounds (0, 100), epsilon = 1).  For every family, releases of the first are
@@ -62,7 +62,7 @@ def test_every_output_possible_and_ratio_bounded(family, kw, source, lattice):
     d1 = release(X1, "median", EPS, noise=family, bounds=B, rng=0, diagnostics=True, lattice=lattice, **kw)
     d2 = release(X2, "median", EPS, noise=family, bounds=B, rng=0, diagnostics=True, lattice=lattice, **kw)
     s1, s2 = d1.diagnostics.noise_scale, d2.diagnostics.noise_scale
-    t1, t2 = evaluate_query(X1, "median", B), evaluate_query(X2, "median", B)
+    t1, t2 = evaluate_query(X1, "median", bounds=B), evaluate_query(X2, "median", bounds=B)
     step = d1.lattice
     assert step == (FINEST if lattice else _lattice.default_lattice(B))
     k_lo, k_hi = math.ceil(B[0] / step), math.floor(B[1] / step)
@@ -101,7 +101,7 @@ def _path_length(k, k_lo, k_hi):
 
 @pytest.mark.parametrize("family,kw", FAMILIES)
 def test_work_depends_only_on_the_output(family, kw):
-    """Issue 22, point 2: at the finest lattice, neighbours [50] and [0] (n = 1) with the same seeds.
+    """At the finest lattice, neighbours [50] and [0] (n = 1) with the same seeds.
     The number of cdf evaluations of every release is a fixed function of the released value
     (the bisection path of its lattice index, plus the fixed depth of the normal quantile for
     Laplace-log-normal), so neighbours that release the same value do the same work.  The old
@@ -127,8 +127,8 @@ def test_work_depends_only_on_the_output(family, kw):
 
 @pytest.mark.parametrize("lattice", [2.0**-46, 2.0**-42, 2.0**-36])
 def test_laplace_log_normal_never_overflows_at_fine_lattices(lattice):
-    """Issue 22, point 1: 29 of 200 of these releases raised OverflowError at 2^-46 (the normal
-    quantile was enclosed around a float ndtri estimate); now every one is an exact draw."""
+    """No release overflows at the finest lattice: every one of these releases is an exact draw at 2^-46
+    (enclosing the normal quantile around a float ndtri estimate made 29 of 200 raise OverflowError)."""
     for s in range(60):
         r = release(
             [10.0, 20.0, 30.0, 40.0, 50.0], "median", 1.0, noise="laplace_log_normal", bounds=B, lattice=lattice, rng=s
@@ -149,8 +149,8 @@ def _coarse_laws(family, kw, step):
         return [c[i + 1] - c[i] for i in range(cells)]
 
     return (
-        law(evaluate_query(X1, "median", B), d1.diagnostics.noise_scale),
-        law(evaluate_query(X2, "median", B), d2.diagnostics.noise_scale),
+        law(evaluate_query(X1, "median", bounds=B), d1.diagnostics.noise_scale),
+        law(evaluate_query(X2, "median", bounds=B), d2.diagnostics.noise_scale),
         d1,
     )
 
@@ -175,9 +175,9 @@ def test_laplace_log_normal_renyi_within_zcdp():
 
 
 # --------------------------------------------------------------------------- #
-# the old float path, kept only as a reference that the check can fail
+# a float path (true + noise), kept only as a reference that the check can fail
 # --------------------------------------------------------------------------- #
-def _old_float_release(true, scale, j):
+def _float_release(true, scale, j):
     """The pre-lattice release: true + s * F^{-1}(u), u = j 2^-53 (Laplace)."""
     u = j * 2.0**-53
     z = math.log(2.0 * u) if u < 0.5 else -math.log(2.0 * (1.0 - u))
@@ -185,15 +185,15 @@ def _old_float_release(true, scale, j):
 
 
 def _possible_under(v, true, scale):
-    """Is v in the image of j -> _old_float_release(true, scale, j), 1 <= j < 2^53?  (Monotone: bisection.)"""
+    """Is v in the image of j -> _float_release(true, scale, j), 1 <= j < 2^53?  (Monotone: bisection.)"""
     lo, hi = 1, 2**53 - 1
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if _old_float_release(true, scale, mid) <= v:
+        if _float_release(true, scale, mid) <= v:
             lo = mid
         else:
             hi = mid - 1
-    return _old_float_release(true, scale, lo) == v
+    return _float_release(true, scale, lo) == v
 
 
 def test_old_float_path_fails_the_check():
@@ -201,7 +201,7 @@ def test_old_float_path_fails_the_check():
     d2 = release(X2, "median", EPS, noise="laplace", delta=1e-5, bounds=B, rng=0, diagnostics=True)
     s1, s2 = d1.diagnostics.noise_scale, d2.diagnostics.noise_scale
     g = np.random.default_rng(7)
-    outs = [_old_float_release(30.0, s1, int(j)) for j in g.integers(1, 2**53, size=100)]
+    outs = [_float_release(30.0, s1, int(j)) for j in g.integers(1, 2**53, size=100)]
     assert all(_possible_under(v, 30.0, s1) for v in outs)  # the replay itself is sound
     impossible = sum(not _possible_under(v, 31.0, s2) for v in outs)
     assert impossible > 50  # most float outputs rule the neighbour out: infinite privacy loss

@@ -263,7 +263,7 @@ def test_bad_types():
 
 
 # --------------------------------------------------------------------------- #
-# issue 12: the grid of the sensitivity bound, the float mean, huge bounds
+# the grid of the sensitivity bound, the float mean, huge bounds
 # --------------------------------------------------------------------------- #
 def test_grid_rounding_is_the_smallest_grid_point_above():
     from smoothdp_nb.core.release.sensitivity import grid_value, round_up_to_grid, sensitivity_grid

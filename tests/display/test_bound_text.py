@@ -1,4 +1,4 @@
-"""Displays show the upper bound and say so (issue 21 item 1; audit): a delta a display
+"""Displays show the upper bound and say so: a delta a display
 writes for a certified result reads "≤ x" with x at least the proven upper bound (so at
 least the exact value), never a 4-digit figure rounded to nearest, which may lie below the
 truth; a Monte Carlo mean is marked as an estimate ("≈ x")."""
@@ -12,7 +12,7 @@ import smoothdp_nb as sdp
 from smoothdp_nb.core.smoothed.reports import profile
 from smoothdp_nb.display import results as shown
 
-# defect 2 of issue 21: the smoothed delta 0.166623318... rounds to nearest as 1.666e-01,
+# a reported case: the smoothed delta 0.166623318... rounds to nearest as 1.666e-01,
 # below the truth
 MECH = sdp.postprocess(sdp.SamplingHistogram(T=8), sdp.winner)
 PI = [[0.75, 0.125, 0.125], [0.125, 0.75, 0.125], [0.125, 0.125, 0.75]]

@@ -501,7 +501,7 @@ def test_figure_chart_is_the_builders_chart(exact, monte_carlo):
 
 
 # --------------------------------------------------------------------------
-# readability (issue 26, item 4)
+# readability
 # --------------------------------------------------------------------------
 
 

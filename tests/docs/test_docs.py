@@ -29,7 +29,7 @@ def ext():
 def test_api_page_lists_every_public_name_once(ext, tmp_path):
     import smoothdp_nb
 
-    page = tmp_path / "api.rst"
+    page = tmp_path / "reference.rst"
     ext.write_api_page(page)
     text = page.read_text()
     entries = re.findall(r"^   (smoothdp_nb\.[\w.]+)$", text, flags=re.M)

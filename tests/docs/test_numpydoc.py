@@ -1,4 +1,4 @@
-"""numpydoc validation, scoped to the checks the package passes (issue 23, item 5).
+"""numpydoc validation, scoped to the checks the package passes.
 
 The checks and exclusions are pyproject.toml's ``[tool.numpydoc_validation]`` (the same table
 numpydoc's own ``numpydoc lint`` hook reads), run here over every module of the package by

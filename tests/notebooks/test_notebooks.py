@@ -1,4 +1,4 @@
-"""Execute every tutorial notebook top to bottom in a fresh kernel (issue 7).
+"""Execute every tutorial notebook top to bottom in a fresh kernel.
 
 * The kernel is the interpreter running pytest (a temporary kernelspec that
   points at ``sys.executable``), so the notebooks see the package under test.

@@ -175,7 +175,7 @@ def test_smoothed_panel_falls_back_to_monte_carlo_within_budget():
 
 
 def test_smoothed_panel_takes_a_user_mechanism():
-    # randomized response on the count of category 0, as a FiniteMechanism (issue 14: panels work for any mechanism)
+    # randomized response on the count of category 0, as a FiniteMechanism (panels work for any mechanism)
     keep = 0.75
 
     def rr(hist):
@@ -323,7 +323,7 @@ def _svg_size(spec: dict) -> tuple[float, float]:
 def test_release_panel_usable_before_the_first_release(income):
     panel = _timed("release() build", lambda: panels.release(income, bounds=(0, 200_000)))
     assert panel.current is None and "nothing released" in panel.status.value
-    w, h = _svg_size(panel.chart_spec())  # the issue's 1.797e308 px: an empty layer without a domain
+    w, h = _svg_size(panel.chart_spec())  # not 1.797e308 px (an empty layer without a domain)
     assert 200 < w < 2000 and 100 < h < 2000, (w, h)
     assert panel.button in panel.controls.children and not panel.button.disabled
     assert '"legend": null' in json.dumps(panel.live.skeleton)  # no legend entry for nothing drawn
@@ -392,7 +392,7 @@ def test_release_panel_controls(income):
 
 
 def test_release_panel_requires_public_bounds(income):
-    """Bounds read off the data would be published beside an unqualified "ε-DP" (issue 22, item 5)."""
+    """Bounds read off the data would be published beside an unqualified "ε-DP"."""
     with pytest.raises(TypeError, match="bounds is required"):
         panels.release(income)
     with pytest.raises(ValueError, match="bounds"):
@@ -592,7 +592,7 @@ def test_release_panel_prints_no_clipping_count():
 
 
 #: what the ipywidgets 8.1 front end (noUiSlider) sends for a FloatSlider(min=0.05, step=0.05) drawn at
-#: 1.0: its binary ``min + k * step`` (measured in Chromium through Voila; the cause of issue 26, item 3)
+#: 1.0: its binary ``min + k * step`` (measured in Chromium through Voila: readouts showed such values)
 ECHO_OF_ONE = 1.0000000000000002
 
 
@@ -636,7 +636,7 @@ def test_log_and_range_sliders_drop_the_echo_too(smoothed):
 
 
 def test_delta_readouts_share_one_format(income):
-    """Issue 26: δ readouts switched between 0.00000100 and 1.00e-7; every δ slider uses one format."""
+    """Every δ slider uses one format (not 0.00000100 on one and 1.00e-7 on another)."""
     noise = panels.noise_comparison(points=5)
     rel = panels.release(income, bounds=(0, 2e5))
     for slider in (noise.delta, rel.delta):
@@ -646,7 +646,7 @@ def test_delta_readouts_share_one_format(income):
 
 
 def test_controls_share_one_label_width_and_n_is_log_scaled():
-    """Issue 26, item 6: the controls' tracks start at one x position; n moves by ratios."""
+    """The controls' tracks start at one x position; n moves by ratios."""
     panel = panels.smoothed_dp(n=300, epsilon_points=4)
     widths = {c.style.description_width for c in panel.controls.children if hasattr(c.style, "description_width")}
     assert widths == {base.LABEL_WIDTH}
@@ -660,7 +660,7 @@ def test_controls_share_one_label_width_and_n_is_log_scaled():
 
 
 def test_snapshot_shows_the_data_sent_in_place(income):
-    """A handout's snapshot of a panel draws its current rows (issue 26, item 1: it drew the empty chart)."""
+    """A handout's snapshot of a panel draws its current rows, never the empty chart."""
     from smoothdp_nb.reports.snapshot import widget_snapshot
 
     panel = panels.release(income, bounds=(0, 2e5))
@@ -676,7 +676,7 @@ def test_snapshot_shows_the_data_sent_in_place(income):
 
 
 def test_smoothed_panel_takes_a_composed_mechanism():
-    """repeat(M, k) is a Mechanism like any other (issue 24): the smoothed-DP panel draws it, and
+    """repeat(M, k) is a Mechanism like any other: the smoothed-DP panel draws it, and
     its numbers are the exact smoothed delta of the composition."""
     mech = sdp.repeat(sdp.SamplingHistogram(T=3), 2)
     panel = panels.smoothed_dp(n=12, epsilon_points=3, mechanism=mech)
@@ -691,7 +691,7 @@ def test_smoothed_panel_takes_a_composed_mechanism():
 
 
 def test_status_states_the_dp_delta_as_a_bound():
-    """Issue 21 item 1 (audit): T/n = 1/3 was shown as 0.333333, below the truth; a user
+    """T/n = 1/3 must not be shown as 0.333333, below the truth; a user
     mechanism's DP delta is shown as "DP δ ≤ x" with x rounded up."""
     from fractions import Fraction
 

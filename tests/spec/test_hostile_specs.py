@@ -8,6 +8,10 @@ without a marker are valid and must run.
 
 from __future__ import annotations
 
+import os
+import tempfile
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -25,7 +29,8 @@ SMOOTHED = 'compute = "smoothed"\nepsilon = 1\n' + M + "\npi = [[0.4, 0.6], [0.6
 MC = SMOOTHED + 'method = "monte-carlo"\nrng = 1\n'
 RELEASE = 'compute = "release"\nvalues = [1, 2, 3, 4, 5, 6]\nepsilon = 1\nbounds = [0, 10]\nrng = 1\n'
 NOISE = 'compute = "noise"\nepsilon = 1\ngamma = [0.05, 0.1]\ndelta = 1e-5\n'
-NONUTF8 = "/tmp/smoothdp_hostile_latin1.csv"
+# a Latin-1 CSV the fixture writes, in the system's temporary folder (one name per process)
+NONUTF8 = (Path(tempfile.gettempdir()) / f"smoothdp_hostile_latin1_{os.getpid()}.csv").as_posix()
 
 # (id, TOML text, key the error must name, or None for a valid spec, magic-only)
 SPECS: list[tuple[str, str, str | None, bool]] = [

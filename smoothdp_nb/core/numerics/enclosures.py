@@ -229,7 +229,7 @@ def two_prod(a: npt.ArrayLike, b: npt.ArrayLike) -> tuple[FloatArray, FloatArray
 @functools.lru_cache(maxsize=1024)
 def exp_double(x: float) -> tuple[float, float]:
     """``(hi, lo)``: two floats with ``|hi + lo - e^x| <= 2^-104 e^x`` (Arb at 160 bits)."""
-    from flint import arb, ctx
+    from flint import arb, ctx  # deferred: Arb loads with the first certified enclosure
 
     old = ctx.prec
     ctx.prec = 160
@@ -261,7 +261,7 @@ def fraction_down(q: Fraction) -> float:
 
 def arb_interval(x: object) -> tuple[float, float]:
     """Floats (lo, hi) with lo <= every point of the Arb ball x <= hi."""
-    from flint import arb
+    from flint import arb  # deferred: Arb loads with the first certified enclosure
 
     if not isinstance(x, arb):
         raise TypeError("arb_interval needs a flint.arb ball")
@@ -274,7 +274,7 @@ def arb_interval(x: object) -> tuple[float, float]:
 
 def log_fraction_enclosure(q: Fraction) -> tuple[float, float]:
     """(lo, hi) floats enclosing log(q) for a rational 0 < q, by Arb at 128 bits."""
-    from flint import arb, ctx, fmpq
+    from flint import arb, ctx, fmpq  # deferred: Arb loads with the first certified enclosure
 
     if q <= 0:
         raise ValueError("log_fraction_enclosure needs a positive rational")
@@ -289,7 +289,7 @@ def log_fraction_enclosure(q: Fraction) -> tuple[float, float]:
 def log_one_minus_power(n: int, T: int) -> tuple[float, float]:
     """(lo, hi) enclosing log(1 - (1 - 1/n)^T) for integers n >= 2, T >= 1 (Arb, 128 bits,
     more when the power is close to 1)."""
-    from flint import arb, ctx
+    from flint import arb, ctx  # deferred: Arb loads with the first certified enclosure
 
     old = ctx.prec
     try:

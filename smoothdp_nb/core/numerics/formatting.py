@@ -87,6 +87,14 @@ def upper_bound_text(log10_value: float) -> str:
     return "0" if log10_value == -math.inf else f"≤ {format_log10_up(log10_value)}"
 
 
-def lattice_text(step: float) -> str:
-    """A power-of-two lattice step as text: ``"2**-20 = 9.53674e-07"``."""
-    return f"2**{math.frexp(step)[1] - 1} = {step:.6g}"
+def lattice_text(step: float | None) -> str:
+    """A lattice step as text, the one form every table, chart and repr uses: ``2^-20`` for a
+    power of two (never ``0.0`` after rounding), else 3 significant digits; ``""`` for none.
+
+    >>> lattice_text(2.0**-20), lattice_text(0.3), lattice_text(None)
+    ('2^-20', '0.3', '')
+    """
+    if step is None or not math.isfinite(step) or step <= 0:
+        return ""
+    m, e = math.frexp(float(step))
+    return f"2^{e - 1}" if m == 0.5 else f"{step:.3g}"

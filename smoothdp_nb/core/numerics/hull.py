@@ -104,7 +104,7 @@ def reduce_to_vertices(pi: object) -> HullReduction:
     ----------
     Liu, Wang, Xia, *Smoothed Differential Privacy*: Proposition 7 (distribution reduction).
     """
-    from scipy.spatial import ConvexHull, QhullError
+    from scipy.spatial import ConvexHull, QhullError  # deferred: Qhull is slow to load; two categories need none
 
     arr, labels = as_distributions(pi)
     if arr.shape[1] == 2:  # rows are (p, 1 - p): one coordinate says it all

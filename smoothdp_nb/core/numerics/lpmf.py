@@ -424,17 +424,3 @@ def log_hypergeom_pmf_with_error(
             out = e[:s] + e[s : 2 * s] + e[2 * s :]
         err.flat[sel] = np.where(np.isfinite(out), out, np.inf)
     return value, err
-    x, mm, b = _deviances(K, N, P, Q)
-    bv = _binom_value(K, N, b)
-    value = (bv[:m] + bv[m : 2 * m] - bv[2 * m :]).reshape(k.shape)
-    err = np.full(value.shape, np.inf)
-    sel = np.flatnonzero(want(value))
-    if sel.size:
-        J = np.concatenate([sel, sel + m, np.full(1, 2 * m) if same else sel + 2 * m])
-        both = np.concatenate([J, J + K.size])
-        with np.errstate(invalid="ignore"):
-            e = _binom_error(K[J], N[J], x[both], mm[both], b[both])
-            s = sel.size
-            out = e[:s] + e[s : 2 * s] + e[2 * s :]
-        err.flat[sel] = np.where(np.isfinite(out), out, np.inf)
-    return value, err

@@ -28,6 +28,7 @@ __all__ = [
     "as_real",
     "as_positive",
     "as_open_unit",
+    "as_flag",
     "as_int",
     "as_epsilon",
     "as_float_array",
@@ -93,6 +94,16 @@ def as_positive(value: object, name: str, *, finite: bool = True) -> float:
 def as_open_unit(value: object, name: str) -> float:
     """A number strictly between 0 and 1 (a confidence, a level, a threshold)."""
     return as_real(value, name, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+
+
+def as_flag(value: object, name: str) -> bool:
+    """``value`` as a bool: True or False (numpy's too); TypeError naming ``name`` for anything else.
+
+    A truthy string or number is refused: ``log="no"`` would otherwise ask for the logarithm.
+    """
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    raise TypeError(f"{name} must be True or False, got {type(value).__name__}")
 
 
 def as_int(value: object, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:

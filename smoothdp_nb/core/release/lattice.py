@@ -65,8 +65,8 @@ The cell is located by **bisection over the public index range**
 boundaries compared is a function of the output ``k`` alone, and so is the
 number of cdf evaluations; the precision schedule (``b = 192 * 2^r`` bits,
 precision ``b + 32`` in round ``r``) is fixed in advance.  A search started from
-a float candidate cell (the old sampler) walks a distance that grows with
-``|value - true|`` and is a timing side channel.  What remains, and why it is
+a float candidate cell would walk a distance that grows with
+``|value - true|`` and be a timing side channel.  What remains, and why it is
 safe to state:
 
 * A second round happens with probability below ``2^-129`` per release, for

@@ -192,7 +192,7 @@ def _times_exp(v: float, gamma: float, k: int) -> float:
     direct = v * math.exp(-gamma * k)
     if v == 0.0 or direct >= sys.float_info.min:
         return direct
-    import mpmath
+    import mpmath  # deferred: only for a product below the smallest normal double
 
     with mpmath.workprec(80):
         exact = mpmath.mpf(v) * mpmath.exp(-mpmath.mpf(gamma) * k)
@@ -281,7 +281,7 @@ def _order_stat_A(p: FloatArray, a: int, b: int, w: int, k: int) -> float:
 # public API
 # --------------------------------------------------------------------------- #
 def evaluate_query(
-    x: ArrayLike, query: str = "median", bounds: tuple[float, float] | None = None, trim: Trim = None
+    x: ArrayLike, query: str = "median", *, bounds: tuple[float, float] | None = None, trim: Trim = None
 ) -> float:
     """The (un-noised) query value on the clipped data, with the conventions above.
 
@@ -302,7 +302,7 @@ def evaluate_query(
 
 
 def local_sensitivity(
-    x: ArrayLike, query: Query = "median", bounds: tuple[float, float] | None = None, trim: Trim = None
+    x: ArrayLike, query: Query = "median", *, bounds: tuple[float, float] | None = None, trim: Trim = None
 ) -> float:
     """Local sensitivity LS_q(x) (lecture notes; Hladik-Tetek Definition 2).
 
@@ -333,7 +333,7 @@ def local_sensitivity(
 
 
 def sensitivity_at_distance(
-    x: ArrayLike, query: str, k: int, bounds: tuple[float, float] | None = None, trim: Trim = None
+    x: ArrayLike, query: str, k: int, *, bounds: tuple[float, float] | None = None, trim: Trim = None
 ) -> float:
     """``A(k) = max{LS_q(y) : d(x, y) <= k}`` for an order-statistic query (NRS formula)."""
     q = query_name(query)
@@ -349,6 +349,7 @@ def smooth_sensitivity(
     x: ArrayLike,
     query: Query = "median",
     gamma: float = 0.1,
+    *,
     bounds: tuple[float, float] | None = None,
     trim: Trim = None,
     k_max: int | None = None,
@@ -394,7 +395,7 @@ def smooth_sensitivity(
             if isinstance(x, (Integral, np.integer)):
                 k_max = int(x)
             else:
-                k_max = len(cast("Sized", x))  # a sequence of records: n is its length
+                k_max = len(cast(Sized, x))  # a sequence of records: n is its length
         if isinstance(k_max, bool) or not isinstance(k_max, (Integral, np.integer)) or k_max < 0:
             raise ValueError(f"k_max must be an integer with k_max >= 0, got {k_max!r}")
         best = 0.0

@@ -58,6 +58,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from smoothdp_nb.core.numerics.array_types import SeedLike
+from smoothdp_nb.core.numerics.formatting import lattice_text
 from smoothdp_nb.core.numerics.validation import as_bounds, as_float_array, as_positive, as_rng
 from smoothdp_nb.core.release import lattice as _lattice
 from smoothdp_nb.core.release.noise import Calibration, get_family
@@ -104,7 +105,7 @@ MIN_GAMMA = 2.0**-29
 DIAGNOSTICS_LABEL = "data-dependent: NOT covered by the privacy guarantee (curator only, do not publish)"
 
 
-def default_gamma(noise: str, epsilon: float, delta: float | None = None) -> float:
+def default_gamma(noise: str, epsilon: float, *, delta: float | None = None) -> float:
     """The data-independent default gamma for a noise family (see :data:`DEFAULT_GAMMA`)."""
     return get_family(noise).default_gamma(epsilon, delta)
 
@@ -118,10 +119,6 @@ def _count_outside(x: Any, low: float, high: float) -> int:
     """Records of ``x`` outside ``[low, high]`` (for the diagnostics only: data-dependent)."""
     arr = as_float_array(x, "x")
     return int(np.count_nonzero((arr < low) | (arr > high)))
-
-
-def _exponent_text(step: float) -> str:
-    return f"2**{math.frexp(step)[1] - 1}"
 
 
 @dataclass(frozen=True)
@@ -224,7 +221,7 @@ class Release:
         shape = f", shape={self.shape!r}" if self.shape is not None else ""
         diag = f", diagnostics={self.diagnostics!r}" if self.diagnostics is not None else ""
         return (
-            f"Release(value={self.value!r}, lattice={_exponent_text(self.lattice)}, query={self.query!r}, "
+            f"Release(value={self.value!r}, lattice={lattice_text(self.lattice)}, query={self.query!r}, "
             f"n={self.n}, bounds={self.bounds!r}, epsilon={self.epsilon!r}{d}{r}, "
             f"gamma={self.gamma!r} ({self.gamma_source}), noise={self.noise!r}{shape}, "
             f"guarantee={self.guarantee!r}{diag})"
@@ -267,6 +264,7 @@ def release(
     x: npt.ArrayLike,
     query: str = "median",
     epsilon: float = 1.0,
+    *,
     gamma: float | None = None,
     noise: str = "polyplace",
     bounds: tuple[float, float] | None = None,
@@ -418,6 +416,7 @@ def _noise_shape(cal: Calibration) -> float | None:
 def compare_noise(
     epsilon: float,
     gamma: float | Iterable[float],
+    *,
     delta: float | None = None,
     families: Sequence[str] = ("polyplace", "student_t", "cauchy", "laplace"),
     reference: bool = False,

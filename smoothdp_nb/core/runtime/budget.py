@@ -25,6 +25,7 @@ import os
 from dataclasses import dataclass
 
 from smoothdp_nb.core.numerics.validation import as_int, as_real
+from smoothdp_nb.core.runtime import parallel
 
 __all__ = [
     "ComputationTooLarge",
@@ -165,9 +166,7 @@ def cap_workers(workers: object, name: str = "workers", *, external: bool = Fals
     ``external=True`` (an external scheduler places the work) only ``>= 1`` is
     checked.
     """
-    from smoothdp_nb.core.runtime.parallel import available_cpus
-
-    cores = available_cpus()
+    cores = parallel.available_cpus()
     if external:
         return as_int(workers, name, minimum=1)
     return as_int(workers, name, minimum=1, maximum=cores)

@@ -16,6 +16,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from smoothdp_nb.core.runtime import parallel
+from smoothdp_nb.core.runtime.progress import progress_bar
+
 __all__ = [
     "AUTO_PROGRESS_DELAY",
     "Bar",
@@ -63,9 +66,7 @@ def worker_count(executor: cf.Executor | None) -> int:
     count = getattr(executor, "_max_workers", None)  # thread and process pools
     if isinstance(count, int) and count > 0:
         return count
-    from smoothdp_nb.core.runtime.parallel import available_cpus
-
-    return available_cpus()
+    return parallel.available_cpus()
 
 
 class _NoBar:
@@ -90,8 +91,6 @@ def task_progress_bar(progress: bool | None, total: int, n_tasks: int, desc: str
         progress = bool(progress)
     if progress is False or (progress is None and n_tasks <= 1):
         return _NoBar()
-    from smoothdp_nb.core.runtime.progress import progress_bar  # imported only when a bar may be shown
-
     delay = 0.0 if progress else AUTO_PROGRESS_DELAY
     bar: Bar = progress_bar(total, desc, delay=delay, leave=bool(progress))
     return bar

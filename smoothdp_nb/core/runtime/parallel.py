@@ -7,7 +7,7 @@ library sized from ``os.cpu_count()`` then starts more busy threads than the
 process has CPU, and OpenBLAS's threads, which spin while they wait for work,
 burn the difference: on the 2-core reference machine with other jobs running,
 the two-vertex engine at n = 10^5 used 10-12 s of CPU with the default BLAS
-threads against 2.1-2.3 s with one (issue 25, benchmarks/README.md).
+threads against 2.1-2.3 s with one (benchmarks/README.md).
 
 * :func:`available_cpus` -- the CPUs this process may actually use: the
   affinity mask, the cgroup quota (v2 ``cpu.max``, v1 ``cpu.cfs_quota_us``) and
@@ -194,7 +194,7 @@ _controller: tuple[tuple[int, int], object] | None = None
 def _blas_controller() -> object:
     """threadpoolctl's controller, rebuilt after a fork or new imports (new BLAS libraries)."""
     global _controller
-    from threadpoolctl import ThreadpoolController
+    from threadpoolctl import ThreadpoolController  # deferred: the command line imports this module
 
     key = (os.getpid(), len(sys.modules))
     if _controller is None or _controller[0] != key:
@@ -257,7 +257,7 @@ def safe_mp_context() -> BaseContext:
 
 def _init_worker(blas: int) -> None:
     """Pool worker start-up: its BLAS threads (the worker is ours: set for its lifetime)."""
-    from threadpoolctl import threadpool_limits
+    from threadpoolctl import threadpool_limits  # deferred: the command line imports this module
 
     threadpool_limits(limits=blas, user_api="blas")
 

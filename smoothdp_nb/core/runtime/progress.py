@@ -17,9 +17,9 @@ __all__ = ["progress_bar", "optional_progress_bar"]
 def progress_bar(total: int, desc: str, **kwargs: Any) -> Any:
     """A tqdm bar suited to where we run (notebook widget or terminal); ``Any``: tqdm is untyped."""
     if "IPython" in sys.modules:
-        from tqdm.auto import tqdm
+        from tqdm.auto import tqdm  # deferred: tqdm only when a bar is shown
     else:
-        from tqdm import tqdm
+        from tqdm import tqdm  # deferred: tqdm only when a bar is shown
     return tqdm(total=total, desc=desc, **kwargs)
 
 

@@ -9,8 +9,9 @@ Rényi views and privacy-loss-distribution exports; :mod:`.delta` the public ent
 noise laws and the continuous limit of the sampling average; :mod:`.reports` the result object of
 a privacy profile.
 
-Inside this folder imports point down the list: mechanisms -> profiles -> engines -> accounting ->
-delta -> reports. May import :mod:`smoothdp_nb.core.numerics` and :mod:`smoothdp_nb.core.runtime`;
+Inside this folder a module imports only those before it in the chain mechanisms -> profiles ->
+engines -> accounting -> delta -> reports; :mod:`.quantized` stands on the mechanisms and the profiles
+(mechanisms -> profiles -> quantized). May import :mod:`smoothdp_nb.core.numerics` and :mod:`smoothdp_nb.core.runtime`;
 never the release half.
 
 References

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import Executor
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -57,13 +56,10 @@ from smoothdp_nb.core.smoothed.accounting.inverse import as_log_targets, invert_
 from smoothdp_nb.core.smoothed.engines.estimate import estimate_monte_carlo, estimate_smoothed
 from smoothdp_nb.core.smoothed.engines.exact import smoothed_exact
 from smoothdp_nb.core.smoothed.engines.monte_carlo import smoothed_monte_carlo
-from smoothdp_nb.core.smoothed.engines.options import SMOOTHED_KEYWORDS, SmoothedEpsilonOptions, SmoothedOptions
+from smoothdp_nb.core.smoothed.engines.options import SmoothedOptions
 from smoothdp_nb.core.smoothed.engines.results import SmoothedCurve, SmoothedResult, fit_exponential
 from smoothdp_nb.core.smoothed.mechanisms import Mechanism
 from smoothdp_nb.core.smoothed.profiles import check_mechanism
-
-if TYPE_CHECKING:
-    from typing_extensions import Unpack  # typing.Unpack from Python 3.12; annotations only
 
 __all__ = [
     "SmoothedResult",
@@ -81,8 +77,8 @@ def smoothed_delta(
     n: int,
     pi: ArrayLike,
     epsilon: ArrayLike,
-    method: str = "exact",
     *,
+    method: str = "exact",
     progress: bool | None = None,
     budget: float = DEFAULT_BUDGET_SECONDS,
     trials: int = 10**4,
@@ -206,19 +202,28 @@ def smoothed_delta_curve(
     ns: ArrayLike,
     pi: ArrayLike,
     epsilon: ArrayLike,
+    *,
     method: str = "exact",
-    **kwargs: Unpack[SmoothedOptions],
+    progress: bool | None = None,
+    budget: float = DEFAULT_BUDGET_SECONDS,
+    trials: int = 10**4,
+    rng: SeedLike = None,
+    confidence: float = 0.99,
+    candidates: int = 16,
+    executor: Executor | None = None,
+    chunk: int = 10_000,
+    interval: str = "betting",
 ) -> SmoothedCurve:
     """Run :func:`smoothed_delta` for every n in ``ns`` and fit exp(a + b n) per epsilon.
 
-    Every point is estimated before the first starts: the sum of the estimated
-    times must fit ``budget`` (and each point's memory the memory budget).
+    The keyword-only options are those of :func:`smoothed_delta`.  Every point
+    is estimated before the first starts: the sum of the estimated times must
+    fit ``budget`` (and each point's memory the memory budget).
     """
     ns = [as_int(v, "ns", minimum=1) for v in np.atleast_1d(ns)]
     if not ns:
         raise ValueError("ns must contain at least one database size")
-    budget = kwargs.pop("budget", DEFAULT_BUDGET_SECONDS)
-    total = estimate_smoothed(mechanism, ns, pi, epsilon, method, **kwargs)
+    total = estimate_smoothed(mechanism, ns, pi, epsilon, method, trials=trials, candidates=candidates, chunk=chunk)
     check_budget(
         total,
         budget,
@@ -227,7 +232,17 @@ def smoothed_delta_curve(
         parameter="n",
     )
     # the whole curve fits the time budget: the points run without a time limit of their own
-    points: SmoothedOptions = {**kwargs, "budget": math.inf}
+    points: SmoothedOptions = {
+        "progress": progress,
+        "budget": math.inf,
+        "trials": trials,
+        "rng": rng,
+        "confidence": confidence,
+        "candidates": candidates,
+        "executor": executor,
+        "chunk": chunk,
+        "interval": interval,
+    }
     results = [smoothed_delta(mechanism, n, pi, epsilon, method=method, **points) for n in ns]
     return SmoothedCurve.from_results(results)
 
@@ -239,29 +254,46 @@ def smoothed_epsilon(
     delta: ArrayLike,
     *,
     log: bool = False,
-    **kwargs: Unpack[SmoothedEpsilonOptions],
+    method: str = "exact",
+    progress: bool | None = None,
+    budget: float = DEFAULT_BUDGET_SECONDS,
+    trials: int = 10**4,
+    rng: SeedLike = None,
+    confidence: float = 0.99,
+    candidates: int = 16,
+    executor: Executor | None = None,
+    chunk: int = 10_000,
+    interval: str = "betting",
 ) -> FloatOrArray:
     """The smallest epsilon with smoothed delta (Definition 3) at most ``delta``.
 
     The forward curve is :func:`~smoothdp_nb.smoothed_delta` with
     ``method="exact"`` (Algorithm 1; a Monte Carlo estimate is not a proven
-    bound, so it is not inverted); ``kwargs`` go to it (e.g. ``budget``).
-    Certified and tight as :func:`profile_epsilon`.
+    bound, so it is not inverted).  Certified and tight as :func:`profile_epsilon`.
+
+    Parameters
+    ----------
+    mechanism, n, pi
+        As :func:`smoothed_delta`.
+    delta : float or 1-D array in (0, 1]
+        Target(s); with ``log=True`` their natural logs.
+    log : bool, default False
+        ``delta`` is given as natural logs (targets below the float64 range).
+    method, progress, budget, trials, rng, confidence, candidates, executor, chunk, interval
+        The keyword-only options of :func:`smoothed_delta`, so that one set of
+        options serves both; ``method`` must be ``"exact"`` and the Monte
+        Carlo options (``trials`` to ``interval``) are then not used.
 
     References
     ----------
     Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 3, Algorithm 1.
     """
     check_mechanism(mechanism)
-    if kwargs.get("method", "exact") != "exact":
+    if method != "exact":
         raise ValueError("smoothed_epsilon inverts the exact smoothed delta only: method must be 'exact'")
-    unknown = sorted(set(kwargs) - SMOOTHED_KEYWORDS - {"method"})
-    if unknown:
-        raise TypeError(f"smoothed_epsilon got unexpected keyword argument(s) {unknown}")
     t, scalar = as_log_targets(delta, log)
     n = as_int(n, "n", minimum=1)
     red = _check_pi(mechanism, n, pi)
-    progress, budget = kwargs.get("progress"), kwargs.get("budget", DEFAULT_BUDGET_SECONDS)
 
     # validated once above: each step of the bisection runs the exact engine itself
     def curve(e: FloatArray) -> FloatArray:

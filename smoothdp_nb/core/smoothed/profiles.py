@@ -1,8 +1,9 @@
 """Database-dependent privacy profiles and the quantities built on them.
 
-* :func:`privacy_profile` -- delta_{epsilon,M}(x) of Definition 2;
+* :func:`privacy_profile` -- delta_{epsilon,M}(x) of Definition 2 (proven
+  bounds on both sides: :func:`privacy_profile_enclosure`);
 * :func:`dp_delta` -- its worst case over all databases (Theorem 1; for the
-  sampling histogram ``T/n``, Theorem 3 (iii));
+  sampling histogram ``T/n``, Theorem 3 (iii); :func:`dp_delta_enclosure`);
 * :func:`remark8_bound` -- the non-asymptotic smoothed-DP bound of Remark 8;
 * :func:`adjusted_utility` -- the adversary's adjusted utility, eq. (3);
 * :func:`compose` -- Proposition 5 (epsilons and deltas add).
@@ -19,22 +20,24 @@ import numbers
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Literal, overload
 
 import numpy as np
 import numpy.typing as npt
 
-from smoothdp_nb.core.numerics.array_types import FloatOrArray
+from smoothdp_nb.core.numerics.array_types import FloatArray, FloatOrArray, IntArray
 from smoothdp_nb.core.numerics.enclosures import LIBM_REL, LogEnclosure, U, exp_up, fraction_up, next_up
-from smoothdp_nb.core.numerics.validation import as_epsilon, as_int, as_real
+from smoothdp_nb.core.numerics.validation import as_epsilon, as_flag, as_histograms, as_int, as_open_unit, as_real
 from smoothdp_nb.core.smoothed.mechanisms import Mechanism
+from smoothdp_nb.core.smoothed.mechanisms.rounding import shape_result
 
 __all__ = [
     "Composition",
     "adjusted_utility",
     "compose",
     "dp_delta",
+    "dp_delta_enclosure",
     "privacy_profile",
+    "privacy_profile_enclosure",
     "remark8_bound",
 ]
 
@@ -49,26 +52,9 @@ def check_mechanism(mechanism: object) -> Mechanism:
     return mechanism
 
 
-@overload
 def privacy_profile(
-    mechanism: Mechanism,
-    hist: npt.ArrayLike,
-    epsilon: npt.ArrayLike,
-    log: bool = False,
-    *,
-    enclosure: Literal[False] = False,
-) -> FloatOrArray: ...
-
-
-@overload
-def privacy_profile(
-    mechanism: Mechanism, hist: npt.ArrayLike, epsilon: npt.ArrayLike, log: bool = False, *, enclosure: Literal[True]
-) -> LogEnclosure: ...
-
-
-def privacy_profile(
-    mechanism: Mechanism, hist: npt.ArrayLike, epsilon: npt.ArrayLike, log: bool = False, *, enclosure: bool = False
-) -> FloatOrArray | LogEnclosure:
+    mechanism: Mechanism, hist: npt.ArrayLike, epsilon: npt.ArrayLike, *, log: bool = False
+) -> FloatOrArray:
     """Database-dependent privacy profile delta_{epsilon,M}(x) (Definition 2),
     as a proven upper bound.
 
@@ -84,14 +70,10 @@ def privacy_profile(
     hist : array_like of int, shape (m,) or (k, m)
         Category counts of the database(s); rows may have different sizes n.
     epsilon : float or 1-D array of floats >= 0
-    log : bool, default False
-        Return natural logarithms (``-inf`` for an exact zero), which stay
-        finite far below the float64 range (e.g. 1e-5000).
-    enclosure : bool, default False
-        Return a :class:`~smoothdp_nb.core.numerics.enclosures.LogEnclosure` instead:
-        proven bounds ``lower <= log delta <= upper`` (arrays of the shape
-        below; ``.delta_lower``/``.delta_upper`` are the linear bounds,
-        ``.width`` their ratio minus 1).
+    log : bool, default False (keyword-only)
+        The same bounds as natural logarithms (``-inf`` for an exact zero),
+        which stay finite far below the float64 range (e.g. 1e-5000).  The
+        type and shape of the result do not change.
 
     Returns
     -------
@@ -100,8 +82,9 @@ def privacy_profile(
         argument are in :mod:`smoothdp_nb.core.numerics.enclosures` and the engines'
         docstrings); each lies in [0, 1] and at most the mechanism's
         :meth:`~Mechanism._delta_upper_bound` (e.g. T/n rounded up).  The
-        upper and lower bounds agree to about 1e-12 relative on the published
-        cases (docs/accuracy.md).
+        proven lower bound beside it: :func:`privacy_profile_enclosure`
+        (upper and lower agree to about 1e-12 relative on the published
+        cases, docs/accuracy.md).
 
     Notes
     -----
@@ -116,34 +99,64 @@ def privacy_profile(
     ----------
     Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 2.
     """
+    log = as_flag(log, "log")
+    mech, h, single, e, eps_scalar = _profile_input(mechanism, hist, epsilon)
+    enc = mech._profile(h, e)
+    if log:
+        return shape_result(enc.upper, single, eps_scalar)
+    return shape_result(np.minimum(exp_up(enc.upper), _row_caps(mech, h.sum(axis=1), e)), single, eps_scalar)
+
+
+def privacy_profile_enclosure(mechanism: Mechanism, hist: npt.ArrayLike, epsilon: npt.ArrayLike) -> LogEnclosure:
+    """Proven bounds ``lower <= log delta_{epsilon,M}(x) <= upper`` (Definition 2).
+
+    The same computation as :func:`privacy_profile` (its ``log=True`` values
+    are ``.upper``), with the proven lower bound kept.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+    hist : array_like of int, shape (m,) or (k, m)
+    epsilon : float or 1-D array of floats >= 0
+
+    Returns
+    -------
+    LogEnclosure
+        ``.lower`` and ``.upper``: natural logs, floats or arrays of the shape
+        :func:`privacy_profile` returns; ``.delta_lower``/``.delta_upper`` the
+        linear bounds, ``.width`` their ratio minus 1.
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 2.
+    """
+    mech, h, single, e, eps_scalar = _profile_input(mechanism, hist, epsilon)
+    enc = mech._profile(h, e)
+    return LogEnclosure(
+        np.asarray(shape_result(enc.lower, single, eps_scalar)),
+        np.asarray(shape_result(enc.upper, single, eps_scalar)),
+    ).squeeze()
+
+
+def _profile_input(
+    mechanism: object, hist: npt.ArrayLike, epsilon: npt.ArrayLike
+) -> tuple[Mechanism, IntArray, bool, FloatArray, bool]:
+    """The validated (mechanism, histograms (k, m), one histogram given, epsilons (E,), one epsilon given)."""
     mech = check_mechanism(mechanism)
-    if enclosure:
-        return mech.privacy_profile(hist, epsilon, log, enclosure=True)
-    return mech.privacy_profile(hist, epsilon, log)
+    h, single = as_histograms(hist)
+    mech.check_histograms(h)
+    e, eps_scalar = as_epsilon(epsilon)
+    for n in np.unique(h.sum(axis=1)):
+        mech.sample_size(int(n))  # validates T <= n early, with a clear message
+    return mech, h, single, e, eps_scalar
 
 
-@overload
-def dp_delta(
-    mechanism: Mechanism,
-    n: int,
-    epsilon: npt.ArrayLike | None = None,
-    *,
-    categories: int = 2,
-    log: bool = False,
-    enclosure: Literal[False] = False,
-) -> FloatOrArray: ...
-
-
-@overload
-def dp_delta(
-    mechanism: Mechanism,
-    n: int,
-    epsilon: npt.ArrayLike | None = None,
-    *,
-    categories: int = 2,
-    log: bool = False,
-    enclosure: Literal[True],
-) -> LogEnclosure: ...
+def _row_caps(mech: Mechanism, sizes: IntArray, epsilon: FloatArray) -> FloatArray:
+    """The proven bound of each row's size (:meth:`Mechanism._delta_upper_bound`): (k, E)."""
+    cap = np.empty((sizes.size, epsilon.size))
+    for n in np.unique(sizes):
+        cap[sizes == n] = mech._delta_upper_bound(int(n), epsilon)
+    return cap
 
 
 def dp_delta(
@@ -153,11 +166,10 @@ def dp_delta(
     *,
     categories: int = 2,
     log: bool = False,
-    enclosure: bool = False,
-) -> FloatOrArray | LogEnclosure:
+) -> FloatOrArray:
     """The worst case of delta_{epsilon,M}(x) over all databases of n records (Theorem 1),
-    as a proven upper bound (``enclosure=True``: a
-    :class:`~smoothdp_nb.core.numerics.enclosures.LogEnclosure` of its log instead).
+    as a proven upper bound (its natural log with ``log=True``; proven bounds on
+    both sides: :func:`dp_delta_enclosure`).
 
     * Sampling histogram without replacement: ``T/n`` for every epsilon >= 0
       (Theorem 3 (iii)), correctly rounded from the exact fraction.
@@ -175,14 +187,52 @@ def dp_delta(
     ----------
     Liu, Wang, Xia, *Smoothed Differential Privacy*: Theorem 1, Theorem 3, Theorem 4.
     """
+    log = as_flag(log, "log")
+    mech, n, e, scalar, cats = _dp_input(mechanism, n, epsilon, categories)
+    res = mech._dp_delta(n, e, categories=cats, log=log)
+    return float(res[0]) if scalar else res
+
+
+def dp_delta_enclosure(
+    mechanism: Mechanism, n: int, epsilon: npt.ArrayLike | None = None, *, categories: int = 2
+) -> LogEnclosure:
+    """Proven bounds ``lower <= log(DP delta) <= upper`` (Theorem 1): the
+    enclosure behind :func:`dp_delta` (whose ``log=True`` values are ``.upper``).
+
+    Returns
+    -------
+    LogEnclosure
+        Floats for a scalar ``epsilon``, arrays (E,) otherwise.
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Theorem 1.
+    """
+    mech, n, e, scalar, cats = _dp_input(mechanism, n, epsilon, categories)
+    enc = mech._dp_delta_enclosure(n, e, categories=cats)
+    if scalar:
+        return LogEnclosure(float(np.asarray(enc.lower)[0]), float(np.asarray(enc.upper)[0]))  # type: ignore[arg-type]
+    return enc
+
+
+def _dp_input(
+    mechanism: object, n: int, epsilon: npt.ArrayLike | None, categories: int
+) -> tuple[Mechanism, int, FloatArray, bool, int]:
+    """The validated (mechanism, n, epsilons (E,), one epsilon given, categories)."""
     mech = check_mechanism(mechanism)
-    if enclosure:
-        return mech.dp_delta(n, epsilon, categories=categories, log=log, enclosure=True)
-    return mech.dp_delta(n, epsilon, categories=categories, log=log)
+    n = as_int(n, "n", minimum=1)
+    mech.sample_size(n)
+    if epsilon is None:
+        if mech.dp_delta_depends_on_epsilon:
+            raise ValueError(f"epsilon is required for the DP delta of {mech!r}")
+        e, scalar = np.zeros(1), True
+    else:
+        e, scalar = as_epsilon(epsilon)
+    return mech, n, e, scalar, as_int(categories, "categories", minimum=2)
 
 
 def remark8_bound(
-    n: npt.ArrayLike, m: int, eta: float, epsilon: npt.ArrayLike, f: float, log: bool = False
+    n: npt.ArrayLike, m: int, eta: float, epsilon: npt.ArrayLike, f: float, *, log: bool = False
 ) -> FloatOrArray:
     """Remark 8, rounded up: a smoothed-DP delta of the sampling histogram.
 
@@ -261,7 +311,23 @@ def adjusted_utility(mechanism: Mechanism, hist_minus_i: npt.ArrayLike, t: float
     ----------
     Liu, Wang, Xia, *Smoothed Differential Privacy*: eq. (3).
     """
-    return check_mechanism(mechanism).adjusted_utility(hist_minus_i, t, log=log)
+    log = as_flag(log, "log")
+    mech = check_mechanism(mechanism)
+    t = as_open_unit(t, "t")
+    hm = np.atleast_2d(np.asarray(hist_minus_i))
+    if hm.ndim != 2 or hm.shape[1] < 2 or hm.shape[0] == 0:
+        raise ValueError("hist_minus_i must have shape (m,) or (k, m) with m >= 2")
+    single = np.ndim(hist_minus_i) == 1
+    # x_{-i} may be empty (n = 1): validate with a dummy record added.
+    h1, _ = as_histograms(hm + np.eye(1, hm.shape[1], dtype=np.int64), name="hist_minus_i")
+    mech.check_histograms(h1, "hist_minus_i")
+    h = h1 - np.eye(1, hm.shape[1], dtype=np.int64)
+    out = np.empty(h.shape[0])
+    for i, c in enumerate(h):
+        mech.sample_size(int(c.sum()) + 1)
+        out[i] = mech._log_utility(c, t) - math.log1p(-t)
+    res = out if log else np.exp(out)
+    return float(res[0]) if single else res
 
 
 @dataclass(frozen=True)
@@ -300,14 +366,12 @@ def compose(guarantees: Sequence[tuple[float, float]]) -> Composition:
     if not items:
         raise ValueError("guarantees must contain at least one (epsilon, delta) pair")
     eps_total = 0.0
-    delta_total = 0.0
     for i, pair in enumerate(items):
         if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
             raise TypeError(f"guarantees[{i}] must be an (epsilon, delta) pair of numbers, got {pair!r}")
         e = as_real(pair[0], f"guarantees[{i}] epsilon", lo=0.0, finite=False)
-        d = as_real(pair[1], f"guarantees[{i}] delta", lo=0.0, hi=1.0)
+        as_real(pair[1], f"guarantees[{i}] delta", lo=0.0, hi=1.0)
         eps_total += e
-        delta_total += d
     # the exact sums of the given numbers, rounded up (a guarantee must not shrink): an exact
     # rational (Fraction(1, 3)) enters as itself, not as the nearest float (which may lie below it)
     eps_up = fraction_up(sum(map(_exact, (p[0] for p in items)), Fraction(0))) if math.isfinite(eps_total) else math.inf

@@ -16,10 +16,11 @@ import math
 import numbers
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pandas as pd
 from scipy import special
 
 from smoothdp_nb.core.numerics.array_types import SeedLike
@@ -27,9 +28,7 @@ from smoothdp_nb.core.numerics.divergence import log1mexp
 from smoothdp_nb.core.numerics.validation import as_epsilon, as_int, as_rng
 from smoothdp_nb.core.runtime.budget import DEFAULT_BUDGET_SECONDS, Estimate, check_budget
 from smoothdp_nb.core.smoothed.mechanisms.sampling_average.mechanism import SamplingAverage, sampling_average_units
-
-if TYPE_CHECKING:
-    import pandas as pd
+from smoothdp_nb.core.smoothed.profiles import privacy_profile
 
 __all__ = ["QuantizedLaw", "quantized_gaussian", "quantized_laplace", "continuous_limit_profile"]
 
@@ -187,10 +186,10 @@ def continuous_limit_profile(
     n: int,
     T: int,
     epsilon: npt.ArrayLike,
+    *,
     bits: npt.ArrayLike = range(1, 11),
     databases: int = 8,
     rng: SeedLike = None,
-    *,
     budget: float = DEFAULT_BUDGET_SECONDS,
 ) -> pd.DataFrame:
     """Theorem 4 numerically: delta of the sampling average of a continuous law, finer and finer grids.
@@ -243,8 +242,6 @@ def continuous_limit_profile(
     >>> list(df.bits)
     [2, 8]
     """
-    import pandas as pd
-
     if not callable(cdf):
         raise TypeError("cdf must be a callable (the law's CDF on [0, 1])")
     n = as_int(n, "n", minimum=1)
@@ -306,5 +303,5 @@ def continuous_limit_profile(
 
 
 def _profile(mech: SamplingAverage, hists: np.ndarray, epsilon: np.ndarray) -> Any:
-    """The profiles (linear, (k, E)) of validated histograms: the protocol's template method."""
-    return mech.privacy_profile(hists, epsilon)
+    """The profiles (linear, (k, E)) of validated histograms (:func:`~smoothdp_nb.privacy_profile`)."""
+    return privacy_profile(mech, hists, epsilon)

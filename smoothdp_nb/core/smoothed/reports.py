@@ -26,7 +26,7 @@ from smoothdp_nb.core.numerics.formatting import jsonable_float, upper_bound_tex
 from smoothdp_nb.core.runtime import rendering
 from smoothdp_nb.core.smoothed.accounting.inverse import epsilon_on_grid
 from smoothdp_nb.core.smoothed.mechanisms import Mechanism
-from smoothdp_nb.core.smoothed.profiles import dp_delta as _dp_delta, privacy_profile
+from smoothdp_nb.core.smoothed.profiles import dp_delta as _dp_delta, privacy_profile_enclosure
 
 __all__ = ["ProfileResult", "profile"]
 
@@ -201,7 +201,7 @@ def profile(
     e = np.atleast_1d(np.asarray(epsilon, dtype=float))
     if e.ndim != 1 or e.size == 0:
         raise ValueError(f"epsilon must be a number or a non-empty 1-D list of numbers, got {epsilon!r}")
-    enc = privacy_profile(mechanism, h, e, enclosure=True)
+    enc = privacy_profile_enclosure(mechanism, h, e)
     logd = np.asarray(enc.upper, dtype=float).reshape(h.shape[0], e.size)
     logd_lo = np.asarray(enc.lower, dtype=float).reshape(h.shape[0], e.size)
     names: tuple[Hashable, ...] = tuple(range(h.shape[0])) if labels is None else tuple(labels)

@@ -45,7 +45,7 @@ def test_bracketed_by_dp_accounting(hist, eta, replace):
                 hi_best = max(hi_best, pess.get_delta_for_epsilon(epsilon))
                 lo_best = max(lo_best, opt.get_delta_for_epsilon(epsilon))
         ours = sdp.privacy_profile(m, h, epsilon)
-        # ours is a proven upper bound (issue 21), up to its enclosure width (~1e-11
+        # ours is a proven upper bound, up to its enclosure width (~1e-11
         # relative here) above the exact value; dp_accounting's bounds are float values
         assert lo_best - 1e-12 <= ours <= hi_best + 1e-10
         assert hi_best - lo_best < 1e-3  # the bracket is informative

@@ -378,7 +378,7 @@ def _reference_log_profile(mech, hist, epsilon):
     lc = _log_comb(n, T)
     logR = np.stack([tables[a].log_row(T) - lc for a in occ])
     logS = np.stack([tables[a].log_row(T - 1) - lc for a in occ])
-    # (lower, upper) bounds since issue 21; the profile reports the upper one, with the
+    # (lower, upper) bounds; the profile reports the upper one, with the
     # law error bound of the profile computed just before (the same histogram)
     return mech._log_profile_all(occ, logR, logS, T, np.asarray(epsilon, dtype=float), sums)[1]
 
@@ -402,7 +402,7 @@ def test_fast_profile_equals_every_pair(output):
         mech = SamplingAverage(T=T, grid=law.values, output=output)
         got = privacy_profile(mech, hist, epsilon, log=True)
         want = _reference_log_profile(mech, hist, epsilon)
-        # both are proven upper bounds of the same value (issue 21), from differently
+        # both are proven upper bounds of the same value, from differently
         # rounded laws: they agree within the enclosure width (~1e-11), not to rounding
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=0)
 
@@ -666,7 +666,7 @@ def test_profile_work_units_match_counted(monkeypatch, case):
     monkeypatch.setattr(average_module.SamplingAverage, "_pair_divergences", pair_spy)
     h = np.random.default_rng(n).multinomial(n, law.pmf)
     mech = SamplingAverage(T=T, grid=law.values, output=output)
-    mech._log_profile_batch(h[None], n, epsilon)
+    mech._log_profile_bounds(h[None], n, epsilon)
     occ = np.flatnonzero(h)
     model = average_profile.profile_work_units(n, T, law.values.size, int(occ[-1] - occ[0]), occ.size, E)
     measured = counted["tables"] + counted["entries"] + counted["pairs"]
@@ -680,7 +680,7 @@ def test_profile_refused_over_budget_with_the_estimate():
     est = sum(mech._histogram_seconds(row, 484, 22, 2) for row in hists)
     assert 0.4 < est < 40  # ~40 profiles of tens of ms each
     with pytest.raises(ComputationTooLarge, match=r"sampling-average profile of 40 databases.*budget") as info:
-        mech._log_profile_batch(hists, 484, np.array([0.5, 1.0]), budget=est / 2)
+        mech._log_profile_bounds(hists, 484, np.array([0.5, 1.0]), budget=est / 2)
     assert info.value.parameter == "T"
-    data_free = mech.profile_seconds(484, law.values.size, 40, 2)
+    data_free = mech.profile_cost(484, law.values.size, 40, 2).seconds
     assert est <= data_free <= 3 * est  # before the data: every grid value counted as occupied

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 
 import mpmath
 import numpy as np
@@ -60,7 +59,7 @@ def test_repeat_enclosure_holds_the_mpmath_truth(k):
     """Both ends are proven: the 50-digit hockey stick of k-fold randomized response lies
     between them (no slack), at epsilons where it is large, tiny and exactly 0."""
     eps = np.array([0.0, 0.5, 0.3 * k, 1.05 * k * math.log(3)])  # the last: above every loss
-    enc = sdp.privacy_profile(sdp.repeat(rr_mechanism(), k), [1, 0], eps, enclosure=True)
+    enc = sdp.privacy_profile_enclosure(sdp.repeat(rr_mechanism(), k), [1, 0], eps)
     for i, e in enumerate(eps):
         truth = binomial_hockey_stick(k, mpmath.mpf(3) / 4, float(e))
         if truth == 0:
@@ -114,7 +113,7 @@ def test_repeat_sampling_histogram_matches_product_enumeration(x, k):
 def test_joint_of_different_mechanisms_matches_product_enumeration():
     x = [9, 8]
     mechs = [sdp.SamplingHistogram(eta=0.25), sdp.SamplingHistogram(eta=0.25, replace=True), sdp.SamplingHistogram(T=3)]
-    enc = sdp.privacy_profile(sdp.joint(*mechs), x, EPS, enclosure=True)
+    enc = sdp.privacy_profile_enclosure(sdp.joint(*mechs), x, EPS)
     ref = _brute_profile(mechs, x, EPS)
     # the certified enclosure holds the float64 brute force (slack: its own roundings), and is tight
     assert np.all(np.exp(enc.lower) <= ref * (1 + 1e-13)) and np.all(ref <= np.exp(enc.upper) * (1 + 1e-13))
@@ -136,8 +135,8 @@ def test_repeat_once_is_the_mechanism():
     the mechanism's tail sum gives a tiny positive upper bound; both are valid."""
     mech = sdp.SamplingHistogram(eta=0.3)
     h = [[20, 30], [45, 5], [1, 49]]
-    rep = sdp.privacy_profile(sdp.repeat(mech, 1), h, EPS, enclosure=True)
-    one = sdp.privacy_profile(mech, h, EPS, enclosure=True)
+    rep = sdp.privacy_profile_enclosure(sdp.repeat(mech, 1), h, EPS)
+    one = sdp.privacy_profile_enclosure(mech, h, EPS)
     assert np.all(rep.lower <= one.upper) and np.all(one.lower <= rep.upper)  # they overlap
     fin = np.isfinite(one.lower)
     assert np.all(rep.width[fin] < 1e-10) and np.all(one.width[fin] < 1e-10)
@@ -159,7 +158,7 @@ def test_never_worse_than_proposition_5(h0, k, eps):
     mech = sdp.SamplingHistogram(eta=0.5)
     x = [h0, 14 - h0]
     single = float(sdp.privacy_profile(mech, x, eps))
-    enc = sdp.privacy_profile(sdp.repeat(mech, k), x, k * eps, enclosure=True)
+    enc = sdp.privacy_profile_enclosure(sdp.repeat(mech, k), x, k * eps)
     summed = sdp.compose([(eps, single)] * k)
     # the exact composed delta is at most the sum: its lower bound is, and its upper bound
     # exceeds the sum by at most the enclosure's own width
@@ -227,24 +226,21 @@ def test_large_composition_uses_grid_and_stays_above_truth():
     assert np.all(up <= np.log(10) + single + 1e-9)
 
 
-def test_repeat_randomized_response_1000_is_fast():
+def test_repeat_randomized_response_1000_matches_the_binomial_hockey_stick():
+    """Its time is a benchmark (benchmarks/bench_composition.py), not a test."""
     mech = sdp.repeat(rr_mechanism(), 1000)
-    t0 = time.perf_counter()
     eps = (100.0, 550.0, 600.0, 700.0)  # the loss's mean is 1000 KL = 549.3
     got = sdp.privacy_profile(mech, [1, 0], eps, log=True)
-    seconds = time.perf_counter() - t0
     ref = [float(mpmath.log(binomial_hockey_stick(1000, mpmath.mpf(3) / 4, e))) for e in eps]
     np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-13)
     assert np.all(np.asarray(got) >= np.asarray(ref) - 1e-13)
-    assert seconds < 1.0 * 3  # 1 s target; slack for a loaded machine (benchmarks/README.md)
 
 
 @pytest.mark.slow
-def test_election_fifty_runs_under_ten_seconds():
+def test_election_fifty_runs_never_worse_than_proposition_5():
+    """The 2020 election, 50 runs (its time: benchmarks/bench_composition.py)."""
     h = sdp.datasets.election_histogram(2020)
-    t0 = time.perf_counter()
     got = sdp.privacy_profile(sdp.repeat(sdp.SamplingHistogram(eta=0.998), 50), h, 5.0, log=True)
-    assert time.perf_counter() - t0 < 10.0
     single = sdp.privacy_profile(sdp.SamplingHistogram(eta=0.998), h, 0.1, log=True)
     assert got <= math.log(50) + single  # never worse than Proposition 5
 

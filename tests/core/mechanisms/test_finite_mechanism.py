@@ -212,6 +212,6 @@ def test_refuses_too_many_databases_with_an_estimate():
     with pytest.raises(sdp.ComputationTooLarge, match="monte-carlo"):
         sdp.smoothed_delta(RR3, 2000, [[0.5, 0.25, 0.25]], 0.5)
     with pytest.raises(sdp.ComputationTooLarge, match="estimated"):
-        RR3.dp_delta(2000, np.array([0.5]))
+        sdp.dp_delta(RR3, 2000, np.array([0.5]))
     with pytest.raises(sdp.ComputationTooLarge, match="budget 1 s"):
         sdp.smoothed_delta(RR3, 200, [[0.5, 0.25, 0.25]], 0.5, budget=1.0)

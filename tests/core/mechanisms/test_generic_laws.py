@@ -55,7 +55,7 @@ def test_profile_calls_each_law_once():
     pmf, calls = counted(spread)
     mech = sdp.FiniteMechanism(pmf, categories=3)
     hists = compositions(9, 3)
-    mech.privacy_profile(hists, [0.1, 0.5])
+    sdp.privacy_profile(mech, hists, [0.1, 0.5])
     assert set(calls) == {tuple(h) for h in hists.tolist()}
     assert set(calls.values()) == {1}
 
@@ -108,7 +108,7 @@ def test_enclosures_of_shared_pairs_contain_the_exact_profile(law, law_exact):
     epsilon = [0.0, 0.05, 0.4]
     mech = sdp.FiniteMechanism(law, categories=3)
     hists = exact.all_hists(5, 3)
-    enc = mech.privacy_profile(np.array(hists), epsilon, enclosure=True)
+    enc = sdp.privacy_profile_enclosure(mech, np.array(hists), epsilon)
     for h, lo, hi in zip(hists, enc.lower, enc.upper):
         for e, a, b in zip(epsilon, lo, hi):
             want = exact.profile_of_law(law_exact, h, mp.mpf(e))
@@ -124,16 +124,16 @@ def test_a_bad_law_among_many_is_named():
 
     mech = sdp.FiniteMechanism(law, categories=3)
     with pytest.raises(ValueError, match=r"pmf\(1, 2, 0\) must sum to 1"):
-        mech.privacy_profile(compositions(3, 3), 0.5)
+        sdp.privacy_profile(mech, compositions(3, 3), 0.5)
     neg = sdp.FiniteMechanism(lambda h: {0: 1.5, 1: -0.5} if h[0] == 2 else {0: 1.0}, categories=3)
     with pytest.raises(ValueError, match=r"pmf\(2, .*>= 0"):
-        neg.privacy_profile(compositions(3, 3), 0.5)
+        sdp.privacy_profile(neg, compositions(3, 3), 0.5)
     nan_log = sdp.FiniteMechanism(lambda h: {0: float("nan")} if h[2] == 3 else {0: 0.0}, categories=3, log=True)
     with pytest.raises(ValueError, match=r"pmf\(0, 0, 3\) must return log-probabilities"):
-        nan_log.privacy_profile(compositions(3, 3), 0.5)
+        sdp.privacy_profile(nan_log, compositions(3, 3), 0.5)
     words = sdp.FiniteMechanism(lambda h: {0: "half"}, categories=3)
     with pytest.raises(TypeError, match="must map outputs to numbers"):
-        words.privacy_profile(compositions(2, 3), 0.5)
+        sdp.privacy_profile(words, compositions(2, 3), 0.5)
 
 
 def test_two_nan_keys_of_one_law_are_one_output():
@@ -143,8 +143,8 @@ def test_two_nan_keys_of_one_law_are_one_output():
         lambda h: {float("nan"): 0.25, np.float64("nan"): 0.25, 0: 0.5} if h[0] else {0: 1.0}, categories=2
     )
     hists = compositions(3, 2)
-    a = one.privacy_profile(hists, [0.0, 0.3], enclosure=True)
-    b = two.privacy_profile(hists, [0.0, 0.3], enclosure=True)
+    a = sdp.privacy_profile_enclosure(one, hists, [0.0, 0.3])
+    b = sdp.privacy_profile_enclosure(two, hists, [0.0, 0.3])
     # exact: 1/2 at every epsilon between a law with h0 >= 1 and the point mass (h0 = 0):
     # the NaN output alone gives P(S) - e^eps Q(S) = 1/2; identical laws give 0
     for lo, hi, h in zip(b.lower, b.upper, hists.tolist()):

@@ -1,5 +1,5 @@
 """The public Mechanism protocol: structure, the generic code's independence from
-private names, the exact DP delta, and the small bugs of issue 14 point 6."""
+private names, the exact DP delta, and the edge cases of the protocol's helpers."""
 
 import ast
 import itertools
@@ -104,7 +104,7 @@ def test_generic_code_uses_only_the_public_protocol():
 @pytest.mark.parametrize("eta", ["0.5", "0.998", "0.1", "1", "0.3", "0.7"])
 @pytest.mark.parametrize("n", [1, 3, 10, 999, 12345])
 def test_dp_delta_is_the_exact_fraction_rounded_up(eta, n):
-    # issue 21: a reported delta is a proven upper bound, so T/n is rounded up
+    # a reported delta is a proven upper bound, so T/n is rounded up
     # (the smallest float >= T/n), not to nearest
     for mech in (sdp.SamplingHistogram(eta=eta), sdp.SamplingAverage(eta=eta, grid=[0.0, 1.0])):
         T = math.ceil(Fraction(eta) * n)
@@ -114,7 +114,7 @@ def test_dp_delta_is_the_exact_fraction_rounded_up(eta, n):
         assert sdp.dp_delta(mech, n, [0.0, 2.0]).tolist() == [up] * 2
 
 
-# -- issue 14, point 6 -----------------------------------------------------------------
+# -- edge cases: the DP delta per epsilon, eta = 1, every delta in [0, 1] ---------------
 def test_noisy_dp_delta_is_per_epsilon():
     res = sdp.smoothed_delta(
         sdp.NoisySamplingHistogram(eta=1, noise_epsilon=1), 6, [[0.3, 0.7], [0.7, 0.3]], [3.0, 0.1]
@@ -185,7 +185,7 @@ def test_sampling_average_exact_algorithm1_matches_enumeration_of_x_n(output):
 
 
 # ---------------------------------------------------------------------------
-# the protocol in scipy's shape (issue 23, item 2)
+# the protocol in scipy's shape: few required members, documented optional hooks
 # ---------------------------------------------------------------------------
 def _coin_law(h):
     """Publishes 1 with probability (1 + #category 0) / (n + 2) (exact fractions)."""
@@ -197,21 +197,19 @@ def _coin():
     return sdp.FiniteMechanism(lambda h: {k: float(v) for k, v in _coin_law(h).items()}, categories=2)
 
 
-def test_a_mechanism_answers_as_an_object():
-    # the issue's example: the constant law has delta 0 everywhere
-    assert sdp.FiniteMechanism(lambda h: {0: 0.5, 1: 0.5}, categories=2).dp_delta(4, 1.0) == 0.0
+def test_the_functions_answer_for_any_mechanism():
+    # the constant law has delta 0 everywhere
+    assert sdp.dp_delta(sdp.FiniteMechanism(lambda h: {0: 0.5, 1: 0.5}, categories=2), 4, 1.0) == 0.0
     mech = _coin()
     e = [0.0, 0.3, 1.0]
     # DP delta of n = 3 against the brute-force maximum of the exact profiles (50 digits)
     want = [max(exact.profile_of_law(_coin_law, h, ei) for h in exact.all_hists(3, 2)) for ei in e]
-    got = mech.dp_delta(3, e)
+    got = sdp.dp_delta(mech, 3, e)
     assert all(g >= w and g <= w * (1 + 1e-12) + 1e-300 for g, w in zip(got, want))
-    # the methods are the free functions (one validation, the same hooks): bit-identical
-    h = [[2, 1], [0, 3]]
-    np.testing.assert_array_equal(mech.privacy_profile(h, e), sdp.privacy_profile(mech, h, e))
-    np.testing.assert_array_equal(mech.dp_delta(3, e, log=True), sdp.dp_delta(mech, 3, e, log=True))
-    assert mech.adjusted_utility([1, 2], 0.3) == sdp.adjusted_utility(mech, [1, 2], 0.3)
-    enc = mech.privacy_profile([2, 1], 0.3, enclosure=True)
+    # one public entry per operation: the functions; the protocol has no method twins
+    for name in ("privacy_profile", "dp_delta", "adjusted_utility", "profile_seconds"):
+        assert not hasattr(mech, name)
+    enc = sdp.privacy_profile_enclosure(mech, [2, 1], 0.3)
     w = exact.profile_of_law(_coin_law, (2, 1), 0.3)
     assert math.exp(enc.lower) <= w <= math.exp(enc.upper)
 
@@ -219,28 +217,26 @@ def test_a_mechanism_answers_as_an_object():
 def test_template_methods_validate_their_input():
     mech = _coin()
     with pytest.raises(ValueError, match="n"):
-        mech.dp_delta(0, 1.0)
+        sdp.dp_delta(mech, 0, 1.0)
     with pytest.raises(ValueError, match="epsilon"):
-        mech.privacy_profile([1, 1], -1.0)
+        sdp.privacy_profile(mech, [1, 1], -1.0)
     with pytest.raises(ValueError, match="hist"):
-        mech.privacy_profile([1, 1, 1], 1.0)
+        sdp.privacy_profile(mech, [1, 1, 1], 1.0)
     with pytest.raises(ValueError, match="t"):
-        mech.adjusted_utility([1, 1], 1.5)
+        sdp.adjusted_utility(mech, [1, 1], 1.5)
     with pytest.raises(ValueError, match="count"):
         mech.profile_cost(5, 2, count=0)
 
 
-def test_hooks_are_overridden_not_the_templates():
-    with pytest.raises(TypeError, match="_log_profile_batch"):
-
-        class OldName(Mechanism):  # the pre-protocol public name of a hook
-            categories = 2
-
-            def log_output_pmf(self, hist):
-                return np.array([0]), np.zeros(1)
-
-            def log_profile_batch(self, hists, n, epsilon):
-                return np.zeros((len(hists), epsilon.size))
+def test_the_protocol_is_small_and_its_rules_raise_at_class_creation():
+    doc = Mechanism.__doc__
+    required = doc[doc.index("**Implement these**") : doc.index("**Optional hooks**")]
+    assert required.count("``categories") + required.count("``log_output_pmf(") == 2
+    assert Mechanism.__abstractmethods__ == {"categories", "log_output_pmf"}
+    hooks = doc[doc.index("**Optional hooks**") : doc.index("A subclass may also replace")]
+    assert hooks.count("\n    ``") <= 7  # each with what it must promise
+    assert not hasattr(Mechanism, "_RENAMED") and not hasattr(Mechanism, "_log_profile_batch")
+    assert {"_log_profile_enclosure", "_profile_cost", "_dp_delta", "_profile"} <= Mechanism.HOOKS
 
     with pytest.raises(TypeError, match="template"):
 
@@ -250,10 +246,23 @@ def test_hooks_are_overridden_not_the_templates():
             def log_output_pmf(self, hist):
                 return np.array([0]), np.zeros(1)
 
-            def dp_delta(self, n, epsilon=None, **kw):
-                return 0.0
+            def _dp_delta(self, n, epsilon, **kw):
+                return np.zeros(1)
 
-    assert {"_log_profile_enclosure", "_profile_cost", "_dp_delta", "_profile"} <= Mechanism.HOOKS
+    # a new profile below a label-symmetric class: stated, or refused (never silently reset)
+    with pytest.raises(TypeError, match="label_symmetric"):
+
+        class Unstated(sdp.SamplingHistogram):
+            def _log_profile_enclosure(self, hists, n, epsilon):
+                return super()._log_profile_enclosure(hists, n, epsilon)
+
+    class Stated(sdp.SamplingHistogram):
+        label_symmetric = False
+
+        def _log_profile_enclosure(self, hists, n, epsilon):
+            return super()._log_profile_enclosure(hists, n, epsilon)
+
+    assert not Stated(T=2).label_symmetric and sdp.SamplingHistogram(T=2).label_symmetric
 
 
 def test_engines_never_call_the_validating_facade(monkeypatch):
@@ -262,8 +271,10 @@ def test_engines_never_call_the_validating_facade(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("an engine called the validating template method")
 
-    monkeypatch.setattr(Mechanism, "privacy_profile", refuse)
-    monkeypatch.setattr(Mechanism, "dp_delta", refuse)
+    from smoothdp_nb.core.smoothed import profiles
+
+    monkeypatch.setattr(profiles, "privacy_profile", refuse)
+    monkeypatch.setattr(profiles, "dp_delta", refuse)
     pi = [[0.3, 0.7], [0.6, 0.4]]
     exact_res = sdp.smoothed_delta(mech, 8, pi, [0.5, 1.0], progress=False)
     assert np.all(exact_res.delta <= exact_res.dp_delta)

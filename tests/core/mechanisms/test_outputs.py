@@ -1,4 +1,4 @@
-"""Outputs are outputs (issue 21, item 4): any hashable value is an output of its
+"""Outputs are outputs: any hashable value is an output of its
 own in FiniteMechanism, postprocess and winner; every NaN is one output.
 
 Every expected value is computed here by enumeration with Fractions / mpmath
@@ -26,8 +26,8 @@ def dp_delta_of_law(law, n, m, epsilon):
     return max(exact.profile_of_law(law, h, epsilon) for h in exact.all_hists(n, m))
 
 
-def test_defect1_none_is_an_output_of_its_own():
-    """Issue 21 defect 1, verbatim: None used to overwrite the mass of "vote" (delta 0)."""
+def test_none_is_an_output_of_its_own():
+    """A reported case, verbatim: None is an output of its own and never takes the mass of "vote" (which gave delta 0)."""
     M = sdp.FiniteMechanism(lambda h: {None: 0.9 if h[0] else 0.1, "vote": 0.1 if h[0] else 0.9}, categories=2)
     got = sdp.dp_delta(M, 1, [0.0, 1.0])
     want = [mp.mpf("0.8"), mp.mpf("0.9") - mp.mpf("0.1") * mp.e]  # 0.9 - 0.1 e^eps
@@ -56,7 +56,7 @@ def test_several_nan_keys_of_one_law_are_one_output():
         categories=2,
     )
     # the same law everywhere: delta is 0, and the reported value is a proven upper bound of it
-    # (issue 21), which carries the rounding of the merged 0.3 + 0.3
+    # (a proven upper bound), which carries the rounding of the merged 0.3 + 0.3
     assert 0.0 <= sdp.dp_delta(M, 3, 0.0) <= 1e-14
     table = M.output_pmf((1, 1))
     assert len(table) == 2 and table["probability"].sum() == pytest.approx(1.0)
@@ -79,7 +79,7 @@ def _poisson_share_law(h, q=Fraction(1, 2), as_float=False):
 
 
 def test_poisson_sample_share_nan_when_empty():
-    """Issue 21: the NaN share of an empty Poisson sample (0.428571 where the truth is 0.5)."""
+    """An empty Poisson sample's NaN share is an output like any other (merging it gave 0.428571 where the truth is 0.5)."""
     M = sdp.FiniteMechanism(lambda h: _poisson_share_law(h, as_float=True), categories=2)
     for n in (1, 2, 3):
         for e in (0.0, 0.3):
@@ -108,8 +108,8 @@ def test_values_of_different_types_are_different_outputs(a, b):
     ],
 )
 def test_signed_zeros_of_every_numeric_type_are_different_outputs(a, b):
-    """The audit of issue 21: 0.0 / -0.0 were told apart, but a complex or Decimal zero's sign
-    was not (merged: delta 0 where the two point masses are apart, delta 1)."""
+    """Signed zeros are different outputs, 0.0 / -0.0 and a complex or Decimal zero's sign alike
+    (merging them would give delta 0 where the two point masses are apart, delta 1)."""
     M = sdp.FiniteMechanism(lambda h: {a: 1.0} if h[0] else {b: 1.0}, categories=2)
     assert sdp.dp_delta(M, 1, 0.5) == 1.0
     f = sdp.postprocess(sdp.SamplingHistogram(T=1), lambda k: a if k[0] else b)
@@ -186,8 +186,8 @@ def test_finite_mechanism_with_mixed_outputs_matches_enumeration(entries, epsilo
 # -- postprocess ----------------------------------------------------------------------------
 
 
-def test_defect3_postprocess_of_a_large_fixed_sample():
-    """Issue 21 defect 3, verbatim: no bogus "T must be <= n ..., got T=20 > n=16"."""
+def test_postprocess_of_a_large_fixed_sample():
+    """A reported case, verbatim: no bogus "T must be <= n ..., got T=20 > n=16"."""
     f = lambda h: int(h[0] > h[1])  # noqa: E731
     M = sdp.postprocess(sdp.SamplingHistogram(T=20), f)
 
@@ -203,8 +203,8 @@ def test_defect3_postprocess_of_a_large_fixed_sample():
     assert 0.0 <= r.delta <= float(want) * (1 + 1e-9)
 
 
-def test_defect4_winner_after_tuple_outputs():
-    """Issue 21 defect 4, verbatim: winner of a FiniteMechanism whose outputs are tuples."""
+def test_winner_after_tuple_outputs():
+    """A reported case, verbatim: winner of a FiniteMechanism whose outputs are tuples."""
     M = sdp.FiniteMechanism(lambda h: {tuple(int(v) for v in h): 1.0}, categories=2)
     assert sdp.privacy_profile(sdp.postprocess(M, sdp.winner), [2, 1], 0.5) == 1.0  # winner 0 vs 1 / a tie
 
@@ -320,7 +320,7 @@ def test_randomized_map_with_bad_law_is_refused():
             sdp.privacy_profile(sdp.postprocess(base, lambda h, law=law: law), (1, 1), 0.5)
 
 
-# -- the cost of user mechanisms (issue 21 item 4, issue 22 item 7) -----------------------------
+# -- the cost of user mechanisms, priced before they run -----------------------------
 
 
 def _thinning(h):
@@ -354,12 +354,12 @@ def test_cost_model_prices_a_user_mechanism_within_a_factor_three(m, n):
 def test_cost_model_needs_no_smaller_database():
     """Defect 3's cause: the law was timed at 16 and 32 records, where T = 20 is impossible."""
     M = sdp.postprocess(sdp.SamplingHistogram(T=20), lambda h: int(h[0] > h[1]))
-    assert M.profile_seconds(40, 2, 41, 1) > 0
+    assert M.profile_cost(40, 2, 41, 1).seconds > 0
 
 
 @pytest.mark.parametrize("m", [1000, 10**6])
 def test_many_categories_refused_up_front(m):
-    """Issue 22 item 7: m (m - 1) neighbours of m counts each (7.4 GiB at m = 1000; never
+    """m (m - 1) neighbours of m counts each (7.4 GiB at m = 1000; never
     returned at 10^6) are refused with an estimate before anything is allocated."""
     import time
 

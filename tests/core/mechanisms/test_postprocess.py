@@ -32,7 +32,7 @@ def test_winner_fast_path_matches_enumeration_in_fractions(eta):
         for h, g, s in zip(hists, got, slow):
             want = [float(exact.profile_of_law(lambda x, T=T: exact.winner_law(x, T), h, e)) for e in epsilon]
             assert g == pytest.approx(want, rel=1e-9, abs=1e-15)
-            # the generic path's value is a proven upper bound (issue 21): where the truth
+            # the generic path's value is a proven upper bound: where the truth
             # is 0 but the two output laws are sums rounded differently, it is a few 1e-15
             assert s == pytest.approx(want, rel=1e-9, abs=1e-14)
             assert np.all((np.array(want) == 0) == (g == 0))  # exact zeros stay exact
@@ -82,7 +82,7 @@ def test_function_maps_vectorised_per_output_and_randomized_agree():
     assert np.array_equal(a, b)
     c = sdp.privacy_profile(rnd, hists, [0.0, 0.5])
     d = sdp.privacy_profile(sdp.postprocess(base, sdp.winner), hists, [0.0, 0.5])
-    assert c == pytest.approx(d, rel=1e-9, abs=1e-14)  # c: a proven upper bound (issue 21)
+    assert c == pytest.approx(d, rel=1e-9, abs=1e-14)  # c: a proven upper bound
 
 
 def test_postprocessed_smoothed_delta_and_dp_delta():

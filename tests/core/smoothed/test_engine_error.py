@@ -1,6 +1,6 @@
 """The two-vertex engines' proven error bound (``engine_error``) against
 rigorous ball arithmetic (python-flint's Arb at 200 bits), where many advances
-used to accumulate a running float log scale: small K (a vertex near 0 or 1)
+would accumulate a running float log scale: small K (a vertex near 0 or 1)
 and a steep log delta, at moderate n."""
 
 import numpy as np
@@ -98,8 +98,8 @@ def test_one_step_fallback_within_its_bound(n, p1, p2, slope, floor):
 
 def test_fallback_keeps_mass_that_enters_an_all_zero_block():
     """delta = 0 below x = 128 and e^-800 above: an averaging step moves mass into
-    the zero blocks.  Their scale used to be e^0, where e^-800 underflows, so the
-    mass was lost and the expectation came out below the truth."""
+    the zero blocks.  At a scale of e^0, e^-800 would underflow, the mass would be
+    lost and the expectation would come out below the truth."""
     n = 400
     ld = np.where(np.arange(n + 1) >= 128, -800.0, -np.inf)[:, None]
     out = S.exact_binary_blocks(ld, 0.1, 0.9, block=64)
@@ -110,8 +110,8 @@ def test_fallback_keeps_mass_that_enters_an_all_zero_block():
 
 def test_fallback_keeps_mass_that_enters_a_block_far_below():
     """delta = e^-3000 below x = 160 and e^-5 above: the block under the step is
-    2^4000 below its neighbour.  Its boundary factor used to be cut at e^700, so
-    the mass arriving from above was lost (-28.38 for the exact -26.66 at r = 100)."""
+    2^4000 below its neighbour.  A boundary factor cut at e^700 would lose the mass
+    arriving from above (-28.38 for the exact -26.66 at r = 100)."""
     n = 400
     ld = np.where(np.arange(n + 1) >= 160, -5.0, -3000.0)[:, None]
     out = S.exact_binary_blocks(ld, 0.1, 0.9, block=64)

@@ -132,7 +132,7 @@ def test_exact_profile_units_and_memory(monkeypatch, case):
 
 
 def test_single_vertex_is_not_charged_the_two_vertex_recursion():
-    # issue 15: one vertex at n = 10^6 was refused as ~1.25e3 s (the O(n^2) recursion) but takes seconds
+    # one vertex at n = 10^6 takes seconds: it must not be priced as the O(n^2) recursion (~1.25e3 s) and refused
     est = estimate_exact(sdp.SamplingHistogram(eta=0.5), 10**6, 2, 1, 1)
     assert est.seconds < 60 and est.seconds < budget.DEFAULT_BUDGET_SECONDS
     two = estimate_exact(sdp.SamplingHistogram(eta=0.5), 10**6, 2, 2, 1)

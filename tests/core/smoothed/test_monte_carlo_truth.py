@@ -1,4 +1,4 @@
-"""Monte Carlo tells the truth (issue 21, item 5): the upper end of its interval is an
+"""Monte Carlo tells the truth: the upper end of its interval is an
 upper confidence bound on the smoothed delta over *every* composition, or the result
 says what it covers; estimates stay in log space; notebook 04's control variate
 survives delta(x) = 0."""
@@ -22,9 +22,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[3]
 
 
 @pytest.mark.parametrize("seed", [5, 6, 7])
-def test_defect2_interval_contains_the_smoothed_delta(seed):
-    """Issue 21 defect 2, verbatim: the worst composition (4, 4, 4) is off the candidate grid;
-    the exact smoothed delta 0.166623 (issue text) must lie in the interval."""
+def test_interval_contains_the_smoothed_delta_off_the_candidate_grid(seed):
+    """A reported case, verbatim: the worst composition (4, 4, 4) is off the candidate grid;
+    the exact smoothed delta 0.166623 must lie in the interval."""
     M = sdp.postprocess(sdp.SamplingHistogram(T=8), sdp.winner)
     Pi = [[0.75, 0.125, 0.125], [0.125, 0.75, 0.125], [0.125, 0.125, 0.75]]
     r = sdp.smoothed_delta(M, 12, Pi, 0.5, method="monte-carlo", trials=2000, rng=seed)
@@ -182,7 +182,7 @@ def _printed_upper_bounds(text):
 
 
 def test_monte_carlo_summary_calls_no_estimate_an_upper_bound():
-    """A Monte Carlo point estimate is not a bound: defect 2's estimate (0.16547 at seed 5) lies
+    """A Monte Carlo point estimate is not a bound: the off-grid case's estimate (0.16547 at seed 5) lies
     below the smoothed delta 0.166623, yet the summary printed "δ ≤ 1.65469555e-01".  Every
     "δ ≤" in the summary must be >= the exact value (a certified lower bound of it), and the
     interval's upper end is printed rounded up."""

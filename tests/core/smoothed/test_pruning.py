@@ -86,7 +86,7 @@ def test_plan_keeps_every_maximiser(ld, p1, p2):
 def test_bounds_against_the_recursion_on_both_cases(p1, p2, eta, eps):
     """The two benchmark cases at n = 5000: bounds above the plain log-space
     recursion (float64, ~1e-12 relative: compared with that tolerance), and pruning
-    what the lead measured (two vertices: only a few hundred compositions kept)."""
+    as much as measured in benchmarks/README.md (two vertices: only a few hundred compositions kept)."""
     n = 5000
     ld = sampling_profile(n, eta, eps)
     ref = exact.composition_expectations_log(ld, p1, p2)

@@ -399,7 +399,7 @@ def test_monte_carlo_for_the_sampling_average():
 
 
 # --------------------------------------------------------------------------
-# the hedged-capital betting interval (issue 4)
+# the hedged-capital betting interval
 # --------------------------------------------------------------------------
 _LAWS = {
     # name: (sampler(rng, shape), true mean), all on [0, 1]
@@ -554,7 +554,7 @@ def _counted_profile_chunk(*args):
 
     if "helper" not in threading.current_thread().name:
         _PARENT_CALLS.append("profile")
-    # the exact method's chunk: proven upper bounds, then their widths (issue 21)
+    # the exact method's chunk: proven upper bounds, then their widths
     enc = args[0]._profile(np.asarray(args[1], dtype=np.int64), args[2])  # the engines' entry of the protocol
     hi = np.reshape(enc.upper, (-1, args[2].size))
     lo = np.reshape(enc.lower, (-1, args[2].size))
@@ -657,7 +657,7 @@ def _exact_two_vertex_smoothed(T, n, p1, p2, epsilon):
     [(10, 60, (7, 10), (9, 20), 1.0), (6, 40, (3, 4), (1, 2), 0.5), (12, 48, (2, 3), (2, 5), 2.0)],
 )
 def test_smoothed_lower_bound_stays_informative_when_some_profile_cannot_be_bounded_below(T, n, p1, p2, epsilon):
-    """audit of issue 21: one histogram whose profile's lower bound is 0 made the smoothed
+    """One histogram whose profile's lower bound is 0 made the smoothed
     delta's lower bound 0 (SHM(T=10), n = 60: upper 2.947e-07, lower 0). The wide profiles are
     now left out of the lower bound (exact.lower_offset): the enclosure holds the exact value
     and is narrow."""
@@ -707,18 +707,13 @@ def test_point_mass_vertices_run_the_fallback_with_a_finite_error_bound():
 
 def test_label_symmetric_mechanisms_profile_one_histogram_of_each_mirror_pair(monkeypatch):
     """SamplingHistogram is label-symmetric: Algorithm 1 profiles k <= n/2 only and mirrors the
-    rest, with the same smoothed delta as profiling every histogram; a subclass that brings its
-    own profile hook is not assumed symmetric."""
+    rest, with the same smoothed delta as profiling every histogram."""
     from smoothdp_nb.core.smoothed.engines import exact as X
 
     class Plain(sdp.SamplingHistogram):
         label_symmetric = False
 
-    class Own(sdp.SamplingHistogram):
-        def _log_profile_enclosure(self, hists, n, epsilon):
-            return super()._log_profile_enclosure(hists, n, epsilon)
-
-    assert sdp.SamplingHistogram(T=3).label_symmetric and not Own(T=3).label_symmetric
+    assert sdp.SamplingHistogram(T=3).label_symmetric
     assert not sdp.postprocess(sdp.SamplingHistogram(T=3), sdp.winner).label_symmetric
     rows = []
     real = X._profile_chunk

@@ -67,8 +67,7 @@ def _convolve(a: _Grid, b: _Grid, upper: bool) -> _Grid:
         rel = (min(a.cells.size, b.cells.size) + 2) * _U
         c = c * (1 + rel) if upper else c * (1 - rel)
     else:
-        # imported here: scipy.signal costs seconds on a cold start, and only composition uses it
-        from scipy.signal import fftconvolve
+        from scipy.signal import fftconvolve  # deferred: seconds of imports on a cold start, used by composition only
 
         c = fftconvolve(a.cells, b.cells)
         err = _fft_bound(a.cells, b.cells)

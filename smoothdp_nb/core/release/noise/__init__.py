@@ -29,6 +29,8 @@ lattice cell exactly (:mod:`smoothdp_nb.core.release.lattice`).
 :func:`calibrate`, :func:`noise_std`, :func:`gamma_range` and
 :func:`optimal_shape` take a family name (table in :mod:`.calibration`).
 
+May import: the numerics and the runtime, like the rest of the release half.
+
 References
 ----------
 Hladik and Tetek, "Smooth Sensitivity Revisited: Towards Optimality".

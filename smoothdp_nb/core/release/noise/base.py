@@ -305,7 +305,7 @@ class NoiseFamily(abc.ABC):
     # helpers for the hooks
     # ----------------------------------------------------------------------- #
     def _check_gamma_in_range(self, eps: float, gamma: float, delta: float | None, shape: float | None) -> None:
-        sup = self.gamma_range(eps, delta, shape)
+        sup = self._gamma_sup(eps, delta, shape)  # arguments validated by the public method
         if not (gamma < sup):
             raise ValueError(
                 f"gamma must satisfy 0 < gamma < {sup:.6g} for {self.name} at epsilon={eps:g}"
@@ -333,7 +333,7 @@ class NoiseFamily(abc.ABC):
         if not den > 0:
             self._check_gamma_in_range(eps, gamma, delta, shape)  # the usual message, if it applies
             raise ValueError(
-                f"gamma must satisfy 0 < gamma < {self.gamma_range(eps, delta, shape):.6g} for {self.name} "
+                f"gamma must satisfy 0 < gamma < {self._gamma_sup(eps, delta, shape):.6g} for {self.name} "
                 f"at epsilon={eps:g} (as stated, {stated_decimal(eps)}), got {gamma!r}: no positive privacy "
                 "budget is left"
             )
@@ -359,8 +359,6 @@ def cached_calibration(
     text of the guarantee (:func:`calibration_value`), so that both the
     returned double and the printed text are proven.
 
-    The arguments are validated again (a direct call cannot skip a check).
+    The arguments are those :meth:`NoiseFamily.calibrate` validated (once, there).
     """
-    eps = as_positive(epsilon, "epsilon")
-    g = as_positive(gamma, "gamma")
-    return family._calibrate(eps, g, family.check_delta(delta), family.check_shape(shape))
+    return family._calibrate(epsilon, gamma, delta, shape)

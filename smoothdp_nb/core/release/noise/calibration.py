@@ -32,7 +32,7 @@ from smoothdp_nb.core.release.noise.registry import get_family
 __all__ = ["Calibration", "calibrate", "gamma_range", "noise_std", "optimal_shape"]
 
 
-def gamma_range(family: str, epsilon: float, delta: float | None = None, shape: float | None = None) -> float:
+def gamma_range(family: str, epsilon: float, *, delta: float | None = None, shape: float | None = None) -> float:
     """Supremum of the admissible gamma (exclusive) for ``family`` at ``epsilon``.
 
     polyplace: epsilon (Theorem 8); cauchy: epsilon/(c+1), or epsilon/4 over
@@ -77,7 +77,7 @@ def optimal_shape(family: str, epsilon: float, gamma: float) -> float:
 
 
 def calibrate(
-    family: str, epsilon: float, gamma: float, delta: float | None = None, shape: float | None = None
+    family: str, epsilon: float, gamma: float, *, delta: float | None = None, shape: float | None = None
 ) -> Calibration:
     """Calibrate noise of ``family`` for a gamma-smooth upper bound on the local sensitivity.
 
@@ -121,7 +121,7 @@ def calibrate(
 
 
 def noise_std(
-    family: str, epsilon: float, gamma: float, delta: float | None = None, shape: float | None = None
+    family: str, epsilon: float, gamma: float, *, delta: float | None = None, shape: float | None = None
 ) -> float:
     """Standard deviation of the noise per unit of smooth sensitivity.
 

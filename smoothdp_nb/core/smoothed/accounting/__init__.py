@@ -1,10 +1,12 @@
-"""Privacy accounting: privacy-loss distributions of neighbouring pairs and their
-composition (:mod:`.pld`), inverse curves (epsilon for a target delta), the
-export to dp_accounting, and the Renyi view.
+"""Privacy accounting read off the mechanisms: inverse curves, privacy-loss distributions, Renyi views.
 
-This package's ``__init__`` imports only :mod:`.pld` (which the composed
-mechanisms need); the user-facing functions live in :mod:`.inverse`,
-:mod:`.export` and :mod:`.renyi`, re-exported by :mod:`smoothdp_nb.core`.
+:mod:`.inverse` finds the smallest epsilon whose delta meets a target; :mod:`.export` is the
+privacy-loss distribution of one neighbouring pair as a result object, and its export to
+dp_accounting; :mod:`.renyi` the Renyi view per database and averaged over Pi.  The laws
+themselves live in :mod:`smoothdp_nb.core.numerics.privacy_loss`, re-exported here.
+
+May import: the mechanisms, the profiles and the engines of the smoothed half, the numerics and
+the runtime; ``dp_accounting`` (the optional extra) only inside the export.
 """
 
 from smoothdp_nb.core.numerics.privacy_loss.pld import ComposedLoss, LossDistribution

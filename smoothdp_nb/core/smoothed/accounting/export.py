@@ -25,6 +25,7 @@ from smoothdp_nb.core.numerics.privacy_loss.pld import ComposedLoss, LossDistrib
 from smoothdp_nb.core.numerics.validation import as_epsilon, as_histograms, as_real
 from smoothdp_nb.core.runtime.budget import ComputationTooLarge
 from smoothdp_nb.core.smoothed.mechanisms import Mechanism
+from smoothdp_nb.core.smoothed.mechanisms.composed import pair_loss
 from smoothdp_nb.core.smoothed.profiles import check_mechanism
 
 if TYPE_CHECKING:
@@ -39,12 +40,12 @@ _TINY = 5e-324
 def check_neighbours(x: IntArray, x2: IntArray) -> None:
     """ValueError unless x' is x with one record moved to another category."""
     if x.shape != x2.shape:
-        raise ValueError(f"x_neighbour must have {x.size} counts like x, got {x2.size}")
+        raise ValueError(f"neighbour must have {x.size} counts like hist, got {x2.size}")
     diff = x2 - x
     if not (np.sum(np.abs(diff)) == 2 and diff.min() == -1 and diff.max() == 1):
         raise ValueError(
-            "x and x_neighbour must be neighbours: the same number of records, one record of one "
-            f"category replaced by one of another (got x={x.tolist()}, x_neighbour={x2.tolist()})"
+            "hist and neighbour must be neighbours: the same number of records, one record of one "
+            f"category replaced by one of another (got hist={x.tolist()}, neighbour={x2.tolist()})"
         )
 
 
@@ -81,13 +82,13 @@ class PrivacyLossDistribution:
     Attributes
     ----------
     mechanism : Mechanism
-    x, x_neighbour : ndarray of int
+    hist, neighbour : ndarray of int
     forward, backward : ComposedLoss
     """
 
     mechanism: Mechanism
-    x: IntArray
-    x_neighbour: IntArray
+    hist: IntArray
+    neighbour: IntArray
     forward: ComposedLoss
     backward: ComposedLoss
 
@@ -162,6 +163,7 @@ class PrivacyLossDistribution:
         when pessimistic.  Needs the optional extra ``smoothdp_nb[accounting]``.
         """
         try:
+            # deferred: dp_accounting is optional (the accounting extra)
             from dp_accounting.pld import pld_pmf, privacy_loss_distribution as dpl
         except ImportError:  # pragma: no cover - the extra is installed in the test environment
             raise ImportError("to_dp_accounting needs dp_accounting: pip install 'smoothdp_nb[accounting]'") from None
@@ -191,22 +193,20 @@ class PrivacyLossDistribution:
         return out
 
     def __repr__(self) -> str:
-        return (
-            f"PrivacyLossDistribution({self.mechanism!r}, x={self.x.tolist()}, x_neighbour={self.x_neighbour.tolist()})"
-        )
+        return f"PrivacyLossDistribution({self.mechanism!r}, hist={self.hist.tolist()}, neighbour={self.neighbour.tolist()})"
 
 
 def privacy_loss_distribution(
-    mechanism: Mechanism, x: npt.ArrayLike, x_neighbour: npt.ArrayLike
+    mechanism: Mechanism, hist: npt.ArrayLike, neighbour: npt.ArrayLike
 ) -> PrivacyLossDistribution:
-    """The privacy-loss distribution of ``mechanism`` on the neighbouring pair (x, x').
+    """The privacy-loss distribution of ``mechanism`` on the neighbouring pair (x, x') = (hist, neighbour).
 
     Parameters
     ----------
     mechanism : Mechanism
         Any mechanism, including :func:`~smoothdp_nb.repeat` /
         :func:`~smoothdp_nb.joint` compositions.
-    x, x_neighbour : array_like of int, shape (m,)
+    hist, neighbour : array_like of int, shape (m,)
         Histograms of two neighbouring databases (one record changes category).
 
     Returns
@@ -222,16 +222,14 @@ def privacy_loss_distribution(
     >>> round(pld.delta(0.0), 12) == round(float(sdp.privacy_profile(sdp.SamplingHistogram(eta=0.5), [3, 3], 0.0)), 12)
     True
     """
-    from smoothdp_nb.core.smoothed.mechanisms.composed import pair_loss
-
     check_mechanism(mechanism)
-    a, single_a = as_histograms(x, name="x")
-    b, single_b = as_histograms(x_neighbour, name="x_neighbour")
+    a, single_a = as_histograms(hist, name="hist")
+    b, single_b = as_histograms(neighbour, name="neighbour")
     if not (single_a and single_b):
-        raise ValueError("x and x_neighbour must each be one histogram of shape (m,)")
+        raise ValueError("hist and neighbour must each be one histogram of shape (m,)")
     a, b = a[0], b[0]
     check_neighbours(a, b)
-    mechanism.check_histograms(a[None, :], "x")
+    mechanism.check_histograms(a[None, :], "hist")
     mechanism.sample_size(int(a.sum()))
     f, bw = pair_loss(mechanism, a, b)
     return PrivacyLossDistribution(mechanism, a, b, f, bw)

@@ -35,7 +35,9 @@ from smoothdp_nb.core.numerics.array_types import FloatArray, FloatOrArray
 from smoothdp_nb.core.numerics.hull import reduce_to_vertices
 from smoothdp_nb.core.numerics.validation import as_histograms, as_int, as_real
 from smoothdp_nb.core.smoothed.accounting.export import renyi_of
+from smoothdp_nb.core.smoothed.engines.general import exact_general
 from smoothdp_nb.core.smoothed.mechanisms import Mechanism, compositions
+from smoothdp_nb.core.smoothed.mechanisms.composed import neighbours, pair_loss
 from smoothdp_nb.core.smoothed.profiles import check_mechanism
 
 __all__ = ["renyi_profile", "smoothed_renyi", "SmoothedRenyi"]
@@ -51,8 +53,6 @@ def _as_alphas(alpha: object) -> tuple[FloatArray, bool]:
 
 def _renyi_rows(mechanism: Mechanism, h: np.ndarray, alphas: FloatArray) -> FloatArray:
     """R_alpha(x) for every row of h and every alpha: (k, A)."""
-    from smoothdp_nb.core.smoothed.mechanisms.composed import neighbours, pair_loss
-
     k = h.shape[0]
     out = np.zeros((k, alphas.size))
     cache: dict[tuple[bytes, bytes], FloatArray] = {}
@@ -152,8 +152,6 @@ def smoothed_renyi(mechanism: Mechanism, n: int, pi: npt.ArrayLike, alpha: npt.A
     Liu, Wang, Xia. *Smoothed Differential Privacy* (Algorithm 1; Proposition 7).
     Mironov. *Renyi differential privacy*, CSF 2017.
     """
-    from smoothdp_nb.core.smoothed.engines.general import exact_general
-
     check_mechanism(mechanism)
     n = as_int(n, "n", minimum=1)
     mechanism.sample_size(n)

@@ -6,8 +6,9 @@ categories and two hull vertices, :mod:`.general` for any), with the binomial la
 and the proven error bound of :mod:`.error_bound`; :mod:`.window` certifies the answer from the
 profiles of only the databases that matter when the mechanism bounds its profile over ranges
 (the sampling histogram at the size of an electorate); :mod:`.monte_carlo` draws databases instead;
-:mod:`.cost` and :mod:`.estimate` price a run before it starts; :mod:`.results` holds
-:class:`~.results.SmoothedResult`.
+:mod:`.chunks` cuts the work into calls and shares it with a helper thread; :mod:`.cost` and
+:mod:`.estimate` price a run before it starts; :mod:`.options` names the keyword arguments passed
+on to the smoothed delta; :mod:`.results` holds :class:`~.results.SmoothedResult`.
 
 May import: :mod:`smoothdp_nb.core.smoothed.mechanisms`, :mod:`smoothdp_nb.core.smoothed.profiles`,
 the numerics and the runtime.

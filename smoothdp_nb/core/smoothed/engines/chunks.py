@@ -1,6 +1,7 @@
-"""How the exact smoothed delta cuts its work: the histograms per call of the
-privacy profile, and the size from which a helper thread shares it.  Read by
-the engine (:mod:`.exact`) and by the up-front estimates (:mod:`.estimate`)."""
+"""How the exact smoothed delta cuts its work: the histograms per call of the privacy profile, and
+the size from which a helper thread shares it.
+
+Read by the engine (:mod:`.exact`) and by the up-front estimates (:mod:`.estimate`)."""
 
 from __future__ import annotations
 

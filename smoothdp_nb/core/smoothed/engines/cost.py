@@ -25,6 +25,17 @@ import time
 from typing import Any, NamedTuple
 
 import numpy as np
+from scipy.special import comb
+
+from smoothdp_nb.core.smoothed.engines.general import exact_general
+from smoothdp_nb.core.smoothed.engines.pruning import PRUNE_MIN_N, engine_groups, estimated_stops
+from smoothdp_nb.core.smoothed.engines.schedule import (
+    block_at,
+    block_schedule,
+    block_steps,
+    truncation_level,
+    window_log_bound,
+)
 
 __all__ = [
     "estimate_exact_seconds",
@@ -39,7 +50,7 @@ __all__ = [
 _PER_ADVANCE = 6e-11  # one multiply-add of the banded advance (BLAS trmm, zero halves not counted)
 _PER_CORRELATION = 6e-11  # one multiply-add of np.correlate
 # one np.correlate call per correlation segment and epsilon column (the segments'
-# preparation is vectorised per block since session 6: 2.4e-5 before; from profiles
+# preparation is vectorised per block; from profiles
 # at load 6-10 scaled to the reference machine, not refitted by --calibrate yet)
 _PER_SEGMENT = 4e-6
 _PER_BLOCK = 1.35e-4  # Python round trip per block of compositions
@@ -80,8 +91,6 @@ def binary_work_units(
     of the data (None guesses it from n) and ``slope`` the largest slope of
     log delta (it can shorten K); ``stop`` the engine's (compositions 0 .. stop only).
     """
-    from smoothdp_nb.core.smoothed.engines.schedule import block_at, block_schedule, block_steps, truncation_level
-
     K = block_steps(p1, p2, block, slope)
     Q = K + 1
     if log_bound is None:
@@ -128,9 +137,6 @@ def general_work_units(n: int, m: int, l: int) -> dict[str, float]:
     ``T_L(S) = sum_{j <= S} T_{L-1}(j) + m sum_{j < S} h(j)`` and ``T_0 = h``.
     The index of every size it visits has ``C(n + m, m)`` rows (one vertex: none).
     """
-    import numpy as np
-    from scipy.special import comb
-
     s = np.arange(n + 1, dtype=float)
     h = comb(s + m - 1, m - 1)
     T = h.copy()
@@ -171,8 +177,6 @@ def profile_sample(mechanism: Any, n: int, epsilon: np.ndarray, points: int = 10
     mechanism, T and epsilon in ways no closed form here follows).  At most
     2 ``points`` histograms, against n + 1 for the computation.
     """
-    from smoothdp_nb.core.smoothed.engines.schedule import window_log_bound
-
     x = np.unique(np.linspace(0, max(n - 1, 0), min(points, n)).astype(np.int64))
     pairs = np.stack([x, x + 1], axis=1).ravel()
     hists = np.stack([pairs, n - pairs], axis=1)
@@ -215,7 +219,6 @@ def engine_seconds(
         p1, p2 = float(V[0, 0]), float(V[1, 0])
         runs: list[tuple[float, float, float, int | None]] = [(cols, p1, p2, None)]
         prune = 0.0
-        from smoothdp_nb.core.smoothed.engines.pruning import PRUNE_MIN_N, engine_groups, estimated_stops
 
         if (
             sample is not None
@@ -266,8 +269,6 @@ def general_speed(vertices: np.ndarray, n_epsilon: int) -> float:
     noisy, and a machine 50 times slower than the reference is refused anyway
     by any sensible budget.
     """
-    from smoothdp_nb.core.smoothed.engines.general import exact_general
-
     l, m = vertices.shape
     E = max(1, n_epsilon)
     probe = 1

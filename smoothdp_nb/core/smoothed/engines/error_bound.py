@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from smoothdp_nb.core.numerics.enclosures import LGAMMA_REL, LIBM_REL, U, gamma, lpmf_abs_error
 from smoothdp_nb.core.smoothed.engines.binomial import ANCHOR_ERROR
 
 __all__ = ["engine_error"]
@@ -87,8 +88,6 @@ def engine_error(
 
     ``log_scale_max`` not given (``inf``): no bound (``inf``).
     """
-    from smoothdp_nb.core.numerics.enclosures import LGAMMA_REL, LIBM_REL, U, gamma, lpmf_abs_error
-
     Q = K + 1
     advances = n // max(K, 1) + 2
     chain = advances * (2 * Q + 2) + n + 2 * K + 64 + (4 * (n + 1) if fallback else 0)

@@ -135,7 +135,7 @@ def _profile_table(
     With a helper, this thread and the helper take the next chunk from one
     shared queue until none is left: on a shared CPU the thread the scheduler
     runs more does more chunks, where a fixed half each left the faster one
-    idle while the slower finished (issue 25).  The chunks are the same either
+    idle while the slower finished.  The chunks are the same either
     way, so the table is bit-identical to the serial one; a chunk the helper
     took but did not finish (it failed) is computed here.
     """

@@ -14,7 +14,7 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.special import logsumexp
+from scipy.special import gammaln, logsumexp
 
 from smoothdp_nb.core.smoothed.mechanisms import compositions
 
@@ -72,7 +72,6 @@ def exact_general(logdelta: np.ndarray, n: int, m: int, V: np.ndarray, bar: Any)
 
     def log_mult(s: int, v: int) -> np.ndarray:
         hs = of_size(s)
-        from scipy.special import gammaln
 
         with np.errstate(divide="ignore", invalid="ignore"):
             terms = np.where(hs > 0, hs * logV[v][None, :], 0.0)

@@ -133,7 +133,7 @@ def _mc_trials(
 def composition_deltas(
     size: int,
     rng: np.random.Generator,
-    mech: Mechanism,
+    mechanism: Mechanism,
     laws: Sequence[npt.ArrayLike],
     counts: Sequence[int],
     epsilon: npt.ArrayLike,
@@ -156,8 +156,9 @@ def composition_deltas(
         Their randomness: for each j with ``counts[j] > 0`` in order, a
         multinomial draw of ``counts[j]`` records from ``laws[j]`` (the
         histograms are the sums).
-    mech : Mechanism
-        The mechanism whose profile is computed.
+    mechanism : Mechanism
+        The mechanism whose profile is computed.  (``size`` and ``rng`` come
+        first: the signature of every trial function of ``monte_carlo_map``.)
     laws : sequence of 1-D arrays
         Probability vectors over the mechanism's categories.
     counts : sequence of int
@@ -188,7 +189,7 @@ def composition_deltas(
         raise ValueError(f"laws and counts must have one entry per law, got {P.shape[0]} laws and counts {c.shape}")
     hist = _draw(size, rng, c, P)
     uniq, inv = np.unique(hist, axis=0, return_inverse=True)
-    table = np.asarray(privacy_profile(mech, uniq, e)).reshape(len(uniq), e.size)
+    table = np.asarray(privacy_profile(mechanism, uniq, e)).reshape(len(uniq), e.size)
     out: np.ndarray = table[inv.ravel()]
     if spread:
         k = np.arange(hist.shape[1])

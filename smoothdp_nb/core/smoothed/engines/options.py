@@ -8,7 +8,7 @@ from typing import TypedDict
 
 from smoothdp_nb.core.numerics.array_types import SeedLike
 
-__all__ = ["SmoothedOptions", "SmoothedEpsilonOptions", "SMOOTHED_KEYWORDS"]
+__all__ = ["SmoothedOptions", "SmoothedEpsilonOptions"]
 
 
 class SmoothedOptions(TypedDict, total=False):
@@ -27,12 +27,8 @@ class SmoothedOptions(TypedDict, total=False):
 
 
 class SmoothedEpsilonOptions(SmoothedOptions, total=False):
-    """The keywords :func:`~smoothdp_nb.smoothed_epsilon` accepts: :class:`SmoothedOptions`
-    (its exact path reads ``progress`` and ``budget``; the Monte Carlo ones are accepted and
-    ignored) and ``method``, which may only be ``"exact"``."""
+    """The keywords :func:`~smoothdp_nb.smoothed_epsilon` accepts besides ``log``: those of
+    :func:`~smoothdp_nb.smoothed_delta` (its exact path reads ``progress`` and ``budget``; the
+    Monte Carlo ones are not used), ``method`` included, which may only be ``"exact"``."""
 
     method: str
-
-
-#: the keyword arguments of smoothed_delta besides method (those of Monte Carlo are ignored by the exact method)
-SMOOTHED_KEYWORDS = frozenset(SmoothedOptions.__optional_keys__)

@@ -2,8 +2,8 @@
 
 The smoothed delta is the largest ``E_r = E[delta(X1 + X2)]`` over the
 compositions r (``X1 ~ Bin(n - r, p1)``, ``X2 ~ Bin(r, p2)``).  Usually only a
-few thousand of the n + 1 compositions come near the largest (issue 25 item
-3): this module proves which ones cannot, cheaply, so that
+few thousand of the n + 1 compositions come near the largest:
+this module proves which ones cannot, cheaply, so that
 :func:`~smoothdp_nb.core.smoothed.engines.binary.exact_binary` computes only the rest
 (its ``stop`` argument).
 

@@ -101,7 +101,6 @@ class SmoothedResult:
     interval: str | None = None
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
-    log_dp_delta_values: np.ndarray | None = None
     log_delta_lower_values: np.ndarray | None = None
 
     @cached_property
@@ -350,7 +349,6 @@ def assemble_result(
         worst_composition_values=comps[best],
         table_columns=columns,
         dp_delta_values=lin_dp,
-        log_dp_delta_values=log_dp,
         method=method,
         ci_low_values=ci_low,
         ci_high_values=ci_high,

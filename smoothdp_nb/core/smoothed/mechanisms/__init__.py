@@ -1,14 +1,20 @@
 """Mechanisms: the public protocol :class:`Mechanism` and its implementations.
 
-* :mod:`.base` -- the protocol (abstract base class) and its generic code;
-* :mod:`.sampling` -- :class:`SamplingHistogram` (Algorithm 2, Appendix F);
-* :mod:`.noisy` -- :class:`NoisySamplingHistogram` (Algorithm 4);
+* :mod:`.base` -- the protocol (abstract base class) and the code every mechanism inherits,
+  with :mod:`.generic` (the privacy profile from every neighbour's output law),
+  :mod:`.enumeration` (every histogram of n records), :mod:`.outputs` (which outputs are the
+  same output) and :mod:`.rounding` (the small outward-rounded pieces of its templates);
+* :mod:`.sampling_histogram` -- :class:`SamplingHistogram` (Algorithm 2, Appendix F), its
+  noisy variant :class:`NoisySamplingHistogram` (Algorithm 4) and the sampled winner;
+* :mod:`.sampling_average` -- :class:`SamplingAverage` (Algorithm 3) and its count tables;
+* :mod:`.size` -- the sample size of both sampling mechanisms (a rate eta or a fixed T);
 * :mod:`.finite` -- :class:`FiniteMechanism`, a user's output law;
-* :mod:`.sampled_winner` -- the winner of a sampled election in closed form;
-* :mod:`.average` -- :class:`SamplingAverage` (Algorithm 3), its tables in
-  :mod:`.average_sums` and :mod:`.average_profile`;
-* :mod:`.postprocess` -- :func:`postprocess` and :data:`winner` (Proposition 4);
+* :mod:`.postprocess` -- :func:`postprocess` and :data:`winner` (Proposition 4), on the maps of
+  :mod:`.output_maps`;
 * :mod:`.composed` -- :func:`~.composed.repeat` and :func:`~.composed.joint`.
+
+May import: the numerics and the runtime; nothing else of the smoothed half (the profiles, the
+engines and the accounting build on the mechanisms, not the other way round).
 
 References
 ----------

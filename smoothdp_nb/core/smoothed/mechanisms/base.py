@@ -11,12 +11,11 @@ from contextlib import AbstractContextManager
 from typing import ClassVar, Literal, overload
 
 import numpy as np
-import numpy.typing as npt
 import pandas as pd
 
-from smoothdp_nb.core.numerics.array_types import FloatArray, FloatOrArray, IntArray
-from smoothdp_nb.core.numerics.enclosures import LogEnclosure, exp_up
-from smoothdp_nb.core.numerics.validation import as_epsilon, as_histograms, as_int, as_open_unit, as_rng
+from smoothdp_nb.core.numerics.array_types import FloatArray, IntArray
+from smoothdp_nb.core.numerics.enclosures import LogEnclosure
+from smoothdp_nb.core.numerics.validation import as_histograms, as_int, as_rng
 from smoothdp_nb.core.runtime.budget import DEFAULT_BUDGET_SECONDS, ComputationTooLarge, Estimate, check_budget
 from smoothdp_nb.core.runtime.parallel import engine_threads
 from smoothdp_nb.core.smoothed.mechanisms.enumeration import (
@@ -34,7 +33,7 @@ from smoothdp_nb.core.smoothed.mechanisms.generic import (
 )
 from smoothdp_nb.core.smoothed.mechanisms.output_maps import PostProcessing
 from smoothdp_nb.core.smoothed.mechanisms.outputs import factorize_outputs, output_key
-from smoothdp_nb.core.smoothed.mechanisms.rounding import finish_dp, log_up, shape_result
+from smoothdp_nb.core.smoothed.mechanisms.rounding import finish_dp, log_up
 
 __all__ = [
     "MAX_CELLS",
@@ -58,33 +57,19 @@ class Mechanism(ABC):
 
     A database of n records over m categories (or m grid values) is given by
     its histogram ``x`` (m non-negative counts summing to n); neighbours
-    ``x ~ x'`` replace one record by a record of another category.  The
-    protocol has scipy.stats' shape: public template methods validate their
-    input once and call private hooks; a subclass overrides hooks, never the
-    template methods, and the engines (exact and Monte Carlo smoothed delta,
-    sweeps, composition, accounting) call the hooks directly on input they
-    have validated.
+    ``x ~ x'`` replace one record by a record of another category.  As with
+    scipy's ``rv_continuous`` (``_pdf`` is enough), a subclass states the law
+    of its output and inherits everything else: the privacy profile, the DP
+    delta, Algorithm 1 (exact and Monte Carlo), composition and accounting
+    are functions of the package (:func:`smoothdp_nb.privacy_profile`,
+    :func:`smoothdp_nb.dp_delta`, :func:`smoothdp_nb.smoothed_delta`, ...)
+    that take the mechanism as their first argument.
 
     Notes
     -----
-    **Public template methods** (not overridable):
+    **Implement these** (two members):
 
-    ``privacy_profile(hist, epsilon, log=False, *, enclosure=False)``
-        delta_eps(x) of Definition 2, a proven upper bound (as
-        :func:`smoothdp_nb.privacy_profile`).
-    ``dp_delta(n, epsilon=None, *, categories=2, log=False, enclosure=False)``
-        Its worst case over all databases of n records (Theorem 1).
-    ``adjusted_utility(hist_minus_i, t, *, log=False)``
-        The adversary's adjusted utility of eq. (3).
-    ``profile_cost(n, m, count=1, n_epsilon=1), profile_seconds(...)``
-        The up-front price of ``count`` profiles: seconds and peak bytes.
-
-    Defining any of these (or a hook under its pre-protocol public name, e.g.
-    ``log_profile_batch``) in a subclass raises TypeError at class creation.
-
-    **Required** members of a subclass:
-
-    ``categories : int or None (property)``
+    ``categories : int or None`` (a property or a class attribute)
         Number of categories m the mechanism accepts (for a value grid: the
         number of grid values), or None when any m >= 2 works.
     ``log_output_pmf(hist) -> (outputs, log_p)``
@@ -92,55 +77,64 @@ class Mechanism(ABC):
         space: ``outputs`` is an array with one entry (1-D) or one row (2-D)
         per possible output, comparable across databases (equal outputs are
         equal entries/rows), and ``log_p`` the natural logs of their
-        probabilities (``-inf`` allowed), shape ``(len(outputs),)``.  Must be
-        the law itself: each value within ``LIBM_REL`` (4 ulps) of the log of
-        the true probability, plus :meth:`log_output_pmf_error`.
+        probabilities (``-inf`` allowed), shape ``(len(outputs),)``.  Each
+        value must be within ``LIBM_REL`` (4 ulps) of the log of the true
+        probability, plus :meth:`log_output_pmf_error`.
 
-    **Optional hooks**, with what each must promise:
+    **Optional hooks**, each with what it must promise:
 
-    ``log_output_pmf_error(hist, log_p)``
-        A proven bound on the absolute error of ``log_p`` beyond ``LIBM_REL``
-        (default 0).
-    ``sample_size(n)``
-        Records read from n (default n); raises ValueError when n is impossible.
-    ``_key(), label, __repr__``
-        Equality and hashing (default: identity) and the text of charts.
-    ``sample_histogram(hist, rng=None, size=None), output_pmf(hist)``
-        Running the mechanism and its output law as a table (defaults: draw
-        from / tabulate :meth:`log_output_pmf`); an override must follow the
-        same law.
-    ``dp_delta_depends_on_epsilon : bool (class attribute)``
-        False when :meth:`_dp_delta` is the same at every epsilon (T/n).
+    ``log_output_pmf_error(hist, log_p) -> float or array``
+        A **proven** bound on the absolute error of ``log_p`` beyond
+        ``LIBM_REL`` (default 0: the values are correctly rounded logs).
+    ``sample_size(n) -> int``
+        The records read from a database of n records (default n); raises
+        ValueError when n is impossible (e.g. fewer records than a sample).
     ``_log_profile_enclosure(hists, n, epsilon) -> LogEnclosure``
-        **Proven** bounds ``lower <= log delta_eps(x) <= upper`` for k
-        validated histograms (int64, (k, m)) of n records and E epsilons:
-        (k, E) arrays.  Default: every neighbour's output law compared by
-        :func:`~smoothdp_nb.core.numerics.divergence.log_hockey_stick_enclosure`.
-    ``_log_profile_sizes(hists, sizes, epsilon) -> LogEnclosure``
-        The same for histograms of mixed sizes (default: one call per size).
-    ``_log_profile_batch(hists, n, epsilon) -> (k, E) array``
-        A fast path: proven **upper** bounds on log delta_eps(x) (default:
-        the upper end of the enclosure).  Overriding only this hook makes its
-        values a zero-width enclosure: the subclass vouches for them.
+        **Proven** bounds ``lower <= log delta_eps(x) <= upper`` (Definition
+        2) for k histograms of n records (int64, (k, m), validated) at E
+        epsilons: (k, E) arrays -- a closed form replacing the default, which
+        compares every neighbour's output law (:func:`~.generic.neighbour_profile_enclosure`).
     ``_delta_upper_bound(n, epsilon) -> (E,) array``
-        A proven bound on delta_eps(x) for every database of n records
-        (default 1); every delta the package reports is clipped to it.
-    ``_dp_delta(n, epsilon, categories, log, budget, all_profiles), _dp_delta_enclosure(n, epsilon, categories, budget)``
-        The DP delta, a proven upper bound (log or linear), and proven bounds
-        on its log.  Default: the largest profile over every histogram of n
-        records, refused (ComputationTooLarge) above ``budget`` seconds.
-    ``_log_utility(hist_minus_i, t) -> float``
-        log of eq. (3) before the factor 1/(1 - t) (default: the m output laws).
+        A **proven** bound on delta_eps(x) for every database of n records
+        (default 1); every delta the package reports is clipped to it.  With
+        ``dp_delta_depends_on_epsilon = False`` and a closed
+        ``_dp_delta_enclosure`` it must be attained: it is then the DP delta.
+    ``_dp_delta_enclosure(n, epsilon, categories, budget) -> LogEnclosure``
+        **Proven** bounds on the log of the DP delta (Theorem 1), shape (E,):
+        a closed form replacing the default, the largest profile over every
+        histogram of n records (refused with ComputationTooLarge above
+        ``budget`` seconds).  A mechanism with a closed form whose value does
+        not depend on epsilon also sets ``dp_delta_depends_on_epsilon = False``.
     ``_profile_cost(n, m, count, n_epsilon, budget) -> Estimate``
         Seconds and peak bytes of the profiles of ``count`` histograms of n
-        records at ``n_epsilon`` epsilons, before any work (an estimate, not a
-        promise; it drives every refusal).  Default: the generic path priced
-        on the running machine (:meth:`_law_cost`).
+        records at ``n_epsilon`` epsilons, before any work.  It decides every
+        refusal, so it must **err high**: an estimate that is too low lets a
+        computation run for hours (default: the generic path timed on the
+        running machine, :meth:`_law_cost`).
     ``_postprocessed(f) -> Mechanism or None``
-        A faster form of this mechanism followed by the output map f
-        (Proposition 4), or None (default) for the generic enumeration.
+        A mechanism with exactly the output law of this one followed by the
+        output map f (Proposition 4), computed faster; None (default) for the
+        generic enumeration.
 
-    Engines enter through :meth:`_profile` (validated input; clipped to :meth:`_delta_upper_bound`).
+    A subclass may also replace a default by a faster form that returns the
+    same values: ``_log_output_pmfs`` (many laws at once), ``_log_profile_sizes``
+    (histograms of mixed sizes), ``_log_utility`` (eq. (3)),
+    ``sample_histogram`` and ``output_pmf``; and describe itself with
+    ``__repr__``, ``label`` and ``_key`` (equality and hashing; default identity).
+
+    **Declarations** (class attributes): ``label_symmetric`` -- True when
+    relabelling the categories leaves every profile unchanged (Algorithm 1 then
+    profiles one histogram of each mirror pair); False by default.  A class
+    that defines a profile hook (``_log_profile_enclosure`` or
+    ``_log_profile_sizes``) below a label-symmetric class must state it again:
+    otherwise class creation raises TypeError, as a new profile is not known
+    to be symmetric.  ``dp_delta_depends_on_epsilon`` (see above).
+
+    **Not overridable**: ``_profile`` (the engines' entry: validated
+    histograms of any sizes, clipped to :meth:`_delta_upper_bound`),
+    ``_dp_delta`` (the DP delta from :meth:`_dp_delta_enclosure`, clipped and
+    rounded) and ``profile_cost`` (the validated :meth:`_profile_cost`):
+    defining one raises TypeError at class creation.
 
     References
     ----------
@@ -148,54 +142,47 @@ class Mechanism(ABC):
     Theorem 1, Proposition 4 and eq. (3).
     """
 
-    #: the public template methods: a subclass overrides hooks, not these
-    _TEMPLATES: ClassVar[frozenset[str]] = frozenset(
-        {"privacy_profile", "dp_delta", "adjusted_utility", "profile_cost", "profile_seconds", "_profile"}
-    )
-    #: hooks under their names before the protocol had scipy's shape
-    _RENAMED: ClassVar[dict[str, str]] = {
-        "log_profile_enclosure": "_log_profile_enclosure",
-        "log_profile_batch": "_log_profile_batch",
-        "dp_delta_enclosure": "_dp_delta_enclosure",
-        "delta_upper_bound": "_delta_upper_bound",
-        "log_utility": "_log_utility",
-        "law_cost": "_law_cost",
-        "postprocessed": "_postprocessed",
-    }
-
-    #: the private members other modules may call: the hooks and the engines' entry, nothing else
+    #: the members a subclass may not define (it overrides the hooks they call)
+    _TEMPLATES: ClassVar[frozenset[str]] = frozenset({"_profile", "_dp_delta", "profile_cost"})
+    #: the hooks a profile comes from: a class defining one states ``label_symmetric`` itself
+    _PROFILE_HOOKS: ClassVar[tuple[str, ...]] = ("_log_profile_enclosure", "_log_profile_sizes")
+    #: the private members other modules may call: the engines' entries and the hooks, nothing else
     HOOKS: ClassVar[frozenset[str]] = frozenset(
         {
-            "_profile",
-            "_dp_delta",
+            *_TEMPLATES,
+            "_log_profile_enclosure",
+            "_delta_upper_bound",
+            "_dp_delta_enclosure",
             "_profile_cost",
+            "_postprocessed",
             "_log_output_pmfs",
+            "_log_utility",
             "_law_scope",
             "_log_profile_range_upper",
-            *_RENAMED.values(),
         }
     )
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         for name in cls.__dict__:
-            if name in Mechanism._RENAMED:
-                raise TypeError(f"{cls.__name__}.{name}: this hook is now {Mechanism._RENAMED[name]!r} (see Mechanism)")
             if name in Mechanism._TEMPLATES:
                 raise TypeError(
-                    f"{cls.__name__}.{name}: {name} is a public template method of Mechanism; "
-                    f"override its hook instead (e.g. _dp_delta, _log_profile_enclosure, _profile_cost)"
+                    f"{cls.__name__}.{name}: {name} is a template method of Mechanism; "
+                    f"override its hook instead (e.g. _dp_delta_enclosure, _log_profile_enclosure, _profile_cost)"
                 )
-        if "label_symmetric" not in cls.__dict__ and any(h in cls.__dict__ for h in Mechanism._PROFILE_HOOKS):
-            cls.label_symmetric = False  # a new profile is not known to be symmetric: say so to inherit it
+        own_profile = [h for h in Mechanism._PROFILE_HOOKS if h in cls.__dict__]
+        if own_profile and "label_symmetric" not in cls.__dict__ and cls.label_symmetric:
+            raise TypeError(
+                f"{cls.__name__} defines {own_profile[0]} and inherits label_symmetric = True: "
+                "set label_symmetric in the class (True only if relabelling the categories "
+                "leaves every privacy profile unchanged)"
+            )
 
-    #: whether :meth:`dp_delta` varies with epsilon (False for the closed forms T/n)
-    dp_delta_depends_on_epsilon: bool = True
+    #: whether the DP delta varies with epsilon (False for the closed forms T/n)
+    dp_delta_depends_on_epsilon: ClassVar[bool] = True
     #: whether relabelling the categories leaves every profile unchanged (delta(x o sigma) = delta(x)):
-    #: Algorithm 1 then computes one histogram of each mirror pair (m = 2). Reset to False in a
-    #: subclass that defines a profile hook without setting it again.
+    #: Algorithm 1 then computes one histogram of each mirror pair (m = 2)
     label_symmetric: ClassVar[bool] = False
-    _PROFILE_HOOKS: ClassVar[tuple[str, ...]] = ("_log_profile_enclosure", "_log_profile_sizes", "_log_profile_batch")
 
     # -- description ---------------------------------------------------------------
     def _key(self) -> Hashable:
@@ -207,6 +194,10 @@ class Mechanism(ABC):
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self._key()))
+
+    def __repr__(self) -> str:
+        """The class name (a subclass with parameters shows them)."""
+        return f"{type(self).__name__}()"
 
     @property
     def label(self) -> str:
@@ -245,37 +236,17 @@ class Mechanism(ABC):
         """A bound on delta_eps(x) for every database of n records (default: 1)."""
         return np.ones(np.shape(epsilon))
 
-    def _log_profile_batch(self, hists: IntArray, n: int, epsilon: FloatArray) -> FloatArray:
-        """Proven upper bounds on log delta_eps(x) (Definition 2) for histograms of size n: (k, E).
-
-        The subclass's own :meth:`_log_profile_enclosure` when it has one, else
-        the generic enumeration (so a subclass's fast path may fall back on
-        ``super()._log_profile_batch``)."""
-        if type(self)._log_profile_enclosure is not Mechanism._log_profile_enclosure:
-            return self._log_profile_enclosure(hists, n, epsilon).upper
-        return self._generic_log_profile_enclosure(hists, n, epsilon).upper
-
     def _log_profile_enclosure(self, hists: IntArray, n: int, epsilon: FloatArray) -> LogEnclosure:
-        """Proven bounds on log delta_eps(x) for histograms of size n: (k, E) arrays.
+        """Hook: proven bounds on log delta_eps(x) for histograms of size n: (k, E) arrays.
 
-        Generic path: the output law of every row and of every neighbour is
-        computed once (:meth:`_log_output_pmfs`), all are placed on their common
-        output space, and both directions of the hockey-stick divergence are
-        enclosed once for every distinct unordered pair of (row, neighbour) laws,
-        vectorised over pairs
+        Default (the generic path): the output law of every row and of every
+        neighbour is computed once (:meth:`_log_output_pmfs`), all are placed on
+        their common output space, and both directions of the hockey-stick
+        divergence are enclosed once for every distinct unordered pair of (row,
+        neighbour) laws, vectorised over pairs
         (:func:`~smoothdp_nb.core.numerics.divergence.log_hockey_stick_enclosure`, with
-        the error bounds of :meth:`_aligned_log_pmfs`).  A subclass that
-        overrides :meth:`_log_profile_batch` but not this method gets its fast
-        path's values as a zero-width enclosure.
+        the error bounds of :meth:`_aligned_log_pmfs`).
         """
-        if type(self)._log_profile_batch is not Mechanism._log_profile_batch:
-            v = np.asarray(self._log_profile_batch(hists, n, epsilon), dtype=float)
-            return LogEnclosure(v, v)
-        return self._generic_log_profile_enclosure(hists, n, epsilon)
-
-    def _generic_log_profile_enclosure(self, hists: IntArray, n: int, epsilon: FloatArray) -> LogEnclosure:
-        """The enumeration of :meth:`_log_profile_enclosure` (every neighbour's output law,
-        :func:`~smoothdp_nb.core.smoothed.mechanisms.generic.neighbour_profile_enclosure`)."""
         h = np.asarray(hists, dtype=np.int64)
         self._check_generic_size(h.shape[0], n, h.shape[1])
         return neighbour_profile_enclosure(self, h, epsilon, self._states_pmf_error(), active_memo(self))
@@ -469,20 +440,25 @@ class Mechanism(ABC):
         budget: float = DEFAULT_BUDGET_SECONDS,
         all_profiles: FloatArray | None = None,
     ) -> FloatArray:
-        """max over all databases of n records of delta_eps(x) (Theorem 1), shape (E,).
+        """The engines' DP delta: max over all databases of n records of delta_eps(x)
+        (Theorem 1), a proven upper bound, shape (E,): the upper end of
+        :meth:`_dp_delta_enclosure` clipped to :meth:`_delta_upper_bound`, as a log
+        or rounded up to a linear value.
 
-        Default: every histogram on m categories (the mechanism's own m, else
-        ``categories``) is enumerated and its profile computed; refused with
-        the estimated run time when that exceeds ``budget`` seconds.
         ``all_profiles``: the log profiles of every histogram (in the order of
-        :func:`compositions`), when the caller has computed them already.
+        :func:`compositions`), when the caller has computed them already; used
+        only by the default enumeration (a closed form is exact without them).
         """
         m = self.categories if self.categories is not None else as_int(categories, "categories", minimum=2)
-        if all_profiles is not None:
-            return finish_dp(all_profiles.max(axis=0), self._delta_upper_bound(n, epsilon), log)
-        return finish_dp(
-            self._dp_delta_enclosure(n, epsilon, m, budget=budget).upper, self._delta_upper_bound(n, epsilon), log
-        )
+        closed = type(self)._dp_delta_enclosure is not Mechanism._dp_delta_enclosure
+        cap = self._delta_upper_bound(n, epsilon)
+        if closed and not log and not self.dp_delta_depends_on_epsilon:
+            return cap  # a closed form attained by a database: the bound is the DP delta, rounded up once
+        if all_profiles is not None and not closed:
+            upper = all_profiles.max(axis=0)
+        else:
+            upper = self._dp_delta_enclosure(n, epsilon, m, budget=budget).upper
+        return finish_dp(upper, cap, log)
 
     def _dp_delta_enclosure(
         self,
@@ -529,7 +505,7 @@ class Mechanism(ABC):
         :func:`~smoothdp_nb.core.smoothed.mechanisms.postprocess.postprocess` builds."""
         return None
 
-    # -- the public template methods: validate once, then call the hooks -------------------
+    # -- the engines' entries (templates: validated input, then the hooks) ------------------
     def _profile(self, hists: IntArray, epsilon: FloatArray) -> LogEnclosure:
         """The engines' entry: proven bounds on log delta_eps(x) for validated histograms
         (int64, (k, m), any sizes; every size n already checked by :meth:`sample_size`)
@@ -549,124 +525,12 @@ class Mechanism(ABC):
             lo[rows], hi[rows] = enc.lower, enc.upper
         return LogEnclosure(lo, hi)
 
-    @overload
-    def privacy_profile(
-        self, hist: npt.ArrayLike, epsilon: npt.ArrayLike, log: bool = False, *, enclosure: Literal[False] = False
-    ) -> FloatOrArray: ...
-    @overload
-    def privacy_profile(
-        self, hist: npt.ArrayLike, epsilon: npt.ArrayLike, log: bool = False, *, enclosure: Literal[True]
-    ) -> LogEnclosure: ...
-    def privacy_profile(
-        self, hist: npt.ArrayLike, epsilon: npt.ArrayLike, log: bool = False, *, enclosure: bool = False
-    ) -> FloatOrArray | LogEnclosure:
-        """delta_{epsilon,M}(x) of Definition 2, a proven upper bound: see
-        :func:`smoothdp_nb.privacy_profile` (which calls this method) for the
-        parameters and the result's shape.
-
-        References
-        ----------
-        Liu, Wang, Xia, *Smoothed Differential Privacy*, Definition 2.
-        """
-        h, single = as_histograms(hist)
-        self.check_histograms(h)
-        e, eps_scalar = as_epsilon(epsilon)
-        sizes = h.sum(axis=1)
-        for n in np.unique(sizes):
-            self.sample_size(int(n))  # validates T <= n early, with a clear message
-        enc = self._profile(h, e)
-        if enclosure:
-            return LogEnclosure(
-                np.asarray(shape_result(enc.lower, single, eps_scalar)),
-                np.asarray(shape_result(enc.upper, single, eps_scalar)),
-            ).squeeze()
-        if log:
-            return shape_result(enc.upper, single, eps_scalar)
-        return shape_result(np.minimum(exp_up(enc.upper), self._row_caps(sizes, e)), single, eps_scalar)
-
     def _row_caps(self, sizes: IntArray, epsilon: FloatArray) -> FloatArray:
         """:meth:`_delta_upper_bound` of each row's size: (k, E), one call per distinct size."""
         cap = np.empty((sizes.size, epsilon.size))
         for n in np.unique(sizes):
             cap[sizes == n] = self._delta_upper_bound(int(n), epsilon)
         return cap
-
-    @overload
-    def dp_delta(
-        self,
-        n: int,
-        epsilon: npt.ArrayLike | None = None,
-        *,
-        categories: int = 2,
-        log: bool = False,
-        enclosure: Literal[False] = False,
-    ) -> FloatOrArray: ...
-    @overload
-    def dp_delta(
-        self,
-        n: int,
-        epsilon: npt.ArrayLike | None = None,
-        *,
-        categories: int = 2,
-        log: bool = False,
-        enclosure: Literal[True],
-    ) -> LogEnclosure: ...
-    def dp_delta(
-        self,
-        n: int,
-        epsilon: npt.ArrayLike | None = None,
-        *,
-        categories: int = 2,
-        log: bool = False,
-        enclosure: bool = False,
-    ) -> FloatOrArray | LogEnclosure:
-        """The worst case of delta_eps(x) over all databases of n records, a proven
-        upper bound: see :func:`smoothdp_nb.dp_delta` (which calls this method).
-
-        References
-        ----------
-        Liu, Wang, Xia, *Smoothed Differential Privacy*, Theorem 1.
-        """
-        n = as_int(n, "n", minimum=1)
-        self.sample_size(n)
-        if epsilon is None:
-            if self.dp_delta_depends_on_epsilon:
-                raise ValueError(f"epsilon is required for the DP delta of {self!r}")
-            e, scalar = np.zeros(1), True
-        else:
-            e, scalar = as_epsilon(epsilon)
-        cats = as_int(categories, "categories", minimum=2)
-        if enclosure:
-            enc = self._dp_delta_enclosure(n, e, categories=cats)
-            if scalar:
-                return LogEnclosure(float(np.asarray(enc.lower)[0]), float(np.asarray(enc.upper)[0]))  # type: ignore[arg-type]
-            return enc
-        res = self._dp_delta(n, e, categories=cats, log=log)
-        return float(res[0]) if scalar else res
-
-    def adjusted_utility(self, hist_minus_i: npt.ArrayLike, t: float, *, log: bool = False) -> FloatOrArray:
-        """The adversary's adjusted utility u(t, x_{-i}) of eq. (3), uniform prior: see
-        :func:`smoothdp_nb.adjusted_utility` (which calls this method).
-
-        References
-        ----------
-        Liu, Wang, Xia, *Smoothed Differential Privacy*, eq. (3).
-        """
-        t = as_open_unit(t, "t")
-        hm = np.atleast_2d(np.asarray(hist_minus_i))
-        if hm.ndim != 2 or hm.shape[1] < 2 or hm.shape[0] == 0:
-            raise ValueError("hist_minus_i must have shape (m,) or (k, m) with m >= 2")
-        single = np.ndim(hist_minus_i) == 1
-        # x_{-i} may be empty (n = 1): validate with a dummy record added.
-        h1, _ = as_histograms(hm + np.eye(1, hm.shape[1], dtype=np.int64), name="hist_minus_i")
-        self.check_histograms(h1, "hist_minus_i")
-        h = h1 - np.eye(1, hm.shape[1], dtype=np.int64)
-        out = np.empty(h.shape[0])
-        for i, c in enumerate(h):
-            self.sample_size(int(c.sum()) + 1)
-            out[i] = self._log_utility(c, t) - math.log1p(-t)
-        res = out if log else np.exp(out)
-        return float(res[0]) if single else res
 
     def profile_cost(
         self, n: int, m: int, count: int = 1, n_epsilon: int = 1, budget: float = DEFAULT_BUDGET_SECONDS
@@ -684,12 +548,6 @@ class Mechanism(ABC):
             as_int(n_epsilon, "n_epsilon", minimum=1),
             float(budget),
         )
-
-    def profile_seconds(
-        self, n: int, m: int, count: int = 1, n_epsilon: int = 1, budget: float = DEFAULT_BUDGET_SECONDS
-    ) -> float:
-        """The seconds of :meth:`profile_cost`."""
-        return float(self.profile_cost(n, m, count, n_epsilon, budget).seconds)
 
     # -- running the mechanism ---------------------------------------------------------
     def _one_histogram(self, hist: object) -> IntArray:

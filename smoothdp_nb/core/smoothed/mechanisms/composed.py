@@ -296,8 +296,7 @@ class _Composed(Mechanism):
         losses move up, masses are summed with a proven error, the grid rounds
         losses up and adds its truncations).  The lower bound is the same with every
         rounding reversed.  A profile is the maximum over neighbours and directions,
-        which preserves both bounds.  :meth:`_log_profile_batch` (the base class's)
-        is the upper end."""
+        which preserves both bounds."""
         h = np.asarray(hists, dtype=np.int64)
         k = h.shape[0]
         cache: dict[tuple[bytes, bytes], tuple[FloatArray, FloatArray]] = {}

@@ -15,8 +15,8 @@ from smoothdp_nb.core.numerics.divergence import log_hockey_stick_enclosure
 
 __all__ = ["PAIR_CHUNK_CELLS", "cell_seconds", "compositions", "count_histograms"]
 
-# cells (pairs x outputs x epsilon) per chunk of the generic divergence kernel (2^22 until
-# session 7: 2^20 is as fast, and its ~15 temporaries take 130 MB instead of 500)
+# cells (pairs x outputs x epsilon) per chunk of the generic divergence kernel (2^20 is as fast
+# as 2^22, and its ~15 temporaries take 130 MB instead of 500)
 PAIR_CHUNK_CELLS = 2**20
 # pairs of the block the kernel is timed on, to price one (pair, outputs, epsilon) cell
 _TIMED_PAIRS = 64

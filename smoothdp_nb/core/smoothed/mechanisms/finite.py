@@ -51,8 +51,9 @@ class FiniteMechanism(Mechanism):
     ...     h0, h1 = hist
     ...     law = np.convolve(binom.pmf(range(h0 + 1), h0, 0.75), binom.pmf(range(h1 + 1), h1, 0.25))
     ...     return dict(enumerate(law))
+    >>> import smoothdp_nb as sdp
     >>> mech = FiniteMechanism(rr, categories=2, name="randomized response")
-    >>> round(mech.dp_delta(1, 0.0), 12)  # one record: (e^ln3 - 1) / (1 + e^ln3)
+    >>> round(sdp.dp_delta(mech, 1, 0.0), 12)  # one record: (e^ln3 - 1) / (1 + e^ln3)
     0.5
     """
 

@@ -179,25 +179,6 @@ class SamplingAverage(SampleSize, Mechanism):
         """The number of grid values (a database is a histogram over the grid)."""
         return int(self.grid.size)
 
-    def _dp_delta(
-        self,
-        n: int,
-        epsilon: np.ndarray,
-        categories: int | None = None,
-        log: bool = False,
-        budget: float | None = None,
-        all_profiles: np.ndarray | None = None,
-    ) -> np.ndarray:
-        """``T/n`` (Theorem 4), rounded up from the exact fraction (its log by Arb, rounded up).
-
-        The changed record is sampled with probability T/n, and with all other
-        records at one grid value and the changed one at another the outputs are
-        disjoint (for the sum; for the rounded mean T/n remains an upper bound,
-        attained when the grid step separates the two means)."""
-        frac = self.sampled_fraction(n)
-        val = log_fraction_enclosure(frac)[1] if log else fraction_up(frac)
-        return np.full(np.shape(epsilon), val)
-
     def _dp_delta_enclosure(
         self,
         n: int,
@@ -205,7 +186,12 @@ class SamplingAverage(SampleSize, Mechanism):
         categories: int | None = None,
         budget: float = math.inf,
     ) -> LogEnclosure:
-        """Proven bounds on log(T/n) (Arb)."""
+        """Proven bounds on log(T/n) (Theorem 4; Arb).
+
+        The changed record is sampled with probability T/n, and with all other
+        records at one grid value and the changed one at another the outputs are
+        disjoint (for the sum; for the rounded mean T/n remains an upper bound,
+        attained when the grid step separates the two means)."""
         llo, lhi = log_fraction_enclosure(self.sampled_fraction(n))
         return LogEnclosure(np.full(np.shape(epsilon), llo), np.full(np.shape(epsilon), min(lhi, 0.0)))
 
@@ -340,12 +326,6 @@ class SamplingAverage(SampleSize, Mechanism):
             )
 
     # -- exact privacy profile ---------------------------------------------------
-    def _log_profile_batch(
-        self, h: np.ndarray, n: int, epsilon: np.ndarray, budget: float = DEFAULT_BUDGET_SECONDS
-    ) -> np.ndarray:
-        """Proven upper bounds on log delta_eps(x) (:meth:`_log_profile_bounds`), shape (k, E)."""
-        return np.asarray(self._log_profile_bounds(h, n, epsilon, budget)[1])
-
     def _log_profile_bounds(
         self, h: np.ndarray, n: int, epsilon: np.ndarray, budget: float = DEFAULT_BUDGET_SECONDS
     ) -> np.ndarray:
@@ -399,7 +379,7 @@ class SamplingAverage(SampleSize, Mechanism):
         those pairs uses linear-scale values with a margin of 1e-6 relative,
         far above their rounding errors); clipped to T/n rounded up."""
         lo, hi = self._log_profile_bounds(hists, n, epsilon)
-        cap = self._dp_delta(n, epsilon, log=True)
+        cap = log_fraction_enclosure(self.sampled_fraction(n))[1]
         return LogEnclosure(np.minimum(lo, cap), np.minimum(hi, cap))
 
     def _histogram_seconds(self, h: np.ndarray, n: int, T: int, n_epsilon: int) -> float:

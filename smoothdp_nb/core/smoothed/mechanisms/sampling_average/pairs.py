@@ -1,7 +1,8 @@
-"""The search over (removed value, replacement) pairs of the sampling average's
-exact privacy profile (Algorithm 3): rigorous linear-scale bounds on the exact
-leave-one-out counts of :mod:`.average_profile`, so that only the pairs that can
-attain the maximum are recomputed in log space (by the caller,
+"""The search over (removed value, replacement) pairs of the sampling average's exact privacy profile.
+
+Rigorous linear-scale bounds on the exact leave-one-out counts of :mod:`.count_tables`
+(Algorithm 3), so that only the pairs that can attain the maximum are recomputed in log space
+(by the caller,
 :meth:`smoothdp_nb.core.smoothed.mechanisms.sampling_average.mechanism.SamplingAverage._log_profile_counts`).
 
 References

@@ -1,7 +1,7 @@
-"""The count-and-sum tables of the sampling average (Algorithm 3 of *Smoothed
-Differential Privacy*, Liu, Wang, Xia): the grid's integer lattice, the
-support of sums of up to T grid values, and the dynamic programme over the
-occupied values with one log scale per row (see
+"""The count-and-sum tables of the sampling average (Algorithm 3 of *Smoothed Differential Privacy*).
+
+The grid's integer lattice, the support of sums of up to T grid values, and the dynamic
+programme over the occupied values with one log scale per row (see
 :mod:`smoothdp_nb.core.smoothed.mechanisms.sampling_average.mechanism`).
 
 References
@@ -295,7 +295,7 @@ def log_hockey_stick_both(lp: np.ndarray, lq: np.ndarray, epsilon: np.ndarray) -
 
 
 # CPU seconds per (occupied value, replacement value, possible sum) of the sampling average
-# (8e-10 since the faster profile of issue 16: bench_estimates.py, 2026-11-24)
+# (measured by benchmarks/bench_estimates.py)
 _AVG_CELL = 8e-10
 
 

@@ -1,7 +1,7 @@
-"""The m > 2 path of the sampling histogram (Algorithm 2 of *Smoothed
-Differential Privacy*, Liu, Wang, Xia): the joint law of the sampled counts
-of the two categories a neighbour pair changes, on its full (T + 1)^2 grid,
-and the proven error bounds of its logs and of the likelihood ratio (see
+"""The m > 2 path of the sampling histogram (Algorithm 2 of *Smoothed Differential Privacy*).
+
+The joint law of the sampled counts of the two categories a neighbour pair changes, on its full
+(T + 1)^2 grid, and the proven error bounds of its logs and of the likelihood ratio (see
 :mod:`smoothdp_nb.core.smoothed.mechanisms.sampling_histogram.mechanism`).
 
 References
@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 import numpy.typing as npt
+from scipy.special import gammaln
 
 from smoothdp_nb.core.numerics.array_types import FloatArray, IntArray
 from smoothdp_nb.core.numerics.enclosures import LGAMMA_REL, LIBM_REL, gamma
@@ -148,8 +149,6 @@ def log_factorials(n: int) -> FloatArray:
     """lf[k] = log k! for k = 0..n (cached per size)."""
     cached = _LF_CACHE.get("table")
     if cached is None or len(cached) <= n:
-        from scipy.special import gammaln
-
         cached = gammaln(np.arange(max(n, 1024) + 1, dtype=float) + 1.0)
         _LF_CACHE["table"] = cached
     return cached

@@ -26,11 +26,11 @@ Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 2.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import expit
+import pandas as pd
+from scipy.special import expit, gammaln
 
 from smoothdp_nb.core.numerics import lpmf
 from smoothdp_nb.core.numerics.array_types import FloatArray, IntArray
@@ -50,10 +50,6 @@ from smoothdp_nb.core.smoothed.mechanisms.sampling_histogram.grid import log_joi
 from smoothdp_nb.core.smoothed.mechanisms.sampling_histogram.tail_bound import log_profile_range_upper
 from smoothdp_nb.core.smoothed.mechanisms.sampling_histogram.winner import SampledWinner
 from smoothdp_nb.core.smoothed.mechanisms.size import SampleSize, dp_delta_bounds
-
-if TYPE_CHECKING:
-    import pandas as pd
-
 
 __all__ = ["SamplingHistogram"]
 
@@ -162,8 +158,6 @@ class SamplingHistogram(SampleSize, Mechanism):
             One row per possible output: a column per category (``c0``,
             ``c1``, ...), ``probability`` and ``log_probability``.
         """
-        import pandas as pd
-
         outs, logp = self.log_output_pmf(self._one_histogram(hist))
         df = pd.DataFrame(outs, columns=[f"c{j}" for j in range(outs.shape[1])])
         df["probability"] = np.exp(logp)
@@ -193,30 +187,16 @@ class SamplingHistogram(SampleSize, Mechanism):
 
     # -- worst cases ---------------------------------------------------------------
     def _delta_upper_bound(self, n: int, epsilon: FloatArray) -> FloatArray:
-        """The DP delta (below): no database of n records exceeds it."""
-        return self._dp_delta(n, epsilon)
-
-    def _dp_delta(
-        self,
-        n: int,
-        epsilon: FloatArray,
-        categories: int | None = None,
-        log: bool = False,
-        budget: float | None = None,
-        all_profiles: FloatArray | None = None,
-    ) -> FloatArray:
-        """Theorem 3 (iii): ``T/n`` for every epsilon >= 0 without replacement;
-        ``1 - (1 - 1/n)^T`` with replacement; rounded **up** (the smallest float
-        above the exact value; its log enclosed by Arb and rounded up).
+        """The DP delta of Theorem 3 (iii), ``T/n`` for every epsilon >= 0 without
+        replacement and ``1 - (1 - 1/n)^T`` with replacement, rounded **up** (the
+        smallest float above the exact value): no database of n records exceeds it.
 
         The database with a single record of one category attains it, and no
         database exceeds it because the two outputs differ only when the
         changed record is sampled (with replacement: drawn at least once).
         :meth:`_dp_bounds` gives both bounds.
         """
-        enc = self._dp_bounds(n)
-        value = enc[1] if log else enc[3]
-        return np.full(np.shape(epsilon), value)
+        return np.full(np.shape(epsilon), self._dp_bounds(n)[3])
 
     def _dp_delta_enclosure(
         self,
@@ -234,19 +214,15 @@ class SamplingHistogram(SampleSize, Mechanism):
         return dp_delta_bounds(self.sample_size(n), n, self.replace)
 
     # -- the profile fast paths --------------------------------------------------------
-    def _log_profile_batch(self, hists: IntArray, n: int, epsilon: FloatArray) -> FloatArray:
-        """log delta_eps(x) for histograms of a common size n (rows), shape (k, E).
+    def _log_profile_enclosure(self, hists: IntArray, n: int, epsilon: FloatArray) -> LogEnclosure:
+        """Proven bounds on log delta_eps(x) for histograms of a common size n.
 
         For two categories the profile is a maximum of four tails of
         hypergeometric (binomial, with replacement) laws, summed from the
         closed-form threshold outward with a proven truncation bound, so the
         cost does not grow with n.  For ``m > 2`` the joint law of the two
         categories involved is summed on its full grid (exact; cost ~ m^2 T^2).
-        """
-        return self._log_profile_enclosure(hists, n, epsilon).upper
-
-    def _log_profile_enclosure(self, hists: IntArray, n: int, epsilon: FloatArray) -> LogEnclosure:
-        """Proven bounds on log delta_eps(x): the tail sums of
+        The bounds are the tail sums of
         :func:`~smoothdp_nb.core.numerics.divergence.log_monotone_tail_sum_enclosure`
         (m = 2) or the grid terms of
         :func:`~smoothdp_nb.core.numerics.divergence.log_hockey_stick_enclosure` (m > 2),
@@ -407,24 +383,17 @@ class SamplingHistogram(SampleSize, Mechanism):
         return None
 
     # -- the divergence kernel ---------------------------------------------------
-    def log_pair_divergence(
-        self, u: npt.ArrayLike, v: npt.ArrayLike, n: int, T: int, epsilon: FloatArray
-    ) -> FloatArray:
-        """log d(x, x') for neighbour pairs (u, v) of the module docstring.
-
-        ``u``, ``v``: int arrays (B,) of the other records in categories a, b;
-        ``n``: database size (all rows); ``epsilon``: (E,).  For ``m > 2`` the
-        remaining ``n - 1 - u - v`` records form the merged category "rest"
-        (the ratio does not depend on how they split).  Returns (B, E), proven
-        upper bounds (:meth:`log_pair_divergence_enclosure`).
-        """
-        return self.log_pair_divergence_enclosure(u, v, n, T, epsilon).upper
-
     def log_pair_divergence_enclosure(
         self, u: npt.ArrayLike, v: npt.ArrayLike, n: int | IntArray, T: int | IntArray, epsilon: FloatArray
     ) -> LogEnclosure:
-        """Proven bounds on log d(x, x') for the pairs of :meth:`log_pair_divergence`
-        (``n``, ``T``: one size, or one per pair where every pair has ``u + v = n - 1``)."""
+        """Proven bounds on log d(x, x') for neighbour pairs (u, v) of the module docstring.
+
+        ``u``, ``v``: int arrays (B,) of the other records in categories a, b;
+        ``n``: database size (all rows), ``T`` the sample size (one size, or one per pair where
+        every pair has ``u + v = n - 1``); ``epsilon``: (E,).  For ``m > 2`` the remaining
+        ``n - 1 - u - v`` records form the merged category "rest" (the ratio does not depend on
+        how they split).  Bounds of shape (B, E).
+        """
         u = np.asarray(u, dtype=np.int64)
         v = np.asarray(v, dtype=np.int64)
         rest = n - 1 - u - v
@@ -699,8 +668,6 @@ def _label_index(cats: np.ndarray, data: np.ndarray) -> IntArray:
 
 
 def _log_multinomial(outs: IntArray, p: FloatArray) -> FloatArray:
-    from scipy.special import gammaln
-
     T = outs.sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(outs > 0, outs * np.log(p)[None, :], 0.0)

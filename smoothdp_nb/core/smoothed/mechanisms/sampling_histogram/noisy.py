@@ -1,7 +1,7 @@
-"""The noisy sampling histogram of *Smoothed Differential Privacy* (Liu, Wang,
-Xia), Algorithm 4 (Appendix A.3): the sampled histogram of Algorithm 2,
-published through the exponential mechanism with pmf proportional to
-``exp(-noise_epsilon/4 * ||hist - out||_1)`` over all non-negative integer
+"""The noisy sampling histogram of *Smoothed Differential Privacy* (Algorithm 4, Appendix A.3).
+
+The sampled histogram of Algorithm 2, published through the exponential mechanism with pmf
+proportional to ``exp(-noise_epsilon/4 * ||hist - out||_1)`` over all non-negative integer
 vectors ``out``.
 
 References

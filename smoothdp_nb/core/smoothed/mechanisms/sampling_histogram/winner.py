@@ -1,8 +1,10 @@
-"""The winner of a sampled election in closed form: the sampling histogram
-without replacement followed by :data:`~smoothdp_nb.core.smoothed.mechanisms.postprocess.winner`
-(Proposition 4 of *Smoothed Differential Privacy*, Liu, Wang, Xia), offered
-by :meth:`SamplingHistogram._postprocessed` in place of the generic
-enumeration of :class:`~smoothdp_nb.core.smoothed.mechanisms.postprocess.PostProcessed`.
+"""The winner of a sampled election in closed form.
+
+The sampling histogram without replacement followed by
+:data:`~smoothdp_nb.core.smoothed.mechanisms.postprocess.winner` (Proposition 4 of *Smoothed
+Differential Privacy*, Liu, Wang, Xia), offered by :meth:`SamplingHistogram._postprocessed` in
+place of the generic enumeration of
+:class:`~smoothdp_nb.core.smoothed.mechanisms.postprocess.PostProcessed`.
 
 References
 ----------
@@ -104,7 +106,7 @@ class SampledWinner(PostProcessed):
         ``dW / d`` is about 195).
         """
         if hists.shape[1] != 2:
-            return self._generic_log_profile_enclosure(hists, n, epsilon)
+            return super()._log_profile_enclosure(hists, n, epsilon)
         T = self.sample_size(n)
         h0, h1 = hists[:, 0], hists[:, 1]
         u = np.concatenate([h0 - 1, h1 - 1])

@@ -18,7 +18,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.signal import fftconvolve
 from scipy.special import logsumexp
 
 from smoothdp_nb.core.numerics.array_types import FloatArray
@@ -68,6 +67,8 @@ def _convolve(a: _Grid, b: _Grid, upper: bool) -> _Grid:
         rel = (min(a.cells.size, b.cells.size) + 2) * _U
         c = c * (1 + rel) if upper else c * (1 - rel)
     else:
+        from scipy.signal import fftconvolve  # deferred: seconds of imports on a cold start, used by composition only
+
         c = fftconvolve(a.cells, b.cells)
         err = _fft_bound(a.cells, b.cells)
         c = c + err if upper else c - err

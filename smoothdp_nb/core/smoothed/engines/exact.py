@@ -30,6 +30,7 @@ from smoothdp_nb.core.smoothed.engines.estimate import estimate_exact_cost
 from smoothdp_nb.core.smoothed.engines.general import all_histograms, exact_general
 from smoothdp_nb.core.smoothed.engines.pruning import PRUNE_MIN_N, prune_plan, single_vertex_error
 from smoothdp_nb.core.smoothed.engines.results import SmoothedResult, assemble_result, dp_pair
+from smoothdp_nb.core.smoothed.engines.window import WINDOW_MIN_N, WindowCertificate, windowed_smoothed
 
 __all__ = ["smoothed_exact"]
 
@@ -251,6 +252,10 @@ def _smoothed_exact(
     t0 = time.perf_counter()
     V = red.vertices
     l, m = V.shape
+    if m == 2 and l <= 2 and n >= WINDOW_MIN_N:
+        cert = windowed_smoothed(mech, n, V, e)
+        if cert is not None:
+            return window_result(mech, n, red, e, cert, t0)
     est = Estimate(*estimate_exact_cost(mech, n, V, e.size, e))
     check_budget(
         est,
@@ -320,6 +325,44 @@ def _exact_with(
     best = (vals if bound_only is None else np.where(bound_only, -np.inf, vals)).max(axis=0)
     down = lower_offset(best, up, widths)
     return assemble_result(mech, n, red, e, comps, vals, "exact", t0, dp, log_err=(up, down), bound_only=bound_only)
+
+
+def window_result(
+    mech: Any, n: int, red: HullReduction, e: np.ndarray, cert: WindowCertificate, t0: float
+) -> SmoothedResult:
+    """The result of :func:`~smoothdp_nb.core.smoothed.engines.window.windowed_smoothed`: one row
+    per epsilon, the end composition that attains the lower bound, its value the proven upper
+    bound on every composition's expectation; no table of n + 1 compositions is held."""
+    l = red.vertices.shape[0]
+    comps = np.zeros((l, l), dtype=np.int64)
+    comps[np.arange(l), np.arange(l)] = n
+    vals = np.full((l, e.size), -np.inf)
+    vals[cert.end, np.arange(e.size)] = cert.upper
+    down = np.where(np.isfinite(cert.lower), cert.upper - cert.lower, np.inf)
+    bound_only = None
+    if l == 2:  # the other end: only a proven upper bound (every composition is below cert.upper)
+        bound_only = np.zeros((l, e.size), dtype=bool)
+        bound_only[1 - cert.end, np.arange(e.size)] = True
+        vals[1 - cert.end, np.arange(e.size)] = cert.upper
+    note = (
+        f"windowed certificate: profiles of {cert.profiles} histograms, the {cert.near} compositions next to "
+        "the ends by induction and the others by Chernoff bounds on ranges of databases; every composition's "
+        "expectation is proven at most the upper bound"
+    )
+    return assemble_result(
+        mech,
+        n,
+        red,
+        e,
+        comps,
+        vals,
+        "exact",
+        t0,
+        dp_pair(mech, n, e, red.vertices.shape[1]),
+        extra_notes=[note],
+        log_err=(np.zeros(e.size), down),
+        bound_only=bound_only,
+    )
 
 
 def _two_vertex(

@@ -158,6 +158,7 @@ class Mechanism(ABC):
             "_log_output_pmfs",
             "_log_utility",
             "_law_scope",
+            "_log_profile_range_upper",
         }
     )
 
@@ -249,6 +250,12 @@ class Mechanism(ABC):
         h = np.asarray(hists, dtype=np.int64)
         self._check_generic_size(h.shape[0], n, h.shape[1])
         return neighbour_profile_enclosure(self, h, epsilon, self._states_pmf_error(), active_memo(self))
+
+    def _log_profile_range_upper(self, lo: IntArray, hi: IntArray, n: int, epsilon: FloatArray) -> FloatArray | None:
+        """Hook for the engines: proven upper bounds on log delta_eps(k, n - k) over every k in
+        ``[lo_i, hi_i]`` (two categories), O(1) per range, shape (ranges, E); None (the default)
+        when the mechanism has none -- the exact engine then computes every profile."""
+        return None
 
     def _law_scope(self) -> AbstractContextManager[None]:
         """Hook for the engines: within it (nested scopes are one), the generic path

@@ -3,7 +3,8 @@
 :mod:`.mechanism` is :class:`~.mechanism.SamplingHistogram` (two categories in closed form, more
 through the grid path of :mod:`.grid`, Algorithm 2); :mod:`.noisy` is
 :class:`~.noisy.NoisySamplingHistogram`; :mod:`.winner` the winner of a sampled election in
-closed form.
+closed form; :mod:`.tail_bound` a proven bound on the two-category profile over a whole range of
+histograms at once (hypergeometric Chernoff tails), for the exact engine's windowed certificate.
 
 May import: the mechanism protocol, post-processing, the sample size, the numerics and the runtime.
 

@@ -47,6 +47,7 @@ from smoothdp_nb.core.runtime.budget import ComputationTooLarge, Estimate
 from smoothdp_nb.core.smoothed.mechanisms.base import MAX_CELLS, Mechanism, compositions
 from smoothdp_nb.core.smoothed.mechanisms.output_maps import PostProcessing, winner
 from smoothdp_nb.core.smoothed.mechanisms.sampling_histogram.grid import log_joint_ab, log_joint_error, log_ratio_error
+from smoothdp_nb.core.smoothed.mechanisms.sampling_histogram.tail_bound import log_profile_range_upper
 from smoothdp_nb.core.smoothed.mechanisms.sampling_histogram.winner import SampledWinner
 from smoothdp_nb.core.smoothed.mechanisms.size import SampleSize, dp_delta_bounds
 
@@ -233,6 +234,17 @@ class SamplingHistogram(SampleSize, Mechanism):
         else:
             enc = self._log_profile_grid(hists, n, T, epsilon)
         return enc.cap(self._dp_bounds(n)[1])
+
+    def _log_profile_range_upper(self, lo: IntArray, hi: IntArray, n: int, epsilon: FloatArray) -> FloatArray | None:
+        """Proven upper bounds on log delta_eps(k, n - k) over every k in ``[lo_i, hi_i]``, O(1) per
+        range (:func:`~.tail_bound.log_profile_range_upper`), capped at the DP delta; None for
+        sampling with replacement and for subclasses (whose profiles may differ)."""
+        if type(self) is not SamplingHistogram or self.replace:
+            return None
+        out: FloatArray = np.minimum(
+            log_profile_range_upper(lo, hi, n, self.sample_size(n), epsilon), min(self._dp_bounds(n)[1], 0.0)
+        )
+        return out
 
     def _profile_cost(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> Estimate:
         """Per histogram and epsilon: m = 2, a few hypergeometric tails, ``a + b sqrt(n)``

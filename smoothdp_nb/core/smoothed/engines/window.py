@@ -1,0 +1,574 @@
+"""Algorithm 1 at the size of an electorate: the profiles of only the databases that can carry
+the expectation, and a proof of which composition holds the maximum.
+
+For two categories and at most two hull vertices the smoothed delta is the largest
+``E_j = E[delta(X_j)]``, ``X_j ~ Bin(n - j, pa) + Bin(j, pb)`` (j records from vertex b, the
+others from vertex a).  When the mechanism bounds its profile over whole ranges of histograms
+in O(1) per range (``_log_profile_range_upper``, e.g. the sampling histogram:
+:mod:`~smoothdp_nb.core.smoothed.mechanisms.sampling_histogram.tail_bound`), no table of n + 1
+profiles is needed:
+
+1. **The end composition, exactly.**  Cut 0 .. n into pieces; on piece i the profile is at most
+   ``b_i`` (the range bound) and ``P(X_0 in piece i)`` at most a Chernoff bound ``c_i``.  The
+   profiles are computed (proven enclosures) only on the window W of pieces whose ``b_i c_i``
+   comes within e^-120 of the largest; ``E_0`` is enclosed by the log-sum-exp over W (the
+   binomial weights of :func:`~smoothdp_nb.core.numerics.lpmf.log_binom_pmf` with their proven
+   error, :func:`_log_weights` and :func:`_window_rel`), and the sum
+   of ``b_i c_i`` outside W is added to the upper bound (checked to be below 2^-40 of it).
+2. **Far compositions, pruned.**  For a piece and a tilt ``beta`` of the right sign, Chernoff
+   gives ``E[delta(X_j) 1{X_j in piece}] <= b_i exp(-beta m + (n - j) t_a(beta) + j t_b(beta))``
+   (m the piece's nearer end), log-linear in j for a fixed beta; so over an interval of j,
+   with one beta per piece, the sum over pieces is log-convex in j and its largest value is at
+   one of the interval's ends.  Every interval of compositions whose bound is at most the upper
+   bound ``U`` of ``E_0`` is proven not to exceed it; the failing ones are bisected.
+3. **Near compositions, by induction.**  For the compositions 1 .. R that step 2 cannot prune:
+   with S the ``n - 1`` records compositions j and j + 1 share,
+   ``E_{j+1} = sum_s P(S = s) delta(s) (1 - pb + pb u(s))`` and
+   ``E_j = sum_s P(S = s) delta(s) (1 - pa + pa u(s))``, ``u(s) = delta(s + 1) / delta(s)``.
+   On a range A of s where the enclosures prove ``u(s)`` in ``[u_lo, u_hi]``, every term
+   ratio is at most ``f = max f(u)``, ``f(u) = (1 - pb + pb u) / (1 - pa + pa u)`` (monotone in
+   u, so taken at ``u_lo`` and ``u_hi``); outside A the terms sum to at most
+   ``tau = sum_pieces b'_i P(S in piece i, outside A)``, whose probabilities are largest at
+   j = 0 or j = R (S_j decreases stochastically in j when pb < pa, increases when pb > pa).
+   So ``E_{j+1} <= f E_j + tau``, and if ``f < 1`` and ``tau <= (1 - f) L`` (L the lower
+   bound of ``E_0``), ``E_j <= U`` gives ``E_{j+1} <= f U + (1 - f) U = U``.
+
+Then every composition's expectation is at most U and ``E_0 >= L``: the smoothed delta lies in
+[L, U].  The work is the profiles of W and A (their size grows like sqrt(n) times the spread of
+log delta that matters, not like n) and O(pieces x intervals) for the certificate; no O(n)
+table is held.  When any check fails the caller falls back to the full engine.
+
+References
+----------
+Liu, Wang, Xia. *Smoothed Differential Privacy* (Algorithm 1, Proposition 7).
+Chernoff. *A measure of asymptotic efficiency for tests of a hypothesis based on the sum of observations*, Ann. Math. Statist. 23 (1952).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any, NamedTuple
+
+import numpy as np
+from scipy.special import expit, logsumexp
+
+from smoothdp_nb.core.numerics import lpmf
+from smoothdp_nb.core.numerics.enclosures import LIBM_REL, U as UNIT, gamma, log_rel, lpmf_abs_error
+
+__all__ = ["WINDOW_MIN_N", "WindowCertificate", "windowed_smoothed"]
+
+#: records from which the exact engine first tries the windowed certificate
+WINDOW_MIN_N = 3_000_000
+# relative slack on every Chernoff bound: far above the rounding of its few operations
+_SLACK = 1e-9
+# the window keeps the pieces whose bound is within e^-_KEEP of the largest
+_KEEP = 120.0
+# rows of profiles per call (bounded temporaries)
+_ROWS = 1 << 16
+
+
+class WindowCertificate(NamedTuple):
+    """What :func:`windowed_smoothed` proved, per epsilon: ``upper`` and ``lower`` (logs) enclose
+    the smoothed delta, attained within them at the composition with all ``n`` records at
+    vertex ``end`` (per epsilon); ``profiles`` histograms had their profile computed; ``near`` compositions
+    were covered by the induction, the others by the interval bounds."""
+
+    upper: np.ndarray
+    lower: np.ndarray
+    end: np.ndarray
+    profiles: int
+    near: int
+
+
+def _tilt(n1: np.ndarray, n2: np.ndarray, pa: float, pb: float, target: np.ndarray) -> np.ndarray:
+    """A tilt beta putting the mean of ``Bin(n1, pa) + Bin(n2, pb)`` tilted by beta near ``target``
+    (two damped Newton steps from the one-law solution).  Any beta of the right sign gives a
+    valid Chernoff bound; this one makes it tight."""
+    la, lb = math.log(pa) - math.log1p(-pa), math.log(pb) - math.log1p(-pb)
+    tot = np.maximum(n1 + n2, 1.0)
+    t = np.clip(target / tot, 0.25 / tot, 1.0 - 0.25 / tot)
+    pbar = (n1 * pa + n2 * pb) / tot
+    beta = np.log(t) - np.log1p(-t) - (np.log(pbar) - np.log1p(-pbar))
+    for _ in range(2):
+        s1, s2 = expit(beta + la), expit(beta + lb)
+        f = n1 * s1 + n2 * s2 - target
+        df = n1 * s1 * (1 - s1) + n2 * s2 * (1 - s2)
+        beta = np.clip(beta - np.clip(f / np.maximum(df, 1e-300), -4.0, 4.0), -100.0, 100.0)
+    out: np.ndarray = beta
+    return out
+
+
+def _log_chernoff(n1: np.ndarray, n2: np.ndarray, pa: float, pb: float, beta: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """``-beta m + log E[exp(beta X)]``, X = Bin(n1, pa) + Bin(n2, pb), raised by a slack far
+    above its rounding and capped at 0: a proven bound on ``P(X >= m)`` (beta >= 0) or
+    ``P(X <= m)`` (beta <= 0)."""
+    ta = np.logaddexp(math.log1p(-pa), math.log(pa) + beta)
+    tb = np.logaddexp(math.log1p(-pb), math.log(pb) + beta)
+    K = n1 * ta + n2 * tb
+    val = -beta * m + K
+    slack = _SLACK * (np.abs(beta * m) + np.abs(K) + 1.0) + 1e-14 * (n1 + n2) * (1.0 + np.abs(beta))
+    out: np.ndarray = np.minimum(val + slack, 0.0)
+    return out
+
+
+def _tilts(
+    n1: np.ndarray, n2: np.ndarray, pa: float, pb: float, lo: np.ndarray, hi: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(beta, m) for ``P(X in [lo, hi])``: tilted toward the nearer end when the mean lies
+    outside the range (beta of the sign that makes the bound valid), 0 inside."""
+    mean = n1 * pa + n2 * pb
+    below, above = mean < lo, mean > hi
+    target = np.where(below, lo, np.where(above, hi, mean)).astype(float)
+    beta = _tilt(n1, n2, pa, pb, target)
+    beta = np.where(below, np.maximum(beta, 0.0), np.where(above, np.minimum(beta, 0.0), 0.0))
+    m = np.where(below, lo, np.where(above, hi, 0)).astype(float)
+    return beta, m
+
+
+def _log_range_prob(N: int, j: np.ndarray, pa: float, pb: float, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Proven upper bound on ``log P(X_j in [lo, hi])`` (rows j, columns ranges),
+    ``X_j = Bin(N - j, pa) + Bin(j, pb)``."""
+    n1 = (N - j).astype(float)[:, None]
+    n2 = j.astype(float)[:, None]
+    beta, m = _tilts(n1, n2, pa, pb, lo[None, :], hi[None, :])
+    return _log_chernoff(n1, n2, pa, pb, beta, m)
+
+
+def _log_tail(N: int, j: np.ndarray, pa: float, pb: float, t: np.ndarray, upper: bool) -> np.ndarray:
+    """Proven upper bound on ``log P(X_j >= t)`` (``upper``) or ``log P(X_j <= t)``, rows j."""
+    n1 = (N - j).astype(float)[:, None]
+    n2 = j.astype(float)[:, None]
+    tt = np.asarray(t, dtype=float)[None, :]
+    mean = n1 * pa + n2 * pb
+    beta = _tilt(n1, n2, pa, pb, np.broadcast_to(tt, np.broadcast_shapes(mean.shape, tt.shape)))
+    use = (mean < tt) if upper else (mean > tt)
+    beta = np.where(use, np.maximum(beta, 0.0) if upper else np.minimum(beta, 0.0), 0.0)
+    return np.where(use, _log_chernoff(n1, n2, pa, pb, beta, tt), 0.0)
+
+
+def _partition(n: int, centers: list[float], sd: float) -> tuple[np.ndarray, np.ndarray]:
+    """Pieces ``[lo_i, hi_i]`` partitioning 0 .. n: about 4096 equal ones, and finer ones (a
+    quarter of a standard deviation, at most 2048 per center) around each of ``centers``."""
+    parts = [np.linspace(0, n + 1, 4097).round().astype(np.int64), np.array([n + 1])]
+    span = max(64.0 * sd, 0.02 * n)
+    for c in centers:
+        a, b = max(0, int(c - span)), min(n + 1, int(c + span) + 1)
+        w = max(1, int(sd / 4), -(-(b - a) // 2048))
+        parts += [np.arange(a, b, w), np.array([b])]
+    bounds = np.unique(np.concatenate(parts))
+    return bounds[:-1], bounds[1:] - 1
+
+
+def _profiles(mech: Any, n: int, x0: int, x1: int, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(upper, lower) proven bounds on log delta of histograms (x, n - x), x = x0 .. x1: (rows, E)."""
+    x = np.arange(x0, x1 + 1, dtype=np.int64)
+    up = np.empty((x.size, e.size))
+    lo = np.empty((x.size, e.size))
+    for i in range(0, x.size, _ROWS):
+        xs = x[i : i + _ROWS]
+        enc = mech._profile(np.stack([xs, n - xs], axis=1), e)
+        up[i : i + _ROWS] = np.reshape(enc.upper, (-1, e.size))
+        lo[i : i + _ROWS] = np.reshape(enc.lower, (-1, e.size))
+    return up, lo
+
+
+class _Profiles:
+    """The profiles computed so far, on one contiguous range of x (grown on demand)."""
+
+    def __init__(self, mech: Any, n: int, e: np.ndarray) -> None:
+        self.mech, self.n, self.e = mech, n, e
+        self.x0, self.x1 = 0, -1
+        self.up = np.empty((0, e.size))
+        self.lo = np.empty((0, e.size))
+
+    def cover(self, x0: int, x1: int) -> None:
+        x0, x1 = max(0, x0), min(self.n, x1)
+        if self.x1 < self.x0:
+            self.up, self.lo = _profiles(self.mech, self.n, x0, x1, self.e)
+            self.x0, self.x1 = x0, x1
+            return
+        if x0 < self.x0:
+            u, l_ = _profiles(self.mech, self.n, x0, self.x0 - 1, self.e)
+            self.up, self.lo = np.concatenate([u, self.up]), np.concatenate([l_, self.lo])
+            self.x0 = x0
+        if x1 > self.x1:
+            u, l_ = _profiles(self.mech, self.n, self.x1 + 1, x1, self.e)
+            self.up, self.lo = np.concatenate([self.up, u]), np.concatenate([self.lo, l_])
+            self.x1 = x1
+
+    def rows(self, x0: int, x1: int) -> tuple[np.ndarray, np.ndarray]:
+        return self.up[x0 - self.x0 : x1 - self.x0 + 1], self.lo[x0 - self.x0 : x1 - self.x0 + 1]
+
+
+def _log_weights(y: np.ndarray, n: int, p: float) -> tuple[np.ndarray, float]:
+    """(log Bin(y; n, p), a proven bound on their absolute error) without the ``u n`` of a
+    rounded ``q = 1 - p``.
+
+    Loader's formula evaluated with ``q_hi = fl(1 - p)`` is ``log C + y log p + (n - y) log q_hi
+    + n q_lo`` (``q_lo = 1 - p - q_hi``, exact: it is off by ``n (p + q_hi - 1)``), up to
+    :func:`~smoothdp_nb.core.numerics.enclosures.lpmf_abs_error`; the true value has
+    ``(n - y) log(q_hi + q_lo)``.  Their difference is ``q_lo (n - y - n q_hi) / q_hi`` (added
+    here: it is small where the weights matter) up to ``n t^2``, ``t = q_lo / q_hi``."""
+    q_hi = 1.0 - p
+    q_lo = float(Fraction(1) - Fraction(p) - Fraction(q_hi))
+    lw = lpmf.log_binom_pmf(y, float(n), p, q_hi)
+    corr = q_lo * (n - y - n * q_hi) / q_hi
+    t = abs(q_lo / q_hi)
+    fin = lw[np.isfinite(lw)]
+    err = float(lpmf_abs_error(float(np.max(-fin, initial=0.0)), n, 1))
+    err += 4 * UNIT * float(np.max(np.abs(corr), initial=0.0)) + 2 * n * t * t + 4 * UNIT * t * n
+    return lw + corr, err
+
+
+def _window_rel(lw_err: float, lw: np.ndarray, ld: np.ndarray) -> float:
+    """Proven relative error of ``logsumexp(lw + ld)`` over the window's terms: the weights'
+    absolute error, the rounding of the sums ``lw + ld`` and of the shifts (u of their
+    magnitudes, twice), the exps and the final log (``LIBM_REL``), and the dot product of the
+    terms (``gamma`` of their number)."""
+    lmax = float(np.max(np.abs(lw[np.isfinite(lw)]), initial=0.0))
+    ldmax = float(np.max(np.abs(ld[np.isfinite(ld)]), initial=0.0))
+    lse = 4 * UNIT * (lmax + ldmax) + 2 * LIBM_REL * (1 + math.log(lw.size + 1.0))
+    return math.expm1((lw_err + lse) * 1.01) + float(gamma(lw.size + 8)) + 4 * LIBM_REL
+
+
+def _end_enclosure(
+    prof: _Profiles, n: int, pa: float, plo: np.ndarray, phi: np.ndarray, lb: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """(U, L) per epsilon enclosing ``log E[delta(Bin(n, pa))]`` (step 1 of the module docstring):
+    the window grows (the pieces within e^-120, e^-300, e^-700 of the largest bound) until what
+    it leaves out is below 2^-40 of the value (the range bound can be hundreds of nats above the
+    profile, so the largest piece bound overstates the value by as much)."""
+    piece = _log_range_prob(n, np.array([0]), pa, 0.5, plo, phi)[0][:, None] + lb  # (J, E)
+    for keep_nats in (_KEEP, 2.5 * _KEEP, 6 * _KEEP):
+        got = _end_window(prof, n, pa, plo, phi, piece, keep_nats)
+        if got is not None:
+            return got
+    return None
+
+
+def _end_window(
+    prof: _Profiles, n: int, pa: float, plo: np.ndarray, phi: np.ndarray, piece: np.ndarray, keep_nats: float
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_end_enclosure` with the pieces within ``e^-keep_nats`` of the largest bound, or None."""
+    top = piece.max(axis=0)
+    keep = np.flatnonzero(np.any(piece >= top[None, :] - keep_nats, axis=1))
+    if keep.size == 0 or not np.all(np.isfinite(top)):
+        return None
+    i0, i1 = max(0, int(keep[0]) - 1), min(plo.size - 1, int(keep[-1]) + 1)
+    x0, x1 = int(plo[i0]), int(phi[i1])
+    prof.cover(x0, x1)
+    up, lo = prof.rows(x0, x1)
+    lw, lw_err = _log_weights(np.arange(x0, x1 + 1, dtype=float), n, pa)
+    outside = np.concatenate([piece[:i0], piece[i1 + 1 :]])
+    trunc = logsumexp(outside, axis=0) if outside.size else np.full(up.shape[1], -np.inf)
+    v_up = logsumexp(lw[:, None] + up, axis=0)
+    v_lo = logsumexp(lw[:, None] + lo, axis=0)
+    if not np.all(np.isfinite(v_up)) or np.any(trunc > v_up - 40 * math.log(2.0)):
+        return None
+    U = np.logaddexp(v_up + log_rel(_window_rel(lw_err, lw, up)), trunc)
+    U = U + 1e-15 * (np.abs(U) + 1.0)
+    fin = np.isfinite(lo)
+    L = v_lo - log_rel(_window_rel(lw_err, lw, np.where(fin, lo, 0.0)))
+    L = L - 1e-15 * (np.abs(L) + 1.0)
+    return U, L
+
+
+def _far_failures(
+    n: int, pa: float, pb: float, plo: np.ndarray, phi: np.ndarray, lb: np.ndarray, U: np.ndarray
+) -> tuple[int, int] | None:
+    """Step 2: ``(R0, Rn)`` such that the interval bounds prove ``E_j <= U`` in every column
+    for every j in ``(R0, n - Rn)`` (j: records at vertex b), or None when a composition they
+    cannot prune lies in the middle, too far from both ends for the induction."""
+    g = np.geomspace(64, max(65.0, n / 2), 384).round()
+    bounds = np.unique(np.concatenate([np.arange(1, 65), g, n + 1 - g, n + 1 - np.arange(0, 64), [n + 1]]))
+    bounds = bounds[(bounds >= 1) & (bounds <= n + 1)].astype(np.int64)
+    ja, jb = bounds[:-1], bounds[1:] - 1
+    worst = _interval_bounds(n, pa, pb, plo, phi, lb, ja, jb)
+    fail = np.any(worst > U[None, :], axis=1)
+    low = jb <= n // 2
+    if np.any(fail & ~low & (ja < n - n // 4)) or np.any(fail & low & (jb > n // 4)):
+        return None
+    # only the last failing interval from each end matters (the induction covers the ones
+    # before it): bisect it until its failing part is a single composition
+    ends = []
+    for side in (low, ~low):
+        f = np.flatnonzero(fail & side)
+        if f.size == 0:
+            ends.append(0)
+            continue
+        a, b = (int(ja[f.max()]), int(jb[f.max()])) if side is low else (int(ja[f.min()]), int(jb[f.min()]))
+        while a < b:
+            mid = (a + b) // 2
+            # the half farther from the end first: if it fails, the other need not be looked at
+            far_half, near_half = ((mid + 1, b), (a, mid)) if side is low else ((a, mid), (mid + 1, b))
+            w = _interval_bounds(n, pa, pb, plo, phi, lb, np.array([far_half[0]]), np.array([far_half[1]]))
+            a, b = far_half if np.any(w > U[None, :]) else near_half
+        ends.append(b if side is low else n - a)
+    return ends[0], ends[1]
+
+
+def _interval_bounds(
+    n: int, pa: float, pb: float, plo: np.ndarray, phi: np.ndarray, lb: np.ndarray, ja: np.ndarray, jb: np.ndarray
+) -> np.ndarray:
+    """Proven upper bounds on ``log E_j`` over every ``j in [ja_k, jb_k]``: (intervals, E)
+    (step 2: one tilt per piece, from the interval's middle; the bound at both ends)."""
+    out = np.full((ja.size, lb.shape[1]), -np.inf)
+    for s in range(0, ja.size, 32):
+        a, b = ja[s : s + 32], jb[s : s + 32]
+        mid = (a + b) // 2
+        n1, n2 = (n - mid).astype(float)[:, None], mid.astype(float)[:, None]
+        beta, m = _tilts(n1, n2, pa, pb, plo[None, :], phi[None, :])
+        for r in (a, b):
+            lp = _log_chernoff((n - r).astype(float)[:, None], r.astype(float)[:, None], pa, pb, beta, m)
+            for k in range(lb.shape[1]):
+                out[s : s + 32, k] = np.maximum(out[s : s + 32, k], logsumexp(lp + lb[None, :, k], axis=1))
+    return out
+
+
+def _refine(lb: np.ndarray, plo: np.ndarray, phi: np.ndarray, prof: _Profiles) -> np.ndarray:
+    """``lb`` lowered to the largest computed upper profile on every piece inside the profiled range."""
+    inside = np.flatnonzero((plo >= prof.x0) & (phi <= prof.x1))
+    if inside.size == 0:
+        return lb
+    out = lb.copy()
+    top = np.maximum.reduceat(prof.up, plo[inside] - prof.x0, axis=0)
+    # reduceat runs each segment to the next start: the last inside piece ends at its phi
+    top[-1] = prof.up[plo[inside[-1]] - prof.x0 : phi[inside[-1]] - prof.x0 + 1].max(axis=0)
+    out[inside] = np.minimum(lb[inside], top)
+    return out
+
+
+def _spread(lb: np.ndarray, plo: np.ndarray, phi: np.ndarray, k: int) -> np.ndarray:
+    """Per piece i, the largest ``lb`` over the pieces meeting ``[plo_i, phi_i + k]``."""
+    out = lb.copy()
+    for t in range(1, lb.shape[0]):
+        reach = plo[t:] <= phi[:-t] + k
+        if not np.any(reach):
+            break
+        out[:-t] = np.where(reach[:, None], np.maximum(out[:-t], lb[t:]), out[:-t])
+    return out
+
+
+def _outside_mass(
+    laws: list[tuple[int, int]],
+    pa: float,
+    pb: float,
+    plo: np.ndarray,
+    phi: np.ndarray,
+    lbk: np.ndarray,
+    x0: int,
+    x1: int,
+) -> np.ndarray:
+    """Proven upper bound (log, per column) on ``sum_i lbk_i P(X in piece i, X outside [x0, x1])``
+    for every law X between the two ``laws`` (N, j): ``X = Bin(N - j, pa) + Bin(j, pb)``.  The
+    laws in between differ by records moved from pa to pb (or removed), each step moving X
+    stochastically one way, so each tail is at most the larger at the two ends."""
+    out = np.full(lbk.shape[1], -np.inf)
+    for sel, cl, cu in (
+        (plo < x0, plo, np.minimum(phi, x0 - 1)),
+        (phi > x1, np.maximum(plo, x1 + 1), phi),
+    ):
+        if not np.any(sel):
+            continue
+        ut = np.max([_log_tail(N, np.array([j]), pa, pb, cl[sel], True)[0] for N, j in laws], axis=0)
+        lt = np.max([_log_tail(N, np.array([j]), pa, pb, cu[sel], False)[0] for N, j in laws], axis=0)
+        prob = np.minimum(ut, lt)
+        out = np.logaddexp(out, logsumexp(prob[:, None] + lbk[sel], axis=0))
+    return out
+
+
+#: the largest number of steps the induction of :func:`_near_certified` takes at once
+_K_MAX = 4096
+
+
+def _near_certified(
+    prof: _Profiles,
+    n: int,
+    pa: float,
+    pb: float,
+    R: int,
+    plo: np.ndarray,
+    phi: np.ndarray,
+    lb: np.ndarray,
+    U: np.ndarray,
+) -> bool:
+    """Step 3 from vertex a's end: every ``E_j <= U`` for ``j <= R`` (U: the upper bound of the
+    largest, ``E_0 <= U``).
+
+    In k steps: with S the ``n - k`` records compositions j and j + k share,
+    ``E_{j+k} = E[H^b_k(S)]`` and ``E_j = E[H^a_k(S)]``, ``H^p_k(s) = E[delta(s + Bin(k, p))]``.
+    On the range where the profiles are known, ``H^b_k <= f_k H^a_k`` (f_k the largest ratio,
+    from the upper profiles over the lower ones); outside it ``H^b_k(s)`` is at most the range
+    bound over ``[s, s + k]``, which gives tau.  k = 1 needs log delta monotone; a profile with
+    steps (a threshold that moves by whole outputs) needs the k whose shift ``k |pb - pa|``
+    spans them: k doubles from 1 until ``f_k < 1``.  The first k compositions (the base of the
+    induction) are computed: ``E_i = sum_y Bin(y; n - i, pa) H^b_i(y)`` over the end's window
+    (the weights from ``Bin(y; n, pa)`` by the exact ratios ``(n - i - y) / ((n - i)(1 - pa))``),
+    plus the range bounds outside it.  All of it runs on ``h = H e^-c``, c linear in x
+    through the profile's ends, so every value is a normal float64 (checked).
+    """
+    if R <= 0:
+        return True
+    w0, w1 = prof.x0, prof.x1
+    shift = R * (pb - pa)  # the mean of S moves by pb - pa per composition
+    prof.cover(math.floor(min(w0, w0 + shift)), math.ceil(max(w1, w1 + shift)) + _K_MAX)
+    a0, a1 = prof.x0, prof.x1
+    up, lo = prof.rows(a0, a1)
+    if not (np.all(np.isfinite(up)) and np.all(np.isfinite(lo))):
+        return False
+    x = np.arange(a0, a1 + 1, dtype=float)
+    sig = (up[-1] - up[0]) / max(1, a1 - a0)
+    c = up[0][None, :] + (x - a0)[:, None] * sig[None, :]
+    if max(float(np.abs(up - c).max()), float(np.abs(lo - c).max())) > 600.0:
+        return False
+    hb_all = np.exp(up - c)  # delta (upper), scaled by e^-c
+    ha_all = np.exp(lo - c)  # delta (lower), scaled
+    hrange = float(np.log(hb_all.max() / ha_all.min()))
+    # the k-step ratio f_k per column, k doubling (each column keeps its own smallest k)
+    ks = np.zeros(up.shape[1], dtype=np.int64)
+    lfs = np.zeros(up.shape[1])
+    k = 1
+    while k <= _K_MAX and np.any(ks == 0):
+        for col in np.flatnonzero(ks == 0):
+            lf = _step_ratio(hb_all[:, col], ha_all[:, col], float(sig[col]), pa, pb, k, hrange)
+            if lf < 0:
+                lbk = _spread(lb[:, col : col + 1], plo, phi, k)
+                tau = _outside_mass([(n - k, 0), (n - k, R)], pa, pb, plo, phi, lbk, a0, a1 - k)[0]
+                gap = math.log(-math.expm1(lf)) - 1e-9
+                if tau <= U[col] + gap - 1e-9 * (abs(U[col]) + 1.0):
+                    ks[col], lfs[col] = k, lf
+        k *= 2
+    if np.any(ks == 0):
+        return False
+    return _bases_below(int(ks.max()), n, pa, pb, w0, w1, a0, up, c, sig, plo, phi, lb, U)
+
+
+def _step_ratio(hb: np.ndarray, ha: np.ndarray, sig: float, pa: float, pb: float, k: int, hrange: float) -> float:
+    """Proven upper bound on ``log max_s H^b_k(s) / H^a_k(s)`` over the s whose k-step average
+    is inside the profiled range: ``H^p_k(s) e^-c(s) = sum_t Bin(t; k, p) e^(sig t) h(s + t)``,
+    a correlation with a kernel of k + 1 weights (direct sums of non-negative terms, relative
+    error ``gamma_(k+1)`` plus the kernel's).  Kernel weights below ``e^-600`` of the largest
+    are left out of the numerator's kernel only after adding what they can carry: at most
+    ``(k + 1) e^-600`` of its largest weight times the largest h, i.e. ``(k + 1)
+    e^(hrange - 600)`` of any term (``hrange`` the log of largest over smallest h)."""
+    t = np.arange(k + 1, dtype=float)
+    out = []
+    for p in (pb, pa):
+        lk = lpmf.log_binom_pmf(t, float(k), p) + sig * t
+        kern = np.exp(lk - lk.max())
+        out.append((kern, float(lk.max())))
+    (kb, mb), (ka, ma) = out
+    num = np.correlate(hb, kb, "valid")
+    den = np.correlate(ha, ka, "valid")
+    if not np.all(den > 0):
+        return math.inf
+    lost = (k + 1) * math.exp(min(hrange - 600.0, 0.0)) if hrange < 600.0 else math.inf
+    kern_err = float(lpmf_abs_error(float(np.max(-lpmf.log_binom_pmf(t, float(k), pb))), k, 1))
+    err = 2 * kern_err + 2 * float(gamma(k + 2)) + 4 * LIBM_REL + lost + 4 * UNIT * (abs(mb) + abs(ma) + 1)
+    return float(np.log((num / den).max())) + mb - ma + err * 1.01
+
+
+def _bases_below(
+    K: int,
+    n: int,
+    pa: float,
+    pb: float,
+    w0: int,
+    w1: int,
+    a0: int,
+    up: np.ndarray,
+    c: np.ndarray,
+    sig: np.ndarray,
+    plo: np.ndarray,
+    phi: np.ndarray,
+    lb: np.ndarray,
+    U: np.ndarray,
+) -> bool:
+    """The base of the induction: ``E_i <= U`` for i = 1 .. K - 1, each computed as
+    ``sum_y Bin(y; n - i, pa) H^b_i(y)`` over the end's window (``H^b`` by one averaging step
+    per composition on the window's rows, scaled by ``e^-c``; the weights from ``Bin(y; n, pa)``
+    by the exact ratios), plus the range bounds of what lies outside the window."""
+    rows = slice(w0 - a0, w1 - a0 + K + 1)
+    hb = np.exp(up[rows] - c[rows])
+    y = np.arange(w0, w1 + 1, dtype=float)
+    lw0, lw0_err = _log_weights(y, n, pa)
+    ob = lw0[:, None] + c[w0 - a0 : w1 - a0 + 1]
+    M = ob.max(axis=0)
+    bw = np.exp(ob - M[None, :])
+    ratio = np.ones(y.size)
+    mags = float(np.abs(lw0).max() + np.abs(c).max() + np.abs(up).max() + np.abs(M).max())
+    # rounding of the logs that cancel between bw and h, of the exps, and the weights' own error
+    base_err = 8e-16 * mags + 4e-15 + float(log_rel(_window_rel(lw0_err, lw0, up[w0 - a0 : w1 - a0 + 1])))
+    # Y ~ Bin(n - i, pa), i = 0 .. K, outside the window: H_i(y) <= the bound over [y, y + i]
+    lbk = _spread(lb, plo, phi, K)
+    trunc = _outside_mass([(n, 0), (n - K, 0)], pa, pb, plo, phi, lbk, w0, w1)
+    eb = np.exp(sig) * pb
+    qb, qa = 1.0 - pb, 1.0 - pa
+    for i in range(1, K):
+        # one more step: H_i(x) = (1 - pb) H_{i-1}(x) + pb H_{i-1}(x + 1), scaled by e^-c
+        ratio *= (n - i + 1 - y) / ((n - i + 1) * qa)
+        hb = qb * hb[:-1] + eb[None, :] * hb[1:]
+        with np.errstate(divide="ignore"):
+            val = np.log((bw * (ratio[:, None] * hb[: y.size])).sum(axis=0)) + M
+        rel = 1e-15 * (6 * i + 8)  # the i averaging steps and i weight ratios, a dot product
+        val = np.logaddexp(val + base_err + float(log_rel(rel + 1e-15 * y.size)), trunc)
+        if np.any(val > U):
+            return False
+    return True
+
+
+def _certify(mech: Any, n: int, p: list[float], e: np.ndarray) -> WindowCertificate | None:
+    """Steps 1-3 for the vertices ``p`` (their category-0 probabilities), or None."""
+    sds = [math.sqrt(n * q * (1.0 - q)) + 1.0 for q in p]
+    plo, phi = _partition(n, [n * q for q in p], max(sds))
+    lb = mech._log_profile_range_upper(plo, phi, n, e)
+    if lb is None:
+        return None
+    profs = [_Profiles(mech, n, e) for _ in p]
+    # the more lopsided end first (its profiles are the larger); the other only if needed
+    order = sorted(range(len(p)), key=lambda i: -abs(p[i] - 0.5))
+    encs: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    first = _end_enclosure(profs[order[0]], n, p[order[0]], plo, phi, lb)
+    if first is None:
+        return None
+    encs[order[0]] = first
+    lb = _refine(lb, plo, phi, profs[order[0]])
+    near = 0
+    if len(p) == 2:
+        while True:
+            U = np.max([u for u, _ in encs.values()], axis=0)
+            far = _far_failures(n, p[0], p[1], plo, phi, lb, U)
+            if far is None:
+                return None
+            need = [i for i, r in enumerate(far) if r > 0 and i not in encs]
+            if not need:
+                break
+            got = _end_enclosure(profs[need[0]], n, p[need[0]], plo, phi, lb)
+            if got is None:
+                return None
+            encs[need[0]] = got
+            lb = _refine(lb, plo, phi, profs[need[0]])
+        for i, r in enumerate(far):
+            if r > 0 and not _near_certified(profs[i], n, p[i], p[1 - i], r, plo, phi, lb, U):
+                return None
+        near = sum(far)
+    U = np.max([u for u, _ in encs.values()], axis=0)
+    lows = {i: lo for i, (_, lo) in encs.items()}
+    end_of = np.array([max(lows, key=lambda i: lows[i][k]) for k in range(e.size)])
+    L = np.max(list(lows.values()), axis=0)
+    count = sum(pr.up.shape[0] for pr in profs)
+    return WindowCertificate(U, L, end_of, count, near)
+
+
+def windowed_smoothed(mech: Any, n: int, vertices: np.ndarray, e: np.ndarray) -> WindowCertificate | None:
+    """The smoothed delta of two categories and at most two hull vertices without the table of
+    n + 1 profiles (module docstring), or None when the mechanism has no range bound or a
+    check fails (the caller then runs the full engine)."""
+    l, m = vertices.shape
+    if m != 2 or l > 2:
+        return None
+    p = [float(vertices[i, 0]) for i in range(l)]
+    if not all(0.0 < q < 1.0 for q in p):
+        return None
+    return _certify(mech, n, p, e)

@@ -1,0 +1,105 @@
+"""The windowed certificate of the exact engine (profiles of only the databases that matter),
+and the range bound of the sampling histogram's profile it rests on, against independent
+exact computations (Fraction enumeration, mpmath at 60 digits) and the full engine."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import smoothdp_nb as sdp
+from smoothdp_nb.core.smoothed.engines import exact as exact_engine, window
+from smoothdp_nb.core.smoothed.mechanisms.sampling_histogram.tail_bound import (
+    log_pair_range_upper,
+    log_profile_range_upper,
+)
+from tests import exact
+
+
+def _exact_log_profile(k: int, n: int, T: int, eps: float) -> float:
+    d = exact.profile((k, n - k), T, eps)  # mpmath at 60 digits
+    return -math.inf if d == 0 else float(mp.log(d))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(2, 24),
+    T_gap=st.integers(0, 5),
+    eps=st.sampled_from([0.0, 0.1, 0.5, 1.0, 3.0]),
+    a=st.integers(0, 24),
+    w=st.integers(0, 24),
+)
+def test_range_bound_is_above_every_exact_profile_in_the_range(n, T_gap, eps, a, w):
+    T = max(1, n - T_gap)
+    lo, hi = min(a, n), min(a + w, n)
+    bound = float(log_profile_range_upper(np.array([lo]), np.array([hi]), n, T, np.array([eps]))[0, 0])
+    worst = max(_exact_log_profile(k, n, T, eps) for k in range(lo, hi + 1))
+    assert bound >= worst
+
+
+@pytest.mark.parametrize(
+    ("n", "frac", "eps"),
+    [(10**6, 0.055, 0.5), (10**7, 0.3, 1.0), (158_000_000, 0.055, 2.0), (158_000_000, 0.7, 7.0)],
+)
+def test_pair_bound_is_above_the_divergence_at_sixty_digits(n, frac, eps):
+    T = math.ceil(Fraction("0.998") * n)
+    u = int(frac * n)
+    v = n - 1 - u
+    ref = float(exact.forward_divergence_binary_mp(u, v, T, eps))
+    bound = float(log_pair_range_upper(np.array([u]), np.array([u]), n, T, np.array([eps]))[0, 0])
+    assert bound >= ref
+    # and close enough to prune: within a few hundred nats of a value in the thousands
+    assert bound - ref < 0.1 * abs(ref) + 50
+
+
+def test_range_bound_is_refused_where_it_does_not_hold():
+    mech = sdp.SamplingHistogram(eta=0.9, replace=True)
+    assert mech._log_profile_range_upper(np.array([0]), np.array([5]), 10, np.array([1.0])) is None
+
+
+def test_chernoff_range_probability_bounds_the_exact_law():
+    n, j, pa, pb = 400, 37, 0.3, 0.8
+    lo = np.array([0, 50, 120, 150, 200, 260])
+    hi = np.array([49, 119, 149, 199, 259, 400])
+    got = window._log_range_prob(n, np.array([j]), pa, pb, lo, hi)[0]
+    # the exact law of Bin(n - j, pa) + Bin(j, pb) at 60 digits
+    mp.mp.dps = 60
+    a = [mp.binomial(n - j, x) * mp.mpf(pa) ** x * (1 - mp.mpf(pa)) ** (n - j - x) for x in range(n - j + 1)]
+    b = [mp.binomial(j, x) * mp.mpf(pb) ** x * (1 - mp.mpf(pb)) ** (j - x) for x in range(j + 1)]
+    law = [mp.fsum(a[x - t] * b[t] for t in range(max(0, x - (n - j)), min(j, x) + 1)) for x in range(n + 1)]
+    for i in range(lo.size):
+        p = mp.fsum(law[lo[i] : hi[i] + 1])
+        assert got[i] >= float(mp.log(p))
+
+
+def test_windowed_certificate_agrees_with_the_full_engine(monkeypatch):
+    """Where both run, the certificate's enclosure lies inside the full engine's, widened by their
+    widths, and contains its lower bound (the same largest expectation)."""
+    mech = sdp.SamplingHistogram(eta=0.9)
+    pi = [[0.05, 0.95], [0.4, 0.6]]
+    n, e = 300_000, np.array([1.0, 4.0])
+    cert = window.windowed_smoothed(mech, n, np.asarray(pi), e)
+    assert cert is not None
+    monkeypatch.setattr(exact_engine, "WINDOW_MIN_N", 10**18)
+    full = sdp.smoothed_delta(mech, n, pi, e, budget=math.inf, progress=False)
+    hi = np.asarray(full.log_delta_values)
+    lo = np.asarray(full.log_delta_lower_values)
+    assert np.all(cert.lower <= hi) and np.all(lo <= cert.upper)
+    assert np.all(cert.upper - cert.lower <= 1e-8 * np.abs(cert.upper) + 1e-12)
+    assert np.all(cert.end == 0)  # the lopsided vertex (5 % of category 0) holds the maximum
+
+
+def test_smoothed_delta_takes_the_window_from_its_threshold(monkeypatch):
+    mech = sdp.SamplingHistogram(eta=0.9)
+    pi = [[0.05, 0.95], [0.4, 0.6]]
+    monkeypatch.setattr(exact_engine, "WINDOW_MIN_N", 1000)
+    res = sdp.smoothed_delta(mech, 300_000, pi, [1.0, 4.0], progress=False)
+    assert any("windowed certificate" in note for note in res.notes)
+    # one row per end composition and epsilon: no table of n + 1 compositions
+    assert len(res.table) == 4
+    assert res.worst_composition_values[0].tolist() == [300_000, 0]

@@ -74,6 +74,7 @@ from smoothdp_nb.core.numerics.array_types import FloatArray
 from smoothdp_nb.core.numerics.enclosures import U
 from smoothdp_nb.core.numerics.privacy_loss.grid import GRID_CELLS, log_delta_grid
 from smoothdp_nb.core.numerics.privacy_loss.law import LossDistribution, log_inf_of_product
+from smoothdp_nb.core.numerics.privacy_loss.renyi import renyi_of_parts
 from smoothdp_nb.core.numerics.privacy_loss.rounding import (
     log_sum_bounded,
     log_total,
@@ -203,6 +204,12 @@ class ComposedLoss:
         )
         out: FloatArray = np.minimum(vals, 0.0)
         return out
+
+    def renyi(self, alpha: float) -> tuple[float, float]:
+        """(lower, upper) proven bounds on the Renyi divergence of order ``alpha >= 0`` (nats):
+        the runs' divergences add, so nothing is composed
+        (:func:`~smoothdp_nb.core.numerics.privacy_loss.renyi.renyi_of_parts`)."""
+        return renyi_of_parts(self.parts_for(True), self.parts_for(False), alpha)
 
     def log_renyi_moment(self, alpha: float) -> float:
         """``log E_P[e^((alpha-1) S)]`` (``+inf`` when the loss can be infinite and alpha > 1):

@@ -48,25 +48,12 @@ def check_neighbours(x: IntArray, x2: IntArray) -> None:
         )
 
 
-def renyi_of(loss: ComposedLoss, alpha: float) -> float:
-    """D_alpha(P || Q) of a composed pair loss (natural log units): ``log E_P[e^((alpha-1) L)] / (alpha-1)``
-    for alpha != 1 (the moments multiply under composition, so this is exact without
-    composing), the KL divergence ``E_P[L]`` at alpha = 1; ``inf`` where an infinite
-    loss has positive mass and alpha >= 1."""
-    if alpha == 1.0:
-        total = 0.0
-        for d, k in loss.parts:
-            if k == 0:
-                continue
-            if d.log_inf > -math.inf:
-                return math.inf
-            w = np.exp(d.log_mass - np.logaddexp.reduce(d.log_mass))
-            total += k * float(np.dot(w, d.losses))
-        return max(total, 0.0)
-    mom = loss.log_renyi_moment(alpha)
-    if mom == math.inf:
-        return math.inf
-    return max(mom / (alpha - 1.0), 0.0)
+def renyi_of(loss: ComposedLoss, alpha: float) -> tuple[float, float]:
+    """(lower, upper) proven bounds on ``D_alpha(P || Q)`` of a composed pair loss (nats), any
+    alpha >= 0: ``:meth:`ComposedLoss.renyi``` (the runs' divergences add, nothing is
+    composed; the KL divergence at alpha = 1 is its own limit, never a quotient of small
+    numbers; ``inf`` where an infinite loss has positive mass and alpha >= 1)."""
+    return loss.renyi(alpha)
 
 
 @dataclass(frozen=True)
@@ -137,15 +124,21 @@ class PrivacyLossDistribution:
         res = val if log else (np.minimum(exp_up(val), 1.0) if up else exp_down(val))
         return float(res[0]) if scalar else res
 
-    def renyi(self, alpha: float, direction: str = "max") -> float:
-        """Renyi divergence of order alpha > 0 (natural-log units): ``"forward"``
-        ``D_alpha(M(x) || M(x'))``, ``"backward"`` the reverse, ``"max"`` (default) the
-        larger.  alpha = 1 is the KL divergence."""
-        a = as_real(alpha, "alpha", lo=0.0, lo_open=True, finite=False)
+    def renyi(self, alpha: float, direction: str = "max", *, bound: str = "upper") -> float:
+        """Renyi divergence of order ``alpha >= 0`` (natural-log units; ``inf`` allowed):
+        ``"forward"`` ``D_alpha(M(x) || M(x'))``, ``"backward"`` the reverse, ``"max"``
+        (default) the larger.  alpha = 1 is the KL divergence (computed as its own limit).
+
+        A proven upper bound (``bound="upper"``, default) or lower bound (``"lower"``):
+        the argument is in :mod:`smoothdp_nb.core.numerics.privacy_loss.renyi`."""
+        a = as_real(alpha, "alpha", lo=0.0, finite=False)
         if direction not in ("forward", "backward", "max"):
             raise ValueError(f"direction must be 'forward', 'backward' or 'max', got {direction!r}")
-        f = renyi_of(self.forward, a) if direction != "backward" else -math.inf
-        b = renyi_of(self.backward, a) if direction != "forward" else -math.inf
+        if bound not in ("upper", "lower"):
+            raise ValueError(f"bound must be 'upper' or 'lower', got {bound!r}")
+        i = 1 if bound == "upper" else 0
+        f = renyi_of(self.forward, a)[i] if direction != "backward" else -math.inf
+        b = renyi_of(self.backward, a)[i] if direction != "forward" else -math.inf
         return max(f, b)
 
     def to_dp_accounting(

@@ -89,14 +89,20 @@ def _trim(g: _Grid) -> _Grid:
 
 
 def _tilted_grid(dist: LossDistribution, lam: float, h: float, upper: bool) -> tuple[_Grid, float]:
-    """(the tilted law of the rounded losses on the grid, log of its normaliser M(lam))."""
-    idx = (np.ceil(dist.losses / h) if upper else np.floor(dist.losses / h)).astype(np.int64)
-    # the division rounds: make sure every grid value really lies on the bound's side
-    # (the real grid value idx h is within u |idx h| of the float product: keep 2u clear)
-    if upper:
-        idx = idx + (idx * h - 2.0 * U * np.abs(idx * h) < dist.losses)
+    """(the tilted law of the rounded losses on the grid, log of its normaliser M(lam)).
+
+    A lattice law (``dist.index`` set, ``h`` its step) is placed at its own integers:
+    nothing is rounded."""
+    if dist.index is not None:
+        idx = dist.index.astype(np.int64)
     else:
-        idx = idx - (idx * h + 2.0 * U * np.abs(idx * h) > dist.losses)
+        idx = (np.ceil(dist.losses / h) if upper else np.floor(dist.losses / h)).astype(np.int64)
+        # the division rounds: make sure every grid value really lies on the bound's side
+        # (the real grid value idx h is within u |idx h| of the float product: keep 2u clear)
+        if upper:
+            idx = idx + (idx * h - 2.0 * U * np.abs(idx * h) < dist.losses)
+        else:
+            idx = idx - (idx * h + 2.0 * U * np.abs(idx * h) > dist.losses)
     t = dist.log_mass + lam * (idx * h)
     log_m = float(logsumexp(t))
     rel = t - log_m
@@ -164,7 +170,8 @@ def _truncate(d: LossDistribution, log_tail: float) -> tuple[LossDistribution, f
     keep = max(keep, 1)
     if keep >= d.size:
         return d, -math.inf
-    return type(d)(d.losses[:keep], d.log_mass[:keep]), float(tail[keep])  # no infinite mass
+    index = d.index[:keep] if d.index is not None else None
+    return type(d)(d.losses[:keep], d.log_mass[:keep], index=index), float(tail[keep])  # no infinite mass
 
 
 # thresholds tried for the cut of the largest losses (log of the tail mass an atom needs to be
@@ -183,7 +190,11 @@ def _chernoff(parts: list[tuple[LossDistribution, int]], epsilon: float) -> tupl
 
 
 def log_delta_grid(
-    parts: list[tuple[LossDistribution, int]], epsilon: float, upper: bool, cells: int = GRID_CELLS
+    parts: list[tuple[LossDistribution, int]],
+    epsilon: float,
+    upper: bool,
+    cells: int = GRID_CELLS,
+    step: float | None = None,
 ) -> tuple[float, float]:
     """(log of a bound on d_eps of the composition, grid spacing h) by the tilted grid.
 
@@ -194,6 +205,10 @@ def log_delta_grid(
     tilt well: several cuts are tried by their Chernoff bound
     (``g <= 1`` in the identity of the module docstring), the best is
     computed on the grid, and the smaller of the two bounds is returned.
+
+    ``step``: the parts are lattice laws (:mod:`.lattice`) of that step; the grid is the
+    lattice itself, so no loss is rounded and the composition is a count of lattice
+    paths (the convolutions), bounded only by their float error.
     """
     live = [(d, k) for d, k in parts if k > 0]
     # the +inf atoms: S = +inf when any run hits one
@@ -247,6 +262,8 @@ def log_delta_grid(
     h = max((width if width > 0 else spread) / cells, spread / (16.0 * cells))
     if h <= 0 or not math.isfinite(h):  # point masses: one cell each
         h = max(1e-12, 1e-9 * max(abs(float(d.losses[0])) for d, _ in finite))
+    if step is not None:
+        h = step
     total_grid = _Grid(0, np.ones(1))
     log_norm = 0.0
     for d, k in finite:

@@ -46,11 +46,15 @@ class LossDistribution:
         Natural log of the P-mass at each loss.
     log_inf : float
         Log of the P-mass where Q = 0 (loss ``+inf``); ``-inf`` when none.
+    index : ndarray of float (integers), shape (S,), or None
+        On a lattice law (:mod:`.lattice`): the integer multiple of the lattice step each
+        loss stands for (``losses`` then holds those multiples, rounded outward).
     """
 
     losses: FloatArray
     log_mass: FloatArray
     log_inf: float = -math.inf
+    index: FloatArray | None = field(default=None, compare=False, repr=False)
     _cache: dict[str, LossDistribution] = field(default_factory=dict, compare=False, repr=False)
     _arrays: dict[str, FloatArray] = field(default_factory=dict, compare=False, repr=False)
 

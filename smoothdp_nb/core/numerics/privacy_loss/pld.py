@@ -71,8 +71,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from smoothdp_nb.core.numerics.array_types import FloatArray
-from smoothdp_nb.core.numerics.enclosures import U
+from smoothdp_nb.core.numerics.enclosures import U, gamma, next_down, next_up
 from smoothdp_nb.core.numerics.privacy_loss.grid import GRID_CELLS, log_delta_grid
+from smoothdp_nb.core.numerics.privacy_loss.lattice import (
+    LATTICE_CELLS,
+    LATTICE_FROM,
+    composed_cells,
+    lattice_step,
+    on_lattice,
+)
 from smoothdp_nb.core.numerics.privacy_loss.law import LossDistribution, log_inf_of_product
 from smoothdp_nb.core.numerics.privacy_loss.renyi import renyi_of_parts
 from smoothdp_nb.core.numerics.privacy_loss.rounding import (
@@ -182,6 +189,9 @@ class ComposedLoss:
     cells: int = GRID_CELLS
     lower_parts: list[tuple[LossDistribution, int]] | None = None
     _exact: dict[bool, LossDistribution | None] = field(default_factory=dict, repr=False)
+    _lattice: dict[tuple[str, bool], tuple[float, list[tuple[LossDistribution, int]], float] | None] = field(
+        default_factory=dict, repr=False
+    )
 
     def parts_for(self, upper: bool) -> list[tuple[LossDistribution, int]]:
         """The runs rounded in the bound's direction."""
@@ -193,15 +203,56 @@ class ComposedLoss:
             self._exact[upper] = compose_exact(self.parts_for(upper), upper)
         return self._exact[upper]
 
+    def lattice(self, upper: bool = True) -> tuple[float, list[tuple[LossDistribution, int]], float] | None:
+        """(step g, the runs placed on the lattice of g, the composed shift T) when every
+        loss is on one lattice and the composed index range is at most
+        :data:`~smoothdp_nb.core.numerics.privacy_loss.lattice.LATTICE_CELLS`; else None.
+        The composed loss is then ``K g + T`` (:mod:`.lattice`), T rounded toward the
+        bound's side."""
+        key = ("lattice", upper)
+        if key not in self._lattice:
+            g = lattice_step(self.parts)
+            out = None
+            if g is not None and composed_cells(self.parts, g) <= LATTICE_CELLS:
+                placed = [(on_lattice(d, g, upper), k) for d, k in self.parts_for(upper) if k > 0]
+                shifts = [k * tau for (_, tau), k in placed]
+                T = math.fsum(shifts)
+                err = float(gamma(len(shifts) + 2)) * math.fsum(abs(v) for v in shifts)
+                T = float(next_up(T + err)) if upper else float(next_down(T - err))
+                out = (g, [(d, k) for (d, _), k in placed], T)
+            self._lattice[key] = out
+        return self._lattice[key]
+
+    def method(self, upper: bool = True) -> str:
+        """How :meth:`log_delta` evaluates this composition: ``"exact"`` (outer sums, equal
+        losses merged), ``"lattice"`` (counting on the lattice of one step) or ``"grid"``
+        (the tilted pessimistic grid)."""
+        lat = self.lattice(upper)
+        if lat is not None and composed_cells(self.parts, lat[0]) >= LATTICE_FROM:
+            return "lattice"
+        if self.exact(upper) is not None:
+            return "exact"
+        return "lattice" if lat is not None else "grid"
+
     def log_delta(self, epsilon: FloatArray, upper: bool = True) -> FloatArray:
         """log of a proven upper (lower) bound on d_eps for every epsilon, shape (E,)."""
         e = np.atleast_1d(np.asarray(epsilon, dtype=float))
-        ex = self.exact(upper)
-        vals = (
-            ex.log_delta(e, upper)
-            if ex is not None
-            else np.array([log_delta_grid(self.parts_for(upper), float(v), upper, self.cells)[0] for v in e])
-        )
+        how = self.method(upper)
+        if how == "exact":
+            ex = self.exact(upper)
+            assert ex is not None
+            vals = ex.log_delta(e, upper)
+        elif how == "lattice":
+            lat = self.lattice(upper)
+            assert lat is not None
+            g, placed, T = lat
+            # d_eps(K g + T) = d_(eps - T)(K g); a smaller epsilon only raises the upper bound
+            shifted = next_down(e - T) if upper else next_up(e - T)
+            vals = np.array(
+                [log_delta_grid(placed, float(v), upper, self.cells, step=g)[0] for v in np.atleast_1d(shifted)]
+            )
+        else:
+            vals = np.array([log_delta_grid(self.parts_for(upper), float(v), upper, self.cells)[0] for v in e])
         out: FloatArray = np.minimum(vals, 0.0)
         return out
 

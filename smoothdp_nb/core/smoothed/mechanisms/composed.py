@@ -228,16 +228,20 @@ class _Composed(Mechanism):
     def _runs(self) -> list[Mechanism]:
         """The mechanisms run, one entry per run."""
 
+    def _run_counts(self) -> list[tuple[Mechanism, int]]:
+        """The mechanisms run, each with its number of runs (no per-run loop)."""
+        return [(m, 1) for m in self._runs()]
+
     @property
     def categories(self) -> int | None:
-        ms = {m.categories for m in self._runs()} - {None}
+        ms = {m.categories for m, _ in self._run_counts()} - {None}
         return ms.pop() if ms else None
 
     def sample_size(self, n: int) -> int:
-        return max(m.sample_size(n) for m in self._runs())
+        return max(m.sample_size(n) for m, _ in self._run_counts())
 
     def check_histograms(self, hists: IntArray, name: str = "hist") -> None:
-        for m in self._runs():
+        for m, _ in self._run_counts():
             m.check_histograms(hists, name)
 
     def _delta_upper_bound(self, n: int, epsilon: FloatArray) -> FloatArray:
@@ -245,22 +249,23 @@ class _Composed(Mechanism):
         total variation of every run, and total variation composes so (coupling);
         rounded up."""
         log_keep = 0.0
-        for m in self._runs():
+        for m, c in self._run_counts():
             b = float(np.max(m._delta_upper_bound(n, np.zeros(1))))
-            log_keep += math.log1p(-b) if b < 1 else -math.inf
+            log_keep += c * math.log1p(-b) if b < 1 else -math.inf
         bound = min(1.0, -math.expm1(log_keep) * (1 + 1e-12))
         return np.full(np.shape(epsilon), bound)
 
     def log_output_pmf(self, hist: IntArray) -> tuple[np.ndarray, FloatArray]:
         """The product law, enumerated (small cases only: the profile never uses it).
         Outputs are tuples of the runs' outputs."""
-        laws = [m.log_output_pmf(hist) for m in self._runs()]
-        cells = math.prod(len(lp) for _, lp in laws)
+        once = [(m.log_output_pmf(hist), c) for m, c in self._run_counts()]
+        cells = math.prod(len(lp) ** c for (_, lp), c in once)
         if cells > MAX_CELLS // 10:
             raise ComputationTooLarge(
                 f"the output space of {self!r} has {cells:.3g} outputs; output_pmf enumerates them "
                 "and is meant for small cases (the privacy profile does not need it)"
             )
+        laws = [law for law, c in once for _ in range(c)]
         keys = [_output_keys(o) for o, _ in laws]
         outs = np.empty(cells, dtype=object)
         outs[:] = list(itertools.product(*keys))
@@ -384,6 +389,9 @@ class Repeat(_Composed):
 
     def _runs(self) -> list[Mechanism]:
         return [self.mechanism] * self.k
+
+    def _run_counts(self) -> list[tuple[Mechanism, int]]:
+        return [(self.mechanism, self.k)]
 
     def __repr__(self) -> str:
         return f"repeat({self.mechanism!r}, {self.k})"

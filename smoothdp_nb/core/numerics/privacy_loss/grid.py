@@ -38,10 +38,12 @@ __all__ = ["GRID_CELLS", "log_delta_grid"]
 #: cells of the composed grid (its spacing h follows from the width of the law)
 GRID_CELLS = 2**18
 # tilted grids keep cells down to this fraction of their largest cell (the rest is bounded)
-_LOG_KEEP = -900.0 * math.log(2.0)
+_LOG_KEEP = -64.0 * math.log(2.0)
 # half-width of a tilted grid, in tilted standard deviations of the composed law
-_WINDOW_SD = 40.0
+_WINDOW_SD = 10.0
 _U = float(np.finfo(float).eps)
+# largest product of grid sizes convolved directly (beyond: by FFT)
+_DIRECT_WORK = 2**25
 
 
 @dataclass
@@ -62,7 +64,9 @@ def _fft_bound(a: FloatArray, b: FloatArray) -> float:
 
 
 def _convolve(a: _Grid, b: _Grid, upper: bool) -> _Grid:
-    if min(a.cells.size, b.cells.size) <= 64:
+    # direct sums while they are cheap: a relative error per cell (non-negative terms),
+    # where the FFT's is absolute (of the largest cell), which tells on the small cells
+    if min(a.cells.size, b.cells.size) <= 64 or a.cells.size * b.cells.size <= _DIRECT_WORK:
         c = np.convolve(a.cells, b.cells)
         # non-negative terms: each cell's relative error is at most (len) u
         rel = (min(a.cells.size, b.cells.size) + 2) * _U

@@ -34,6 +34,8 @@ __all__ = ["PrivacyLossDistribution", "privacy_loss_distribution", "renyi_of"]
 
 # smallest positive float64: a mass below it cannot be represented in dp_accounting's pmf
 _TINY = 5e-324
+# losses this close (absolute, times 1 + |loss|) to a grid point are placed on it by the export
+_SNAP_REL = 1e-12
 
 
 def check_neighbours(x: IntArray, x2: IntArray) -> None:
@@ -151,7 +153,12 @@ class PrivacyLossDistribution:
         ``pessimistic`` (dp_accounting's convention: its deltas are then upper
         bounds on ours), down otherwise -- and a composition is composed there
         (``self_compose`` / ``compose``), so it joins the rest of a pipeline's
-        accounting.  Masses below the float64 range join the infinity mass
+        accounting.  A loss within ``1e-12 (1 + |loss|)`` of a grid point is placed *on* it: an
+        exact loss (0 where P(o) = Q(o), ``j h`` where the ratio is ``e^(j h)``) is
+        known only to the float error of the log-pmfs, about 1e-14, and rounding that
+        error up would move it by a whole step (so a true loss less than that above a
+        grid point is the one case where the pessimistic export is not rounded up).
+        Masses below the float64 range join the infinity mass
         when pessimistic.  Needs the optional extra ``smoothdp_nb[accounting]``.
         """
         try:
@@ -161,7 +168,13 @@ class PrivacyLossDistribution:
         h = as_real(value_discretization_interval, "value_discretization_interval", lo=0.0, lo_open=True)
 
         def pmf(d: LossDistribution) -> pld_pmf.PLDPmf:
-            idx = np.ceil(d.losses / h) if pessimistic else np.floor(d.losses / h)
+            q = d.losses / h
+            near = np.rint(q)
+            # a loss within float error of a grid point is that point (an exact zero loss,
+            # a loss of exactly j h): the measures' outward rounding (about 1e-14) must not
+            # move it by a whole step
+            snap = np.abs(q - near) <= _SNAP_REL * (1.0 + np.abs(d.losses)) / h
+            idx = np.where(snap, near, np.ceil(q) if pessimistic else np.floor(q))
             p = np.exp(d.log_mass)
             lost = float(np.sum(p == 0)) * _TINY if pessimistic else 0.0
             keys, inv = np.unique(idx.astype(np.int64), return_inverse=True)

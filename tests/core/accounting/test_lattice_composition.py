@@ -136,3 +136,20 @@ def test_randomized_response_any_k_and_epsilon(k, frac):
     ref = float(MP.log(_rr_delta(k, eps)))
     assert lo <= ref <= up
     assert up - lo <= 1e-9 * max(1.0, abs(ref))
+
+
+def test_grid_cells_trade_time_for_width():
+    """Losses on no lattice (the sampling histogram): more grid cells, a narrower bracket,
+    and the brackets of both accuracies overlap (each encloses the truth)."""
+    shm = sdp.SamplingHistogram(eta=0.5)
+    x, x2 = [20, 10], [19, 11]
+    brackets = []
+    for cells in (2**12, 2**15):
+        pld = sdp.privacy_loss_distribution(sdp.repeat(shm, 20, grid_cells=cells), x, x2)
+        assert pld.forward.method() == "grid"
+        brackets.append((pld.delta(8.0, bound="lower"), pld.delta(8.0)))
+    (lo1, hi1), (lo2, hi2) = brackets
+    assert hi2 - lo2 < 0.5 * (hi1 - lo1)
+    assert max(lo1, lo2) <= min(hi1, hi2)
+    with pytest.raises(ValueError, match="grid_cells"):
+        sdp.repeat(shm, 3, grid_cells=10)

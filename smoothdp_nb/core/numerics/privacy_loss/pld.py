@@ -27,12 +27,13 @@ the bound's direction: log-sums by :func:`lse_error`, additions one ulp out.
 Two evaluations, both returning a proven upper bound and a lower bound:
 
 * **exact** (:func:`compose_exact`), while the composed support stays small:
-  outer sums of the supports, equal losses merged.  Float sums may differ in
-  the last bits where the real sums are equal, so losses closer than
-  ``2^-44`` relative are merged -- into the largest of them, one ulp up, for
-  the upper bound (the hockey stick is non-decreasing in every loss, so moving
-  mass to a larger loss never decreases it) and into the smallest, one ulp
-  down, for the lower bound; a merged mass is their log-sum, widened by the
+  outer sums of the supports, equal losses merged.  Each float sum is rounded
+  toward the bound's side only when it was inexact (TwoSum), so exact losses such
+  as 0 stay exact; float sums may differ in the last bits where the real sums are
+  equal, so losses closer than ``2^-44`` relative are merged -- into the largest
+  of them for the upper bound (the hockey stick is non-decreasing in every loss,
+  so moving mass to a larger loss never decreases it) and into the smallest for
+  the lower bound; a merged mass is their log-sum, widened by the
   proven error of the sum and of the products' log-additions.
 * **grid** (:func:`log_delta_grid`), when it is large: every loss is rounded
   *up* onto a grid of spacing h (down, for the lower bound), the law is
@@ -109,7 +110,7 @@ _MERGE_REL = 2.0**-44
 
 def _merge(L: FloatArray, lm: FloatArray, upper: bool, lm_err: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Merge losses closer than ``_MERGE_REL`` (relative) into one atom, pessimistically
-    (upper: at the cluster's largest loss, one ulp up; lower: the smallest, one ulp down).
+    (upper: at the cluster's largest loss; lower: the smallest).
     ``lm_err``: a bound on the absolute error of each log-mass; the cluster's mass is
     their log-sum rounded outward (:func:`log_sum_bounded`)."""
     order = np.argsort(L, kind="stable")
@@ -123,20 +124,33 @@ def _merge(L: FloatArray, lm: FloatArray, upper: bool, lm_err: FloatArray) -> tu
     count = int(groups[-1]) + 1
     starts = np.nonzero(new)[0]
     ends = np.concatenate([starts[1:], [L.size]]) - 1
-    rep = np.nextafter(L[ends], np.inf) if upper else np.nextafter(L[starts], -np.inf)
+    # every loss is already rounded toward the bound's side (:func:`_compose_two`): the
+    # cluster's largest (smallest) is a bound for all of them
+    rep = L[ends] if upper else L[starts]
     return rep, log_sum_bounded(groups, lm, count, upper, lm_err)
+
+
+def _add_outward(a: FloatArray, b: FloatArray, upper: bool) -> FloatArray:
+    """``a + b`` rounded toward the bound's side, exact sums (``0 + 0``) left exact: the
+    rounding error of the float sum is found exactly (Knuth's TwoSum)."""
+    s = a + b
+    bb = s - a
+    err = (a - (s - bb)) + (b - bb)
+    out: FloatArray = np.where(err > 0, next_up(s), s) if upper else np.where(err < 0, next_down(s), s)
+    return out
 
 
 def _compose_two(a: LossDistribution, b: LossDistribution, upper: bool) -> LossDistribution | None:
     """The PLD of the product of two independent pairs (None when too large for the exact path).
 
     Both are measures rounded in the bound's direction; the product's losses are the
-    sums (each float sum is within half an ulp, and the merge moves it one ulp
-    outward), its masses the products (the float sum of two logs is within
+    sums, each rounded toward the bound's side (:func:`_add_outward`), its masses the products (the float sum of two logs is within
     ``u |sum|``), and its infinite mass :func:`log_inf_of_product`."""
     if a.size * b.size > _OUTER_CELLS:
         return None
-    L = (a.losses[:, None] + b.losses[None, :]).ravel()
+    la = np.broadcast_to(a.losses[:, None], (a.size, b.size)).ravel()
+    lb = np.broadcast_to(b.losses[None, :], (a.size, b.size)).ravel()
+    L = _add_outward(la, lb, upper)
     lm = (a.log_mass[:, None] + b.log_mass[None, :]).ravel()
     L, lm = _merge(L, lm, upper, 1.0001 * U * np.abs(lm))
     if L.size > EXACT_SUPPORT:

@@ -198,7 +198,12 @@ def renyi_of_parts(
 ) -> tuple[float, float]:
     """(lower, upper) bounds on the Renyi divergence of a composition: the runs'
     divergences add (Mironov, Proposition 1), each bound times its multiplicity, the
-    sums rounded outward (``gamma`` of the count)."""
+    sums rounded outward (``gamma`` of the count).
+
+    References
+    ----------
+    Mironov. *Renyi differential privacy*, CSF 2017 (Proposition 1: composition).
+    """
     if len(parts) != len(lower_parts):
         raise ValueError("the upper and lower runs must match")
     lo_terms: list[float] = []

@@ -178,8 +178,6 @@ def smoothed_renyi(mechanism: Mechanism, n: int, pi: npt.ArrayLike, alpha: npt.A
     (Proposition 7): ``R_alpha`` of every histogram of n records, then the
     expectation of every composition by the engine of the smoothed delta.
 
-    References
-    ----------
     ``value`` is a proven upper bound and ``lower`` a proven lower bound: the engine runs
     on the profiles' upper (lower) bounds, and its relative float error
     (:func:`~smoothdp_nb.core.smoothed.engines.exact.general_error`) is added (subtracted).

@@ -37,10 +37,12 @@ __all__ = ["GRID_CELLS", "log_delta_grid"]
 #: cells of the composed grid (its spacing h follows from the width of the law)
 GRID_CELLS = 2**18
 # tilted grids keep cells down to this fraction of their largest cell (the rest is bounded)
-_LOG_KEEP = -900.0 * math.log(2.0)
+_LOG_KEEP = -64.0 * math.log(2.0)
 # half-width of a tilted grid, in tilted standard deviations of the composed law
-_WINDOW_SD = 40.0
+_WINDOW_SD = 10.0
 _U = float(np.finfo(float).eps)
+# largest product of grid sizes convolved directly (beyond: by FFT)
+_DIRECT_WORK = 2**25
 
 
 @dataclass
@@ -61,7 +63,9 @@ def _fft_bound(a: FloatArray, b: FloatArray) -> float:
 
 
 def _convolve(a: _Grid, b: _Grid, upper: bool) -> _Grid:
-    if min(a.cells.size, b.cells.size) <= 64:
+    # direct sums while they are cheap: a relative error per cell (non-negative terms),
+    # where the FFT's is absolute (of the largest cell), which tells on the small cells
+    if min(a.cells.size, b.cells.size) <= 64 or a.cells.size * b.cells.size <= _DIRECT_WORK:
         c = np.convolve(a.cells, b.cells)
         # non-negative terms: each cell's relative error is at most (len) u
         rel = (min(a.cells.size, b.cells.size) + 2) * _U
@@ -90,14 +94,20 @@ def _trim(g: _Grid) -> _Grid:
 
 
 def _tilted_grid(dist: LossDistribution, lam: float, h: float, upper: bool) -> tuple[_Grid, float]:
-    """(the tilted law of the rounded losses on the grid, log of its normaliser M(lam))."""
-    idx = (np.ceil(dist.losses / h) if upper else np.floor(dist.losses / h)).astype(np.int64)
-    # the division rounds: make sure every grid value really lies on the bound's side
-    # (the real grid value idx h is within u |idx h| of the float product: keep 2u clear)
-    if upper:
-        idx = idx + (idx * h - 2.0 * U * np.abs(idx * h) < dist.losses)
+    """(the tilted law of the rounded losses on the grid, log of its normaliser M(lam)).
+
+    A lattice law (``dist.index`` set, ``h`` its step) is placed at its own integers:
+    nothing is rounded."""
+    if dist.index is not None:
+        idx = dist.index.astype(np.int64)
     else:
-        idx = idx - (idx * h + 2.0 * U * np.abs(idx * h) > dist.losses)
+        idx = (np.ceil(dist.losses / h) if upper else np.floor(dist.losses / h)).astype(np.int64)
+        # the division rounds: make sure every grid value really lies on the bound's side
+        # (the real grid value idx h is within u |idx h| of the float product: keep 2u clear)
+        if upper:
+            idx = idx + (idx * h - 2.0 * U * np.abs(idx * h) < dist.losses)
+        else:
+            idx = idx - (idx * h + 2.0 * U * np.abs(idx * h) > dist.losses)
     t = dist.log_mass + lam * (idx * h)
     log_m = float(logsumexp(t))
     rel = t - log_m
@@ -165,7 +175,8 @@ def _truncate(d: LossDistribution, log_tail: float) -> tuple[LossDistribution, f
     keep = max(keep, 1)
     if keep >= d.size:
         return d, -math.inf
-    return type(d)(d.losses[:keep], d.log_mass[:keep]), float(tail[keep])  # no infinite mass
+    index = d.index[:keep] if d.index is not None else None
+    return type(d)(d.losses[:keep], d.log_mass[:keep], index=index), float(tail[keep])  # no infinite mass
 
 
 # thresholds tried for the cut of the largest losses (log of the tail mass an atom needs to be
@@ -184,7 +195,11 @@ def _chernoff(parts: list[tuple[LossDistribution, int]], epsilon: float) -> tupl
 
 
 def log_delta_grid(
-    parts: list[tuple[LossDistribution, int]], epsilon: float, upper: bool, cells: int = GRID_CELLS
+    parts: list[tuple[LossDistribution, int]],
+    epsilon: float,
+    upper: bool,
+    cells: int = GRID_CELLS,
+    step: float | None = None,
 ) -> tuple[float, float]:
     """(log of a bound on d_eps of the composition, grid spacing h) by the tilted grid.
 
@@ -195,6 +210,10 @@ def log_delta_grid(
     tilt well: several cuts are tried by their Chernoff bound
     (``g <= 1`` in the identity of the module docstring), the best is
     computed on the grid, and the smaller of the two bounds is returned.
+
+    ``step``: the parts are lattice laws (:mod:`.lattice`) of that step; the grid is the
+    lattice itself, so no loss is rounded and the composition is a count of lattice
+    paths (the convolutions), bounded only by their float error.
     """
     live = [(d, k) for d, k in parts if k > 0]
     # the +inf atoms: S = +inf when any run hits one
@@ -248,6 +267,8 @@ def log_delta_grid(
     h = max((width if width > 0 else spread) / cells, spread / (16.0 * cells))
     if h <= 0 or not math.isfinite(h):  # point masses: one cell each
         h = max(1e-12, 1e-9 * max(abs(float(d.losses[0])) for d, _ in finite))
+    if step is not None:
+        h = step
     total_grid = _Grid(0, np.ones(1))
     log_norm = 0.0
     for d, k in finite:

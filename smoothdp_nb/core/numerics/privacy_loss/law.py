@@ -46,11 +46,15 @@ class LossDistribution:
         Natural log of the P-mass at each loss.
     log_inf : float
         Log of the P-mass where Q = 0 (loss ``+inf``); ``-inf`` when none.
+    index : ndarray of float (integers), shape (S,), or None
+        On a lattice law (:mod:`.lattice`): the integer multiple of the lattice step each
+        loss stands for (``losses`` then holds those multiples, rounded outward).
     """
 
     losses: FloatArray
     log_mass: FloatArray
     log_inf: float = -math.inf
+    index: FloatArray | None = field(default=None, compare=False, repr=False)
     _cache: dict[str, LossDistribution] = field(default_factory=dict, compare=False, repr=False)
     _arrays: dict[str, FloatArray] = field(default_factory=dict, compare=False, repr=False)
 
@@ -103,13 +107,14 @@ class LossDistribution:
         lq = np.asarray(logq, dtype=float).ravel()
         ep = np.broadcast_to(np.asarray(err_p, dtype=float), lp.shape)
         eq = np.broadcast_to(np.asarray(err_q, dtype=float), lq.shape)
-        P = outward(lp, ep, upper)
-        Q = outward(lq, eq, not upper)
+        # the widened bound toward the side of the measure, then each capped by what a
+        # probability law allows (its own mass at most 1, at least 1 minus the others')
+        P = _probability_bound(lp, ep, upper)
+        Q = _probability_bound(lq, eq, not upper)
         live = np.isfinite(lp)
         inf = live & ~np.isfinite(lq)
         fin = live & np.isfinite(lq)
-        L = P[fin] - Q[fin]  # rounded to nearest: one ulp outward
-        L = next_up(L) if upper else next_down(L)
+        L = _sub_outward(P[fin], Q[fin], upper)
         log_inf = log_total(P[inf], upper)
         return cls.from_atoms(L, P[fin], log_inf, upper)
 
@@ -211,6 +216,48 @@ class LossDistribution:
         dev = self.losses - mean
         var = float(np.dot(w, dev * dev))
         return mean, var
+
+
+def _sub_outward(a: FloatArray, b: FloatArray, upper: bool) -> FloatArray:
+    """``a - b`` rounded toward the bound's side: the rounding error of the float difference
+    is found exactly (Knuth's TwoSum), so an exact difference (0 where a = b) stays as it is."""
+    s = a - b
+    bb = s - a
+    err = (a - (s - bb)) + (-b - bb)
+    if upper:
+        out: FloatArray = np.where(err > 0, next_up(s), s)
+    else:
+        out = np.where(err < 0, next_down(s), s)
+    return out
+
+
+def _probability_bound(logv: FloatArray, err: FloatArray, up: bool) -> FloatArray:
+    """Bounds on the logs of a probability law's masses, each known to within ``err``:
+    ``up``: ``log v + err`` rounded up, and at most ``log 1 = 0``; else ``log v - err``
+    rounded down, and at least ``log(1 - sum of the others' upper bounds)`` -- the law sums
+    to 1 -- which is exactly 0 when every other mass is an exact 0 (``-inf``).  The
+    others' sums are prefix plus suffix sums of the upper bounds (``exp_up``; no
+    cancellation), each within ``gamma(n)`` of its value, plus ``u`` for the addition;
+    ``1 - others`` is rounded down and its log carries ``LIBM_REL``."""
+    if up:
+        return np.minimum(outward(logv, err, True), 0.0)
+    lo = outward(logv, err, False)
+    n = logv.size
+    if n == 0:
+        return lo
+    with np.errstate(over="ignore"):
+        hi = np.exp(np.minimum(outward(logv, err, True), 0.0)) * (1.0 + 2.0 * LIBM_REL)
+    hi = np.where(np.isneginf(logv), 0.0, hi)
+    pre = np.concatenate([[0.0], np.cumsum(hi)[:-1]])
+    suf = np.concatenate([np.cumsum(hi[::-1])[::-1][1:], [0.0]])
+    others = (pre + suf) * (1.0 + float(gamma(n + 2)))
+    comp = next_down(1.0 - others)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lc = np.where(comp > 0, np.log(np.where(comp > 0, comp, 1.0)), -np.inf)
+    lc = np.where(lc == 0.0, 0.0, next_down(lc - LIBM_REL * np.abs(lc)))
+    lc = np.where(others == 0.0, 0.0, lc)  # every other mass an exact 0: this one is exactly 1
+    out: FloatArray = np.where(np.isneginf(logv), -np.inf, np.maximum(lo, lc))
+    return out
 
 
 def log_inf_of_product(parts: list[tuple[LossDistribution, int]], upper: bool) -> float:

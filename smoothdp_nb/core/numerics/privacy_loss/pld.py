@@ -27,12 +27,13 @@ the bound's direction: log-sums by :func:`lse_error`, additions one ulp out.
 Two evaluations, both returning a proven upper bound and a lower bound:
 
 * **exact** (:func:`compose_exact`), while the composed support stays small:
-  outer sums of the supports, equal losses merged.  Float sums may differ in
-  the last bits where the real sums are equal, so losses closer than
-  ``2^-44`` relative are merged -- into the largest of them, one ulp up, for
-  the upper bound (the hockey stick is non-decreasing in every loss, so moving
-  mass to a larger loss never decreases it) and into the smallest, one ulp
-  down, for the lower bound; a merged mass is their log-sum, widened by the
+  outer sums of the supports, equal losses merged.  Each float sum is rounded
+  toward the bound's side only when it was inexact (TwoSum), so exact losses such
+  as 0 stay exact; float sums may differ in the last bits where the real sums are
+  equal, so losses closer than ``2^-44`` relative are merged -- into the largest
+  of them for the upper bound (the hockey stick is non-decreasing in every loss,
+  so moving mass to a larger loss never decreases it) and into the smallest for
+  the lower bound; a merged mass is their log-sum, widened by the
   proven error of the sum and of the products' log-additions.
 * **grid** (:func:`log_delta_grid`), when it is large: every loss is rounded
   *up* onto a grid of spacing h (down, for the lower bound), the law is
@@ -71,9 +72,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from smoothdp_nb.core.numerics.array_types import FloatArray
-from smoothdp_nb.core.numerics.enclosures import U
+from smoothdp_nb.core.numerics.enclosures import U, gamma, next_down, next_up
 from smoothdp_nb.core.numerics.privacy_loss.grid import GRID_CELLS, log_delta_grid
+from smoothdp_nb.core.numerics.privacy_loss.lattice import (
+    LATTICE_CELLS,
+    LATTICE_FROM,
+    composed_cells,
+    lattice_step,
+    on_lattice,
+)
 from smoothdp_nb.core.numerics.privacy_loss.law import LossDistribution, log_inf_of_product
+from smoothdp_nb.core.numerics.privacy_loss.renyi import renyi_of_parts
 from smoothdp_nb.core.numerics.privacy_loss.rounding import (
     log_sum_bounded,
     log_total,
@@ -101,7 +110,7 @@ _MERGE_REL = 2.0**-44
 
 def _merge(L: FloatArray, lm: FloatArray, upper: bool, lm_err: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Merge losses closer than ``_MERGE_REL`` (relative) into one atom, pessimistically
-    (upper: at the cluster's largest loss, one ulp up; lower: the smallest, one ulp down).
+    (upper: at the cluster's largest loss; lower: the smallest).
     ``lm_err``: a bound on the absolute error of each log-mass; the cluster's mass is
     their log-sum rounded outward (:func:`log_sum_bounded`)."""
     order = np.argsort(L, kind="stable")
@@ -115,20 +124,33 @@ def _merge(L: FloatArray, lm: FloatArray, upper: bool, lm_err: FloatArray) -> tu
     count = int(groups[-1]) + 1
     starts = np.nonzero(new)[0]
     ends = np.concatenate([starts[1:], [L.size]]) - 1
-    rep = np.nextafter(L[ends], np.inf) if upper else np.nextafter(L[starts], -np.inf)
+    # every loss is already rounded toward the bound's side (:func:`_compose_two`): the
+    # cluster's largest (smallest) is a bound for all of them
+    rep = L[ends] if upper else L[starts]
     return rep, log_sum_bounded(groups, lm, count, upper, lm_err)
+
+
+def _add_outward(a: FloatArray, b: FloatArray, upper: bool) -> FloatArray:
+    """``a + b`` rounded toward the bound's side, exact sums (``0 + 0``) left exact: the
+    rounding error of the float sum is found exactly (Knuth's TwoSum)."""
+    s = a + b
+    bb = s - a
+    err = (a - (s - bb)) + (b - bb)
+    out: FloatArray = np.where(err > 0, next_up(s), s) if upper else np.where(err < 0, next_down(s), s)
+    return out
 
 
 def _compose_two(a: LossDistribution, b: LossDistribution, upper: bool) -> LossDistribution | None:
     """The PLD of the product of two independent pairs (None when too large for the exact path).
 
     Both are measures rounded in the bound's direction; the product's losses are the
-    sums (each float sum is within half an ulp, and the merge moves it one ulp
-    outward), its masses the products (the float sum of two logs is within
+    sums, each rounded toward the bound's side (:func:`_add_outward`), its masses the products (the float sum of two logs is within
     ``u |sum|``), and its infinite mass :func:`log_inf_of_product`."""
     if a.size * b.size > _OUTER_CELLS:
         return None
-    L = (a.losses[:, None] + b.losses[None, :]).ravel()
+    la = np.broadcast_to(a.losses[:, None], (a.size, b.size)).ravel()
+    lb = np.broadcast_to(b.losses[None, :], (a.size, b.size)).ravel()
+    L = _add_outward(la, lb, upper)
     lm = (a.log_mass[:, None] + b.log_mass[None, :]).ravel()
     L, lm = _merge(L, lm, upper, 1.0001 * U * np.abs(lm))
     if L.size > EXACT_SUPPORT:
@@ -181,6 +203,9 @@ class ComposedLoss:
     cells: int = GRID_CELLS
     lower_parts: list[tuple[LossDistribution, int]] | None = None
     _exact: dict[bool, LossDistribution | None] = field(default_factory=dict, repr=False)
+    _lattice: dict[tuple[str, bool], tuple[float, list[tuple[LossDistribution, int]], float] | None] = field(
+        default_factory=dict, repr=False
+    )
 
     def parts_for(self, upper: bool) -> list[tuple[LossDistribution, int]]:
         """The runs rounded in the bound's direction."""
@@ -192,26 +217,61 @@ class ComposedLoss:
             self._exact[upper] = compose_exact(self.parts_for(upper), upper)
         return self._exact[upper]
 
+    def lattice(self, upper: bool = True) -> tuple[float, list[tuple[LossDistribution, int]], float] | None:
+        """(step g, the runs placed on the lattice of g, the composed shift T) when every
+        loss is on one lattice and the composed index range is at most
+        :data:`~smoothdp_nb.core.numerics.privacy_loss.lattice.LATTICE_CELLS`; else None.
+        The composed loss is then ``K g + T`` (:mod:`.lattice`), T rounded toward the
+        bound's side."""
+        key = ("lattice", upper)
+        if key not in self._lattice:
+            g = lattice_step(self.parts)
+            out = None
+            if g is not None and composed_cells(self.parts, g) <= LATTICE_CELLS:
+                placed = [(on_lattice(d, g, upper), k) for d, k in self.parts_for(upper) if k > 0]
+                shifts = [k * tau for (_, tau), k in placed]
+                T = math.fsum(shifts)
+                err = float(gamma(len(shifts) + 2)) * math.fsum(abs(v) for v in shifts)
+                T = float(next_up(T + err)) if upper else float(next_down(T - err))
+                out = (g, [(d, k) for (d, _), k in placed], T)
+            self._lattice[key] = out
+        return self._lattice[key]
+
+    def method(self, upper: bool = True) -> str:
+        """How :meth:`log_delta` evaluates this composition: ``"exact"`` (outer sums, equal
+        losses merged), ``"lattice"`` (counting on the lattice of one step) or ``"grid"``
+        (the tilted pessimistic grid)."""
+        lat = self.lattice(upper)
+        if lat is not None and composed_cells(self.parts, lat[0]) >= LATTICE_FROM:
+            return "lattice"
+        if self.exact(upper) is not None:
+            return "exact"
+        return "lattice" if lat is not None else "grid"
+
     def log_delta(self, epsilon: FloatArray, upper: bool = True) -> FloatArray:
         """log of a proven upper (lower) bound on d_eps for every epsilon, shape (E,)."""
         e = np.atleast_1d(np.asarray(epsilon, dtype=float))
-        ex = self.exact(upper)
-        vals = (
-            ex.log_delta(e, upper)
-            if ex is not None
-            else np.array([log_delta_grid(self.parts_for(upper), float(v), upper, self.cells)[0] for v in e])
-        )
+        how = self.method(upper)
+        if how == "exact":
+            ex = self.exact(upper)
+            assert ex is not None
+            vals = ex.log_delta(e, upper)
+        elif how == "lattice":
+            lat = self.lattice(upper)
+            assert lat is not None
+            g, placed, T = lat
+            # d_eps(K g + T) = d_(eps - T)(K g); a smaller epsilon only raises the upper bound
+            shifted = next_down(e - T) if upper else next_up(e - T)
+            vals = np.array(
+                [log_delta_grid(placed, float(v), upper, self.cells, step=g)[0] for v in np.atleast_1d(shifted)]
+            )
+        else:
+            vals = np.array([log_delta_grid(self.parts_for(upper), float(v), upper, self.cells)[0] for v in e])
         out: FloatArray = np.minimum(vals, 0.0)
         return out
 
-    def log_renyi_moment(self, alpha: float) -> float:
-        """``log E_P[e^((alpha-1) S)]`` (``+inf`` when the loss can be infinite and alpha > 1):
-        the moments multiply under composition, so this is exact without composing."""
-        total = 0.0
-        for d, k in self.parts:
-            if k == 0:
-                continue
-            if d.log_inf > -math.inf and alpha > 1:
-                return math.inf
-            total += k * d.log_moment(alpha - 1.0)
-        return total
+    def renyi(self, alpha: float) -> tuple[float, float]:
+        """(lower, upper) proven bounds on the Renyi divergence of order ``alpha >= 0`` (nats):
+        the runs' divergences add, so nothing is composed
+        (:func:`~smoothdp_nb.core.numerics.privacy_loss.renyi.renyi_of_parts`)."""
+        return renyi_of_parts(self.parts_for(True), self.parts_for(False), alpha)

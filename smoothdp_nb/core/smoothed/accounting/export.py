@@ -35,6 +35,8 @@ __all__ = ["PrivacyLossDistribution", "privacy_loss_distribution", "renyi_of"]
 
 # smallest positive float64: a mass below it cannot be represented in dp_accounting's pmf
 _TINY = 5e-324
+# losses this close (absolute, times 1 + |loss|) to a grid point are placed on it by the export
+_SNAP_REL = 1e-12
 
 
 def check_neighbours(x: IntArray, x2: IntArray) -> None:
@@ -49,25 +51,12 @@ def check_neighbours(x: IntArray, x2: IntArray) -> None:
         )
 
 
-def renyi_of(loss: ComposedLoss, alpha: float) -> float:
-    """D_alpha(P || Q) of a composed pair loss (natural log units): ``log E_P[e^((alpha-1) L)] / (alpha-1)``
-    for alpha != 1 (the moments multiply under composition, so this is exact without
-    composing), the KL divergence ``E_P[L]`` at alpha = 1; ``inf`` where an infinite
-    loss has positive mass and alpha >= 1."""
-    if alpha == 1.0:
-        total = 0.0
-        for d, k in loss.parts:
-            if k == 0:
-                continue
-            if d.log_inf > -math.inf:
-                return math.inf
-            w = np.exp(d.log_mass - np.logaddexp.reduce(d.log_mass))
-            total += k * float(np.dot(w, d.losses))
-        return max(total, 0.0)
-    mom = loss.log_renyi_moment(alpha)
-    if mom == math.inf:
-        return math.inf
-    return max(mom / (alpha - 1.0), 0.0)
+def renyi_of(loss: ComposedLoss, alpha: float) -> tuple[float, float]:
+    """(lower, upper) proven bounds on ``D_alpha(P || Q)`` of a composed pair loss (nats), any
+    alpha >= 0: ``:meth:`ComposedLoss.renyi``` (the runs' divergences add, nothing is
+    composed; the KL divergence at alpha = 1 is its own limit, never a quotient of small
+    numbers; ``inf`` where an infinite loss has positive mass and alpha >= 1)."""
+    return loss.renyi(alpha)
 
 
 @dataclass(frozen=True)
@@ -138,15 +127,21 @@ class PrivacyLossDistribution:
         res = val if log else (np.minimum(exp_up(val), 1.0) if up else exp_down(val))
         return float(res[0]) if scalar else res
 
-    def renyi(self, alpha: float, direction: str = "max") -> float:
-        """Renyi divergence of order alpha > 0 (natural-log units): ``"forward"``
-        ``D_alpha(M(x) || M(x'))``, ``"backward"`` the reverse, ``"max"`` (default) the
-        larger.  alpha = 1 is the KL divergence."""
-        a = as_real(alpha, "alpha", lo=0.0, lo_open=True, finite=False)
+    def renyi(self, alpha: float, direction: str = "max", *, bound: str = "upper") -> float:
+        """Renyi divergence of order ``alpha >= 0`` (natural-log units; ``inf`` allowed):
+        ``"forward"`` ``D_alpha(M(x) || M(x'))``, ``"backward"`` the reverse, ``"max"``
+        (default) the larger.  alpha = 1 is the KL divergence (computed as its own limit).
+
+        A proven upper bound (``bound="upper"``, default) or lower bound (``"lower"``):
+        the argument is in :mod:`smoothdp_nb.core.numerics.privacy_loss.renyi`."""
+        a = as_real(alpha, "alpha", lo=0.0, finite=False)
         if direction not in ("forward", "backward", "max"):
             raise ValueError(f"direction must be 'forward', 'backward' or 'max', got {direction!r}")
-        f = renyi_of(self.forward, a) if direction != "backward" else -math.inf
-        b = renyi_of(self.backward, a) if direction != "forward" else -math.inf
+        if bound not in ("upper", "lower"):
+            raise ValueError(f"bound must be 'upper' or 'lower', got {bound!r}")
+        i = 1 if bound == "upper" else 0
+        f = renyi_of(self.forward, a)[i] if direction != "backward" else -math.inf
+        b = renyi_of(self.backward, a)[i] if direction != "forward" else -math.inf
         return max(f, b)
 
     def to_dp_accounting(
@@ -159,7 +154,12 @@ class PrivacyLossDistribution:
         ``pessimistic`` (dp_accounting's convention: its deltas are then upper
         bounds on ours), down otherwise -- and a composition is composed there
         (``self_compose`` / ``compose``), so it joins the rest of a pipeline's
-        accounting.  Masses below the float64 range join the infinity mass
+        accounting.  A loss within ``1e-12 (1 + |loss|)`` of a grid point is placed *on* it: an
+        exact loss (0 where P(o) = Q(o), ``j h`` where the ratio is ``e^(j h)``) is
+        known only to the float error of the log-pmfs, about 1e-14, and rounding that
+        error up would move it by a whole step (so a true loss less than that above a
+        grid point is the one case where the pessimistic export is not rounded up).
+        Masses below the float64 range join the infinity mass
         when pessimistic.  Needs the optional extra ``smoothdp_nb[accounting]``.
         """
         try:
@@ -170,7 +170,13 @@ class PrivacyLossDistribution:
         h = as_real(value_discretization_interval, "value_discretization_interval", lo=0.0, lo_open=True)
 
         def pmf(d: LossDistribution) -> pld_pmf.PLDPmf:
-            idx = np.ceil(d.losses / h) if pessimistic else np.floor(d.losses / h)
+            q = d.losses / h
+            near = np.rint(q)
+            # a loss within float error of a grid point is that point (an exact zero loss,
+            # a loss of exactly j h): the measures' outward rounding (about 1e-14) must not
+            # move it by a whole step
+            snap = np.abs(q - near) <= _SNAP_REL * (1.0 + np.abs(d.losses)) / h
+            idx = np.where(snap, near, np.ceil(q) if pessimistic else np.floor(q))
             p = np.exp(d.log_mass)
             lost = float(np.sum(p == 0)) * _TINY if pessimistic else 0.0
             keys, inv = np.unique(idx.astype(np.int64), return_inverse=True)

@@ -32,9 +32,12 @@ import numpy.typing as npt
 import pandas as pd
 
 from smoothdp_nb.core.numerics.array_types import FloatArray, FloatOrArray
+from smoothdp_nb.core.numerics.enclosures import exp_down, exp_up, log_rel
 from smoothdp_nb.core.numerics.hull import reduce_to_vertices
+from smoothdp_nb.core.numerics.privacy_loss.renyi import renyi_monotone
 from smoothdp_nb.core.numerics.validation import as_histograms, as_int, as_real
 from smoothdp_nb.core.smoothed.accounting.export import renyi_of
+from smoothdp_nb.core.smoothed.engines.exact import general_error
 from smoothdp_nb.core.smoothed.engines.general import exact_general
 from smoothdp_nb.core.smoothed.mechanisms import Mechanism, compositions
 from smoothdp_nb.core.smoothed.mechanisms.composed import neighbours, pair_loss
@@ -45,46 +48,68 @@ __all__ = ["renyi_profile", "smoothed_renyi", "SmoothedRenyi"]
 
 def _as_alphas(alpha: object) -> tuple[FloatArray, bool]:
     arr = np.atleast_1d(np.asarray(alpha, dtype=object))
-    vals = np.array([as_real(a, "alpha", lo=0.0, lo_open=True) for a in arr.ravel()], dtype=float)
+    vals = np.array([as_real(a, "alpha", lo=0.0, finite=False) for a in arr.ravel()], dtype=float)
     if vals.size == 0:
-        raise ValueError("alpha must be a number > 0 or a non-empty 1-D list of them")
+        raise ValueError("alpha must be a number >= 0 (inf allowed) or a non-empty 1-D list of them")
     return vals, np.ndim(np.asarray(alpha, dtype=object)) == 0
 
 
-def _renyi_rows(mechanism: Mechanism, h: np.ndarray, alphas: FloatArray) -> FloatArray:
-    """R_alpha(x) for every row of h and every alpha: (k, A)."""
+def _as_bound(bound: object) -> int:
+    if bound not in ("upper", "lower"):
+        raise ValueError(f"bound must be 'upper' or 'lower', got {bound!r}")
+    return 1 if bound == "upper" else 0
+
+
+def _renyi_rows(mechanism: Mechanism, h: np.ndarray, alphas: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Proven (lower, upper) bounds on R_alpha(x) for every row of h and every alpha, each
+    (k, A) and non-decreasing in alpha (:func:`renyi_monotone`); a maximum over
+    neighbours and directions preserves both bounds."""
     k = h.shape[0]
-    out = np.zeros((k, alphas.size))
-    cache: dict[tuple[bytes, bytes], FloatArray] = {}
+    lo = np.zeros((k, alphas.size))
+    hi = np.zeros((k, alphas.size))
+    cache: dict[tuple[bytes, bytes], tuple[FloatArray, FloatArray]] = {}
     for r in range(k):
         x = h[r]
         for x2 in neighbours(x):
             key = (x.tobytes(), x2.tobytes())
             if key not in cache:
                 f, bw = pair_loss(mechanism, x, x2)
-                fv = np.array([renyi_of(f, float(al)) for al in alphas])
+                fv = np.array([renyi_of(f, float(al)) for al in alphas])  # (A, 2)
                 bv = np.array([renyi_of(bw, float(al)) for al in alphas])
-                cache[key] = np.maximum(fv, bv)
-            out[r] = np.maximum(out[r], cache[key])
-    return out
+                both = np.maximum(fv, bv)
+                cache[key] = (both[:, 0], both[:, 1])
+            lo[r] = np.maximum(lo[r], cache[key][0])
+            hi[r] = np.maximum(hi[r], cache[key][1])
+    return renyi_monotone(lo, hi, alphas)
 
 
-def renyi_profile(mechanism: Mechanism, hist: npt.ArrayLike, alpha: npt.ArrayLike) -> FloatOrArray:
-    """Database-dependent Renyi divergence ``R_alpha(x)`` (natural-log units).
+def renyi_profile(
+    mechanism: Mechanism, hist: npt.ArrayLike, alpha: npt.ArrayLike, *, bound: str = "upper"
+) -> FloatOrArray:
+    """Database-dependent Renyi divergence ``R_alpha(x)`` (natural-log units), certified.
 
     ``R_alpha(x) = max over neighbours x' of max(D_alpha(M(x)||M(x')), D_alpha(M(x')||M(x)))``;
-    alpha = 1 gives the KL divergence; ``inf`` where a neighbour's output is
-    impossible at x (or the reverse) and alpha >= 1.
+    alpha = 1 gives the KL divergence (computed as its own limit, never as a quotient of
+    vanishing numbers), alpha = 0 ``-log Q(supp P)``, alpha = inf the largest privacy loss;
+    ``inf`` where a neighbour's output is impossible at x (or the reverse) and alpha >= 1.
 
     Parameters
     ----------
     mechanism : Mechanism
     hist : array_like of int, shape (m,) or (k, m)
-    alpha : float > 0 or 1-D array
+    alpha : float >= 0 (inf allowed) or 1-D array
+    bound : {"upper", "lower"}, default "upper"
+        A proven upper bound, or a proven lower bound (the argument is in
+        :mod:`smoothdp_nb.core.numerics.privacy_loss.renyi`).  Both are non-decreasing
+        in alpha over the orders asked for, as the divergence is.
 
     Returns
     -------
     float or ndarray of shape (k,), (A,) or (k, A).
+
+    References
+    ----------
+    Mironov. *Renyi differential privacy*, CSF 2017.
     """
     check_mechanism(mechanism)
     h, single = as_histograms(hist)
@@ -92,7 +117,8 @@ def renyi_profile(mechanism: Mechanism, hist: npt.ArrayLike, alpha: npt.ArrayLik
     for n in np.unique(h.sum(axis=1)):
         mechanism.sample_size(int(n))
     alphas, scalar = _as_alphas(alpha)
-    res = _renyi_rows(mechanism, h, alphas)
+    which = _as_bound(bound)
+    res = _renyi_rows(mechanism, h, alphas)[which]
     out = res[0] if single else res
     if scalar:
         out = out[..., 0]
@@ -109,13 +135,16 @@ class SmoothedRenyi:
     n : int
     alpha : ndarray (A,)
     value : ndarray (A,)
-        The largest expectation of ``R_alpha(x)`` over the compositions (nats).
+        A proven upper bound on the largest expectation of ``R_alpha(x)`` over the
+        compositions (nats).
     worst_composition : ndarray (A, l*)
         Records per hull vertex at the maximum.
     vertices : ndarray (l*, m)
     all_values : ndarray (C, A)
         The expectation at every composition (rows of ``compositions``).
     compositions : ndarray (C, l*)
+    lower : ndarray (A,)
+        A proven lower bound on the same largest expectation.
     """
 
     mechanism: Mechanism
@@ -126,10 +155,13 @@ class SmoothedRenyi:
     vertices: np.ndarray
     all_values: FloatArray
     compositions: np.ndarray
+    lower: FloatArray | None = None
 
     def to_frame(self) -> pd.DataFrame:
         """One row per alpha: ``alpha``, ``value`` and the worst composition (``c0, c1, ...``)."""
         df = pd.DataFrame({"alpha": self.alpha, "value": self.value})
+        if self.lower is not None:
+            df["lower"] = self.lower
         for j in range(self.worst_composition.shape[1]):
             df[f"c{j}"] = self.worst_composition[:, j]
         return df
@@ -147,6 +179,10 @@ def smoothed_renyi(mechanism: Mechanism, n: int, pi: npt.ArrayLike, alpha: npt.A
     (Proposition 7): ``R_alpha`` of every histogram of n records, then the
     expectation of every composition by the engine of the smoothed delta.
 
+    ``value`` is a proven upper bound and ``lower`` a proven lower bound: the engine runs
+    on the profiles' upper (lower) bounds, and its relative float error
+    (:func:`~smoothdp_nb.core.smoothed.engines.exact.general_error`) is added (subtracted).
+
     References
     ----------
     Liu, Wang, Xia. *Smoothed Differential Privacy* (Algorithm 1; Proposition 7).
@@ -162,17 +198,25 @@ def smoothed_renyi(mechanism: Mechanism, n: int, pi: npt.ArrayLike, alpha: npt.A
         raise ValueError(f"pi must have {mechanism.categories} columns (one per category of {mechanism!r}), got {m}")
     alphas, _ = _as_alphas(alpha)
     hists = compositions(n, m)
-    R = _renyi_rows(mechanism, hists, alphas)  # (H, A)
-    infinite = np.isinf(R)
-    with np.errstate(divide="ignore"):
-        logR = np.log(np.where(infinite, 0.0, R))
-    comps, vals = exact_general(logR, n, m, V, None)
-    if infinite.any():  # the expectation is infinite wherever those histograms have positive probability
+    R_lo, R_hi = _renyi_rows(mechanism, hists, alphas)  # (H, A) each
+
+    def expectations(R: FloatArray) -> tuple[np.ndarray, FloatArray]:
+        infinite = np.isinf(R)
         with np.errstate(divide="ignore"):
-            _, hit = exact_general(np.log(infinite.astype(float)), n, m, V, None)
-        vals = np.where(np.isfinite(hit), np.inf, vals)
+            logR = np.log(np.where(infinite, 0.0, R))
+        comps, vals = exact_general(logR, n, m, V, None)
+        rel = general_error(n, m, V.shape[0], logR, V)
+        if infinite.any():  # the expectation is infinite wherever those histograms have positive probability
+            with np.errstate(divide="ignore"):
+                _, hit = exact_general(np.log(infinite.astype(float)), n, m, V, None)
+            vals = np.where(np.isfinite(hit), np.inf, vals)
+        return comps, np.asarray(vals + log_rel(rel) if R is R_hi else vals - log_rel(rel), dtype=float)
+
+    comps, vals = expectations(R_hi)
+    _, vals_lo = expectations(R_lo)
     best = np.argmax(vals, axis=0)
-    value = np.exp(vals[best, np.arange(alphas.size)])
+    value = exp_up(vals[best, np.arange(alphas.size)])
+    lower = exp_down(np.max(vals_lo, axis=0))
     return SmoothedRenyi(
         mechanism=mechanism,
         n=n,
@@ -182,4 +226,5 @@ def smoothed_renyi(mechanism: Mechanism, n: int, pi: npt.ArrayLike, alpha: npt.A
         vertices=V,
         all_values=np.exp(vals),
         compositions=comps,
+        lower=lower,
     )

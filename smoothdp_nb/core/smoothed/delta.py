@@ -58,6 +58,7 @@ from smoothdp_nb.core.smoothed.engines.exact import smoothed_exact
 from smoothdp_nb.core.smoothed.engines.monte_carlo import smoothed_monte_carlo
 from smoothdp_nb.core.smoothed.engines.options import SmoothedOptions
 from smoothdp_nb.core.smoothed.engines.results import SmoothedCurve, SmoothedResult, fit_exponential
+from smoothdp_nb.core.smoothed.engines.window import window_may_apply
 from smoothdp_nb.core.smoothed.mechanisms import Mechanism
 from smoothdp_nb.core.smoothed.mechanisms.enumeration import count_histograms
 from smoothdp_nb.core.smoothed.profiles import check_mechanism
@@ -150,7 +151,8 @@ def smoothed_delta(
         raise ValueError(f"method must be 'exact' or 'monte-carlo', got {method!r}")
     red = _check_pi(mechanism, n, pi)
     if method == "exact":
-        _check_exact_floor(n, red.vertices.shape[1], e.size, budget)
+        if not window_may_apply(mechanism, n, red.vertices, e):
+            _check_exact_floor(n, red.vertices.shape[1], e.size, budget)
         res = smoothed_exact(mechanism, n, red, e, progress, budget)
     else:
         trials = as_int(trials, "trials", minimum=1)
@@ -203,7 +205,11 @@ def _check_exact_floor(n: int, m: int, n_epsilon: int, budget: float) -> None:
     1), each needing at least one profile value per epsilon: at most
     :data:`_FLOOR_SECONDS_PER_HISTOGRAM` less than that is impossible; for two
     categories the engine's arrays take ``32 (n + 1) E`` bytes.  Both are lower
-    bounds of the real cost, so a refusal here is never wrong.
+    bounds of the full engine's cost, so a refusal here is never wrong for it.  The
+    windowed certificate (:mod:`~smoothdp_nb.core.smoothed.engines.window`) visits only the
+    histograms that can carry the expectation: where it applies the caller skips this floor,
+    the certificate stops at the budget, and the full engine it may fall back to checks its own
+    estimate before it starts.
     """
     hists = count_histograms(n, m)
     seconds = float(hists) * n_epsilon * _FLOOR_SECONDS_PER_HISTOGRAM if hists < 10**300 else math.inf

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import smoothdp_nb as sdp
-from smoothdp_nb.core.smoothed.engines import exact as exact_engine, window
+from smoothdp_nb.core.smoothed.engines import window
 from smoothdp_nb.core.smoothed.mechanisms.sampling_histogram.tail_bound import (
     log_pair_range_upper,
     log_profile_range_upper,
@@ -83,9 +83,10 @@ def test_windowed_certificate_agrees_with_the_full_engine(monkeypatch):
     mech = sdp.SamplingHistogram(eta=0.9)
     pi = [[0.05, 0.95], [0.4, 0.6]]
     n, e = 300_000, np.array([1.0, 4.0])
+    monkeypatch.setattr(window, "WINDOW_MIN_N", 1000)
     cert = window.windowed_smoothed(mech, n, np.asarray(pi), e)
     assert cert is not None
-    monkeypatch.setattr(exact_engine, "WINDOW_MIN_N", 10**18)
+    monkeypatch.setattr(window, "WINDOW_MIN_N", 10**18)
     full = sdp.smoothed_delta(mech, n, pi, e, budget=math.inf, progress=False)
     hi = np.asarray(full.log_delta_values)
     lo = np.asarray(full.log_delta_lower_values)
@@ -97,9 +98,31 @@ def test_windowed_certificate_agrees_with_the_full_engine(monkeypatch):
 def test_smoothed_delta_takes_the_window_from_its_threshold(monkeypatch):
     mech = sdp.SamplingHistogram(eta=0.9)
     pi = [[0.05, 0.95], [0.4, 0.6]]
-    monkeypatch.setattr(exact_engine, "WINDOW_MIN_N", 1000)
+    monkeypatch.setattr(window, "WINDOW_MIN_N", 1000)
     res = sdp.smoothed_delta(mech, 300_000, pi, [1.0, 4.0], progress=False)
     assert any("windowed certificate" in note for note in res.notes)
     # one row per end composition and epsilon: no table of n + 1 compositions
     assert len(res.table) == 4
     assert res.worst_composition_values[0].tolist() == [300_000, 0]
+
+
+def test_the_certificate_stops_at_its_budget(monkeypatch):
+    """How long the certificate takes is known only as it runs: past the budget it stops with a
+    refusal naming the budget, instead of running on."""
+    monkeypatch.setattr(window, "WINDOW_MIN_N", 1000)
+    with pytest.raises(sdp.ComputationTooLarge, match="budget"):
+        sdp.smoothed_delta(
+            sdp.SamplingHistogram(eta=0.9), 300_000, [[0.05, 0.95], [0.4, 0.6]], 1.0, budget=1e-9, progress=False
+        )
+
+
+def test_where_the_certificate_applies_the_arithmetic_floor_does_not_refuse():
+    """The full engine's floor (every histogram visited) is no bound for the certificate, which
+    visits only those that carry the expectation; beyond its largest size the floor refuses at once."""
+    mech, pi = sdp.SamplingHistogram(eta=0.998), [[0.3, 0.7], [0.6, 0.4]]
+    e = np.array([1.0])
+    assert window.window_may_apply(mech, 158_000_000, np.asarray(pi), e)
+    assert not window.window_may_apply(mech, window.WINDOW_MAX_N + 1, np.asarray(pi), e)
+    assert not window.window_may_apply(sdp.SamplingHistogram(eta=0.998, replace=True), 158_000_000, np.asarray(pi), e)
+    with pytest.raises(sdp.ComputationTooLarge, match="estimated"):
+        sdp.smoothed_delta(mech, 10**9, pi, 1.0, progress=False)

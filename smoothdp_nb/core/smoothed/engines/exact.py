@@ -30,7 +30,7 @@ from smoothdp_nb.core.smoothed.engines.estimate import estimate_exact_cost
 from smoothdp_nb.core.smoothed.engines.general import all_histograms, exact_general
 from smoothdp_nb.core.smoothed.engines.pruning import PRUNE_MIN_N, prune_plan, single_vertex_error
 from smoothdp_nb.core.smoothed.engines.results import SmoothedResult, assemble_result, dp_pair
-from smoothdp_nb.core.smoothed.engines.window import WINDOW_MIN_N, WindowCertificate, windowed_smoothed
+from smoothdp_nb.core.smoothed.engines.window import WindowCertificate, windowed_smoothed
 
 __all__ = ["smoothed_exact"]
 
@@ -252,10 +252,9 @@ def _smoothed_exact(
     t0 = time.perf_counter()
     V = red.vertices
     l, m = V.shape
-    if m == 2 and l <= 2 and n >= WINDOW_MIN_N:
-        cert = windowed_smoothed(mech, n, V, e)
-        if cert is not None:
-            return window_result(mech, n, red, e, cert, t0)
+    cert = windowed_smoothed(mech, n, V, e, budget)
+    if cert is not None:
+        return window_result(mech, n, red, e, cert, t0)
     est = Estimate(*estimate_exact_cost(mech, n, V, e.size, e))
     check_budget(
         est,

@@ -47,6 +47,7 @@ Chernoff. *A measure of asymptotic efficiency for tests of a hypothesis based on
 from __future__ import annotations
 
 import math
+import time
 from fractions import Fraction
 from typing import Any, NamedTuple
 
@@ -55,11 +56,15 @@ from scipy.special import expit, logsumexp
 
 from smoothdp_nb.core.numerics import lpmf
 from smoothdp_nb.core.numerics.enclosures import LIBM_REL, U as UNIT, gamma, log_rel, lpmf_abs_error
+from smoothdp_nb.core.runtime.budget import ComputationTooLarge
 
-__all__ = ["WINDOW_MIN_N", "WindowCertificate", "windowed_smoothed"]
+__all__ = ["WINDOW_MAX_N", "WINDOW_MIN_N", "WindowCertificate", "window_may_apply", "windowed_smoothed"]
 
 #: records from which the exact engine first tries the windowed certificate
 WINDOW_MIN_N = 3_000_000
+#: records up to which it is tried (the sizes its certificate is tested at, the 2020 electorate
+#: of 1.58e8 included); above, the exact engine's arithmetic floor refuses at once
+WINDOW_MAX_N = 2**28
 # relative slack on every Chernoff bound: far above the rounding of its few operations
 _SLACK = 1e-9
 # the window keeps the pieces whose bound is within e^-_KEEP of the largest
@@ -160,12 +165,25 @@ def _partition(n: int, centers: list[float], sd: float) -> tuple[np.ndarray, np.
     return bounds[:-1], bounds[1:] - 1
 
 
-def _profiles(mech: Any, n: int, x0: int, x1: int, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(upper, lower) proven bounds on log delta of histograms (x, n - x), x = x0 .. x1: (rows, E)."""
+def _profiles(
+    mech: Any, n: int, x0: int, x1: int, e: np.ndarray, deadline: float = math.inf
+) -> tuple[np.ndarray, np.ndarray]:
+    """(upper, lower) proven bounds on log delta of histograms (x, n - x), x = x0 .. x1: (rows, E).
+
+    The profiles are the certificate's work; past ``deadline`` (``time.perf_counter``) it stops
+    with :class:`ComputationTooLarge` instead of running on (how long the certificate takes is not
+    known before it runs: the windows grow where the range bounds are loose)."""
     x = np.arange(x0, x1 + 1, dtype=np.int64)
     up = np.empty((x.size, e.size))
     lo = np.empty((x.size, e.size))
     for i in range(0, x.size, _ROWS):
+        if time.perf_counter() > deadline:
+            raise ComputationTooLarge(
+                f"the windowed certificate of the exact smoothed delta for n={n} reached its time budget "
+                "(no estimate of its time exists before it runs: "
+                "it stops at the budget instead); give a larger budget= or use method='monte-carlo'",
+                "budget",
+            )
         xs = x[i : i + _ROWS]
         enc = mech._profile(np.stack([xs, n - xs], axis=1), e)
         up[i : i + _ROWS] = np.reshape(enc.upper, (-1, e.size))
@@ -176,8 +194,8 @@ def _profiles(mech: Any, n: int, x0: int, x1: int, e: np.ndarray) -> tuple[np.nd
 class _Profiles:
     """The profiles computed so far, on one contiguous range of x (grown on demand)."""
 
-    def __init__(self, mech: Any, n: int, e: np.ndarray) -> None:
-        self.mech, self.n, self.e = mech, n, e
+    def __init__(self, mech: Any, n: int, e: np.ndarray, deadline: float = math.inf) -> None:
+        self.mech, self.n, self.e, self.deadline = mech, n, e, deadline
         self.x0, self.x1 = 0, -1
         self.up = np.empty((0, e.size))
         self.lo = np.empty((0, e.size))
@@ -185,15 +203,15 @@ class _Profiles:
     def cover(self, x0: int, x1: int) -> None:
         x0, x1 = max(0, x0), min(self.n, x1)
         if self.x1 < self.x0:
-            self.up, self.lo = _profiles(self.mech, self.n, x0, x1, self.e)
+            self.up, self.lo = _profiles(self.mech, self.n, x0, x1, self.e, self.deadline)
             self.x0, self.x1 = x0, x1
             return
         if x0 < self.x0:
-            u, l_ = _profiles(self.mech, self.n, x0, self.x0 - 1, self.e)
+            u, l_ = _profiles(self.mech, self.n, x0, self.x0 - 1, self.e, self.deadline)
             self.up, self.lo = np.concatenate([u, self.up]), np.concatenate([l_, self.lo])
             self.x0 = x0
         if x1 > self.x1:
-            u, l_ = _profiles(self.mech, self.n, self.x1 + 1, x1, self.e)
+            u, l_ = _profiles(self.mech, self.n, self.x1 + 1, x1, self.e, self.deadline)
             self.up, self.lo = np.concatenate([self.up, u]), np.concatenate([self.lo, l_])
             self.x1 = x1
 
@@ -518,14 +536,14 @@ def _bases_below(
     return True
 
 
-def _certify(mech: Any, n: int, p: list[float], e: np.ndarray) -> WindowCertificate | None:
+def _certify(mech: Any, n: int, p: list[float], e: np.ndarray, deadline: float = math.inf) -> WindowCertificate | None:
     """Steps 1-3 for the vertices ``p`` (their category-0 probabilities), or None."""
     sds = [math.sqrt(n * q * (1.0 - q)) + 1.0 for q in p]
     plo, phi = _partition(n, [n * q for q in p], max(sds))
     lb = mech._log_profile_range_upper(plo, phi, n, e)
     if lb is None:
         return None
-    profs = [_Profiles(mech, n, e) for _ in p]
+    profs = [_Profiles(mech, n, e, deadline) for _ in p]
     # the more lopsided end first (its profiles are the larger); the other only if needed
     order = sorted(range(len(p)), key=lambda i: -abs(p[i] - 0.5))
     encs: dict[int, tuple[np.ndarray, np.ndarray]] = {}
@@ -561,14 +579,28 @@ def _certify(mech: Any, n: int, p: list[float], e: np.ndarray) -> WindowCertific
     return WindowCertificate(U, L, end_of, count, near)
 
 
-def windowed_smoothed(mech: Any, n: int, vertices: np.ndarray, e: np.ndarray) -> WindowCertificate | None:
-    """The smoothed delta of two categories and at most two hull vertices without the table of
-    n + 1 profiles (module docstring), or None when the mechanism has no range bound or a
-    check fails (the caller then runs the full engine)."""
+def window_may_apply(mech: Any, n: int, vertices: np.ndarray, e: np.ndarray) -> bool:
+    """Whether :func:`windowed_smoothed` is tried for this case: two categories, at most two hull
+    vertices inside the simplex, ``WINDOW_MIN_N <= n <= WINDOW_MAX_N``, and a mechanism that
+    bounds its profile over a range of histograms (one O(1) call of its hook tells)."""
     l, m = vertices.shape
-    if m != 2 or l > 2:
+    if m != 2 or l > 2 or not WINDOW_MIN_N <= n <= WINDOW_MAX_N:
+        return False
+    if not all(0.0 < float(vertices[i, 0]) < 1.0 for i in range(l)):
+        return False
+    probe = mech._log_profile_range_upper(np.array([0]), np.array([n]), n, e)
+    return probe is not None
+
+
+def windowed_smoothed(
+    mech: Any, n: int, vertices: np.ndarray, e: np.ndarray, budget: float = math.inf
+) -> WindowCertificate | None:
+    """The smoothed delta of two categories and at most two hull vertices without the table of
+    n + 1 profiles (module docstring), or None when it does not apply or a check fails (the
+    caller then runs the full engine, after its own estimate). Raises
+    :class:`ComputationTooLarge` when its profiles have taken ``budget`` seconds."""
+    if not window_may_apply(mech, n, vertices, e):
         return None
+    l = vertices.shape[0]
     p = [float(vertices[i, 0]) for i in range(l)]
-    if not all(0.0 < q < 1.0 for q in p):
-        return None
-    return _certify(mech, n, p, e)
+    return _certify(mech, n, p, e, time.perf_counter() + budget)

@@ -30,6 +30,8 @@ def test_every_builder_of_the_display_package_is_in_the_gallery(monkeypatch):
 
         monkeypatch.setattr(display, name, spy)
         monkeypatch.setattr(sys.modules[fn.__module__], name, spy)
+        if getattr(gallery, name, None) is fn:  # the gallery imported the builder by name
+            monkeypatch.setattr(gallery, name, spy)
     for _, build in gallery.FIGURES.values():
         build()
     assert called == {n for n in display.__all__ if n.endswith("_chart")}

@@ -43,10 +43,17 @@ from __future__ import annotations
 
 from smoothdp_nb.core.release.noise.base import Calibration, NoiseFamily
 from smoothdp_nb.core.release.noise.calibration import calibrate, gamma_range, noise_std, optimal_shape
+
+# isort: off
+# Each family registers itself when its module is imported; these imports run in the display
+# order of the built-in families (tables, charts, panels), which the registry keeps.
+from smoothdp_nb.core.release.noise.polyplace import PolyPlace, PolyPlaceFamily, polyplace_variance
 from smoothdp_nb.core.release.noise.cauchy import CauchyFamily, GeneralizedCauchy
+from smoothdp_nb.core.release.noise.student_t import StudentT, StudentTFamily
 from smoothdp_nb.core.release.noise.laplace import Laplace, LaplaceFamily
 from smoothdp_nb.core.release.noise.laplace_log_normal import LaplaceLogNormal, LaplaceLogNormalFamily
-from smoothdp_nb.core.release.noise.polyplace import PolyPlace, PolyPlaceFamily, polyplace_variance
+
+# isort: on
 from smoothdp_nb.core.release.noise.registry import (
     canonical_family,
     families,
@@ -56,7 +63,6 @@ from smoothdp_nb.core.release.noise.registry import (
     register_family,
     unregister_family,
 )
-from smoothdp_nb.core.release.noise.student_t import StudentT, StudentTFamily
 
 __all__ = [
     "PolyPlace",
@@ -65,7 +71,6 @@ __all__ = [
     "LaplaceLogNormal",
     "Laplace",
     "polyplace_variance",
-    "FAMILIES",
     "family_names",
     "canonical_family",
     "Calibration",
@@ -85,10 +90,3 @@ __all__ = [
     "register_family",
     "unregister_family",
 ]
-
-#: the built-in families, in display order (the registry may hold more: ask :func:`family_names`)
-FAMILIES = ("polyplace", "cauchy", "student_t", "laplace", "laplace_log_normal")
-
-for _family in (PolyPlaceFamily(), CauchyFamily(), StudentTFamily(), LaplaceFamily(), LaplaceLogNormalFamily()):
-    register_family(_family)
-del _family

@@ -28,6 +28,7 @@ from smoothdp_nb.core.numerics.array_types import BoolArray, FloatArray
 from smoothdp_nb.core.numerics.ball_arithmetic import float_up, working_precision
 from smoothdp_nb.core.numerics.validation import as_positive, as_real, as_rng
 from smoothdp_nb.core.release.noise.base import Calibration, FrozenNoise, NoiseFamily, calibration_value
+from smoothdp_nb.core.release.noise.registry import register_family
 
 __all__ = ["CauchyFamily", "GeneralizedCauchy", "cauchy_std", "gencauchy_gen"]
 
@@ -284,3 +285,7 @@ class CauchyFamily(NoiseFamily):
             return Calibration(
                 self.name, eps, gamma, None, c, scale, GeneralizedCauchy(c), cauchy_std(eps, gamma, c), f"{eps:g}-DP"
             )
+
+
+# the family joins the registry when its module is imported: its one home declares it
+register_family(CauchyFamily())

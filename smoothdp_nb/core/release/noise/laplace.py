@@ -26,6 +26,7 @@ from smoothdp_nb.core.numerics.array_types import FloatArray
 from smoothdp_nb.core.numerics.ball_arithmetic import arb_from_fraction, float_up, working_precision
 from smoothdp_nb.core.numerics.validation import as_positive, as_real, as_rng
 from smoothdp_nb.core.release.noise.base import Calibration, FrozenNoise, NoiseFamily, calibration_value
+from smoothdp_nb.core.release.noise.registry import register_family
 
 __all__ = ["Laplace", "LaplaceFamily", "laplace_gen", "laplace_tail", "log_two_over_delta"]
 
@@ -154,3 +155,7 @@ class LaplaceFamily(NoiseFamily):
                 math.sqrt(2.0) * scale,
                 f"({eps:g}, {delta:g})-DP",
             )
+
+
+# the family joins the registry when its module is imported: its one home declares it
+register_family(LaplaceFamily())

@@ -29,6 +29,7 @@ from smoothdp_nb.core.numerics.ball_arithmetic import arb_from_fraction, decimal
 from smoothdp_nb.core.numerics.validation import as_positive, as_real, as_rng
 from smoothdp_nb.core.release.noise.base import Calibration, FrozenNoise, NoiseFamily, calibration_value
 from smoothdp_nb.core.release.noise.laplace import laplace_tail
+from smoothdp_nb.core.release.noise.registry import register_family
 
 __all__ = ["LaplaceLogNormal", "LaplaceLogNormalFamily", "lln_gen", "lln_std", "mixture_integral"]
 
@@ -272,3 +273,7 @@ class LaplaceLogNormalFamily(NoiseFamily):
             f"rho-zCDP with rho={decimal_up(rho_exact)}",
             float_up(rho_exact),
         )
+
+
+# the family joins the registry when its module is imported: its one home declares it
+register_family(LaplaceLogNormalFamily())

@@ -26,6 +26,7 @@ from smoothdp_nb.core.numerics.array_types import BoolArray, FloatArray
 from smoothdp_nb.core.numerics.ball_arithmetic import float_down, float_up
 from smoothdp_nb.core.numerics.validation import as_positive, as_real, as_rng
 from smoothdp_nb.core.release.noise.base import Calibration, FrozenNoise, NoiseFamily, calibration_value
+from smoothdp_nb.core.release.noise.registry import register_family
 
 __all__ = ["PolyPlace", "PolyPlaceFamily", "polyplace_gen", "polyplace_variance"]
 
@@ -334,3 +335,7 @@ class PolyPlaceFamily(NoiseFamily):
         dist = PolyPlace(s=1.0, alpha=alpha)
         std = math.sqrt(polyplace_variance(scale, alpha))
         return Calibration(self.name, eps, gamma, None, alpha, scale, dist, std, f"{eps:g}-DP")
+
+
+# the family joins the registry when its module is imported: its one home declares it
+register_family(PolyPlaceFamily())

@@ -28,6 +28,7 @@ from smoothdp_nb.core.numerics.array_types import BoolArray, FloatArray
 from smoothdp_nb.core.numerics.ball_arithmetic import arb_from_fraction, float_up, working_precision
 from smoothdp_nb.core.numerics.validation import as_positive, as_real, as_rng
 from smoothdp_nb.core.release.noise.base import Calibration, FrozenNoise, NoiseFamily, calibration_value
+from smoothdp_nb.core.release.noise.registry import register_family
 
 __all__ = ["StudentT", "StudentTFamily", "student_std", "studentt_gen"]
 
@@ -211,3 +212,7 @@ class StudentTFamily(NoiseFamily):
             return Calibration(
                 self.name, eps, gamma, None, d, scale, StudentT(d), student_std(eps, gamma, d), f"{eps:g}-DP"
             )
+
+
+# the family joins the registry when its module is imported: its one home declares it
+register_family(StudentTFamily())

@@ -35,6 +35,7 @@ from smoothdp_nb.core.smoothed.engines.schedule import log_slope
 
 __all__ = [
     "PRUNE_MIN_N",
+    "tilt_to",
     "PrunePlan",
     "engine_groups",
     "estimated_stops",
@@ -62,16 +63,16 @@ def _log_mgf(n1: np.ndarray, n2: np.ndarray, p1: float, p2: float, beta: np.ndar
     return out
 
 
-def _tilt_to(n1: np.ndarray, n2: np.ndarray, p1: float, p2: float, target: np.ndarray) -> np.ndarray:
+def tilt_to(n1: np.ndarray, n2: np.ndarray, p1: float, p2: float, target: np.ndarray, steps: int = 8) -> np.ndarray:
     """beta with tilted mean ``n1 s(beta + logit p1) + n2 s(beta + logit p2)`` close to ``target``
-    (s the logistic function): a few damped Newton steps from the one-law solution.
-    Any beta gives a valid bound in ``_piece_bounds``; this one makes it tight."""
+    (s the logistic function): ``steps`` damped Newton steps from the one-law solution.
+    Any beta gives a valid Chernoff bound; this one makes it tight."""
     l1, l2 = math.log(p1) - math.log1p(-p1), math.log(p2) - math.log1p(-p2)
     tot = n1 + n2
     t = np.clip(target / np.maximum(tot, 1.0), 0.25 / np.maximum(tot, 1.0), 1.0 - 0.25 / np.maximum(tot, 1.0))
     pbar = (n1 * p1 + n2 * p2) / np.maximum(tot, 1.0)
     beta = np.log(t) - np.log1p(-t) - (np.log(pbar) - np.log1p(-pbar))
-    for _ in range(8):
+    for _ in range(steps):
         s1, s2 = expit(beta + l1), expit(beta + l2)
         f = n1 * s1 + n2 * s2 - target
         df = n1 * s1 * (1 - s1) + n2 * s2 * (1 - s2)
@@ -167,8 +168,8 @@ def _chernoff_sums(
     E = s.shape[1]
     n1 = (n - rs).astype(float)[:, None]
     n2 = rs.astype(float)[:, None]
-    b_lo = _tilt_to(n1, n2, p1, p2, lj.astype(float)[None, :])  # (G, J): tilted mean at l_j
-    b_hi = _tilt_to(n1, n2, p1, p2, uj.astype(float)[None, :])
+    b_lo = tilt_to(n1, n2, p1, p2, lj.astype(float)[None, :])  # (G, J): tilted mean at l_j
+    b_hi = tilt_to(n1, n2, p1, p2, uj.astype(float)[None, :])
     out = np.empty((rs.size, E))
     for e in range(E):
         se = s[:, e][None, :]

@@ -52,11 +52,12 @@ from fractions import Fraction
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy.special import expit, logsumexp
+from scipy.special import logsumexp
 
 from smoothdp_nb.core.numerics import lpmf
 from smoothdp_nb.core.numerics.enclosures import LIBM_REL, U as UNIT, gamma, log_rel, lpmf_abs_error
 from smoothdp_nb.core.runtime.budget import ComputationTooLarge
+from smoothdp_nb.core.smoothed.engines.pruning import tilt_to
 
 __all__ = ["WINDOW_MAX_N", "WINDOW_MIN_N", "WindowCertificate", "window_may_apply", "windowed_smoothed"]
 
@@ -86,24 +87,6 @@ class WindowCertificate(NamedTuple):
     near: int
 
 
-def _tilt(n1: np.ndarray, n2: np.ndarray, pa: float, pb: float, target: np.ndarray) -> np.ndarray:
-    """A tilt beta putting the mean of ``Bin(n1, pa) + Bin(n2, pb)`` tilted by beta near ``target``
-    (two damped Newton steps from the one-law solution).  Any beta of the right sign gives a
-    valid Chernoff bound; this one makes it tight."""
-    la, lb = math.log(pa) - math.log1p(-pa), math.log(pb) - math.log1p(-pb)
-    tot = np.maximum(n1 + n2, 1.0)
-    t = np.clip(target / tot, 0.25 / tot, 1.0 - 0.25 / tot)
-    pbar = (n1 * pa + n2 * pb) / tot
-    beta = np.log(t) - np.log1p(-t) - (np.log(pbar) - np.log1p(-pbar))
-    for _ in range(2):
-        s1, s2 = expit(beta + la), expit(beta + lb)
-        f = n1 * s1 + n2 * s2 - target
-        df = n1 * s1 * (1 - s1) + n2 * s2 * (1 - s2)
-        beta = np.clip(beta - np.clip(f / np.maximum(df, 1e-300), -4.0, 4.0), -100.0, 100.0)
-    out: np.ndarray = beta
-    return out
-
-
 def _log_chernoff(n1: np.ndarray, n2: np.ndarray, pa: float, pb: float, beta: np.ndarray, m: np.ndarray) -> np.ndarray:
     """``-beta m + log E[exp(beta X)]``, X = Bin(n1, pa) + Bin(n2, pb), raised by a slack far
     above its rounding and capped at 0: a proven bound on ``P(X >= m)`` (beta >= 0) or
@@ -125,7 +108,7 @@ def _tilts(
     mean = n1 * pa + n2 * pb
     below, above = mean < lo, mean > hi
     target = np.where(below, lo, np.where(above, hi, mean)).astype(float)
-    beta = _tilt(n1, n2, pa, pb, target)
+    beta = tilt_to(n1, n2, pa, pb, target, steps=2)
     beta = np.where(below, np.maximum(beta, 0.0), np.where(above, np.minimum(beta, 0.0), 0.0))
     m = np.where(below, lo, np.where(above, hi, 0)).astype(float)
     return beta, m
@@ -146,7 +129,7 @@ def _log_tail(N: int, j: np.ndarray, pa: float, pb: float, t: np.ndarray, upper:
     n2 = j.astype(float)[:, None]
     tt = np.asarray(t, dtype=float)[None, :]
     mean = n1 * pa + n2 * pb
-    beta = _tilt(n1, n2, pa, pb, np.broadcast_to(tt, np.broadcast_shapes(mean.shape, tt.shape)))
+    beta = tilt_to(n1, n2, pa, pb, np.broadcast_to(tt, np.broadcast_shapes(mean.shape, tt.shape)), steps=2)
     use = (mean < tt) if upper else (mean > tt)
     beta = np.where(use, np.maximum(beta, 0.0) if upper else np.minimum(beta, 0.0), 0.0)
     return np.where(use, _log_chernoff(n1, n2, pa, pb, beta, tt), 0.0)

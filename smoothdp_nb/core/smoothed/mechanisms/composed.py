@@ -361,8 +361,9 @@ def evaluation_seconds(loss: ComposedLoss, upper: bool = True) -> float:
     from the runs' supports without composing anything (the lattice test it starts with is
     one pass over the atoms).  It follows :meth:`ComposedLoss.method`:
 
-    * lattice: :data:`_GRID_BASE_SECONDS` scaled by the composed cells, plus per part its
-      convolutions (``bit_length(k) + popcount(k)``: the squarings and the products);
+    * lattice: :data:`_GRID_BASE_SECONDS` scaled by the cells of its grids (the composed
+      cells, at most the tilted law's window), plus per part its convolutions
+      (``bit_length(k) + popcount(k)``: the squarings and the products);
     * else an exact composition is tried, step by step: each step's outer sum has at most
       the product of the two supports, the composed support at most :data:`EXACT_SUPPORT`
       (beyond it the exact path gives up) and, on a lattice, at most the composed cells; it
@@ -383,8 +384,16 @@ def evaluation_seconds(loss: ComposedLoss, upper: bool = True) -> float:
         scale = cells * max(1.0, math.log2(max(cells, 2.0))) / (2.0**18 * 18.0)
         return (_GRID_BASE_SECONDS + convolutions * _GRID_CONVOLUTION_SECONDS) * scale + len(parts) * _GRID_PART_SECONDS
 
+    if lat is not None:
+        # the lattice grids keep the cells within 2^-64 of the tilted law's largest: about
+        # ten tilted standard deviations either side, each at most the square root of the
+        # sum of the runs' (range / 2)^2 (a law on an interval of length r has variance at
+        # most r^2 / 4, tilted or not)
+        ranges = [(float(d.losses[-1]) - float(d.losses[0])) / lat[0] for d, _ in parts]
+        spread = math.sqrt(math.fsum(k * r * r / 4.0 for (_, k), r in zip(parts, ranges)))
+        lattice_window = min(lattice_cells, 20.0 * spread + math.fsum(ranges) + 1.0)
     if lat is not None and lattice_cells >= LATTICE_FROM:
-        return fallback(lattice_cells)
+        return fallback(lattice_window)
     # the exact attempt, step by step, with bounds (least, most) on the supports it composes:
     # the sum set of A and B has at least |A| + |B| - 1 distinct values, and a sum of c runs
     # of one law of s losses at most the C(c + s - 1, s - 1) multisets of its losses (runs with
@@ -421,7 +430,7 @@ def evaluation_seconds(loss: ComposedLoss, upper: bool = True) -> float:
         if gave_up:
             break
     if gave_up or hi >= EXACT_SUPPORT:
-        seconds += fallback(lattice_cells if lat is not None else float(loss.cells))
+        seconds += fallback(lattice_window if lat is not None else float(loss.cells))
     return seconds
 
 

@@ -48,7 +48,7 @@ from smoothdp_nb.core.smoothed.accounting.export import renyi_of
 from smoothdp_nb.core.smoothed.engines.exact import general_error
 from smoothdp_nb.core.smoothed.engines.general import exact_general
 from smoothdp_nb.core.smoothed.mechanisms import Mechanism, compositions, count_histograms
-from smoothdp_nb.core.smoothed.mechanisms.composed import Joint, Repeat, check_composition_work, neighbours, pair_loss
+from smoothdp_nb.core.smoothed.mechanisms.composed import check_composition_work, neighbours, pair_loss
 from smoothdp_nb.core.smoothed.profiles import check_mechanism
 
 __all__ = ["renyi_profile", "smoothed_renyi", "SmoothedRenyi"]
@@ -77,14 +77,13 @@ def _renyi_rows(mechanism: Mechanism, h: np.ndarray, alphas: FloatArray) -> tupl
     neighbours and directions preserves both bounds.
 
     Refused (:class:`~smoothdp_nb.ComputationTooLarge`) against
-    :func:`~smoothdp_nb.core.runtime.budget.current_budget`: a composition first by
+    :func:`~smoothdp_nb.core.runtime.budget.current_budget`: first by
     arithmetic (:func:`~smoothdp_nb.core.smoothed.mechanisms.composed.check_composition_work`),
     then every mechanism after its first pair, whose time is extrapolated to the
     ``k m (m - 1)`` pairs."""
     k, m = h.shape
     pairs = k * m * (m - 1)
-    if isinstance(mechanism, (Repeat, Joint)):
-        check_composition_work(mechanism, h[0], pairs)
+    check_composition_work(mechanism, h[0], pairs)
     lo = np.zeros((k, alphas.size))
     hi = np.zeros((k, alphas.size))
     cache: dict[tuple[bytes, bytes], tuple[FloatArray, FloatArray]] = {}

@@ -209,10 +209,9 @@ def pair_loss(mech: Mechanism, x: IntArray, x2: IntArray) -> tuple[ComposedLoss,
     """(forward, backward) composed privacy losses of ``mech`` on the pair (x, x'),
     each carrying its runs rounded for the upper and for the lower bound.
 
-    A composition is refused first (:func:`check_composition_work`, arithmetic only) when
-    building its runs' losses alone would exceed the time or memory budget."""
-    if isinstance(mech, _Composed):
-        check_composition_work(mech, x, pairs=1)
+    Refused first (:func:`check_composition_work`, arithmetic only) when building the runs'
+    losses alone would exceed the time or memory budget."""
+    check_composition_work(mech, x, pairs=1)
     fu, bu, fl, bl = run_losses(mech, np.asarray(x, dtype=np.int64), np.asarray(x2, dtype=np.int64))
     cells = getattr(mech, "grid_cells", None) or GRID_CELLS
     return (
@@ -295,6 +294,10 @@ def _check_composed_size(losses: tuple[ComposedLoss, ComposedLoss]) -> None:
 #: seconds to build one run's loss distributions on one neighbour pair, both directions and both
 #: bounds (measured 8.3 ms for a two-category sampling histogram at load 1, doubled to err high)
 _BUILD_SECONDS_PER_RUN = 0.02
+#: seconds per atom of one run's loss law on one pair (its pmf, errors and outward rounding, four
+#: times: measured 14 s for the two directions of a sampling histogram's pair at n = 10^6, 5 x 10^5
+#: atoms, at load 12)
+_BUILD_SECONDS_PER_ATOM = 3e-5
 #: bytes per atom of one run's loss distributions (four laws of losses, masses and lattice indices)
 _BYTES_PER_RUN_ATOM = 4 * 32.0
 #: seconds of one grid evaluation apart from its convolutions at 2^18 cells (the cut search, the
@@ -332,16 +335,18 @@ def build_estimate(mech: Mechanism, n: int, m: int, pairs: int) -> Estimate:
     """Time and memory of building the runs' loss distributions of ``pairs`` neighbour pairs
     of databases of n records on m categories, by arithmetic on the composition's tree (its
     size is the caller's; a repeat counts once, whatever k): :data:`_BUILD_SECONDS_PER_RUN`
-    per run and pair; the bytes of the pairs kept at once (at most the pair cache)."""
+    per run and pair and :data:`_BUILD_SECONDS_PER_ATOM` per atom of its loss law (where
+    :func:`_run_atoms` knows them); the bytes of the pairs kept at once (at most the pair
+    cache).  A mechanism that is no composition is one run."""
     runs = _built_runs(mech)
     atoms = math.fsum(_run_atoms(r, n, m) for r in runs)
-    seconds = float(pairs) * len(runs) * _BUILD_SECONDS_PER_RUN
+    seconds = float(pairs) * (len(runs) * _BUILD_SECONDS_PER_RUN + atoms * _BUILD_SECONDS_PER_ATOM)
     return Estimate(seconds, min(pairs, _PAIR_CACHE) * atoms * _BYTES_PER_RUN_ATOM)
 
 
 def check_composition_work(mech: Mechanism, x: IntArray, pairs: int, budget: float | None = None) -> None:
-    """Refuse (:class:`ComputationTooLarge`, before anything is built) a composition whose
-    runs' losses on ``pairs`` neighbour pairs of ``x``'s size (:func:`build_estimate`) would
+    """Refuse (:class:`ComputationTooLarge`, before anything is built) a mechanism (a
+    composition, or one run) whose runs' losses on ``pairs`` neighbour pairs of ``x``'s size (:func:`build_estimate`) would
     not fit the budget (``budget`` seconds, default
     :func:`~smoothdp_nb.core.runtime.budget.current_budget`) or the memory budget."""
     x = np.asarray(x)
@@ -351,8 +356,10 @@ def check_composition_work(mech: Mechanism, x: IntArray, pairs: int, budget: flo
         est,
         current_budget() if budget is None else budget,
         f"building the privacy losses of {len(_built_runs(mech)):.3g} runs on {pairs:.3g} neighbour pairs",
-        "use fewer mechanisms in joint (a repeat builds its mechanism once, whatever k)",
-        parameter="mechanisms",
+        "use fewer mechanisms in joint (a repeat builds its mechanism once, whatever k)"
+        if isinstance(mech, Joint)
+        else "use smaller databases (n records)",
+        parameter="mechanisms" if isinstance(mech, Joint) else "n",
     )
 
 

@@ -88,8 +88,9 @@ __all__ = [
 
 #: bytes per grid point held by a sweep: its parameter dict, its seed, its record in the table
 _BYTES_PER_POINT = 1500.0
-#: seconds per grid point a sweep spends at the least around ``fn`` (listing, dispatch, its record)
-_SECONDS_PER_POINT = 2e-6
+#: seconds per grid point a sweep spends at the least around ``fn`` (listing, dispatch, its record;
+#: a floor: 2e-6 measured at load 12)
+_SECONDS_PER_POINT = 5e-7
 
 
 def check_grid_size(grid: Any, budget: float | None) -> None:

@@ -98,7 +98,7 @@ def composition_cells(n: int, l: int, k: int) -> tuple[np.ndarray, np.ndarray, n
     """
     # the smallest w with at most k boxes: the count is non-increasing in w, so bisect
     # (a step-by-step search takes n / k steps: forever at n = 10^18)
-    lo_w, hi_w = 1, max(1, n)
+    lo_w, hi_w = 1, n + 1  # beyond n every box is the one composition (0, ..., 0, n)
     while lo_w < hi_w:
         mid = (lo_w + hi_w) // 2
         if math.comb(n // mid + l - 1, l - 1) > k:

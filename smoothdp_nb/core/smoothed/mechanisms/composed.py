@@ -364,8 +364,9 @@ def check_composition_work(mech: Mechanism, x: IntArray, pairs: int, budget: flo
 
 
 def evaluation_seconds(loss: ComposedLoss, upper: bool = True) -> float:
-    """Seconds of one evaluation of :meth:`ComposedLoss.log_delta` at one epsilon, estimated
-    from the runs' supports without composing anything (the lattice test it starts with is
+    """Seconds of one evaluation of :meth:`ComposedLoss.log_delta` at one epsilon (estimated).
+
+    From the runs' supports, without composing anything (the lattice test it starts with is
     one pass over the atoms).  It follows :meth:`ComposedLoss.method`:
 
     * lattice: :data:`_GRID_BASE_SECONDS` scaled by the cells of its grids (the composed

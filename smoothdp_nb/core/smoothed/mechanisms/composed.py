@@ -61,6 +61,7 @@ __all__ = [
     "check_composition_work",
     "check_pair_evaluation",
     "evaluation_seconds",
+    "pair_seconds",
 ]
 
 # widest exact single-run loss support built from the sampling histogram's count law
@@ -292,8 +293,8 @@ def _check_composed_size(losses: tuple[ComposedLoss, ComposedLoss]) -> None:
 # --- the up-front cost of a composition (arithmetic: nothing is built or composed to estimate it) ---
 
 #: seconds to build one run's loss distributions on one neighbour pair, both directions and both
-#: bounds (measured 8.3 ms for a two-category sampling histogram at load 1, doubled to err high)
-_BUILD_SECONDS_PER_RUN = 0.02
+#: bounds (measured 8.3-8.4 ms for a two-category sampling histogram at load 2-9)
+_BUILD_SECONDS_PER_RUN = 0.01
 #: seconds per atom of one run's loss law on one pair (its pmf, errors and outward rounding, four
 #: times: measured 14 s for the two directions of a sampling histogram's pair at n = 10^6, 5 x 10^5
 #: atoms, at load 12)
@@ -307,10 +308,11 @@ _GRID_BASE_SECONDS = 3.0
 _GRID_CONVOLUTION_SECONDS = 0.5
 #: seconds per run part of a grid or lattice evaluation (its tilted grid, its moments in the saddle search)
 _GRID_PART_SECONDS = 0.005
-#: seconds per step of an exact composition and per cell of its outer sum (measured 2 ms per step
-#: composing 2,000 two-atom runs, which their merging keeps small)
-_EXACT_STEP_SECONDS = 0.004
-_EXACT_CELL_SECONDS = 1e-7
+#: seconds per step of an exact composition and per cell of its outer sum (measured 0.4 ms per step
+#: of small laws at load 2, and 1.9 ms per step composing 2,000 two-atom runs at load 9, whose
+#: supports grow to 2,000 atoms)
+_EXACT_STEP_SECONDS = 4e-4
+_EXACT_CELL_SECONDS = 5e-7
 
 
 def _built_runs(mech: Mechanism) -> list[Mechanism]:
@@ -363,8 +365,11 @@ def check_composition_work(mech: Mechanism, x: IntArray, pairs: int, budget: flo
     )
 
 
-def evaluation_seconds(loss: ComposedLoss, upper: bool = True) -> float:
-    """Seconds of one evaluation of :meth:`ComposedLoss.log_delta` at one epsilon (estimated).
+def evaluation_seconds(loss: ComposedLoss, upper: bool = True) -> tuple[float, float]:
+    """Seconds of :meth:`ComposedLoss.log_delta` (estimated): (once per bound, per epsilon).
+
+    The exact composition is computed once per bound and kept (each epsilon then reads it);
+    the lattice and the grid paths run at each epsilon.
 
     From the runs' supports, without composing anything (the lattice test it starts with is
     one pass over the atoms).  It follows :meth:`ComposedLoss.method`:
@@ -383,7 +388,7 @@ def evaluation_seconds(loss: ComposedLoss, upper: bool = True) -> float:
     """
     parts = [(d, int(k)) for d, k in loss.parts_for(upper) if k > 0 and d.size]
     if not parts:
-        return 0.0
+        return 0.0, 0.0
     convolutions = sum(k.bit_length() + bin(k).count("1") for _, k in parts)
     lat = loss.lattice(upper)
     lattice_cells = composed_cells(loss.parts, lat[0]) if lat is not None else math.inf
@@ -401,7 +406,7 @@ def evaluation_seconds(loss: ComposedLoss, upper: bool = True) -> float:
         spread = math.sqrt(math.fsum(k * r * r / 4.0 for (_, k), r in zip(parts, ranges)))
         lattice_window = min(lattice_cells, 20.0 * spread + math.fsum(ranges) + 1.0)
     if lat is not None and lattice_cells >= LATTICE_FROM:
-        return fallback(lattice_window)
+        return 0.0, fallback(lattice_window)
     # the exact attempt, step by step, with bounds (least, most) on the supports it composes:
     # the sum set of A and B has at least |A| + |B| - 1 distinct values, and a sum of c runs
     # of one law of s losses at most the C(c + s - 1, s - 1) multisets of its losses (runs with
@@ -437,9 +442,10 @@ def evaluation_seconds(loss: ComposedLoss, upper: bool = True) -> float:
                 gave_up = gave_up or p_lo > EXACT_SUPPORT
         if gave_up:
             break
+    per_epsilon = hi * _EXACT_CELL_SECONDS
     if gave_up or hi >= EXACT_SUPPORT:
-        seconds += fallback(lattice_window if lat is not None else float(loss.cells))
-    return seconds
+        per_epsilon += fallback(lattice_window if lat is not None else float(loss.cells))
+    return seconds, per_epsilon
 
 
 def _log_comb(a: float, b: float) -> float:
@@ -453,17 +459,28 @@ def check_pair_evaluation(mech: Mechanism, losses: tuple[ComposedLoss, ComposedL
     would exceed :func:`~smoothdp_nb.core.runtime.budget.current_budget`."""
     if isinstance(mech, _Composed):
         _check_composed_size(losses)
-        _check_evaluations(losses, 4.0, f"the privacy-loss distribution of {mech!r}")
+        _check_evaluations(losses, 1, 1, f"the privacy-loss distribution of {mech!r}")
 
 
-def _check_evaluations(losses: tuple[ComposedLoss, ComposedLoss], evaluations: float, what: str) -> None:
-    """Refuse, before composing, ``evaluations`` evaluations of the losses (half in each
-    direction) whose :func:`evaluation_seconds` exceed the budget."""
-    per = max(evaluation_seconds(loss, upper) for loss in losses for upper in (True, False))
+def pair_seconds(losses: tuple[ComposedLoss, ComposedLoss], n_epsilon: int) -> float:
+    """Seconds to evaluate one pair's losses, both directions and bounds, at ``n_epsilon``
+    epsilons (:func:`evaluation_seconds`)."""
+    total = 0.0
+    for loss in losses:
+        for upper in (True, False):
+            once, per = evaluation_seconds(loss, upper)
+            total += once + n_epsilon * per
+    return total
+
+
+def _check_evaluations(losses: tuple[ComposedLoss, ComposedLoss], pairs: int, n_epsilon: int, what: str) -> None:
+    """Refuse, before composing, ``pairs`` pairs like this one evaluated at ``n_epsilon``
+    epsilons (:func:`pair_seconds`) when that exceeds the budget."""
+    per = pair_seconds(losses, n_epsilon)
     check_budget(
-        Estimate(per * evaluations, 0.0),
+        Estimate(per * pairs, 0.0),
         current_budget(),
-        f"{what} ({evaluations:.3g} evaluations of a composition, ~{per:.3g} s each)",
+        f"{what} ({pairs:.3g} neighbour pairs at {n_epsilon} epsilon(s), ~{per:.3g} s each)",
         "use fewer runs (a smaller k in repeat, fewer mechanisms in joint) or fewer epsilons",
         parameter="k",
     )
@@ -555,13 +572,12 @@ class _Composed(Mechanism):
         m = h.shape[1]
         pairs = k * m * (m - 1)
         check_composition_work(self, h[0], pairs)
-        evaluations = 4.0 * pairs * epsilon.size  # two directions, two bounds
         cache: dict[tuple[bytes, bytes], tuple[FloatArray, FloatArray]] = {}
 
         def direction(p: IntArray, q: IntArray) -> tuple[FloatArray, FloatArray]:
             key = (p.tobytes(), q.tobytes())
             if key not in cache:
-                f, b = self._pair(p, q, evaluations)
+                f, b = self._pair(p, q, pairs, epsilon.size)
                 cache[key] = (f.log_delta(epsilon, upper=False), f.log_delta(epsilon, upper=True))
                 cache[(q.tobytes(), p.tobytes())] = (
                     b.log_delta(epsilon, upper=False),
@@ -579,12 +595,12 @@ class _Composed(Mechanism):
                     hi[r] = np.maximum(hi[r], dh)
         return LogEnclosure(np.minimum(lo, 0.0), np.minimum(hi, 0.0))
 
-    def _pair(self, x: IntArray, x2: IntArray, evaluations: float = 4.0) -> tuple[ComposedLoss, ComposedLoss]:
+    def _pair(self, x: IntArray, x2: IntArray, pairs: int = 1, n_epsilon: int = 1) -> tuple[ComposedLoss, ComposedLoss]:
         """:func:`pair_loss`, remembered for the last few pairs (an inverse curve evaluates
         the same pairs at many epsilons; a large single-run loss costs a second to build).
         A new pair is refused before composing when its composed law would not fit
-        (:func:`_check_composed_size`) or ``evaluations`` evaluations like its own would
-        exceed the time budget (:func:`evaluation_seconds`)."""
+        (:func:`_check_composed_size`) or ``pairs`` pairs like it at ``n_epsilon`` epsilons
+        would exceed the time budget (:func:`pair_seconds`)."""
         cache: OrderedDict[tuple[bytes, bytes], tuple[ComposedLoss, ComposedLoss]]
         cache = self.__dict__.setdefault("_pair_cache", OrderedDict())
         key = (x.tobytes(), x2.tobytes())
@@ -594,7 +610,7 @@ class _Composed(Mechanism):
                 return cache[key]
         val = pair_loss(self, x, x2)
         _check_composed_size(val)
-        _check_evaluations(val, evaluations, f"the privacy profile of {self!r}")
+        _check_evaluations(val, pairs, n_epsilon, f"the privacy profile of {self!r}")
         with _CACHE_LOCK:
             cache[key] = val
             if len(cache) > _PAIR_CACHE:
@@ -614,9 +630,9 @@ class _Composed(Mechanism):
         neighbour histograms.
 
         By arithmetic first: when building the pairs' runs alone exceeds ``budget`` that is
-        returned.  Else one pair at n is built (a probe) and its evaluations are priced by
-        :func:`evaluation_seconds`; when they fit ``budget`` they are timed on up to four
-        epsilons instead (the measured time, not the model)."""
+        returned.  Else one pair at n is built (a probe) and its evaluations are timed on up
+        to four epsilons (the measured time), unless :func:`pair_seconds` prices that
+        timing itself above ``budget``: then the model is returned."""
         pairs = count * m * (m - 1)
         x = np.zeros(m, dtype=np.int64)
         x[0] = n - n // 2
@@ -631,12 +647,10 @@ class _Composed(Mechanism):
         t0 = time.perf_counter()
         f, b = pair_loss(self, x, x2)
         built = time.perf_counter() - t0
-        per_eval = max(evaluation_seconds(loss, upper) for loss in (f, b) for upper in (True, False))
-        modelled = pairs * (built + 4.0 * n_epsilon * per_eval)
-        if modelled > budget:
-            return Estimate(modelled, max(build.bytes, nbytes))
-        t0 = time.perf_counter()
         e = np.linspace(0.0, 1.0, max(1, min(n_epsilon, 4)))
+        if pair_seconds((f, b), e.size) > budget:  # timing the evaluations would itself overrun: the model
+            return Estimate(pairs * (built + pair_seconds((f, b), n_epsilon)), max(build.bytes, nbytes))
+        t0 = time.perf_counter()
         for upper in (True, False):  # the enclosure computes both bounds
             f.log_delta(e, upper)
             b.log_delta(e, upper)

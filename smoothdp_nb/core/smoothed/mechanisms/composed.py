@@ -311,7 +311,7 @@ _GRID_PART_SECONDS = 0.005
 #: seconds per step of an exact composition and per cell of its outer sum (measured 0.4 ms per step
 #: of small laws at load 2, and 1.9 ms per step composing 2,000 two-atom runs at load 9, whose
 #: supports grow to 2,000 atoms)
-_EXACT_STEP_SECONDS = 4e-4
+_EXACT_STEP_SECONDS = 1e-3
 _EXACT_CELL_SECONDS = 5e-7
 
 

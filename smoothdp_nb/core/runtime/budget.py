@@ -5,7 +5,10 @@ Every computation that can grow large estimates its cost first -- run time
 limit and a suggestion instead of running for hours or exhausting memory.
 
 * Time: each entry point takes ``budget=`` seconds (default
-  :data:`DEFAULT_BUDGET_SECONDS`).
+  :data:`DEFAULT_BUDGET_SECONDS`) and holds it for the checks deep inside the
+  computation while it runs (:func:`budget_scope`, read by :func:`current_budget`):
+  a check inside a mechanism's hook refuses against the caller's budget without
+  the hooks' signatures carrying it.
 * Memory: a fraction of the memory available on the machine when the check
   runs (default :data:`DEFAULT_MEMORY_FRACTION`, configurable with
   :func:`set_memory_fraction` or the environment variable
@@ -21,7 +24,10 @@ count of work units.
 
 from __future__ import annotations
 
+import contextvars
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from smoothdp_nb.core.numerics.validation import as_int, as_real
@@ -37,6 +43,8 @@ __all__ = [
     "set_memory_fraction",
     "check_budget",
     "cap_workers",
+    "budget_scope",
+    "current_budget",
 ]
 
 #: default limit on the estimated run time of a computation (seconds)
@@ -46,6 +54,11 @@ DEFAULT_BUDGET_SECONDS = 600.0
 DEFAULT_MEMORY_FRACTION = 0.5
 
 _memory_fraction: float | None = None
+
+#: the time budget of the computation running in this context (the outermost entry point's)
+_current_budget: contextvars.ContextVar[float] = contextvars.ContextVar(
+    "smoothdp_budget", default=DEFAULT_BUDGET_SECONDS
+)
 
 
 class ComputationTooLarge(ValueError):
@@ -147,7 +160,8 @@ def check_budget(
     if estimate.bytes > mem:
         raise ComputationTooLarge(
             f"{what} needs an estimated ~{_bytes_text(estimate.bytes)} of memory (limit {_bytes_text(mem)}, "
-            f"{_fraction():.0%} of the available memory); {suggestion}",
+            f"{_fraction():.0%} of the available memory); {suggestion}, or raise the share with "
+            "smoothdp_nb.core.runtime.budget.set_memory_fraction() or SMOOTHDP_MEMORY_FRACTION",
             parameter,
         )
     if estimate.seconds > budget:
@@ -156,6 +170,24 @@ def check_budget(
             "or raise budget=",
             parameter,
         )
+
+
+def current_budget() -> float:
+    """The time budget (seconds) of the computation running here: the ``budget=`` of the entry
+    point that started it (:func:`budget_scope`), else :data:`DEFAULT_BUDGET_SECONDS`."""
+    return _current_budget.get()
+
+
+@contextmanager
+def budget_scope(budget: float) -> Iterator[float]:
+    """Hold ``budget`` seconds (validated: > 0, ``math.inf`` for no limit) as :func:`current_budget`
+    while the block runs; yields it.  Each thread and task has its own (:mod:`contextvars`)."""
+    seconds = as_real(budget, "budget", lo=0.0, lo_open=True, finite=False)
+    token = _current_budget.set(seconds)
+    try:
+        yield seconds
+    finally:
+        _current_budget.reset(token)
 
 
 def cap_workers(workers: object, name: str = "workers", *, external: bool = False) -> int:

@@ -42,6 +42,7 @@ Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 3, Proposition 7, Al
 from __future__ import annotations
 
 import math
+import time
 from concurrent.futures import Executor
 
 import numpy as np
@@ -51,9 +52,14 @@ from smoothdp_nb.core.numerics.array_types import FloatArray, FloatOrArray, Seed
 from smoothdp_nb.core.numerics.hull import HullReduction, reduce_to_vertices
 from smoothdp_nb.core.numerics.intervals import INTERVALS
 from smoothdp_nb.core.numerics.validation import as_epsilon, as_int, as_open_unit
-from smoothdp_nb.core.runtime.budget import DEFAULT_BUDGET_SECONDS, Estimate, check_budget
+from smoothdp_nb.core.runtime.budget import DEFAULT_BUDGET_SECONDS, Estimate, budget_scope, check_budget
 from smoothdp_nb.core.smoothed.accounting.inverse import as_log_targets, invert_log_delta
-from smoothdp_nb.core.smoothed.engines.estimate import estimate_monte_carlo, estimate_smoothed
+from smoothdp_nb.core.smoothed.engines.estimate import (
+    candidate_count,
+    estimate_monte_carlo,
+    estimate_smoothed,
+    profile_units,
+)
 from smoothdp_nb.core.smoothed.engines.exact import smoothed_exact
 from smoothdp_nb.core.smoothed.engines.monte_carlo import smoothed_monte_carlo
 from smoothdp_nb.core.smoothed.engines.options import SmoothedOptions
@@ -150,6 +156,44 @@ def smoothed_delta(
     if method not in ("exact", "monte-carlo"):
         raise ValueError(f"method must be 'exact' or 'monte-carlo', got {method!r}")
     red = _check_pi(mechanism, n, pi)
+    with budget_scope(budget):  # the checks inside the mechanisms' hooks refuse against it too
+        res = _smoothed_delta(
+            mechanism,
+            n,
+            red,
+            e,
+            method,
+            progress,
+            budget,
+            trials,
+            rng,
+            confidence,
+            candidates,
+            executor,
+            chunk,
+            interval,
+        )
+    object.__setattr__(res, "scalar_epsilon", scalar)
+    return res
+
+
+def _smoothed_delta(
+    mechanism: Mechanism,
+    n: int,
+    red: HullReduction,
+    e: FloatArray,
+    method: str,
+    progress: bool | None,
+    budget: float,
+    trials: int,
+    rng: SeedLike,
+    confidence: float,
+    candidates: int,
+    executor: Executor | None,
+    chunk: int,
+    interval: str,
+) -> SmoothedResult:
+    """:func:`smoothed_delta` after its arguments are validated: the exact engine or Monte Carlo."""
     if method == "exact":
         if not window_may_apply(mechanism, n, red.vertices, e):
             _check_exact_floor(n, red.vertices.shape[1], e.size, budget)
@@ -161,7 +205,14 @@ def smoothed_delta(
         if interval not in INTERVALS:
             raise ValueError(f"interval must be one of {sorted(INTERVALS)}, got {interval!r}")
         chunk = as_int(chunk, "chunk", minimum=1)
-        est, units = estimate_monte_carlo(mechanism, n, red.vertices, e.size, trials, candidates, chunk)
+        if n > _MAX_RECORDS:
+            raise ValueError(
+                f"n must be at most 2**53 for the Monte Carlo smoothed delta (databases are drawn), got {n}"
+            )
+        if _monte_carlo_window(n) > _MC_WINDOW_POINTS:  # the fine estimate would itself be the runaway
+            est, units = _monte_carlo_bound(mechanism, n, red.vertices, e.size, trials, candidates, chunk)
+        else:
+            est, units = estimate_monte_carlo(mechanism, n, red.vertices, e.size, trials, candidates, chunk)
         check_budget(
             est,
             budget,
@@ -184,8 +235,38 @@ def smoothed_delta(
             chunk,
             interval,
         )
-    object.__setattr__(res, "scalar_epsilon", scalar)
     return res
+
+
+#: the largest database Monte Carlo draws (a multinomial of more records loses integers in float64)
+_MAX_RECORDS = 2**53
+#: the fine Monte Carlo estimate sums each candidate's marginal law over this many points at most
+_MC_WINDOW_POINTS = 2**20
+
+
+def _monte_carlo_window(n: int) -> float:
+    """Points of a candidate's marginal count law that the fine Monte Carlo estimate sums
+    (:func:`~smoothdp_nb.core.smoothed.engines.estimate.expected_distinct_histograms`: 24
+    standard deviations, each at most ``sqrt(n) / 2``)."""
+    return 12.0 * math.sqrt(float(n)) + 2.0
+
+
+def _monte_carlo_bound(
+    mechanism: Mechanism, n: int, vertices: np.ndarray, E: int, trials: int, candidates: int, chunk: int
+) -> tuple[Estimate, dict[str, float]]:
+    """Time and memory of the Monte Carlo smoothed delta at large n by arithmetic: every
+    trial draws a distinct database (the most profiles there can be), each priced by one
+    profile at n (:func:`~smoothdp_nb.core.smoothed.engines.estimate.profile_units`, the
+    mechanism's own model) -- an upper estimate where the fine one
+    (:func:`~smoothdp_nb.core.smoothed.engines.estimate.estimate_monte_carlo`) would sum
+    marginal laws of millions of points to count the distinct ones."""
+    l, m = vertices.shape
+    count = candidate_count(n, l, candidates)
+    profiles = float(count) * trials
+    per, per_bytes = profile_units(mechanism, n, m, DEFAULT_BUDGET_SECONDS / max(1.0, profiles * E))
+    size = min(chunk, trials)
+    nbytes = 2.0 * trials * E * 8 + size * (8.0 * m * (l + 3) + 16.0 * E) + per_bytes + count * (8.0 * l + 24.0 * E)
+    return Estimate(profiles * E * per, nbytes), {"candidates": count, "databases": profiles, "profiles": profiles}
 
 
 #: Algorithm 1 visits every histogram; no engine spends less than this per histogram (10^7 per second)
@@ -267,7 +348,27 @@ def smoothed_delta_curve(
         m = reduce_to_vertices(pi).vertices.shape[1]
         for n in ns:
             _check_exact_floor(n, m, as_epsilon(epsilon)[0].size, budget)
-    total = estimate_smoothed(mechanism, ns, pi, epsilon, method, trials=trials, candidates=candidates, chunk=chunk)
+    # Monte Carlo at large n: the arithmetic bound, as in smoothed_delta (the fine estimate would be the runaway)
+    big = [n for n in ns if method == "monte-carlo" and _monte_carlo_window(n) > _MC_WINDOW_POINTS]
+    if any(n > _MAX_RECORDS for n in big):
+        raise ValueError(f"ns must be at most 2**53 for the Monte Carlo smoothed delta, got {max(big)}")
+    small = [n for n in ns if n not in big]
+    total = (
+        estimate_smoothed(mechanism, small, pi, epsilon, method, trials=trials, candidates=candidates, chunk=chunk)
+        if small
+        else Estimate(0.0, 0.0)
+    )
+    if big:
+        V = reduce_to_vertices(pi).vertices
+        E = as_epsilon(epsilon)[0].size
+        t, c, ch = (
+            as_int(trials, "trials", minimum=1),
+            as_int(candidates, "candidates", minimum=1),
+            as_int(chunk, "chunk", minimum=1),
+        )
+        for n in big:
+            mechanism.sample_size(n)
+            total = total + _monte_carlo_bound(mechanism, n, V, E, t, c, ch)[0]
     check_budget(
         total,
         budget,
@@ -287,7 +388,8 @@ def smoothed_delta_curve(
         "chunk": chunk,
         "interval": interval,
     }
-    results = [smoothed_delta(mechanism, n, pi, epsilon, method=method, **points) for n in ns]
+    with budget_scope(budget):  # the checks inside the mechanisms' hooks see the caller's budget
+        results = [smoothed_delta(mechanism, n, pi, epsilon, method=method, **points) for n in ns]
     return SmoothedCurve.from_results(results)
 
 
@@ -327,6 +429,9 @@ def smoothed_epsilon(
         The keyword-only options of :func:`smoothed_delta`, so that one set of
         options serves both; ``method`` must be ``"exact"`` and the Monte
         Carlo options (``trials`` to ``interval``) are then not used.
+        ``budget`` holds for the whole inversion: an n whose one evaluation cannot fit
+        is refused by arithmetic before any (as :func:`smoothed_delta`), and each
+        evaluation is refused before it starts when its estimate exceeds what is left.
 
     References
     ----------
@@ -338,14 +443,20 @@ def smoothed_epsilon(
     t, scalar = as_log_targets(delta, log)
     n = as_int(n, "n", minimum=1)
     red = _check_pi(mechanism, n, pi)
+    with budget_scope(budget) as seconds:
+        if not window_may_apply(mechanism, n, red.vertices, np.ones(1)):
+            _check_exact_floor(n, red.vertices.shape[1], 1, seconds)  # by arithmetic, before any step
+        deadline = time.perf_counter() + seconds
 
-    # validated once above: each step of the bisection runs the exact engine itself
-    def curve(e: FloatArray) -> FloatArray:
-        res = smoothed_exact(mechanism, n, red, as_epsilon(np.ravel(e))[0], progress, budget)
-        return np.reshape(np.asarray(res.log_delta_values, dtype=float), (1, e.size))
+        # validated once above: each step of the bisection runs the exact engine itself, within
+        # what is left of the budget (refused before a step that would not fit)
+        def curve(e: FloatArray) -> FloatArray:
+            left = max(deadline - time.perf_counter(), 1e-9)
+            res = smoothed_exact(mechanism, n, red, as_epsilon(np.ravel(e))[0], progress, left)
+            return np.reshape(np.asarray(res.log_delta_values, dtype=float), (1, e.size))
 
-    with mechanism._law_scope():  # each output law once over the whole bisection
-        out = invert_log_delta(curve, t, 1)[0]
+        with mechanism._law_scope():  # each output law once over the whole bisection
+            out = invert_log_delta(curve, t, 1)[0]
     return float(out[0]) if scalar else out
 
 

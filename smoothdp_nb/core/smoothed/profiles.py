@@ -27,6 +27,7 @@ import numpy.typing as npt
 from smoothdp_nb.core.numerics.array_types import FloatArray, FloatOrArray, IntArray
 from smoothdp_nb.core.numerics.enclosures import LIBM_REL, LogEnclosure, U, exp_up, fraction_up, next_up
 from smoothdp_nb.core.numerics.validation import as_epsilon, as_flag, as_histograms, as_int, as_open_unit, as_real
+from smoothdp_nb.core.runtime.budget import DEFAULT_BUDGET_SECONDS, budget_scope
 from smoothdp_nb.core.smoothed.mechanisms import Mechanism
 from smoothdp_nb.core.smoothed.mechanisms.rounding import shape_result
 
@@ -53,7 +54,12 @@ def check_mechanism(mechanism: object) -> Mechanism:
 
 
 def privacy_profile(
-    mechanism: Mechanism, hist: npt.ArrayLike, epsilon: npt.ArrayLike, *, log: bool = False
+    mechanism: Mechanism,
+    hist: npt.ArrayLike,
+    epsilon: npt.ArrayLike,
+    *,
+    log: bool = False,
+    budget: float = DEFAULT_BUDGET_SECONDS,
 ) -> FloatOrArray:
     """Database-dependent privacy profile delta_{epsilon,M}(x) (Definition 2),
     as a proven upper bound.
@@ -74,6 +80,12 @@ def privacy_profile(
         The same bounds as natural logarithms (``-inf`` for an exact zero),
         which stay finite far below the float64 range (e.g. 1e-5000).  The
         type and shape of the result do not change.
+    budget : float, default 600 (keyword-only)
+        Seconds the computation may take: refused before the work
+        (:class:`~smoothdp_nb.ComputationTooLarge`, with the estimate) when its
+        estimated time exceeds it or its memory the memory budget
+        (:func:`~smoothdp_nb.core.runtime.budget.memory_budget`); ``math.inf`` for no
+        time limit.
 
     Returns
     -------
@@ -101,13 +113,16 @@ def privacy_profile(
     """
     log = as_flag(log, "log")
     mech, h, single, e, eps_scalar = _profile_input(mechanism, hist, epsilon)
-    enc = mech._profile(h, e)
+    with budget_scope(budget):
+        enc = mech._profile(h, e)
     if log:
         return shape_result(enc.upper, single, eps_scalar)
     return shape_result(np.minimum(exp_up(enc.upper), _row_caps(mech, h.sum(axis=1), e)), single, eps_scalar)
 
 
-def privacy_profile_enclosure(mechanism: Mechanism, hist: npt.ArrayLike, epsilon: npt.ArrayLike) -> LogEnclosure:
+def privacy_profile_enclosure(
+    mechanism: Mechanism, hist: npt.ArrayLike, epsilon: npt.ArrayLike, *, budget: float = DEFAULT_BUDGET_SECONDS
+) -> LogEnclosure:
     """Proven bounds ``lower <= log delta_{epsilon,M}(x) <= upper`` (Definition 2).
 
     The same computation as :func:`privacy_profile` (its ``log=True`` values
@@ -118,6 +133,12 @@ def privacy_profile_enclosure(mechanism: Mechanism, hist: npt.ArrayLike, epsilon
     mechanism : Mechanism
     hist : array_like of int, shape (m,) or (k, m)
     epsilon : float or 1-D array of floats >= 0
+    budget : float, default 600 (keyword-only)
+        Seconds the computation may take: refused before the work
+        (:class:`~smoothdp_nb.ComputationTooLarge`, with the estimate) when its
+        estimated time exceeds it or its memory the memory budget
+        (:func:`~smoothdp_nb.core.runtime.budget.memory_budget`); ``math.inf`` for no
+        time limit.
 
     Returns
     -------
@@ -131,7 +152,8 @@ def privacy_profile_enclosure(mechanism: Mechanism, hist: npt.ArrayLike, epsilon
     Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 2.
     """
     mech, h, single, e, eps_scalar = _profile_input(mechanism, hist, epsilon)
-    enc = mech._profile(h, e)
+    with budget_scope(budget):
+        enc = mech._profile(h, e)
     return LogEnclosure(
         np.asarray(shape_result(enc.lower, single, eps_scalar)),
         np.asarray(shape_result(enc.upper, single, eps_scalar)),
@@ -166,6 +188,7 @@ def dp_delta(
     *,
     categories: int = 2,
     log: bool = False,
+    budget: float = DEFAULT_BUDGET_SECONDS,
 ) -> FloatOrArray:
     """The worst case of delta_{epsilon,M}(x) over all databases of n records (Theorem 1),
     as a proven upper bound (its natural log with ``log=True``; proven bounds on
@@ -182,6 +205,9 @@ def dp_delta(
       ``epsilon``.
 
     ``epsilon`` may be a scalar or an array (the result has its shape).
+    ``budget`` (seconds, keyword-only): the enumeration is refused before it starts
+    (:class:`~smoothdp_nb.ComputationTooLarge`, with the estimate) when its estimated
+    time exceeds it or its memory the memory budget; ``math.inf`` for no time limit.
 
     References
     ----------
@@ -189,15 +215,22 @@ def dp_delta(
     """
     log = as_flag(log, "log")
     mech, n, e, scalar, cats = _dp_input(mechanism, n, epsilon, categories)
-    res = mech._dp_delta(n, e, categories=cats, log=log)
+    with budget_scope(budget) as seconds:
+        res = mech._dp_delta(n, e, categories=cats, log=log, budget=seconds)
     return float(res[0]) if scalar else res
 
 
 def dp_delta_enclosure(
-    mechanism: Mechanism, n: int, epsilon: npt.ArrayLike | None = None, *, categories: int = 2
+    mechanism: Mechanism,
+    n: int,
+    epsilon: npt.ArrayLike | None = None,
+    *,
+    categories: int = 2,
+    budget: float = DEFAULT_BUDGET_SECONDS,
 ) -> LogEnclosure:
     """Proven bounds ``lower <= log(DP delta) <= upper`` (Theorem 1): the
-    enclosure behind :func:`dp_delta` (whose ``log=True`` values are ``.upper``).
+    enclosure behind :func:`dp_delta` (whose ``log=True`` values are ``.upper``), refused
+    above ``budget`` seconds as it is.
 
     Returns
     -------
@@ -209,7 +242,8 @@ def dp_delta_enclosure(
     Liu, Wang, Xia, *Smoothed Differential Privacy*: Theorem 1.
     """
     mech, n, e, scalar, cats = _dp_input(mechanism, n, epsilon, categories)
-    enc = mech._dp_delta_enclosure(n, e, categories=cats)
+    with budget_scope(budget) as seconds:
+        enc = mech._dp_delta_enclosure(n, e, categories=cats, budget=seconds)
     if scalar:
         return LogEnclosure(float(np.asarray(enc.lower)[0]), float(np.asarray(enc.upper)[0]))  # type: ignore[arg-type]
     return enc

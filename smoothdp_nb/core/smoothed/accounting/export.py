@@ -23,9 +23,9 @@ from smoothdp_nb.core.numerics.array_types import FloatArray, FloatOrArray, IntA
 from smoothdp_nb.core.numerics.enclosures import exp_down, exp_up
 from smoothdp_nb.core.numerics.privacy_loss.pld import ComposedLoss, LossDistribution
 from smoothdp_nb.core.numerics.validation import as_epsilon, as_histograms, as_real
-from smoothdp_nb.core.runtime.budget import ComputationTooLarge
+from smoothdp_nb.core.runtime.budget import DEFAULT_BUDGET_SECONDS, ComputationTooLarge, budget_scope
 from smoothdp_nb.core.smoothed.mechanisms import Mechanism
-from smoothdp_nb.core.smoothed.mechanisms.composed import pair_loss
+from smoothdp_nb.core.smoothed.mechanisms.composed import check_pair_evaluation, pair_loss
 from smoothdp_nb.core.smoothed.profiles import check_mechanism
 
 if TYPE_CHECKING:
@@ -203,7 +203,7 @@ class PrivacyLossDistribution:
 
 
 def privacy_loss_distribution(
-    mechanism: Mechanism, hist: npt.ArrayLike, neighbour: npt.ArrayLike
+    mechanism: Mechanism, hist: npt.ArrayLike, neighbour: npt.ArrayLike, *, budget: float = DEFAULT_BUDGET_SECONDS
 ) -> PrivacyLossDistribution:
     """The privacy-loss distribution of ``mechanism`` on the neighbouring pair (x, x') = (hist, neighbour).
 
@@ -214,6 +214,11 @@ def privacy_loss_distribution(
         :func:`~smoothdp_nb.joint` compositions.
     hist, neighbour : array_like of int, shape (m,)
         Histograms of two neighbouring databases (one record changes category).
+    budget : float, default 600 (keyword-only)
+        Seconds: a composition whose runs' losses would take longer to build, or whose
+        composed law would take longer to evaluate at one epsilon (both bounds, both
+        directions), is refused before it is built (:class:`~smoothdp_nb.ComputationTooLarge`,
+        with the estimate), as is one that would not fit the memory budget.
 
     Returns
     -------
@@ -237,5 +242,7 @@ def privacy_loss_distribution(
     check_neighbours(a, b)
     mechanism.check_histograms(a[None, :], "hist")
     mechanism.sample_size(int(a.sum()))
-    f, bw = pair_loss(mechanism, a, b)
+    with budget_scope(budget):
+        f, bw = pair_loss(mechanism, a, b)
+        check_pair_evaluation(mechanism, (f, bw))
     return PrivacyLossDistribution(mechanism, a, b, f, bw)

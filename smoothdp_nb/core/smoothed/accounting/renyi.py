@@ -25,6 +25,7 @@ Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 3, Algorithm 1, Prop
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,14 +37,24 @@ from smoothdp_nb.core.numerics.enclosures import exp_down, exp_up, log_rel
 from smoothdp_nb.core.numerics.hull import reduce_to_vertices
 from smoothdp_nb.core.numerics.privacy_loss.renyi import renyi_monotone
 from smoothdp_nb.core.numerics.validation import as_histograms, as_int, as_real
+from smoothdp_nb.core.runtime.budget import (
+    DEFAULT_BUDGET_SECONDS,
+    Estimate,
+    budget_scope,
+    check_budget,
+    current_budget,
+)
 from smoothdp_nb.core.smoothed.accounting.export import renyi_of
 from smoothdp_nb.core.smoothed.engines.exact import general_error
 from smoothdp_nb.core.smoothed.engines.general import exact_general
-from smoothdp_nb.core.smoothed.mechanisms import Mechanism, compositions
-from smoothdp_nb.core.smoothed.mechanisms.composed import neighbours, pair_loss
+from smoothdp_nb.core.smoothed.mechanisms import Mechanism, compositions, count_histograms
+from smoothdp_nb.core.smoothed.mechanisms.composed import check_composition_work, neighbours, pair_loss
 from smoothdp_nb.core.smoothed.profiles import check_mechanism
 
 __all__ = ["renyi_profile", "smoothed_renyi", "SmoothedRenyi"]
+
+#: no neighbour pair's losses are built in less than this (a Python call and a few arrays)
+_MIN_PAIR_SECONDS = 1e-5
 
 
 def _as_alphas(alpha: object) -> tuple[FloatArray, bool]:
@@ -63,11 +74,20 @@ def _as_bound(bound: object) -> int:
 def _renyi_rows(mechanism: Mechanism, h: np.ndarray, alphas: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Proven (lower, upper) bounds on R_alpha(x) for every row of h and every alpha, each
     (k, A) and non-decreasing in alpha (:func:`renyi_monotone`); a maximum over
-    neighbours and directions preserves both bounds."""
-    k = h.shape[0]
+    neighbours and directions preserves both bounds.
+
+    Refused (:class:`~smoothdp_nb.ComputationTooLarge`) against
+    :func:`~smoothdp_nb.core.runtime.budget.current_budget`: first by
+    arithmetic (:func:`~smoothdp_nb.core.smoothed.mechanisms.composed.check_composition_work`),
+    then every mechanism after its first pair, whose time is extrapolated to the
+    ``k m (m - 1)`` pairs."""
+    k, m = h.shape
+    pairs = k * m * (m - 1)
+    check_composition_work(mechanism, h[0], pairs)
     lo = np.zeros((k, alphas.size))
     hi = np.zeros((k, alphas.size))
     cache: dict[tuple[bytes, bytes], tuple[FloatArray, FloatArray]] = {}
+    t0 = time.perf_counter()
     for r in range(k):
         x = h[r]
         for x2 in neighbours(x):
@@ -78,13 +98,26 @@ def _renyi_rows(mechanism: Mechanism, h: np.ndarray, alphas: FloatArray) -> tupl
                 bv = np.array([renyi_of(bw, float(al)) for al in alphas])
                 both = np.maximum(fv, bv)
                 cache[key] = (both[:, 0], both[:, 1])
+                if len(cache) == 1 and pairs > 1:  # the first pair prices the others
+                    check_budget(
+                        Estimate((time.perf_counter() - t0) * pairs, 0.0),
+                        current_budget(),
+                        f"the Renyi profiles of {mechanism!r} on {k:.3g} histogram(s) ({pairs:.3g} neighbour pairs)",
+                        "use fewer histograms or categories",
+                        parameter="hist",
+                    )
             lo[r] = np.maximum(lo[r], cache[key][0])
             hi[r] = np.maximum(hi[r], cache[key][1])
     return renyi_monotone(lo, hi, alphas)
 
 
 def renyi_profile(
-    mechanism: Mechanism, hist: npt.ArrayLike, alpha: npt.ArrayLike, *, bound: str = "upper"
+    mechanism: Mechanism,
+    hist: npt.ArrayLike,
+    alpha: npt.ArrayLike,
+    *,
+    bound: str = "upper",
+    budget: float = DEFAULT_BUDGET_SECONDS,
 ) -> FloatOrArray:
     """Database-dependent Renyi divergence ``R_alpha(x)`` (natural-log units), certified.
 
@@ -102,6 +135,10 @@ def renyi_profile(
         A proven upper bound, or a proven lower bound (the argument is in
         :mod:`smoothdp_nb.core.numerics.privacy_loss.renyi`).  Both are non-decreasing
         in alpha over the orders asked for, as the divergence is.
+    budget : float, default 600
+        Seconds the computation may take: refused (:class:`~smoothdp_nb.ComputationTooLarge`,
+        with the estimate) by arithmetic on a composition before its runs are built, and
+        after the first neighbour pair when the pairs would take longer.
 
     Returns
     -------
@@ -118,7 +155,8 @@ def renyi_profile(
         mechanism.sample_size(int(n))
     alphas, scalar = _as_alphas(alpha)
     which = _as_bound(bound)
-    res = _renyi_rows(mechanism, h, alphas)[which]
+    with budget_scope(budget):
+        res = _renyi_rows(mechanism, h, alphas)[which]
     out = res[0] if single else res
     if scalar:
         out = out[..., 0]
@@ -173,7 +211,14 @@ class SmoothedRenyi:
         return "\n".join(lines)
 
 
-def smoothed_renyi(mechanism: Mechanism, n: int, pi: npt.ArrayLike, alpha: npt.ArrayLike) -> SmoothedRenyi:
+def smoothed_renyi(
+    mechanism: Mechanism,
+    n: int,
+    pi: npt.ArrayLike,
+    alpha: npt.ArrayLike,
+    *,
+    budget: float = DEFAULT_BUDGET_SECONDS,
+) -> SmoothedRenyi:
     """``max over compositions of E_{x ~ (pi_1..pi_n)}[R_alpha(x)]`` (see the module
     docstring for what it means), by Algorithm 1 over the hull vertices of Pi
     (Proposition 7): ``R_alpha`` of every histogram of n records, then the
@@ -182,6 +227,11 @@ def smoothed_renyi(mechanism: Mechanism, n: int, pi: npt.ArrayLike, alpha: npt.A
     ``value`` is a proven upper bound and ``lower`` a proven lower bound: the engine runs
     on the profiles' upper (lower) bounds, and its relative float error
     (:func:`~smoothdp_nb.core.smoothed.engines.exact.general_error`) is added (subtracted).
+
+    Refused (:class:`~smoothdp_nb.ComputationTooLarge`) before any work, by arithmetic, when
+    the ``C(n + m - 1, m - 1)`` histograms' pairs would take more than ``budget`` seconds
+    even at :data:`_MIN_PAIR_SECONDS` each or their tables (the histograms, two bounds per
+    order) would not fit the memory budget; then as :func:`renyi_profile`.
 
     References
     ----------
@@ -197,8 +247,18 @@ def smoothed_renyi(mechanism: Mechanism, n: int, pi: npt.ArrayLike, alpha: npt.A
     if mechanism.categories is not None and m != mechanism.categories:
         raise ValueError(f"pi must have {mechanism.categories} columns (one per category of {mechanism!r}), got {m}")
     alphas, _ = _as_alphas(alpha)
-    hists = compositions(n, m)
-    R_lo, R_hi = _renyi_rows(mechanism, hists, alphas)  # (H, A) each
+    H = count_histograms(n, m)
+    with budget_scope(budget) as seconds:
+        check_budget(
+            Estimate(float(H) * m * (m - 1) * _MIN_PAIR_SECONDS, float(H) * (8.0 * m + 32.0 * alphas.size)),
+            seconds,
+            f"the smoothed Renyi divergence for n={n}, m={m} ({float(H):.3g} histograms, each with "
+            f"m (m - 1) neighbour pairs of at least {_MIN_PAIR_SECONDS:g} s)",
+            "use a smaller n",
+            parameter="n",
+        )
+        hists = compositions(n, m)
+        R_lo, R_hi = _renyi_rows(mechanism, hists, alphas)  # (H, A) each
 
     def expectations(R: FloatArray) -> tuple[np.ndarray, FloatArray]:
         infinite = np.isinf(R)

@@ -96,9 +96,16 @@ def composition_cells(n: int, l: int, k: int) -> tuple[np.ndarray, np.ndarray, n
     Cells are the boxes ``w b_j <= c_j <= w b_j + w - 1`` (j < l) of the
     smallest w giving at most k non-empty boxes.
     """
-    w = 1
-    while math.comb(n // w + l - 1, l - 1) > k:
-        w += 1
+    # the smallest w with at most k boxes: the count is non-increasing in w, so bisect
+    # (a step-by-step search takes n / k steps: forever at n = 10^18)
+    lo_w, hi_w = 1, n + 1  # beyond n every box is the one composition (0, ..., 0, n)
+    while lo_w < hi_w:
+        mid = (lo_w + hi_w) // 2
+        if math.comb(n // mid + l - 1, l - 1) > k:
+            lo_w = mid + 1
+        else:
+            hi_w = mid
+    w = lo_w
     g = n // w
     b = compositions(g, l)[:, :-1] if l > 1 else np.zeros((1, 0), dtype=np.int64)
     lo = w * b

@@ -16,7 +16,13 @@ import pandas as pd
 from smoothdp_nb.core.numerics.array_types import FloatArray, IntArray
 from smoothdp_nb.core.numerics.enclosures import LogEnclosure
 from smoothdp_nb.core.numerics.validation import as_histograms, as_int, as_rng
-from smoothdp_nb.core.runtime.budget import DEFAULT_BUDGET_SECONDS, ComputationTooLarge, Estimate, check_budget
+from smoothdp_nb.core.runtime.budget import (
+    DEFAULT_BUDGET_SECONDS,
+    ComputationTooLarge,
+    Estimate,
+    check_budget,
+    current_budget,
+)
 from smoothdp_nb.core.runtime.parallel import engine_threads
 from smoothdp_nb.core.smoothed.mechanisms.enumeration import (
     PAIR_CHUNK_CELLS,
@@ -291,7 +297,7 @@ class Mechanism(ABC):
         laws = min(k * (1 + neigh), count_histograms(n, m))
         check_budget(
             Estimate(laws * _MIN_LAW_SECONDS, nbytes),
-            DEFAULT_BUDGET_SECONDS,
+            current_budget(),
             f"the privacy profile of {self!r} on {k} histogram(s) of {m} categories (each with "
             f"m (m - 1) = {neigh:.3g} neighbours, one output law each)",
             "use fewer categories (merge the ones the mechanism treats alike)",
@@ -402,6 +408,8 @@ class Mechanism(ABC):
                 t0 = time.perf_counter()
                 self._aligned_log_pmfs(probe)
                 seconds = time.perf_counter() - t0
+            except ComputationTooLarge:  # one law alone is over the budget: refused, not skipped
+                raise
             except ValueError:  # not a valid database size for this mechanism (e.g. a fixed sample > k)
                 seconds = 0.0
             if seconds > limit:

@@ -36,18 +36,40 @@ import numpy as np
 
 from smoothdp_nb.core.numerics.array_types import FloatArray, IntArray
 from smoothdp_nb.core.numerics.enclosures import LIBM_REL, LogEnclosure, U, lpmf_abs_error, next_down, next_up
-from smoothdp_nb.core.numerics.privacy_loss.pld import GRID_CELLS, ComposedLoss, LossDistribution, log_total, outward
+from smoothdp_nb.core.numerics.privacy_loss.lattice import LATTICE_FROM, composed_cells
+from smoothdp_nb.core.numerics.privacy_loss.pld import (
+    EXACT_SUPPORT,
+    GRID_CELLS,
+    ComposedLoss,
+    LossDistribution,
+    log_total,
+    outward,
+)
 from smoothdp_nb.core.numerics.validation import as_int, as_rng
-from smoothdp_nb.core.runtime.budget import DEFAULT_BUDGET_SECONDS, ComputationTooLarge, Estimate, check_budget
+from smoothdp_nb.core.runtime.budget import ComputationTooLarge, Estimate, check_budget, current_budget
 from smoothdp_nb.core.smoothed.mechanisms.base import MAX_CELLS, Mechanism
 from smoothdp_nb.core.smoothed.mechanisms.sampling_histogram.mechanism import SamplingHistogram
 
-__all__ = ["Repeat", "Joint", "repeat", "joint", "pair_loss", "run_losses"]
+__all__ = [
+    "Repeat",
+    "Joint",
+    "repeat",
+    "joint",
+    "pair_loss",
+    "run_losses",
+    "build_estimate",
+    "check_composition_work",
+    "check_pair_evaluation",
+    "evaluation_seconds",
+    "pair_seconds",
+]
 
 # widest exact single-run loss support built from the sampling histogram's count law
 _MAX_RUN_SUPPORT = 2**23
 #: most runs a composition lists one by one (sampling, output laws); the profile composes repeats as one part
 _MAX_LISTED_RUNS = 10**6
+#: most mechanisms a joint's repr lists one by one
+_REPR_MECHANISMS = 6
 # neighbour pairs whose losses a composed mechanism remembers
 _PAIR_CACHE = 16
 _CACHE_LOCK = threading.Lock()
@@ -186,7 +208,11 @@ def _as_cells(cells: int | None) -> int | None:
 
 def pair_loss(mech: Mechanism, x: IntArray, x2: IntArray) -> tuple[ComposedLoss, ComposedLoss]:
     """(forward, backward) composed privacy losses of ``mech`` on the pair (x, x'),
-    each carrying its runs rounded for the upper and for the lower bound."""
+    each carrying its runs rounded for the upper and for the lower bound.
+
+    Refused first (:func:`check_composition_work`, arithmetic only) when building the runs'
+    losses alone would exceed the time or memory budget."""
+    check_composition_work(mech, x, pairs=1)
     fu, bu, fl, bl = run_losses(mech, np.asarray(x, dtype=np.int64), np.asarray(x2, dtype=np.int64))
     cells = getattr(mech, "grid_cells", None) or GRID_CELLS
     return (
@@ -257,11 +283,207 @@ def _check_composed_size(losses: tuple[ComposedLoss, ComposedLoss]) -> None:
         seconds = _FFT_SECONDS_PER_CELL_LEVEL * cells * max(1.0, math.log2(cells)) * levels
         check_budget(
             Estimate(seconds, _BYTES_PER_CELL * cells),
-            DEFAULT_BUDGET_SECONDS,
+            current_budget(),
             f"composing {runs:.3g} runs into one privacy-loss distribution (~{cells:.3g} losses)",
             "use fewer runs (a smaller k in repeat, fewer mechanisms in joint)",
             parameter="k",
         )
+
+
+# --- the up-front cost of a composition (arithmetic: nothing is built or composed to estimate it) ---
+
+#: seconds to build one run's loss distributions on one neighbour pair, both directions and both
+#: bounds (measured 8.3-8.4 ms for a two-category sampling histogram at load 2-9)
+_BUILD_SECONDS_PER_RUN = 0.01
+#: seconds per atom of one run's loss law on one pair (its pmf, errors and outward rounding, four
+#: times: measured 14 s for the two directions of a sampling histogram's pair at n = 10^6, 5 x 10^5
+#: atoms, at load 12)
+_BUILD_SECONDS_PER_ATOM = 3e-5
+#: bytes per atom of one run's loss distributions (four laws of losses, masses and lattice indices)
+_BYTES_PER_RUN_ATOM = 4 * 32.0
+#: seconds of one grid evaluation apart from its convolutions at 2^18 cells (the cut search, the
+#: saddle point, the final sum; measured 3 s at load 8 on the project machine)
+_GRID_BASE_SECONDS = 3.0
+#: seconds of one convolution of two grids of 2^18 cells (measured 0.15-0.6 s at load 8-9)
+_GRID_CONVOLUTION_SECONDS = 0.5
+#: seconds per run part of a grid or lattice evaluation (its tilted grid, its moments in the saddle search)
+_GRID_PART_SECONDS = 0.005
+#: seconds per step of an exact composition and per cell of its outer sum (measured 0.4 ms per step
+#: of small laws at load 2, and 1.9 ms per step composing 2,000 two-atom runs at load 9, whose
+#: supports grow to 2,000 atoms)
+_EXACT_STEP_SECONDS = 1e-3
+_EXACT_CELL_SECONDS = 5e-7
+
+
+def _built_runs(mech: Mechanism) -> list[Mechanism]:
+    """The mechanisms whose loss distributions :func:`run_losses` builds, one entry per build:
+    a joint builds each of its mechanisms', a repeat its mechanism's once (whatever k)."""
+    if isinstance(mech, Repeat):
+        return _built_runs(mech.mechanism)
+    if isinstance(mech, Joint):
+        return [r for m in mech.mechanisms for r in _built_runs(m)]
+    return [mech]
+
+
+def _run_atoms(mech: Mechanism, n: int, m: int) -> float:
+    """A bound on the atoms of one run's loss law where one is known by arithmetic (the
+    two-category sampling histogram: the range of its count law, at most T + 1), else 1."""
+    if isinstance(mech, SamplingHistogram) and m == 2:
+        return float(min(mech.sample_size(n) + 1, _MAX_RUN_SUPPORT))
+    return 1.0
+
+
+def build_estimate(mech: Mechanism, n: int, m: int, pairs: int) -> Estimate:
+    """Time and memory of building the runs' loss distributions of ``pairs`` neighbour pairs
+    of databases of n records on m categories, by arithmetic on the composition's tree (its
+    size is the caller's; a repeat counts once, whatever k): :data:`_BUILD_SECONDS_PER_RUN`
+    per run and pair and :data:`_BUILD_SECONDS_PER_ATOM` per atom of its loss law (where
+    :func:`_run_atoms` knows them); the bytes of the pairs kept at once (at most the pair
+    cache).  A mechanism that is no composition is one run."""
+    runs = _built_runs(mech)
+    atoms = math.fsum(_run_atoms(r, n, m) for r in runs)
+    seconds = float(pairs) * (len(runs) * _BUILD_SECONDS_PER_RUN + atoms * _BUILD_SECONDS_PER_ATOM)
+    return Estimate(seconds, min(pairs, _PAIR_CACHE) * atoms * _BYTES_PER_RUN_ATOM)
+
+
+def check_composition_work(mech: Mechanism, x: IntArray, pairs: int, budget: float | None = None) -> None:
+    """Refuse (:class:`ComputationTooLarge`, before anything is built) a mechanism (a
+    composition, or one run) whose runs' losses on ``pairs`` neighbour pairs of ``x``'s size (:func:`build_estimate`) would
+    not fit the budget (``budget`` seconds, default
+    :func:`~smoothdp_nb.core.runtime.budget.current_budget`) or the memory budget."""
+    x = np.asarray(x)
+    n, m = int(x.sum()), int(x.size)
+    est = build_estimate(mech, n, m, pairs)
+    check_budget(
+        est,
+        current_budget() if budget is None else budget,
+        f"building the privacy losses of {len(_built_runs(mech)):.3g} runs on {pairs:.3g} neighbour pairs",
+        "use fewer mechanisms in joint (a repeat builds its mechanism once, whatever k)"
+        if isinstance(mech, Joint)
+        else "use smaller databases (n records)",
+        parameter="mechanisms" if isinstance(mech, Joint) else "n",
+    )
+
+
+def evaluation_seconds(loss: ComposedLoss, upper: bool = True) -> tuple[float, float]:
+    """Seconds of :meth:`ComposedLoss.log_delta` (estimated): (once per bound, per epsilon).
+
+    The exact composition is computed once per bound and kept (each epsilon then reads it);
+    the lattice and the grid paths run at each epsilon.
+
+    From the runs' supports, without composing anything (the lattice test it starts with is
+    one pass over the atoms).  It follows :meth:`ComposedLoss.method`:
+
+    * lattice: :data:`_GRID_BASE_SECONDS` scaled by the cells of its grids (the composed
+      cells, at most the tilted law's window), plus per part its convolutions
+      (``bit_length(k) + popcount(k)``: the squarings and the products);
+    * else an exact composition is tried, step by step: each step's outer sum has at most
+      the product of the two supports, the composed support at most :data:`EXACT_SUPPORT`
+      (beyond it the exact path gives up) and, on a lattice, at most the composed cells; it
+      is sure to give up once the sum set's least size ``|A| + |B| - 1`` exceeds
+      :data:`EXACT_SUPPORT`.  When it may give up, the lattice or the grid
+      (``loss.cells`` cells) is added.
+
+    Errs high: the merging of equal losses keeps most exact compositions far smaller.
+    """
+    parts = [(d, int(k)) for d, k in loss.parts_for(upper) if k > 0 and d.size]
+    if not parts:
+        return 0.0, 0.0
+    convolutions = sum(k.bit_length() + bin(k).count("1") for _, k in parts)
+    lat = loss.lattice(upper)
+    lattice_cells = composed_cells(loss.parts, lat[0]) if lat is not None else math.inf
+
+    def fallback(cells: float) -> float:
+        scale = cells * max(1.0, math.log2(max(cells, 2.0))) / (2.0**18 * 18.0)
+        return (_GRID_BASE_SECONDS + convolutions * _GRID_CONVOLUTION_SECONDS) * scale + len(parts) * _GRID_PART_SECONDS
+
+    if lat is not None:
+        # the lattice grids keep the cells within 2^-64 of the tilted law's largest: about
+        # ten tilted standard deviations either side, each at most the square root of the
+        # sum of the runs' (range / 2)^2 (a law on an interval of length r has variance at
+        # most r^2 / 4, tilted or not)
+        ranges = [(float(d.losses[-1]) - float(d.losses[0])) / lat[0] for d, _ in parts]
+        spread = math.sqrt(math.fsum(k * r * r / 4.0 for (_, k), r in zip(parts, ranges)))
+        lattice_window = min(lattice_cells, 20.0 * spread + math.fsum(ranges) + 1.0)
+    if lat is not None and lattice_cells >= LATTICE_FROM:
+        return 0.0, fallback(lattice_window)
+    # the exact attempt, step by step, with bounds (least, most) on the supports it composes:
+    # the sum set of A and B has at least |A| + |B| - 1 distinct values, and a sum of c runs
+    # of one law of s losses at most the C(c + s - 1, s - 1) multisets of its losses (runs with
+    # bit-identical losses are one law here, whichever mechanism built them)
+    group = {d.losses.tobytes(): i for i, (d, _) in enumerate(parts)}
+    sizes = [float(d.size) for d, _ in parts]
+
+    def most(copies: dict[int, int]) -> float:
+        log_count = sum(_log_comb(c + sizes[g] - 1.0, sizes[g] - 1.0) for g, c in copies.items())
+        return min(math.exp(min(log_count, 700.0)), EXACT_SUPPORT, lattice_cells)
+
+    seconds = 0.0
+    total: dict[int, int] = {}
+    lo, hi = 1.0, 1.0
+    gave_up = False
+    for d, k in parts:
+        g = group[d.losses.tobytes()]
+        copies = 1
+        p_lo, p_hi = float(d.size), most({g: 1})
+        while k and not gave_up:
+            if k & 1:
+                seconds += _EXACT_STEP_SECONDS + min(hi * p_hi, 2.0**23) * _EXACT_CELL_SECONDS
+                gave_up = hi * p_hi > 2.0**23
+                total[g] = total.get(g, 0) + copies
+                lo, hi = lo + p_lo - 1.0, most(total)
+                gave_up = gave_up or lo > EXACT_SUPPORT
+            k >>= 1
+            if k and not gave_up:
+                seconds += _EXACT_STEP_SECONDS + min(p_hi * p_hi, 2.0**23) * _EXACT_CELL_SECONDS
+                gave_up = p_hi * p_hi > 2.0**23
+                copies *= 2
+                p_lo, p_hi = 2.0 * p_lo - 1.0, most({g: copies})
+                gave_up = gave_up or p_lo > EXACT_SUPPORT
+        if gave_up:
+            break
+    per_epsilon = hi * _EXACT_CELL_SECONDS
+    if gave_up or hi >= EXACT_SUPPORT:
+        per_epsilon += fallback(lattice_window if lat is not None else float(loss.cells))
+    return seconds, per_epsilon
+
+
+def _log_comb(a: float, b: float) -> float:
+    """log C(a, b) for reals a >= b >= 0 (the log-gamma form)."""
+    return math.lgamma(a + 1.0) - math.lgamma(b + 1.0) - math.lgamma(a - b + 1.0)
+
+
+def check_pair_evaluation(mech: Mechanism, losses: tuple[ComposedLoss, ComposedLoss]) -> None:
+    """Refuse a pair's composed losses (of a repeat or a joint) whose composed law would not
+    fit the memory budget or whose evaluation at one epsilon, both bounds and directions,
+    would exceed :func:`~smoothdp_nb.core.runtime.budget.current_budget`."""
+    if isinstance(mech, _Composed):
+        _check_composed_size(losses)
+        _check_evaluations(losses, 1, 1, f"the privacy-loss distribution of {mech!r}")
+
+
+def pair_seconds(losses: tuple[ComposedLoss, ComposedLoss], n_epsilon: int) -> float:
+    """Seconds to evaluate one pair's losses, both directions and bounds, at ``n_epsilon``
+    epsilons (:func:`evaluation_seconds`)."""
+    total = 0.0
+    for loss in losses:
+        for upper in (True, False):
+            once, per = evaluation_seconds(loss, upper)
+            total += once + n_epsilon * per
+    return total
+
+
+def _check_evaluations(losses: tuple[ComposedLoss, ComposedLoss], pairs: int, n_epsilon: int, what: str) -> None:
+    """Refuse, before composing, ``pairs`` pairs like this one evaluated at ``n_epsilon``
+    epsilons (:func:`pair_seconds`) when that exceeds the budget."""
+    per = pair_seconds(losses, n_epsilon)
+    check_budget(
+        Estimate(per * pairs, 0.0),
+        current_budget(),
+        f"{what} ({pairs:.3g} neighbour pairs at {n_epsilon} epsilon(s), ~{per:.3g} s each)",
+        "use fewer runs (a smaller k in repeat, fewer mechanisms in joint) or fewer epsilons",
+        parameter="k",
+    )
 
 
 class _Composed(Mechanism):
@@ -347,12 +569,15 @@ class _Composed(Mechanism):
         which preserves both bounds."""
         h = np.asarray(hists, dtype=np.int64)
         k = h.shape[0]
+        m = h.shape[1]
+        pairs = k * m * (m - 1)
+        check_composition_work(self, h[0], pairs)
         cache: dict[tuple[bytes, bytes], tuple[FloatArray, FloatArray]] = {}
 
         def direction(p: IntArray, q: IntArray) -> tuple[FloatArray, FloatArray]:
             key = (p.tobytes(), q.tobytes())
             if key not in cache:
-                f, b = self._pair(p, q)
+                f, b = self._pair(p, q, pairs, epsilon.size)
                 cache[key] = (f.log_delta(epsilon, upper=False), f.log_delta(epsilon, upper=True))
                 cache[(q.tobytes(), p.tobytes())] = (
                     b.log_delta(epsilon, upper=False),
@@ -370,9 +595,12 @@ class _Composed(Mechanism):
                     hi[r] = np.maximum(hi[r], dh)
         return LogEnclosure(np.minimum(lo, 0.0), np.minimum(hi, 0.0))
 
-    def _pair(self, x: IntArray, x2: IntArray) -> tuple[ComposedLoss, ComposedLoss]:
+    def _pair(self, x: IntArray, x2: IntArray, pairs: int = 1, n_epsilon: int = 1) -> tuple[ComposedLoss, ComposedLoss]:
         """:func:`pair_loss`, remembered for the last few pairs (an inverse curve evaluates
-        the same pairs at many epsilons; a large single-run loss costs a second to build)."""
+        the same pairs at many epsilons; a large single-run loss costs a second to build).
+        A new pair is refused before composing when its composed law would not fit
+        (:func:`_check_composed_size`) or ``pairs`` pairs like it at ``n_epsilon`` epsilons
+        would exceed the time budget (:func:`pair_seconds`)."""
         cache: OrderedDict[tuple[bytes, bytes], tuple[ComposedLoss, ComposedLoss]]
         cache = self.__dict__.setdefault("_pair_cache", OrderedDict())
         key = (x.tobytes(), x2.tobytes())
@@ -382,6 +610,7 @@ class _Composed(Mechanism):
                 return cache[key]
         val = pair_loss(self, x, x2)
         _check_composed_size(val)
+        _check_evaluations(val, pairs, n_epsilon, f"the privacy profile of {self!r}")
         with _CACHE_LOCK:
             cache[key] = val
             if len(cache) > _PAIR_CACHE:
@@ -395,24 +624,38 @@ class _Composed(Mechanism):
         return state
 
     def _profile_cost(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> Estimate:
-        """One neighbour pair is timed at n (both directions and bounds, ``n_epsilon`` epsilons),
-        times the ``m (m - 1)`` pairs of each of the ``count`` histograms; bytes: the
-        pairs' two bounds in both directions, and the neighbour histograms."""
+        """The ``m (m - 1)`` pairs of each of the ``count`` histograms, each built
+        (:func:`build_estimate`) and evaluated in both directions and bounds at
+        ``n_epsilon`` epsilons; bytes: the pairs' two bounds in both directions, and the
+        neighbour histograms.
+
+        By arithmetic first: when building the pairs' runs alone exceeds ``budget`` that is
+        returned.  Else one pair at n is built (a probe) and its evaluations are timed on up
+        to four epsilons (the measured time), unless :func:`pair_seconds` prices that
+        timing itself above ``budget``: then the model is returned."""
+        pairs = count * m * (m - 1)
         x = np.zeros(m, dtype=np.int64)
         x[0] = n - n // 2
         x[1] = n // 2
         x2 = x.copy()
         x2[0] -= 1
         x2[1] += 1
+        nbytes = pairs * (32.0 * max(1, n_epsilon) + 8.0 * m)
+        build = build_estimate(self, n, m, pairs)
+        if build.seconds > budget:
+            return Estimate(build.seconds, max(build.bytes, nbytes))
         t0 = time.perf_counter()
         f, b = pair_loss(self, x, x2)
+        built = time.perf_counter() - t0
         e = np.linspace(0.0, 1.0, max(1, min(n_epsilon, 4)))
+        if pair_seconds((f, b), e.size) > budget:  # timing the evaluations would itself overrun: the model
+            return Estimate(pairs * (built + pair_seconds((f, b), n_epsilon)), max(build.bytes, nbytes))
+        t0 = time.perf_counter()
         for upper in (True, False):  # the enclosure computes both bounds
             f.log_delta(e, upper)
             b.log_delta(e, upper)
-        per = (time.perf_counter() - t0) * max(1.0, n_epsilon / e.size)
-        pairs = count * m * (m - 1)
-        return Estimate(pairs * per, pairs * (32.0 * max(1, n_epsilon) + 8.0 * m))
+        per = built + (time.perf_counter() - t0) * max(1.0, n_epsilon / e.size)
+        return Estimate(pairs * per, max(build.bytes, nbytes))
 
 
 class Repeat(_Composed):
@@ -504,6 +747,9 @@ class Joint(_Composed):
         return list(self.mechanisms)
 
     def __repr__(self) -> str:
+        if len(self.mechanisms) > _REPR_MECHANISMS:  # a message naming a joint of 5,000 stays readable
+            shown = ", ".join(repr(m) for m in self.mechanisms[:2])
+            return f"joint({shown}, ... {len(self.mechanisms)} mechanisms)"
         return "joint(" + ", ".join(repr(m) for m in self.mechanisms) + ")"
 
     def _key(self) -> tuple[Mechanism, ...]:

@@ -15,7 +15,10 @@ profile of a sample of histograms (:func:`profile_sample`), which also
 measures the profile's CPU time per histogram for the n + 1 profiles.  The
 general engine (m >= 3 or more vertices) is priced per composition, per
 log-space term (:func:`general_work_units`, counted exactly) and per entry of
-its histogram index.
+its histogram index.  The windowed certificate
+(:mod:`~smoothdp_nb.core.smoothed.engines.window`) is priced by the histograms it is
+expected to profile (:func:`~smoothdp_nb.core.smoothed.engines.window.planned_profiles`)
+and its bounds' arithmetic (:func:`window_seconds`).
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ from smoothdp_nb.core.smoothed.engines.schedule import (
 )
 
 __all__ = [
+    "window_seconds",
+    "window_bytes",
     "estimate_exact_seconds",
     "engine_seconds",
     "binary_work_units",
@@ -68,6 +73,13 @@ _PER_INDEX_ROW = 1.5e-8
 _MAX_BLOCKS_WALKED = 4096
 # guess of the spread of log delta (natural log per record) for the window width
 _SPREAD_PER_RECORD = 0.005
+# the windowed certificate besides its profiles: a fixed part (partition, range bounds, the
+# interval bounds' tilts), per epsilon column (the interval bounds and the induction's ratios)
+# and per profiled histogram and column (the induction's correlations and its base); CPU
+# seconds fitted at 3e6 and 1e7 records, three cases (benchmarks/ELECTORATE.md)
+_WINDOW_FIXED = 0.4
+_WINDOW_PER_COLUMN = 0.2
+_WINDOW_PER_ROW = 1.2e-5
 
 
 def binary_work_units(
@@ -159,10 +171,6 @@ class ProfileSample(NamedTuple):
     seconds_per_row: float  #: CPU seconds of the profile per histogram (all epsilon)
     x: np.ndarray | None = None  #: the sampled histograms' first counts (sorted, 0 and n included)
     logdelta: np.ndarray | None = None  #: log delta there, one column per distinct epsilon column
-
-
-# histograms above which the profile's cost is measured on a sample rather than modelled
-SAMPLE_TIMING_MIN = 16384
 
 
 def profile_sample(mechanism: Any, n: int, epsilon: np.ndarray, points: int = 1024) -> ProfileSample:
@@ -280,6 +288,19 @@ def general_speed(vertices: np.ndarray, n_epsilon: int) -> float:
     exact_general(logdelta, probe, m, vertices, None)
     measured = time.perf_counter() - t0
     return min(50.0, max(0.5, measured / _general_model(probe, m, l, E)))
+
+
+def window_seconds(rows: int, n_columns: int) -> float:
+    """Seconds of the windowed certificate besides its profiles, for ``rows`` profiled
+    histograms and ``n_columns`` epsilon columns (the fitted costs above)."""
+    return _WINDOW_FIXED + _WINDOW_PER_COLUMN * n_columns + _WINDOW_PER_ROW * rows
+
+
+def window_bytes(rows: int, n_columns: int) -> float:
+    """Peak bytes of the windowed certificate's arrays: the profiles' two bounds (twice while a
+    range grows), the induction's scaled copies and correlations (about six more), and the
+    interval bounds' temporaries (tens of MB, whatever n)."""
+    return 96.0 * rows * n_columns + 6.4e7
 
 
 def estimate_exact_seconds(n: int, m: int, l: int, E: int) -> float:

@@ -11,8 +11,7 @@ and prices them with per-unit CPU costs fitted on the 2-core reference machine
 (``python benchmarks/bench_smoothed.py --calibrate``, figures in
 ``benchmarks/README.md``).  What sets those counts besides n -- the spread
 and the slope of log delta, how many epsilon columns differ -- comes from the
-profile of a sample of histograms (:func:`profile_sample`), which also
-measures the profile's CPU time per histogram for the n + 1 profiles.  The
+profile of a sample of histograms (:func:`profile_sample`).  The
 general engine (m >= 3 or more vertices) is priced per composition, per
 log-space term (:func:`general_work_units`, counted exactly) and per entry of
 its histogram index.  The windowed certificate
@@ -168,7 +167,6 @@ class ProfileSample(NamedTuple):
     log_bound: float  #: :func:`~smoothdp_nb.core.smoothed.engines.schedule.window_log_bound` of the sample
     slope: float  #: largest |log delta(x + 1) - log delta(x)| between sampled neighbours
     distinct: int  #: epsilon columns that differ
-    seconds_per_row: float  #: CPU seconds of the profile per histogram (all epsilon)
     x: np.ndarray | None = None  #: the sampled histograms' first counts (sorted, 0 and n included)
     logdelta: np.ndarray | None = None  #: log delta there, one column per distinct epsilon column
 
@@ -180,18 +178,16 @@ def profile_sample(mechanism: Any, n: int, epsilon: np.ndarray, points: int = 10
     ``(x + 1, n - x - 1)`` spread evenly over 0 .. n (both ends included):
     the spread of log delta, the largest slope between neighbours and how
     many epsilon columns differ -- the three things besides n that set the
-    engine's work -- and the CPU time per histogram, which prices the n + 1
-    profiles of the computation (the profile's cost depends on the
-    mechanism, T and epsilon in ways no closed form here follows).  At most
-    2 ``points`` histograms, against n + 1 for the computation.
+    engine's work.  The profiles themselves are priced by the mechanism on the
+    engine's chunks, not timed here: spread histograms cost 2-4 times more each
+    than the contiguous chunks the computation runs, whose neighbours share
+    their pairs.  At most 2 ``points`` histograms, against n + 1 for the computation.
     """
     x = np.unique(np.linspace(0, max(n - 1, 0), min(points, n)).astype(np.int64))
     pairs = np.stack([x, x + 1], axis=1).ravel()
     hists = np.stack([pairs, n - pairs], axis=1)
     E = epsilon.size
-    t0 = time.process_time()
     ld = mechanism._profile(hists.astype(np.int64), epsilon).upper  # the hook: the caller validated the input
-    seconds = time.process_time() - t0
     with np.errstate(invalid="ignore"):  # -inf - -inf: two zeros, no slope
         steps = ld[1::2] - ld[0::2]
     fin = np.isfinite(steps)
@@ -200,7 +196,7 @@ def profile_sample(mechanism: Any, n: int, epsilon: np.ndarray, points: int = 10
     first = sorted({k: j for j, k in reversed(list(enumerate(keys)))}.values())
     xs = np.r_[x, x[-1] + 1]  # the sampled counts: every x and the last x + 1 (= n)
     lds = np.concatenate([ld[0::2], ld[-1:]])[:, first]
-    return ProfileSample(window_log_bound(ld), slope, len(first), seconds / len(pairs), xs, lds)
+    return ProfileSample(window_log_bound(ld), slope, len(first), xs, lds)
 
 
 def engine_seconds(

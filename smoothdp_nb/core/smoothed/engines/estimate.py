@@ -63,12 +63,13 @@ _DRAW = 6e-7
 _EXACT2_BYTES = 50.0
 _PROFILE_PAIR_BYTES = 900.0
 # CPU seconds of a two-vertex exact run besides its profiles and its engine's work units (the
-# residual of the measured runs, fitted as a + b sqrt(n) on three cases from 3e3 to 1e6
-# records: benchmarks/ELECTORATE.md); the profiles themselves are the mechanism's own price
+# residual of the measured runs, fitted as a + (b + c E) sqrt(n), E epsilon values, on four
+# cases from 3e3 to 1e6 records: benchmarks/ELECTORATE.md); the profiles themselves are the mechanism's own price
 # on the engine's chunks (a sample of spread histograms costs 2-4 times more per histogram than
 # the contiguous chunks the engine computes, whose neighbours share their pairs)
 _TWO_VERTEX_FIXED = 0.03
-_TWO_VERTEX_SQRT = 1e-3
+_TWO_VERTEX_SQRT = 3e-4
+_TWO_VERTEX_SQRT_COLUMN = 3.3e-4
 # bytes of one entry (a tuple key) of the general engine's histogram index (its time: cost.general_work_units)
 _INDEX_ENTRY_BYTES = 170.0
 
@@ -179,8 +180,8 @@ def estimate_exact_cost(
     E = max(1, int(n_epsilon))
     if window and epsilon is not None:
         e = np.asarray(epsilon, dtype=float).ravel()
-        if window_may_apply(mechanism, n, V, e):
-            rows = planned_profiles(mechanism, n, V, e)
+        rows = planned_profiles(mechanism, n, V, e) if window_may_apply(mechanism, n, V, e) else None
+        if rows is not None:
             prof = mechanism._profile_cost(n, m, rows, E)
             # plus one chunk of profiles being computed (the certificate's rows per call)
             chunk = _PROFILE_PAIR_BYTES * min(rows, WINDOW_ROWS) * E
@@ -194,7 +195,7 @@ def estimate_exact_cost(
     if m == 2 and l == 2:
         # the work the unit counts leave out: this estimate's own sample, the pruning
         # certificate over the n + 1 profiles, the DP delta and the result
-        seconds += _TWO_VERTEX_FIXED + _TWO_VERTEX_SQRT * math.sqrt(n)
+        seconds += _TWO_VERTEX_FIXED + (_TWO_VERTEX_SQRT + _TWO_VERTEX_SQRT_COLUMN * E) * math.sqrt(n)
     return seconds, int(est.bytes)
 
 

@@ -604,7 +604,7 @@ def windowed_smoothed(
 _NEAR_SLACK = 10.0
 
 
-def planned_profiles(mech: Any, n: int, vertices: np.ndarray, e: np.ndarray) -> int:
+def planned_profiles(mech: Any, n: int, vertices: np.ndarray, e: np.ndarray) -> int | None:
     """How many histograms :func:`windowed_smoothed` is expected to profile: an estimate for the
     cost model, before any work (a few profiles and O(pieces) arithmetic, no table).
 
@@ -614,13 +614,15 @@ def planned_profiles(mech: Any, n: int, vertices: np.ndarray, e: np.ndarray) -> 
     compositions it covers, ``R |pb - pa|``, and ``_K_MAX`` rows, with ``R`` the compositions
     over which the expectation falls by ``_NEAR_SLACK`` nats at the one-step ratio of the end
     (the slope of log delta at the end's mean, two profiles).  The other end counts when its
-    expectation (the largest piece bound less the gap) is within ``_NEAR_SLACK`` of the first's."""
+    expectation (the largest piece bound less the gap) is within ``_NEAR_SLACK`` of the first's.
+    None when the certificate is expected to fail: the gap is beyond the widest window's reach
+    (a profile so steep that the expectation sits in the coarse pieces) or no range bound exists."""
     p = [float(vertices[i, 0]) for i in range(vertices.shape[0])]
     sds = [math.sqrt(n * q * (1.0 - q)) + 1.0 for q in p]
     plo, phi = _partition(n, [n * q for q in p], max(sds))
     lb = mech._log_profile_range_upper(plo, phi, n, e)
     if lb is None:
-        return n + 1
+        return None
     cols = np.arange(e.size)
     rows, level = [], []
     for i, pa in enumerate(p):
@@ -629,7 +631,9 @@ def planned_profiles(mech: Any, n: int, vertices: np.ndarray, e: np.ndarray) -> 
         xm = (plo[it] + phi[it]) // 2
         prof = np.reshape(mech._profile(np.stack([xm, n - xm], axis=1), e).upper, (-1, e.size))[cols, cols]
         gap = np.where(np.isfinite(prof), lb[it, cols] - prof, 6 * _KEEP)
-        keep = next((k for k in (_KEEP, 2.5 * _KEEP, 6 * _KEEP) if k >= float(gap.max()) + 40.0), 6 * _KEEP)
+        keep = next((k for k in (_KEEP, 2.5 * _KEEP, 6 * _KEEP) if k >= float(gap.max()) + 40.0), None)
+        if keep is None:
+            return None
         sel = np.flatnonzero(np.any(piece >= top[None, :] - keep, axis=1))
         i0, i1 = max(0, int(sel[0]) - 1), min(plo.size - 1, int(sel[-1]) + 1)
         width = int(phi[i1] - plo[i0] + 1)

@@ -40,6 +40,7 @@ Hoeffding. *Probability inequalities for sums of bounded random variables*, JASA
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from smoothdp_nb.core.numerics import lpmf
 from smoothdp_nb.core.numerics.array_types import FloatArray, IntArray
@@ -78,7 +79,7 @@ def log_pair_range_upper(ul: IntArray, uh: IntArray, n: int, T: int, epsilon: Fl
     return out
 
 
-def log_hypergeom_lower_tail_upper(M: FloatArray, good: FloatArray, n: int, draws: int) -> FloatArray:
+def log_hypergeom_lower_tail_upper(M: npt.ArrayLike, good: npt.ArrayLike, n: int, draws: int) -> FloatArray:
     """Proven upper bound on ``log P(m <= M)``, m the a-records among ``draws`` records drawn
     without replacement from ``n`` of which ``good`` are a-records (arrays broadcast; integer
     values as floats): ``log h(M) - log(1 - rho)`` below the mode (module docstring), ``-inf``

@@ -545,15 +545,22 @@ def _certify(mech: Any, n: int, p: list[float], e: np.ndarray, deadline: float =
     encs[order[0]] = first
     lb = _refine(lb, plo, phi, profs[order[0]])
     near = 0
+    far = (0, 0)
     if len(p) == 2:
         while True:
             U = np.max([u for u, _ in encs.values()], axis=0)
-            far = _far_failures(n, p[0], p[1], plo, phi, lb, U)
-            if far is None:
-                return None
-            need = [i for i, r in enumerate(far) if r > 0 and i not in encs]
-            if not need:
-                break
+            got_far = _far_failures(n, p[0], p[1], plo, phi, lb, U)
+            if got_far is None:
+                # a composition in the middle may exceed the first end's expectation but not
+                # the other end's (the larger): enclose that end too, then try again
+                need = [i for i in range(2) if i not in encs]
+                if not need:
+                    return None
+            else:
+                far = got_far
+                need = [i for i, r in enumerate(far) if r > 0 and i not in encs]
+                if not need:
+                    break
             got = _end_enclosure(profs[need[0]], n, p[need[0]], plo, phi, lb)
             if got is None:
                 return None

@@ -147,6 +147,22 @@ def test_windowed_certificate_agrees_with_the_full_engine(monkeypatch):
     assert np.all(cert.end == 0)  # the lopsided vertex (5 % of category 0) holds the maximum
 
 
+def test_certificate_closes_with_a_tenth_of_the_records_left_out(monkeypatch):
+    """eta = 0.9, vertices (0.3, 0.6), eps = 1: the range bound carries the finite-population
+    exponent, so the window closes; its enclosure meets the full engine's."""
+    mech = sdp.SamplingHistogram(eta=0.9)
+    pi = [[0.3, 0.7], [0.6, 0.4]]
+    n, e = 300_000, np.array([1.0])
+    monkeypatch.setattr(window, "WINDOW_MIN_N", 1000)
+    cert = window.windowed_smoothed(mech, n, np.asarray(pi), e)
+    assert cert is not None
+    monkeypatch.setattr(window, "WINDOW_MIN_N", 10**18)
+    full = sdp.smoothed_delta(mech, n, pi, e, budget=math.inf, progress=False)
+    assert np.all(cert.lower <= np.asarray(full.log_delta_values))
+    assert np.all(np.asarray(full.log_delta_lower_values) <= cert.upper)
+    assert cert.end.tolist() == [0]
+
+
 def test_smoothed_delta_takes_the_window_from_its_threshold(monkeypatch):
     mech = sdp.SamplingHistogram(eta=0.9)
     pi = [[0.05, 0.95], [0.4, 0.6]]

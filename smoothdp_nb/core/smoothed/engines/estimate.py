@@ -37,6 +37,7 @@ from smoothdp_nb.core.smoothed.engines.cost import (
     estimate_exact_seconds,
     profile_sample,
     window_bytes,
+    window_profile_seconds,
     window_seconds,
 )
 from smoothdp_nb.core.smoothed.engines.monte_carlo import MAX_COMPLETIONS, candidate_compositions, composition_cells
@@ -182,10 +183,12 @@ def estimate_exact_cost(
         e = np.asarray(epsilon, dtype=float).ravel()
         rows = planned_profiles(mechanism, n, V, e) if window_may_apply(mechanism, n, V, e) else None
         if rows is not None:
-            prof = mechanism._profile_cost(n, m, rows, E)
-            # plus one chunk of profiles being computed (the certificate's rows per call)
+            # the profiles timed on a block at the more lopsided end (computed first), and one
+            # chunk of them in memory while computed (the certificate's rows per call)
+            lop = max(range(l), key=lambda i: abs(float(V[i, 0]) - 0.5))
+            prof = window_profile_seconds(mechanism, n, n * float(V[lop, 0]), rows, e)
             chunk = _PROFILE_PAIR_BYTES * min(rows, WINDOW_ROWS) * E
-            return prof.seconds + window_seconds(rows, E), int(max(prof.bytes, window_bytes(rows, E) + chunk))
+            return prof + window_seconds(rows, E), int(window_bytes(rows, E) + chunk)
     est = estimate_exact(mechanism, n, m, l, E)
     sample = None
     if epsilon is not None and m == 2 and l <= 2:

@@ -36,7 +36,10 @@ profiles is needed:
 Then every composition's expectation is at most U and ``E_0 >= L``: the smoothed delta lies in
 [L, U].  The work is the profiles of W and A (their size grows like sqrt(n) times the spread of
 log delta that matters, not like n) and O(pieces x intervals) for the certificate; no O(n)
-table is held.  When any check fails the caller falls back to the full engine.
+table is held.  When any check fails the caller falls back to the full engine (when the
+second end is the larger, a middle composition that exceeds the first end's expectation makes
+it enclose the second end before giving up).  :func:`planned_profiles` tells the cost model,
+before any work, how many histograms the certificate is expected to profile.
 
 References
 ----------

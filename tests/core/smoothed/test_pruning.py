@@ -242,3 +242,28 @@ def test_lower_bound_of_an_end_on_a_steep_profile(p):
         want = float(mp.log(mp.fsum(mp.exp(mp.mpf(float(a)) + mp.mpf(float(b))) for a, b in zip(lw, ld[:, 0]))))
     got = float(P.single_vertex_lower(ld, p)[0])
     assert want - 1e-9 * abs(want) <= got <= want
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(2, 400),
+    grid=st.integers(2, 40),
+    seed=st.integers(0, 2**32 - 1),
+    lo=st.floats(-3, 1),
+    width=st.floats(0, 2),
+)
+def test_alive_span_by_arithmetic_matches_every_composition(n, grid, seed, lo, width):
+    """The estimate's first and last surviving composition, found per gap between grid points,
+    equal those of the envelope evaluated at every r = 0 .. n."""
+    rng = np.random.default_rng(seed)
+    rs = np.unique(np.r_[0, n, rng.integers(0, n + 1, grid)])
+    Ug = rng.normal(0.0, 3.0, rs.size)
+    hi = lo + width
+    r = np.arange(n + 1, dtype=float)
+    fwd = np.full(n + 1, np.inf)
+    fwd[rs] = Ug - rs * hi
+    bwd = np.full(n + 1, np.inf)
+    bwd[rs] = Ug - rs * lo
+    upper = np.minimum(np.minimum.accumulate(fwd) + r * hi, np.minimum.accumulate(bwd[::-1])[::-1] + r * lo)
+    alive = np.nonzero(upper >= max(upper[0], upper[n]) - 1.0)[0]
+    assert P._alive_span(rs, Ug, lo, hi, n) == (int(alive[0]), int(alive[-1]))

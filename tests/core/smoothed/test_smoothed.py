@@ -508,9 +508,12 @@ def test_cost_model_scales_and_prices():
     V = [[0.3, 0.7], [0.6, 0.4]]
     t4, b4 = estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 10**4, V, 1)
     t5, b5 = estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 10**5, V, 1)
-    assert 15 < t5 / t4 < 110  # O(n^2) engine plus O(n) profile
+    # ten times the histograms to profile, and an engine at most quadratic in n (pruning makes
+    # it nearly linear; a fixed part of the run does not grow)
+    assert 2 < t5 / t4 < 100
     assert b5 > 5 * b4 and isinstance(b5, int)
-    assert estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 10**4, V, 7)[0] > 3 * t4
+    # seven columns of profiles and of the engine's and the certificate's per-column work
+    assert estimate_exact_cost(sdp.SamplingHistogram(eta=0.9), 10**4, V, 7)[0] > 2 * t4
     assert estimate_exact_seconds(10**4, 2, 2, 1) == pytest.approx(engine_seconds(10**4, V, 1))
     assert 0 < estimate_exact_seconds(10**4, 2, 2, 1) < t4  # the profiles come on top
     three = [[0.2, 0.3, 0.5], [0.6, 0.2, 0.2], [0.3, 0.5, 0.2]]

@@ -15,6 +15,7 @@ from hypothesis import given, settings, strategies as st
 import smoothdp_nb as sdp
 from smoothdp_nb.core.smoothed.engines import window
 from smoothdp_nb.core.smoothed.mechanisms.sampling_histogram.tail_bound import (
+    log_hypergeom_lower_tail_upper,
     log_pair_range_upper,
     log_profile_range_upper,
 )
@@ -57,6 +58,57 @@ def test_pair_bound_is_above_the_divergence_at_sixty_digits(n, frac, eps):
     assert bound - ref < 0.1 * abs(ref) + 50
 
 
+@pytest.mark.parametrize(
+    ("n", "eta", "frac", "eps"),
+    [(10**7, "0.9", 0.3, 1.0), (10**7, "0.9", 0.6, 1.0), (158_000_000, "0.9", 0.3, 1.0), (10**6, "0.5", 0.2, 0.5)],
+)
+def test_pair_bound_keeps_the_finite_population_exponent(n, eta, frac, eps):
+    """With a tenth or half of the records left out, the bound stays within a few nats of the
+    60-digit divergence (the with-replacement exponent alone is thousands of nats off)."""
+    T = math.ceil(Fraction(eta) * n)
+    u = int(frac * n)
+    ref = float(exact.forward_divergence_binary_mp(u, n - 1 - u, T, eps))
+    bound = float(log_pair_range_upper(np.array([u]), np.array([u]), n, T, np.array([eps]))[0, 0])
+    assert ref <= bound <= ref + 1e-3 * abs(ref)
+
+
+def _log_hypergeom_tail_mp(M: int, good: int, n: int, draws: int) -> float:
+    mp.mp.dps = 60
+    lo = max(0, draws - (n - good))
+    terms = [mp.e ** exact.log_hypergeom_mp(k, good, n - good, draws) for k in range(lo, M + 1)]
+    total = mp.fsum(terms)
+    return -math.inf if total == 0 else float(mp.log(total))
+
+
+@settings(max_examples=150, deadline=None)
+@given(n=st.integers(1, 80), g=st.floats(0, 1), d=st.floats(0, 1), m=st.floats(0, 1))
+def test_hypergeometric_tail_bound_is_above_the_exact_tail(n, g, d, m):
+    good, draws = round(g * n), round(d * n)
+    M = round(m * min(good, draws))
+    bound = float(log_hypergeom_lower_tail_upper(np.array([float(M)]), np.array([float(good)]), n, draws)[0])
+    # (a whole support sums to 1 up to the 60-digit rounding of its terms)
+    assert bound >= _log_hypergeom_tail_mp(M, good, n, draws) - 1e-50
+
+
+@pytest.mark.parametrize(
+    ("n", "good", "draws", "M"), [(10**7, 3_000_001, 10**6, 136_190), (158_000_000, 40_000_000, 15_800_000, 2_000_000)]
+)
+def test_hypergeometric_tail_bound_is_tight_at_the_size_of_an_electorate(n, good, draws, M):
+    """Above the exact tail (its terms summed down from M until they are below 1e-40 of the
+    sum, a lower bound) and within log 2 of it."""
+    mp.mp.dps = 60
+    total, k = mp.mpf(0), M
+    while k >= 0:
+        t = mp.e ** exact.log_hypergeom_mp(k, good, n - good, draws)
+        total += t
+        if t < total * mp.mpf("1e-40"):
+            break
+        k -= 1
+    ref = float(mp.log(total))
+    bound = float(log_hypergeom_lower_tail_upper(np.array([float(M)]), np.array([float(good)]), n, draws)[0])
+    assert ref <= bound <= ref + math.log(2.0)
+
+
 def test_range_bound_is_refused_where_it_does_not_hold():
     mech = sdp.SamplingHistogram(eta=0.9, replace=True)
     assert mech._log_profile_range_upper(np.array([0]), np.array([5]), 10, np.array([1.0])) is None
@@ -93,6 +145,22 @@ def test_windowed_certificate_agrees_with_the_full_engine(monkeypatch):
     assert np.all(cert.lower <= hi) and np.all(lo <= cert.upper)
     assert np.all(cert.upper - cert.lower <= 1e-8 * np.abs(cert.upper) + 1e-12)
     assert np.all(cert.end == 0)  # the lopsided vertex (5 % of category 0) holds the maximum
+
+
+def test_certificate_closes_with_a_tenth_of_the_records_left_out(monkeypatch):
+    """eta = 0.9, vertices (0.3, 0.6), eps = 1: the range bound carries the finite-population
+    exponent, so the window closes; its enclosure meets the full engine's."""
+    mech = sdp.SamplingHistogram(eta=0.9)
+    pi = [[0.3, 0.7], [0.6, 0.4]]
+    n, e = 300_000, np.array([1.0])
+    monkeypatch.setattr(window, "WINDOW_MIN_N", 1000)
+    cert = window.windowed_smoothed(mech, n, np.asarray(pi), e)
+    assert cert is not None
+    monkeypatch.setattr(window, "WINDOW_MIN_N", 10**18)
+    full = sdp.smoothed_delta(mech, n, pi, e, budget=math.inf, progress=False)
+    assert np.all(cert.lower <= np.asarray(full.log_delta_values))
+    assert np.all(np.asarray(full.log_delta_lower_values) <= cert.upper)
+    assert cert.end.tolist() == [0]
 
 
 def test_smoothed_delta_takes_the_window_from_its_threshold(monkeypatch):

@@ -11,11 +11,13 @@ and prices them with per-unit CPU costs fitted on the 2-core reference machine
 (``python benchmarks/bench_smoothed.py --calibrate``, figures in
 ``benchmarks/README.md``).  What sets those counts besides n -- the spread
 and the slope of log delta, how many epsilon columns differ -- comes from the
-profile of a sample of histograms (:func:`profile_sample`), which also
-measures the profile's CPU time per histogram for the n + 1 profiles.  The
+profile of a sample of histograms (:func:`profile_sample`).  The
 general engine (m >= 3 or more vertices) is priced per composition, per
 log-space term (:func:`general_work_units`, counted exactly) and per entry of
-its histogram index.
+its histogram index.  The windowed certificate
+(:mod:`~smoothdp_nb.core.smoothed.engines.window`) is priced by the histograms it is
+expected to profile (:func:`~smoothdp_nb.core.smoothed.engines.window.planned_profiles`)
+and its bounds' arithmetic (:func:`window_seconds`).
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ from smoothdp_nb.core.smoothed.engines.schedule import (
 )
 
 __all__ = [
+    "window_seconds",
+    "window_bytes",
+    "window_profile_seconds",
     "estimate_exact_seconds",
     "engine_seconds",
     "binary_work_units",
@@ -68,6 +73,13 @@ _PER_INDEX_ROW = 1.5e-8
 _MAX_BLOCKS_WALKED = 4096
 # guess of the spread of log delta (natural log per record) for the window width
 _SPREAD_PER_RECORD = 0.005
+# the windowed certificate besides its profiles: a fixed part (partition, range bounds, the
+# interval bounds' tilts), per epsilon column (the interval bounds and the induction's ratios)
+# and per profiled histogram and column (the induction's correlations and its base); CPU
+# seconds fitted at 3e6 and 1e7 records, three cases (benchmarks/ELECTORATE.md)
+_WINDOW_FIXED = 0.4
+_WINDOW_PER_COLUMN = 0.2
+_WINDOW_PER_ROW = 1.2e-5
 
 
 def binary_work_units(
@@ -156,13 +168,8 @@ class ProfileSample(NamedTuple):
     log_bound: float  #: :func:`~smoothdp_nb.core.smoothed.engines.schedule.window_log_bound` of the sample
     slope: float  #: largest |log delta(x + 1) - log delta(x)| between sampled neighbours
     distinct: int  #: epsilon columns that differ
-    seconds_per_row: float  #: CPU seconds of the profile per histogram (all epsilon)
     x: np.ndarray | None = None  #: the sampled histograms' first counts (sorted, 0 and n included)
     logdelta: np.ndarray | None = None  #: log delta there, one column per distinct epsilon column
-
-
-# histograms above which the profile's cost is measured on a sample rather than modelled
-SAMPLE_TIMING_MIN = 16384
 
 
 def profile_sample(mechanism: Any, n: int, epsilon: np.ndarray, points: int = 1024) -> ProfileSample:
@@ -172,18 +179,16 @@ def profile_sample(mechanism: Any, n: int, epsilon: np.ndarray, points: int = 10
     ``(x + 1, n - x - 1)`` spread evenly over 0 .. n (both ends included):
     the spread of log delta, the largest slope between neighbours and how
     many epsilon columns differ -- the three things besides n that set the
-    engine's work -- and the CPU time per histogram, which prices the n + 1
-    profiles of the computation (the profile's cost depends on the
-    mechanism, T and epsilon in ways no closed form here follows).  At most
-    2 ``points`` histograms, against n + 1 for the computation.
+    engine's work.  The profiles themselves are priced by the mechanism on the
+    engine's chunks, not timed here: spread histograms cost 2-4 times more each
+    than the contiguous chunks the computation runs, whose neighbours share
+    their pairs.  At most 2 ``points`` histograms, against n + 1 for the computation.
     """
     x = np.unique(np.linspace(0, max(n - 1, 0), min(points, n)).astype(np.int64))
     pairs = np.stack([x, x + 1], axis=1).ravel()
     hists = np.stack([pairs, n - pairs], axis=1)
     E = epsilon.size
-    t0 = time.process_time()
     ld = mechanism._profile(hists.astype(np.int64), epsilon).upper  # the hook: the caller validated the input
-    seconds = time.process_time() - t0
     with np.errstate(invalid="ignore"):  # -inf - -inf: two zeros, no slope
         steps = ld[1::2] - ld[0::2]
     fin = np.isfinite(steps)
@@ -192,7 +197,7 @@ def profile_sample(mechanism: Any, n: int, epsilon: np.ndarray, points: int = 10
     first = sorted({k: j for j, k in reversed(list(enumerate(keys)))}.values())
     xs = np.r_[x, x[-1] + 1]  # the sampled counts: every x and the last x + 1 (= n)
     lds = np.concatenate([ld[0::2], ld[-1:]])[:, first]
-    return ProfileSample(window_log_bound(ld), slope, len(first), seconds / len(pairs), xs, lds)
+    return ProfileSample(window_log_bound(ld), slope, len(first), xs, lds)
 
 
 def engine_seconds(
@@ -280,6 +285,36 @@ def general_speed(vertices: np.ndarray, n_epsilon: int) -> float:
     exact_general(logdelta, probe, m, vertices, None)
     measured = time.perf_counter() - t0
     return min(50.0, max(0.5, measured / _general_model(probe, m, l, E)))
+
+
+def window_seconds(rows: int, n_columns: int) -> float:
+    """Seconds of the windowed certificate besides its profiles, for ``rows`` profiled
+    histograms and ``n_columns`` epsilon columns (the fitted costs above)."""
+    return _WINDOW_FIXED + _WINDOW_PER_COLUMN * n_columns + _WINDOW_PER_ROW * rows
+
+
+#: histograms of the contiguous block whose profiles price the windowed certificate's
+_WINDOW_BLOCK = 4096
+
+
+def window_profile_seconds(mechanism: Any, n: int, center: float, rows: int, epsilon: np.ndarray) -> float:
+    """CPU seconds of the windowed certificate's ``rows`` profiles, from the profiles of one
+    contiguous block of histograms around ``center`` timed here (the certificate computes
+    contiguous ranges, whose neighbours share their pairs: at 1e8 records a histogram of a
+    window costs a fifth of what a lone one does, so no per-histogram model prices both)."""
+    k = min(rows, _WINDOW_BLOCK)
+    x0 = int(min(max(0.0, center - k / 2), n + 1 - k))
+    x = np.arange(x0, x0 + k, dtype=np.int64)
+    t0 = time.process_time()
+    mechanism._profile(np.stack([x, n - x], axis=1), epsilon)
+    return (time.process_time() - t0) * rows / k
+
+
+def window_bytes(rows: int, n_columns: int) -> float:
+    """Peak bytes of the windowed certificate's arrays: the profiles' two bounds (twice while a
+    range grows), the induction's scaled copies and correlations (about six more), and the
+    interval bounds' temporaries (tens of MB, whatever n)."""
+    return 96.0 * rows * n_columns + 6.4e7
 
 
 def estimate_exact_seconds(n: int, m: int, l: int, E: int) -> float:

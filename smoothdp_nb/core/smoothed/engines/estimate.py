@@ -33,12 +33,15 @@ from smoothdp_nb.core.numerics.validation import as_epsilon, as_int
 from smoothdp_nb.core.runtime.budget import DEFAULT_BUDGET_SECONDS, Estimate
 from smoothdp_nb.core.smoothed.engines.chunks import HELPER_MIN_N, profile_chunk_rows
 from smoothdp_nb.core.smoothed.engines.cost import (
-    SAMPLE_TIMING_MIN,
     engine_seconds,
     estimate_exact_seconds,
     profile_sample,
+    window_bytes,
+    window_profile_seconds,
+    window_seconds,
 )
 from smoothdp_nb.core.smoothed.engines.monte_carlo import MAX_COMPLETIONS, candidate_compositions, composition_cells
+from smoothdp_nb.core.smoothed.engines.window import WINDOW_ROWS, planned_profiles, window_may_apply
 from smoothdp_nb.core.smoothed.mechanisms import Mechanism
 from smoothdp_nb.core.smoothed.mechanisms.sampling_average.mechanism import sampling_average_units
 
@@ -60,6 +63,14 @@ _DRAW = 6e-7
 # profiles being computed (measured with tracemalloc, benchmarks/README.md)
 _EXACT2_BYTES = 50.0
 _PROFILE_PAIR_BYTES = 900.0
+# CPU seconds of a two-vertex exact run besides its profiles and its engine's work units (the
+# residual of the measured runs, fitted as a + (b + c E) sqrt(n), E epsilon values, on four
+# cases from 3e3 to 1e6 records: benchmarks/ELECTORATE.md); the profiles themselves are the mechanism's own price
+# on the engine's chunks (a sample of spread histograms costs 2-4 times more per histogram than
+# the contiguous chunks the engine computes, whose neighbours share their pairs)
+_TWO_VERTEX_FIXED = 0.03
+_TWO_VERTEX_SQRT = 3e-4
+_TWO_VERTEX_SQRT_COLUMN = 3.3e-4
 # bytes of one entry (a tuple key) of the general engine's histogram index (its time: cost.general_work_units)
 _INDEX_ENTRY_BYTES = 170.0
 
@@ -125,7 +136,13 @@ def estimate_exact(mechanism: Mechanism, n: int, m: int, l: int, E: int) -> Esti
 
 
 def estimate_exact_cost(
-    mechanism: Mechanism, n: int, vertices: npt.ArrayLike, n_epsilon: int, epsilon: npt.ArrayLike | None = None
+    mechanism: Mechanism,
+    n: int,
+    vertices: npt.ArrayLike,
+    n_epsilon: int,
+    epsilon: npt.ArrayLike | None = None,
+    *,
+    window: bool = True,
 ) -> tuple[float, int]:
     """(seconds, bytes) the exact smoothed delta is expected to take, before any work.
 
@@ -144,6 +161,13 @@ def estimate_exact_cost(
         The epsilon values: for two categories and two vertices the engine's
         work is then taken from :func:`profile_sample` (a few profile
         evaluations) instead of guessed.
+    window : bool
+        Whether the windowed certificate is priced where it applies
+        (:func:`~smoothdp_nb.core.smoothed.engines.window.window_may_apply`, given
+        ``epsilon``): the histograms it is expected to profile
+        (:func:`~smoothdp_nb.core.smoothed.engines.window.planned_profiles`) and its
+        arithmetic.  False prices the full engine (what runs when the certificate
+        has failed).
 
     Returns
     -------
@@ -155,16 +179,26 @@ def estimate_exact_cost(
     V = np.atleast_2d(np.asarray(vertices, dtype=float))
     l, m = V.shape
     E = max(1, int(n_epsilon))
+    if window and epsilon is not None:
+        e = np.asarray(epsilon, dtype=float).ravel()
+        rows = planned_profiles(mechanism, n, V, e) if window_may_apply(mechanism, n, V, e) else None
+        if rows is not None:
+            # the profiles timed on a block at the more lopsided end (computed first), and one
+            # chunk of them in memory while computed (the certificate's rows per call)
+            lop = max(range(l), key=lambda i: abs(float(V[i, 0]) - 0.5))
+            prof = window_profile_seconds(mechanism, n, n * float(V[lop, 0]), rows, e)
+            chunk = _PROFILE_PAIR_BYTES * min(rows, WINDOW_ROWS) * E
+            return prof + window_seconds(rows, E), int(window_bytes(rows, E) + chunk)
     est = estimate_exact(mechanism, n, m, l, E)
     sample = None
     if epsilon is not None and m == 2 and l <= 2:
         sample = profile_sample(mechanism, n, np.asarray(epsilon, dtype=float).ravel())
     # estimate_exact prices the engine with the default vertices; use the actual ones
     seconds = est.seconds - estimate_exact_seconds(n, m, l, E) + engine_seconds(n, V, E, sample)
-    if sample is not None and n + 1 > SAMPLE_TIMING_MIN:
-        # the profiles: measured on the sample instead of modelled
-        rows = n // 2 + 1 if mechanism.label_symmetric else n + 1  # one of each mirror pair (exact.py)
-        seconds += sample.seconds_per_row * rows - estimate_profiles(mechanism, n, m, E)
+    if m == 2 and l == 2:
+        # the work the unit counts leave out: this estimate's own sample, the pruning
+        # certificate over the n + 1 profiles, the DP delta and the result
+        seconds += _TWO_VERTEX_FIXED + (_TWO_VERTEX_SQRT + _TWO_VERTEX_SQRT_COLUMN * E) * math.sqrt(n)
     return seconds, int(est.bytes)
 
 

@@ -255,7 +255,7 @@ def _smoothed_exact(
     cert = windowed_smoothed(mech, n, V, e, budget)
     if cert is not None:
         return window_result(mech, n, red, e, cert, t0)
-    est = Estimate(*estimate_exact_cost(mech, n, V, e.size, e))
+    est = Estimate(*estimate_exact_cost(mech, n, V, e.size, e, window=False))  # the certificate failed
     check_budget(
         est,
         budget,

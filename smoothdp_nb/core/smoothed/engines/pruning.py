@@ -325,6 +325,33 @@ def prune_plan(logdelta: np.ndarray, p1: float, p2: float) -> PrunePlan | None:
     return PrunePlan(stop.astype(int), swapped, upper)
 
 
+def _alive_span(rs: np.ndarray, Ug: np.ndarray, lo: float, hi: float, n: int) -> tuple[int, int]:
+    """First and last r in 0 .. n with ``upper(r) >= max(upper(0), upper(n)) - 1``, where
+    ``upper(r) = min(min_{g <= r} (Ug_g - g hi) + r hi, min_{g >= r} (Ug_g - g lo) + r lo)``
+    over the grid points g of ``rs`` (sorted, 0 and n included): between two grid points both
+    terms are linear in r, so each gap's alive part is an interval found by arithmetic (no
+    array of n + 1 values, whatever n)."""
+    F = np.minimum.accumulate(Ug - rs * hi)  # prefix minima, at and before each grid point
+    B = np.minimum.accumulate((Ug - rs * lo)[::-1])[::-1]  # suffix minima, at and after
+    at = np.minimum(F + rs * hi, B + rs * lo)  # upper at the grid points
+    thr = max(at[0], at[-1]) - 1.0
+    # the open gaps (g_k, g_{k+1}): F from the left point, B from the right one
+    a0, b0 = rs[:-1] + 1.0, rs[1:] - 1.0
+    lo_r, hi_r = a0.copy(), b0.copy()
+    for const, slope in ((F[:-1], hi), (B[1:], lo)):  # (a tiny slope sends a bound to +-inf: no limit)
+        with np.errstate(over="ignore", divide="ignore"):
+            bound = (thr - const) / slope if slope != 0 else const
+        if slope > 0:
+            lo_r = np.maximum(lo_r, np.ceil(bound))
+        elif slope < 0:
+            hi_r = np.minimum(hi_r, np.floor(bound))
+        else:
+            hi_r = np.where(const >= thr, hi_r, -1.0)
+    firsts = np.r_[rs[at >= thr], lo_r[lo_r <= hi_r]]
+    lasts = np.r_[rs[at >= thr], hi_r[lo_r <= hi_r]]
+    return int(firsts.min()), int(lasts.max())
+
+
 def estimated_stops(
     x: np.ndarray, logdelta: np.ndarray, n: int, p1: float, p2: float, slope: float
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -361,16 +388,9 @@ def estimated_stops(
         for u in (-slope, slope)
     ]
     lo, hi = min(steps), max(steps)
-    r = np.arange(n + 1, dtype=float)
     stop, swapped = np.full(E, n), np.zeros(E, dtype=bool)
-    for e in range(E):  # one column at a time: O(n) memory
-        fwd = np.full(n + 1, np.inf)
-        fwd[rs] = Ug[:, e] - rs * hi
-        bwd = np.full(n + 1, np.inf)
-        bwd[rs] = Ug[:, e] - rs * lo
-        upper = np.minimum(np.minimum.accumulate(fwd) + r * hi, np.minimum.accumulate(bwd[::-1])[::-1] + r * lo)
-        alive = np.nonzero(upper >= max(upper[0], upper[n]) - 1.0)[0]
-        a, b = int(alive[0]), int(alive[-1])
+    for e in range(E):
+        a, b = _alive_span(rs, Ug[:, e], lo, hi, n)
         swapped[e] = n - a < b
         stop[e] = n - a if swapped[e] else b
     return stop, swapped

@@ -19,6 +19,18 @@ when ``m*/D <= (u + 1)/n``.  Over a range of u both ``q(u) = m*(u)/D`` and ``a(u
 increase with u, and for ``q < a`` the divergence ``KL(q || a)`` decreases in q and increases
 in a; so over ``u in [ul, uh]`` it is at least ``KL(q(uh) || a(ul))`` (when ``q(uh) < a(ul)``).
 
+That exponent ignores the finite-population factor: when a tenth of the records is left out it
+is several per cent of log delta too weak.  The hypergeometric tail itself is bounded with its
+exact exponent: the pmf ``h`` of m is log-concave (``h(k) / h(k - 1) = (K - k + 1)(D - k + 1) /
+(k (n - K - D + k))`` decreases in k, K = u + 1), so below the mode, with ``M`` the largest
+integer under m*, ``h(k - 1) <= rho h(k)`` for every ``k <= M``, ``rho = h(M - 1) / h(M) < 1``,
+and ``P(m <= M) <= h(M) / (1 - rho)``.  Over a range of u the event ``m < m*(u)`` only grows
+with u and m only grows stochastically with K (one more a-record in the urn), so
+``P_{K = ul + 1}(m <= M(uh))`` bounds every u in ``[ul, uh]``.  ``log h(M)`` comes from
+:func:`~smoothdp_nb.core.numerics.lpmf.log_hypergeom_pmf` with the proven absolute error of
+:func:`~smoothdp_nb.core.numerics.enclosures.lpmf_abs_error`; m* and rho are pushed up by a
+relative slack far above their rounding.  The smaller of the two bounds is returned.
+
 References
 ----------
 Liu, Wang, Xia. *Smoothed Differential Privacy* (Algorithm 2).
@@ -28,10 +40,13 @@ Hoeffding. *Probability inequalities for sums of bounded random variables*, JASA
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
+from smoothdp_nb.core.numerics import lpmf
 from smoothdp_nb.core.numerics.array_types import FloatArray, IntArray
+from smoothdp_nb.core.numerics.enclosures import lpmf_abs_error
 
-__all__ = ["log_pair_range_upper", "log_profile_range_upper"]
+__all__ = ["log_hypergeom_lower_tail_upper", "log_pair_range_upper", "log_profile_range_upper"]
 
 # relative slack on every rounded quantity: far above the few ulps of the float64 operations
 _SLACK = 1e-9
@@ -56,8 +71,38 @@ def log_pair_range_upper(ul: IntArray, uh: IntArray, n: int, T: int, epsilon: Fl
     t2 = (1.0 - qs) * (np.log1p(-qs) - np.log1p(-as_))  # >= 0
     kl = t1 + t2
     val = -D * kl + _SLACK * D * (np.abs(t1) + np.abs(t2)) + 1e-300
-    out: FloatArray = np.where(ok, np.minimum(val, 0.0), 0.0)
+    chernoff = np.where(ok, np.minimum(val, 0.0), 0.0)
+    # the hypergeometric tail with its exact exponent: urn of n records, ul + 1 of them a-records
+    mstar = (uh + 1.0) * (D + 1.0) / (np.exp(e) * (n - uh) + uh + 1.0) * (1.0 + _SLACK)
+    exact: FloatArray = log_hypergeom_lower_tail_upper(np.ceil(mstar) - 1.0, ul + 1.0, n, D)
+    out: FloatArray = np.minimum(chernoff, exact)
     return out
+
+
+def log_hypergeom_lower_tail_upper(M: npt.ArrayLike, good: npt.ArrayLike, n: int, draws: int) -> FloatArray:
+    """Proven upper bound on ``log P(m <= M)``, m the a-records among ``draws`` records drawn
+    without replacement from ``n`` of which ``good`` are a-records (arrays broadcast; integer
+    values as floats): ``log h(M) - log(1 - rho)`` below the mode (module docstring), ``-inf``
+    below the support, 0 (a bound of 1) at or above the mode."""
+    M, good = np.broadcast_arrays(np.asarray(M, dtype=float), np.asarray(good, dtype=float))
+    bad = n - good
+    low = np.maximum(0.0, draws - bad)  # the smallest possible m
+    # rho = h(M - 1) / h(M) (0 at the bottom of the support), pushed up
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rho = M * (bad - draws + M) / ((good - M + 1.0) * (draws - M + 1.0)) * (1.0 + _SLACK)
+    inside = (M >= low) & (M <= np.minimum(good, draws))
+    below = inside & (M > low) & (rho < 1.0 - 1e-12)
+    rho = np.where(M > low, rho, 0.0)
+    use = below | (inside & (M == low))
+    out = np.where(M < low, -np.inf, 0.0)
+    if np.any(use):
+        k, g = M[use], good[use]
+        lh = lpmf.log_hypergeom_pmf(k, g, n - g, float(draws))
+        err = lpmf_abs_error(lh, n, 3)
+        geo = -np.log1p(-rho[use]) * (1.0 + _SLACK) + 1e-300
+        out[use] = np.minimum(lh + err + geo + _SLACK * np.abs(lh), 0.0)
+    res: FloatArray = out
+    return res
 
 
 def log_profile_range_upper(lo: IntArray, hi: IntArray, n: int, T: int, epsilon: FloatArray) -> FloatArray:

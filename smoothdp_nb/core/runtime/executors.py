@@ -22,8 +22,10 @@ from smoothdp_nb.core.runtime.progress import progress_bar
 __all__ = [
     "AUTO_PROGRESS_DELAY",
     "Bar",
+    "ClientLike",
     "Outcome",
     "TaskRunner",
+    "as_executor",
     "check_executor",
     "task_outcome",
     "task_progress_bar",
@@ -47,6 +49,27 @@ class Bar(Protocol):
     def close(self) -> None:
         """The work is over."""
         ...
+
+
+class ClientLike(Protocol):
+    """What is needed of a Dask ``distributed.Client``: its ``concurrent.futures`` view."""
+
+    def get_executor(self, **kwargs: Any) -> cf.Executor:
+        """An executor that submits to the cluster."""
+        ...
+
+
+def as_executor(executor: object) -> cf.Executor | None:
+    """``executor`` as a :class:`concurrent.futures.Executor` (or None): a Dask client becomes its
+    ``get_executor(pure=False)`` (every task runs, none is merged with an equal-looking one);
+    anything else as :func:`check_executor`."""
+    if not isinstance(executor, cf.Executor) and type(executor).__module__.split(".")[0] == "distributed":
+        get = getattr(executor, "get_executor", None)
+        if callable(get):
+            out = get(pure=False)
+            if isinstance(out, cf.Executor):
+                return out
+    return check_executor(executor)
 
 
 def check_executor(executor: object) -> cf.Executor | None:

@@ -83,12 +83,22 @@ def check_executor(executor: object) -> cf.Executor | None:
 
 
 def worker_count(executor: cf.Executor | None) -> int:
-    """Workers of ``executor``: 1 in-process, a pool's size, else the CPUs this process may use."""
+    """Workers of ``executor``: 1 in-process, a pool's size, a Dask cluster's threads, else the CPUs
+    this process may use."""
     if executor is None:
         return 1
     count = getattr(executor, "_max_workers", None)  # thread and process pools
     if isinstance(count, int) and count > 0:
         return count
+    client = getattr(executor, "_client", None)  # distributed's ClientExecutor
+    nthreads = getattr(client, "nthreads", None)
+    if callable(nthreads):
+        try:
+            total = sum(int(v) for v in nthreads().values())
+        except Exception:  # a closed client: the local count below
+            total = 0
+        if total > 0:
+            return total
     return parallel.available_cpus()
 
 

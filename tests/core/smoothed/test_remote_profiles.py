@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import smoothdp_nb as sdp
-from smoothdp_nb.core.runtime.executors import as_executor
+from smoothdp_nb.core.runtime.executors import as_executor, worker_count
 from smoothdp_nb.core.runtime.parallel import process_pool
 from smoothdp_nb.core.smoothed.engines import exact
 from smoothdp_nb.core.smoothed.engines.remote import ProfileChunkError, remote_profile_table
@@ -165,6 +165,7 @@ def test_a_dask_client_on_loopback_survives_a_killed_worker():
             distributed.Client(cluster) as client,
         ):
             assert isinstance(as_executor(client), cf.Executor)  # the client itself is accepted
+            assert worker_count(as_executor(client)) == 2  # the cluster's threads: the chunks in flight
             assert _same(
                 serial, sdp.smoothed_delta(SLOW, 400, PI, EPS, progress=False, executor=client, budget=math.inf)
             )

@@ -42,3 +42,11 @@ def test_log_fraction_enclosure_of_sampling_rates_near_one():
     assert mp.mpf(lo) <= want <= mp.mpf(hi)
     assert hi - lo <= 4 * math.ulp(abs(float(want)))
     assert log_fraction_enclosure(Fraction(1))[0] <= 0.0 <= log_fraction_enclosure(Fraction(1))[1]
+
+
+def test_exp_double_beyond_the_floats():
+    assert exp_double(math.inf) == (math.inf, 0.0)
+    assert exp_double(1000.0) == (math.inf, 0.0)  # e^1000 overflows the floats: inf, as Arb's midpoint did
+    assert exp_double(-math.inf) == (0.0, 0.0)
+    hi, lo = exp_double(math.nan)
+    assert math.isnan(hi)

@@ -242,6 +242,8 @@ def exp_double(x: float) -> tuple[float, float]:
     with decimal.localcontext(prec=40, rounding=decimal.ROUND_HALF_EVEN, Emax=10**6, Emin=-(10**6)):
         d = decimal.Decimal(float(x)).exp()
         hi = float(d)
+        if not math.isfinite(hi):  # e^x beyond the floats (or x a NaN): no second word
+            return hi, 0.0
         lo = float(d - decimal.Decimal(hi))
     return hi, lo
 

@@ -30,8 +30,9 @@ _.all_values
 # pytest hooks (tests/conftest.py); http.server and html.parser overrides in the tests
 _.pytest_addoption
 _.pytest_ignore_collect
-# a fixture requested by name through pytest.mark.usefixtures (tests/conftest.py)
+# fixtures requested by name through pytest.mark.usefixtures (tests/conftest.py, test_remote_profiles.py)
 _.unpadded_clock
+_.small_chunks
 _.log_message
 _.handle_starttag
 _.handle_endtag

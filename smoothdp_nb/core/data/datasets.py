@@ -15,14 +15,19 @@ Every function returns a fresh object, so callers may modify the result freely.
 
 from __future__ import annotations
 
+import csv
 import functools
+import io
 import numbers
 from importlib import resources
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from smoothdp_nb.core.numerics.array_types import IntArray
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "us_presidential_elections",
@@ -37,6 +42,8 @@ _DISTRICTS_FILE = "us_president_2020_by_district.csv"
 
 def _read_csv(name: str, dtypes: dict[str, str]) -> pd.DataFrame:
     """Read one of the package's data files with explicit column types."""
+    import pandas as pd  # deferred: one election's histogram is read without pandas (a first result stays light)
+
     resource = resources.files("smoothdp_nb.core").joinpath("data", name)
     with resource.open("rb") as handle:  # bytes: the csv parser sees the file's own line ends
         frame = pd.read_csv(handle, encoding="utf-8", dtype=dtypes, keep_default_na=False, na_values=[""])
@@ -61,6 +68,16 @@ def _elections() -> pd.DataFrame:
     frame["top2_total"] = frame["winner_votes"] + frame["runner_up_votes"]
     frame["winner_share"] = frame["winner_votes"] / frame["top2_total"]
     return frame
+
+
+@functools.cache
+def _top2_votes() -> dict[int, tuple[int, int]]:
+    """Year -> (winner votes, runner-up votes), read by the csv module (no pandas)."""
+    text = resources.files("smoothdp_nb.core").joinpath("data", _ELECTIONS_FILE).read_text(encoding="utf-8")
+    return {
+        int(row["year"]): (int(row["winner_votes"]), int(row["runner_up_votes"]))
+        for row in csv.DictReader(io.StringIO(text, newline=""))
+    }
 
 
 @functools.cache
@@ -176,13 +193,12 @@ def election_histogram(year: int) -> IntArray:
     """
     if isinstance(year, bool) or not isinstance(year, numbers.Integral):
         raise TypeError(f"year must be an integer election year, got {year!r}")
-    frame = _elections()
-    row = frame.loc[frame["year"] == int(year)]
-    if row.empty:
+    votes = _top2_votes().get(int(year))
+    if votes is None:
         raise ValueError(
             f"year must be a US presidential election year between 1920 and 2020 (1920, 1924, ..., 2020), got {year!r}"
         )
-    return row[["winner_votes", "runner_up_votes"]].to_numpy(dtype=np.int64)[0].copy()
+    return np.array(votes, dtype=np.int64)
 
 
 def us_2020_district_shares() -> pd.DataFrame:
@@ -203,6 +219,8 @@ def us_2020_district_shares() -> pd.DataFrame:
     Vote counts: official state results as compiled by FiveThirtyEight (see
     :func:`us_2020_districts`).
     """
+    import pandas as pd  # deferred: the frame is the result; one election's histogram is read without pandas
+
     frame = _districts()
     biden = frame["biden_votes"].to_numpy(dtype=np.int64)
     trump = frame["trump_votes"].to_numpy(dtype=np.int64)

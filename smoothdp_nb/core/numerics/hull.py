@@ -26,10 +26,9 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
 from smoothdp_nb.core.numerics.array_types import FloatArray
-from smoothdp_nb.core.numerics.validation import as_float_array
+from smoothdp_nb.core.numerics.validation import as_float_array, is_data_frame
 
 __all__ = ["HullReduction", "reduce_to_vertices", "as_distributions"]
 
@@ -72,7 +71,7 @@ def as_distributions(pi: object, name: str = "pi") -> tuple[FloatArray, list[Has
     if isinstance(pi, (list, tuple)) and pi and all(hasattr(q, "pmf") and hasattr(q, "values") for q in pi):
         # quantized laws (e.g. quantized_gaussian(...)): their pmfs over a common grid
         pi = np.stack([np.asarray(q.pmf, dtype=float) for q in pi])
-    if isinstance(pi, pd.DataFrame):
+    if is_data_frame(pi):
         labels = list(pi.index)
         arr = pi.to_numpy(dtype=float)
     else:
@@ -104,8 +103,6 @@ def reduce_to_vertices(pi: object) -> HullReduction:
     ----------
     Liu, Wang, Xia, *Smoothed Differential Privacy*: Proposition 7 (distribution reduction).
     """
-    from scipy.spatial import ConvexHull, QhullError  # deferred: Qhull is slow to load; two categories need none
-
     arr, labels = as_distributions(pi)
     if arr.shape[1] == 2:  # rows are (p, 1 - p): one coordinate says it all
         _, first = np.unique(np.round(arr[:, 0], 15), return_index=True)
@@ -128,6 +125,11 @@ def reduce_to_vertices(pi: object) -> HullReduction:
             if r == 1:
                 keep = sorted({int(np.argmin(coords[:, 0])), int(np.argmax(coords[:, 0]))})
             else:
+                from scipy.spatial import (  # deferred: Qhull is slow to load; a segment needs none
+                    ConvexHull,
+                    QhullError,
+                )
+
                 try:
                     keep = sorted(int(i) for i in ConvexHull(coords).vertices)
                 except QhullError as exc:  # pragma: no cover - projected input is full-dimensional

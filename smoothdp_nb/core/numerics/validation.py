@@ -15,16 +15,21 @@ from __future__ import annotations
 import math
 import numbers
 import re
+import sys
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import TypeGuard, cast
+from typing import TYPE_CHECKING, TypeGuard, cast
 
 import numpy as np
 
 from smoothdp_nb.core.numerics.array_types import FloatArray, IntArray, RealNumber
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 __all__ = [
     "is_real",
+    "is_data_frame",
     "as_real",
     "as_positive",
     "as_open_unit",
@@ -41,6 +46,13 @@ __all__ = [
     "kind_of",
     "position",
 ]
+
+
+def is_data_frame(value: object) -> TypeGuard[pd.DataFrame]:
+    """Whether ``value`` is a pandas DataFrame, without importing pandas: a frame can only exist
+    once pandas is loaded, so a caller that passes arrays never pays for the import."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(value, pandas.DataFrame)
 
 
 def is_real(value: object) -> TypeGuard[RealNumber]:

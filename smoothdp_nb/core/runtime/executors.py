@@ -22,8 +22,10 @@ from smoothdp_nb.core.runtime.progress import progress_bar
 __all__ = [
     "AUTO_PROGRESS_DELAY",
     "Bar",
+    "ClientLike",
     "Outcome",
     "TaskRunner",
+    "as_executor",
     "check_executor",
     "task_outcome",
     "task_progress_bar",
@@ -49,6 +51,27 @@ class Bar(Protocol):
         ...
 
 
+class ClientLike(Protocol):
+    """What is needed of a Dask ``distributed.Client``: its ``concurrent.futures`` view."""
+
+    def get_executor(self, **kwargs: Any) -> cf.Executor:
+        """An executor that submits to the cluster."""
+        ...
+
+
+def as_executor(executor: object) -> cf.Executor | None:
+    """``executor`` as a :class:`concurrent.futures.Executor` (or None): a Dask client becomes its
+    ``get_executor(pure=False)`` (every task runs, none is merged with an equal-looking one);
+    anything else as :func:`check_executor`."""
+    if not isinstance(executor, cf.Executor) and type(executor).__module__.split(".")[0] == "distributed":
+        get = getattr(executor, "get_executor", None)
+        if callable(get):
+            out = get(pure=False)
+            if isinstance(out, cf.Executor):
+                return out
+    return check_executor(executor)
+
+
 def check_executor(executor: object) -> cf.Executor | None:
     """``executor`` if it is None or a :class:`concurrent.futures.Executor`, else TypeError (with a Dask hint)."""
     if executor is None or isinstance(executor, cf.Executor):
@@ -60,12 +83,22 @@ def check_executor(executor: object) -> cf.Executor | None:
 
 
 def worker_count(executor: cf.Executor | None) -> int:
-    """Workers of ``executor``: 1 in-process, a pool's size, else the CPUs this process may use."""
+    """Workers of ``executor``: 1 in-process, a pool's size, a Dask cluster's threads, else the CPUs
+    this process may use."""
     if executor is None:
         return 1
     count = getattr(executor, "_max_workers", None)  # thread and process pools
     if isinstance(count, int) and count > 0:
         return count
+    client = getattr(executor, "_client", None)  # distributed's ClientExecutor
+    nthreads = getattr(client, "nthreads", None)
+    if callable(nthreads):
+        try:
+            total = sum(int(v) for v in nthreads().values())
+        except Exception:  # a closed client: the local count below
+            total = 0
+        if total > 0:
+            return total
     return parallel.available_cpus()
 
 

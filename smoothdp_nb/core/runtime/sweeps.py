@@ -53,14 +53,13 @@ import numbers
 import time
 import tracemalloc
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
 from smoothdp_nb.core.numerics.array_types import SeedLike
-from smoothdp_nb.core.numerics.validation import as_int, as_real, as_seed_sequence
+from smoothdp_nb.core.numerics.validation import as_int, as_real, as_seed_sequence, is_data_frame
 from smoothdp_nb.core.runtime.budget import DEFAULT_BUDGET_SECONDS, Estimate, check_budget
 from smoothdp_nb.core.runtime.executors import (
     Bar,
@@ -70,6 +69,9 @@ from smoothdp_nb.core.runtime.executors import (
     task_progress_bar,
     worker_count,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "DEFAULT_MC_CHUNK",
@@ -128,7 +130,7 @@ def grid_points(grid: Any) -> tuple[list[str], list[dict[str, Any]]]:
     list of dicts or a DataFrame the points themselves; TypeError/ValueError naming ``grid``
     otherwise.
     """
-    if isinstance(grid, pd.DataFrame):
+    if is_data_frame(grid):
         if grid.shape[0] == 0 or grid.shape[1] == 0:
             raise ValueError("grid: the DataFrame has no rows or no columns")
         names = list(grid.columns)
@@ -255,6 +257,8 @@ class SweepResult:
         pandas.DataFrame
             A result column whose name clashes with a parameter is suffixed ``_result``.
         """
+        import pandas as pd  # deferred: sweeps run (and Monte Carlo engines import them) without a frame
+
         result_columns: list[str] = []
         for record in self.records:
             if record is not None:

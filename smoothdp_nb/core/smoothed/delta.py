@@ -53,6 +53,7 @@ from smoothdp_nb.core.numerics.hull import HullReduction, reduce_to_vertices
 from smoothdp_nb.core.numerics.intervals import INTERVALS
 from smoothdp_nb.core.numerics.validation import as_epsilon, as_int, as_open_unit
 from smoothdp_nb.core.runtime.budget import DEFAULT_BUDGET_SECONDS, Estimate, budget_scope, check_budget
+from smoothdp_nb.core.runtime.executors import ClientLike, as_executor
 from smoothdp_nb.core.smoothed.accounting.inverse import as_log_targets, invert_log_delta
 from smoothdp_nb.core.smoothed.engines.estimate import (
     candidate_count,
@@ -93,7 +94,7 @@ def smoothed_delta(
     rng: SeedLike = None,
     confidence: float = 0.99,
     candidates: int = 16,
-    executor: Executor | None = None,
+    executor: Executor | ClientLike | None = None,
     chunk: int = 10_000,
     interval: str = "betting",
 ) -> SmoothedResult:
@@ -128,11 +129,17 @@ def smoothed_delta(
     rng : None, int or Generator, Monte Carlo randomness
     confidence : float in (0, 1), Monte Carlo interval level
     candidates : int, Monte Carlo: at most this many candidate compositions
-    executor : concurrent.futures.Executor or None
-        Monte Carlo: where the chunks of trials run (any Executor, e.g. a
-        ProcessPoolExecutor or ``dask.distributed.Client().get_executor()``);
-        results are identical for every executor (per-chunk seeds from
-        ``SeedSequence.spawn``, chunk boundaries fixed by ``chunk``).
+    executor : concurrent.futures.Executor, dask.distributed.Client or None
+        Where the work runs: any Executor (a ProcessPoolExecutor,
+        ``client.get_executor()``) or a Dask client itself.  Monte Carlo: the
+        chunks of trials (per-chunk seeds from ``SeedSequence.spawn``, chunk
+        boundaries fixed by ``chunk``).  Exact: the chunks of the profile table,
+        the bulk of the work for mechanisms whose profiles dominate (a
+        :class:`FiniteMechanism`, the sampling average); the averaging over
+        compositions and the sampling histogram's windowed certificate run in
+        this process.  Results are bit-identical for every executor; a chunk
+        that fails there stops the run with an error naming it (a Dask cluster
+        reruns the tasks of a lost worker on the others by itself).
     chunk : int, Monte Carlo trials per task
     interval : {"betting", "bernstein"}
         Monte Carlo: the confidence interval of each candidate's mean delta,
@@ -189,15 +196,16 @@ def _smoothed_delta(
     rng: SeedLike,
     confidence: float,
     candidates: int,
-    executor: Executor | None,
+    executor: Executor | ClientLike | None,
     chunk: int,
     interval: str,
 ) -> SmoothedResult:
     """:func:`smoothed_delta` after its arguments are validated: the exact engine or Monte Carlo."""
+    pool = as_executor(executor)
     if method == "exact":
         if not window_may_apply(mechanism, n, red.vertices, e):
             _check_exact_floor(n, red.vertices.shape[1], e.size, budget)
-        res = smoothed_exact(mechanism, n, red, e, progress, budget)
+        res = smoothed_exact(mechanism, n, red, e, progress, budget, pool)
     else:
         trials = as_int(trials, "trials", minimum=1)
         confidence = as_open_unit(confidence, "confidence")
@@ -231,7 +239,7 @@ def _smoothed_delta(
             confidence,
             candidates,
             progress,
-            executor,
+            pool,
             chunk,
             interval,
         )
@@ -331,7 +339,7 @@ def smoothed_delta_curve(
     rng: SeedLike = None,
     confidence: float = 0.99,
     candidates: int = 16,
-    executor: Executor | None = None,
+    executor: Executor | ClientLike | None = None,
     chunk: int = 10_000,
     interval: str = "betting",
 ) -> SmoothedCurve:
@@ -407,7 +415,7 @@ def smoothed_epsilon(
     rng: SeedLike = None,
     confidence: float = 0.99,
     candidates: int = 16,
-    executor: Executor | None = None,
+    executor: Executor | ClientLike | None = None,
     chunk: int = 10_000,
     interval: str = "betting",
 ) -> FloatOrArray:
@@ -427,8 +435,10 @@ def smoothed_epsilon(
         ``delta`` is given as natural logs (targets below the float64 range).
     method, progress, budget, trials, rng, confidence, candidates, executor, chunk, interval
         The keyword-only options of :func:`smoothed_delta`, so that one set of
-        options serves both; ``method`` must be ``"exact"`` and the Monte
-        Carlo options (``trials`` to ``interval``) are then not used.
+        options serves both; ``method`` must be ``"exact"``, ``executor`` runs
+        the profile chunks of each step, and the Monte Carlo options
+        (``trials``, ``rng``, ``confidence``, ``candidates``, ``chunk``,
+        ``interval``) are not used.
         ``budget`` holds for the whole inversion: an n whose one evaluation cannot fit
         is refused by arithmetic before any (as :func:`smoothed_delta`), and each
         evaluation is refused before it starts when its estimate exceeds what is left.
@@ -443,6 +453,7 @@ def smoothed_epsilon(
     t, scalar = as_log_targets(delta, log)
     n = as_int(n, "n", minimum=1)
     red = _check_pi(mechanism, n, pi)
+    pool = as_executor(executor)
     with budget_scope(budget) as seconds:
         if not window_may_apply(mechanism, n, red.vertices, np.ones(1)):
             _check_exact_floor(n, red.vertices.shape[1], 1, seconds)  # by arithmetic, before any step
@@ -452,7 +463,7 @@ def smoothed_epsilon(
         # what is left of the budget (refused before a step that would not fit)
         def curve(e: FloatArray) -> FloatArray:
             left = max(deadline - time.perf_counter(), 1e-9)
-            res = smoothed_exact(mechanism, n, red, as_epsilon(np.ravel(e))[0], progress, left)
+            res = smoothed_exact(mechanism, n, red, as_epsilon(np.ravel(e))[0], progress, left, pool)
             return np.reshape(np.asarray(res.log_delta_values, dtype=float), (1, e.size))
 
         with mechanism._law_scope():  # each output law once over the whole bisection

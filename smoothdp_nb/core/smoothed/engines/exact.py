@@ -29,6 +29,7 @@ from smoothdp_nb.core.smoothed.engines.chunks import HELPER_MIN_N, profile_chunk
 from smoothdp_nb.core.smoothed.engines.estimate import estimate_exact_cost
 from smoothdp_nb.core.smoothed.engines.general import all_histograms, exact_general
 from smoothdp_nb.core.smoothed.engines.pruning import PRUNE_MIN_N, prune_plan, single_vertex_error
+from smoothdp_nb.core.smoothed.engines.remote import remote_profile_table
 from smoothdp_nb.core.smoothed.engines.results import SmoothedResult, assemble_result, dp_pair
 from smoothdp_nb.core.smoothed.engines.window import WindowCertificate, windowed_smoothed
 
@@ -127,7 +128,11 @@ def _profile_chunk(mech: Any, hists: np.ndarray, e: np.ndarray) -> np.ndarray:
 
 
 def _profile_table(
-    mech: Any, hists: np.ndarray, e: np.ndarray, helper: cf.Executor | None = None
+    mech: Any,
+    hists: np.ndarray,
+    e: np.ndarray,
+    helper: cf.Executor | None = None,
+    executor: cf.Executor | None = None,
 ) -> tuple[np.ndarray, ProfileWidths]:
     """(proven upper bounds on log delta of every histogram (rows) at every
     epsilon (columns), their :class:`ProfileWidths`), in fixed chunks of rows.
@@ -137,9 +142,14 @@ def _profile_table(
     runs more does more chunks, where a fixed half each left the faster one
     idle while the slower finished.  The chunks are the same either
     way, so the table is bit-identical to the serial one; a chunk the helper
-    took but did not finish (it failed) is computed here.
+    took but did not finish (it failed) is computed here.  With an ``executor``
+    (a pool, a Dask cluster) the same chunks run there instead
+    (:func:`~.remote.remote_profile_table`), bit-identical too.
     """
     rows = profile_chunk_rows(e.size)
+    if executor is not None:
+        table = remote_profile_table(executor, _profile_chunk, mech, hists, e, rows)
+        return table[:, : e.size], profile_widths(table[:, : e.size], table[:, e.size :])
     out = np.empty((len(hists), 2 * e.size))
     starts = list(range(0, len(hists), rows))
     done = np.zeros(len(starts), dtype=bool)
@@ -174,7 +184,7 @@ def _profile_table(
 
 
 def _mirrored_profile_table(
-    mech: Any, hists: np.ndarray, e: np.ndarray, helper: cf.Executor | None
+    mech: Any, hists: np.ndarray, e: np.ndarray, helper: cf.Executor | None, executor: cf.Executor | None = None
 ) -> tuple[np.ndarray, ProfileWidths]:
     """:func:`_profile_table` of the two-category histograms ``(k, n - k)``, k = 0 .. n.
 
@@ -187,9 +197,9 @@ def _mirrored_profile_table(
     """
     n = len(hists) - 1
     if not (mech.label_symmetric and n >= 2 and np.array_equal(hists[:, 0], np.arange(n + 1))):
-        return _profile_table(mech, hists, e, helper)
+        return _profile_table(mech, hists, e, helper, executor)
     h = n // 2
-    half, widths = _profile_table(mech, hists[: h + 1], e, helper)
+    half, widths = _profile_table(mech, hists[: h + 1], e, helper, executor)
     return np.concatenate([half, half[: n - h][::-1]]), widths
 
 
@@ -239,15 +249,34 @@ def _two_vertex_engine(
 
 
 def smoothed_exact(
-    mech: Any, n: int, red: HullReduction, e: np.ndarray, progress: bool | None, budget: float
+    mech: Any,
+    n: int,
+    red: HullReduction,
+    e: np.ndarray,
+    progress: bool | None,
+    budget: float,
+    executor: cf.Executor | None = None,
 ) -> SmoothedResult:
+    """Algorithm 1, exact and certified; the profile chunks on ``executor`` when one is given
+    (the windowed certificate and the averaging engines run in this process).
+
+    References
+    ----------
+    Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 1.
+    """
     # each output law once: the estimate's probes, every chunk of profiles and the DP delta share them
     with mech._law_scope():
-        return _smoothed_exact(mech, n, red, e, progress, budget)
+        return _smoothed_exact(mech, n, red, e, progress, budget, executor)
 
 
 def _smoothed_exact(
-    mech: Any, n: int, red: HullReduction, e: np.ndarray, progress: bool | None, budget: float
+    mech: Any,
+    n: int,
+    red: HullReduction,
+    e: np.ndarray,
+    progress: bool | None,
+    budget: float,
+    executor: cf.Executor | None = None,
 ) -> SmoothedResult:
     t0 = time.perf_counter()
     V = red.vertices
@@ -269,7 +298,7 @@ def _smoothed_exact(
     with engine_threads():
         helper = _helper(n) if m == 2 and l <= 2 else None
         try:
-            return _exact_with(mech, n, red, e, show, hists, helper, t0)
+            return _exact_with(mech, n, red, e, show, hists, helper, t0, executor)
         finally:
             if helper is not None:
                 # nothing runs there after a normal return; after an interrupt, do not wait for it
@@ -285,10 +314,14 @@ def _exact_with(
     hists: np.ndarray,
     helper: cf.Executor | None,
     t0: float,
+    executor: cf.Executor | None = None,
 ) -> SmoothedResult:
     V = red.vertices
     l, m = V.shape
-    full, widths = _mirrored_profile_table(mech, hists, e, helper) if m == 2 else _profile_table(mech, hists, e, helper)
+    if m == 2:
+        full, widths = _mirrored_profile_table(mech, hists, e, helper, executor)
+    else:
+        full, widths = _profile_table(mech, hists, e, helper, executor)
     # the worst case over every database of n records: the same enumeration (Theorem 1)
     dp = dp_pair(mech, n, e, m, all_profiles=full)
     # Several epsilon often give bit-identical profiles (e.g. when only outputs

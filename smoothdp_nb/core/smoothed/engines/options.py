@@ -7,6 +7,7 @@ from concurrent.futures import Executor
 from typing import TypedDict
 
 from smoothdp_nb.core.numerics.array_types import SeedLike
+from smoothdp_nb.core.runtime.executors import ClientLike
 
 __all__ = ["SmoothedOptions", "SmoothedEpsilonOptions"]
 
@@ -21,7 +22,7 @@ class SmoothedOptions(TypedDict, total=False):
     rng: SeedLike
     confidence: float
     candidates: int
-    executor: Executor | None
+    executor: Executor | ClientLike | None
     chunk: int
     interval: str
 

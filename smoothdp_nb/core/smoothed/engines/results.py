@@ -11,7 +11,6 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, overload
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike
 
 from smoothdp_nb.core.numerics.array_types import FloatOrArray
@@ -21,6 +20,7 @@ from smoothdp_nb.core.numerics.hull import HullReduction
 from smoothdp_nb.core.runtime import rendering
 
 if TYPE_CHECKING:
+    import pandas as pd
     from typing_extensions import Unpack
 
     from smoothdp_nb.core.smoothed.engines.options import SmoothedEpsilonOptions
@@ -106,6 +106,8 @@ class SmoothedResult:
     @cached_property
     def table(self) -> pd.DataFrame:
         """One row per epsilon and composition (see the class docstring)."""
+        import pandas as pd  # deferred: a smoothed delta needs no data frame until one is asked for
+
         return pd.DataFrame(self.table_columns)
 
     @overload
@@ -172,6 +174,8 @@ class SmoothedResult:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per epsilon: delta, log10 delta, DP delta, worst composition (and CI)."""
+        import pandas as pd  # deferred: a smoothed delta needs no data frame until one is asked for
+
         df = pd.DataFrame(
             {
                 "epsilon": self.epsilon,
@@ -401,6 +405,8 @@ class SmoothedCurve:
     def from_results(cls, results: list[SmoothedResult]) -> SmoothedCurve:
         """Assemble the curve (table over n and epsilon, exponential fit per epsilon)
         from :class:`SmoothedResult` objects computed for several n."""
+        import pandas as pd  # deferred: a smoothed delta needs no data frame until one is asked for
+
         if not results:
             raise ValueError("results must contain at least one SmoothedResult")
         rows = []

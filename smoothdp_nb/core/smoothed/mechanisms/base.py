@@ -8,10 +8,9 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Hashable
 from contextlib import AbstractContextManager
-from typing import ClassVar, Literal, overload
+from typing import TYPE_CHECKING, ClassVar, Literal, overload
 
 import numpy as np
-import pandas as pd
 
 from smoothdp_nb.core.numerics.array_types import FloatArray, IntArray
 from smoothdp_nb.core.numerics.enclosures import LogEnclosure
@@ -40,6 +39,9 @@ from smoothdp_nb.core.smoothed.mechanisms.generic import (
 from smoothdp_nb.core.smoothed.mechanisms.output_maps import PostProcessing
 from smoothdp_nb.core.smoothed.mechanisms.outputs import factorize_outputs, output_key
 from smoothdp_nb.core.smoothed.mechanisms.rounding import finish_dp, log_up
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "MAX_CELLS",
@@ -578,6 +580,8 @@ class Mechanism(ABC):
     def output_pmf(self, hist: object) -> pd.DataFrame:
         """The exact output law on one database: one row per output (columns
         ``output`` or ``o0, o1, ...``), ``probability`` and ``log_probability``."""
+        import pandas as pd  # deferred: a profile or a smoothed delta needs no data frame
+
         outs, logp = self.log_output_pmf(self._one_histogram(hist))
         if np.ndim(outs) == 2:
             df = pd.DataFrame(np.asarray(outs), columns=[f"o{j}" for j in range(np.shape(outs)[1])])

@@ -18,7 +18,6 @@ from contextlib import contextmanager
 from typing import Protocol
 
 import numpy as np
-import pandas as pd
 
 from smoothdp_nb.core.numerics.array_types import FloatArray, IntArray
 from smoothdp_nb.core.numerics.divergence import log_hockey_stick_enclosure
@@ -236,6 +235,8 @@ def neighbour_pairs(hists: IntArray) -> tuple[IntArray, IntArray, IntArray, int]
 def _distinct_rows(*arrays: FloatArray) -> IntArray:
     """Index of each row among the distinct rows of the arrays side by side (equal
     when bit-identical): one hash pass (pandas), no sort of whole rows."""
+    import pandas as pd  # deferred: only generic mechanisms dedupe rows; a first profile does without
+
     both = np.ascontiguousarray(np.concatenate(arrays, axis=1))
     keys = both.view(np.dtype((np.void, both.shape[1] * both.itemsize))).ravel()
     codes, _ = pd.factorize(keys.astype(object))

@@ -12,7 +12,6 @@ from decimal import Decimal
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from smoothdp_nb.core.numerics.array_types import IntArray
 
@@ -59,6 +58,8 @@ def factorize_outputs(outputs: list[Any]) -> tuple[list[IntArray], int]:
                 ints = np.array(flat, dtype=np.int64)
             except OverflowError:
                 ints = None
+        import pandas as pd  # deferred: one hash pass for mixed outputs; arrays of numbers need no pandas
+
         if ints is not None:
             codes, uniques = pd.factorize(ints)
             K = len(uniques)

@@ -57,11 +57,10 @@ Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 3, Definition 5, Theo
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd  # (loaded already: the base module uses it)
 
 from smoothdp_nb.core.numerics.divergence import log_hockey_stick_enclosure
 from smoothdp_nb.core.numerics.enclosures import (
@@ -97,6 +96,9 @@ from smoothdp_nb.core.smoothed.mechanisms.sampling_average.sums import (
     sampling_average_units,
 )
 from smoothdp_nb.core.smoothed.mechanisms.size import SampleSize, sampling_size_spec
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["SamplingAverage", "sampling_average_units"]  # (the cost model lives in .average_sums)
 _OUTPUTS = ("sum", "rounded_mean")
@@ -297,6 +299,8 @@ class SamplingAverage(SampleSize, Mechanism):
             ``probability`` and ``log_probability`` (outputs of probability 0
             are omitted).
         """
+        import pandas as pd  # deferred: a profile or a smoothed delta needs no data frame
+
         vals, logp = self.log_output_pmf(self._hist(hist))
         return pd.DataFrame({"value": vals, "probability": np.exp(logp), "log_probability": logp})
 

@@ -26,10 +26,10 @@ Liu, Wang, Xia, *Smoothed Differential Privacy*: Algorithm 2.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 from scipy.special import expit, gammaln
 
 from smoothdp_nb.core.numerics import lpmf
@@ -50,6 +50,9 @@ from smoothdp_nb.core.smoothed.mechanisms.sampling_histogram.grid import log_joi
 from smoothdp_nb.core.smoothed.mechanisms.sampling_histogram.tail_bound import log_profile_range_upper
 from smoothdp_nb.core.smoothed.mechanisms.sampling_histogram.winner import SampledWinner
 from smoothdp_nb.core.smoothed.mechanisms.size import SampleSize, dp_delta_bounds
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["SamplingHistogram"]
 
@@ -158,6 +161,8 @@ class SamplingHistogram(SampleSize, Mechanism):
             One row per possible output: a column per category (``c0``,
             ``c1``, ...), ``probability`` and ``log_probability``.
         """
+        import pandas as pd  # deferred: a profile or a smoothed delta needs no data frame
+
         outs, logp = self.log_output_pmf(self._one_histogram(hist))
         df = pd.DataFrame(outs, columns=[f"c{j}" for j in range(outs.shape[1])])
         df["probability"] = np.exp(logp)
@@ -531,9 +536,10 @@ class SamplingHistogram(SampleSize, Mechanism):
         Without replacement ``f = (D - e^eps B)/D`` with the integers
         ``D = (k + shift) good`` and ``B = (v + 1)(good - k)`` (exact floats below
         2^53; above, each rounded by u, which moves f by at most ``2.1u``) and
-        ``e_hi``, e^eps correctly rounded (Arb), so ``|e^eps - e_hi| <= u e^eps``.
+        ``e_hi``, e^eps to 40 digits (:func:`exp_double`) correctly rounded, so
+        ``|e^eps - e_hi| <= (u + 1e-39) e^eps``.
         The product ``e_hi B`` is rounded once, so ``e_hi B`` as computed is
-        within ``2u e^eps B`` of ``e^eps B``, and ``e^eps B = (1 - f) D <= 2D``
+        within ``2.001u e^eps B`` of ``e^eps B``, and ``e^eps B = (1 - f) D <= 2D``
         wherever f > -1; ``D - e_hi B`` is exact wherever ``|f| <= 1/2``
         (Sterbenz) and the division adds u of the result: the absolute error
         is at most ``4.1u`` (plus ``2.1u`` when the products are inexact) and
@@ -586,7 +592,7 @@ class SamplingHistogram(SampleSize, Mechanism):
         good = u + 1.0
         vp1 = v + 1.0
         shift = v + 1.0 - T
-        vals, which = np.unique(epsilon, return_inverse=True)  # e^eps correctly rounded (Arb): within u of it
+        vals, which = np.unique(epsilon, return_inverse=True)  # e^eps to 40 digits, rounded: within u (+1e-39) of it
         e_hi = np.array([exp_double(float(val))[0] for val in vals])[which.reshape(u.shape)]
 
         def rational_factor(rows: IntArray, k: np.ndarray) -> FloatArray:

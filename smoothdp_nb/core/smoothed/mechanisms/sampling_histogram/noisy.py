@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from scipy.special import logsumexp
 
 from smoothdp_nb.core.numerics.array_types import FloatArray, IntArray
@@ -26,6 +26,9 @@ from smoothdp_nb.core.runtime.budget import ComputationTooLarge, Estimate
 from smoothdp_nb.core.smoothed.mechanisms.base import MAX_CELLS, Mechanism
 from smoothdp_nb.core.smoothed.mechanisms.sampling_histogram.mechanism import SamplingHistogram
 from smoothdp_nb.core.smoothed.mechanisms.size import SampleSize
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["NoisySamplingHistogram"]
 
@@ -162,6 +165,8 @@ class NoisySamplingHistogram(SampleSize, Mechanism):
         A count equal to T in column ``cj`` stands for the event "out_j >= T"
         (the column ``lumped`` flags such rows); the probabilities sum to 1.
         """
+        import pandas as pd  # deferred: a profile or a smoothed delta needs no data frame
+
         h = self._one_histogram(hist)
         outs, logp = self.log_output_pmf(h)
         df = pd.DataFrame(outs, columns=[f"c{j}" for j in range(outs.shape[1])])

@@ -138,7 +138,9 @@ def split_onto_grid(losses: FloatArray, log_mass: FloatArray, h: float) -> tuple
     of Doroshenko et al., PETS 2022).
 
     Rounding.  ``i`` is checked so that the real ``a <= L <= b`` (the float products
-    ``i h`` are within ``u |i h|``, a margin ``2u`` is kept); the real ``d = L - a`` lies
+    ``i h`` are within ``u |i h|``, a margin ``2u`` is kept; a loss too close to a grid
+    point to tell its side is split over the two cells around it, ``b = a + 2h``, the same
+    formulas with 2h for h); the real ``d = L - a`` lies
     within ``u (|i h| + |d|)`` of its float; ``w_b`` is increasing and ``w_a``
     decreasing in d, so each is evaluated at the end of d's interval that makes it
     larger, with ``expm1``, ``exp``, the quotient and the product rounded up (``4
@@ -156,19 +158,21 @@ def split_onto_grid(losses: FloatArray, log_mass: FloatArray, h: float) -> tuple
     ih = i * h
     i = i - (ih + 2.0 * U * np.abs(ih) > L)  # the real a above L: one cell lower
     ih = i * h
-    bh = (i + 1) * h
-    i = i + (bh - 2.0 * U * np.abs(bh) < L)  # the real b below L: one cell higher
-    ih, bh = i * h, (i + 1) * h
+    j = i + 1
+    bh = j * h
+    j = j + (bh - 2.0 * U * np.abs(bh) < L)  # L too close to b to tell: two cells wide
+    bh = j * h
     if not (bool(np.all(ih + 2.0 * U * np.abs(ih) <= L)) and bool(np.all(bh - 2.0 * U * np.abs(bh) >= L))):
         return None
+    width = (j - i) * h  # h or 2h, exactly
     d = L - ih
     e = 1.01 * U * (np.abs(ih) + np.abs(d)) + 2.0**-1074
-    d_hi = np.minimum(next_up(d + e), h)
+    d_hi = np.minimum(next_up(d + e), width)
     d_lo = np.maximum(next_down(d - e), 0.0)
-    den = -math.expm1(-h)
+    den = -np.expm1(-width)
     with np.errstate(under="ignore"):
         w_b = np.minimum(-np.expm1(-d_hi) / den * (1.0 + 4.0 * LIBM_REL), 1.0)
-        s_up = next_up(h - d_lo)
+        s_up = next_up(width - d_lo)
         w_a = np.minimum(np.exp(-d_lo) * (-np.expm1(-s_up)) / den * (1.0 + 4.0 * LIBM_REL), 1.0)
     w = np.concatenate([w_a, w_b])
     lm = np.concatenate([log_mass, log_mass])
@@ -176,7 +180,7 @@ def split_onto_grid(losses: FloatArray, log_mass: FloatArray, h: float) -> tuple
     lw = np.log(w[keep])
     lm = lm[keep]
     out = next_up(lm + lw + 1.01 * (LIBM_REL * np.abs(lw) + U * (np.abs(lm) + np.abs(lw))))
-    idx = np.concatenate([i, i + 1])[keep].astype(np.int64)
+    idx = np.concatenate([i, j])[keep].astype(np.int64)
     return idx, out
 
 

@@ -146,7 +146,7 @@ def test_composition_on_no_lattice_is_bracketed_tight_and_below_dp_accounting(k,
     assert pld.forward.method() == "grid"  # 45,451 distinct losses: neither exact nor lattice
     exact = max(_exact_log_delta(k, eps, _P, _Q), _exact_log_delta(k, eps, _Q, _P))
     up = math.log(float(pld.delta(eps)))
-    lo = math.log(float(pld.delta(eps, bound="lower")))
+    lo = pld.delta_enclosure(eps).lower
     assert lo <= exact <= up
     # the split's error is second order: well inside what rounding every loss up to
     # dp_accounting's 1e-4 grid costs, on a grid four times coarser

@@ -227,6 +227,67 @@ def _tilted_grid(dist: LossDistribution, lam: float, h: float, upper: bool) -> t
     return _Grid(lo, cells, dropped * (1 + r) * (1 + 1e-12) if upper else 0.0), log_m
 
 
+# tilted standard deviations of the residuals' sum kept below its mean by the lower bound's shift
+_RESIDUAL_SD = 6.0
+
+
+def _residual_shift(parts: list[tuple[LossDistribution, int]], lam: float, h: float) -> tuple[float, float]:
+    """(t, log of a bound on the tilted probability that the rounded-down residuals sum to less
+    than t), for the lower bound: ``(0, -inf)`` when no shift pays.
+
+    Every loss is rounded down to ``i h`` (the lower bound's grid), leaving a residual
+    ``r = L - i h`` in ``[0, h)``; a composition's loss is ``S = K h + R``, R the sum of the
+    runs' residuals.  Tilting by the *rounded* losses (normaliser ``M~``, the grid's), for
+    any ``t`` and ``lam >= 0``,
+
+        d_eps = E[f(K h + R)] >= M~ e^(-lam eps') (E~[g_eps'(K h)] - P~(R < t)),
+
+    with ``f(s) = max(0, 1 - e^(eps - s))`` non-decreasing, ``eps' >= eps - t``,
+    ``g_eps'(s) = f_eps'(s) e^(-lam (s - eps')) <= 1``: on ``R >= t``, ``f(K h + R) >=
+    f_eps'(K h)``.  The first term is the grid's lower bound at ``eps'``; ``t`` is the
+    residuals' tilted mean sum less ``_RESIDUAL_SD`` of their standard deviations, so the
+    shift keeps what rounding down loses on average (``lam k h / 2`` in log delta) and costs
+    only the spread (``lam sqrt(k) h``); the probability is bounded by Chernoff,
+    ``P~(R < t) <= e^(theta t) prod E~[e^(-theta r)]^k`` for any ``theta >= 0``.
+
+    Rounding: the residuals are rounded down (R only shrinks, so P~(R < t) only grows);
+    each ``log E~[e^(-theta r)]`` is a difference of two log-sums, the first rounded up and
+    the second down (their terms within ``u`` of a few of their operands, the sums
+    :func:`lse_error`), and t, theta are any floats (the bound holds for every choice)."""
+    rows = []
+    for d, k in parts:
+        idx = np.floor(d.losses / h)
+        ih = idx * h
+        idx = idx - (ih + 2.0 * U * np.abs(ih) > d.losses)  # as the grid rounds down
+        ih = idx * h
+        r = d.losses - ih
+        r = np.maximum(next_down(r - 1.01 * U * (np.abs(ih) + np.abs(r))), 0.0)
+        t0 = d.log_mass + lam * ih
+        w = np.exp(t0 - float(logsumexp(t0)))
+        mu = float(np.dot(w, r))
+        var = float(np.dot(w, (r - mu) ** 2))
+        rows.append((k, r, t0, mu, var))
+    mean = sum(k * mu for k, _, _, mu, _ in rows)
+    sd = math.sqrt(sum(k * var for k, _, _, _, var in rows))
+    if sd == 0.0:
+        return 0.0, -math.inf
+    t = mean - _RESIDUAL_SD * sd
+    if t <= 0.0:
+        return 0.0, -math.inf
+    theta = _RESIDUAL_SD / sd
+    log_p = theta * t
+    err = U * abs(theta * t)
+    for k, r, t0, _, _ in rows:
+        te = np.abs(t0) + 2.0 * U * float(np.max(np.abs(t0)))  # t0 is off by u (|log_mass| + |lam ih|)
+        for sign, terms in ((1.0, t0 - theta * r), (-1.0, t0)):
+            v = float(logsumexp(terms))
+            e = float(lse_error(terms.size, float(terms.max() - terms.min()), v))
+            e += 2.0 * U * float(np.max(te + np.abs(theta * r) + np.abs(terms)))
+            log_p += k * sign * v
+            err += k * (e + 2.0 * U * abs(v))
+    return t, float(next_up(log_p + 1.01 * err))
+
+
 def _saddle(parts: list[tuple[LossDistribution, int]], epsilon: float) -> float:
     """The tilt lam >= 0 at which the composed tilted mean is epsilon (0 when the
     untilted mean is above it).  Newton steps on the increasing mean (its
@@ -296,6 +357,7 @@ def log_delta_grid(
     upper: bool,
     cells: int = GRID_CELLS,
     step: float | None = None,
+    residual: bool = True,
 ) -> tuple[float, float]:
     """(log of a bound on d_eps of the composition, grid spacing h) by the tilted grid.
 
@@ -310,6 +372,10 @@ def log_delta_grid(
     ``step``: the parts are lattice laws (:mod:`.lattice`) of that step; the grid is the
     lattice itself, so no loss is rounded and the composition is a count of lattice
     paths (the convolutions), bounded only by their float error.
+
+    ``residual`` (lower bound off the lattice): the losses rounded down keep their
+    residuals' sum as a shift of epsilon, less what the residuals' tail may miss
+    (:func:`_residual_shift`); False rounds every loss down and nothing more.
     """
     live = [(d, k) for d, k in parts if k > 0]
     # the +inf atoms: S = +inf when any run hits one
@@ -373,6 +439,10 @@ def log_delta_grid(
         # that of rounding up to dp_accounting's 1e-4 grid) while that takes at most four
         # times the cells
         h = min(4.0 * h, max(_SPLIT_STEP, 0.25 * h))
+    shift, log_miss = 0.0, -math.inf
+    if not upper and step is None and residual:
+        shift, log_miss = _residual_shift(finite, lam, h)
+    eps_g = epsilon if shift == 0.0 else float(next_up(epsilon - shift))  # at least epsilon - shift
     total_grid = _Grid(0, np.ones(1))
     log_norm = 0.0
     for d, k in finite:
@@ -387,7 +457,7 @@ def log_delta_grid(
             if k:
                 power = _convolve(power, power, upper)
     S = (total_grid.offset + np.arange(total_grid.cells.size)) * h
-    x = epsilon - S
+    x = eps_g - S
     with np.errstate(divide="ignore"):
         l1m = np.where(x < 0, log1mexp(np.minimum(x, 0.0)), -np.inf)
         lg = l1m + lam * x  # log g(S)
@@ -399,7 +469,7 @@ def log_delta_grid(
     # value: g has slope at most 1 + lam where g > 0, an absolute error of at most
     # (1 + lam) delta per unit of tilted cell mass; log1mexp, exp, log and the additions
     # are relative (per term), the sum is :func:`lse_error`
-    delta = 2.02 * U * (float(np.abs(S).max(initial=0.0)) + abs(epsilon))
+    delta = 2.02 * U * (float(np.abs(S).max(initial=0.0)) + abs(eps_g))
     absolute = (1.0 + lam) * delta * float(total_grid.cells.sum()) * (1.0 + 1e-12)
     if fin.any():
         t_err = float(
@@ -422,8 +492,15 @@ def log_delta_grid(
             val = add_outward(val, l1 - slack, False)
         else:
             val = -math.inf
-    grid = add_outward(add_outward(log_norm, -lam * epsilon, upper), val, upper)
-    grid = float(outward(grid, 2.0 * U * (abs(log_norm) + lam * epsilon + abs(val)), upper))
+    if log_miss > -math.inf:  # E[g] less the tilted probability that the residuals fall short
+        gap = val - log_miss
+        if not gap > 1e-3:  # the shift does not pay here: every loss rounded down, nothing more
+            return log_delta_grid(parts, epsilon, upper, cells, step, residual=False)
+        l1 = log1mexp_scalar(-gap)
+        slack = 4.0 * U * (1 + abs(val) + abs(log_miss)) / gap + 3.0 * LIBM_REL * (1 + abs(l1))
+        val = add_outward(val, l1 - slack, False)
+    grid = add_outward(add_outward(log_norm, -lam * eps_g, upper), val, upper)
+    grid = float(outward(grid, 2.0 * U * (abs(log_norm) + lam * abs(eps_g) + abs(val)), upper))
     if upper:
         fin_b = min(grid, chernoff)
         return log_add_outward(log_add_outward(fin_b, log_cut, True), log_inf, True), h

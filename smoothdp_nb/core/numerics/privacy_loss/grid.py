@@ -1,8 +1,11 @@
 """The grid path of :mod:`.pld`: a composed privacy-loss law too large to compose exactly.
 
-Every loss is rounded *up* onto a grid of spacing h (down, for the lower bound), the law is
-exponentially tilted at the saddle point of the target epsilon, and the grids are convolved by
-FFT, every step bounded; the argument (and the tilting identity) is in :mod:`.pld`'s docstring.
+For the upper bound every loss is split between its two neighbouring points of a grid of
+spacing h, keeping its P-mass and its Q-mass (:func:`split_onto_grid`: a dominating law, second
+order in h); for the lower bound every loss is rounded down and the residuals' sum is kept as a
+shift of epsilon (:func:`_residual_shift`).  The law is exponentially tilted at the saddle
+point of the target epsilon and the grids are convolved by FFT, every step bounded; the
+argument (and the tilting identity) is in :mod:`.pld`'s docstring.
 
 References
 ----------
@@ -10,6 +13,8 @@ Koskela, Jälkö, Honkela. *Computing tight differential privacy guarantees
 using FFT*, AISTATS 2020 (PLD composition by FFT).
 Meiser, Mohammadi. *Tight on budget? Tight bounds for r-fold approximate
 differential privacy*, CCS 2018 (pessimistic rounding of privacy losses).
+Doroshenko, Ghazi, Kamath, Kumar, Manurangsi. *Connect the dots: tighter discrete
+approximations of privacy loss distributions*, PETS 2022 (the split of the upper bound).
 """
 
 from __future__ import annotations

@@ -35,8 +35,10 @@ Two evaluations, both returning a proven upper bound and a lower bound:
   so moving mass to a larger loss never decreases it) and into the smallest for
   the lower bound; a merged mass is their log-sum, widened by the
   proven error of the sum and of the products' log-additions.
-* **grid** (:func:`log_delta_grid`), when it is large: every loss is rounded
-  *up* onto a grid of spacing h (down, for the lower bound), the law is
+* **grid** (:func:`log_delta_grid`), when it is large: every loss is split
+  between its two neighbouring points of a grid of spacing h, P-mass and Q-mass
+  kept (a dominating law; for the lower bound: rounded down, the residuals' sum
+  kept as a shift of epsilon, :mod:`.grid`), the law is
   exponentially tilted at the saddle point of the target epsilon (so the part
   of the composed law that matters sits at the centre of the grid, where
   float64 is accurate, however far below 1e-308 the divergence is), and the

@@ -80,8 +80,10 @@ if TYPE_CHECKING:  # the public API, declared once (module docstring), by folder
         profile_epsilon as profile_epsilon,
     )
     from smoothdp_nb.core.smoothed.accounting.renyi import (
+        RenyiEnclosure as RenyiEnclosure,
         SmoothedRenyi as SmoothedRenyi,
         renyi_profile as renyi_profile,
+        renyi_profile_enclosure as renyi_profile_enclosure,
         smoothed_renyi as smoothed_renyi,
     )
     from smoothdp_nb.core.smoothed.delta import (

@@ -165,7 +165,7 @@ def test_pld_support_matches_the_output_laws():
     assert set(frame["direction"]) == {"forward", "backward"}
     eps = np.array([0.0, 0.5, 1.5])
     want = np.array([max(_hs(P, Q, e), _hs(Q, P, e)) for e in eps])
-    assert np.all(pld.delta(eps, bound="lower") <= want * (1 + 1e-14))
+    assert np.all(pld.delta_enclosure(eps).delta_lower <= want * (1 + 1e-14))
     assert np.all(want <= pld.delta(eps) * (1 + 1e-14))
     np.testing.assert_allclose(pld.delta(eps), want, rtol=1e-10)
 
@@ -228,8 +228,8 @@ def test_pld_bad_input():
         pld.renyi(-1.0)
     with pytest.raises(ValueError, match="direction"):
         pld.renyi(2.0, "sideways")
-    with pytest.raises(ValueError, match="bound"):
-        pld.delta(1.0, bound="middle")
+    with pytest.raises(ValueError, match="epsilon"):
+        pld.delta_enclosure(-1.0)
 
 
 # -- Renyi profile and its smoothed average ----------------------------------------------

@@ -91,6 +91,6 @@ def test_delta_at_zero_of_the_export_matches_dp_accounting():
     want = 0.85 * (1 - math.exp(-3))
     assert math.isclose(pld.to_dp_accounting(1.0).get_delta_for_epsilon(0.0), want, rel_tol=1e-12)
     assert math.isclose(native.get_delta_for_epsilon(0.0), want, rel_tol=1e-12)
-    assert pld.delta(0.0, bound="lower") <= 0.8 <= pld.delta(0.0)
-    assert pld.delta(0.0) - pld.delta(0.0, bound="lower") <= 1e-13
+    assert pld.delta_enclosure(0.0).delta_lower <= 0.8 <= pld.delta(0.0)
+    assert pld.delta(0.0) - pld.delta_enclosure(0.0).delta_lower <= 1e-13
     assert _probs(pld.to_dp_accounting(1e-4)._pmf_remove)[0] == pytest.approx(0.1, rel=1e-12)  # 0 stays 0

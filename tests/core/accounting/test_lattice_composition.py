@@ -77,7 +77,7 @@ def test_profile_of_randomized_response_at_large_k():
     k, eps = 10**6, 606391.7
     mech = sdp.repeat(_rr(), k)
     pld = sdp.privacy_loss_distribution(mech, [1, 0], [0, 1])
-    up, lo = pld.delta(eps, log=True), pld.delta(eps, log=True, bound="lower")
+    up, lo = pld.delta(eps, log=True), pld.delta_enclosure(eps).lower
     ref = float(MP.log(_rr_delta(k, eps)))
     assert lo <= ref <= up
     # the runs' mass errors compound: 3e-14 (near the bulk) to 1.2e-13 (far tails) per run
@@ -151,7 +151,7 @@ def test_grid_cells_trade_time_for_width():
     for cells in (2**12, 2**15):
         pld = sdp.privacy_loss_distribution(sdp.repeat(shm, 20, grid_cells=cells), x, x2)
         assert pld.forward.method() == "grid"
-        brackets.append((pld.delta(8.0, bound="lower"), pld.delta(8.0)))
+        brackets.append((pld.delta_enclosure(8.0).delta_lower, pld.delta(8.0)))
     (lo1, hi1), (lo2, hi2) = brackets
     assert hi2 - lo2 < 0.5 * (hi1 - lo1)
     assert max(lo1, lo2) <= min(hi1, hi2)

@@ -27,7 +27,7 @@ from smoothdp_nb.core.numerics.privacy_loss.rounding import (
     outward,
 )
 
-__all__ = ["LossDistribution", "log_inf_of_product"]
+__all__ = ["LossDistribution", "log_inf_of_product", "probability_ball"]
 
 _U = float(np.finfo(float).eps)
 # atoms of the coarse summary used to choose the tilt and the cut
@@ -232,24 +232,25 @@ def _sub_outward(a: FloatArray, b: FloatArray, upper: bool) -> FloatArray:
 
 
 def _probability_bound(logv: FloatArray, err: FloatArray, up: bool) -> FloatArray:
-    """Bounds on the logs of a probability law's masses, each known to within ``err``:
-    ``up``: ``log v + err`` rounded up, and at most ``log 1 = 0``; else ``log v - err``
-    rounded down, and at least ``log(1 - sum of the others' upper bounds)`` -- the law sums
-    to 1 -- which is exactly 0 when every other mass is an exact 0 (``-inf``).  The
-    others' sums are prefix plus suffix sums of the upper bounds (``exp_up``; no
-    cancellation), each within ``gamma(n)`` of its value, plus ``u`` for the addition;
-    ``1 - others`` is rounded down and its log carries ``LIBM_REL``."""
+    """Bounds on the logs of a probability law's masses (along the last axis), each known to
+    within ``err``: ``up``: ``log v + err`` rounded up, and at most ``log 1 = 0``; else
+    ``log v - err`` rounded down, and at least ``log(1 - sum of the others' upper bounds)``
+    -- the law sums to 1 -- which is exactly 0 when every other mass is an exact 0
+    (``-inf``).  The others' sums are prefix plus suffix sums of the upper bounds
+    (``exp_up``; no cancellation), each within ``gamma(n)`` of its value, plus ``u`` for
+    the addition; ``1 - others`` is rounded down and its log carries ``LIBM_REL``."""
     if up:
         return np.minimum(outward(logv, err, True), 0.0)
     lo = outward(logv, err, False)
-    n = logv.size
+    n = logv.shape[-1] if logv.ndim else 0
     if n == 0:
         return lo
     with np.errstate(over="ignore"):
         hi = np.exp(np.minimum(outward(logv, err, True), 0.0)) * (1.0 + 2.0 * LIBM_REL)
     hi = np.where(np.isneginf(logv), 0.0, hi)
-    pre = np.concatenate([[0.0], np.cumsum(hi)[:-1]])
-    suf = np.concatenate([np.cumsum(hi[::-1])[::-1][1:], [0.0]])
+    zero = np.zeros(hi.shape[:-1] + (1,))
+    pre = np.concatenate([zero, np.cumsum(hi, axis=-1)[..., :-1]], axis=-1)
+    suf = np.concatenate([np.cumsum(hi[..., ::-1], axis=-1)[..., ::-1][..., 1:], zero], axis=-1)
     others = (pre + suf) * (1.0 + float(gamma(n + 2)))
     comp = next_down(1.0 - others)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -258,6 +259,30 @@ def _probability_bound(logv: FloatArray, err: FloatArray, up: bool) -> FloatArra
     lc = np.where(others == 0.0, 0.0, lc)  # every other mass an exact 0: this one is exactly 1
     out: FloatArray = np.where(np.isneginf(logv), -np.inf, np.maximum(lo, lc))
     return out
+
+
+def probability_ball(logv: npt.ArrayLike, err: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+    """(centre, radius): the log-masses of probability laws (rows, along the last axis)
+    known to within ``err``, tightened by what a law allows (each mass at most 1 and at
+    least 1 minus the others: :func:`_probability_bound`) and given back as a centre
+    and a radius whose interval contains both bounds.  A mass alone in its law (every
+    other one an exact 0, ``-inf``) is exactly 1: centre 0, radius 0.
+
+    The centre is the float midpoint of the two bounds, the radius the larger distance
+    from it to either bound, rounded up (0 where the bounds are equal: the midpoint is
+    then exact); an exact 0 mass (``-inf``) keeps radius 0."""
+    lv = np.asarray(logv, dtype=float)
+    e = np.broadcast_to(np.asarray(err, dtype=float), lv.shape)
+    hi = _probability_bound(lv, e, True)
+    lo = _probability_bound(lv, e, False)
+    live = np.isfinite(lo) & np.isfinite(hi)
+    with np.errstate(invalid="ignore"):
+        c = np.where(live, 0.5 * (lo + hi), lv)
+        r = np.where(live, next_up(np.maximum(hi - c, c - lo)), e)
+        r = np.where(live & (hi == lo), 0.0, r)  # equal bounds: the midpoint is exact
+    centre: FloatArray = np.where(live, c, lv)
+    radius: FloatArray = np.where(np.isneginf(lv), 0.0, np.maximum(r, 0.0))
+    return centre, radius
 
 
 def log_inf_of_product(parts: list[tuple[LossDistribution, int]], upper: bool) -> float:

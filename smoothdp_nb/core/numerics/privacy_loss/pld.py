@@ -35,8 +35,10 @@ Two evaluations, both returning a proven upper bound and a lower bound:
   so moving mass to a larger loss never decreases it) and into the smallest for
   the lower bound; a merged mass is their log-sum, widened by the
   proven error of the sum and of the products' log-additions.
-* **grid** (:func:`log_delta_grid`), when it is large: every loss is rounded
-  *up* onto a grid of spacing h (down, for the lower bound), the law is
+* **grid** (:func:`log_delta_grid`), when it is large: every loss is split
+  between its two neighbouring points of a grid of spacing h, P-mass and Q-mass
+  kept (a dominating law; for the lower bound: rounded down, the residuals' sum
+  kept as a shift of epsilon, :mod:`.grid`), the law is
   exponentially tilted at the saddle point of the target epsilon (so the part
   of the composed law that matters sits at the centre of the grid, where
   float64 is accurate, however far below 1e-308 the divergence is), and the
@@ -104,6 +106,8 @@ __all__ = [
 EXACT_SUPPORT = 2**15
 #: largest outer-sum table built by one exact composition step
 _OUTER_CELLS = 2**23
+# outer-sum tables from this many cells are probed on a few rows first
+_PROBE_CELLS = 2**17
 # losses closer than this (relative) are one loss after an exact composition step
 _MERGE_REL = 2.0**-44
 
@@ -148,6 +152,15 @@ def _compose_two(a: LossDistribution, b: LossDistribution, upper: bool) -> LossD
     ``u |sum|``), and its infinite mass :func:`log_inf_of_product`."""
     if a.size * b.size > _OUTER_CELLS:
         return None
+    if a.size * b.size > _PROBE_CELLS:
+        # a part of the table first: when a few rows already hold more distinct sums than
+        # the exact path keeps, the whole table will (a choice of method only: the grid
+        # bounds hold as well)
+        small, large = (a, b) if a.size <= b.size else (b, a)
+        rows = max(1, _PROBE_CELLS // large.size)
+        probe = (small.losses[:rows, None] + large.losses[None, :]).ravel()
+        if np.unique(probe).size > EXACT_SUPPORT:
+            return None
     la = np.broadcast_to(a.losses[:, None], (a.size, b.size)).ravel()
     lb = np.broadcast_to(b.losses[None, :], (a.size, b.size)).ravel()
     L = _add_outward(la, lb, upper)
@@ -214,7 +227,10 @@ class ComposedLoss:
     def exact(self, upper: bool = True) -> LossDistribution | None:
         """The composed law in the bound's direction, or None when too large."""
         if upper not in self._exact:
-            self._exact[upper] = compose_exact(self.parts_for(upper), upper)
+            if self._exact.get(not upper, True) is None:  # the other bound's support did not fit: nor will this one's
+                self._exact[upper] = None
+            else:
+                self._exact[upper] = compose_exact(self.parts_for(upper), upper)
         return self._exact[upper]
 
     def lattice(self, upper: bool = True) -> tuple[float, list[tuple[LossDistribution, int]], float] | None:

@@ -178,6 +178,8 @@ def renyi_enclosure(upper: LossDistribution, lower: LossDistribution, alpha: flo
         hi = math.inf if upper.log_inf > -math.inf else (float(upper.losses[-1]) if upper.size else 0.0)
         lo = math.inf if lower.log_inf > -math.inf else (float(lower.losses[-1]) if lower.size else 0.0)
         return max(lo, 0.0), max(hi, 0.0)
+    if alpha == 0.0:
+        return _renyi_zero(upper, lower)
     a = float(lower.losses[0]) if lower.size else 0.0
     out = []
     for up in (False, True):
@@ -190,6 +192,31 @@ def renyi_enclosure(upper: LossDistribution, lower: LossDistribution, alpha: flo
         v = a + p
         v = float(next_up(v)) if up else float(next_down(v))
         out.append(max(v, 0.0))
+    return out[0], out[1]
+
+
+def _renyi_zero(upper: LossDistribution, lower: LossDistribution) -> tuple[float, float]:
+    """(lower, upper) bounds on ``D_0(P || Q) = -log Q(supp P)``, directly: the Q-mass of an
+    atom is ``e^(log_mass - L)``, of Q~ <= Q in the upper measure and of Q~ >= Q in the lower
+    one, so the two sums bound ``Q(supp P)`` from below and above (an infinite loss has
+    Q = 0 and adds nothing).  Each term is within ``u (|log_mass| + |L| + |term|)``, the sum
+    :func:`lse_error`; no difference of nearly equal numbers is formed (the general formula
+    ``a + log1p(-G)/(-1)`` would cancel when Q(supp P) is near 1)."""
+    out = []
+    for up in (False, True):
+        d = upper if up else lower  # the upper bound on D needs the lower bound on Q
+        if d.size == 0:
+            out.append(math.inf)  # no output that both can produce: Q(supp P) = 0
+            continue
+        t = d.log_mass - d.losses
+        v = float(logsumexp(t))
+        fin = np.isfinite(t)
+        spread = float(t[fin].max() - t[fin].min()) if fin.any() else 0.0
+        err = float(lse_error(int(fin.sum()), spread, v)) + float(
+            np.max(U * (np.abs(d.log_mass) + np.abs(d.losses) + np.abs(t)))
+        )
+        log_q = min(0.0, float(next_down(v - err)) if up else float(next_up(v + err)))  # Q(supp P) <= 1
+        out.append(max(0.0, -log_q))
     return out[0], out[1]
 
 

@@ -20,7 +20,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from smoothdp_nb.core.numerics.array_types import FloatArray, FloatOrArray, IntArray
-from smoothdp_nb.core.numerics.enclosures import exp_down, exp_up
+from smoothdp_nb.core.numerics.enclosures import LogEnclosure, exp_up
 from smoothdp_nb.core.numerics.privacy_loss.pld import ComposedLoss, LossDistribution
 from smoothdp_nb.core.numerics.validation import as_epsilon, as_histograms, as_real
 from smoothdp_nb.core.runtime.budget import DEFAULT_BUDGET_SECONDS, ComputationTooLarge, budget_scope
@@ -31,12 +31,35 @@ from smoothdp_nb.core.smoothed.profiles import check_mechanism
 if TYPE_CHECKING:
     from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution as DPAccountingPLD
 
-__all__ = ["PrivacyLossDistribution", "privacy_loss_distribution", "renyi_of"]
+__all__ = ["PrivacyLossDistribution", "RenyiEnclosure", "privacy_loss_distribution", "renyi_of"]
 
 # smallest positive float64: a mass below it cannot be represented in dp_accounting's pmf
 _TINY = 5e-324
 # losses this close (absolute, times 1 + |loss|) to a grid point are placed on it by the export
 _SNAP_REL = 1e-12
+
+
+@dataclass(frozen=True)
+class RenyiEnclosure:
+    """Proven bounds ``lower <= D <= upper`` on Renyi divergences (nats; floats or arrays).
+
+    Attributes
+    ----------
+    lower, upper : float or ndarray
+        Both non-decreasing in the order alpha, as the divergence is; ``inf`` where the
+        divergence is infinite.
+    """
+
+    lower: FloatOrArray
+    upper: FloatOrArray
+
+    @property
+    def width(self) -> FloatOrArray:
+        """``upper - lower`` (0 where both are infinite)."""
+        lo, hi = np.asarray(self.lower, dtype=float), np.asarray(self.upper, dtype=float)
+        with np.errstate(invalid="ignore"):
+            out = np.where(np.isinf(hi) & (hi == lo), 0.0, hi - lo)
+        return float(out) if out.ndim == 0 else out
 
 
 def check_neighbours(x: IntArray, x2: IntArray) -> None:
@@ -115,34 +138,49 @@ class PrivacyLossDistribution:
             )
         return pd.concat(rows, ignore_index=True)
 
-    def delta(self, epsilon: npt.ArrayLike, *, log: bool = False, bound: str = "upper") -> FloatOrArray:
-        """The pair's hockey-stick divergence ``max(d_eps(P, Q), d_eps(Q, P))`` -- a proven
-        upper bound (``bound="upper"``, default) or lower bound (``"lower"``)."""
-        if bound not in ("upper", "lower"):
-            raise ValueError(f"bound must be 'upper' or 'lower', got {bound!r}")
+    def _log_delta(self, epsilon: npt.ArrayLike, upper: bool) -> tuple[FloatArray, bool]:
         e, scalar = as_epsilon(epsilon)
-        up = bound == "upper"
-        val = np.maximum(self.forward.log_delta(e, upper=up), self.backward.log_delta(e, upper=up))
+        return np.maximum(self.forward.log_delta(e, upper=upper), self.backward.log_delta(e, upper=upper)), scalar
+
+    def delta(self, epsilon: npt.ArrayLike, *, log: bool = False) -> FloatOrArray:
+        """The pair's hockey-stick divergence ``max(d_eps(P, Q), d_eps(Q, P))``, a proven
+        upper bound (natural logs with ``log=True``); both bounds: :meth:`delta_enclosure`."""
+        val, scalar = self._log_delta(epsilon, True)
         # linear values rounded outward: a positive upper bound never underflows to 0
-        res = val if log else (np.minimum(exp_up(val), 1.0) if up else exp_down(val))
+        res = val if log else np.minimum(exp_up(val), 1.0)
         return float(res[0]) if scalar else res
 
-    def renyi(self, alpha: float, direction: str = "max", *, bound: str = "upper") -> float:
+    def delta_enclosure(self, epsilon: npt.ArrayLike) -> LogEnclosure:
+        """Proven bounds ``lower <= log max(d_eps(P, Q), d_eps(Q, P)) <= upper``: ``.upper``
+        is :meth:`delta` with ``log=True``; ``.width`` says how tight (exact and lattice
+        compositions: float error only; the grid: see docs/accounting.md)."""
+        lo, scalar = self._log_delta(epsilon, False)
+        hi, _ = self._log_delta(epsilon, True)
+        enc = LogEnclosure(np.minimum(lo, hi), hi)
+        return LogEnclosure(lo[0], hi[0]).squeeze() if scalar else enc
+
+    def _renyi(self, alpha: float, direction: str) -> tuple[float, float]:
+        a = as_real(alpha, "alpha", lo=0.0, finite=False)
+        if direction not in ("forward", "backward", "max"):
+            raise ValueError(f"direction must be 'forward', 'backward' or 'max', got {direction!r}")
+        f = renyi_of(self.forward, a) if direction != "backward" else (-math.inf, -math.inf)
+        b = renyi_of(self.backward, a) if direction != "forward" else (-math.inf, -math.inf)
+        return max(f[0], b[0]), max(f[1], b[1])
+
+    def renyi(self, alpha: float, direction: str = "max") -> float:
         """Renyi divergence of order ``alpha >= 0`` (natural-log units; ``inf`` allowed):
         ``"forward"`` ``D_alpha(M(x) || M(x'))``, ``"backward"`` the reverse, ``"max"``
         (default) the larger.  alpha = 1 is the KL divergence (computed as its own limit).
 
-        A proven upper bound (``bound="upper"``, default) or lower bound (``"lower"``):
-        the argument is in :mod:`smoothdp_nb.core.numerics.privacy_loss.renyi`."""
-        a = as_real(alpha, "alpha", lo=0.0, finite=False)
-        if direction not in ("forward", "backward", "max"):
-            raise ValueError(f"direction must be 'forward', 'backward' or 'max', got {direction!r}")
-        if bound not in ("upper", "lower"):
-            raise ValueError(f"bound must be 'upper' or 'lower', got {bound!r}")
-        i = 1 if bound == "upper" else 0
-        f = renyi_of(self.forward, a)[i] if direction != "backward" else -math.inf
-        b = renyi_of(self.backward, a)[i] if direction != "forward" else -math.inf
-        return max(f, b)
+        A proven upper bound (the argument is in
+        :mod:`smoothdp_nb.core.numerics.privacy_loss.renyi`); both bounds:
+        :meth:`renyi_enclosure`."""
+        return self._renyi(alpha, direction)[1]
+
+    def renyi_enclosure(self, alpha: float, direction: str = "max") -> RenyiEnclosure:
+        """Proven bounds ``(lower, upper)`` on :meth:`renyi` (nats), as a ``RenyiEnclosure``."""
+        lo, hi = self._renyi(alpha, direction)
+        return RenyiEnclosure(lo, hi)
 
     def to_dp_accounting(
         self, value_discretization_interval: float = 1e-4, *, pessimistic: bool = True
@@ -224,7 +262,8 @@ def privacy_loss_distribution(
     -------
     PrivacyLossDistribution
         With ``support()``, ``to_frame()``, ``delta(epsilon)`` (a proven upper
-        bound, or ``bound="lower"``), ``renyi(alpha)`` and ``to_dp_accounting()``.
+        bound; both bounds: ``delta_enclosure(epsilon)``), ``renyi(alpha)`` (and
+        ``renyi_enclosure(alpha)``) and ``to_dp_accounting()``.
 
     Examples
     --------

@@ -2,7 +2,9 @@
 
 * :func:`renyi_profile` -- ``R_alpha(x) = max over x' ~ x`` of the Renyi divergences
   ``D_alpha(M(x) || M(x'))`` and ``D_alpha(M(x') || M(x))``: the database-dependent
-  analogue of Renyi DP, as :func:`~smoothdp_nb.privacy_profile` is of (epsilon, delta)-DP.
+  analogue of Renyi DP, as :func:`~smoothdp_nb.privacy_profile` is of (epsilon, delta)-DP;
+  :func:`renyi_profile_enclosure` its proven lower and upper bounds together
+  (:class:`RenyiEnclosure`).
 * :func:`smoothed_renyi` -- ``max over the hull compositions of E_{x ~ (pi_1..pi_n)} R_alpha(x)``,
   by the same Algorithm 1 engines that average the privacy profile.
 
@@ -44,14 +46,14 @@ from smoothdp_nb.core.runtime.budget import (
     check_budget,
     current_budget,
 )
-from smoothdp_nb.core.smoothed.accounting.export import renyi_of
+from smoothdp_nb.core.smoothed.accounting.export import RenyiEnclosure, renyi_of
 from smoothdp_nb.core.smoothed.engines.exact import general_error
 from smoothdp_nb.core.smoothed.engines.general import exact_general
 from smoothdp_nb.core.smoothed.mechanisms import Mechanism, compositions, count_histograms
 from smoothdp_nb.core.smoothed.mechanisms.composed import check_composition_work, neighbours, pair_loss
 from smoothdp_nb.core.smoothed.profiles import check_mechanism
 
-__all__ = ["renyi_profile", "smoothed_renyi", "SmoothedRenyi"]
+__all__ = ["renyi_profile", "renyi_profile_enclosure", "RenyiEnclosure", "smoothed_renyi", "SmoothedRenyi"]
 
 #: no neighbour pair's losses are built in less than this (a Python call and a few arrays)
 _MIN_PAIR_SECONDS = 1e-5
@@ -63,12 +65,6 @@ def _as_alphas(alpha: object) -> tuple[FloatArray, bool]:
     if vals.size == 0:
         raise ValueError("alpha must be a number >= 0 (inf allowed) or a non-empty 1-D list of them")
     return vals, np.ndim(np.asarray(alpha, dtype=object)) == 0
-
-
-def _as_bound(bound: object) -> int:
-    if bound not in ("upper", "lower"):
-        raise ValueError(f"bound must be 'upper' or 'lower', got {bound!r}")
-    return 1 if bound == "upper" else 0
 
 
 def _renyi_rows(mechanism: Mechanism, h: np.ndarray, alphas: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -111,15 +107,36 @@ def _renyi_rows(mechanism: Mechanism, h: np.ndarray, alphas: FloatArray) -> tupl
     return renyi_monotone(lo, hi, alphas)
 
 
+def _renyi_profile_bounds(
+    mechanism: Mechanism, hist: npt.ArrayLike, alpha: npt.ArrayLike, budget: float
+) -> tuple[FloatOrArray, FloatOrArray]:
+    """(lower, upper) of :func:`renyi_profile_enclosure`, shaped as :func:`renyi_profile` returns."""
+    check_mechanism(mechanism)
+    h, single = as_histograms(hist)
+    mechanism.check_histograms(h)
+    for n in np.unique(h.sum(axis=1)):
+        mechanism.sample_size(int(n))
+    alphas, scalar = _as_alphas(alpha)
+    with budget_scope(budget):
+        rows = _renyi_rows(mechanism, h, alphas)
+    out = []
+    for res in rows:
+        r = res[0] if single else res
+        if scalar:
+            r = r[..., 0]
+        out.append(float(r) if np.ndim(r) == 0 else r)
+    return out[0], out[1]
+
+
 def renyi_profile(
     mechanism: Mechanism,
     hist: npt.ArrayLike,
     alpha: npt.ArrayLike,
     *,
-    bound: str = "upper",
     budget: float = DEFAULT_BUDGET_SECONDS,
 ) -> FloatOrArray:
-    """Database-dependent Renyi divergence ``R_alpha(x)`` (natural-log units), certified.
+    """Database-dependent Renyi divergence ``R_alpha(x)`` (natural-log units), a proven
+    upper bound.
 
     ``R_alpha(x) = max over neighbours x' of max(D_alpha(M(x)||M(x')), D_alpha(M(x')||M(x)))``;
     alpha = 1 gives the KL divergence (computed as its own limit, never as a quotient of
@@ -131,10 +148,6 @@ def renyi_profile(
     mechanism : Mechanism
     hist : array_like of int, shape (m,) or (k, m)
     alpha : float >= 0 (inf allowed) or 1-D array
-    bound : {"upper", "lower"}, default "upper"
-        A proven upper bound, or a proven lower bound (the argument is in
-        :mod:`smoothdp_nb.core.numerics.privacy_loss.renyi`).  Both are non-decreasing
-        in alpha over the orders asked for, as the divergence is.
     budget : float, default 600
         Seconds the computation may take: refused (:class:`~smoothdp_nb.ComputationTooLarge`,
         with the estimate) by arithmetic on a composition before its runs are built, and
@@ -143,24 +156,48 @@ def renyi_profile(
     Returns
     -------
     float or ndarray of shape (k,), (A,) or (k, A).
+        A proven upper bound (the argument is in
+        :mod:`smoothdp_nb.core.numerics.privacy_loss.renyi`), non-decreasing in alpha over
+        the orders asked for, as the divergence is.  The proven lower bound beside it:
+        :func:`renyi_profile_enclosure`.
 
     References
     ----------
     Mironov. *Renyi differential privacy*, CSF 2017.
     """
-    check_mechanism(mechanism)
-    h, single = as_histograms(hist)
-    mechanism.check_histograms(h)
-    for n in np.unique(h.sum(axis=1)):
-        mechanism.sample_size(int(n))
-    alphas, scalar = _as_alphas(alpha)
-    which = _as_bound(bound)
-    with budget_scope(budget):
-        res = _renyi_rows(mechanism, h, alphas)[which]
-    out = res[0] if single else res
-    if scalar:
-        out = out[..., 0]
-    return float(out) if np.ndim(out) == 0 else out
+    return _renyi_profile_bounds(mechanism, hist, alpha, budget)[1]
+
+
+def renyi_profile_enclosure(
+    mechanism: Mechanism,
+    hist: npt.ArrayLike,
+    alpha: npt.ArrayLike,
+    *,
+    budget: float = DEFAULT_BUDGET_SECONDS,
+) -> RenyiEnclosure:
+    """Proven bounds ``lower <= R_alpha(x) <= upper`` (nats): the same computation as
+    :func:`renyi_profile` (its values are ``.upper``), with the proven lower bound kept.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+    hist : array_like of int, shape (m,) or (k, m)
+    alpha : float >= 0 (inf allowed) or 1-D array
+    budget : float, default 600
+        Seconds the computation may take, as for :func:`renyi_profile`.
+
+    Returns
+    -------
+    RenyiEnclosure
+        ``.lower`` and ``.upper`` of the shape :func:`renyi_profile` returns, both
+        non-decreasing in alpha; ``.width`` their difference.
+
+    References
+    ----------
+    Mironov. *Renyi differential privacy*, CSF 2017.
+    """
+    lo, hi = _renyi_profile_bounds(mechanism, hist, alpha, budget)
+    return RenyiEnclosure(lo, hi)
 
 
 @dataclass(frozen=True)

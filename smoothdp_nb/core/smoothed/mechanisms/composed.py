@@ -669,7 +669,7 @@ class Repeat(_Composed):
         The accuracy of the grid evaluation (losses on no single lattice and too many
         to compose exactly): cells of the composed grid, default ``2^18``.  Four times
         the cells give a grid step four times finer -- a bracket about four times
-        narrower (``privacy_loss_distribution(...).delta(eps, bound="lower")`` reports
+        narrower (``privacy_loss_distribution(...).delta_enclosure(eps)`` reports
         it) -- for about four times the time.  Exact and lattice compositions ignore it.
     """
 

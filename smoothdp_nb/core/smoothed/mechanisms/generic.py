@@ -22,6 +22,7 @@ import numpy as np
 from smoothdp_nb.core.numerics.array_types import FloatArray, IntArray
 from smoothdp_nb.core.numerics.divergence import log_hockey_stick_enclosure
 from smoothdp_nb.core.numerics.enclosures import LIBM_REL, LogEnclosure, U, next_up
+from smoothdp_nb.core.numerics.privacy_loss.law import probability_ball
 from smoothdp_nb.core.smoothed.mechanisms.enumeration import PAIR_CHUNK_CELLS
 from smoothdp_nb.core.smoothed.mechanisms.outputs import factorize_outputs
 
@@ -268,6 +269,9 @@ def neighbour_profile_enclosure(
     L, err = law_table(mech, distinct, True, own_error, memo)
     if err is None:  # (with_error=True always returns the bounds)
         raise RuntimeError("law_table returned no error bounds")
+    # each law sums to 1: a mass alone in its law is exactly 1, so equal point masses
+    # give delta_0 = 0 exactly, not the error of their logs
+    L, err = probability_ball(L, err)
     law = _distinct_rows(L, err)
     a, b = law[row_at[pairs[:, 0]]], law[pairs[:, 1]]
     lo_l, hi_l = np.minimum(a, b), np.maximum(a, b)

@@ -39,6 +39,7 @@ __all__ = [
     "NUMBER_FORMAT",
     "DELTA_FORMAT",
     "PALETTE",
+    "PROFILE",
     "SOFT",
     "WIDTH",
     "color",
@@ -55,6 +56,10 @@ __all__ = [
     "records",
     "title",
 ]
+
+#: the privacy profile's symbol in chart text: the paper's δ_ε(x) (Definition 2) has no Unicode
+#: subscript ε, so charts write the ε beside it (never TeX source such as "δ_ε(x)")
+PROFILE = "δ(x) at ε"
 
 #: plot area in pixels (readable on a projector, fits a notebook column)
 WIDTH = 460

@@ -13,6 +13,10 @@ legends):
 * :func:`noise_chart` -- noise std per unit of smooth sensitivity (Hladik & Tetek, Figure 1);
 * :func:`release_chart` -- released values on the bounds' axis (public numbers only).
 
+The numbers a person reads (titles, notes, notebook prose) are written by the formatters of
+:mod:`smoothdp_nb.core.numerics.formatting`, re-exported here: :func:`format_sci` (``7.97·10⁻¹``),
+:func:`format_bound` (``δ ≤ 7.97·10⁻¹``), :func:`format_param`, :func:`format_value`, :func:`format_range`.
+
 The live panels use the ``*_figure`` twins of the builders they draw
 (:class:`Figure`: the layers' rows apart from the drawing), so that an update
 of the same shape sends new rows without building an Altair chart.
@@ -34,7 +38,15 @@ notebook's theme (JupyterLab's light and dark themes alike).
 
 from __future__ import annotations
 
-from smoothdp_nb.core.numerics.formatting import format_log10, format_log10_up
+from smoothdp_nb.core.numerics.formatting import (
+    format_bound,
+    format_log10,
+    format_log10_up,
+    format_param,
+    format_range,
+    format_sci,
+    format_value,
+)
 from smoothdp_nb.display.delta import (
     bound_chart,
     composition_chart,
@@ -64,9 +76,14 @@ __all__ = [
     "delta_vs_epsilon_figure",
     "delta_vs_n_chart",
     "figure1_chart",
+    "format_bound",
     "format_delta",
     "format_log10",
     "format_log10_up",
+    "format_param",
+    "format_range",
+    "format_sci",
+    "format_value",
     "lattice_text",
     "noise_chart",
     "noise_figure",

@@ -500,7 +500,7 @@ def _draw_profile(
             enc["color"] = alt.Color(
                 f"{color}:Q",
                 scale=alt.Scale(scheme=alt.SchemeParams("viridis", extent=[0.0, 0.85])),  # no pale yellow
-                legend=alt.Legend(title=color, format=fmt, labelFontSize=12, titleFontSize=12, gradientLength=200),
+                legend=style.legend(color, format=fmt, gradientLength=240, columns=alt.Undefined),
             )
             enc["detail"] = alt.Detail(f"{color}:N")
         else:  # in order of appearance (e.g. the order the series were concatenated)
@@ -704,15 +704,7 @@ def composition_chart(
     colour = alt.Color(
         "database:N",
         scale=colours,
-        legend=alt.Legend(
-            title=database,
-            symbolType="stroke",
-            symbolStrokeWidth=3,
-            labelFontSize=11,
-            titleFontSize=12,
-            columns=2 if len(order) > 10 else 1,
-            labelLimit=160,
-        ),
+        legend=style.legend(database, symbolType="stroke", symbolStrokeWidth=3, columns=4 if len(order) > 6 else 3),
     )
     dash = style.dash("series", "", names, ["solid"] + ["dashed"] * (len(names) - 1))
     tips = [

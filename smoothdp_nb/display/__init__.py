@@ -9,7 +9,7 @@ legends):
 * :func:`profile_chart` -- the privacy profile delta_eps(x) per database (Figure 3);
 * :func:`figure1_chart` -- delta(x) and the adjusted utility per election (Figure 1);
 * :func:`bound_chart` -- an upper bound against the exact smoothed delta (Remark 8);
-* :func:`composition_chart` -- a computed delta against a reference bound per database (Proposition 5);
+* :func:`composition_chart` -- a computed delta against a reference bound per database (composition vs its sum);
 * :func:`noise_chart` -- noise std per unit of smooth sensitivity (Hladik & Tetek, Figure 1);
 * :func:`release_chart` -- released values on the bounds' axis (public numbers only).
 

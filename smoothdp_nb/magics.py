@@ -104,9 +104,13 @@ The result is displayed as a summary table with an Altair chart
 (``.to_frame()``, ``.to_dict()``, ``.chart()``).  Names in the spec
 (``mechanism``, ``pi``, ``data``) refer to the notebook's variables, so
 any mechanism object works (a ``FiniteMechanism``, ``postprocess(...)``,
-``repeat(...)``)::
+``repeat(...)``).  Define it in a Python cell::
+
+    import smoothdp_nb as sdp
 
     mech = sdp.postprocess(sdp.SamplingHistogram(eta=0.5), lambda h: h[0] > h[1])
+
+and name it in the next cell::
 
     %%smoothdp
     compute = "smoothed"
@@ -115,7 +119,7 @@ any mechanism object works (a ``FiniteMechanism``, ``postprocess(...)``,
     pi = [[0.4, 0.6], [0.6, 0.4]]
     epsilon = [0.5, 1.0]
 
-More examples::
+The smoothed delta over a range of sizes (a sweep) on the 2020 districts::
 
     %%smoothdp
     compute = "sweep"
@@ -124,15 +128,32 @@ More examples::
     epsilon = [0.5, 1.0]
     mechanism = {eta = 0.5}
 
+A Monte Carlo estimate, its chunks run by an executor of the notebook::
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(2)
+
+and in the next cell::
+
     %%smoothdp --executor pool -o mc
     compute = "smoothed"
     method = "monte-carlo"
-    trials = 10000
+    trials = 2000
     rng = 1
     n = 1000
     pi = [[0.45, 0.55], [0.55, 0.45]]
     epsilon = 0.5
     mechanism = {eta = 0.9}
+
+A private release of a column of a DataFrame of the notebook::
+
+    import numpy as np
+    import pandas as pd
+
+    df = pd.DataFrame({"income": np.random.default_rng(0).lognormal(10.5, 0.8, 1001)})
+
+and in the next cell::
 
     %smoothdp compute = "release"; data = "df"; column = "income"; bounds = [0, 500000]; epsilon = 1
 

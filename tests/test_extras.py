@@ -108,3 +108,34 @@ def test_the_closure_reads_extras_and_markers():
     assert "dask" not in distributions(()) and "hypothesis" not in distributions(())  # only with the extras
     with pytest.raises(KeyError):
         distributions(("no-such-extra",))
+
+
+def test_the_docs_extra_runs_every_tutorial_the_site_executes():
+    """``pip install ".[docs]"`` builds the site, which executes every tutorial: each module a tutorial
+    imports (notebook 08 imports dp_accounting through ``to_dp_accounting``) comes with that extra."""
+    import json
+    import sys
+
+    installed = distributions(("docs",))
+    owners = md.packages_distributions()
+    imported: dict[str, str] = {}
+    for path in sorted((ROOT / "smoothdp_nb" / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        source = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        source = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+        for node in ast.walk(ast.parse(source)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module]
+            for name in names:
+                imported.setdefault(name.split(".")[0], path.name)
+        if "to_dp_accounting(" in source:  # the export imports dp_accounting inside the package
+            imported.setdefault("dp_accounting", path.name)
+    missing = {}
+    for top, where in sorted(imported.items()):
+        if top in sys.stdlib_module_names or top == "smoothdp_nb":
+            continue
+        names = {_name(d) for d in owners.get(top, [])}
+        if not names & installed:
+            missing[top] = where
+    assert not missing, f"tutorials import these, which the docs extra does not install: {missing}"

@@ -17,7 +17,8 @@
   every chart picture gets alt text naming what it shows (its title and axes),
   the saved ipywidgets state (1-2 MB of unused JavaScript per page) is not
   written, and each page starts with a link to download the notebook and,
-  when the repository is on GitHub, a Binder link (:func:`binder_url`).
+  when the public repository is on GitHub (``[project.urls]`` or the ``origin`` remote), a Binder
+  link (:func:`binder_url`).
 """
 
 from __future__ import annotations
@@ -285,14 +286,24 @@ def drop_widget_state(app: Sphinx, env: BuildEnvironment) -> list[str]:
     return []
 
 
-def repository_slug(root: Path) -> str | None:
-    """``owner/name`` of the GitHub repository the docs are built from, or None.
+_GITHUB = re.compile(r"github\.com[:/]([\w.-]+/[\w.-]+?)(?:\.git)?/?$")
 
-    ``SMOOTHDP_REPOSITORY`` (``owner/name``) wins; otherwise the ``origin``
-    remote of the git checkout, when it is on github.com.  Nothing is
-    hard-coded: each fork links to its own Binder.
+
+def repository_slug(root: Path) -> str | None:
+    """``owner/name`` of the public GitHub repository the docs link to (Binder), or None.
+
+    In order: ``SMOOTHDP_REPOSITORY`` (``owner/name`` or a GitHub URL); the public repository URL
+    of ``pyproject.toml`` (``[project.urls]``: ``Repository``, ``Source`` or ``Homepage``), so a
+    site built from a checkout whose ``origin`` is a local path or a mirror still links to the
+    public repository; otherwise the ``origin`` remote of the git checkout, when it is on
+    github.com.  Nothing is hard-coded: each fork sets its own.
     """
     slug = os.environ.get("SMOOTHDP_REPOSITORY", "").strip()
+    given = _GITHUB.search(slug)
+    if given:  # a GitHub URL rather than owner/name
+        slug = given.group(1)
+    if not slug:
+        slug = _pyproject_slug(root) or ""
     if not slug:
         try:
             out = subprocess.run(
@@ -301,9 +312,24 @@ def repository_slug(root: Path) -> str | None:
         except (OSError, subprocess.SubprocessError):
             return None
         url = out.stdout.strip() if out.returncode == 0 else ""
-        match = re.search(r"github\.com[:/]([\w.-]+/[\w.-]+?)(?:\.git)?/?$", url)
+        match = _GITHUB.search(url)
         slug = match.group(1) if match else ""
     return slug if re.fullmatch(r"[\w.-]+/[\w.-]+", slug) else None
+
+
+def _pyproject_slug(root: Path) -> str | None:
+    """``owner/name`` from the GitHub URL of ``[project.urls]`` in ``root/pyproject.toml``, if any."""
+    import tomllib
+
+    try:
+        urls = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8")).get("project", {}).get("urls", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    for key in ("Repository", "Source", "Homepage"):
+        match = _GITHUB.search(str(urls.get(key, "")).strip())
+        if match:
+            return match.group(1)
+    return None
 
 
 def binder_url(slug: str, notebook: str, ref: str = "HEAD") -> str:

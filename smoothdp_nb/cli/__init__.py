@@ -14,20 +14,30 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from smoothdp_nb.cli import docs, gallery, report, run, tutorials
 from smoothdp_nb.cli.command import PROG
 from smoothdp_nb.cli.run import main_run
 
-__all__ = ["build_parser", "main", "main_run"]
+__all__ = ["build_parser", "main", "main_run", "program_name"]
 
 _COMMANDS = (report.COMMAND, run.COMMAND, tutorials.COMMAND, gallery.COMMAND, docs.COMMAND)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser of ``python -m smoothdp_nb`` with every subcommand."""
+def program_name(argv0: str | None = None) -> str:
+    """How the user called the command line: ``smoothdp`` (the installed script) or ``python -m smoothdp_nb``.
+
+    Usage lines and errors name the command the user typed (``usage: smoothdp ...``).
+    """
+    name = Path(sys.argv[0] if argv0 is None else argv0).name
+    return "smoothdp" if name in ("smoothdp", "smoothdp.exe", "smoothdp-script.py") else PROG
+
+
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
+    """The parser of ``python -m smoothdp_nb`` (or ``prog``) with every subcommand."""
     parser = argparse.ArgumentParser(
-        prog=PROG,
+        prog=prog,
         # plain text: the module docstrings are reST and would print their markup
         description="Smoothed differential privacy from the command line. Without a subcommand: the "
         "election privacy report (Figure 1 of Smoothed Differential Privacy).",
@@ -48,6 +58,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv : sequence of str, optional
         The arguments (default: ``sys.argv[1:]``).
     """
-    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    args = build_parser(program_name()).parse_args(list(sys.argv[1:] if argv is None else argv))
     status: int = args.handler(args, args.command_parser)
     return status

@@ -9,8 +9,13 @@ legends):
 * :func:`profile_chart` -- the privacy profile delta_eps(x) per database (Figure 3);
 * :func:`figure1_chart` -- delta(x) and the adjusted utility per election (Figure 1);
 * :func:`bound_chart` -- an upper bound against the exact smoothed delta (Remark 8);
+* :func:`composition_chart` -- a computed delta against a reference bound per database (composition vs its sum);
 * :func:`noise_chart` -- noise std per unit of smooth sensitivity (Hladik & Tetek, Figure 1);
 * :func:`release_chart` -- released values on the bounds' axis (public numbers only).
+
+The numbers a person reads (titles, notes, notebook prose) are written by the formatters of
+:mod:`smoothdp_nb.core.numerics.formatting`, re-exported here: :func:`format_sci` (``7.97·10⁻¹``),
+:func:`format_bound` (``δ ≤ 7.97·10⁻¹``), :func:`format_param`, :func:`format_value`, :func:`format_range`.
 
 The live panels use the ``*_figure`` twins of the builders they draw
 (:class:`Figure`: the layers' rows apart from the drawing), so that an update
@@ -33,9 +38,18 @@ notebook's theme (JupyterLab's light and dark themes alike).
 
 from __future__ import annotations
 
-from smoothdp_nb.core.numerics.formatting import format_log10, format_log10_up
+from smoothdp_nb.core.numerics.formatting import (
+    format_bound,
+    format_log10,
+    format_log10_up,
+    format_param,
+    format_range,
+    format_sci,
+    format_value,
+)
 from smoothdp_nb.display.delta import (
     bound_chart,
+    composition_chart,
     delta_vs_epsilon_chart,
     delta_vs_epsilon_figure,
     delta_vs_n_chart,
@@ -48,21 +62,28 @@ from smoothdp_nb.display.noise import noise_chart, noise_figure
 from smoothdp_nb.display.register import register as _register, summary_bundle
 from smoothdp_nb.display.release import lattice_text, release_chart, release_density, release_figure
 from smoothdp_nb.display.render import StaticChart, render_png, render_svg
-from smoothdp_nb.display.style import MAX_ROWS, PALETTE, format_delta
+from smoothdp_nb.display.style import MAX_ROWS, PALETTE, PROFILE, format_delta
 
 __all__ = [
     "Figure",
     "StaticChart",
     "MAX_ROWS",
     "PALETTE",
+    "PROFILE",
     "bound_chart",
+    "composition_chart",
     "delta_vs_epsilon_chart",
     "delta_vs_epsilon_figure",
     "delta_vs_n_chart",
     "figure1_chart",
+    "format_bound",
     "format_delta",
     "format_log10",
     "format_log10_up",
+    "format_param",
+    "format_range",
+    "format_sci",
+    "format_value",
     "lattice_text",
     "noise_chart",
     "noise_figure",

@@ -25,6 +25,7 @@ from smoothdp_nb.display.figure import Figure
 
 __all__ = [
     "bound_chart",
+    "composition_chart",
     "delta_vs_epsilon_chart",
     "delta_vs_epsilon_figure",
     "delta_vs_n_chart",
@@ -369,7 +370,7 @@ def profile_chart(
     color: str | None = None,
     title: str | alt.TitleParams | None = None,
     *,
-    y_title: str = "δ_ε(x)",
+    y_title: str = style.PROFILE,
 ) -> alt.LayerChart:
     """Privacy profile ``delta_eps(x)`` (Definition 2) per database, e.g. per election year.
 
@@ -405,7 +406,7 @@ def profile_figure(
     color: str | None = None,
     title: str | alt.TitleParams | None = None,
     *,
-    y_title: str = "δ_ε(x)",
+    y_title: str = style.PROFILE,
 ) -> Figure:
     """:func:`profile_chart` as a :class:`~smoothdp_nb.display.figure.Figure` (rows and drawing apart)."""
     df = frames.with_log10(frame)
@@ -499,7 +500,7 @@ def _draw_profile(
             enc["color"] = alt.Color(
                 f"{color}:Q",
                 scale=alt.Scale(scheme=alt.SchemeParams("viridis", extent=[0.0, 0.85])),  # no pale yellow
-                legend=alt.Legend(title=color, format=fmt, labelFontSize=12, titleFontSize=12, gradientLength=200),
+                legend=style.legend(color, format=fmt, gradientLength=240, columns=alt.Undefined),
             )
             enc["detail"] = alt.Detail(f"{color}:N")
         else:  # in order of appearance (e.g. the order the series were concatenated)
@@ -634,4 +635,96 @@ def bound_chart(
         .encode(x=x, y=y, color=colour, tooltip=tips),
         style.dash_key(style.dash("series", "", [exact_label, bound_label], ["solid", "dashed"])),
     ]
+    return style.finish(alt.layer(*layers), title)
+
+
+def zero_note(count: int) -> str | None:
+    """What a chart on a log axis says about the values it cannot draw: exact zeros (None when there are none)."""
+    if count <= 0:
+        return None
+    return f"{count} value{'s' if count != 1 else ''} exactly 0 (δ = 0), not drawn on the log axis"
+
+
+def composition_chart(
+    table: pd.DataFrame,
+    title: str | alt.TitleParams | None = None,
+    *,
+    database: str = "database",
+    x: str = "epsilon",
+    series: Mapping[str, str] | None = None,
+    y_title: str = "δ(x)",
+) -> alt.LayerChart:
+    """A computed delta against a reference bound per database, e.g. exact composition vs Proposition 5.
+
+    One colour per database (a sequential scheme beyond the 7 colours of the palette, so that no two
+    databases share a colour), one line style per series: the first series solid, the others dashed,
+    with a legend that draws the dashes.  Delta is plotted as ``log10`` on a linear axis labelled
+    ``10ᵏ``; values that are exactly 0 have no place there: they are left out and the chart says how
+    many in its subtitle (never a silent flat line on the edge).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Wide: the ``database`` column, the ``x`` column and one column of delta per series.
+    title : str or altair.TitleParams, optional
+    database, x : str
+        The column naming the database (drawn as text) and the one on the horizontal axis.
+    series : mapping of str to str, optional
+        Column -> legend entry, in legend order; default ``{"exact": "exact composition",
+        "proposition5": "Proposition 5 (sum of the steps)"}``.
+    y_title : str
+
+    Returns
+    -------
+    altair.LayerChart
+
+    References
+    ----------
+    Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 2, Proposition 5).
+    """
+    series = dict(series or {"exact": "exact composition", "proposition5": "Proposition 5 (sum of the steps)"})
+    missing = ({database, x} | set(series)) - set(table.columns)
+    if missing:
+        raise ValueError(f"composition_chart: table needs the columns {sorted(missing)}")
+    long = table.melt([database, x], list(series), var_name="column", value_name="delta")
+    long["series"] = long["column"].map(series)
+    long["database"] = long[database].astype(str)
+    long = frames.with_log10(long.drop(columns=["column"]))
+    zeros = int((long["log10_delta"] == -math.inf).sum())
+    long = frames.finite(long)
+    long["delta_text"] = frames.delta_text(long["log10_delta"])
+    order = list(dict.fromkeys(table[database].astype(str)))
+    names = list(series.values())
+    y = alt.Y("log10_delta:Q", axis=style.log_axis(y_title), scale=alt.Scale(zero=False))
+    x_enc = alt.X(f"{x}:Q", axis=style.axis("ε" if x == "epsilon" else x, format="~g"), scale=alt.Scale(zero=False))
+    if len(order) > len(style.PALETTE):
+        colours = alt.Scale(domain=order, scheme=alt.SchemeParams("viridis", extent=[0.0, 0.9]))
+    else:
+        colours = alt.Scale(domain=order, range=style.PALETTE[: len(order)])
+    colour = alt.Color(
+        "database:N",
+        scale=colours,
+        legend=style.legend(database, symbolType="stroke", symbolStrokeWidth=3, columns=4 if len(order) > 6 else 3),
+    )
+    dash = style.dash("series", "", names, ["solid"] + ["dashed"] * (len(names) - 1))
+    tips = [
+        alt.Tooltip("database:N"),
+        alt.Tooltip("series:N", title=""),
+        alt.Tooltip(f"{x}:Q", title="ε" if x == "epsilon" else x),
+        alt.Tooltip("delta_text:N", title="δ"),
+    ]
+    layers = [style.extent_layer(y, long["log10_delta"])]
+    for name, kind in zip(names, ["solid"] + ["dashed"] * (len(names) - 1)):
+        rows = long[long["series"] == name]
+        line = alt.Chart(style.data(rows)).mark_line(
+            strokeWidth=2 if kind == "solid" else 1.5, strokeDash=style.DASHES[kind]
+        )
+        layers.append(line.encode(x=x_enc, y=y, color=colour, detail=alt.Detail("database:N"), tooltip=tips))
+    layers.append(style.dash_key(dash))
+    if isinstance(title, str) or title is None:
+        title = style.title(title or "δ per database", zero_note(zeros))
+    elif zeros:
+        subs = [str(s) for s in title.subtitle] if isinstance(title.subtitle, list) else []
+        text = title.text if isinstance(title.text, str) else " ".join(title.text)
+        title = style.title(text, [*subs, str(zero_note(zeros))])
     return style.finish(alt.layer(*layers), title)

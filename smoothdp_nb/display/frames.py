@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from smoothdp_nb.core.numerics.formatting import format_log10, format_log10_up
+from smoothdp_nb.core.numerics.formatting import format_sci
 from smoothdp_nb.display.style import MAX_ROWS
 
 __all__ = ["delta_text", "finite", "first_dp_delta", "is_estimate", "max_per", "thin", "with_log10"]
@@ -75,9 +75,9 @@ def finite(df: pd.DataFrame, column: str = "log10_delta") -> pd.DataFrame:
 def delta_text(log10_values: Sequence[float] | np.ndarray | pd.Series, *, upper: bool = True) -> list[str]:
     """Tooltip text of each delta, written from its logarithm (exact below 1e-308 too).
 
-    ``upper`` (a certified result): ``"≤ 1.667e-01"``, the proven upper bound
+    ``upper`` (a certified result): ``"≤ 1.67·10⁻¹"``, the proven upper bound
     with its mantissa rounded up (never a figure rounded to nearest, which may
-    lie below the truth); otherwise a Monte Carlo estimate, ``"≈ 1.655e-01"``.
+    lie below the truth); otherwise a Monte Carlo estimate, ``"≈ 1.65·10⁻¹"``.
     An exact zero is ``"0"``."""
     out = []
     for v in log10_values:
@@ -85,7 +85,7 @@ def delta_text(log10_values: Sequence[float] | np.ndarray | pd.Series, *, upper:
         if x == -math.inf:
             out.append("0")
         else:
-            out.append(f"≤ {format_log10_up(x)}" if upper else f"≈ {format_log10(x)}")
+            out.append(f"≤ {format_sci(x, up=True)}" if upper else f"≈ {format_sci(x)}")
     return out
 
 

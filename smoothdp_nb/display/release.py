@@ -17,7 +17,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from smoothdp_nb.core.numerics.formatting import lattice_text
+from smoothdp_nb.core.numerics.formatting import format_value, lattice_text
 from smoothdp_nb.core.release import noise as _noise
 from smoothdp_nb.display import style
 from smoothdp_nb.display.figure import Figure
@@ -155,7 +155,7 @@ def release_figure(
             "release": i + 1,
             "value": float(r.value),
             "which": "latest release" if i == k - 1 else "earlier releases",
-            "value_text": f"{float(r.value):.6g}",
+            "value_text": format_value(float(r.value), getattr(r, "lattice", None)),
             "lattice_text": _lattice_text(getattr(r, "lattice", None)),
             "epsilon": float(r.epsilon),
         }

@@ -27,7 +27,16 @@ import altair as alt
 from smoothdp_nb.core.runtime.rendering import Renderer
 from smoothdp_nb.display import style
 
-__all__ = ["MAX_SUMMARY_ROWS", "THEME_CSS", "StaticChart", "bundle", "chart_html", "render_png", "render_svg"]
+__all__ = [
+    "FIT_CSS",
+    "MAX_SUMMARY_ROWS",
+    "THEME_CSS",
+    "StaticChart",
+    "bundle",
+    "chart_html",
+    "render_png",
+    "render_svg",
+]
 
 #: rows of the summary table shown above a chart
 MAX_SUMMARY_ROWS = 20
@@ -56,6 +65,10 @@ def _theme_css() -> str:
             rules.append(f"{_SCOPE} :is({selectors}) {{{attr}: {theme}}}")
     return "\n".join(rules)
 
+
+#: an inline chart never overflows its output area: it shrinks to the width there is (keeping its
+#: proportions, from its viewBox), in JupyterLab, Voila, the handouts and the docs alike
+FIT_CSS = ".smoothdp-chart { max-width: 100%; } .smoothdp-chart > svg { max-width: 100%; height: auto; }"
 
 #: the style sheet that makes an inline chart (``<div class="smoothdp-chart">``) follow JupyterLab's theme;
 #: every selector starts with ``body[data-jp-theme-light]``, so it changes nothing on other pages
@@ -111,11 +124,11 @@ def chart_html(svg: str) -> str:
     Returns
     -------
     str
-        ``<div class="smoothdp-chart">`` holding :data:`THEME_CSS` and the SVG.
+        ``<div class="smoothdp-chart">`` holding :data:`FIT_CSS`, :data:`THEME_CSS` and the SVG.
     """
     prefix = "sdp" + hashlib.sha1(svg.encode("utf-8")).hexdigest()[:10] + "-"
     svg = _SVG_ID.sub(lambda m: m.group(1) + prefix + m.group(2), svg)
-    return f'<div class="smoothdp-chart"><style>{THEME_CSS}</style>{svg}</div>'
+    return f'<div class="smoothdp-chart"><style>{FIT_CSS}\n{THEME_CSS}</style>{svg}</div>'
 
 
 class StaticChart:

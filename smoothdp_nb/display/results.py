@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from smoothdp_nb.core.numerics.formatting import format_param, format_value
 from smoothdp_nb.core.release.noise import get_family
 from smoothdp_nb.display import delta, frames, noise, release, style
 
@@ -66,7 +67,7 @@ def profile_result_chart(result: ProfileResult) -> alt.LayerChart:
     df = df.rename(columns={"label": name})
     x = "epsilon" if (k == 1 or (e > 8 and k <= 12)) else name
     title = style.title(
-        f"Privacy profile δ_ε(x) (Definition 2) of {mechanism_label(result.mechanism)}",
+        f"Privacy profile {style.PROFILE} (Definition 2) of {mechanism_label(result.mechanism)}",
         f"{k} database(s) ({result.source}); dashed: DP δ",
     )
     return delta.profile_chart(df, x=x, title=title)
@@ -241,12 +242,12 @@ def release_summary(report: ReleaseReport) -> pd.DataFrame:
         return own()
     r = report.release
     rows = [
-        ("released value", f"{r.value:.10g}"),
+        ("released value", format_value(r.value, getattr(r, "lattice", None))),
         ("query", f"{r.query} of {report.name}"),
-        ("n, bounds", f"{r.n}, [{r.bounds[0]:g}, {r.bounds[1]:g}]"),
+        ("n, bounds", f"{r.n}, [{format_param(float(r.bounds[0]))}, {format_param(float(r.bounds[1]))}]"),
         ("guarantee", r.guarantee),
-        ("noise", r.noise + (f" (shape {r.shape:.4g})" if r.shape is not None else "")),
-        ("γ", f"{r.gamma:.4g} ({r.gamma_source})"),
+        ("noise", r.noise + (f" (shape {format_param(r.shape)})" if r.shape is not None else "")),
+        ("γ", f"{format_param(r.gamma)} ({r.gamma_source})"),
     ]
     if getattr(r, "lattice", None):
         rows.insert(1, ("lattice step", release.lattice_text(r.lattice)))

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import altair as alt
 import numpy as np
@@ -39,6 +39,7 @@ __all__ = [
     "NUMBER_FORMAT",
     "DELTA_FORMAT",
     "PALETTE",
+    "PROFILE",
     "SOFT",
     "WIDTH",
     "color",
@@ -49,12 +50,17 @@ __all__ = [
     "field_of",
     "finish",
     "format_delta",
+    "legend",
     "wrap_title",
     "log10_field",
     "log_axis",
     "records",
     "title",
 ]
+
+#: the privacy profile's symbol in chart text: the paper's δ_ε(x) (Definition 2) has no Unicode
+#: subscript ε, so charts write the ε beside it (never TeX source such as "δ_ε(x)")
+PROFILE = "δ(x) at ε"
 
 #: plot area in pixels (readable on a projector, fits a notebook column)
 WIDTH = 460
@@ -256,21 +262,37 @@ def dash(field: str, title: str, domain: Sequence[str], styles: Sequence[str]) -
     return alt.StrokeDash(
         f"{field}:N",
         scale=alt.Scale(domain=list(domain), range=[DASHES[s] for s in styles]),
-        legend=_line_legend(title, symbolStrokeWidth=2, symbolSize=400, symbolStrokeColor=INK),
+        # above the plot, as a key to the line styles: two legends side by side below it made the chart
+        # wider than the plot again
+        legend=_line_legend(title, symbolStrokeWidth=2, symbolSize=400, symbolStrokeColor=INK, orient="top"),
     )
 
 
-def _line_legend(title: str, **symbol: Any) -> alt.Legend:
-    """A legend whose symbols are strokes (so a line's colour or dash shows), in the house font sizes."""
+#: legends sit below the plot, their entries in rows of this many: a chart is then about as wide as
+#: its plot (a legend at the right made it 740-790 px, wider than a notebook's output area on a
+#: projector), and a long key wraps onto a second row instead of being cut
+LEGEND_COLUMNS = 3
+
+
+def legend(title: str | None, *, orient: Literal["bottom", "top"] = "bottom", **kw: Any) -> alt.Legend:
+    """A legend below the plot (or above: the line styles' key) in the house font sizes, wrapping
+    after :data:`LEGEND_COLUMNS` entries."""
+    kw.setdefault("columns", LEGEND_COLUMNS)
+    kw.setdefault("labelLimit", 220)
     return alt.Legend(
         title=title or None,
-        symbolType="stroke",
-        symbolOpacity=1,
+        orient=orient,
+        direction="horizontal",
         labelFontSize=12,
         titleFontSize=12,
-        labelLimit=320,
-        **symbol,
+        titleOrient="left",
+        **kw,
     )
+
+
+def _line_legend(title: str, *, orient: Literal["bottom", "top"] = "bottom", **symbol: Any) -> alt.Legend:
+    """A legend whose symbols are strokes (so a line's colour or dash shows), in the house font sizes."""
+    return legend(title, orient=orient, symbolType="stroke", symbolOpacity=1, **symbol)
 
 
 def dash_key(encoding: alt.StrokeDash) -> alt.Chart:
@@ -284,8 +306,8 @@ def dash_key(encoding: alt.StrokeDash) -> alt.Chart:
     return alt.Chart(alt.Data(values=[])).mark_rule(color=INK).encode(strokeDash=encoding)
 
 
-#: characters per title line (15 px bold: about 8.5 px a character, over the plot and its legend)
-TITLE_CHARS = 80
+#: characters per title line (15 px bold: about 8.5 px a character, over the plot)
+TITLE_CHARS = 58
 
 
 def wrap_title(text: str, width: int = TITLE_CHARS) -> list[str]:

@@ -254,8 +254,8 @@ def _align(control: W.Widget) -> None:
         control.style.description_width = LABEL_WIDTH
     if isinstance(control, W.Checkbox):
         control.indent = True
-    if isinstance(control, W.ToggleButtons):  # label and buttons on one row, as wide as the others
-        control.style.button_width = "96px"
+    if isinstance(control, W.ToggleButtons):  # label and buttons on one row; each button as wide as its label
+        control.style.button_width = "auto"
     control.layout.width = CONTROL_WIDTH
 
 

@@ -15,7 +15,7 @@ from smoothdp_nb.core.data import datasets as _datasets
 from smoothdp_nb.core.numerics.formatting import format_log10_up
 from smoothdp_nb.core.smoothed.mechanisms import SamplingHistogram
 from smoothdp_nb.core.smoothed.profiles import dp_delta, privacy_profile
-from smoothdp_nb.display import Figure, profile_figure
+from smoothdp_nb.display import PROFILE, Figure, profile_figure
 from smoothdp_nb.panels.base import Panel, decimal_range, decimal_slider
 
 __all__ = ["ElectionPanel"]
@@ -185,7 +185,9 @@ class ElectionPanel(Panel):
         epsilon = self._grid_override
         self.frame = self.compute(epsilon)
         self.coarse = epsilon is not None
-        return profile_figure(self.frame, x=self.view.value, title="Privacy profile δ_ε(x) per election (dashed: DP δ)")
+        return profile_figure(
+            self.frame, x=self.view.value, title=f"Privacy profile {PROFILE} per election (dashed: DP δ)"
+        )
 
     def _status_text(self) -> str:
         worst = self.frame.loc[self.frame["log_delta"].idxmax()]

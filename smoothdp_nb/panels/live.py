@@ -94,6 +94,25 @@ class PanelChart(alt.JupyterChart):
     _esm = _JS_SOURCE
     _css = """
     .sdp-live-chart, .sdp-live-chart .vega-embed { background: transparent; overflow: visible; }
+    /* responsive: the chart and the controls shrink to the output area (a projector at 200 % zoom
+       leaves 400-560 px); the chart keeps its proportions, so its legend stays in view */
+    .sdp-panel, .sdp-panel .sdp-live-chart { max-width: 100%; box-sizing: border-box; }
+    .sdp-live-chart svg.marks, .sdp-live-chart canvas.marks { max-width: 100%; height: auto !important; }
+    .sdp-panel .widget-inline-hbox, .sdp-panel .widget-toggle-buttons, .sdp-panel .widget-button {
+        max-width: 100%;
+    }
+    .sdp-panel .widget-toggle-buttons .widget-toggle-button { padding: 0 10px; min-width: 0; }
+    .sdp-panel .widget-dropdown { flex-wrap: wrap; }
+    .sdp-panel .widget-dropdown > select { min-width: 14em; }
+    /* a narrow page (a phone, a projector at 200 % zoom): shorter labels, which may take two lines */
+    @media (max-width: 600px) {
+        .sdp-panel .widget-inline-hbox > .widget-label {
+            width: 88px !important; min-width: 0 !important; white-space: normal; line-height: 1.2;
+        }
+        .sdp-panel .widget-button { margin-left: 92px !important; }
+        .sdp-panel .widget-inline-hbox .slider-container { min-width: 0 !important; }
+        .sdp-panel .widget-inline-hbox .widget-readout { flex: none; margin-left: 4px; }
+    }
     /* toggle buttons: their label on the controls' row, right-aligned like the other labels */
     .sdp-panel .widget-toggle-buttons { display: flex; align-items: center; }
     .sdp-panel .widget-toggle-buttons > .widget-label { flex: none; text-align: right; margin-right: 8px; }

@@ -123,16 +123,18 @@ class ReleasePanel(Panel):
         super().__init__()
 
     def _control_list(self) -> list[W.Widget]:
+        # the Release button right after what most releases set (the statistic and ε): the keyboard
+        # reaches it in a few Tab stops, before the finer options (γ, noise family, δ, diagnostics)
         return [
             self.query,
             self.epsilon,
+            self.button,
             self.auto_gamma,
             self.gamma,
             self.noise,
             self.delta,
             self.diagnostics,
             self.reveal,
-            self.button,
         ]
 
     # -- parameters -------------------------------------------------------------

@@ -25,8 +25,9 @@ from smoothdp_nb.panels.base import CONTROL_WIDTH, LogCountSlider, Panel, decima
 __all__ = ["SmoothedDPPanel"]
 
 _PI_PRESETS = {
-    "interval": "Π = {(p, 1 − p) : p in the range below}",
-    "us-2020-districts": "Π = top-2 shares of the 56 units of the 2020 election",
+    # short enough for the menu's width (the label "Π" is beside it): never cut with "…"
+    "interval": "{(p, 1 − p)}, p in the range below",
+    "us-2020-districts": "2020 top-2 shares, 56 units",
 }
 
 

@@ -91,6 +91,13 @@ def jupyter_server(args: list[str], root: Path, name: str, *, timeout: float = 6
     env = dict(os.environ)
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPOSITORY), env.get("PYTHONPATH", "")) if p)
+    # what installing the package adds to Jupyter's paths (pyproject's data-files): Voila's offline template
+    env["JUPYTER_PATH"] = os.pathsep.join(
+        p for p in (str(REPOSITORY / "share" / "jupyter"), env.get("JUPYTER_PATH", "")) if p
+    )
+    env["JUPYTER_CONFIG_PATH"] = os.pathsep.join(
+        p for p in (str(REPOSITORY / "etc" / "jupyter"), env.get("JUPYTER_CONFIG_PATH", "")) if p
+    )
     for var in ("JUPYTER_RUNTIME_DIR", "JUPYTER_CONFIG_DIR", "JUPYTERLAB_SETTINGS_DIR", "JUPYTERLAB_WORKSPACES_DIR"):
         env[var] = str(root / f".{name}-{var.lower()}")
     command = [sys.executable, "-m", *(a.replace("{port}", str(port)) for a in args)]

@@ -51,7 +51,6 @@ from smoothdp_nb import panels
 ROOT = Path(__file__).resolve().parents[2]
 PAGE_TIMEOUT = 180_000  # ms: the kernel runs the notebook and the charts embed (shared 2-core machine)
 ALLOWED = ("http://127.0.0.1:", "ws://127.0.0.1:", "data:", "blob:")
-FONT_AWESOME = "/@fortawesome/fontawesome-free"  # Voila's template links it from jsDelivr: stubbed
 
 #: the panels of the four-panel page, by the CSS class the notebook gives them
 SCOPES = ("sdp-smoothed", "sdp-election", "sdp-noise", "sdp-release")
@@ -171,9 +170,7 @@ def browser():
 
 
 def _open(browser, url: str):
-    page, blocked, errors = offline_page(
-        browser, ALLOWED, stub_css=(FONT_AWESOME,), viewport={"width": 1300, "height": 1000}
-    )
+    page, blocked, errors = offline_page(browser, ALLOWED, viewport={"width": 1300, "height": 1000})
     page.goto(url, timeout=PAGE_TIMEOUT)
     return page, blocked, errors
 
@@ -213,10 +210,12 @@ def test_tutorial_06_run_all_shows_the_release_in_the_chart(tmp_path, browser, m
         finally:
             page.close()
     assert found is not None, "no release chart on the page"
-    assert found["values"] == [float(printed.group(1))], found
+    # the repr writes the value to the precision of its lattice (2⁻²⁰ here): within half a step of the chart's
+    assert len(found["values"]) == 1 and abs(found["values"][0] - float(printed.group(1))) <= 2.0**-21, found
+    assert "2⁻²⁰" in " ".join(found["notes"]), found
     assert not any("nothing released" in n for n in found["notes"]), found["notes"]
     assert not errors, errors
-    assert not blocked or all(FONT_AWESOME in b for b in blocked), blocked
+    assert not blocked, blocked  # nothing requested off the machine (Voila's CDN stylesheets included)
 
 
 # --------------------------------------------------------------------------
@@ -258,7 +257,7 @@ def test_every_control_set_from_code_moves_the_chart(four):
     )
     assert readouts[:3] == ["2.00", "1.00e-6", "0.0501"], readouts
     assert not errors, errors
-    assert not blocked or all(FONT_AWESOME in b for b in blocked), blocked
+    assert not blocked, blocked  # nothing requested off the machine (Voila's CDN stylesheets included)
 
 
 def test_axe_finds_no_serious_violation(four):

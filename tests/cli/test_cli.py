@@ -202,3 +202,20 @@ def test_docs_builds_a_site_with_sphinx(tmp_path, capsys):
     (source / "index.rst").write_text("Tiny\n==\n\n.. no-such-directive::\n")  # a warning: an error with --strict
     assert main(["docs", "--source", str(source), "--out", str(tmp_path / "site2"), "--strict"]) == 1
     assert "sphinx-build failed" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv0", "usage"), [("/venv/bin/smoothdp", "usage: smoothdp "), ("-m", "usage: python -m smoothdp_nb ")]
+)
+def test_usage_names_the_command_the_user_typed(argv0, usage, monkeypatch, capsys):
+    """The installed ``smoothdp`` script says ``usage: smoothdp``; ``python -m smoothdp_nb`` says that,
+    for the top-level parser and for each subcommand's."""
+    import sys
+
+    from smoothdp_nb.cli import main
+
+    monkeypatch.setattr(sys, "argv", [argv0])
+    for argv in (["--help"], ["run", "--help"]):
+        with pytest.raises(SystemExit):
+            main(argv)
+        assert capsys.readouterr().out.startswith(usage + ("run " if argv[0] == "run" else "")), argv

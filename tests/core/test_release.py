@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from smoothdp_nb.core.numerics.formatting import format_value
 from smoothdp_nb.core.release.smooth_sensitivity import Release, compare_noise, default_gamma, release
 
 
@@ -47,7 +48,7 @@ def test_release_never_shows_true_value(data):
         for fmt in ("{:.6g}", "{:.4f}", "{!r}", "{:.3f}"):
             assert fmt.format(true) not in text
     assert "true_value" not in r.to_dict() and "true_value" not in r.to_frame().columns
-    assert repr(r.value) in repr(r) and "epsilon=1" in repr(r) and "polyplace" in repr(r)
+    assert f"value={format_value(r.value, r.lattice)}," in repr(r) and "epsilon=1" in repr(r) and "polyplace" in repr(r)
     r2 = release(data, "median", epsilon=1.0, bounds=(0, 100), rng=3, reveal_true=True)
     assert r2.true_value == true
     assert "true_value" not in r2.to_dict() and all(repr(true) not in t for t in _texts(r2))
@@ -82,7 +83,7 @@ def test_value_on_the_lattice_inside_the_bounds(data):
     assert k == int(k) and 0 <= r.value <= 100
     r = release(data, bounds=(0, 100), rng=2, lattice=0.5)
     assert r.lattice == 0.5 and (r.value * 2) == int(r.value * 2)
-    assert "lattice=2^-1" in repr(r)
+    assert "lattice=2⁻¹" in repr(r)
     # heavy noise: clamped on the lattice, never outside the bounds, never non-finite
     vals = [
         release([1.0, 2.0], "mean", 0.1, noise="cauchy", shape=1.0000001, gamma=0.001, bounds=(-3, 7), rng=s).value

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import smoothdp_nb as sdp
+from smoothdp_nb.core.numerics.formatting import parse_number
 from smoothdp_nb.core.smoothed.reports import profile
 from smoothdp_nb.display import results as shown
 
@@ -26,7 +27,7 @@ def exact():
 def _bound(text):
     """The number of a "≤ x" text (fails on anything else)."""
     assert text.startswith("≤ "), text
-    return float(text[2:])
+    return parse_number(text[2:])
 
 
 def test_smoothed_summary_says_upper_bound(exact):
@@ -56,12 +57,12 @@ def test_profile_text_and_table_say_upper_bound():
         assert all(_bound(t) >= u for t, u in zip(col, up[:, j]))
     lines = str(res).splitlines()[2:]
     for i, line in enumerate(lines):
-        vals = [float(v) for v in line.split("≤ ")[1:3]]
-        assert vals and all(v >= u for v, u in zip([float(x.split()[0]) for x in line.split("≤ ")[1:3]], up[i]))
+        vals = [parse_number(v.split()[0]) for v in line.split("≤ ")[1:3]]
+        assert vals and all(v >= u for v, u in zip(vals, up[i]))
 
 
 def test_monte_carlo_summary_marks_estimates():
     mc = sdp.smoothed_delta(MECH, 12, PI, 0.5, method="monte-carlo", trials=500, rng=5)
     table = shown.smoothed_summary(mc)
     assert table["δ"].iloc[0].startswith("≈ ")
-    assert math.isfinite(float(table["δ"].iloc[0][2:]))
+    assert math.isfinite(parse_number(table["δ"].iloc[0][2:]))

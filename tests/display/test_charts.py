@@ -523,7 +523,7 @@ def test_long_titles_wrap_and_are_never_cut():
     t = style.title(text).to_dict()
     lines = t["text"] if isinstance(t["text"], list) else [t["text"]]
     assert " ".join(lines) == text  # every word kept, in order
-    assert all(len(line) <= style.TITLE_CHARS for line in lines) and len(lines) == 2
+    assert all(len(line) <= style.TITLE_CHARS for line in lines) and len(lines) >= 2
     assert t["limit"] == 0  # Vega truncates a line longer than a positive limit with "…"
     svg = vlc.vegalite_to_svg(
         alt.Chart(pd.DataFrame({"a": [1, 2]}))

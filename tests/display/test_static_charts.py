@@ -58,7 +58,7 @@ def test_static_chart_is_inline_svg_with_the_theme_sheet():
     bundle = shown._repr_mimebundle_()
     assert set(bundle) == {"text/plain", "text/html"}  # no image/svg+xml: JupyterLab draws that as an <img>
     page = bundle["text/html"]
-    assert page == f'<div class="smoothdp-chart"><style>{render.THEME_CSS}</style>{shown.svg}</div>'
+    assert page == f'<div class="smoothdp-chart"><style>{render.FIT_CSS}\n{render.THEME_CSS}</style>{shown.svg}</div>'
     assert shown.svg == render.render_svg(chart)  # the chart has no ids: the SVG is untouched
     assert "<script" not in page.lower() and "A line" in page
     assert shown._repr_html_() == page

@@ -152,3 +152,20 @@ def test_widget_repr_becomes_the_panel_screenshot(ext):
     assert [b.astext() for b in doc.findall(nodes.literal_block)][-1] == "1"
     for name in ext.PANEL_SHOTS:
         assert (ROOT / "docs" / "_static" / "panels" / f"{name}.png").exists()
+
+
+def test_binder_link_comes_from_the_public_repository_url_when_origin_is_elsewhere(ext, tmp_path, monkeypatch):
+    """A checkout whose origin is a local path or a mirror still links its tutorials to Binder, from
+    the repository URL of pyproject.toml ([project.urls])."""
+    import subprocess
+
+    monkeypatch.delenv("SMOOTHDP_REPOSITORY", raising=False)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "remote", "add", "origin", "/srv/git/smoothdp_nb.git"], check=True)
+    assert ext.repository_slug(tmp_path) is None
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n[project.urls]\nRepository = "https://github.com/someone/smoothdp_nb"\n'
+    )
+    assert ext.repository_slug(tmp_path) == "someone/smoothdp_nb"
+    monkeypatch.setenv("SMOOTHDP_REPOSITORY", "https://github.com/fork/smoothdp_nb.git")  # a URL works too
+    assert ext.repository_slug(tmp_path) == "fork/smoothdp_nb"

@@ -439,7 +439,9 @@ def _smoothed_builder(p):
 
 
 def _election_builder(p):
-    return display.profile_chart(p.frame, x=p.view.value, title="Privacy profile δ_ε(x) per election (dashed: DP δ)")
+    return display.profile_chart(
+        p.frame, x=p.view.value, title=f"Privacy profile {display.PROFILE} per election (dashed: DP δ)"
+    )
 
 
 def _noise_builder(p):

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from smoothdp_nb.core.numerics.formatting import jsonable_float, lattice_text
+from smoothdp_nb.core.numerics.formatting import format_param, format_value, jsonable_float, lattice_text
 from smoothdp_nb.core.release.smooth_sensitivity import Release
 from smoothdp_nb.core.runtime import rendering
 
@@ -127,12 +127,12 @@ class ReleaseReport:
     def __str__(self) -> str:
         r = self.release
         lines = [
-            # 10 significant digits, as the summary table (the exact lattice point is in to_dict())
-            f"Private {r.query} of {self.name} (n = {r.n}, bounds = [{r.bounds[0]:g}, {r.bounds[1]:g}]): "
-            f"{r.value:.10g}",
-            f"  on the lattice {lattice_text(r.lattice)}; guarantee: {r.guarantee}; noise {r.noise}"
-            + (f" (shape {r.shape:.6g})" if r.shape is not None else "")
-            + f", gamma = {r.gamma:.6g} ({r.gamma_source})",
+            # to the precision of the lattice, as the summary table (the exact lattice point is in to_dict())
+            f"Private {r.query} of {self.name} (n = {r.n}, bounds = [{format_param(float(r.bounds[0]))}, "
+            f"{format_param(float(r.bounds[1]))}]): {format_value(r.value, r.lattice)}",
+            f"  on the lattice {lattice_text(r.lattice)}·ℤ; guarantee: {r.guarantee}; noise {r.noise}"
+            + (f" (shape {format_param(r.shape)})" if r.shape is not None else "")
+            + f", γ = {format_param(r.gamma)} ({r.gamma_source})",
         ]
         if r.diagnostics is not None:
             d = r.diagnostics

@@ -59,7 +59,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from smoothdp_nb.core.numerics.array_types import SeedLike
-from smoothdp_nb.core.numerics.formatting import lattice_text
+from smoothdp_nb.core.numerics.formatting import format_param, format_value, lattice_text
 from smoothdp_nb.core.numerics.validation import as_bounds, as_float_array, as_positive, as_rng, position
 from smoothdp_nb.core.release import lattice as _lattice, timing as _timing
 from smoothdp_nb.core.release.noise import Calibration, get_family
@@ -217,14 +217,17 @@ class Release:
     true_value: float | None = field(default=None, repr=False, compare=False)
 
     def __repr__(self) -> str:
-        d = f", delta={self.delta!r}" if self.delta is not None else ""
-        r = f", rho={self.rho!r}" if self.rho is not None else ""
-        shape = f", shape={self.shape!r}" if self.shape is not None else ""
+        # every number as a person writes it (smoothdp_nb.core.numerics.formatting): the value to the
+        # precision of its lattice, the parameters as given (shape 10, not 9.999999999999998)
+        d = f", delta={format_param(self.delta)}" if self.delta is not None else ""
+        r = f", rho={format_param(self.rho)}" if self.rho is not None else ""
+        shape = f", shape={format_param(self.shape)}" if self.shape is not None else ""
         diag = f", diagnostics={self.diagnostics!r}" if self.diagnostics is not None else ""
+        low, high = (format_param(float(b)) for b in self.bounds)
         return (
-            f"Release(value={self.value!r}, lattice={lattice_text(self.lattice)}, query={self.query!r}, "
-            f"n={self.n}, bounds={self.bounds!r}, epsilon={self.epsilon!r}{d}{r}, "
-            f"gamma={self.gamma!r} ({self.gamma_source}), noise={self.noise!r}{shape}, "
+            f"Release(value={format_value(self.value, self.lattice)}, lattice={lattice_text(self.lattice)}, "
+            f"query={self.query!r}, n={self.n}, bounds=({low}, {high}), epsilon={format_param(self.epsilon)}{d}{r}, "
+            f"gamma={format_param(self.gamma)} ({self.gamma_source}), noise={self.noise!r}{shape}, "
             f"guarantee={self.guarantee!r}{diag})"
         )
 

@@ -122,7 +122,7 @@ def test_noisy_dp_delta_is_per_epsilon():
     assert res.dp_delta.shape == (2,)
     assert res.dp_delta[0] == 0.0 and res.dp_delta[1] == pytest.approx(0.10371507, rel=1e-6)
     assert np.all(res.delta <= res.dp_delta)
-    assert "DP delta 0.1037" in str(res)
+    assert "(DP δ = 0)" in str(res) and "(DP δ ≤ 1.04·10⁻¹)" in str(res)  # 0.10371507 rounded up
     assert res.to_frame()["dp_delta"].tolist() == res.dp_delta.tolist()
 
 

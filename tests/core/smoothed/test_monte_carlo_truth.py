@@ -175,10 +175,12 @@ def test_notebook04_control_variate_survives_zero_deltas(deltas):
 
 
 def _printed_upper_bounds(text):
-    """Every number the text calls an upper bound ("δ ≤ x")."""
+    """Every number the text calls an upper bound of the smoothed delta ("δ ≤ x", not "DP δ ≤ x")."""
     import re
 
-    return [float(v) for v in re.findall(r"δ ≤ ([0-9.e+-]+)", text)]
+    from smoothdp_nb.core.numerics.formatting import parse_number
+
+    return [parse_number(v) for v in re.findall(r"(?<!DP )δ ≤ ([0-9.]+(?:·10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)?)", text)]
 
 
 def test_monte_carlo_summary_calls_no_estimate_an_upper_bound():
@@ -201,4 +203,4 @@ def test_monte_carlo_summary_on_candidates_only_states_no_bound():
     the summary prints no "δ ≤" for it."""
     r = _candidates_only()
     text = str(r)
-    assert "δ ≤" not in text and "candidate" in text
+    assert not _printed_upper_bounds(text) and "candidate" in text

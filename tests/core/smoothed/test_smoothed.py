@@ -344,7 +344,7 @@ def test_result_objects():
     res = sdp.smoothed_delta(sdp.SamplingHistogram(eta=0.9), 30, [[0.2, 0.8], [0.6, 0.4]], 1.0)
     assert isinstance(res.delta, float) and isinstance(res.log_delta, float)
     assert res.worst_composition.sum() == 30
-    assert "epsilon = 1" in str(res)
+    assert "ε = 1: δ ≤ " in str(res)
     d = res.to_dict()
     assert d["n"] == 30 and len(d["delta"]) == 1
     f = res.to_frame()

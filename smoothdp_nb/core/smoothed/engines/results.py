@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike
 
 from smoothdp_nb.core.numerics.array_types import FloatOrArray
 from smoothdp_nb.core.numerics.enclosures import exp_down, exp_up, log10_up, next_down, next_up
-from smoothdp_nb.core.numerics.formatting import format_delta_upper, format_log, format_log10_up
+from smoothdp_nb.core.numerics.formatting import format_delta_upper, format_log, format_param, format_sci, format_upper
 from smoothdp_nb.core.numerics.hull import HullReduction
 from smoothdp_nb.core.runtime import rendering
 
@@ -220,29 +220,30 @@ class SmoothedResult:
         )
         dp = self.dp_delta_values
         same = bool(np.all(dp == dp[0]))
-        lines = [head] + ([f"DP delta (worst case) = {dp[0]:.4g}"] if same else [])
+        lines = [head] + ([f"DP δ (worst case) {_dp_bound(dp[0])}"] if same else [])
         # a Monte Carlo mean is an estimate, not a bound: only the upper end of an interval that
         # covers every composition is written "δ ≤" (rounded up), with its confidence
         covers_all = any(note.startswith("Monte Carlo interval covers all") for note in self.notes)
         for i, e in enumerate(self.epsilon):
             ld = self.log_delta_values[i]
             if self.ci_low_values is None or self.ci_high_values is None:
-                txt = f"  epsilon = {e:g}: {format_delta_upper(ld)}"
+                txt = f"  ε = {format_param(float(e))}: {format_delta_upper(ld)}"
             else:
                 lo, hi = float(self.ci_low_values[i]), float(self.ci_high_values[i])
                 hi_text = format_delta_upper(math.log(hi) if hi > 0 else -math.inf)
                 if covers_all:
                     txt = (
-                        f"  epsilon = {e:g}: {hi_text} with {self.confidence:.0%} confidence (estimate {format_log(ld)}"
+                        f"  ε = {format_param(float(e))}: {hi_text} with {self.confidence:.0%} confidence "
+                        f"(estimate {format_log(ld)}"
                     )
-                    txt += f", interval from {lo:.3g})"
+                    txt += f", interval from {format_sci(math.log10(lo)) if lo > 0 else '0'})"
                 else:
                     txt = (
-                        f"  epsilon = {e:g}: estimate {format_log(ld)}, {self.confidence:.0%} interval "
-                        f"[{lo:.3g}, {hi_text[4:]}] for the largest candidate composition only"
+                        f"  ε = {format_param(float(e))}: estimate {format_log(ld)}, {self.confidence:.0%} interval "
+                        f"[{format_sci(math.log10(lo)) if lo > 0 else '0'}, {hi_text[4:]}] for the largest candidate composition only"
                     )
             if not same:
-                txt += f" (DP delta {dp[i]:.4g})"
+                txt += f" (DP δ {_dp_bound(dp[i])})"
             txt += f"  at composition {tuple(int(c) for c in self.worst_composition_values[i])}"
             lines.append(txt)
         if self.method == "monte-carlo" and self.interval:
@@ -264,7 +265,7 @@ class SmoothedResult:
                 (
                     float(e),
                     "=" if ld == -math.inf else "≤",
-                    "0" if ld == -math.inf else format_log10_up(ld / math.log(10.0)),
+                    "0" if ld == -math.inf else format_sci(ld / math.log(10.0), up=True),
                 )
                 for e, ld in zip(self.epsilon, self.log_delta_values)
             ]
@@ -276,6 +277,14 @@ class SmoothedResult:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
         return rendering.mimebundle(self, "smoothed")
+
+
+def _dp_bound(value: float) -> str:
+    """A DP delta as the proven upper bound it is: ``"≤ 9.98·10⁻¹"`` (the mantissa rounded up)."""
+    v = float(value)
+    if not math.isfinite(v):
+        return "not computed"
+    return format_upper(v, "").lstrip()
 
 
 def assemble_result(

@@ -28,6 +28,7 @@ from smoothdp_nb.core.numerics.array_types import FloatArray, FloatOrArray, IntA
 from smoothdp_nb.core.numerics.enclosures import LIBM_REL, LogEnclosure, U, exp_up, fraction_up, next_up
 from smoothdp_nb.core.numerics.validation import as_epsilon, as_flag, as_histograms, as_int, as_open_unit, as_real
 from smoothdp_nb.core.smoothed.mechanisms import Mechanism
+from smoothdp_nb.core.smoothed.mechanisms.relations import with_neighbours
 from smoothdp_nb.core.smoothed.mechanisms.rounding import shape_result
 
 __all__ = [
@@ -53,7 +54,12 @@ def check_mechanism(mechanism: object) -> Mechanism:
 
 
 def privacy_profile(
-    mechanism: Mechanism, hist: npt.ArrayLike, epsilon: npt.ArrayLike, *, log: bool = False
+    mechanism: Mechanism,
+    hist: npt.ArrayLike,
+    epsilon: npt.ArrayLike,
+    *,
+    log: bool = False,
+    neighbours: str = "replace",
 ) -> FloatOrArray:
     """Database-dependent privacy profile delta_{epsilon,M}(x) (Definition 2),
     as a proven upper bound.
@@ -74,6 +80,10 @@ def privacy_profile(
         The same bounds as natural logarithms (``-inf`` for an exact zero),
         which stay finite far below the float64 range (e.g. 1e-5000).  The
         type and shape of the result do not change.
+    neighbours : {"replace", "add-remove"}, default "replace" (keyword-only)
+        The neighbouring relation: one record replaced by a record of another
+        category (the paper's), or one record added or removed (the
+        neighbours then have n - 1 or n + 1 records; docs/neighbours.md).
 
     Returns
     -------
@@ -100,14 +110,16 @@ def privacy_profile(
     Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 2.
     """
     log = as_flag(log, "log")
-    mech, h, single, e, eps_scalar = _profile_input(mechanism, hist, epsilon)
+    mech, h, single, e, eps_scalar = _profile_input(mechanism, hist, epsilon, neighbours)
     enc = mech._profile(h, e)
     if log:
         return shape_result(enc.upper, single, eps_scalar)
     return shape_result(np.minimum(exp_up(enc.upper), _row_caps(mech, h.sum(axis=1), e)), single, eps_scalar)
 
 
-def privacy_profile_enclosure(mechanism: Mechanism, hist: npt.ArrayLike, epsilon: npt.ArrayLike) -> LogEnclosure:
+def privacy_profile_enclosure(
+    mechanism: Mechanism, hist: npt.ArrayLike, epsilon: npt.ArrayLike, *, neighbours: str = "replace"
+) -> LogEnclosure:
     """Proven bounds ``lower <= log delta_{epsilon,M}(x) <= upper`` (Definition 2).
 
     The same computation as :func:`privacy_profile` (its ``log=True`` values
@@ -118,6 +130,10 @@ def privacy_profile_enclosure(mechanism: Mechanism, hist: npt.ArrayLike, epsilon
     mechanism : Mechanism
     hist : array_like of int, shape (m,) or (k, m)
     epsilon : float or 1-D array of floats >= 0
+    neighbours : {"replace", "add-remove"}, default "replace" (keyword-only)
+        The neighbouring relation: one record replaced by a record of another
+        category (the paper's), or one record added or removed (the
+        neighbours then have n - 1 or n + 1 records; docs/neighbours.md).
 
     Returns
     -------
@@ -130,7 +146,7 @@ def privacy_profile_enclosure(mechanism: Mechanism, hist: npt.ArrayLike, epsilon
     ----------
     Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 2.
     """
-    mech, h, single, e, eps_scalar = _profile_input(mechanism, hist, epsilon)
+    mech, h, single, e, eps_scalar = _profile_input(mechanism, hist, epsilon, neighbours)
     enc = mech._profile(h, e)
     return LogEnclosure(
         np.asarray(shape_result(enc.lower, single, eps_scalar)),
@@ -139,10 +155,11 @@ def privacy_profile_enclosure(mechanism: Mechanism, hist: npt.ArrayLike, epsilon
 
 
 def _profile_input(
-    mechanism: object, hist: npt.ArrayLike, epsilon: npt.ArrayLike
+    mechanism: object, hist: npt.ArrayLike, epsilon: npt.ArrayLike, neighbours: str = "replace"
 ) -> tuple[Mechanism, IntArray, bool, FloatArray, bool]:
-    """The validated (mechanism, histograms (k, m), one histogram given, epsilons (E,), one epsilon given)."""
-    mech = check_mechanism(mechanism)
+    """The validated (mechanism under the relation, histograms (k, m), one histogram given,
+    epsilons (E,), one epsilon given)."""
+    mech = with_neighbours(check_mechanism(mechanism), neighbours)
     h, single = as_histograms(hist)
     mech.check_histograms(h)
     e, eps_scalar = as_epsilon(epsilon)
@@ -166,6 +183,7 @@ def dp_delta(
     *,
     categories: int = 2,
     log: bool = False,
+    neighbours: str = "replace",
 ) -> FloatOrArray:
     """The worst case of delta_{epsilon,M}(x) over all databases of n records (Theorem 1),
     as a proven upper bound (its natural log with ``log=True``; proven bounds on
@@ -182,19 +200,28 @@ def dp_delta(
       ``epsilon``.
 
     ``epsilon`` may be a scalar or an array (the result has its shape).
+    ``neighbours="add-remove"``: the worst add-remove profile over databases
+    of n records (no closed form above applies; the mechanism's
+    :meth:`~Mechanism._dp_delta_add_remove_enclosure`, by default every
+    histogram's profile).
 
     References
     ----------
     Liu, Wang, Xia, *Smoothed Differential Privacy*: Theorem 1, Theorem 3, Theorem 4.
     """
     log = as_flag(log, "log")
-    mech, n, e, scalar, cats = _dp_input(mechanism, n, epsilon, categories)
+    mech, n, e, scalar, cats = _dp_input(mechanism, n, epsilon, categories, neighbours)
     res = mech._dp_delta(n, e, categories=cats, log=log)
     return float(res[0]) if scalar else res
 
 
 def dp_delta_enclosure(
-    mechanism: Mechanism, n: int, epsilon: npt.ArrayLike | None = None, *, categories: int = 2
+    mechanism: Mechanism,
+    n: int,
+    epsilon: npt.ArrayLike | None = None,
+    *,
+    categories: int = 2,
+    neighbours: str = "replace",
 ) -> LogEnclosure:
     """Proven bounds ``lower <= log(DP delta) <= upper`` (Theorem 1): the
     enclosure behind :func:`dp_delta` (whose ``log=True`` values are ``.upper``).
@@ -208,7 +235,7 @@ def dp_delta_enclosure(
     ----------
     Liu, Wang, Xia, *Smoothed Differential Privacy*: Theorem 1.
     """
-    mech, n, e, scalar, cats = _dp_input(mechanism, n, epsilon, categories)
+    mech, n, e, scalar, cats = _dp_input(mechanism, n, epsilon, categories, neighbours)
     enc = mech._dp_delta_enclosure(n, e, categories=cats)
     if scalar:
         return LogEnclosure(float(np.asarray(enc.lower)[0]), float(np.asarray(enc.upper)[0]))  # type: ignore[arg-type]
@@ -216,10 +243,10 @@ def dp_delta_enclosure(
 
 
 def _dp_input(
-    mechanism: object, n: int, epsilon: npt.ArrayLike | None, categories: int
+    mechanism: object, n: int, epsilon: npt.ArrayLike | None, categories: int, neighbours: str = "replace"
 ) -> tuple[Mechanism, int, FloatArray, bool, int]:
-    """The validated (mechanism, n, epsilons (E,), one epsilon given, categories)."""
-    mech = check_mechanism(mechanism)
+    """The validated (mechanism under the relation, n, epsilons (E,), one epsilon given, categories)."""
+    mech = with_neighbours(check_mechanism(mechanism), neighbours)
     n = as_int(n, "n", minimum=1)
     mech.sample_size(n)
     if epsilon is None:

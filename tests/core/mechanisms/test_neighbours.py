@@ -6,10 +6,8 @@ import math
 from fractions import Fraction
 
 import mpmath as mp
-import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import smoothdp_nb as sdp
 from tests.exact import hockey, pmf_without_replacement
@@ -92,7 +90,10 @@ def test_add_remove_smoothed_delta_averages_the_exact_profiles():
     m = sdp.SamplingHistogram(T=2)
     n, p = 6, Fraction(3, 10)
     expected = sum(
-        mp.mpf(math.comb(n, k)) * mp.mpf(p.numerator) ** k / p.denominator**k * (1 - mp.mpf(3) / 10) ** (n - k)
+        mp.mpf(math.comb(n, k))
+        * mp.mpf(p.numerator) ** k
+        / p.denominator**k
+        * (1 - mp.mpf(3) / 10) ** (n - k)
         * _profile(_sample_law(2), (k, n - k), 0.5)
         for k in range(n + 1)
     )

@@ -8,8 +8,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 from dp_accounting.pld import privacy_loss_distribution as dpl
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import smoothdp_nb as sdp
 from tests.exact import hockey, pmf_without_replacement
@@ -71,7 +70,7 @@ def test_laplace_profiles_are_the_definition(noise, scale, epsilon):
 @pytest.mark.parametrize("epsilon", [0.0, 0.7, 2.0])
 def test_discrete_gaussian_profile_is_the_definition(sigma, epsilon):
     m = sdp.noisy_count(0, sigma, noise="discrete_gaussian")
-    truth = discrete_delta(lambda k: mp.e ** (-mp.mpf(k) ** 2 / (2 * mp.mpf(sigma) ** 2)), epsilon, K=60)
+    truth = discrete_delta(lambda k: mp.e ** (-(mp.mpf(k) ** 2) / (2 * mp.mpf(sigma) ** 2)), epsilon, K=60)
     _inside(sdp.privacy_profile_enclosure(m, [2, 3], epsilon), truth, 1e-9)
 
 

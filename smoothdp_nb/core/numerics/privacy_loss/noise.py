@@ -191,7 +191,7 @@ def noise_cells(noise: str, scale: float, cells: int = DEFAULT_CELLS) -> NoiseCe
             tp = [_tail_or_cdf(z) for z in zp]
             tq = [_tail_or_cdf(z) for z in zq]
             bounds: list[arb | None] = [None, *edges, None]
-            for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+            for i, (a, b) in enumerate(itertools.pairwise(bounds)):
                 lo.append(a)
                 hi.append(b)
                 p.append(_between(zp, tp, i - 1, i))
@@ -222,7 +222,7 @@ def noise_cells(noise: str, scale: float, cells: int = DEFAULT_CELLS) -> NoiseCe
             p += [qq / (1 + qq), 1 / (1 + qq)]
             q += [1 / (1 + qq), qq / (1 + qq)]
         else:  # discrete_gaussian
-            K = int(math.ceil(_DG_SIGMAS * scale)) + _DG_PAD
+            K = math.ceil(_DG_SIGMAS * scale) + _DG_PAD
             two_s2 = 2 * s * s
             w = {k: (-(arb(k) ** 2) / two_s2).exp() for k in range(-K - 1, K + 2)}
             tail = _dg_tail(K + 1, two_s2)  # sum over k >= K + 1 (and, by symmetry, k <= -K - 1)
@@ -315,10 +315,10 @@ def _delta_ball(noise: str, scale: float, eps: float) -> arb:
     # discrete Gaussian: the threshold o* and its neighbour when the ball cannot tell them apart
     two_s2 = 2 * s * s
     t = x * s * s + arb(1) / 2
-    cands = {int(math.floor(float(t.lower()))) + 1, int(math.floor(float(t.upper()))) + 1}
-    K = int(math.ceil(_DG_SIGMAS * scale)) + _DG_PAD
+    cands = {math.floor(float(t.lower())) + 1, math.floor(float(t.upper())) + 1}
+    K = math.ceil(_DG_SIGMAS * scale) + _DG_PAD
     best: arb | None = None
-    w = [(-(arb(k) ** 2) / two_s2).exp() for k in range(0, K + 2)]
+    w = [(-(arb(k) ** 2) / two_s2).exp() for k in range(K + 2)]
     tail = _dg_tail(K + 1, two_s2)
     Z = w[0] + 2 * (sum(w[1 : K + 1], arb(0)) + tail)
 
@@ -389,6 +389,7 @@ def _noise_losses(
                         if upper:  # a cell reaching +inf, or of unknown positive mass: all of it at +inf
                             at_inf.append(mass)
                         continue  # the lower bound drops it (non-negative terms removed)
+                    assert lm is not None  # (a width is known only with its log)
                     loss = f(end) if forward else -f(end)
                     if upper:  # P~ = A_up, loss f(end) + log(A_up/A_lo): every implied Q~(o) <= Q(o)
                         losses.append(_up(loss + width))

@@ -54,8 +54,6 @@ _PAIR_CACHE = 16
 _CACHE_LOCK = threading.Lock()
 
 
-
-
 def run_losses(mech: Mechanism, x: IntArray, x2: IntArray) -> RunLosses:
     """(forward, backward) parts rounded for an upper bound, then (forward, backward)
     rounded for a lower bound: the loss distributions of the runs of ``mech`` on the

@@ -153,18 +153,18 @@ class Subsampled(Mechanism):
             vals += v[ys[:, j]]
             errs += e[ys[:, j]]
         if self.method == "poisson":
-            lq, lr, e = _log_pair(self._rate)
+            lq, lr, e_pair = _log_pair(self._rate)
             kept = ys.sum(axis=1).astype(float)
             with np.errstate(invalid="ignore"):
                 a = np.where(kept > 0, kept * lq, 0.0)
                 b = np.where(n - kept > 0, (n - kept) * lr, 0.0)
             vals = vals + a + b
-            errs += (kept + (n - kept)) * e + U * (np.abs(a) + np.abs(b))
+            errs += (kept + (n - kept)) * e_pair + U * (np.abs(a) + np.abs(b))
         else:
-            v, e = _log_binomials(n)
+            v_n, e_n = _log_binomials(n)
             T = self.sample_size(n)
-            vals = vals - v[T]
-            errs += e[T]
+            vals = vals - v_n[T]
+            errs += e_n[T]
         # the sums above: m + 3 float additions, each u of its partial result
         errs += (x.size + 3) * U * (np.abs(vals) + 1.0)
         return ys, vals, next_up(errs)

@@ -272,6 +272,12 @@ def noise_log_delta(noise: str, scale: float, epsilon: FloatArray) -> LogEnclosu
 
     Each is evaluated in Arb at increasing precision until the ball is narrower than
     ``2^-40`` relative (or excludes 0); the ends of the final ball are rounded outward.
+
+    References
+    ----------
+    Balle and Wang, *Improving the Gaussian mechanism for differential privacy*, ICML 2018,
+    Theorem 8; Canonne, Kamath and Steinke, *The discrete Gaussian for differential privacy*,
+    NeurIPS 2020, Theorem 7.
     """
     e = np.atleast_1d(np.asarray(epsilon, dtype=float))
     lower = np.empty(e.size)

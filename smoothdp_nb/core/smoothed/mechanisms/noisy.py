@@ -29,8 +29,13 @@ Subsampled (:func:`~.subsample.subsample`):
 
 References
 ----------
-Balle, B. and Wang, Y.-X. ICML 2018 (Theorem 8). Canonne, Kamath, Steinke, NeurIPS 2020.
-Zhu, Y., Dong, J. and Wang, Y.-X. AISTATS 2022. Balle, B., Barthe, G. and Gaboardi, M. NeurIPS 2018.
+Balle, B. and Wang, Y.-X. *Improving the Gaussian mechanism for differential privacy:
+analytical calibration and optimal denoising*, ICML 2018 (Theorem 8).
+Canonne, C., Kamath, G. and Steinke, T. *The discrete Gaussian for differential privacy*, NeurIPS 2020.
+Zhu, Y., Dong, J. and Wang, Y.-X. *Optimal accounting of differential privacy via characteristic
+function*, AISTATS 2022.
+Balle, B., Barthe, G. and Gaboardi, M. *Privacy amplification by subsampling: tight analyses via
+couplings and divergences*, NeurIPS 2018 (Theorem 10).
 """
 
 from __future__ import annotations
@@ -94,7 +99,9 @@ class NoisyCount(Mechanism):
 
     References
     ----------
-    Balle and Wang, ICML 2018, Theorem 8; Canonne, Kamath and Steinke, NeurIPS 2020.
+    Balle and Wang, *Improving the Gaussian mechanism for differential privacy*, ICML 2018,
+    Theorem 8; Canonne, Kamath and Steinke, *The discrete Gaussian for differential privacy*,
+    NeurIPS 2020.
     """
 
     label_symmetric = False

@@ -82,7 +82,7 @@ class NoisyCount(Mechanism):
         discrete Laplace: t (mass proportional to ``e^(-|k|/t)``).
     noise : {"gaussian", "laplace", "discrete_gaussian", "discrete_laplace"}
     cells : int, optional
-        Cells of the discretised loss law of the continuous noises (default 8192);
+        Cells of the discretised loss law of the continuous noises (default 4096);
         more cells narrow the composed bounds.
 
     Notes
@@ -90,7 +90,7 @@ class NoisyCount(Mechanism):
     The profile of one noisy count is exact to the ball arithmetic's precision
     (:func:`~smoothdp_nb.core.numerics.privacy_loss.noise.noise_log_delta`); a
     composition's is a proven upper bound from the discretised loss law (at the
-    default cells, within about 1% of the truth for the Gaussian at delta ~ 1e-5).
+    default cells, within about 2% of the truth for the Gaussian at delta ~ 1e-5).
     Fewer cells compose faster (a pair's laws compose exactly while the composed
     support is below 2^15 atoms, on the pessimistic grid beyond), more cells more
     tightly.  Drawing an output
@@ -121,7 +121,7 @@ class NoisyCount(Mechanism):
         if self.scale <= 0.0:
             raise ValueError(f"scale must be > 0, got {scale!r}")
         self.noise = as_choice(noise, "noise", NOISES)
-        self.cells = 2**13 if cells is None else as_int(cells, "cells", minimum=2**6, maximum=2**20)
+        self.cells = 2**12 if cells is None else as_int(cells, "cells", minimum=2**6, maximum=2**20)
         self._rate = None if rate is None else exact_rate(rate)
         self.method = as_choice(method, "method", METHODS)
 

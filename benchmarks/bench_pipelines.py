@@ -28,7 +28,9 @@ def main() -> None:
     eps = np.array([0.5, 1.0, 2.0])
     for noise, scale in [("gaussian", 2.0), ("laplace", 1.0), ("discrete_gaussian", 2.0), ("discrete_laplace", 1.0)]:
         for cells in (2**12, 2**14):
-            laws = timed(f"loss laws of {noise}({scale}), {cells} cells", lambda: noise_losses(noise, scale, 1.0, cells))
+            laws = timed(
+                f"loss laws of {noise}({scale}), {cells} cells", lambda: noise_losses(noise, scale, 1.0, cells)
+            )
             up, closed = laws[0].log_delta(eps, True), noise_log_delta(noise, scale, eps).upper
             live = np.isfinite(closed)  # (a pure-DP noise's delta is 0 above 1/scale: its upper bound is ~1e-16)
             ratio = np.exp(up[live] - closed[live])

@@ -45,6 +45,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
@@ -295,7 +296,8 @@ def _one_log_delta(noise: str, scale: float, eps: float) -> tuple[float, float]:
     while True:
         with working_precision(prec):
             d = _delta_ball(noise, scale, eps)
-            ok = d.rad() <= abs(d.mid()) * 2.0**-40 or not d.lower() <= 0 or d.upper() <= 0
+            # done when the ball is at most 0 (a zero divergence), or positive and narrow
+            ok = d.upper() <= 0 or (d.lower() > 0 and d.rad() <= abs(d.mid()) * 2.0**-40)
             if ok or prec >= 4096:
                 d = d.intersection(arb(0).union(arb(1)))
                 return _log_down(d), _log_up(d)
@@ -352,28 +354,28 @@ def _ball_max(a: arb, b: arb) -> arb:
 
 
 def noise_losses(
-    noise: str, scale: float, rate: float = 1.0, cells: int = DEFAULT_CELLS
+    noise: str, scale: float, rate: Fraction | float = 1, cells: int = DEFAULT_CELLS
 ) -> tuple[LossDistribution, LossDistribution, LossDistribution, LossDistribution]:
     """(forward upper, backward upper, forward lower, backward lower): loss laws bounding
-    the pair ``A = g N_1 + (1 - g) N_0`` (``g = rate``) against ``B = N_0`` -- forward under A,
-    backward (loss ``log B/A``) under B -- outward-discretised as the module docstring states.
-    ``rate = 1``: the noise itself."""
-    return _noise_losses(noise, float(scale), float(rate), int(cells))
+    the pair ``A = g N_1 + (1 - g) N_0`` (``g = rate``, taken exactly: a Fraction or the
+    float's own value) against ``B = N_0`` -- forward under A, backward (loss ``log B/A``)
+    under B -- outward-discretised as the module docstring states.  ``rate = 1``: the noise itself."""
+    return _noise_losses(noise, float(scale), Fraction(rate), int(cells))
 
 
 @lru_cache(maxsize=32)
 def _noise_losses(
-    noise: str, scale: float, rate: float, cells: int
+    noise: str, scale: float, rate: Fraction, cells: int
 ) -> tuple[LossDistribution, LossDistribution, LossDistribution, LossDistribution]:
-    if not (0.0 < rate <= 1.0):
+    if not (0 < rate <= 1):
         raise ValueError(f"rate must be in (0, 1], got {rate!r}")
     c = noise_cells(noise, scale, cells)
     with working_precision(_PREC):
-        g = arb(rate)
+        g = arb(rate.numerator) / arb(rate.denominator)  # the exact rate: a ball holding it
 
         def f(ell: arb) -> arb:
             """The loss of A against B at base loss ell: log(g e^ell + 1 - g), increasing."""
-            if rate == 1.0:
+            if rate == 1:
                 return ell
             return (g * ell.exp() + 1 - g).log()
 
@@ -382,7 +384,7 @@ def _noise_losses(
             key: ([], [], []) for key in itertools.product((True, False), (True, False))
         }
         for lo, hi, p, q in zip(c.lo, c.hi, c.p, c.q):
-            for forward, mass in ((True, p if rate == 1.0 else g * p + (1 - g) * q), (False, q)):
+            for forward, mass in ((True, p if rate == 1 else g * p + (1 - g) * q), (False, q)):
                 known = bool(mass > 0)  # a ball away from 0: its log has a finite width
                 lm = mass.log() if known else None
                 width = arb(lm.upper()) - arb(lm.lower()) if lm is not None else None  # log(A_up/A_lo)

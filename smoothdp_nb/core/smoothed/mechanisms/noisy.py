@@ -216,7 +216,7 @@ class NoisyCount(Mechanism):
         if self._rate is None:
             return noise_log_delta(self.noise, self.scale, epsilon)
         if self.method == "poisson":
-            fu, bu, fl, bl = noise_losses(self.noise, self.scale, float(self._rate), self.cells)
+            fu, bu, fl, bl = noise_losses(self.noise, self.scale, self._rate, self.cells)
             return LogEnclosure(
                 np.maximum(fl.log_delta(epsilon, False), bl.log_delta(epsilon, False)),
                 np.maximum(fu.log_delta(epsilon, True), bu.log_delta(epsilon, True)),
@@ -298,7 +298,7 @@ class NoisyCount(Mechanism):
                 f"{self!r} has no stated privacy-loss distribution (its profile is a bound of Balle, Barthe "
                 "& Gaboardi); compose method='poisson' instead"
             )
-        rate = 1.0 if self._rate is None else float(self._rate)
+        rate = Fraction(1) if self._rate is None else self._rate
         fu, bu, fl, bl = noise_losses(self.noise, self.scale, rate, self.cells)
         if d > 0:
             return [(fu, 1)], [(bu, 1)], [(fl, 1)], [(bl, 1)]

@@ -128,7 +128,8 @@ class AddRemoveView(Mechanism):
 
 def with_neighbours(mechanism: Mechanism, neighbours: object = "replace") -> Mechanism:
     """``mechanism`` itself under ``"replace"``; under ``"add-remove"`` the view
-    :class:`AddRemoveView` whose profiles compare databases of one record more or fewer."""
+    :class:`AddRemoveView` whose profiles compare databases of one record more or fewer.
+    A view keeps its relation (a result's mechanism is passed back as it is)."""
     relation = as_neighbours(neighbours)
     if relation == "replace" or isinstance(mechanism, AddRemoveView):
         return mechanism

@@ -118,20 +118,6 @@ class Mechanism(ABC):
         histogram of n records (refused with ComputationTooLarge above
         ``budget`` seconds).  A mechanism with a closed form whose value does
         not depend on epsilon also sets ``dp_delta_depends_on_epsilon = False``.
-    ``_log_profile_add_remove(hists, n, epsilon) -> LogEnclosure``
-        **Proven** bounds on log delta_eps(x) under the add-remove relation
-        (neighbours of n - 1 and n + 1 records), (k, E): a closed form
-        replacing the default, which compares the output laws of the 2m
-        neighbours.  Every other hook above speaks of the replace relation.
-    ``_dp_delta_add_remove_enclosure(n, epsilon, categories, budget) -> LogEnclosure``
-        **Proven** bounds on the log of the add-remove DP delta, (E,): a
-        closed form replacing the default enumeration of every histogram.
-    ``_pair_losses(x, x2) -> RunLosses or None``
-        The privacy-loss distributions of one run on the pair (x, x'), as
-        :func:`~.composed.run_losses` returns them (forward and backward,
-        rounded for the upper and for the lower bound), for a mechanism
-        without a finite output law (the noisy counts); None (default): from
-        :meth:`log_output_pmf`.
     ``_profile_cost(n, m, count, n_epsilon, budget) -> Estimate``
         Seconds and peak bytes of the profiles of ``count`` histograms of n
         records at ``n_epsilon`` epsilons, before any work.  It decides every
@@ -148,6 +134,18 @@ class Mechanism(ABC):
     (histograms of mixed sizes), ``_log_utility`` (eq. (3)),
     ``sample_histogram`` and ``output_pmf``; and describe itself with
     ``__repr__``, ``label`` and ``_key`` (equality and hashing; default identity).
+
+    **Other relations and laws without a finite form.**  The hooks above speak of the
+    replace relation.  Under ``neighbours="add-remove"`` the profile comes from
+    ``_log_profile_add_remove(hists, n, epsilon)`` (**proven** bounds on log delta_eps(x)
+    against the neighbours of n - 1 and n + 1 records, (k, E); default: the output laws of
+    the 2m neighbours compared) and the DP delta from
+    ``_dp_delta_add_remove_enclosure(n, epsilon, categories, budget)`` (default: every
+    histogram of n records).  A mechanism without a finite output law (a noisy count)
+    states one run's privacy-loss distributions on a pair with ``_pair_losses(x, x2)``
+    (as :func:`~.composed.run_losses` returns them: forward and backward, rounded for the
+    upper and for the lower bound; default None: from :meth:`log_output_pmf`), so that
+    compositions can use it.
 
     **Declarations** (class attributes): ``label_symmetric`` -- True when
     relabelling the categories leaves every profile unchanged (Algorithm 1 then

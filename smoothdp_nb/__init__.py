@@ -112,6 +112,17 @@ if TYPE_CHECKING:  # the public API, declared once (module docstring), by folder
         joint as joint,
         repeat as repeat,
     )
+    from smoothdp_nb.core.smoothed.mechanisms.noisy import (
+        NoisyCount as NoisyCount,
+        noisy_count as noisy_count,
+    )
+    from smoothdp_nb.core.smoothed.mechanisms.relations import (
+        with_neighbours as with_neighbours,
+    )
+    from smoothdp_nb.core.smoothed.mechanisms.subsample import (
+        Subsampled as Subsampled,
+        subsample as subsample,
+    )
     from smoothdp_nb.core.smoothed.profiles import (
         Composition as Composition,
         adjusted_utility as adjusted_utility,

@@ -68,6 +68,7 @@ from smoothdp_nb.core.smoothed.engines.results import SmoothedCurve, SmoothedRes
 from smoothdp_nb.core.smoothed.engines.window import window_may_apply
 from smoothdp_nb.core.smoothed.mechanisms import Mechanism
 from smoothdp_nb.core.smoothed.mechanisms.enumeration import count_histograms
+from smoothdp_nb.core.smoothed.mechanisms.relations import with_neighbours
 from smoothdp_nb.core.smoothed.profiles import check_mechanism
 
 __all__ = [
@@ -97,6 +98,7 @@ def smoothed_delta(
     executor: Executor | ClientLike | None = None,
     chunk: int = 10_000,
     interval: str = "betting",
+    neighbours: str = "replace",
 ) -> SmoothedResult:
     """Smoothed delta (Definition 3) of any mechanism for the set Pi.
 
@@ -148,6 +150,11 @@ def smoothed_delta(
         the hedged-capital interval of Waudby-Smith & Ramdas, much narrower at
         small trial counts and small deltas; "bernstein":
         :func:`empirical_bernstein_interval` (Maurer & Pontil).
+    neighbours : {"replace", "add-remove"}
+        The neighbouring relation of the profile delta(x) averaged over x ~ Pi^n:
+        ``"replace"`` (the paper's, default) or ``"add-remove"`` -- the databases
+        drawn still have n records, and each is compared with its neighbours of
+        n - 1 and n + 1 records (docs/neighbours.md).
 
     Returns
     -------
@@ -157,7 +164,7 @@ def smoothed_delta(
     ----------
     Liu, Wang, Xia. *Smoothed Differential Privacy* (Definition 3, Proposition 7, Algorithm 1).
     """
-    check_mechanism(mechanism)
+    mechanism = with_neighbours(check_mechanism(mechanism), neighbours)
     n = as_int(n, "n", minimum=1)
     e, scalar = as_epsilon(epsilon)
     if method not in ("exact", "monte-carlo"):
@@ -342,13 +349,15 @@ def smoothed_delta_curve(
     executor: Executor | ClientLike | None = None,
     chunk: int = 10_000,
     interval: str = "betting",
+    neighbours: str = "replace",
 ) -> SmoothedCurve:
     """Run :func:`smoothed_delta` for every n in ``ns`` and fit exp(a + b n) per epsilon.
 
-    The keyword-only options are those of :func:`smoothed_delta`.  Every point
+    The keyword-only options are those of :func:`smoothed_delta` (``neighbours`` included).  Every point
     is estimated before the first starts: the sum of the estimated times must
     fit ``budget`` (and each point's memory the memory budget).
     """
+    mechanism = with_neighbours(check_mechanism(mechanism), neighbours)
     ns = [as_int(v, "ns", minimum=1) for v in np.atleast_1d(ns)]
     if not ns:
         raise ValueError("ns must contain at least one database size")
@@ -418,6 +427,7 @@ def smoothed_epsilon(
     executor: Executor | ClientLike | None = None,
     chunk: int = 10_000,
     interval: str = "betting",
+    neighbours: str = "replace",
 ) -> FloatOrArray:
     """The smallest epsilon with smoothed delta (Definition 3) at most ``delta``.
 
@@ -433,7 +443,7 @@ def smoothed_epsilon(
         Target(s); with ``log=True`` their natural logs.
     log : bool, default False
         ``delta`` is given as natural logs (targets below the float64 range).
-    method, progress, budget, trials, rng, confidence, candidates, executor, chunk, interval
+    method, progress, budget, trials, rng, confidence, candidates, executor, chunk, interval, neighbours
         The keyword-only options of :func:`smoothed_delta`, so that one set of
         options serves both; ``method`` must be ``"exact"``, ``executor`` runs
         the profile chunks of each step, and the Monte Carlo options
@@ -447,7 +457,7 @@ def smoothed_epsilon(
     ----------
     Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 3, Algorithm 1.
     """
-    check_mechanism(mechanism)
+    mechanism = with_neighbours(check_mechanism(mechanism), neighbours)
     if method != "exact":
         raise ValueError("smoothed_epsilon inverts the exact smoothed delta only: method must be 'exact'")
     t, scalar = as_log_targets(delta, log)

@@ -29,6 +29,7 @@ from smoothdp_nb.core.numerics.enclosures import LIBM_REL, LogEnclosure, U, exp_
 from smoothdp_nb.core.numerics.validation import as_epsilon, as_flag, as_histograms, as_int, as_open_unit, as_real
 from smoothdp_nb.core.runtime.budget import DEFAULT_BUDGET_SECONDS, budget_scope
 from smoothdp_nb.core.smoothed.mechanisms import Mechanism
+from smoothdp_nb.core.smoothed.mechanisms.relations import with_neighbours
 from smoothdp_nb.core.smoothed.mechanisms.rounding import shape_result
 
 __all__ = [
@@ -60,6 +61,7 @@ def privacy_profile(
     *,
     log: bool = False,
     budget: float = DEFAULT_BUDGET_SECONDS,
+    neighbours: str = "replace",
 ) -> FloatOrArray:
     """Database-dependent privacy profile delta_{epsilon,M}(x) (Definition 2),
     as a proven upper bound.
@@ -86,6 +88,10 @@ def privacy_profile(
         estimated time exceeds it or its memory the memory budget
         (:func:`~smoothdp_nb.core.runtime.budget.memory_budget`); ``math.inf`` for no
         time limit.
+    neighbours : {"replace", "add-remove"}, default "replace" (keyword-only)
+        The neighbouring relation: one record replaced by a record of another
+        category (the paper's), or one record added or removed (the
+        neighbours then have n - 1 or n + 1 records; docs/neighbours.md).
 
     Returns
     -------
@@ -112,7 +118,7 @@ def privacy_profile(
     Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 2.
     """
     log = as_flag(log, "log")
-    mech, h, single, e, eps_scalar = _profile_input(mechanism, hist, epsilon)
+    mech, h, single, e, eps_scalar = _profile_input(mechanism, hist, epsilon, neighbours)
     with budget_scope(budget):
         enc = mech._profile(h, e)
     if log:
@@ -121,7 +127,12 @@ def privacy_profile(
 
 
 def privacy_profile_enclosure(
-    mechanism: Mechanism, hist: npt.ArrayLike, epsilon: npt.ArrayLike, *, budget: float = DEFAULT_BUDGET_SECONDS
+    mechanism: Mechanism,
+    hist: npt.ArrayLike,
+    epsilon: npt.ArrayLike,
+    *,
+    budget: float = DEFAULT_BUDGET_SECONDS,
+    neighbours: str = "replace",
 ) -> LogEnclosure:
     """Proven bounds ``lower <= log delta_{epsilon,M}(x) <= upper`` (Definition 2).
 
@@ -139,6 +150,10 @@ def privacy_profile_enclosure(
         estimated time exceeds it or its memory the memory budget
         (:func:`~smoothdp_nb.core.runtime.budget.memory_budget`); ``math.inf`` for no
         time limit.
+    neighbours : {"replace", "add-remove"}, default "replace" (keyword-only)
+        The neighbouring relation: one record replaced by a record of another
+        category (the paper's), or one record added or removed (the
+        neighbours then have n - 1 or n + 1 records; docs/neighbours.md).
 
     Returns
     -------
@@ -151,7 +166,7 @@ def privacy_profile_enclosure(
     ----------
     Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 2.
     """
-    mech, h, single, e, eps_scalar = _profile_input(mechanism, hist, epsilon)
+    mech, h, single, e, eps_scalar = _profile_input(mechanism, hist, epsilon, neighbours)
     with budget_scope(budget):
         enc = mech._profile(h, e)
     return LogEnclosure(
@@ -161,10 +176,11 @@ def privacy_profile_enclosure(
 
 
 def _profile_input(
-    mechanism: object, hist: npt.ArrayLike, epsilon: npt.ArrayLike
+    mechanism: object, hist: npt.ArrayLike, epsilon: npt.ArrayLike, neighbours: str = "replace"
 ) -> tuple[Mechanism, IntArray, bool, FloatArray, bool]:
-    """The validated (mechanism, histograms (k, m), one histogram given, epsilons (E,), one epsilon given)."""
-    mech = check_mechanism(mechanism)
+    """The validated (mechanism under the relation, histograms (k, m), one histogram given,
+    epsilons (E,), one epsilon given)."""
+    mech = with_neighbours(check_mechanism(mechanism), neighbours)
     h, single = as_histograms(hist)
     mech.check_histograms(h)
     e, eps_scalar = as_epsilon(epsilon)
@@ -189,6 +205,7 @@ def dp_delta(
     categories: int = 2,
     log: bool = False,
     budget: float = DEFAULT_BUDGET_SECONDS,
+    neighbours: str = "replace",
 ) -> FloatOrArray:
     """The worst case of delta_{epsilon,M}(x) over all databases of n records (Theorem 1),
     as a proven upper bound (its natural log with ``log=True``; proven bounds on
@@ -208,13 +225,17 @@ def dp_delta(
     ``budget`` (seconds, keyword-only): the enumeration is refused before it starts
     (:class:`~smoothdp_nb.ComputationTooLarge`, with the estimate) when its estimated
     time exceeds it or its memory the memory budget; ``math.inf`` for no time limit.
+    ``neighbours="add-remove"``: the worst add-remove profile over databases
+    of n records (no closed form above applies; the mechanism's
+    :meth:`~Mechanism._dp_delta_add_remove_enclosure`, by default every
+    histogram's profile).
 
     References
     ----------
     Liu, Wang, Xia, *Smoothed Differential Privacy*: Theorem 1, Theorem 3, Theorem 4.
     """
     log = as_flag(log, "log")
-    mech, n, e, scalar, cats = _dp_input(mechanism, n, epsilon, categories)
+    mech, n, e, scalar, cats = _dp_input(mechanism, n, epsilon, categories, neighbours)
     with budget_scope(budget) as seconds:
         res = mech._dp_delta(n, e, categories=cats, log=log, budget=seconds)
     return float(res[0]) if scalar else res
@@ -227,6 +248,7 @@ def dp_delta_enclosure(
     *,
     categories: int = 2,
     budget: float = DEFAULT_BUDGET_SECONDS,
+    neighbours: str = "replace",
 ) -> LogEnclosure:
     """Proven bounds ``lower <= log(DP delta) <= upper`` (Theorem 1): the
     enclosure behind :func:`dp_delta` (whose ``log=True`` values are ``.upper``), refused
@@ -241,7 +263,7 @@ def dp_delta_enclosure(
     ----------
     Liu, Wang, Xia, *Smoothed Differential Privacy*: Theorem 1.
     """
-    mech, n, e, scalar, cats = _dp_input(mechanism, n, epsilon, categories)
+    mech, n, e, scalar, cats = _dp_input(mechanism, n, epsilon, categories, neighbours)
     with budget_scope(budget) as seconds:
         enc = mech._dp_delta_enclosure(n, e, categories=cats, budget=seconds)
     if scalar:
@@ -250,10 +272,10 @@ def dp_delta_enclosure(
 
 
 def _dp_input(
-    mechanism: object, n: int, epsilon: npt.ArrayLike | None, categories: int
+    mechanism: object, n: int, epsilon: npt.ArrayLike | None, categories: int, neighbours: str = "replace"
 ) -> tuple[Mechanism, int, FloatArray, bool, int]:
-    """The validated (mechanism, n, epsilons (E,), one epsilon given, categories)."""
-    mech = check_mechanism(mechanism)
+    """The validated (mechanism under the relation, n, epsilons (E,), one epsilon given, categories)."""
+    mech = with_neighbours(check_mechanism(mechanism), neighbours)
     n = as_int(n, "n", minimum=1)
     mech.sample_size(n)
     if epsilon is None:

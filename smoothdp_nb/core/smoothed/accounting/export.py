@@ -26,6 +26,7 @@ from smoothdp_nb.core.numerics.validation import as_epsilon, as_histograms, as_r
 from smoothdp_nb.core.runtime.budget import DEFAULT_BUDGET_SECONDS, ComputationTooLarge, budget_scope
 from smoothdp_nb.core.smoothed.mechanisms import Mechanism
 from smoothdp_nb.core.smoothed.mechanisms.composed import check_pair_evaluation, pair_loss
+from smoothdp_nb.core.smoothed.mechanisms.relations import as_neighbours
 from smoothdp_nb.core.smoothed.profiles import check_mechanism
 
 if TYPE_CHECKING:
@@ -62,11 +63,19 @@ class RenyiEnclosure:
         return float(out) if out.ndim == 0 else out
 
 
-def check_neighbours(x: IntArray, x2: IntArray) -> None:
-    """ValueError unless x' is x with one record moved to another category."""
+def check_neighbours(x: IntArray, x2: IntArray, relation: str = "replace") -> None:
+    """ValueError unless x' is x with one record moved to another category (``"replace"``),
+    or with one record added or removed (``"add-remove"``)."""
     if x.shape != x2.shape:
         raise ValueError(f"neighbour must have {x.size} counts like hist, got {x2.size}")
     diff = x2 - x
+    if relation == "add-remove":
+        if np.sum(np.abs(diff)) != 1 or min(int(x.sum()), int(x2.sum())) < 1:
+            raise ValueError(
+                "hist and neighbour must be add-remove neighbours: one has one record more than the "
+                f"other, both at least one (got hist={x.tolist()}, neighbour={x2.tolist()})"
+            )
+        return
     if not (np.sum(np.abs(diff)) == 2 and diff.min() == -1 and diff.max() == 1):
         raise ValueError(
             "hist and neighbour must be neighbours: the same number of records, one record of one "
@@ -241,7 +250,12 @@ class PrivacyLossDistribution:
 
 
 def privacy_loss_distribution(
-    mechanism: Mechanism, hist: npt.ArrayLike, neighbour: npt.ArrayLike, *, budget: float = DEFAULT_BUDGET_SECONDS
+    mechanism: Mechanism,
+    hist: npt.ArrayLike,
+    neighbour: npt.ArrayLike,
+    *,
+    budget: float = DEFAULT_BUDGET_SECONDS,
+    neighbours: str = "replace",
 ) -> PrivacyLossDistribution:
     """The privacy-loss distribution of ``mechanism`` on the neighbouring pair (x, x') = (hist, neighbour).
 
@@ -257,6 +271,9 @@ def privacy_loss_distribution(
         composed law would take longer to evaluate at one epsilon (both bounds, both
         directions), is refused before it is built (:class:`~smoothdp_nb.ComputationTooLarge`,
         with the estimate), as is one that would not fit the memory budget.
+    neighbours : {"replace", "add-remove"}, default "replace"
+        The relation the pair must satisfy: with ``"add-remove"`` one database
+        has one record more than the other.
 
     Returns
     -------
@@ -273,14 +290,16 @@ def privacy_loss_distribution(
     True
     """
     check_mechanism(mechanism)
+    relation = as_neighbours(neighbours)
     a, single_a = as_histograms(hist, name="hist")
     b, single_b = as_histograms(neighbour, name="neighbour")
     if not (single_a and single_b):
         raise ValueError("hist and neighbour must each be one histogram of shape (m,)")
     a, b = a[0], b[0]
-    check_neighbours(a, b)
+    check_neighbours(a, b, relation)
     mechanism.check_histograms(a[None, :], "hist")
     mechanism.sample_size(int(a.sum()))
+    mechanism.sample_size(int(b.sum()))
     with budget_scope(budget):
         f, bw = pair_loss(mechanism, a, b)
         check_pair_evaluation(mechanism, (f, bw))

@@ -35,6 +35,7 @@ from smoothdp_nb.core.numerics.array_types import FloatArray, FloatOrArray
 from smoothdp_nb.core.numerics.enclosures import LIBM_REL, next_down
 from smoothdp_nb.core.numerics.validation import as_histograms, as_int
 from smoothdp_nb.core.smoothed.mechanisms import Mechanism
+from smoothdp_nb.core.smoothed.mechanisms.relations import with_neighbours
 from smoothdp_nb.core.smoothed.profiles import check_mechanism
 
 __all__ = ["profile_epsilon", "dp_epsilon", "invert_log_delta", "as_log_targets", "INVERSE_REL_TOL"]
@@ -152,7 +153,12 @@ def _shape(out: FloatArray, single: bool, scalar: bool) -> FloatOrArray:
 
 
 def profile_epsilon(
-    mechanism: Mechanism, hist: npt.ArrayLike, delta: npt.ArrayLike, *, log: bool = False
+    mechanism: Mechanism,
+    hist: npt.ArrayLike,
+    delta: npt.ArrayLike,
+    *,
+    log: bool = False,
+    neighbours: str = "replace",
 ) -> FloatOrArray:
     """The smallest epsilon with ``delta_eps(x) <= delta`` (inverse of Definition 2).
 
@@ -163,6 +169,8 @@ def profile_epsilon(
         The database(s).
     delta : float or 1-D array in (0, 1]
         Target(s); with ``log=True``, their natural logs (so 1e-5000 is ``-5000 ln 10``).
+    neighbours : {"replace", "add-remove"}, default "replace"
+        The neighbouring relation of the profile (:func:`~smoothdp_nb.privacy_profile`).
 
     Returns
     -------
@@ -184,7 +192,7 @@ def profile_epsilon(
     >>> float(sdp.privacy_profile(sdp.SamplingHistogram(eta=0.5), [60, 40], eps)) <= 1e-3
     True
     """
-    check_mechanism(mechanism)
+    mechanism = with_neighbours(check_mechanism(mechanism), neighbours)
     h, single = as_histograms(hist)
     mechanism.check_histograms(h)
     for size in np.unique(h.sum(axis=1)):
@@ -205,13 +213,20 @@ def profile_epsilon(
 
 
 def dp_epsilon(
-    mechanism: Mechanism, n: int, delta: npt.ArrayLike, *, categories: int = 2, log: bool = False
+    mechanism: Mechanism,
+    n: int,
+    delta: npt.ArrayLike,
+    *,
+    categories: int = 2,
+    log: bool = False,
+    neighbours: str = "replace",
 ) -> FloatOrArray:
     """The smallest epsilon with ``max_x delta_eps(x) <= delta`` over all databases of n
     records (the inverse of :func:`dp_delta`; certified and tight as
     :func:`profile_epsilon`).  For the sampling histogram the DP delta is
-    ``T/n`` at every epsilon, so the answer is 0 or ``inf``."""
-    check_mechanism(mechanism)
+    ``T/n`` at every epsilon, so the answer is 0 or ``inf``.  ``neighbours``: the
+    relation (:func:`~smoothdp_nb.dp_delta`)."""
+    mechanism = with_neighbours(check_mechanism(mechanism), neighbours)
     n = as_int(n, "n", minimum=1)
     mechanism.sample_size(n)
     t, scalar = as_log_targets(delta, log)

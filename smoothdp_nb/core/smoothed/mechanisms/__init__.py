@@ -11,7 +11,13 @@
 * :mod:`.finite` -- :class:`FiniteMechanism`, a user's output law;
 * :mod:`.postprocess` -- :func:`postprocess` and :data:`winner` (Proposition 4), on the maps of
   :mod:`.output_maps`;
-* :mod:`.composed` -- :func:`~.composed.repeat` and :func:`~.composed.joint`.
+* :mod:`.composed` -- :func:`~.composed.repeat` and :func:`~.composed.joint`;
+* :mod:`.noisy` -- :class:`~.noisy.NoisyCount`, the count of one category plus Gaussian,
+  Laplace, discrete Gaussian or discrete Laplace noise (closed-form profile and loss laws);
+* :mod:`.subsample` -- :func:`~.subsample.subsample`, a mechanism on a Poisson or
+  without-replacement sample of the records (:class:`~.subsample.Subsampled`);
+* :mod:`.relations` -- the neighbouring relations ``"replace"`` and ``"add-remove"``
+  (:func:`~.relations.with_neighbours`).
 
 May import: the numerics and the runtime; nothing else of the smoothed half (the profiles, the
 engines and the accounting build on the mechanisms, not the other way round).

@@ -14,6 +14,7 @@ import numpy as np
 
 from smoothdp_nb.core.numerics.array_types import FloatArray, IntArray
 from smoothdp_nb.core.numerics.enclosures import LogEnclosure
+from smoothdp_nb.core.numerics.privacy_loss.law import LossDistribution
 from smoothdp_nb.core.numerics.validation import as_histograms, as_int, as_rng
 from smoothdp_nb.core.runtime.budget import (
     DEFAULT_BUDGET_SECONDS,
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_CELLS",
     "Mechanism",
+    "RunLosses",
     "compositions",
     "count_histograms",
     "factorize_outputs",
@@ -53,6 +55,15 @@ __all__ = [
     "output_key",
 ]
 
+
+#: one run's loss distributions on a pair: (forward upper, backward upper, forward lower, backward lower),
+#: each a list of (law, multiplicity)
+RunLosses = tuple[
+    list[tuple[LossDistribution, int]],
+    list[tuple[LossDistribution, int]],
+    list[tuple[LossDistribution, int]],
+    list[tuple[LossDistribution, int]],
+]
 
 # Refuse explicit enumerations above this many (output x component) cells.
 MAX_CELLS = 5 * 10**7
@@ -65,7 +76,9 @@ class Mechanism(ABC):
 
     A database of n records over m categories (or m grid values) is given by
     its histogram ``x`` (m non-negative counts summing to n); neighbours
-    ``x ~ x'`` replace one record by a record of another category.  As with
+    ``x ~ x'`` replace one record by a record of another category (the paper's
+    relation, ``neighbours="replace"``, the default of every function), or with
+    ``neighbours="add-remove"`` have one record more or one fewer (docs/neighbours.md).  As with
     scipy's ``rv_continuous`` (``_pdf`` is enough), a subclass states the law
     of its output and inherits everything else: the privacy profile, the DP
     delta, Algorithm 1 (exact and Monte Carlo), composition and accounting
@@ -130,6 +143,18 @@ class Mechanism(ABC):
     ``sample_histogram`` and ``output_pmf``; and describe itself with
     ``__repr__``, ``label`` and ``_key`` (equality and hashing; default identity).
 
+    **Other relations and laws without a finite form.**  The hooks above speak of the
+    replace relation.  Under ``neighbours="add-remove"`` the profile comes from
+    ``_log_profile_add_remove(hists, n, epsilon)`` (**proven** bounds on log delta_eps(x)
+    against the neighbours of n - 1 and n + 1 records, (k, E); default: the output laws of
+    the 2m neighbours compared) and the DP delta from
+    ``_dp_delta_add_remove_enclosure(n, epsilon, categories, budget)`` (default: every
+    histogram of n records).  A mechanism without a finite output law (a noisy count)
+    states one run's privacy-loss distributions on a pair with ``_pair_losses(x, x2)``
+    (as :func:`~.composed.run_losses` returns them: forward and backward, rounded for the
+    upper and for the lower bound; default None: from :meth:`log_output_pmf`), so that
+    compositions can use it.
+
     **Declarations** (class attributes): ``label_symmetric`` -- True when
     relabelling the categories leaves every profile unchanged (Algorithm 1 then
     profiles one histogram of each mirror pair); False by default.  A class
@@ -167,6 +192,9 @@ class Mechanism(ABC):
             "_log_utility",
             "_law_scope",
             "_log_profile_range_upper",
+            "_log_profile_add_remove",
+            "_dp_delta_add_remove_enclosure",
+            "_pair_losses",
         }
     )
 
@@ -258,6 +286,47 @@ class Mechanism(ABC):
         h = np.asarray(hists, dtype=np.int64)
         self._check_generic_size(h.shape[0], n, h.shape[1])
         return neighbour_profile_enclosure(self, h, epsilon, self._states_pmf_error(), active_memo(self))
+
+    def _log_profile_add_remove(self, hists: IntArray, n: int, epsilon: FloatArray) -> LogEnclosure:
+        """Hook: proven bounds on log delta_eps(x) under the add-remove relation, for k
+        histograms of n records (n >= 2; every neighbour has n - 1 or n + 1 records): (k, E).
+
+        Default: the generic path of :meth:`_log_profile_enclosure` with the 2m
+        neighbours ``x - e_a`` (``x_a >= 1``) and ``x + e_a`` in place of the m (m - 1)
+        replacements -- the same proven enclosure of every hockey-stick divergence."""
+        h = np.asarray(hists, dtype=np.int64)
+        self._check_generic_size(h.shape[0], n + 1, h.shape[1])
+        return neighbour_profile_enclosure(
+            self, h, epsilon, self._states_pmf_error(), active_memo(self), neighbours="add-remove"
+        )
+
+    def _dp_delta_add_remove_enclosure(
+        self,
+        n: int,
+        epsilon: FloatArray,
+        categories: int | None = None,
+        budget: float = DEFAULT_BUDGET_SECONDS,
+    ) -> LogEnclosure:
+        """Hook: proven bounds on the log of the add-remove DP delta over databases of n
+        records, (E,): the largest :meth:`_log_profile_add_remove` over every histogram of n
+        records (refused above ``budget`` seconds, the replace estimate times three: 2m
+        neighbours of two sizes instead of m (m - 1))."""
+        m = self.categories if self.categories is not None else as_int(categories, "categories", minimum=2)
+        count = count_histograms(n, m)
+        est = 3.0 * self._profile_cost(n, m, count, epsilon.size, budget).seconds
+        if est > budget:
+            raise ComputationTooLarge(
+                f"the add-remove DP delta of {self!r} enumerates all {count:.3g} databases of n={n} records "
+                f"on {m} categories, estimated ~{est:.3g} s (budget {budget:g} s); use a smaller n"
+            )
+        enc = self._log_profile_add_remove(compositions(n, m), n, epsilon)
+        return LogEnclosure(np.max(enc.lower, axis=0), np.max(enc.upper, axis=0))
+
+    def _pair_losses(self, x: IntArray, x2: IntArray) -> RunLosses | None:
+        """Hook: one run's privacy-loss distributions on the pair (x, x') -- (forward
+        upper, backward upper, forward lower, backward lower), each a list of (law,
+        multiplicity) -- or None (the default) to build them from the output laws."""
+        return None
 
     def _log_profile_range_upper(self, lo: IntArray, hi: IntArray, n: int, epsilon: FloatArray) -> FloatArray | None:
         """Hook for the engines: proven upper bounds on log delta_eps(k, n - k) over every k in

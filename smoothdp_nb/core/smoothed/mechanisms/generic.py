@@ -28,12 +28,14 @@ from smoothdp_nb.core.smoothed.mechanisms.outputs import factorize_outputs
 
 __all__ = [
     "MEMO_OUTPUTS",
+    "NEIGHBOURS",
     "LawBatch",
     "LawMemo",
     "active_memo",
     "gather_laws",
     "law_scope",
     "law_table",
+    "neighbour_moves",
     "neighbour_profile_enclosure",
 ]
 
@@ -214,18 +216,33 @@ def law_table(
     return out, np.where(fin, err, 0.0)
 
 
-def neighbour_pairs(hists: IntArray) -> tuple[IntArray, IntArray, IntArray, int]:
-    """The neighbours of every row (one record a -> b, for every a with h_a >= 1 and
-    b != a): (distinct histograms among the rows and their neighbours, index of
-    each row among them, (row, neighbour) pairs as (row number, index), count).
+#: the neighbouring relations: one record replaced by another (the paper's), or one record added or removed
+NEIGHBOURS = ("replace", "add-remove")
+
+
+def neighbour_moves(m: int, neighbours: str = "replace") -> IntArray:
+    """The moves that take a histogram of m categories to its neighbours, (M, m) int64:
+    ``e_b - e_a`` for every a != b (``"replace"``: one record of a becomes one of b),
+    or ``-e_a`` and ``+e_a`` for every a (``"add-remove"``: one record removed or added)."""
+    eye = np.eye(m, dtype=np.int64)
+    if neighbours == "add-remove":
+        return np.concatenate([-eye, eye])
+    a_idx, b_idx = np.nonzero(~np.eye(m, dtype=bool))
+    out: IntArray = eye[b_idx] - eye[a_idx]
+    return out
+
+
+def neighbour_pairs(hists: IntArray, neighbours: str = "replace") -> tuple[IntArray, IntArray, IntArray, int]:
+    """The neighbours of every row (:func:`neighbour_moves`; a histogram with a negative
+    count, or an empty one, is no database): (distinct histograms among the rows and
+    their neighbours, index of each row among them, (row, neighbour) pairs as (row
+    number, index), count).
 
     The pairs are in row order (a row's pairs are contiguous)."""
     h = np.asarray(hists, dtype=np.int64)
     k, m = h.shape
-    a_idx, b_idx = np.nonzero(~np.eye(m, dtype=bool))
-    eye = np.eye(m, dtype=np.int64)
-    nb = h[:, None, :] - eye[a_idx][None] + eye[b_idx][None]  # (k, M, m)
-    ok = (nb >= 0).all(axis=2)
+    nb = h[:, None, :] + neighbour_moves(m, neighbours)[None]  # (k, M, m)
+    ok = (nb >= 0).all(axis=2) & (nb.sum(axis=2) >= 1)
     rows, mv = np.nonzero(ok)
     every = np.concatenate([h, nb[rows, mv]])
     distinct, inv = np.unique(every, axis=0, return_inverse=True)
@@ -245,11 +262,16 @@ def _distinct_rows(*arrays: FloatArray) -> IntArray:
 
 
 def neighbour_profile_enclosure(
-    mech: LawSource, hists: IntArray, epsilon: FloatArray, own_error: bool, memo: LawMemo | None = None
+    mech: LawSource,
+    hists: IntArray,
+    epsilon: FloatArray,
+    own_error: bool,
+    memo: LawMemo | None = None,
+    neighbours: str = "replace",
 ) -> LogEnclosure:
     """Proven bounds on log delta_eps(x) (Definition 2) for the rows: the largest
     hockey-stick divergence, both directions, between each row's law and each of
-    its neighbours' laws.
+    its neighbours' laws (``neighbours``: the relation, :data:`NEIGHBOURS`).
 
     Every law is computed once (:func:`law_table`, with its error bounds), and the
     kernel (:func:`~smoothdp_nb.core.numerics.divergence.log_hockey_stick_enclosure`) runs
@@ -264,7 +286,7 @@ def neighbour_profile_enclosure(
     ----------
     Liu, Wang, Xia, *Smoothed Differential Privacy*: Definition 2.
     """
-    distinct, row_at, pairs, count = neighbour_pairs(hists)
+    distinct, row_at, pairs, count = neighbour_pairs(hists, neighbours)
     k = len(hists)
     L, err = law_table(mech, distinct, True, own_error, memo)
     if err is None:  # (with_error=True always returns the bounds)

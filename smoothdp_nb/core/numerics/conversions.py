@@ -110,11 +110,14 @@ def zcdp_to_dp(rho: float, delta: float) -> float:
 
     def f(t: float) -> float:  # t = log(alpha - 1)
         a = 1.0 + math.exp(t)
+        if not 1.0 < a < math.inf:
+            return math.inf
         return a * r + (log_inv - math.log(a)) / (a - 1.0) + math.log1p(-1.0 / a)
 
     a_bs = 1.0 + math.sqrt(log_inv / r)  # the order at which Proposition 1.3 is Mironov's bound
     t0 = math.log(a_bs - 1.0)
-    res = optimize.minimize_scalar(f, bracket=(t0 - 1.0, t0), method="brent")
+    lo, hi = min(t0, 0.0) - 40.0, max(t0, 0.0) + 40.0
+    res = optimize.minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": 1e-10})
     alpha = 1.0 + math.exp(float(res.x))
     with working_precision(_PREC):
         R, L = _arb(r), (1 / _arb(d)).log()

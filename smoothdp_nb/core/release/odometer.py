@@ -325,9 +325,11 @@ class PrivacyOdometer:
             total = self._total([*self._charges, charge])
             if total is None:
                 rem = self._remaining_locked()
+                best = _compose([*self._charges, charge], self._delta_z)
+                would = "" if best is None else f" (composed: ε={best.epsilon:.6g}, δ={float_up(best.delta):.3g})"
                 raise BudgetExceeded(
                     f"release refused before reading the data: {request} would take the series beyond the "
-                    f"budget ε={self.epsilon:g}, δ={self.delta:g}; remaining {rem}"
+                    f"budget ε={self.epsilon:g}, δ={self.delta:g}{would}; remaining {rem}"
                     + self._refusal_hint(charge),
                     request,
                     rem,

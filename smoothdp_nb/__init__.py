@@ -46,15 +46,15 @@ if TYPE_CHECKING:  # the public API, declared once (module docstring), by folder
     from smoothdp_nb.core.release import (
         noise as noise,
     )
-    from smoothdp_nb.core.release.odometer import (
-        BudgetExceeded as BudgetExceeded,
-        PrivacyBudget as PrivacyBudget,
-        PrivacyOdometer as PrivacyOdometer,
-    )
     from smoothdp_nb.core.release.noise import (
         calibrate as calibrate,
         noise_std as noise_std,
         optimal_shape as optimal_shape,
+    )
+    from smoothdp_nb.core.release.odometer import (
+        BudgetExceeded as BudgetExceeded,
+        PrivacyBudget as PrivacyBudget,
+        PrivacyOdometer as PrivacyOdometer,
     )
     from smoothdp_nb.core.release.sensitivity import (
         evaluate_query as evaluate_query,

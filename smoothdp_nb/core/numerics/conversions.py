@@ -97,8 +97,9 @@ def zcdp_to_dp(rho: float, delta: float) -> float:
 
     References
     ----------
-    Bun and Steinke, TCC 2016, Proposition 1.3.  Canonne, Kamath and Steinke, NeurIPS 2020,
-    Corollary 13.
+    Bun and Steinke, "Concentrated differential privacy: simplifications, extensions, and lower
+    bounds", TCC 2016, Proposition 1.3.  Canonne, Kamath and Steinke, "The discrete Gaussian for
+    differential privacy", NeurIPS 2020, Corollary 13.
     """
     r = as_real(rho, "rho", lo=0.0, finite=False)
     d = _delta(delta)
@@ -149,15 +150,15 @@ def renyi_to_dp(alphas: npt.ArrayLike, rdp_values: npt.ArrayLike, delta: float) 
 
     References
     ----------
-    Mironov, CSF 2017, Proposition 3.  Canonne, Kamath and Steinke, NeurIPS 2020, Proposition 12.
-    Asoodeh, Liao, Calmon, Kosut and Sankar, IEEE JSAIT 2021.
+    Mironov, "Renyi differential privacy", CSF 2017, Proposition 3.  Canonne, Kamath and Steinke,
+    "The discrete Gaussian for differential privacy", NeurIPS 2020, Proposition 12.  Asoodeh,
+    Liao, Calmon, Kosut and Sankar, "Three variants of differential privacy: lossless conversion
+    and applications", IEEE JSAIT 2021.
     """
     a = np.atleast_1d(np.asarray(alphas, dtype=float)).ravel()
     t = np.atleast_1d(np.asarray(rdp_values, dtype=float)).ravel()
     if a.size == 0 or a.size != t.size:
-        raise ValueError(
-            f"alphas and rdp_values must be non-empty and of the same length, got {a.size} and {t.size}"
-        )
+        raise ValueError(f"alphas and rdp_values must be non-empty and of the same length, got {a.size} and {t.size}")
     if np.isnan(a).any() or not (a > 1.0).all():
         raise ValueError("alphas must all satisfy 1 < alpha <= inf")
     if np.isnan(t).any() or not (t >= 0.0).all():

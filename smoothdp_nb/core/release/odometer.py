@@ -68,12 +68,13 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy.typing as npt
 import pandas as pd
 from flint import arb
 
+from smoothdp_nb.core.numerics.array_types import SeedLike
 from smoothdp_nb.core.numerics.ball_arithmetic import arb_from_fraction, float_down, float_up, working_precision
 from smoothdp_nb.core.numerics.validation import as_bounds, as_positive, as_real
 from smoothdp_nb.core.release import lattice as _lattice
@@ -86,10 +87,6 @@ __all__ = ["BudgetExceeded", "Charge", "PrivacyBudget", "PrivacyOdometer", "LAMB
 
 #: the orders of the concentrated test (fixed in advance: the union bound is over them)
 LAMBDAS: tuple[float, ...] = tuple(2.0**j for j in range(-10, 11))
-
-
-#: the keyword arguments of release() passed through unchanged (they do not change the guarantee)
-_FORWARDED = frozenset({"rng", "trim", "diagnostics", "reveal_true", "clip_infinite"})
 
 
 class PrivacyBudget(NamedTuple):
@@ -191,6 +188,12 @@ class PrivacyOdometer:
     :class:`BudgetExceeded` before it reads the data or draws noise.  A release that fails after
     the test (an error about the data, say) is charged all the same: it may have read the data.
 
+    References
+    ----------
+    Rogers, Roth, Ullman and Vadhan, "Privacy odometers and filters: pay-as-you-go composition",
+    NeurIPS 2016.  Bun and Steinke, "Concentrated differential privacy: simplifications,
+    extensions, and lower bounds", TCC 2016.
+
     Examples
     --------
     >>> import smoothdp_nb as sdp
@@ -198,10 +201,6 @@ class PrivacyOdometer:
     >>> r = odo.release([1, 2, 3, 4, 5], "median", 0.5, bounds=(0, 10), rng=1)
     >>> odo.spent.epsilon, odo.remaining.epsilon
     (0.5, 0.5)
-
-    References
-    ----------
-    Rogers, Roth, Ullman and Vadhan, NeurIPS 2016.  Bun and Steinke, TCC 2016.
     """
 
     def __init__(self, epsilon: float, delta: float = 0.0, *, concentrated_delta: float | None = None) -> None:
@@ -214,7 +213,7 @@ class PrivacyOdometer:
         self.concentrated_delta = dz
         self._delta_z = Fraction(dz)
         self._charges: list[Charge] = []
-        self._log: list[dict[str, Any]] = []
+        self._log: list[dict[str, object]] = []
         self._lock = threading.Lock()
 
     # -- what a release costs -------------------------------------------------------
@@ -284,17 +283,19 @@ class PrivacyOdometer:
         shape: float | None = None,
         bounds: tuple[float, float] | None = None,
         lattice: float | None = None,
-        **options: Any,
+        rng: SeedLike = None,
+        trim: float | None = None,
+        diagnostics: bool = False,
+        reveal_true: bool = False,
+        clip_infinite: bool = False,
     ) -> Release:
         """Release ``query(x)`` with :func:`~smoothdp_nb.release` if the budget allows it, else refuse.
 
         Parameters
         ----------
-        x, query, epsilon, noise, gamma, delta, shape, bounds, lattice
-            As for :func:`~smoothdp_nb.release`.
-        **options
-            The other keyword arguments of :func:`~smoothdp_nb.release` (``rng``, ``trim``,
-            ``diagnostics``, ``reveal_true``, ``clip_infinite``).
+        x, query, epsilon, noise, gamma, delta, shape, bounds, lattice, rng, trim, diagnostics, reveal_true, clip_infinite
+            As for :func:`~smoothdp_nb.release` (``diagnostics`` and ``reveal_true`` reach the
+            returned release only, never the log).
 
         Returns
         -------
@@ -308,9 +309,13 @@ class PrivacyOdometer:
         ValueError, TypeError
             For bad public parameters, also before reading ``x`` (and then nothing is charged).
         """
-        unknown = sorted(set(options) - _FORWARDED)
-        if unknown:
-            raise TypeError(f"PrivacyOdometer.release got unexpected keyword argument(s) {unknown}")
+        for flag, name in (
+            (diagnostics, "diagnostics"),
+            (reveal_true, "reveal_true"),
+            (clip_infinite, "clip_infinite"),
+        ):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{name} must be True or False, got {type(flag).__name__}")
         charge = self.charge_of(epsilon, noise=noise, gamma=gamma, delta=delta, shape=shape)
         q = query_name(query)
         low, high = as_bounds(bounds)
@@ -329,13 +334,12 @@ class PrivacyOdometer:
                 would = "" if best is None else f" (composed: ε={best.epsilon:.6g}, δ={float_up(best.delta):.3g})"
                 raise BudgetExceeded(
                     f"release refused before reading the data: {request} would take the series beyond the "
-                    f"budget ε={self.epsilon:g}, δ={self.delta:g}{would}; remaining {rem}"
-                    + self._refusal_hint(charge),
+                    f"budget ε={self.epsilon:g}, δ={self.delta:g}{would}; remaining {rem}" + self._refusal_hint(charge),
                     request,
                     rem,
                 )
             self._charges.append(charge)  # charged before the data is read: a failure below still spent it
-            entry: dict[str, Any] = {"release": len(self._charges), "query": q, "noise": fam.name}
+            entry: dict[str, object] = {"release": len(self._charges), "query": q, "noise": fam.name}
             self._log.append(entry)
         try:
             rel = release(
@@ -348,7 +352,11 @@ class PrivacyOdometer:
                 shape=shape,
                 bounds=(low, high),
                 lattice=lattice,
-                **options,
+                rng=rng,
+                trim=trim,
+                diagnostics=diagnostics,
+                reveal_true=reveal_true,
+                clip_infinite=clip_infinite,
             )
         except Exception as exc:
             entry.update({"value": None, "failed": type(exc).__name__, "guarantee": charge.text()})
@@ -421,7 +429,7 @@ class PrivacyOdometer:
         return "none" if total is None else total.test
 
     @property
-    def log(self) -> list[dict[str, Any]]:
+    def log(self) -> list[dict[str, object]]:
         """One dict per release: its public parameters, guarantee, released value and the spent totals after it."""
         with self._lock:
             return [dict(e) for e in self._log]

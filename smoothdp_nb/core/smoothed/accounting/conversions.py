@@ -65,7 +65,8 @@ def renyi_epsilon(
 
     References
     ----------
-    Mironov, CSF 2017.  Canonne, Kamath and Steinke, NeurIPS 2020, Proposition 12.
+    Mironov, "Renyi differential privacy", CSF 2017.  Canonne, Kamath and Steinke, "The discrete
+    Gaussian for differential privacy", NeurIPS 2020, Proposition 12.
     """
     alphas = np.atleast_1d(np.asarray(orders, dtype=float)).ravel()
     if alphas.size == 0 or np.isnan(alphas).any() or not (alphas > 1.0).all():

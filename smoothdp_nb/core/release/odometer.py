@@ -329,15 +329,7 @@ class PrivacyOdometer:
         with self._lock:
             total = self._total([*self._charges, charge])
             if total is None:
-                rem = self._remaining_locked()
-                best = _compose([*self._charges, charge], self._delta_z)
-                would = "" if best is None else f" (composed: ε={best.epsilon:.6g}, δ={float_up(best.delta):.3g})"
-                raise BudgetExceeded(
-                    f"release refused before reading the data: {request} would take the series beyond the "
-                    f"budget ε={self.epsilon:g}, δ={self.delta:g}{would}; remaining {rem}" + self._refusal_hint(charge),
-                    request,
-                    rem,
-                )
+                raise self._refusal_locked(charge, request)
             self._charges.append(charge)  # charged before the data is read: a failure below still spent it
             entry: dict[str, object] = {"release": len(self._charges), "query": q, "noise": fam.name}
             self._log.append(entry)
@@ -366,6 +358,41 @@ class PrivacyOdometer:
         entry.update(public)
         entry.update(self._spent_fields())
         return rel
+
+    def _refusal_locked(self, charge: Charge, request: str) -> BudgetExceeded:
+        rem = self._remaining_locked()
+        best = _compose([*self._charges, charge], self._delta_z)
+        would = "" if best is None else f" (composed: ε={best.epsilon:.6g}, δ={float_up(best.delta):.3g})"
+        return BudgetExceeded(
+            f"release refused before reading the data: {request} would take the series beyond the "
+            f"budget ε={self.epsilon:g}, δ={self.delta:g}{would}; remaining {rem}" + self._refusal_hint(charge),
+            request,
+            rem,
+        )
+
+    def require(
+        self,
+        epsilon: float,
+        *,
+        query: str = "median",
+        noise: str = "polyplace",
+        gamma: float | None = None,
+        delta: float | None = None,
+        shape: float | None = None,
+    ) -> PrivacyBudget:
+        """What :attr:`spent` would be after such a release; :class:`BudgetExceeded` (as ``release`` would) if refused.
+
+        Nothing is charged: a caller that loads its data only for a release that will be made
+        asks first (the spec does).
+        """
+        charge = self.charge_of(epsilon, noise=noise, gamma=gamma, delta=delta, shape=shape)
+        fam = get_family(noise).name
+        request = f"a {query_name(query)} with {fam} noise at epsilon={float(epsilon):g} ({charge.text()})"
+        with self._lock:
+            total = self._total([*self._charges, charge])
+            if total is None:
+                raise self._refusal_locked(charge, request)
+        return PrivacyBudget(total.epsilon, float_up(total.delta))
 
     def _refusal_hint(self, charge: Charge) -> str:
         if charge.kind == "zcdp" and self._delta_z == 0:

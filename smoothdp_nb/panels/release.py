@@ -74,10 +74,6 @@ class ReleasePanel(Panel):
         Noise family.
     delta : float
         For the Laplace family.
-    budget : PrivacyOdometer, float or (float, float)
-        The curator's budget: an odometer (shared with other panels or code, so
-        that all their releases count together), or its ``epsilon`` or
-        ``(epsilon, delta)`` for a new one.  Default ``(10, 1e-5)``.
     missing : float, optional
         What a missing record (NaN, None) stands for: a fixed public value in
         ``bounds``, e.g. ``low``.  Every missing record is replaced by it, so
@@ -87,6 +83,10 @@ class ReleasePanel(Panel):
         would make ``n`` the count of the others, a number computed from the
         data, and neighbours of different sizes are not covered by the
         guarantee.
+    budget : PrivacyOdometer, float or (float, float)
+        The curator's budget: an odometer (shared with other panels or code, so
+        that all their releases count together), or its ``epsilon`` or
+        ``(epsilon, delta)`` for a new one.  Default ``(10, 1e-5)``.
     """
 
     title = "Smooth-sensitivity release"

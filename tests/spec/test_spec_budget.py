@@ -46,7 +46,7 @@ def test_a_named_odometer_is_charged_and_shown() -> None:
 
 def test_a_new_budget_from_the_table() -> None:
     spec = SPEC.replace('odometer = "odo"', "epsilon = 0.5")
-    with pytest.raises(SpecError, match="remaining ε=0.5"):
+    with pytest.raises(SpecError, match=r"remaining ε=0\.5"):
         run_spec(spec, {"incomes": DataThatMustNotBeRead()})
     report = run_spec(spec.replace("epsilon = 0.5", "epsilon = 2.0\ndelta = 1e-6"), {"incomes": [1.0, 2.0, 3.0]})
     assert report.budget == (2.0, 1e-6) and report.spent == (0.6, 0.0)

@@ -133,8 +133,8 @@ class Charge:
         if self.kind == "zcdp":
             return f"{float_up(self.rho):.6g}-zCDP"
         if self.kind == "approximate":
-            return f"({float(self.epsilon):g}, {float(self.delta):g})-DP"
-        return f"{float(self.epsilon):g}-DP"
+            return f"({float_up(self.epsilon):.6g}, {float_up(self.delta):.6g})-DP"
+        return f"{float_up(self.epsilon):.6g}-DP"
 
 
 @dataclass(frozen=True)
@@ -403,6 +403,42 @@ class PrivacyOdometer:
         if charge.kind == "approximate" and self.delta == 0:
             return "; an (ε, δ)-DP release needs an odometer with delta > 0"
         return ""
+
+    def spend(self, epsilon: float = 0.0, delta: float = 0.0, *, rho: float = 0.0) -> PrivacyBudget:
+        """Charge a release made elsewhere, of a stated guarantee; :class:`BudgetExceeded` if it does not fit.
+
+        Exactly one kind: ``epsilon`` alone (pure epsilon-DP), ``epsilon`` and ``delta``
+        ((epsilon, delta)-DP) or ``rho`` alone (rho-zCDP).  The numbers are taken as the exact
+        rationals of their doubles.  The log records the guarantee only (no value).
+
+        Returns
+        -------
+        PrivacyBudget
+            :attr:`spent` after the charge.
+        """
+        e = as_real(epsilon, "epsilon", lo=0.0)
+        d = as_real(delta, "delta", lo=0.0, hi=1.0, hi_open=True)
+        r = as_real(rho, "rho", lo=0.0)
+        if r > 0 and (e > 0 or d > 0):
+            raise ValueError("give epsilon (and delta) or rho, not both: one guarantee per release")
+        if r > 0:
+            charge = Charge("zcdp", Fraction(0), rho=Fraction(r))
+        elif e > 0 and d > 0:
+            charge = Charge("approximate", Fraction(e), Fraction(d))
+        elif e > 0:
+            charge = Charge("pure", Fraction(e))
+        else:
+            raise ValueError("epsilon > 0 or rho > 0 is required: the guarantee of the release to charge")
+        request = f"a release made elsewhere ({charge.text()})"
+        with self._lock:
+            if self._total([*self._charges, charge]) is None:
+                raise self._refusal_locked(charge, request)
+            self._charges.append(charge)
+            self._log.append({"release": len(self._charges), "query": "external", "guarantee": charge.text()})
+        fields = self._spent_fields()
+        with self._lock:
+            self._log[-1].update(fields)
+        return PrivacyBudget(fields["spent_epsilon"], fields["spent_delta"])
 
     # -- what is spent -----------------------------------------------------------------
     def _spent_locked(self) -> PrivacyBudget:

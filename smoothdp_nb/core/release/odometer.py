@@ -66,7 +66,7 @@ C. Dwork and A. Roth, "The algorithmic foundations of differential privacy", 201
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import NamedTuple
 
@@ -144,23 +144,39 @@ class _Total:
     test: str
 
 
-def _compose(charges: list[Charge], delta_z: Fraction) -> _Total | None:
+@dataclass(frozen=True)
+class _Sums:
+    """The exact running sums the tests read, so that testing one more release costs O(K), not O(releases)."""
+
+    pure: Fraction = Fraction(0)  # sum of the pure epsilons
+    eps_a: Fraction = Fraction(0)  # sum of the approximate epsilons
+    delta_a: Fraction = Fraction(0)  # sum of the approximate deltas
+    rho: Fraction = Fraction(0)  # sum of the zCDP rhos
+    zcdp: bool = False  # whether a zCDP release is in the series
+    c: tuple[Fraction, ...] = tuple(Fraction(0) for _ in LAMBDAS)  # per order: sum of the pure releases' c_lambda
+
+    def plus(self, charge: Charge) -> _Sums:
+        if charge.kind == "approximate":
+            return replace(self, eps_a=self.eps_a + charge.epsilon, delta_a=self.delta_a + charge.delta)
+        if charge.kind == "zcdp":
+            return replace(self, rho=self.rho + charge.rho, zcdp=True)
+        e = charge.epsilon
+        c = tuple(old + min(e, (Fraction(lam) + 1) * e * e / 2) for old, lam in zip(self.c, LAMBDAS, strict=True))
+        return replace(self, pure=self.pure + e, c=c)
+
+
+def _compose(sums: _Sums, delta_z: Fraction) -> _Total | None:
     """The smallest proven epsilon of the series over the tests of the module docstring; None if none applies."""
-    pure = [c.epsilon for c in charges if c.kind == "pure"]
-    eps_a = sum((c.epsilon for c in charges if c.kind == "approximate"), Fraction(0))
-    delta_a = sum((c.delta for c in charges if c.kind == "approximate"), Fraction(0))
-    rho = sum((c.rho for c in charges if c.kind == "zcdp"), Fraction(0))
     totals: list[_Total] = []
-    if not any(c.kind == "zcdp" for c in charges):
-        totals.append(_Total(float_up(sum(pure, Fraction(0)) + eps_a), delta_a, "basic composition"))
+    if not sums.zcdp:
+        totals.append(_Total(float_up(sums.pure + sums.eps_a), sums.delta_a, "basic composition"))
     if delta_z > 0:
         with working_precision(128):
             log_k = (arb(len(LAMBDAS)) / arb_from_fraction(delta_z)).log()
-            for lam in LAMBDAS:
-                L = Fraction(lam)
-                c = sum((min(e, (L + 1) * e * e / 2) for e in pure), Fraction(0)) + (L + 1) * rho
-                bound = arb_from_fraction(eps_a + c) + log_k / arb(lam)
-                totals.append(_Total(float_up(bound), delta_a + delta_z, f"concentrated (order {1 + lam:g})"))
+            for lam, c in zip(LAMBDAS, sums.c, strict=True):
+                exact = sums.eps_a + c + (Fraction(lam) + 1) * sums.rho
+                bound = arb_from_fraction(exact) + log_k / arb(lam)
+                totals.append(_Total(float_up(bound), sums.delta_a + delta_z, f"concentrated (order {1 + lam:g})"))
     if not totals:
         return None
     return min(totals, key=lambda t: (t.epsilon, t.delta))
@@ -213,6 +229,7 @@ class PrivacyOdometer:
         self.concentrated_delta = dz
         self._delta_z = Fraction(dz)
         self._charges: list[Charge] = []
+        self._sums = _Sums()
         self._log: list[dict[str, object]] = []
         self._lock = threading.Lock()
 
@@ -245,12 +262,11 @@ class PrivacyOdometer:
             )
         return Charge("pure", E)
 
-    def _total(self, charges: list[Charge]) -> _Total | None:
-        """The proven total of ``charges``, or None if no test of the module docstring keeps it in the budget."""
-        delta_a = sum((c.delta for c in charges if c.kind == "approximate"), Fraction(0))
-        if delta_a > Fraction(self.delta) - self._delta_z:
+    def _total(self, sums: _Sums) -> _Total | None:
+        """The proven total of a series with these sums, or None if no test of the module docstring keeps it in the budget."""
+        if sums.delta_a > Fraction(self.delta) - self._delta_z:
             return None
-        total = _compose(charges, self._delta_z)
+        total = _compose(sums, self._delta_z)
         if total is None or total.epsilon > self.epsilon or total.delta > Fraction(self.delta):
             return None
         return total
@@ -267,7 +283,7 @@ class PrivacyOdometer:
         """What :attr:`spent` would be after a release with these parameters; None if it would be refused."""
         charge = self.charge_of(epsilon, noise=noise, gamma=gamma, delta=delta, shape=shape)
         with self._lock:
-            total = self._total([*self._charges, charge])
+            total = self._total(self._sums.plus(charge))
         return None if total is None else PrivacyBudget(total.epsilon, float_up(total.delta))
 
     # -- the release ------------------------------------------------------------------
@@ -327,10 +343,11 @@ class PrivacyOdometer:
             raise ValueError(f"gamma must be >= 2**-29 (about {MIN_GAMMA:.3g}) for a release, got {g!r}")
         request = f"a {q} with {fam.name} noise at epsilon={float(epsilon):g} ({charge.text()})"
         with self._lock:
-            total = self._total([*self._charges, charge])
+            total = self._total(self._sums.plus(charge))
             if total is None:
                 raise self._refusal_locked(charge, request)
             self._charges.append(charge)  # charged before the data is read: a failure below still spent it
+            self._sums = self._sums.plus(charge)
             entry: dict[str, object] = {"release": len(self._charges), "query": q, "noise": fam.name}
             self._log.append(entry)
         try:
@@ -361,7 +378,7 @@ class PrivacyOdometer:
 
     def _refusal_locked(self, charge: Charge, request: str) -> BudgetExceeded:
         rem = self._remaining_locked()
-        best = _compose([*self._charges, charge], self._delta_z)
+        best = _compose(self._sums.plus(charge), self._delta_z)
         would = "" if best is None else f" (composed: ε={best.epsilon:.6g}, δ={float_up(best.delta):.3g})"
         return BudgetExceeded(
             f"release refused before reading the data: {request} would take the series beyond the "
@@ -389,7 +406,7 @@ class PrivacyOdometer:
         fam = get_family(noise).name
         request = f"a {query_name(query)} with {fam} noise at epsilon={float(epsilon):g} ({charge.text()})"
         with self._lock:
-            total = self._total([*self._charges, charge])
+            total = self._total(self._sums.plus(charge))
             if total is None:
                 raise self._refusal_locked(charge, request)
         return PrivacyBudget(total.epsilon, float_up(total.delta))
@@ -431,9 +448,10 @@ class PrivacyOdometer:
             raise ValueError("epsilon > 0 or rho > 0 is required: the guarantee of the release to charge")
         request = f"a release made elsewhere ({charge.text()})"
         with self._lock:
-            if self._total([*self._charges, charge]) is None:
+            if self._total(self._sums.plus(charge)) is None:
                 raise self._refusal_locked(charge, request)
             self._charges.append(charge)
+            self._sums = self._sums.plus(charge)
             self._log.append({"release": len(self._charges), "query": "external", "guarantee": charge.text()})
         fields = self._spent_fields()
         with self._lock:
@@ -444,14 +462,14 @@ class PrivacyOdometer:
     def _spent_locked(self) -> PrivacyBudget:
         if not self._charges:
             return PrivacyBudget(0.0, 0.0)
-        total = _compose(self._charges, self._delta_z)
+        total = _compose(self._sums, self._delta_z)
         if total is None:  # unreachable: every charge passed a test when it was made
             raise RuntimeError("the odometer's charges pass no composition test")
         return PrivacyBudget(total.epsilon, float_up(total.delta))
 
     def _remaining_locked(self) -> PrivacyBudget:
         spent = self._spent_locked()
-        delta_a = sum((c.delta for c in self._charges if c.kind == "approximate"), Fraction(0))
+        delta_a = self._sums.delta_a
         eps_left = Fraction(self.epsilon) - Fraction(spent.epsilon)
         delta_left = Fraction(self.delta) - self._delta_z - delta_a
         return PrivacyBudget(
@@ -488,7 +506,7 @@ class PrivacyOdometer:
     def test(self) -> str:
         """Which test of the module docstring gives :attr:`spent` (``"none"`` before any release)."""
         with self._lock:
-            total = _compose(self._charges, self._delta_z) if self._charges else None
+            total = _compose(self._sums, self._delta_z) if self._charges else None
         return "none" if total is None else total.test
 
     @property

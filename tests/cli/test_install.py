@@ -100,7 +100,7 @@ def test_default_notebooks_come_from_the_package():
     from smoothdp_nb.reports import runner
 
     d = runner.shipped_notebooks()
-    assert [p.name[:2] for p in runner.find_notebooks(d)] == ["01", "02", "03", "04", "05", "06", "07", "08"]
+    assert [p.name[:2] for p in runner.find_notebooks(d)] == ["01", "02", "03", "04", "05", "06", "07", "08", "11"]
     shipped = files("smoothdp_nb").joinpath("notebooks")
     if isinstance(shipped, Path) and shipped.is_dir():
         assert d == shipped

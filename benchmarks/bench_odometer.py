@@ -32,7 +32,9 @@ def main() -> None:
     odo = sdp.PrivacyOdometer(1e9, 1e-6)
     print(f"spend (test, charge, log): {_median_ms(lambda: odo.spend(0.01), 200):.2f} ms")
     print(f"zcdp_to_dp: {_median_ms(lambda: sdp.zcdp_to_dp(0.37, 1e-7)):.2f} ms")
-    print(f"renyi_to_dp, 22 orders: {_median_ms(lambda: sdp.renyi_to_dp(range(2, 24), [0.1 * a for a in range(2, 24)], 1e-6)):.2f} ms")
+    print(
+        f"renyi_to_dp, 22 orders: {_median_ms(lambda: sdp.renyi_to_dp(range(2, 24), [0.1 * a for a in range(2, 24)], 1e-6)):.2f} ms"
+    )
     print(f"gdp_to_dp: {_median_ms(lambda: sdp.gdp_to_dp(1.3, 2.0)):.2f} ms")
     print(f"gdp_epsilon: {_median_ms(lambda: sdp.gdp_epsilon(1.3, 1e-6), 5):.1f} ms")
 

@@ -51,6 +51,11 @@ if TYPE_CHECKING:  # the public API, declared once (module docstring), by folder
         noise_std as noise_std,
         optimal_shape as optimal_shape,
     )
+    from smoothdp_nb.core.release.odometer import (
+        BudgetExceeded as BudgetExceeded,
+        PrivacyBudget as PrivacyBudget,
+        PrivacyOdometer as PrivacyOdometer,
+    )
     from smoothdp_nb.core.release.sensitivity import (
         evaluate_query as evaluate_query,
         local_sensitivity as local_sensitivity,
@@ -70,6 +75,13 @@ if TYPE_CHECKING:  # the public API, declared once (module docstring), by folder
         SweepResult as SweepResult,
         monte_carlo_map as monte_carlo_map,
         sweep as sweep,
+    )
+    from smoothdp_nb.core.smoothed.accounting.conversions import (
+        gdp_epsilon as gdp_epsilon,
+        gdp_to_dp as gdp_to_dp,
+        renyi_epsilon as renyi_epsilon,
+        renyi_to_dp as renyi_to_dp,
+        zcdp_to_dp as zcdp_to_dp,
     )
     from smoothdp_nb.core.smoothed.accounting.export import (
         PrivacyLossDistribution as PrivacyLossDistribution,

@@ -85,8 +85,10 @@ def release(series: Any, **kwargs: Any) -> ReleasePanel:
     ticked; the true value only while "reveal true value" is ticked; new noisy
     values are drawn only by the Release button.  ``bounds=`` (public) is
     required; ``missing=`` says what a missing record counts as (else missing
-    records are refused).  Keyword arguments (``bounds=``, ``query=``,
-    ``epsilon=``, ``noise=``, ``delta=``, ``missing=``) go to
-    :class:`ReleasePanel`.
+    records are refused); ``budget=`` is the curator's budget (a
+    :class:`~smoothdp_nb.PrivacyOdometer`, shared with other releases, or its
+    epsilon or (epsilon, delta)), whose spent and remaining parts the status
+    line shows.  Keyword arguments (``bounds=``, ``query=``, ``epsilon=``,
+    ``noise=``, ``delta=``, ``missing=``, ``budget=``) go to :class:`ReleasePanel`.
     """
     return ReleasePanel(series, **kwargs)

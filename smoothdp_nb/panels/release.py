@@ -14,6 +14,7 @@ from numpy.typing import ArrayLike
 from smoothdp_nb.core.numerics.array_types import SeedLike
 from smoothdp_nb.core.numerics.validation import as_bounds, as_float_array, as_real, position
 from smoothdp_nb.core.release.noise import calibrate, family_names, get_family
+from smoothdp_nb.core.release.odometer import BudgetExceeded, PrivacyOdometer
 from smoothdp_nb.core.release.sensitivity import clipping_silenced, evaluate_query, smooth_sensitivity
 from smoothdp_nb.core.release.smooth_sensitivity import Release, default_gamma, release
 from smoothdp_nb.display import Figure, release_density, release_figure
@@ -23,6 +24,20 @@ from smoothdp_nb.display.style import DELTA_FORMAT
 from smoothdp_nb.panels.base import CONTROL_WIDTH, Panel, decimal_log_slider, decimal_slider
 
 __all__ = ["ReleasePanel"]
+
+
+def _as_odometer(budget: object) -> PrivacyOdometer:
+    """The panel's odometer: given, or made from an epsilon or an (epsilon, delta) pair."""
+    if isinstance(budget, PrivacyOdometer):
+        return budget
+    if isinstance(budget, tuple) and len(budget) == 2:
+        return PrivacyOdometer(as_real(budget[0], "budget epsilon"), as_real(budget[1], "budget delta"))
+    if isinstance(budget, (int, float)) and not isinstance(budget, bool):
+        return PrivacyOdometer(float(budget))
+    raise TypeError(
+        f"budget must be a PrivacyOdometer, an epsilon or an (epsilon, delta) pair, got {type(budget).__name__}"
+    )
+
 
 _QUERIES = ["median", "trimmed_mean", "mean"]
 
@@ -34,8 +49,12 @@ class ReleasePanel(Panel):
     far on the bounds' axis (latest in blue), with the guarantee and the
     lattice.  A new noisy value is drawn only when "Release" is clicked, so
     dragging a slider never produces a stream of independent releases that
-    could be averaged; the status line counts the releases and the epsilon
-    they spend together (basic composition).  Two boxes, both off by default,
+    could be averaged.  Every release goes through a curator's budget
+    (:class:`~smoothdp_nb.core.release.odometer.PrivacyOdometer`): the status
+    line shows what the releases so far spend together and what remains, and
+    says what the next release would bring the total to; a release that would
+    exceed the budget is refused before the data is read (the button is
+    disabled and the status says why).  Two boxes, both off by default,
     are for teaching: "curator diagnostics" draws the noise density of the
     current settings (it depends on the data through the smooth sensitivity,
     and is labelled so), "reveal true value" draws the un-noised statistic.
@@ -64,6 +83,10 @@ class ReleasePanel(Panel):
         would make ``n`` the count of the others, a number computed from the
         data, and neighbours of different sizes are not covered by the
         guarantee.
+    budget : PrivacyOdometer, float or (float, float)
+        The curator's budget: an odometer (shared with other panels or code, so
+        that all their releases count together), or its ``epsilon`` or
+        ``(epsilon, delta)`` for a new one.  Default ``(10, 1e-5)``.
     """
 
     title = "Smooth-sensitivity release"
@@ -77,6 +100,7 @@ class ReleasePanel(Panel):
         noise: str = "polyplace",
         delta: float = 1e-6,
         missing: float | None = None,
+        budget: PrivacyOdometer | float | tuple[float, float] = (10.0, 1e-5),
     ) -> None:
         if bounds is None:
             raise TypeError(
@@ -85,6 +109,7 @@ class ReleasePanel(Panel):
                 "with the release and make it not DP"
             )
         self.bounds = as_bounds(bounds, "bounds")
+        self.odometer = _as_odometer(budget)
         self.missing = None if missing is None else as_real(missing, "missing", lo=self.bounds[0], hi=self.bounds[1])
         column = pd.Series(series)
         if column.size == 0:
@@ -115,7 +140,7 @@ class ReleasePanel(Panel):
         self.diagnostics = W.Checkbox(value=False, description="curator diagnostics (data-dependent)")
         self.reveal = W.Checkbox(value=False, description="reveal true value")
         self.button = W.Button(description="Release", button_style="primary", icon="random")
-        self.button.on_click(lambda _: self.draw())
+        self.button.on_click(lambda _: self._click())
         self.releases: list = []
         self.current: Any = None  # the latest Release
         self._true: float | None = None
@@ -170,11 +195,35 @@ class ReleasePanel(Panel):
         kwargs = self.params()
         if "diagnostics" in inspect.signature(release).parameters:
             kwargs["diagnostics"] = bool(self.diagnostics.value)
-        rel = release(self._x, rng=rng, reveal_true=False, **kwargs)
+        rel = self.odometer.release(self._x, rng=rng, reveal_true=False, **kwargs)
         self.current = rel
         self.releases.append(rel)
         self.refresh()
         return rel
+
+    def _click(self) -> None:
+        """The Release button: a refusal is shown in the status line, not raised into the front end."""
+        try:
+            self.draw()
+        except BudgetExceeded as exc:
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            self.status.value = f'<span style="color:#b00">{html.escape(self.last_error)}</span>'
+
+    def _budget_text(self, p: dict) -> str:
+        """Spent and remaining budget, and what the current settings would bring the total to."""
+        odo = self.odometer
+        spent, left = odo.spent, odo.remaining
+        delta = f", δ={spent.delta:.3g}" if odo.delta > 0 else ""
+        delta_left = f", δ={left.delta:.3g}" if odo.delta > 0 else ""
+        budget = f"ε={odo.epsilon:g}" + (f", δ={odo.delta:g}" if odo.delta > 0 else "")
+        text = f"budget {budget}: spent ε={spent.epsilon:.4g}{delta}, remaining ε={left.epsilon:.4g}{delta_left}"
+        after = odo.would_spend(
+            p["epsilon"], noise=p["noise"], gamma=p["gamma"], delta=p["delta"]
+        )  # public parameters only
+        self.button.disabled = after is None
+        if after is None:
+            return text + "; <b>the next release at these settings would exceed the budget</b>"
+        return text + f"; the next release would bring the total to ε={after.epsilon:.4g}"
 
     # -- chart --------------------------------------------------------------------
     def _calibrate(self, p: dict) -> tuple[float, Any]:
@@ -220,14 +269,16 @@ class ReleasePanel(Panel):
         if self.missing is not None:
             parts.append(f"missing records count as {self.missing:g} (public rule, given as missing=)")
         if self.current is not None:
-            spent = sum(r.epsilon for r in self.releases)
             parts.append(
                 f"released {html.escape(self.current.query)} = <b>{self.current.value:.10g}</b> "
-                f"({html.escape(self.current.guarantee)}); {len(self.releases)} release(s), "
-                f"ε spent {spent:g} (basic composition)"
+                f"({html.escape(self.current.guarantee)}); {len(self.releases)} release(s)"
             )
         else:
             parts.append("nothing released yet: press Release")
+        try:
+            parts.append(self._budget_text(self.params()))
+        except (TypeError, ValueError):  # settings the calibration refuses: their message is shown instead
+            pass
         if self._noise_std is not None:
             parts.append(f"noise std {self._noise_std:.4g} ({html.escape(DIAGNOSTIC_LABEL)})")
         return "<br>".join(parts)

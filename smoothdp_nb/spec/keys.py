@@ -29,6 +29,7 @@ __all__ = [
     "COMPUTATION_INFO",
     "KEYS",
     "MECHANISM_KEYS",
+    "BUDGET_KEYS",
     "PRIVATE_KEYS",
     "PROFILE_DATASETS",
     "PI_DATASETS",
@@ -362,6 +363,13 @@ TABLE: tuple[Key, ...] = (
         "true: add the data-dependent diagnostics (not private)",
         default=False,
     ),
+    Key(
+        "budget",
+        ("release",),
+        "budget",
+        "a curator's budget the release is charged to (see the budget keys): refused before the data is read "
+        "if it would exceed it",
+    ),
     Key("epsilon", ("noise",), "number", "the privacy parameter epsilon", lo=0.0, lo_open=True, required=True),
     Key("gamma", ("noise",), "values", "the smoothing parameters", lo=0.0, lo_open=True, required=True),
     Key(
@@ -428,6 +436,34 @@ TABLE: tuple[Key, ...] = (
         table="mechanism",
     ),
     Key("repeat", MECH, "integer", "k independent runs on the same database", 1, 10**6, table="mechanism"),
+    # the budget table
+    Key(
+        "odometer",
+        ("release",),
+        "name",
+        "the name of a PrivacyOdometer in the namespace, shared with earlier releases (give odometer or epsilon)",
+        table="budget",
+    ),
+    Key(
+        "epsilon",
+        ("release",),
+        "number",
+        "epsilon of a new budget for this release (give odometer or epsilon)",
+        lo=0.0,
+        lo_open=True,
+        table="budget",
+    ),
+    Key("delta", ("release",), "number", "delta of a new budget", 0.0, 1.0, hi_open=True, default=0.0, table="budget"),
+    Key(
+        "concentrated_delta",
+        ("release",),
+        "number",
+        "the part of delta a new budget reserves for zCDP releases (default: delta / 2)",
+        0.0,
+        1.0,
+        hi_open=True,
+        table="budget",
+    ),
 )
 
 
@@ -457,6 +493,7 @@ def choices_of(key: Key) -> tuple[str, ...]:
 
 KEYS: dict[str, tuple[str, ...]] = {c: tuple(k.name for k in keys_of(c)) for c in COMPUTATIONS}
 MECHANISM_KEYS: tuple[str, ...] = tuple(k.name for k in keys_of("profile", "mechanism"))
+BUDGET_KEYS: tuple[str, ...] = tuple(k.name for k in keys_of("release", "budget"))
 #: The keys of each computation that hold the private data.  Reports show a placeholder instead.
 PRIVATE_KEYS: dict[str, tuple[str, ...]] = {
     c: names for c in COMPUTATIONS if (names := tuple(k.name for k in keys_of(c) if k.private))

@@ -116,10 +116,19 @@ def _sections(compute: str | None) -> list[tuple[str, str, str, tuple[Key, ...]]
         info = COMPUTATION_INFO[c]
         notes = "; ".join(n for n in (info.notes, f"result: {info.result}") if n)
         out.append((c, info.doc, notes, tuple(k for k in keys_of(c) if k.name not in ("compute", "title"))))
-    mech = next((keys_of(c, "mechanism") for c in wanted if keys_of(c, "mechanism")), ())
-    if mech:
-        out.append(("", "the mechanism table: [mechanism] or mechanism = {...}", "", mech))
+    for table in TABLES:  # a table's section has no compute: its first field is empty, its keys say the table
+        rows = next((keys_of(c, table) for c in wanted if keys_of(c, table)), ())
+        if rows:
+            out.append(("", f"the {table} table: [{table}] or {table} = {{...}}", "", rows))
     return out
+
+
+#: the tables of keys a spec may hold, in the order the reference shows them
+TABLES = ("mechanism", "budget")
+
+
+def _table_of(keys: tuple[Key, ...]) -> str:
+    return keys[0].table if keys else ""
 
 
 def _common() -> tuple[Key, ...]:
@@ -154,7 +163,7 @@ def keys_help(compute: str | None = None, *, registries: bool = True, width: int
         )
 
     for c, doc, notes, keys in _sections(compute):
-        head = f'compute = "{c}": {doc}' if c else f"Mechanism keys, {doc}:"
+        head = f'compute = "{c}": {doc}' if c else f"{_table_of(keys).capitalize()} keys, {doc}:"
         lines.extend(textwrap.wrap(head, width=width, subsequent_indent="  ", break_on_hyphens=False))
         if notes:
             lines.extend(textwrap.wrap(notes, width=width, initial_indent="  ", subsequent_indent="  "))
@@ -192,7 +201,8 @@ def keys_rst(*, registries: bool = True, width: int = 88) -> str:
         out.append("")
 
     for c, doc, notes, keys in _sections(None):
-        title = f'``compute = "{c}"``' if c else "Mechanism table (``[mechanism]`` or ``mechanism = {...}``)"
+        t = _table_of(keys)
+        title = f'``compute = "{c}"``' if c else f"{t.capitalize()} table (``[{t}]`` or ``{t} = {{...}}``)"
         out += [title, "-" * len(title)]
         out += wrap(_sentence(doc) + (f"  {_sentence(notes)}" if notes else ""))
         out.append("")
@@ -221,7 +231,8 @@ def keys_markdown(*, registries: bool = True) -> str:
         "",
     ]
     for c, doc, notes, keys in _sections(None):
-        out += [f'## `compute = "{c}"`' if c else "## Mechanism table", "", doc[0].upper() + doc[1:] + ".", ""]
+        title = f'## `compute = "{c}"`' if c else f"## {_table_of(keys).capitalize()} table"
+        out += [title, "", doc[0].upper() + doc[1:] + ".", ""]
         if notes:
             out += [notes[0].upper() + notes[1:] + ".", ""]
         out += ["| key | value |", "| --- | --- |"]

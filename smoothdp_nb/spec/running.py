@@ -13,6 +13,7 @@ import numpy as np
 
 from smoothdp_nb.core.data import datasets
 from smoothdp_nb.core.numerics.array_types import FloatArray
+from smoothdp_nb.core.release.odometer import BudgetExceeded, PrivacyOdometer
 from smoothdp_nb.core.release.reports import NoiseComparison, ReleaseReport
 from smoothdp_nb.core.release.smooth_sensitivity import compare_noise, release
 from smoothdp_nb.core.runtime.budget import DEFAULT_BUDGET_SECONDS, check_budget
@@ -254,11 +255,35 @@ def _run_sweep(
 def _run_release(
     p: dict[str, Any], ns: Mapping[str, object], executor: cf.Executor | None, progress: bool | None, base: Path | None
 ) -> ReleaseReport:
-    x, name = release_data(p, ns, base)
     kw = {k: p[k] for k in ("gamma", "delta", "shape", "trim", "rng", "lattice", "diagnostics") if k in p}
-    rel = release(x, query=p["query"], epsilon=p["epsilon"], noise=p["noise"], bounds=p["bounds"], **kw)
     notes = ("seeded noise: for experiments only, not for a real release",) if "rng" in p else ()
-    return ReleaseReport(rel, name=name, notes=notes)
+    if "budget" not in p:
+        x, name = release_data(p, ns, base)
+        rel = release(x, query=p["query"], epsilon=p["epsilon"], noise=p["noise"], bounds=p["bounds"], **kw)
+        return ReleaseReport(rel, name=name, notes=notes)
+    odo = _odometer(p["budget"], ns)
+    cost = {k: p[k] for k in ("gamma", "delta", "shape") if k in p}
+    try:  # the budget is tested before the data is even loaded: a refused release reads nothing
+        odo.require(p["epsilon"], query=p["query"], noise=p["noise"], **cost)
+        x, name = release_data(p, ns, base)
+        rel = odo.release(x, p["query"], p["epsilon"], noise=p["noise"], bounds=p["bounds"], **kw)
+    except BudgetExceeded as exc:
+        raise SpecError(str(exc), "budget") from None
+    return ReleaseReport(rel, name=name, notes=notes, budget=odo.budget, spent=odo.spent, remaining=odo.remaining)
+
+
+def _odometer(b: Mapping[str, Any], ns: Mapping[str, object]) -> PrivacyOdometer:
+    """The odometer a ``[budget]`` table names (in the namespace) or describes (a new one)."""
+    if "odometer" not in b:
+        return PrivacyOdometer(b["epsilon"], b["delta"], concentrated_delta=b.get("concentrated_delta"))
+    obj = ns.get(b["odometer"]) if ns else None
+    if not isinstance(obj, PrivacyOdometer):
+        got = "no such variable" if obj is None else f"a {type(obj).__name__}"
+        raise SpecError(
+            f"must name a PrivacyOdometer in the namespace, e.g. odo = sdp.PrivacyOdometer(1.0), got {got}",
+            "budget.odometer",
+        )
+    return obj
 
 
 def _run_noise(

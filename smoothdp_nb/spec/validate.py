@@ -27,6 +27,7 @@ from smoothdp_nb.core.smoothed.mechanisms.composed import repeat
 from smoothdp_nb.spec.convert import GENERIC_KINDS, check_keys, convert, integer, number, text
 from smoothdp_nb.spec.errors import SpecError, core_check, without_name
 from smoothdp_nb.spec.keys import (
+    BUDGET_KEYS,
     COMPUTATIONS,
     KEYS,
     MECHANISM_KEYS,
@@ -321,6 +322,38 @@ def _validate_release(doc: Mapping[str, Any], p: dict[str, Any]) -> None:
             raise SpecError(str(err).removeprefix("lattice "), "lattice") from None
     if "diagnostics" in doc:
         p["diagnostics"] = _row(doc, "release", "diagnostics")
+    if "budget" in doc:
+        p["budget"] = budget_from_table(doc["budget"])
+
+
+def budget_from_table(v: object) -> dict[str, Any]:
+    """The ``[budget]`` table: ``odometer`` (a name in the namespace) or ``epsilon`` (and delta) of a new budget."""
+    if not isinstance(v, Mapping):
+        raise SpecError(
+            "must be a table, e.g. [budget] odometer = 'odo' (a PrivacyOdometer in the namespace), or "
+            f"[budget] epsilon = 1.0 (keys: {', '.join(BUDGET_KEYS)}), got {v!r}",
+            "budget",
+        )
+    check_keys("budget", v, BUDGET_KEYS)
+    if ("odometer" in v) == ("epsilon" in v):
+        raise SpecError(
+            "give exactly one of odometer (the name of a PrivacyOdometer in the namespace) or epsilon (a new "
+            "budget for this release)",
+            "budget",
+        )
+    if "odometer" in v:
+        if "delta" in v or "concentrated_delta" in v:
+            raise SpecError("is only used with epsilon (a new budget): the odometer has its own", "budget.delta")
+        return {"odometer": text("budget.odometer", v["odometer"], "the name of a PrivacyOdometer (a string)")}
+    out = {name: _row(v, "release", name, "budget") for name in ("epsilon", "delta")}
+    if "concentrated_delta" in v:
+        out["concentrated_delta"] = _row(v, "release", "concentrated_delta", "budget")
+        if out["concentrated_delta"] > out["delta"]:
+            raise SpecError(
+                f"must be at most budget.delta = {out['delta']:g}, got {out['concentrated_delta']:g}",
+                "budget.concentrated_delta",
+            )
+    return out
 
 
 def _needs_delta(family: str) -> bool:

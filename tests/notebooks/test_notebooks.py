@@ -39,6 +39,7 @@ EXPECTED = [
     "07_course_dp_basics.ipynb",
     "08_composition_accounting.ipynb",
     "10_noisy_pipelines.ipynb",
+    "11_privacy_budget.ipynb",
 ]
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
 KERNEL_NAME = "smoothdp-test-python"

@@ -366,9 +366,31 @@ def test_release_panel_shows_public_numbers_only(income):
     panel.reveal.value = False
     assert repr(true) not in json.dumps(panel.chart_spec())
     panel.draw(rng=2)
-    assert "2 release(s), ε spent 3" in panel.status.value
+    assert "2 release(s)" in panel.status.value and "spent ε=3, δ=0, remaining ε=7" in panel.status.value
     pts = panel.chart_frame("point")
     assert list(pts["which"]) == ["earlier releases", "latest release"]
+
+
+def test_release_panel_spends_a_shared_budget_and_refuses_beyond_it(income):
+    odo = sdp.PrivacyOdometer(2.0)
+    odo.release(income.to_numpy(), "mean", 0.5, bounds=(0, 200_000), rng=0)  # a release made in code
+    panel = panels.release(income, bounds=(0, 200_000), budget=odo)
+    assert "spent ε=0.5, remaining ε=1.5" in panel.status.value
+    assert "would bring the total to ε=1.5" in panel.status.value and not panel.button.disabled
+    panel.draw(rng=1)
+    assert odo.spent.epsilon == 1.5 and len(odo) == 2 and odo.log[1]["value"] == panel.current.value
+    panel.epsilon.value = 1.0  # 1.5 + 1 > 2: the button is disabled and the status says why
+    assert panel.button.disabled and "would exceed the budget" in panel.status.value
+    panel._click()  # a click that reaches the panel anyway is refused before the data is read
+    assert panel.last_error is not None and "BudgetExceeded" in panel.last_error
+    assert len(panel.releases) == 1 and odo.spent.epsilon == 1.5
+    with pytest.raises(sdp.BudgetExceeded):
+        panel.draw(rng=2)
+    panel.epsilon.value = 0.5
+    assert not panel.button.disabled
+    assert panels.release(income, bounds=(0, 200_000), budget=3.0).odometer.budget == (3.0, 0.0)
+    with pytest.raises(TypeError, match="budget"):
+        panels.release(income, bounds=(0, 200_000), budget="all")
 
 
 def test_release_panel_controls(income):

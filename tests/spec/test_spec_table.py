@@ -53,6 +53,9 @@ def _doc_with(key, value):
         return doc
     if "mechanism" not in BASE[compute]:
         del doc["mechanism"]
+    if key.table == "budget":
+        doc["budget"] = {"epsilon": 1.0, key.name: value}
+        return doc
     if key.only_with is not None:
         doc[key.only_with[0]] = key.only_with[1][0]
     doc[key.name] = value

@@ -4,7 +4,8 @@ Here live the proven enclosures (:mod:`.enclosures`: outward rounding, error bou
 privacy number is an upper bound), Arb's working precision (:mod:`.ball_arithmetic`), accurate
 log-pmfs for counts of any size (:mod:`.lpmf`), hockey-stick divergences in log space
 (:mod:`.divergence`), privacy-loss distributions and their outward-rounded composition
-(:mod:`.privacy_loss`), the hull reduction of Proposition 7 (:mod:`.hull`), confidence intervals
+(:mod:`.privacy_loss`), the certified conversions of zCDP, Renyi DP and Gaussian DP to
+(epsilon, delta) (:mod:`.conversions`), the hull reduction of Proposition 7 (:mod:`.hull`), confidence intervals
 (:mod:`.intervals`), the text forms of tiny probabilities (:mod:`.formatting`), the array types
 (:mod:`.array_types`) and the one vocabulary of input checks (:mod:`.validation`).
 

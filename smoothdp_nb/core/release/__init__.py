@@ -5,7 +5,8 @@ families (one module per distribution, each with its calibration and exact tail)
 :mod:`.lattice` samples a release exactly on a data-independent power-of-two lattice with proven
 enclosures; :mod:`.smooth_sensitivity` is :func:`~.smooth_sensitivity.release` itself;
 :mod:`.timing` pads every phase of a release to a deadline computed from public inputs only;
-:mod:`.reports` holds the result objects a spec or a panel shows.
+:mod:`.reports` holds the result objects a spec or a panel shows; :mod:`.odometer` is a curator's
+privacy budget, which composes a series of releases and refuses one that would exceed it.
 
 May import: :mod:`smoothdp_nb.core.numerics` and :mod:`smoothdp_nb.core.runtime`. Never the
 smoothed half.

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from smoothdp_nb.core.numerics.formatting import format_param, format_value, jsonable_float, lattice_text
+from smoothdp_nb.core.release.odometer import PrivacyBudget
 from smoothdp_nb.core.release.smooth_sensitivity import Release
 from smoothdp_nb.core.runtime import rendering
 
@@ -100,11 +101,18 @@ class ReleaseReport:
     name : str
         What was released, e.g. ``"df['income']"``.
     notes : tuple of str
+    budget, spent, remaining : PrivacyBudget or None
+        For a release charged to a curator's budget
+        (:class:`~smoothdp_nb.core.release.odometer.PrivacyOdometer`): the budget, and what the
+        releases charged to it spend together and leave, after this one (public numbers).
     """
 
     release: Release
     name: str = "x"
     notes: tuple[str, ...] = field(default_factory=tuple)
+    budget: PrivacyBudget | None = None
+    spent: PrivacyBudget | None = None
+    remaining: PrivacyBudget | None = None
 
     @property
     def value(self) -> float:
@@ -115,6 +123,9 @@ class ReleaseReport:
         """``kind``, ``name`` and the release's :meth:`~smoothdp_nb.core.release.smooth_sensitivity.Release.to_dict`."""
         d: dict[str, Any] = {"kind": "release", "name": self.name}
         d.update(self.release.to_dict())
+        for label, pair in (("budget", self.budget), ("spent", self.spent), ("remaining", self.remaining)):
+            if pair is not None:
+                d[f"{label}_epsilon"], d[f"{label}_delta"] = pair.epsilon, pair.delta
         return {k: (jsonable_float(v) if isinstance(v, float) else v) for k, v in d.items()}
 
     def to_frame(self) -> pd.DataFrame:
@@ -140,6 +151,10 @@ class ReleaseReport:
                 f"  diagnostics ({d.label}): smooth sensitivity = {d.smooth_sensitivity:.6g}, "
                 f"bound used = {d.sensitivity_bound:.6g}, noise scale = {d.noise_scale:.6g}, "
                 f"noise std = {d.noise_std:.6g}"
+            )
+        if self.budget is not None and self.spent is not None and self.remaining is not None:
+            lines.append(
+                f"  budget {self.budget}: spent {self.spent}, remaining {self.remaining} (this release included)"
             )
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)

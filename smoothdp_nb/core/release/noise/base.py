@@ -149,6 +149,12 @@ class NoiseFamily(abc.ABC):
     log_normal_mixture : bool
         Z is ``X e^{shape Y}`` with Y standard normal and X the variable whose
         tail :meth:`tail_enclosure` encloses (the sampler draws Y itself).
+    privacy_kind : str
+        What the calibration at ``(epsilon, delta)`` proves, for accountants
+        that compose releases (:class:`~smoothdp_nb.core.release.odometer.PrivacyOdometer`):
+        ``"pure"`` (epsilon-DP), ``"approximate"`` ((epsilon, delta)-DP) or
+        ``"zcdp"`` (rho-zCDP with ``rho = epsilon^2 / 2``), each at the
+        calibrated values of :func:`calibration_value`.
     """
 
     name: ClassVar[str]
@@ -161,6 +167,7 @@ class NoiseFamily(abc.ABC):
     default_gamma_text: ClassVar[str] = "epsilon / 10"
     guarantee: ClassVar[str] = ""
     log_normal_mixture: ClassVar[bool] = False
+    privacy_kind: ClassVar[str] = "pure"
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"

@@ -112,6 +112,7 @@ class LaplaceFamily(NoiseFamily):
 
     name = "laplace"
     label = "Laplace, (ε, δ)-DP"
+    privacy_kind = "approximate"
     needs_delta = True
     default_gamma_text = "epsilon / (2 ln(2/delta))"
     guarantee = "(epsilon, delta)-DP (Nissim, Raskhodnikova and Smith 2007; Hladik and Tetek, Claim 18)"

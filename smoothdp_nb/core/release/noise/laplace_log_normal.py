@@ -218,6 +218,7 @@ class LaplaceLogNormalFamily(NoiseFamily):
     shape_name = "sigma"
     free_shape = True
     shape_lower = 0.0
+    privacy_kind = "zcdp"
     guarantee = "rho-zCDP with rho = epsilon^2 / 2 (Bun and Steinke 2019; Wang, Lecture 14, Proposition 3)"
     log_normal_mixture = True
 

@@ -52,7 +52,7 @@ import math
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -62,6 +62,9 @@ from smoothdp_nb.core.numerics.array_types import SeedLike
 from smoothdp_nb.core.numerics.formatting import lattice_text
 from smoothdp_nb.core.numerics.validation import as_bounds, as_float_array, as_positive, as_rng, position
 from smoothdp_nb.core.release import lattice as _lattice, timing as _timing
+from smoothdp_nb.core.release.methods.base import MethodRelease
+from smoothdp_nb.core.release.methods.registry import DEFAULT_METHOD, canonical_method
+from smoothdp_nb.core.release.methods.run import run_method
 from smoothdp_nb.core.release.noise import Calibration, get_family
 from smoothdp_nb.core.release.noise.registry import families as registered_families
 from smoothdp_nb.core.release.sensitivity import (
@@ -261,6 +264,7 @@ class Release:
         return pd.DataFrame([d])
 
 
+@overload
 def release(
     x: npt.ArrayLike,
     query: str = "median",
@@ -277,16 +281,65 @@ def release(
     diagnostics: bool = False,
     reveal_true: bool = False,
     clip_infinite: bool = False,
-) -> Release:
-    """Release ``query(x)`` privately with smooth-sensitivity noise, exactly on a lattice.
+    method: Literal["smooth-sensitivity"] = ...,
+    quantile: None = None,
+    proposal: None = None,
+) -> Release: ...
+
+
+@overload
+def release(
+    x: npt.ArrayLike,
+    query: str = "median",
+    epsilon: float = 1.0,
+    *,
+    gamma: float | None = None,
+    noise: str = "polyplace",
+    bounds: tuple[float, float] | None = None,
+    rng: SeedLike = None,
+    delta: float | None = None,
+    shape: float | None = None,
+    trim: float | None = None,
+    lattice: float | None = None,
+    diagnostics: bool = False,
+    reveal_true: bool = False,
+    clip_infinite: bool = False,
+    method: str,
+    quantile: float | None = None,
+    proposal: float | None = None,
+) -> Release | MethodRelease: ...
+
+
+def release(
+    x: npt.ArrayLike,
+    query: str = "median",
+    epsilon: float = 1.0,
+    *,
+    gamma: float | None = None,
+    noise: str = "polyplace",
+    bounds: tuple[float, float] | None = None,
+    rng: SeedLike = None,
+    delta: float | None = None,
+    shape: float | None = None,
+    trim: float | None = None,
+    lattice: float | None = None,
+    diagnostics: bool = False,
+    reveal_true: bool = False,
+    clip_infinite: bool = False,
+    method: str = DEFAULT_METHOD,
+    quantile: float | None = None,
+    proposal: float | None = None,
+) -> Release | MethodRelease:
+    """Release ``query(x)`` privately with smooth-sensitivity noise (or another method), exactly on a lattice.
 
     Parameters
     ----------
     x : array_like, 1-D
         The data; values outside ``bounds`` are clipped to them, silently (a warning would say how
         many records lie outside: data-dependent; ``diagnostics=True`` gives the count).
-    query : {"median", "trimmed_mean", "mean"}
-        ``median`` is the lower median for even n (see :mod:`.sensitivity`).
+    query : {"median", "trimmed_mean", "mean", "quantile"}
+        ``median`` is the lower median for even n (see :mod:`.sensitivity`).  ``"quantile"`` (with
+        ``quantile=``) is for the methods other than smooth sensitivity.
     epsilon : float
         ``epsilon > 0``.  For ``laplace_log_normal`` the release is
         ``rho``-zCDP with ``rho = epsilon**2/2`` (Proposition 3).
@@ -321,9 +374,23 @@ def release(
         then it is clipped to the bound on its side, like any record outside
         the bounds.
 
+    method : {"smooth-sensitivity", "exponential", "inverse-sensitivity", "propose-test-release", "stability"}
+        ``"smooth-sensitivity"`` (the default) adds noise of the family ``noise`` scaled to the smooth
+        sensitivity.  The others release the median or a quantile of the data rounded to the lattice
+        (:mod:`.methods`): the exponential mechanism with the rank utility and the inverse sensitivity
+        mechanism (epsilon-DP), propose-test-release and the stability-based release
+        ((epsilon, delta)-DP, ``0 < delta < 0.5``; they may refuse, ``value=None``).  ``gamma``,
+        ``shape``, ``trim`` and ``diagnostics`` belong to smooth sensitivity only.
+    quantile : float, optional
+        ``0 < quantile < 1`` with ``query="quantile"``: the ``ceil(quantile n)``-th smallest record.
+    proposal : float, optional
+        Propose-test-release's public bound on the local sensitivity (default: 1/64 of
+        ``high - low``).
+
     Returns
     -------
-    Release
+    Release or MethodRelease
+        A :class:`~.methods.base.MethodRelease` for the methods other than smooth sensitivity.
 
     Notes
     -----
@@ -342,6 +409,35 @@ def release(
     Wang, Lecture 14 ("Data-dependent DP algorithm design"), Proposition 3.  Mironov, "On significance
     of the least significant bits for differential privacy", CCS 2012.
     """
+    chosen = canonical_method(method)
+    if chosen != DEFAULT_METHOD:
+        for value, name in ((gamma, "gamma"), (shape, "shape"), (trim, "trim")):
+            if value is not None:
+                raise ValueError(f"{name} is a parameter of method='smooth-sensitivity' only, got method={chosen!r}")
+        if noise != "polyplace":
+            raise ValueError(f"noise is a parameter of method='smooth-sensitivity' only, got method={chosen!r}")
+        if diagnostics is not False:
+            raise ValueError(f"diagnostics is a parameter of method='smooth-sensitivity' only, got method={chosen!r}")
+        return run_method(
+            chosen,
+            x,
+            query,
+            epsilon,
+            bounds=bounds,
+            lattice=lattice,
+            rng=rng,
+            delta=delta,
+            quantile=quantile,
+            proposal=proposal,
+            reveal_true=reveal_true,
+            clip_infinite=clip_infinite,
+        )
+    if quantile is not None or proposal is not None:
+        name = "quantile" if quantile is not None else "proposal"
+        raise ValueError(
+            f"{name} is not a parameter of method='smooth-sensitivity' (queries: median, trimmed_mean, mean); "
+            "pass method='exponential', 'inverse-sensitivity', 'propose-test-release' or 'stability'"
+        )
     q = _query_name(query)
     fam = get_family(noise)
     family = fam.name

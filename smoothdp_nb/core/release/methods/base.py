@@ -59,6 +59,7 @@ __all__ = [
     "ReleaseMethod",
     "laplace_cell_probabilities",
     "arb_evaluations",
+    "as_blocks",
     "lattice_cells",
     "order_rank",
     "sample_bernoulli",
@@ -134,7 +135,9 @@ def lattice_cells(
         raise ValueError("x must be non-empty (n >= 1 records)")
     nan = np.flatnonzero(np.isnan(arr))
     if nan.size:
-        raise ValueError(f"{position(int(nan[0]), 'x')} must be a number, got NaN (drop or impute missing values first)")
+        raise ValueError(
+            f"{position(int(nan[0]), 'x')} must be a number, got NaN (drop or impute missing values first)"
+        )
     inf = np.flatnonzero(np.isinf(arr))
     if inf.size and not clip_infinite:
         raise ValueError(
@@ -209,6 +212,13 @@ def blocks_law(
             p = r ** int(u) / z
             powers[int(u)] = float(p.mid())
     return np.array([powers[int(u)] for u in losses.tolist()])
+
+
+def as_blocks(prepared: object) -> tuple[IntArray, IntArray]:
+    """The (starts, losses) pair a block method's :meth:`ReleaseMethod.prepare` returned."""
+    if not (isinstance(prepared, tuple) and len(prepared) == 2):
+        raise TypeError("expected the (starts, losses) blocks of an exponential-type method")
+    return np.asarray(prepared[0], dtype=np.int64), np.asarray(prepared[1], dtype=np.int64)
 
 
 def expand_blocks(block_probs: FloatArray, starts: IntArray, k_hi: int) -> FloatArray:
@@ -502,9 +512,7 @@ class ReleaseMethod:
         raise NotImplementedError
 
 
-def laplace_cell_probabilities(
-    true_value: float, scale: float, step: float, k_lo: int, k_hi: int
-) -> FloatArray:
+def laplace_cell_probabilities(true_value: float, scale: float, step: float, k_lo: int, k_hi: int) -> FloatArray:
     """``P(K = k)`` for ``K = clamp(round((true + scale Z) / step))``, Z standard Laplace, every k (floats).
 
     Each cell is written without cancellation: a cell above the true value has probability
@@ -521,6 +529,7 @@ def laplace_cell_probabilities(
     below = np.exp(np.minimum(b, 0.0)) * width / 2
     inside = (-np.expm1(np.minimum(a, 0.0)) - np.expm1(-np.maximum(b, 0.0))) / 2
     p = np.where(a >= 0, above, np.where(b <= 0, below, inside))
+
     # clamp cells: everything below the first upper boundary, above the last lower boundary
     def cdf(z: float) -> float:
         return math.exp(z) / 2 if z < 0 else 1 - math.exp(-z) / 2

@@ -24,6 +24,7 @@ from smoothdp_nb.core.release.methods.base import (
     CellLaw,
     LatticeData,
     ReleaseMethod,
+    as_blocks,
     blocks_law,
     expand_blocks,
     sample_blocked,
@@ -56,7 +57,7 @@ class ExponentialMechanism(ReleaseMethod):
     def law(
         self, data: LatticeData, prepared: object, epsilon: float, delta: float | None, proposal: float | None
     ) -> CellLaw:
-        starts, losses = _blocks(prepared)
+        starts, losses = as_blocks(prepared)
         probs = blocks_law(starts, losses, epsilon / 2, data.k_lo, data.k_hi)
         cells = np.arange(data.k_lo, data.k_hi + 1, dtype=np.int64)
         return CellLaw(cells, expand_blocks(probs, starts, data.k_hi), 0.0, data.step, data.true_cell * data.step)
@@ -70,10 +71,10 @@ class ExponentialMechanism(ReleaseMethod):
         proposal: float | None,
         gen: np.random.Generator | None,
     ) -> int | None:
-        starts, losses = _blocks(prepared)
+        starts, losses = as_blocks(prepared)
         return sample_blocked(starts, losses, epsilon / 2, data.k_lo, data.k_hi, data.n, gen)
 
 
 def _blocks(prepared: object) -> tuple[IntArray, IntArray]:
-    starts, losses = prepared  # type: ignore[misc]
+    starts, losses = as_blocks(prepared)
     return starts, losses

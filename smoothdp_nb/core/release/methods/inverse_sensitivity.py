@@ -27,11 +27,12 @@ import numpy as np
 from flint import arb, arb_poly
 
 from smoothdp_nb.core.numerics.array_types import IntArray
-from smoothdp_nb.core.numerics.ball_arithmetic import working_precision
+from smoothdp_nb.core.numerics.ball_arithmetic import float_up, working_precision
 from smoothdp_nb.core.release.methods.base import (
     CellLaw,
     LatticeData,
     ReleaseMethod,
+    as_blocks,
     blocks_law,
     expand_blocks,
     sample_blocked,
@@ -71,7 +72,7 @@ def unbiased_bound(data: LatticeData, epsilon: float) -> float:
     with working_precision(128 + int(d.max()).bit_length()):
         total = arb_poly([int(c) for c in counts])((-2 * arb(epsilon)).exp())
         bound = 1 / total
-        return min(1.0, float(bound.upper()))
+        return min(1.0, float_up(bound))
 
 
 class InverseSensitivityMechanism(ReleaseMethod):
@@ -91,7 +92,7 @@ class InverseSensitivityMechanism(ReleaseMethod):
     def law(
         self, data: LatticeData, prepared: object, epsilon: float, delta: float | None, proposal: float | None
     ) -> CellLaw:
-        starts, losses = prepared  # type: ignore[misc]
+        starts, losses = as_blocks(prepared)
         probs = blocks_law(starts, losses, ism_theta(data, epsilon), data.k_lo, data.k_hi)
         cells = np.arange(data.k_lo, data.k_hi + 1, dtype=np.int64)
         return CellLaw(cells, expand_blocks(probs, starts, data.k_hi), 0.0, data.step, data.true_cell * data.step)
@@ -105,5 +106,5 @@ class InverseSensitivityMechanism(ReleaseMethod):
         proposal: float | None,
         gen: np.random.Generator | None,
     ) -> int | None:
-        starts, losses = prepared  # type: ignore[misc]
+        starts, losses = as_blocks(prepared)
         return sample_blocked(starts, losses, ism_theta(data, epsilon), data.k_lo, data.k_hi, data.n, gen)

@@ -106,9 +106,7 @@ def check_inputs(
     return MethodInputs(obj.name, q, p, eps, d, (low, high), step, prop)
 
 
-def _lattice_data(
-    x: npt.ArrayLike, inp: MethodInputs, clip_infinite: bool
-) -> LatticeData:
+def _lattice_data(x: npt.ArrayLike, inp: MethodInputs, clip_infinite: bool) -> LatticeData:
     cells, k_lo, k_hi = lattice_cells(x, inp.bounds, inp.step, clip_infinite=clip_infinite)
     return LatticeData(cells, order_rank(cells.size, inp.query, inp.quantile), inp.step, k_lo, k_hi)
 

@@ -84,5 +84,7 @@ class StabilityRelease(ReleaseMethod):
         gen: np.random.Generator | None,
     ) -> int | None:
         assert delta is not None
-        passed = sample_bernoulli(pass_probability(prepared if isinstance(prepared, int) else None, epsilon, delta), gen)
+        passed = sample_bernoulli(
+            pass_probability(prepared if isinstance(prepared, int) else None, epsilon, delta), gen
+        )
         return data.true_cell if passed else None

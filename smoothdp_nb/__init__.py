@@ -46,6 +46,10 @@ if TYPE_CHECKING:  # the public API, declared once (module docstring), by folder
     from smoothdp_nb.core.release import (
         noise as noise,
     )
+    from smoothdp_nb.core.release.compare import (
+        ReleaseComparison as ReleaseComparison,
+        compare_releases as compare_releases,
+    )
     from smoothdp_nb.core.release.noise import (
         calibrate as calibrate,
         noise_std as noise_std,
@@ -58,6 +62,7 @@ if TYPE_CHECKING:  # the public API, declared once (module docstring), by folder
         smooth_sensitivity as smooth_sensitivity,
     )
     from smoothdp_nb.core.release.smooth_sensitivity import (
+        MethodRelease as MethodRelease,
         Release as Release,
         compare_noise as compare_noise,
         default_gamma as default_gamma,

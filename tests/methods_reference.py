@@ -9,7 +9,7 @@ with mpmath at 60 digits.
 
 import itertools
 import math
-from functools import lru_cache
+from functools import cache
 
 import mpmath as _mpmath
 
@@ -41,7 +41,7 @@ def f(t, m):
     return sorted(t)[m - 1]
 
 
-@lru_cache(maxsize=None)
+@cache
 def distances(t, K):
     """BFS distance from t to every multiset of the same size."""
     dist = {t: 0}

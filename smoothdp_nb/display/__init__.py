@@ -10,14 +10,15 @@ legends):
 * :func:`figure1_chart` -- delta(x) and the adjusted utility per election (Figure 1);
 * :func:`bound_chart` -- an upper bound against the exact smoothed delta (Remark 8);
 * :func:`noise_chart` -- noise std per unit of smooth sensitivity (Hladik & Tetek, Figure 1);
-* :func:`release_chart` -- released values on the bounds' axis (public numbers only).
+* :func:`release_chart` -- released values on the bounds' axis (public numbers only);
+* :func:`comparison_chart` -- the exact error laws of the data-dependent release methods on one dataset.
 
 The live panels use the ``*_figure`` twins of the builders they draw
 (:class:`Figure`: the layers' rows apart from the drawing), so that an update
 of the same shape sends new rows without building an Altair chart.
 
 The builders live in :mod:`.delta` (smoothed delta and profiles), :mod:`.noise` and
-:mod:`.release`, on the frames of :mod:`.frames`; :mod:`.figure` splits a chart into its data and
+:mod:`.release`, :mod:`.comparison` (the release methods side by side), on the frames of :mod:`.frames`; :mod:`.figure` splits a chart into its data and
 its drawing, :mod:`.results` draws the core's result objects, :mod:`.register` registers them
 and :mod:`.render` renders offline.
 
@@ -34,6 +35,7 @@ notebook's theme (JupyterLab's light and dark themes alike).
 from __future__ import annotations
 
 from smoothdp_nb.core.numerics.formatting import format_log10, format_log10_up
+from smoothdp_nb.display.comparison import comparison_chart
 from smoothdp_nb.display.delta import (
     bound_chart,
     delta_vs_epsilon_chart,
@@ -56,6 +58,7 @@ __all__ = [
     "MAX_ROWS",
     "PALETTE",
     "bound_chart",
+    "comparison_chart",
     "delta_vs_epsilon_chart",
     "delta_vs_epsilon_figure",
     "delta_vs_n_chart",

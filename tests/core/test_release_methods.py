@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from smoothdp_nb.core.release.methods.inverse_sensitivity import unbiased_bound
-from smoothdp_nb.core.release.methods.run import _lattice_data, check_inputs, method_law
+from smoothdp_nb.core.release.methods.run import check_inputs, lattice_data, method_law
 from tests import methods_reference as ref
 
 EPS = 1.0
@@ -96,7 +96,7 @@ def test_unbiased_bound_against_brute_force(n, K, quantile):
     query = "median" if quantile is None else "quantile"
     inp = check_inputs("inverse-sensitivity", query, EPS, bounds=(0.0, float(K)), lattice=1.0, quantile=quantile)
     for t in ref.multisets(n, K):
-        got = unbiased_bound(_lattice_data(list(t), inp, False), EPS)
+        got = unbiased_bound(lattice_data(list(t), inp, False), EPS)
         want = ref.unbiased_bound(t, K, m, EPS)
         assert want <= got <= want * (1 + 1e-15), t
         # the ISM returns f(x) at least as often as every unbiased eps/4-DP mechanism (1/4-optimality)
@@ -106,7 +106,7 @@ def test_unbiased_bound_against_brute_force(n, K, quantile):
 def test_rounding_to_the_lattice_is_per_record():
     """Records are rounded half-way up to the lattice and clamped to the cells inside the bounds."""
     inp = check_inputs("exponential", "median", EPS, bounds=(0.3, 9.7), lattice=1.0)
-    data = _lattice_data([0.0, 2.5, 2.49, 9.9, 5.5], inp, False)
+    data = lattice_data([0.0, 2.5, 2.49, 9.9, 5.5], inp, False)
     assert data.cells.tolist() == [1, 2, 3, 6, 9]
     assert (data.k_lo, data.k_hi) == (1, 9)
 

@@ -145,7 +145,7 @@ def test_every_output_possible_and_ratio_bounded(method, lattice, source):
 @pytest.mark.parametrize("lattice", LATTICES, ids=["default_lattice", "finest_lattice"])
 def test_draw_is_the_inverse_cdf_of_the_exact_law(method, lattice):
     step = lattice or _lattice.default_lattice(B)
-    r_cells, segs, k_lo, k_hi = _segments(X1, step)
+    r_cells, segs, _, _ = _segments(X1, step)
     theta = mp.mpf(EPS) / 2
     weights = [(a, b, mp.exp(-theta * _loss(method, r_cells, a))) for a, b in segs]
     z = sum((b - a + 1) * w for a, b, w in weights)

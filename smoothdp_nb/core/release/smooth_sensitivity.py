@@ -52,7 +52,7 @@ import math
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, overload
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -62,7 +62,7 @@ from smoothdp_nb.core.numerics.array_types import SeedLike
 from smoothdp_nb.core.numerics.formatting import lattice_text
 from smoothdp_nb.core.numerics.validation import as_bounds, as_float_array, as_positive, as_rng, position
 from smoothdp_nb.core.release import lattice as _lattice, timing as _timing
-from smoothdp_nb.core.release.methods.base import MethodRelease
+from smoothdp_nb.core.release.methods.base import MethodOutcome
 from smoothdp_nb.core.release.methods.registry import DEFAULT_METHOD, canonical_method
 from smoothdp_nb.core.release.methods.run import run_method
 from smoothdp_nb.core.release.noise import Calibration, get_family
@@ -76,7 +76,15 @@ from smoothdp_nb.core.release.sensitivity import (
     smooth_sensitivity,
 )
 
-__all__ = ["DEFAULT_GAMMA", "Release", "ReleaseDiagnostics", "compare_noise", "default_gamma", "release"]
+__all__ = [
+    "DEFAULT_GAMMA",
+    "MethodRelease",
+    "Release",
+    "ReleaseDiagnostics",
+    "compare_noise",
+    "default_gamma",
+    "release",
+]
 
 
 class _DefaultGammaTexts(Mapping[str, str]):
@@ -264,50 +272,74 @@ class Release:
         return pd.DataFrame([d])
 
 
-@overload
-def release(
-    x: npt.ArrayLike,
-    query: str = "median",
-    epsilon: float = 1.0,
-    *,
-    gamma: float | None = None,
-    noise: str = "polyplace",
-    bounds: tuple[float, float] | None = None,
-    rng: SeedLike = None,
-    delta: float | None = None,
-    shape: float | None = None,
-    trim: float | None = None,
-    lattice: float | None = None,
-    diagnostics: bool = False,
-    reveal_true: bool = False,
-    clip_infinite: bool = False,
-    method: Literal["smooth-sensitivity"] = ...,
-    quantile: None = None,
-    proposal: None = None,
-) -> Release: ...
+@dataclass(frozen=True, repr=False)
+class MethodRelease(Release):
+    """A :class:`Release` made by a data-dependent method other than smooth sensitivity (:mod:`.methods`).
 
+    The smooth-sensitivity fields do not apply: ``gamma`` is NaN, ``noise`` ``"none"``.  Extra
+    public fields: ``method``, ``refused`` (the test of propose-test-release or of the stability
+    release said ⊥; ``value`` is then NaN), ``quantile`` and ``proposal``.
+    """
 
-@overload
-def release(
-    x: npt.ArrayLike,
-    query: str = "median",
-    epsilon: float = 1.0,
-    *,
-    gamma: float | None = None,
-    noise: str = "polyplace",
-    bounds: tuple[float, float] | None = None,
-    rng: SeedLike = None,
-    delta: float | None = None,
-    shape: float | None = None,
-    trim: float | None = None,
-    lattice: float | None = None,
-    diagnostics: bool = False,
-    reveal_true: bool = False,
-    clip_infinite: bool = False,
-    method: str,
-    quantile: float | None = None,
-    proposal: float | None = None,
-) -> Release | MethodRelease: ...
+    method: str = "exponential"
+    refused: bool = False
+    quantile: float | None = None
+    proposal: float | None = None
+
+    @classmethod
+    def of(cls, outcome: MethodOutcome) -> MethodRelease:
+        """Wrap a method's outcome (public numbers; the true value only if it was asked for)."""
+        return cls(
+            value=math.nan if outcome.value is None else outcome.value,
+            lattice=outcome.lattice,
+            query=outcome.query,
+            n=outcome.n,
+            bounds=outcome.bounds,
+            epsilon=outcome.epsilon,
+            delta=outcome.delta,
+            rho=None,
+            gamma=math.nan,
+            gamma_source="not used by this method",
+            noise="none",
+            shape=None,
+            guarantee=outcome.guarantee,
+            true_value=outcome.true_value,
+            method=outcome.method,
+            refused=outcome.value is None,
+            quantile=outcome.quantile,
+            proposal=outcome.proposal,
+        )
+
+    def __repr__(self) -> str:
+        value = "refused (⊥)" if self.refused else repr(self.value)
+        q = f", quantile={self.quantile!r}" if self.quantile is not None else ""
+        d = f", delta={self.delta!r}" if self.delta is not None else ""
+        p = f", proposal={self.proposal!r}" if self.proposal is not None else ""
+        return (
+            f"Release(value={value}, method={self.method!r}, lattice={lattice_text(self.lattice)}, "
+            f"query={self.query!r}{q}, n={self.n}, bounds={self.bounds!r}, epsilon={self.epsilon!r}{d}{p}, "
+            f"guarantee={self.guarantee!r})"
+        )
+
+    __str__ = __repr__
+
+    def to_dict(self) -> dict[str, object]:
+        """The public fields of a method release (never ``true_value``; ``value`` None when refused)."""
+        return {
+            "value": None if self.refused else self.value,
+            "refused": self.refused,
+            "method": self.method,
+            "lattice": self.lattice,
+            "query": self.query,
+            "quantile": self.quantile,
+            "n": self.n,
+            "bounds_low": self.bounds[0],
+            "bounds_high": self.bounds[1],
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "proposal": self.proposal,
+            "guarantee": self.guarantee,
+        }
 
 
 def release(
@@ -329,7 +361,7 @@ def release(
     method: str = DEFAULT_METHOD,
     quantile: float | None = None,
     proposal: float | None = None,
-) -> Release | MethodRelease:
+) -> Release:
     """Release ``query(x)`` privately with smooth-sensitivity noise (or another method), exactly on a lattice.
 
     Parameters
@@ -389,8 +421,9 @@ def release(
 
     Returns
     -------
-    Release or MethodRelease
-        A :class:`~.methods.base.MethodRelease` for the methods other than smooth sensitivity.
+    Release
+        For the methods other than smooth sensitivity a :class:`MethodRelease` (a ``Release`` with
+        ``method``, ``refused``, ``quantile`` and ``proposal``; ``value`` is NaN when it refused).
 
     Notes
     -----
@@ -418,19 +451,21 @@ def release(
             raise ValueError(f"noise is a parameter of method='smooth-sensitivity' only, got method={chosen!r}")
         if diagnostics is not False:
             raise ValueError(f"diagnostics is a parameter of method='smooth-sensitivity' only, got method={chosen!r}")
-        return run_method(
-            chosen,
-            x,
-            query,
-            epsilon,
-            bounds=bounds,
-            lattice=lattice,
-            rng=rng,
-            delta=delta,
-            quantile=quantile,
-            proposal=proposal,
-            reveal_true=reveal_true,
-            clip_infinite=clip_infinite,
+        return MethodRelease.of(
+            run_method(
+                chosen,
+                x,
+                query,
+                epsilon,
+                bounds=bounds,
+                lattice=lattice,
+                rng=rng,
+                delta=delta,
+                quantile=quantile,
+                proposal=proposal,
+                reveal_true=reveal_true,
+                clip_infinite=clip_infinite,
+            )
         )
     if quantile is not None or proposal is not None:
         name = "quantile" if quantile is not None else "proposal"

@@ -47,7 +47,6 @@ from flint import arb, arb_poly
 
 from smoothdp_nb.core.numerics.array_types import FloatArray, IntArray
 from smoothdp_nb.core.numerics.ball_arithmetic import ARB_LOCK, working_precision
-from smoothdp_nb.core.numerics.formatting import lattice_text
 from smoothdp_nb.core.numerics.validation import as_float_array, position
 from smoothdp_nb.core.release import timing as _timing
 from smoothdp_nb.core.release.lattice import bit_source
@@ -55,7 +54,7 @@ from smoothdp_nb.core.release.lattice import bit_source
 __all__ = [
     "CellLaw",
     "LatticeData",
-    "MethodRelease",
+    "MethodOutcome",
     "ReleaseMethod",
     "laplace_cell_probabilities",
     "arb_evaluations",
@@ -393,82 +392,37 @@ def sample_bernoulli(probability: Callable[[], arb], gen: np.random.Generator | 
 # the release
 # --------------------------------------------------------------------------- #
 @dataclass(frozen=True)
-class MethodRelease:
-    """Result of a data-dependent release by a method of :mod:`.methods`: public numbers only.
+class MethodOutcome:
+    """What a method's run produced, before :func:`~..smooth_sensitivity.release` wraps it in its result.
 
     Attributes
     ----------
     value : float or None
-        The release, an integer multiple of ``lattice`` inside ``bounds``; None when the method's test
-        refused (⊥).
-    refused : bool
-        True for ⊥ (propose-test-release and the stability release may refuse).
-    method : str
-        The registered method name.
-    lattice : float
+        The released lattice value, None for the refusal ⊥.
+    method, guarantee : str
     query : str
-        ``"median"`` or ``"quantile"``.
-    quantile : float or None
+    quantile, proposal : float or None
     n : int
+    lattice : float
     bounds : (low, high)
     epsilon : float
     delta : float or None
-        None for the pure epsilon-DP methods.
-    guarantee : str
-    proposal : float or None
-        Propose-test-release's proposed bound on the local sensitivity (public).
     true_value : float or None
-        ``f(x)`` on the lattice, only with ``reveal_true=True``; never printed or exported.
+        Only when asked for (``reveal_true``).
     """
 
     value: float | None
-    refused: bool
     method: str
-    lattice: float
+    guarantee: str
     query: str
     quantile: float | None
+    proposal: float | None
     n: int
+    lattice: float
     bounds: tuple[float, float]
     epsilon: float
     delta: float | None
-    guarantee: str
-    proposal: float | None = None
     true_value: float | None = field(default=None, repr=False, compare=False)
-
-    def __repr__(self) -> str:
-        value = "refused (⊥)" if self.refused else repr(self.value)
-        q = f", quantile={self.quantile!r}" if self.quantile is not None else ""
-        d = f", delta={self.delta!r}" if self.delta is not None else ""
-        p = f", proposal={self.proposal!r}" if self.proposal is not None else ""
-        return (
-            f"MethodRelease(value={value}, method={self.method!r}, lattice={lattice_text(self.lattice)}, "
-            f"query={self.query!r}{q}, n={self.n}, bounds={self.bounds!r}, epsilon={self.epsilon!r}{d}{p}, "
-            f"guarantee={self.guarantee!r})"
-        )
-
-    __str__ = __repr__
-
-    def to_dict(self) -> dict[str, object]:
-        """The public fields (never ``true_value``)."""
-        return {
-            "value": self.value,
-            "refused": self.refused,
-            "method": self.method,
-            "lattice": self.lattice,
-            "query": self.query,
-            "quantile": self.quantile,
-            "n": self.n,
-            "bounds_low": self.bounds[0],
-            "bounds_high": self.bounds[1],
-            "epsilon": self.epsilon,
-            "delta": self.delta,
-            "proposal": self.proposal,
-            "guarantee": self.guarantee,
-        }
-
-    def to_frame(self) -> pd.DataFrame:
-        """One-row DataFrame of :meth:`to_dict`."""
-        return pd.DataFrame([self.to_dict()])
 
 
 # --------------------------------------------------------------------------- #
@@ -477,15 +431,14 @@ class MethodRelease:
 class ReleaseMethod:
     """A data-dependent release method: its guarantee, its exact law on a dataset, its exact sampler.
 
-    Subclasses set ``name``, ``label``, ``needs_delta`` (an (epsilon, delta) guarantee) and
-    ``may_refuse``, and implement :meth:`guarantee`, :meth:`prepare` (the data-dependent part,
+    Subclasses set ``name``, ``label``, ``needs_delta`` (an (epsilon, delta) guarantee),
+    and implement :meth:`guarantee`, :meth:`prepare` (the data-dependent part,
     whose time the driver pads), :meth:`law` and :meth:`sample` (the output, ``None`` for ⊥).
     """
 
     name: str = ""
     label: str = ""
     needs_delta: bool = False
-    may_refuse: bool = False
     uses_proposal: bool = False
 
     def guarantee(self, epsilon: float, delta: float | None) -> str:

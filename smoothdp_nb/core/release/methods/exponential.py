@@ -73,8 +73,3 @@ class ExponentialMechanism(ReleaseMethod):
     ) -> int | None:
         starts, losses = as_blocks(prepared)
         return sample_blocked(starts, losses, epsilon / 2, data.k_lo, data.k_hi, data.n, gen)
-
-
-def _blocks(prepared: object) -> tuple[IntArray, IntArray]:
-    starts, losses = as_blocks(prepared)
-    return starts, losses

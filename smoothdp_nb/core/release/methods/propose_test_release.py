@@ -82,7 +82,6 @@ class ProposeTestRelease(ReleaseMethod):
     name = "propose-test-release"
     label = "propose-test-release"
     needs_delta = True
-    may_refuse = True
     uses_proposal = True
 
     def guarantee(self, epsilon: float, delta: float | None) -> str:

@@ -24,11 +24,11 @@ import numpy.typing as npt
 from smoothdp_nb.core.numerics.array_types import SeedLike
 from smoothdp_nb.core.numerics.validation import as_bounds, as_flag, as_positive, as_real, as_rng
 from smoothdp_nb.core.release import lattice as _lattice, timing as _timing
-from smoothdp_nb.core.release.methods.base import CellLaw, LatticeData, MethodRelease, lattice_cells, order_rank
+from smoothdp_nb.core.release.methods.base import CellLaw, LatticeData, MethodOutcome, lattice_cells, order_rank
 from smoothdp_nb.core.release.methods.registry import get_method
 from smoothdp_nb.core.runtime.budget import DEFAULT_BUDGET_SECONDS, Estimate, check_budget
 
-__all__ = ["DEFAULT_PROPOSAL_FRACTION", "MethodInputs", "check_inputs", "method_law", "run_method"]
+__all__ = ["DEFAULT_PROPOSAL_FRACTION", "MethodInputs", "check_inputs", "lattice_data", "method_law", "run_method"]
 
 #: propose-test-release's default proposal: this fraction of the width of the bounds (public)
 DEFAULT_PROPOSAL_FRACTION = 2.0**-6
@@ -106,13 +106,14 @@ def check_inputs(
     return MethodInputs(obj.name, q, p, eps, d, (low, high), step, prop)
 
 
-def _lattice_data(x: npt.ArrayLike, inp: MethodInputs, clip_infinite: bool) -> LatticeData:
+def lattice_data(x: npt.ArrayLike, inp: MethodInputs, clip_infinite: bool) -> LatticeData:
+    """The records of ``x`` on the lattice of ``inp``, with the rank of its query (private)."""
     cells, k_lo, k_hi = lattice_cells(x, inp.bounds, inp.step, clip_infinite=clip_infinite)
     return LatticeData(cells, order_rank(cells.size, inp.query, inp.quantile), inp.step, k_lo, k_hi)
 
 
 def _prepared(x: npt.ArrayLike, inp: MethodInputs, clip_infinite: bool) -> tuple[LatticeData, object]:
-    data = _lattice_data(x, inp, clip_infinite)
+    data = lattice_data(x, inp, clip_infinite)
     obj = get_method(inp.method)
     return data, obj.prepare(data, inp.epsilon, inp.delta, inp.proposal)
 
@@ -156,13 +157,13 @@ def run_method(
     proposal: object = None,
     reveal_true: object = False,
     clip_infinite: object = False,
-) -> MethodRelease:
+) -> MethodOutcome:
     """Release a quantile with a data-dependent method other than smooth sensitivity (see :mod:`.methods`).
 
     Returns
     -------
-    MethodRelease
-        ``value`` None and ``refused`` True when the method's test refused.
+    MethodOutcome
+        ``value`` None when the method's test refused.
     """
     inp = check_inputs(
         method, query, epsilon, bounds=bounds, lattice=lattice, delta=delta, quantile=quantile, proposal=proposal
@@ -185,9 +186,8 @@ def run_method(
     finally:  # an error about the data is raised at the same public deadline
         _timing.wait_until(start, deadline)
     k = obj.sample(data, prepared, inp.epsilon, inp.delta, inp.proposal, gen)
-    return MethodRelease(
+    return MethodOutcome(
         value=None if k is None else float(k * inp.step),
-        refused=k is None,
         method=inp.method,
         lattice=inp.step,
         query=inp.query,

@@ -54,7 +54,6 @@ class StabilityRelease(ReleaseMethod):
     name = "stability"
     label = "stability (distance to instability)"
     needs_delta = True
-    may_refuse = True
 
     def guarantee(self, epsilon: float, delta: float | None) -> str:
         return f"({epsilon:g}, {delta:g})-DP (stability-based release: the exact value or ⊥)"

@@ -50,6 +50,10 @@ if TYPE_CHECKING:  # the public API, declared once (module docstring), by folder
         ReleaseComparison as ReleaseComparison,
         compare_releases as compare_releases,
     )
+    from smoothdp_nb.core.release.leak import (
+        LocalSensitivityLeak as LocalSensitivityLeak,
+        local_sensitivity_leak as local_sensitivity_leak,
+    )
     from smoothdp_nb.core.release.noise import (
         calibrate as calibrate,
         noise_std as noise_std,

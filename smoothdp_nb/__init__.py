@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # the public API, declared once (module docstring), by folder
         empirical_bernstein_interval as empirical_bernstein_interval,
     )
     from smoothdp_nb.core.release import (
+        exercises as exercises,
         noise as noise,
     )
     from smoothdp_nb.core.release.compare import (

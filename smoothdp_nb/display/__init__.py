@@ -35,7 +35,7 @@ notebook's theme (JupyterLab's light and dark themes alike).
 from __future__ import annotations
 
 from smoothdp_nb.core.numerics.formatting import format_log10, format_log10_up
-from smoothdp_nb.display.comparison import comparison_chart
+from smoothdp_nb.display.comparison import comparison_chart, comparison_summary
 from smoothdp_nb.display.delta import (
     bound_chart,
     delta_vs_epsilon_chart,
@@ -59,6 +59,7 @@ __all__ = [
     "PALETTE",
     "bound_chart",
     "comparison_chart",
+    "comparison_summary",
     "delta_vs_epsilon_chart",
     "delta_vs_epsilon_figure",
     "delta_vs_n_chart",

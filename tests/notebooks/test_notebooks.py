@@ -38,6 +38,7 @@ EXPECTED = [
     "06_smooth_sensitivity.ipynb",
     "07_course_dp_basics.ipynb",
     "08_composition_accounting.ipynb",
+    "09_data_dependent_releases.ipynb",
 ]
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
 KERNEL_NAME = "smoothdp-test-python"

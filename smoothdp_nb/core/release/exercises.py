@@ -47,6 +47,7 @@ class CheckResult:
     name: str
     correct: bool
     message: str
+    answered: bool = True
 
     def __bool__(self) -> bool:
         return self.correct
@@ -55,7 +56,7 @@ class CheckResult:
         return self.message
 
     def _repr_markdown_(self) -> str:
-        mark = "✅" if self.correct else "❌"
+        mark = "✅" if self.correct else ("❌" if self.answered else "✏️")
         return f"{mark} **{self.name}**: {self.message}"
 
 
@@ -174,7 +175,7 @@ def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=TOLERANCE, abs_tol=1e-12)
 
 
-def check(name: str, answer: float) -> CheckResult:
+def check(name: str, answer: float | None) -> CheckResult:
     """Compare ``answer`` with the exact value of exercise ``name``; explain a wrong one without giving the value.
 
     Returns
@@ -184,6 +185,8 @@ def check(name: str, answer: float) -> CheckResult:
         too high or too low.
     """
     ex = _get(name)
+    if answer is None:
+        return CheckResult(name, False, "no answer yet: put your number in the cell and run it again.", answered=False)
     value = as_real(answer, "answer")
     exact = ex.answer()
     if _close(value, exact):

@@ -109,6 +109,10 @@ def test_rounding_to_the_lattice_is_per_record():
     data = lattice_data([0.0, 2.5, 2.49, 9.9, 5.5], inp, False)
     assert data.cells.tolist() == [1, 2, 3, 6, 9]
     assert (data.k_lo, data.k_hi) == (1, 9)
+    inp = check_inputs("exponential", "median", EPS, bounds=(-3.3, 2.2), lattice=1.0)
+    data = lattice_data([-3.5, -0.5, 1.49, -1.51, 2.2], inp, False)
+    assert data.cells.tolist() == [-3, -2, 0, 1, 2]
+    assert (data.k_lo, data.k_hi) == (-3, 2)
 
 
 @pytest.mark.parametrize(

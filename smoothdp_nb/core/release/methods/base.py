@@ -252,27 +252,39 @@ class _Uniform:
         return 0
 
 
-def _prefix_counts(starts: IntArray, losses: IntArray, k: int, size: int) -> list[int]:
-    """``N_u``: the number of cells ``< k`` of loss ``u``, for u = 0 .. size - 1 (exact integers)."""
-    ends = np.append(starts[1:], np.iinfo(np.int64).max)
+def _prefix_counts(starts: IntArray, ends: IntArray, losses: IntArray, k: int, size: int) -> list[int]:
+    """``N_u``: the number of cells ``< k`` of loss ``u`` in the blocks ``[starts, ends)``, u = 0 .. size - 1 (exact)."""
     lens = np.clip(np.minimum(ends, k) - starts, 0, None)
-    counts = np.zeros(size, dtype=np.int64)  # each loss appears in at most two blocks: sums < 2^56
-    np.add.at(counts, losses, lens)
-    return [int(c) for c in counts]
+    # bincount sums in doubles: split each length (< 2^55) into 28-bit halves so every sum is exact
+    low = np.bincount(losses, weights=lens & (2**28 - 1), minlength=size)[:size]
+    high = np.bincount(losses, weights=lens >> 28, minlength=size)[:size]
+    return [int(h) * 2**28 + int(lo) for h, lo in zip(high.tolist(), low.tolist(), strict=True)]
+
+
+def _cut(theta: float, prec: int, size: int) -> int:
+    """Losses from this one on are left out of the polynomial (at most ``size``).
+
+    ``u >= U`` weighs ``e^{-theta u} <= 2^-(prec + 64)`` per cell, so the cells left out weigh less than
+    ``2^55 2^-(prec + 64)`` in all, while the total weight is at least 1 (the cell of the true value has
+    loss 0): the remainder is added to the sums as a ball of that radius, a proven enclosure still.
+    """
+    return min(size, math.ceil((prec + 64) * math.log(2.0) / theta) + 1)
 
 
 @functools.lru_cache(maxsize=128)
-def _eval_cost(n: int, prec: int) -> float:
-    """Time (s) of one cdf evaluation of the worst public case: 2n + 3 blocks, a polynomial of degree n + 1."""
-    starts = np.arange(2 * n + 3, dtype=np.int64)  # the inverse-sensitivity law has at most 2n + 3 blocks
-    losses = starts % (n + 2)
+def _eval_cost(n: int, prec: int, degree: int) -> float:
+    """Time (s) of one cdf evaluation of the worst public case: a polynomial of the given degree over the most
+    blocks of loss below it the data can have (each loss labels at most four blocks; at most 2n + 3 blocks)."""
+    blocks = min(2 * n + 3, 4 * degree + 4)
+    starts = np.arange(blocks, dtype=np.int64)
+    losses = starts % degree if degree > 0 else np.zeros(blocks, dtype=np.int64)
     best = math.inf
     with ARB_LOCK, working_precision(prec):
         r = (-arb(0.5)).exp()
         for _ in range(3):
             t0 = time.perf_counter()
-            poly = arb_poly(_prefix_counts(starts, losses, 2 * n + 2, n + 2))
-            poly(r) / poly(r)
+            poly = arb_poly(_prefix_counts(starts, starts + 1, losses, blocks - 1, max(degree, 1)))
+            (poly(r) + arb(0, 1) * r**degree) / poly(r)
             best = min(best, time.perf_counter() - t0)
     return best
 
@@ -299,7 +311,8 @@ def sample_blocked(
     k_lo, k_hi : int
         The public index range.
     n : int
-        The number of records (public): the deadline is that of a loss polynomial of degree ``n + 1``.
+        The number of records (public): the deadline is that of 2n + 3 blocks and a loss polynomial of
+        degree ``min(n + 1, U)``.
     gen : numpy.random.Generator or None
         Source of random bits; None draws them from OS entropy.
 
@@ -310,31 +323,41 @@ def sample_blocked(
     Notes
     -----
     Bisection over ``[k_lo, k_hi]``: at ``mid`` the exact ``U >= P(K < mid)`` is decided when the Arb
-    ball of ``S(mid) / S(k_hi + 1)`` (``S`` the loss polynomial at ``r = e^{-theta}``) lies on one side
+    ball of ``S(mid) / S(k_hi + 1)`` (``S`` the loss polynomial at ``r = e^{-theta}``, its terms of loss
+    ``>= U`` enclosed by a radius: :func:`_cut`, so the work does not grow with n) lies on one side
     of U's dyadic interval; otherwise the round is discarded and U gets twice the bits and the
     precision doubles (as :func:`..lattice.sample_cell`; a round fails with probability below
     ``2^56 (2^-192 + radius)``).  The bisection path, hence the number of evaluations, is a function of
     the result; each round is padded to a public deadline.
     """
     size = int(losses.max()) + 1
+    ends = np.append(starts[1:], k_hi + 1)
     draw = bit_source(gen)
     u = _Uniform(draw, _U_BITS0)
     depth = (k_hi - k_lo).bit_length()
-    total_counts = _prefix_counts(starts, losses, k_hi + 1, size)
+    cells = k_hi - k_lo + 1
     while True:
         prec = u.bits + _GUARD + n.bit_length() + 8
-        deadline = _timing.MARGIN * (depth + 1) * _eval_cost(n, prec) + _timing.FLOOR
+        cut = _cut(theta, prec, n + 2)  # public: n, epsilon and the round
+        deadline = _timing.MARGIN * (depth + 1) * _eval_cost(n, prec, cut) + _timing.FLOOR
         start = time.perf_counter()
         got: int | None = None
+        keep = losses < cut  # the blocks that enter the polynomial (each loss labels at most four)
+        k_starts, k_ends, k_losses = starts[keep], ends[keep], losses[keep]
         with ARB_LOCK, working_precision(prec):
             r = (-arb(theta)).exp()
-            z = arb_poly(total_counts)(r)
+            rest = arb(0, 1) * cells * r**cut if cut < size else arb(0)  # the losses >= cut, bounded
+
+            def weight_below(k: int) -> arb:
+                return arb_poly(_prefix_counts(k_starts, k_ends, k_losses, k, cut))(r) + rest
+
+            z = weight_below(k_hi + 1)
             lo, hi = k_lo, k_hi
             decided = True
             while lo < hi:
                 mid = (lo + hi + 1) // 2
                 _EVALS[0] += 1
-                c = u.compare(arb_poly(_prefix_counts(starts, losses, mid, size))(r) / z)
+                c = u.compare(weight_below(mid) / z)
                 if c > 0:
                     lo = mid
                 elif c < 0:

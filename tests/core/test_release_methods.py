@@ -127,6 +127,8 @@ def test_rounding_to_the_lattice_is_per_record():
         ({"method": "exponential", "query": "quantile", "quantile": 1.0}, "quantile"),
         ({"method": "exponential", "gamma": 0.1}, "gamma is a parameter of method='smooth-sensitivity'"),
         ({"method": "exponential", "proposal": 1.0}, "proposal is only"),
+        ({"method": "ptr", "delta": 1e-6, "proposal": 11.0}, "proposal"),
+        ({"method": "ptr", "delta": 1e-6, "proposal": -1.0}, "proposal"),
         ({"quantile": 0.3}, "quantile is not a parameter"),
     ],
 )

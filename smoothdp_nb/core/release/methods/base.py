@@ -261,6 +261,12 @@ def _prefix_counts(starts: IntArray, ends: IntArray, losses: IntArray, k: int, s
     return [int(h) * 2**28 + int(lo) for h, lo in zip(high.tolist(), low.tolist(), strict=True)]
 
 
+def _weight_below(blocks: tuple[IntArray, IntArray, IntArray, int], k: int, r: arb, rest: arb) -> arb:
+    """Ball of the total weight of the cells ``< k``: the polynomial of the kept blocks at ``r``, plus ``rest``."""
+    starts, ends, losses, cut = blocks
+    return arb_poly(_prefix_counts(starts, ends, losses, k, cut))(r) + rest
+
+
 def _cut(theta: float, prec: int, size: int) -> int:
     """Losses from this one on are left out of the polynomial (at most ``size``).
 
@@ -347,17 +353,14 @@ def sample_blocked(
         with ARB_LOCK, working_precision(prec):
             r = (-arb(theta)).exp()
             rest = arb(0, 1) * cells * r**cut if cut < size else arb(0)  # the losses >= cut, bounded
-
-            def weight_below(k: int) -> arb:
-                return arb_poly(_prefix_counts(k_starts, k_ends, k_losses, k, cut))(r) + rest
-
-            z = weight_below(k_hi + 1)
+            blocks = (k_starts, k_ends, k_losses, cut)
+            z = _weight_below(blocks, k_hi + 1, r, rest)
             lo, hi = k_lo, k_hi
             decided = True
             while lo < hi:
                 mid = (lo + hi + 1) // 2
                 _EVALS[0] += 1
-                c = u.compare(weight_below(mid) / z)
+                c = u.compare(_weight_below(blocks, mid, r, rest) / z)
                 if c > 0:
                     lo = mid
                 elif c < 0:

@@ -100,7 +100,16 @@ def check_inputs(
     step = _lattice.default_lattice((low, high)) if lattice is None else _lattice.check_lattice(lattice, (low, high))
     prop: float | None = None
     if obj.uses_proposal:
-        prop = (high - low) * DEFAULT_PROPOSAL_FRACTION if proposal is None else as_positive(proposal, "proposal")
+        prop = (
+            (high - low) * DEFAULT_PROPOSAL_FRACTION
+            if proposal is None
+            else as_real(proposal, "proposal", lo=0.0, hi=high - low, lo_open=True)
+        )
+        if not math.isfinite(2.0 * prop / eps):
+            raise ValueError(
+                f"proposal / epsilon too large: the Laplace scale 2 * proposal / epsilon must be a finite double, "
+                f"got proposal={prop!r}, epsilon={eps!r}"
+            )
     elif proposal is not None:
         raise ValueError(f"proposal is only for method='propose-test-release', got method={obj.name!r}")
     return MethodInputs(obj.name, q, p, eps, d, (low, high), step, prop)

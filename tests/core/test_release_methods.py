@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
 from smoothdp_nb.core.release.methods.inverse_sensitivity import unbiased_bound
 from smoothdp_nb.core.release.methods.run import check_inputs, lattice_data, method_law
@@ -154,3 +155,32 @@ def test_law_sums_to_one_on_election_like_data():
     for method, kw in KW.items():
         law = method_law(method, x, "median", 0.5, bounds=(0.0, 1.0), lattice=2.0**-10, **kw)
         assert law.probabilities.sum() + law.refusal == pytest.approx(1.0, abs=1e-12)
+
+
+@given(
+    cells=st.lists(st.integers(0, 12), min_size=1, max_size=9),
+    data=st.data(),
+    method=st.sampled_from(list(KW)),
+    eps=st.sampled_from([0.1, 0.7, 2.0]),
+    quantile=st.sampled_from([None, 0.1, 0.5, 0.9]),
+)
+def test_guarantee_holds_for_random_neighbours(cells, data, method, eps, quantile):
+    """The code's own laws on a random dataset and a random neighbour obey the stated guarantee."""
+    i = data.draw(st.integers(0, len(cells) - 1))
+    v = data.draw(st.integers(0, 12))
+    other = [*cells[:i], v, *cells[i + 1 :]]
+    query = "median" if quantile is None else "quantile"
+    kw = {**KW[method], "proposal": 2.0} if method == "propose-test-release" else KW[method]
+    laws = []
+    for x in (cells, other):
+        law = method_law(
+            method, [float(c) for c in x], query, eps, bounds=(0.0, 12.0), lattice=1.0, quantile=quantile, **kw
+        )
+        laws.append(np.append(law.probabilities, law.refusal))
+    p, q = laws
+    assert p.sum() == pytest.approx(1.0, abs=1e-12) and q.sum() == pytest.approx(1.0, abs=1e-12)
+    if method in ("exponential", "inverse-sensitivity"):
+        assert np.all(p <= math.exp(eps) * q * (1 + 1e-12)) and np.all(q <= math.exp(eps) * p * (1 + 1e-12))
+    else:
+        for a, b in ((p, q), (q, p)):
+            assert np.maximum(a - math.exp(eps) * b, 0).sum() <= DELTA * (1 + 1e-9)

@@ -56,10 +56,6 @@ class ReleasePanel(Panel):
         Noise family.
     delta : float
         For the Laplace family, propose-test-release and the stability release.
-    method : str
-        ``"smooth-sensitivity"`` (default) or another method of :func:`smoothdp_nb.release`
-        (exponential, inverse-sensitivity, propose-test-release, stability: the median only; the
-        noise and gamma controls then do not apply, and a refused release shows as ⊥).
     missing : float, optional
         What a missing record (NaN, None) stands for: a fixed public value in
         ``bounds``, e.g. ``low``.  Every missing record is replaced by it, so
@@ -69,6 +65,10 @@ class ReleasePanel(Panel):
         would make ``n`` the count of the others, a number computed from the
         data, and neighbours of different sizes are not covered by the
         guarantee.
+    method : str
+        ``"smooth-sensitivity"`` (default) or another method of :func:`smoothdp_nb.release`
+        (exponential, inverse-sensitivity, propose-test-release, stability: the median only; the
+        noise and gamma controls then do not apply, and a refused release shows as ⊥).
     """
 
     title = "Smooth-sensitivity release"

@@ -88,9 +88,9 @@ def test_unknown_notebook_number_lists_the_available_ones(tmp_path, capsys):
     from smoothdp_nb.cli import tutorials
 
     assert tutorials.main(["--only", "99", "--out", str(tmp_path / "r")]) == 2
-    assert "no notebook numbered 99; available: 01..08" in capsys.readouterr().err
+    assert "no notebook numbered 99; available: 01..09" in capsys.readouterr().err
     assert tutorials.main(["--only", "01", "42", "--out", str(tmp_path / "r")]) == 2
-    assert "no notebook numbered 42; available: 01..08" in capsys.readouterr().err
+    assert "no notebook numbered 42; available: 01..09" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
 
 
@@ -100,7 +100,7 @@ def test_default_notebooks_come_from_the_package():
     from smoothdp_nb.reports import runner
 
     d = runner.shipped_notebooks()
-    assert [p.name[:2] for p in runner.find_notebooks(d)] == ["01", "02", "03", "04", "05", "06", "07", "08"]
+    assert [p.name[:2] for p in runner.find_notebooks(d)] == ["01", "02", "03", "04", "05", "06", "07", "08", "09"]
     shipped = files("smoothdp_nb").joinpath("notebooks")
     if isinstance(shipped, Path) and shipped.is_dir():
         assert d == shipped
@@ -130,8 +130,8 @@ def test_sdist_and_wheel_carry_the_notebooks_and_the_spdx_license(tmp_path):
         names = z.namelist()
         metadata = z.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     shipped = {n.rsplit("/", 1)[1] for n in names if n.startswith("smoothdp_nb/notebooks/")}
-    assert notebooks <= shipped and "README.md" in shipped and len([n for n in shipped if n.endswith(".ipynb")]) == 8
+    assert notebooks <= shipped and "README.md" in shipped and len([n for n in shipped if n.endswith(".ipynb")]) == 9
     assert "License-Expression: MIT" in metadata
     with tarfile.open(sdist) as t:
         members = t.getnames()
-    assert sum(m.endswith(".ipynb") and "/smoothdp_nb/notebooks/" in m for m in members) == 8
+    assert sum(m.endswith(".ipynb") and "/smoothdp_nb/notebooks/" in m for m in members) == 9

@@ -254,7 +254,7 @@ def test_runner_rejects_bad_arguments(tmp_path, capsys):
     assert tutorials.main(["--out", str(a_file)]) == 2
     assert "--out must be a directory" in capsys.readouterr().err
     assert tutorials.main(["--only", "99", "--out", str(tmp_path / "r"), "--notebooks", str(NOTEBOOK_DIR)]) == 2
-    assert "no notebook numbered 99; available: 01..08" in capsys.readouterr().err
+    assert "no notebook numbered 99; available: 01..09" in capsys.readouterr().err
 
 
 def test_run_all_rejects_bad_jobs_and_timeout(tmp_path):

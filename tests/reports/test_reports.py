@@ -425,7 +425,7 @@ def test_tutorial_handout_typesets_every_formula(path):
 
 
 def test_tutorials_were_found():
-    assert len(_TUTORIALS) == 8
+    assert len(_TUTORIALS) == 9
 
 
 def test_inline_chart_of_an_html_output_becomes_a_described_picture():

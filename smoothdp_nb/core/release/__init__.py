@@ -8,7 +8,8 @@ enclosures; :mod:`.smooth_sensitivity` is :func:`~.smooth_sensitivity.release` i
 :mod:`.reports` holds the result objects a spec or a panel shows; :mod:`.methods` the other
 data-dependent methods (exponential, inverse sensitivity, propose-test-release, stability), each
 exact on the lattice; :mod:`.compare` their exact laws side by side; :mod:`.leak` the exact privacy
-loss of noise scaled to the local sensitivity.
+loss of noise scaled to the local sensitivity; :mod:`.exercises` the exercises on them, checked
+against the exact values.
 
 May import: :mod:`smoothdp_nb.core.numerics` and :mod:`smoothdp_nb.core.runtime`. Never the
 smoothed half.

@@ -45,3 +45,5 @@ _.log_profile_batch
 _.user_api
 # a class defined only to check that defining it is refused (tests/core/mechanisms/test_mechanism_protocol.py)
 _.Unstated
+# IPython shows a CheckResult of the exercises as Markdown
+_._repr_markdown_

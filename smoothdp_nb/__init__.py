@@ -44,7 +44,16 @@ if TYPE_CHECKING:  # the public API, declared once (module docstring), by folder
         empirical_bernstein_interval as empirical_bernstein_interval,
     )
     from smoothdp_nb.core.release import (
+        exercises as exercises,
         noise as noise,
+    )
+    from smoothdp_nb.core.release.compare import (
+        ReleaseComparison as ReleaseComparison,
+        compare_releases as compare_releases,
+    )
+    from smoothdp_nb.core.release.leak import (
+        LocalSensitivityLeak as LocalSensitivityLeak,
+        local_sensitivity_leak as local_sensitivity_leak,
     )
     from smoothdp_nb.core.release.noise import (
         calibrate as calibrate,
@@ -63,6 +72,7 @@ if TYPE_CHECKING:  # the public API, declared once (module docstring), by folder
         smooth_sensitivity as smooth_sensitivity,
     )
     from smoothdp_nb.core.release.smooth_sensitivity import (
+        MethodRelease as MethodRelease,
         Release as Release,
         compare_noise as compare_noise,
         default_gamma as default_gamma,

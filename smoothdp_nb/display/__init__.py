@@ -11,7 +11,8 @@ legends):
 * :func:`bound_chart` -- an upper bound against the exact smoothed delta (Remark 8);
 * :func:`composition_chart` -- a computed delta against a reference bound per database (composition vs its sum);
 * :func:`noise_chart` -- noise std per unit of smooth sensitivity (Hladik & Tetek, Figure 1);
-* :func:`release_chart` -- released values on the bounds' axis (public numbers only).
+* :func:`release_chart` -- released values on the bounds' axis (public numbers only);
+* :func:`comparison_chart` -- the exact error laws of the data-dependent release methods on one dataset.
 
 The numbers a person reads (titles, notes, notebook prose) are written by the formatters of
 :mod:`smoothdp_nb.core.numerics.formatting`, re-exported here: :func:`format_sci` (``7.97·10⁻¹``),
@@ -22,7 +23,7 @@ The live panels use the ``*_figure`` twins of the builders they draw
 of the same shape sends new rows without building an Altair chart.
 
 The builders live in :mod:`.delta` (smoothed delta and profiles), :mod:`.noise` and
-:mod:`.release`, on the frames of :mod:`.frames`; :mod:`.figure` splits a chart into its data and
+:mod:`.release`, :mod:`.comparison` (the release methods side by side), on the frames of :mod:`.frames`; :mod:`.figure` splits a chart into its data and
 its drawing, :mod:`.results` draws the core's result objects, :mod:`.register` registers them
 and :mod:`.render` renders offline.
 
@@ -47,6 +48,7 @@ from smoothdp_nb.core.numerics.formatting import (
     format_sci,
     format_value,
 )
+from smoothdp_nb.display.comparison import comparison_chart, comparison_summary
 from smoothdp_nb.display.delta import (
     bound_chart,
     composition_chart,
@@ -72,6 +74,8 @@ __all__ = [
     "PROFILE",
     "bound_chart",
     "composition_chart",
+    "comparison_chart",
+    "comparison_summary",
     "delta_vs_epsilon_chart",
     "delta_vs_epsilon_figure",
     "delta_vs_n_chart",

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from smoothdp_nb.core.release.compare import ReleaseComparison
 from smoothdp_nb.core.release.reports import NoiseComparison, ReleaseReport
 from smoothdp_nb.core.runtime import rendering
 from smoothdp_nb.core.smoothed.engines.results import SmoothedCurve, SmoothedResult
 from smoothdp_nb.core.smoothed.reports import ProfileResult
-from smoothdp_nb.display import render, results
+from smoothdp_nb.display import comparison, render, results
 
 __all__ = ["KINDS", "kind_of", "register", "summary_bundle"]
 
@@ -19,6 +20,7 @@ KINDS: dict[type, tuple[str, Any, Any]] = {
     SmoothedCurve: ("smoothed-curve", results.curve_chart, results.curve_summary),
     NoiseComparison: ("noise-comparison", results.noise_comparison_chart, results.noise_summary),
     ReleaseReport: ("release", results.release_report_chart, results.release_summary),
+    ReleaseComparison: ("release-comparison", comparison.comparison_chart, comparison.comparison_summary),
 }
 
 

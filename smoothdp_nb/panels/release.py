@@ -1,4 +1,4 @@
-"""Panel: private release of a statistic of one column with smooth-sensitivity noise."""
+"""Panel: private release of a statistic of one column with smooth-sensitivity noise or another data-dependent method."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from numpy.typing import ArrayLike
 
 from smoothdp_nb.core.numerics.array_types import SeedLike
 from smoothdp_nb.core.numerics.validation import as_bounds, as_float_array, as_real, position
+from smoothdp_nb.core.release.methods.registry import DEFAULT_METHOD, METHODS, get_method, method_label
 from smoothdp_nb.core.release.noise import calibrate, family_names, get_family
 from smoothdp_nb.core.release.odometer import BudgetExceeded, PrivacyOdometer
 from smoothdp_nb.core.release.sensitivity import clipping_silenced, evaluate_query, smooth_sensitivity
@@ -73,7 +74,7 @@ class ReleasePanel(Panel):
     noise : str
         Noise family.
     delta : float
-        For the Laplace family.
+        For the Laplace family, propose-test-release and the stability release.
     missing : float, optional
         What a missing record (NaN, None) stands for: a fixed public value in
         ``bounds``, e.g. ``low``.  Every missing record is replaced by it, so
@@ -87,6 +88,10 @@ class ReleasePanel(Panel):
         The curator's budget: an odometer (shared with other panels or code, so
         that all their releases count together), or its ``epsilon`` or
         ``(epsilon, delta)`` for a new one.  Default ``(10, 1e-5)``.
+    method : str
+        ``"smooth-sensitivity"`` (default) or another method of :func:`smoothdp_nb.release`
+        (exponential, inverse-sensitivity, propose-test-release, stability: the median only; the
+        noise and gamma controls then do not apply, and a refused release shows as ⊥).
     """
 
     title = "Smooth-sensitivity release"
@@ -101,6 +106,7 @@ class ReleasePanel(Panel):
         delta: float = 1e-6,
         missing: float | None = None,
         budget: PrivacyOdometer | float | tuple[float, float] = (10.0, 1e-5),
+        method: str = DEFAULT_METHOD,
     ) -> None:
         if bounds is None:
             raise TypeError(
@@ -125,6 +131,12 @@ class ReleasePanel(Panel):
             column = column.fillna(self.missing)
         self._x = as_float_array(column.to_numpy(), "series")
         self.name = getattr(series, "name", None) or "value"
+        self.method = W.Dropdown(
+            options=[(method_label(m), m) for m in METHODS],
+            value=method,
+            description="method",
+            layout=W.Layout(width=CONTROL_WIDTH),
+        )
         self.query = W.Dropdown(options=_QUERIES, value=query, description="statistic")
         self.epsilon = decimal_slider("ε", epsilon, 0.05, 5.0, 0.05, fmt=".2f", continuous=False)
         self.auto_gamma = W.Checkbox(value=True, description="default γ (data-independent)")
@@ -151,6 +163,7 @@ class ReleasePanel(Panel):
         # the Release button right after what most releases set (the statistic and ε): the keyboard
         # reaches it in a few Tab stops, before the finer options (γ, noise family, δ, diagnostics)
         return [
+            self.method,
             self.query,
             self.epsilon,
             self.button,
@@ -165,11 +178,24 @@ class ReleasePanel(Panel):
     # -- parameters -------------------------------------------------------------
     def params(self) -> dict:
         """Keyword arguments for :func:`smoothdp_nb.release` from the current controls."""
-        self.gamma.disabled = bool(self.auto_gamma.value)
+        method = self.method.value
+        smooth = method == DEFAULT_METHOD
+        for control in (self.auto_gamma, self.noise, self.diagnostics, self.query):
+            control.disabled = not smooth  # smooth-sensitivity settings; the other methods release the median
+        self.gamma.disabled = bool(self.auto_gamma.value) or not smooth
         noise = self.noise.value
-        needs_delta = get_family(noise).needs_delta  # δ is a parameter of the Laplace family only
+        # δ: a parameter of the Laplace family, of propose-test-release and of the stability release
+        needs_delta = get_family(noise).needs_delta if smooth else get_method(method).needs_delta
         self.delta.disabled = not needs_delta
         delta = float(self.delta.value) if needs_delta else None
+        if not smooth:
+            return {
+                "query": "median",
+                "epsilon": float(self.epsilon.value),
+                "bounds": self.bounds,
+                "delta": delta,
+                "method": method,
+            }
         gamma = None if self.auto_gamma.value else float(self.gamma.value)
         return {
             "query": self.query.value,
@@ -193,7 +219,7 @@ class ReleasePanel(Panel):
         Release
         """
         kwargs = self.params()
-        if "diagnostics" in inspect.signature(release).parameters:
+        if "method" not in kwargs and "diagnostics" in inspect.signature(release).parameters:
             kwargs["diagnostics"] = bool(self.diagnostics.value)
         rel = self.odometer.release(self._x, rng=rng, reveal_true=False, **kwargs)
         self.current = rel
@@ -243,9 +269,11 @@ class ReleasePanel(Panel):
 
     def _build_figure(self) -> Figure:
         p = self.params()
-        self._calibrate(p)  # say now, not at the next Release, when the settings cannot be calibrated
-        density = self._density(p) if self.diagnostics.value else None
-        if not self.diagnostics.value:
+        smooth = "method" not in p
+        if smooth:
+            self._calibrate(p)  # say now, not at the next Release, when the settings cannot be calibrated
+        density = self._density(p) if self.diagnostics.value and smooth else None
+        if density is None:
             self._noise_std = None  # forget it when hidden
         if self.reveal.value:
             if self._true is None:  # computed only on request
@@ -255,7 +283,7 @@ class ReleasePanel(Panel):
             self._true = None
         note = public_note(self.current) if self.current is not None else "nothing released yet: press Release"
         return release_figure(
-            self.releases,
+            [r for r in self.releases if not getattr(r, "refused", False)],  # ⊥ has no place on the axis
             self.bounds,
             name=str(self.name),
             query=p["query"],
@@ -269,8 +297,10 @@ class ReleasePanel(Panel):
         if self.missing is not None:
             parts.append(f"missing records count as {self.missing:g} (public rule, given as missing=)")
         if self.current is not None:
+            refused = getattr(self.current, "refused", False)
+            shown = "⊥ (refused)" if refused else f"{self.current.value:.10g}"
             parts.append(
-                f"released {html.escape(self.current.query)} = <b>{self.current.value:.10g}</b> "
+                f"released {html.escape(self.current.query)} = <b>{shown}</b> "
                 f"({html.escape(self.current.guarantee)}); {len(self.releases)} release(s)"
             )
         else:

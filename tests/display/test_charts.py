@@ -156,7 +156,9 @@ def test_import_is_light_and_charts_load_on_first_display():
         "print(sorted(sdp.core.runtime.rendering.renderers.kinds))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
-    assert out.strip() == str(sorted(["noise-comparison", "profile", "release", "smoothed", "smoothed-curve"]))
+    assert out.strip() == str(
+        sorted(["noise-comparison", "profile", "release", "release-comparison", "smoothed", "smoothed-curve"])
+    )
 
 
 def test_registry_falls_back_to_plain_text_and_explains_missing_charts():

@@ -38,6 +38,7 @@ EXPECTED = [
     "06_smooth_sensitivity.ipynb",
     "07_course_dp_basics.ipynb",
     "08_composition_accounting.ipynb",
+    "09_data_dependent_releases.ipynb",
     "10_noisy_pipelines.ipynb",
     "11_privacy_budget.ipynb",
 ]

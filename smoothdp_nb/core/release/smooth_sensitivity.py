@@ -62,6 +62,9 @@ from smoothdp_nb.core.numerics.array_types import SeedLike
 from smoothdp_nb.core.numerics.formatting import format_param, format_value, lattice_text
 from smoothdp_nb.core.numerics.validation import as_bounds, as_float_array, as_positive, as_rng, position
 from smoothdp_nb.core.release import lattice as _lattice, timing as _timing
+from smoothdp_nb.core.release.methods.base import MethodOutcome
+from smoothdp_nb.core.release.methods.registry import DEFAULT_METHOD, canonical_method
+from smoothdp_nb.core.release.methods.run import run_method
 from smoothdp_nb.core.release.noise import Calibration, get_family
 from smoothdp_nb.core.release.noise.registry import families as registered_families
 from smoothdp_nb.core.release.sensitivity import (
@@ -73,7 +76,15 @@ from smoothdp_nb.core.release.sensitivity import (
     smooth_sensitivity,
 )
 
-__all__ = ["DEFAULT_GAMMA", "Release", "ReleaseDiagnostics", "compare_noise", "default_gamma", "release"]
+__all__ = [
+    "DEFAULT_GAMMA",
+    "MethodRelease",
+    "Release",
+    "ReleaseDiagnostics",
+    "compare_noise",
+    "default_gamma",
+    "release",
+]
 
 
 class _DefaultGammaTexts(Mapping[str, str]):
@@ -264,6 +275,76 @@ class Release:
         return pd.DataFrame([d])
 
 
+@dataclass(frozen=True, repr=False)
+class MethodRelease(Release):
+    """A :class:`Release` made by a data-dependent method other than smooth sensitivity (:mod:`.methods`).
+
+    The smooth-sensitivity fields do not apply: ``gamma`` is NaN, ``noise`` ``"none"``.  Extra
+    public fields: ``method``, ``refused`` (the test of propose-test-release or of the stability
+    release said ⊥; ``value`` is then NaN), ``quantile`` and ``proposal``.
+    """
+
+    method: str = "exponential"
+    refused: bool = False
+    quantile: float | None = None
+    proposal: float | None = None
+
+    @classmethod
+    def of(cls, outcome: MethodOutcome) -> MethodRelease:
+        """Wrap a method's outcome (public numbers; the true value only if it was asked for)."""
+        return cls(
+            value=math.nan if outcome.value is None else outcome.value,
+            lattice=outcome.lattice,
+            query=outcome.query,
+            n=outcome.n,
+            bounds=outcome.bounds,
+            epsilon=outcome.epsilon,
+            delta=outcome.delta,
+            rho=None,
+            gamma=math.nan,
+            gamma_source="not used by this method",
+            noise="none",
+            shape=None,
+            guarantee=outcome.guarantee,
+            true_value=outcome.true_value,
+            method=outcome.method,
+            refused=outcome.value is None,
+            quantile=outcome.quantile,
+            proposal=outcome.proposal,
+        )
+
+    def __repr__(self) -> str:
+        value = "refused (⊥)" if self.refused else repr(self.value)
+        q = f", quantile={self.quantile!r}" if self.quantile is not None else ""
+        d = f", delta={self.delta!r}" if self.delta is not None else ""
+        p = f", proposal={self.proposal!r}" if self.proposal is not None else ""
+        return (
+            f"Release(value={value}, method={self.method!r}, lattice={lattice_text(self.lattice)}, "
+            f"query={self.query!r}{q}, n={self.n}, bounds={self.bounds!r}, epsilon={self.epsilon!r}{d}{p}, "
+            f"guarantee={self.guarantee!r})"
+        )
+
+    __str__ = __repr__
+
+    def to_dict(self) -> dict[str, object]:
+        """The public fields of a method release (never ``true_value``; ``value`` None when refused)."""
+        return {
+            "value": None if self.refused else self.value,
+            "refused": self.refused,
+            "method": self.method,
+            "lattice": self.lattice,
+            "query": self.query,
+            "quantile": self.quantile,
+            "n": self.n,
+            "bounds_low": self.bounds[0],
+            "bounds_high": self.bounds[1],
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "proposal": self.proposal,
+            "guarantee": self.guarantee,
+        }
+
+
 def release(
     x: npt.ArrayLike,
     query: str = "median",
@@ -280,16 +361,20 @@ def release(
     diagnostics: bool = False,
     reveal_true: bool = False,
     clip_infinite: bool = False,
+    method: str = DEFAULT_METHOD,
+    quantile: float | None = None,
+    proposal: float | None = None,
 ) -> Release:
-    """Release ``query(x)`` privately with smooth-sensitivity noise, exactly on a lattice.
+    """Release ``query(x)`` privately with smooth-sensitivity noise (or another method), exactly on a lattice.
 
     Parameters
     ----------
     x : array_like, 1-D
         The data; values outside ``bounds`` are clipped to them, silently (a warning would say how
         many records lie outside: data-dependent; ``diagnostics=True`` gives the count).
-    query : {"median", "trimmed_mean", "mean"}
-        ``median`` is the lower median for even n (see :mod:`.sensitivity`).
+    query : {"median", "trimmed_mean", "mean", "quantile"}
+        ``median`` is the lower median for even n (see :mod:`.sensitivity`).  ``"quantile"`` (with
+        ``quantile=``) is for the methods other than smooth sensitivity.
     epsilon : float
         ``epsilon > 0``.  For ``laplace_log_normal`` the release is
         ``rho``-zCDP with ``rho = epsilon**2/2`` (Proposition 3).
@@ -324,9 +409,24 @@ def release(
         then it is clipped to the bound on its side, like any record outside
         the bounds.
 
+    method : {"smooth-sensitivity", "exponential", "inverse-sensitivity", "propose-test-release", "stability"}
+        ``"smooth-sensitivity"`` (the default) adds noise of the family ``noise`` scaled to the smooth
+        sensitivity.  The others release the median or a quantile of the data rounded to the lattice
+        (:mod:`.methods`): the exponential mechanism with the rank utility and the inverse sensitivity
+        mechanism (epsilon-DP), propose-test-release and the stability-based release
+        ((epsilon, delta)-DP, ``0 < delta < 0.5``; they may refuse, ``value=None``).  ``gamma``,
+        ``shape``, ``trim`` and ``diagnostics`` belong to smooth sensitivity only.
+    quantile : float, optional
+        ``0 < quantile < 1`` with ``query="quantile"``: the ``ceil(quantile n)``-th smallest record.
+    proposal : float, optional
+        Propose-test-release's public bound on the local sensitivity (default: 1/64 of
+        ``high - low``).
+
     Returns
     -------
     Release
+        For the methods other than smooth sensitivity a :class:`MethodRelease` (a ``Release`` with
+        ``method``, ``refused``, ``quantile`` and ``proposal``; ``value`` is NaN when it refused).
 
     Notes
     -----
@@ -345,6 +445,37 @@ def release(
     Wang, Lecture 14 ("Data-dependent DP algorithm design"), Proposition 3.  Mironov, "On significance
     of the least significant bits for differential privacy", CCS 2012.
     """
+    chosen = canonical_method(method)
+    if chosen != DEFAULT_METHOD:
+        for value, name in ((gamma, "gamma"), (shape, "shape"), (trim, "trim")):
+            if value is not None:
+                raise ValueError(f"{name} is a parameter of method='smooth-sensitivity' only, got method={chosen!r}")
+        if noise != "polyplace":
+            raise ValueError(f"noise is a parameter of method='smooth-sensitivity' only, got method={chosen!r}")
+        if diagnostics is not False:
+            raise ValueError(f"diagnostics is a parameter of method='smooth-sensitivity' only, got method={chosen!r}")
+        return MethodRelease.of(
+            run_method(
+                chosen,
+                x,
+                query,
+                epsilon,
+                bounds=bounds,
+                lattice=lattice,
+                rng=rng,
+                delta=delta,
+                quantile=quantile,
+                proposal=proposal,
+                reveal_true=reveal_true,
+                clip_infinite=clip_infinite,
+            )
+        )
+    if quantile is not None or proposal is not None:
+        name = "quantile" if quantile is not None else "proposal"
+        raise ValueError(
+            f"{name} is not a parameter of method='smooth-sensitivity' (queries: median, trimmed_mean, mean); "
+            "pass method='exponential', 'inverse-sensitivity', 'propose-test-release' or 'stability'"
+        )
     q = _query_name(query)
     fam = get_family(noise)
     family = fam.name

@@ -72,7 +72,7 @@ def renyi_epsilon(
     if alphas.size == 0 or np.isnan(alphas).any() or not (alphas > 1.0).all():
         raise ValueError("orders must be a non-empty list of Renyi orders 1 < alpha <= inf")
     renyi_to_dp([2.0], [0.0], delta)  # validates delta before any divergence is computed
-    rows = np.atleast_2d(np.asarray(renyi_profile(mechanism, hist, alphas, bound="upper"), dtype=float))
+    rows = np.atleast_2d(np.asarray(renyi_profile(mechanism, hist, alphas), dtype=float))
     single = np.ndim(np.asarray(hist)) == 1
     out = np.array([renyi_to_dp(alphas, row, delta) for row in rows], dtype=float)
     return float(out[0]) if single else out

@@ -244,7 +244,11 @@ class ReleasePanel(Panel):
         budget = f"ε={odo.epsilon:g}" + (f", δ={odo.delta:g}" if odo.delta > 0 else "")
         text = f"budget {budget}: spent ε={spent.epsilon:.4g}{delta}, remaining ε={left.epsilon:.4g}{delta_left}"
         after = odo.would_spend(
-            p["epsilon"], noise=p["noise"], gamma=p["gamma"], delta=p["delta"]
+            p["epsilon"],
+            noise=p.get("noise", "polyplace"),
+            gamma=p.get("gamma"),
+            delta=p["delta"],
+            method=p.get("method", DEFAULT_METHOD),
         )  # public parameters only
         self.button.disabled = after is None
         if after is None:

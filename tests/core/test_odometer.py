@@ -230,3 +230,17 @@ def test_spend_charges_a_release_made_elsewhere() -> None:
     with pytest.raises(ValueError, match="required"):
         odo.spend()
     assert len(odo) == 3
+
+
+def test_a_method_release_is_charged_by_its_own_guarantee():
+    """Exponential releases are pure epsilon-DP, propose-test-release (epsilon, delta)-DP: each is
+    charged so, before the data is read."""
+    odo = sdp.PrivacyOdometer(1.0, delta=1e-6)
+    x = np.linspace(0.0, 1.0, 41)
+    odo.release(x, "median", 0.25, method="exponential", bounds=(0, 1), lattice=2**-6, rng=1)
+    assert odo.spent.epsilon == pytest.approx(0.25, rel=1e-12) and odo.spent.delta == 0.0
+    assert odo.log[-1]["method"] == "exponential"
+    odo.release(x, "median", 0.25, method="propose-test-release", delta=1e-7, bounds=(0, 1), lattice=2**-6, rng=2)
+    assert odo.spent.epsilon == pytest.approx(0.5, rel=1e-12) and odo.spent.delta == pytest.approx(1e-7, rel=1e-9)
+    with pytest.raises(sdp.BudgetExceeded):
+        odo.release(DataThatMustNotBeRead(), "median", 0.75, method="exponential", bounds=(0, 1), rng=RngThatMustNotBeUsed())

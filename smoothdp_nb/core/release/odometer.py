@@ -78,6 +78,7 @@ from smoothdp_nb.core.numerics.array_types import SeedLike
 from smoothdp_nb.core.numerics.ball_arithmetic import arb_from_fraction, float_down, float_up, working_precision
 from smoothdp_nb.core.numerics.validation import as_bounds, as_positive, as_real
 from smoothdp_nb.core.release import lattice as _lattice
+from smoothdp_nb.core.release.methods.registry import DEFAULT_METHOD, canonical_method, get_method, method_label
 from smoothdp_nb.core.release.noise import get_family
 from smoothdp_nb.core.release.noise.base import calibration_value
 from smoothdp_nb.core.release.sensitivity import query_name
@@ -242,8 +243,22 @@ class PrivacyOdometer:
         gamma: float | None = None,
         delta: float | None = None,
         shape: float | None = None,
+        method: str = DEFAULT_METHOD,
     ) -> Charge:
-        """The guarantee a release with these public parameters has (its calibration's; no data)."""
+        """The guarantee a release with these public parameters has (its calibration's, or the
+        method's: pure epsilon-DP, or (epsilon, delta)-DP for propose-test-release and the
+        stability release; no data)."""
+        if canonical_method(method) != DEFAULT_METHOD:
+            obj = get_method(method)
+            eps = as_positive(epsilon, "epsilon")
+            if not obj.needs_delta:
+                if delta is not None:
+                    raise ValueError(f"delta is not used by method={obj.name!r} (pure epsilon-DP); pass delta=None")
+                return Charge("pure", calibration_value(eps))
+            if delta is None:
+                raise ValueError(f"delta is required for method={obj.name!r}: a number with 0 < delta < 0.5")
+            d = as_real(delta, "delta", lo=0.0, hi=0.5, lo_open=True, hi_open=True)
+            return Charge("approximate", calibration_value(eps), calibration_value(d))
         fam = get_family(noise)
         eps = as_positive(epsilon, "epsilon")
         g = fam.default_gamma(eps, delta) if gamma is None else as_positive(gamma, "gamma")
@@ -279,9 +294,10 @@ class PrivacyOdometer:
         gamma: float | None = None,
         delta: float | None = None,
         shape: float | None = None,
+        method: str = DEFAULT_METHOD,
     ) -> PrivacyBudget | None:
         """What :attr:`spent` would be after a release with these parameters; None if it would be refused."""
-        charge = self.charge_of(epsilon, noise=noise, gamma=gamma, delta=delta, shape=shape)
+        charge = self.charge_of(epsilon, noise=noise, gamma=gamma, delta=delta, shape=shape, method=method)
         with self._lock:
             total = self._total(self._sums.plus(charge))
         return None if total is None else PrivacyBudget(total.epsilon, float_up(total.delta))
@@ -304,12 +320,15 @@ class PrivacyOdometer:
         diagnostics: bool = False,
         reveal_true: bool = False,
         clip_infinite: bool = False,
+        method: str = DEFAULT_METHOD,
+        quantile: float | None = None,
+        proposal: float | None = None,
     ) -> Release:
         """Release ``query(x)`` with :func:`~smoothdp_nb.release` if the budget allows it, else refuse.
 
         Parameters
         ----------
-        x, query, epsilon, noise, gamma, delta, shape, bounds, lattice, rng, trim, diagnostics, reveal_true, clip_infinite
+        x, query, epsilon, noise, gamma, delta, shape, bounds, lattice, rng, trim, diagnostics, reveal_true, clip_infinite, method, quantile, proposal
             As for :func:`~smoothdp_nb.release` (``diagnostics`` and ``reveal_true`` reach the
             returned release only, never the log).
 
@@ -332,23 +351,32 @@ class PrivacyOdometer:
         ):
             if not isinstance(flag, bool):
                 raise TypeError(f"{name} must be True or False, got {type(flag).__name__}")
-        charge = self.charge_of(epsilon, noise=noise, gamma=gamma, delta=delta, shape=shape)
-        q = query_name(query)
+        charge = self.charge_of(epsilon, noise=noise, gamma=gamma, delta=delta, shape=shape, method=method)
+        chosen = canonical_method(method)
+        q = query if chosen != DEFAULT_METHOD and query == "quantile" else query_name(query)
         low, high = as_bounds(bounds)
         if lattice is not None:
             _lattice.check_lattice(lattice, (low, high))
-        fam = get_family(noise)
-        g = fam.default_gamma(float(epsilon), delta) if gamma is None else float(gamma)
-        if g < MIN_GAMMA:
-            raise ValueError(f"gamma must be >= 2**-29 (about {MIN_GAMMA:.3g}) for a release, got {g!r}")
-        request = f"a {q} with {fam.name} noise at epsilon={float(epsilon):g} ({charge.text()})"
+        if chosen == DEFAULT_METHOD:
+            fam = get_family(noise)
+            g = fam.default_gamma(float(epsilon), delta) if gamma is None else float(gamma)
+            if g < MIN_GAMMA:
+                raise ValueError(f"gamma must be >= 2**-29 (about {MIN_GAMMA:.3g}) for a release, got {g!r}")
+            how = f"{fam.name} noise"
+        else:
+            how = f"the {method_label(chosen)} method"
+        request = f"a {q} with {how} at epsilon={float(epsilon):g} ({charge.text()})"
         with self._lock:
             total = self._total(self._sums.plus(charge))
             if total is None:
                 raise self._refusal_locked(charge, request)
             self._charges.append(charge)  # charged before the data is read: a failure below still spent it
             self._sums = self._sums.plus(charge)
-            entry: dict[str, object] = {"release": len(self._charges), "query": q, "noise": fam.name}
+            entry: dict[str, object] = {"release": len(self._charges), "query": q}
+            # the family for smooth sensitivity; another method's release names its method itself
+            entry["noise" if chosen == DEFAULT_METHOD else "method"] = (
+                get_family(noise).name if chosen == DEFAULT_METHOD else chosen
+            )
             self._log.append(entry)
         try:
             rel = release(
@@ -366,6 +394,9 @@ class PrivacyOdometer:
                 diagnostics=diagnostics,
                 reveal_true=reveal_true,
                 clip_infinite=clip_infinite,
+                method=chosen,
+                quantile=quantile,
+                proposal=proposal,
             )
         except Exception as exc:
             entry.update({"value": None, "failed": type(exc).__name__, "guarantee": charge.text()})

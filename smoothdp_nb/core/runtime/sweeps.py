@@ -101,7 +101,7 @@ def check_grid_size(grid: Any, budget: float | None) -> None:
     longer than ``budget`` seconds to handle: the product of the axes' lengths for a dict
     (from ``len``; an axis without one is listed as given), the number of rows or dicts
     otherwise."""
-    if isinstance(grid, pd.DataFrame):
+    if is_data_frame(grid):
         points = float(grid.shape[0])
     elif isinstance(grid, Mapping):
         points = 1.0

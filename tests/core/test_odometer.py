@@ -243,4 +243,6 @@ def test_a_method_release_is_charged_by_its_own_guarantee():
     odo.release(x, "median", 0.25, method="propose-test-release", delta=1e-7, bounds=(0, 1), lattice=2**-6, rng=2)
     assert odo.spent.epsilon == pytest.approx(0.5, rel=1e-12) and odo.spent.delta == pytest.approx(1e-7, rel=1e-9)
     with pytest.raises(sdp.BudgetExceeded):
-        odo.release(DataThatMustNotBeRead(), "median", 0.75, method="exponential", bounds=(0, 1), rng=RngThatMustNotBeUsed())
+        odo.release(
+            DataThatMustNotBeRead(), "median", 0.75, method="exponential", bounds=(0, 1), rng=RngThatMustNotBeUsed()
+        )

@@ -491,6 +491,48 @@ class ReleaseMethod:
         raise NotImplementedError
 
 
+class BlockedExponential(ReleaseMethod):
+    """An exponential mechanism whose losses are constant on blocks of lattice cells: the law is
+    ``P(k) proportional to exp(-theta * loss(k))``, listed by :func:`blocks_law` and drawn exactly by
+    :func:`sample_blocked`.  Subclasses give the blocks (:meth:`blocks`, data-dependent) and the
+    rate (:meth:`theta`); the exponential mechanism and the inverse sensitivity mechanism differ
+    only there.
+    """
+
+    def blocks(self, data: LatticeData) -> tuple[IntArray, IntArray]:
+        """Block starts and each block's integer loss (the utility's distance from its best)."""
+        raise NotImplementedError
+
+    def theta(self, data: LatticeData, epsilon: float) -> float:
+        """The rate of the exponential weights, from public quantities only."""
+        raise NotImplementedError
+
+    def prepare(
+        self, data: LatticeData, epsilon: float, delta: float | None, proposal: float | None
+    ) -> tuple[IntArray, IntArray]:
+        return self.blocks(data)
+
+    def law(
+        self, data: LatticeData, prepared: object, epsilon: float, delta: float | None, proposal: float | None
+    ) -> CellLaw:
+        starts, losses = as_blocks(prepared)
+        probs = blocks_law(starts, losses, self.theta(data, epsilon), data.k_lo, data.k_hi)
+        cells = np.arange(data.k_lo, data.k_hi + 1, dtype=np.int64)
+        return CellLaw(cells, expand_blocks(probs, starts, data.k_hi), 0.0, data.step, data.true_cell * data.step)
+
+    def sample(
+        self,
+        data: LatticeData,
+        prepared: object,
+        epsilon: float,
+        delta: float | None,
+        proposal: float | None,
+        gen: np.random.Generator | None,
+    ) -> int | None:
+        starts, losses = as_blocks(prepared)
+        return sample_blocked(starts, losses, self.theta(data, epsilon), data.k_lo, data.k_hi, data.n, gen)
+
+
 def laplace_cell_probabilities(true_value: float, scale: float, step: float, k_lo: int, k_hi: int) -> FloatArray:
     """``P(K = k)`` for ``K = clamp(round((true + scale Z) / step))``, Z standard Laplace, every k (floats).
 

@@ -20,15 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from smoothdp_nb.core.numerics.array_types import IntArray
-from smoothdp_nb.core.release.methods.base import (
-    CellLaw,
-    LatticeData,
-    ReleaseMethod,
-    as_blocks,
-    blocks_law,
-    expand_blocks,
-    sample_blocked,
-)
+from smoothdp_nb.core.release.methods.base import BlockedExponential, LatticeData
 
 __all__ = ["ExponentialMechanism", "rank_blocks"]
 
@@ -40,7 +32,7 @@ def rank_blocks(data: LatticeData) -> tuple[IntArray, IntArray]:
     return starts, np.abs(counts - data.rank).astype(np.int64)
 
 
-class ExponentialMechanism(ReleaseMethod):
+class ExponentialMechanism(BlockedExponential):
     """The exponential mechanism with the rank utility (pure epsilon-DP)."""
 
     name = "exponential"
@@ -49,27 +41,8 @@ class ExponentialMechanism(ReleaseMethod):
     def guarantee(self, epsilon: float, delta: float | None) -> str:
         return f"{epsilon:g}-DP (pure; exponential mechanism, rank utility of sensitivity 1)"
 
-    def prepare(
-        self, data: LatticeData, epsilon: float, delta: float | None, proposal: float | None
-    ) -> tuple[IntArray, IntArray]:
+    def blocks(self, data: LatticeData) -> tuple[IntArray, IntArray]:
         return rank_blocks(data)
 
-    def law(
-        self, data: LatticeData, prepared: object, epsilon: float, delta: float | None, proposal: float | None
-    ) -> CellLaw:
-        starts, losses = as_blocks(prepared)
-        probs = blocks_law(starts, losses, epsilon / 2, data.k_lo, data.k_hi)
-        cells = np.arange(data.k_lo, data.k_hi + 1, dtype=np.int64)
-        return CellLaw(cells, expand_blocks(probs, starts, data.k_hi), 0.0, data.step, data.true_cell * data.step)
-
-    def sample(
-        self,
-        data: LatticeData,
-        prepared: object,
-        epsilon: float,
-        delta: float | None,
-        proposal: float | None,
-        gen: np.random.Generator | None,
-    ) -> int | None:
-        starts, losses = as_blocks(prepared)
-        return sample_blocked(starts, losses, epsilon / 2, data.k_lo, data.k_hi, data.n, gen)
+    def theta(self, data: LatticeData, epsilon: float) -> float:
+        return epsilon / 2

@@ -28,15 +28,7 @@ from flint import arb, arb_poly
 
 from smoothdp_nb.core.numerics.array_types import IntArray
 from smoothdp_nb.core.numerics.ball_arithmetic import float_up, working_precision
-from smoothdp_nb.core.release.methods.base import (
-    CellLaw,
-    LatticeData,
-    ReleaseMethod,
-    as_blocks,
-    blocks_law,
-    expand_blocks,
-    sample_blocked,
-)
+from smoothdp_nb.core.release.methods.base import BlockedExponential, LatticeData
 
 __all__ = ["InverseSensitivityMechanism", "inverse_sensitivity_blocks", "ism_theta", "unbiased_bound"]
 
@@ -75,7 +67,7 @@ def unbiased_bound(data: LatticeData, epsilon: float) -> float:
         return min(1.0, float_up(bound))
 
 
-class InverseSensitivityMechanism(ReleaseMethod):
+class InverseSensitivityMechanism(BlockedExponential):
     """The epsilon-DP inverse sensitivity mechanism (exponential mechanism with utility ``-D_f``)."""
 
     name = "inverse-sensitivity"
@@ -84,27 +76,8 @@ class InverseSensitivityMechanism(ReleaseMethod):
     def guarantee(self, epsilon: float, delta: float | None) -> str:
         return f"{epsilon:g}-DP (pure; inverse sensitivity mechanism, D_f of sensitivity 1)"
 
-    def prepare(
-        self, data: LatticeData, epsilon: float, delta: float | None, proposal: float | None
-    ) -> tuple[IntArray, IntArray]:
+    def blocks(self, data: LatticeData) -> tuple[IntArray, IntArray]:
         return inverse_sensitivity_blocks(data)
 
-    def law(
-        self, data: LatticeData, prepared: object, epsilon: float, delta: float | None, proposal: float | None
-    ) -> CellLaw:
-        starts, losses = as_blocks(prepared)
-        probs = blocks_law(starts, losses, ism_theta(data, epsilon), data.k_lo, data.k_hi)
-        cells = np.arange(data.k_lo, data.k_hi + 1, dtype=np.int64)
-        return CellLaw(cells, expand_blocks(probs, starts, data.k_hi), 0.0, data.step, data.true_cell * data.step)
-
-    def sample(
-        self,
-        data: LatticeData,
-        prepared: object,
-        epsilon: float,
-        delta: float | None,
-        proposal: float | None,
-        gen: np.random.Generator | None,
-    ) -> int | None:
-        starts, losses = as_blocks(prepared)
-        return sample_blocked(starts, losses, ism_theta(data, epsilon), data.k_lo, data.k_hi, data.n, gen)
+    def theta(self, data: LatticeData, epsilon: float) -> float:
+        return ism_theta(data, epsilon)

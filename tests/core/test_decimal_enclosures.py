@@ -46,7 +46,9 @@ def test_log_fraction_enclosure_of_sampling_rates_near_one():
 
 def test_exp_double_beyond_the_floats():
     assert exp_double(math.inf) == (math.inf, 0.0)
-    assert exp_double(1000.0) == (math.inf, 0.0)  # e^1000 overflows the floats: inf, as Arb's midpoint did
+    assert exp_double(1000.0) == (math.inf, 0.0)
+    assert exp_double(1e9) == (math.inf, 0.0)  # beyond decimal's exponent range too
+    assert exp_double(-1e9) == (0.0, 0.0)  # e^1000 overflows the floats: inf, as Arb's midpoint did
     assert exp_double(-math.inf) == (0.0, 0.0)
     hi, _ = exp_double(math.nan)
     assert math.isnan(hi)

@@ -69,7 +69,10 @@ def float_down(x: Fraction) -> float:
 
 
 def decimal_up(x: Fraction) -> str:
-    """``x`` in 6 significant digits, rounded up (a stated bound must not be below the truth)."""
+    """``x`` in 6 significant digits, rounded up (a stated bound must not be below the truth);
+    ``"inf"`` beyond the floats."""
+    if math.isinf(float_up(x)):
+        return "inf"
     text = f"{float(x):.6g}"
     while Fraction(text) < x:
         mant, _, exp = f"{float(Fraction(text)):.5e}".partition("e")

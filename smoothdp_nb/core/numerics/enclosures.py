@@ -239,6 +239,8 @@ def exp_double(x: float) -> tuple[float, float]:
     e^x < 2^-104 e^x``.  (The standard library's decimal loads in a millisecond; Arb would cost
     a first profile tens of milliseconds of import.)
     """
+    if float(x) > 710.0:  # e^x beyond the floats (the largest is about e^709.78), and beyond decimal's Emax
+        return math.inf, 0.0
     with decimal.localcontext(prec=40, rounding=decimal.ROUND_HALF_EVEN, Emax=10**6, Emin=-(10**6)):
         d = decimal.Decimal(float(x)).exp()
         hi = float(d)

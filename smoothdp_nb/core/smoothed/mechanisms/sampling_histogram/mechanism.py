@@ -600,7 +600,11 @@ class SamplingHistogram(SampleSize, Mechanism):
             # factor's error only where it may be positive
             g = good[rows]
             D = (k + shift[rows]) * g  # exact integers below 2^53
-            out: FloatArray = (D - e_hi[rows] * (vp1[rows] * (g - k))) / D
+            B = vp1[rows] * (g - k)
+            # B = 0 (Q = 0 there) must stay a zero product when e^eps overflows to inf
+            with np.errstate(invalid="ignore"):
+                scaled = e_hi[rows] * B
+            out: FloatArray = (D - np.where(B == 0.0, 0.0, scaled)) / D
             return out
 
         return rational_factor

@@ -204,7 +204,8 @@ def handouts(tmp_path_factory):
 
 def test_handouts_have_no_serious_accessibility_violation(browser, axe, handouts):
     base, pages = handouts
-    assert len(pages) == len(TUTORIALS) + 2 and len(TUTORIALS) == 9
+    assert len(pages) == len(TUTORIALS) + 2 and len(TUTORIALS) >= 8
+    assert [t.name[:2] for t in TUTORIALS] == [f"{i:02d}" for i in range(1, len(TUTORIALS) + 1)]
     failures = {}
     for name in pages:
         bad, _, blocked = _audit(browser, axe, f"{base}{name}.html", bypass_csp=True)

@@ -237,7 +237,7 @@ def test_every_tutorial_s_maths_is_typeset_by_mathjax(lab):
         found[path.name] = {**page.evaluate(MATH), "cells": cells, "formulas": formulas}
         _close(page)
     print("[lab maths]", {k: (v["typeset"], v["formulas"]) for k, v in found.items()})
-    assert len(found) == 9, sorted(found)
+    assert len(found) == len(NOTEBOOKS), sorted(found)
     for name, math in found.items():
         assert math["cells"] > 0 and math["rendered"] == math["cells"], (name, math)
         assert math["formulas"] >= 9, (name, math)  # every tutorial writes its definitions in TeX

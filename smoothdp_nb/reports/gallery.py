@@ -30,6 +30,8 @@ from smoothdp_nb.core.release.sensitivity import smooth_sensitivity
 from smoothdp_nb.core.smoothed.reports import profile
 from smoothdp_nb.display import (
     bound_chart,
+    comparison_chart,
+    composition_chart,
     figure1_chart,
     noise_chart,
     release_chart,
@@ -182,6 +184,33 @@ def _release_empty() -> alt.TopLevelMixin:
     return release_chart([], (0.0, 1.0), name="share", query="median", note="nothing released yet: press Release")
 
 
+def _composition() -> alt.TopLevelMixin:
+    # the exact profile of ten runs of a sampling histogram against Proposition 5's sum, per database
+    mech = sdp.SamplingHistogram(T=4)
+    runs = sdp.repeat(mech, 10)
+    eps = np.linspace(0.0, 6.0, 7)
+    rows = []
+    for hist in ([10, 0], [7, 3], [5, 5]):
+        exact = sdp.privacy_profile(runs, hist, eps)
+        single = sdp.privacy_profile(mech, hist, eps / 10)
+        for e, d_exact, d_one in zip(eps, exact, single):
+            rows.append({"database": str(hist), "epsilon": e, "exact": d_exact, "proposition5": min(1.0, 10 * d_one)})
+    return composition_chart(pd.DataFrame(rows), title="Ten runs: exact composition (solid) vs Proposition 5 (dashed)")
+
+
+def _release_methods() -> alt.TopLevelMixin:
+    x = sdp.datasets.us_2020_districts()["biden_top2_share"].to_numpy()
+    comparison = sdp.compare_releases(
+        x,
+        "median",
+        1.0,
+        bounds=(0, 1),
+        lattice=2**-7,
+        methods=["smooth-sensitivity", "exponential", "inverse-sensitivity"],
+    )
+    return comparison_chart(comparison)
+
+
 #: name -> (caption, builder of the chart)
 FIGURES: dict[str, tuple[str, Callable[[], alt.TopLevelMixin]]] = {
     "figure1_elections": ("Figure 1: δ(x) and the adjusted utility per election (figure1_chart)", _figure1),
@@ -207,6 +236,8 @@ FIGURES: dict[str, tuple[str, Callable[[], alt.TopLevelMixin]]] = {
     "release_history": ("Five releases, latest in blue (release_chart, as in the panel)", _release_history),
     "release_diagnostics": ("A release with the curator's diagnostics (noise density, labelled)", _release_diagnostics),
     "release_empty": ("The release panel's chart before the first release", _release_empty),
+    "composition": ("Exact composition against Proposition 5, per database (composition_chart)", _composition),
+    "release_methods": ("Error laws of three data-dependent releases, exact (comparison_chart)", _release_methods),
 }
 
 

@@ -191,8 +191,8 @@ def _composition() -> alt.TopLevelMixin:
     eps = np.linspace(0.0, 6.0, 7)
     rows = []
     for hist in ([10, 0], [7, 3], [5, 5]):
-        exact = sdp.privacy_profile(runs, hist, eps)
-        single = sdp.privacy_profile(mech, hist, eps / 10)
+        exact = np.atleast_1d(sdp.privacy_profile(runs, hist, eps))
+        single = np.atleast_1d(sdp.privacy_profile(mech, hist, eps / 10))
         for e, d_exact, d_one in zip(eps, exact, single):
             rows.append({"database": str(hist), "epsilon": e, "exact": d_exact, "proposition5": min(1.0, 10 * d_one)})
     return composition_chart(pd.DataFrame(rows), title="Ten runs: exact composition (solid) vs Proposition 5 (dashed)")

@@ -33,6 +33,7 @@ Computers 66 (2017).
 
 from __future__ import annotations
 
+import abc
 import functools
 import math
 import time
@@ -454,7 +455,7 @@ class MethodOutcome:
 # --------------------------------------------------------------------------- #
 # the method protocol
 # --------------------------------------------------------------------------- #
-class ReleaseMethod:
+class ReleaseMethod(abc.ABC):
     """A data-dependent release method: its guarantee, its exact law on a dataset, its exact sampler.
 
     Subclasses set ``name``, ``label``, ``needs_delta`` (an (epsilon, delta) guarantee),
@@ -467,18 +468,22 @@ class ReleaseMethod:
     needs_delta: bool = False
     uses_proposal: bool = False
 
+    @abc.abstractmethod
     def guarantee(self, epsilon: float, delta: float | None) -> str:
-        raise NotImplementedError
+        ...  # abstract: each method gives its own
 
+    @abc.abstractmethod
     def prepare(self, data: LatticeData, epsilon: float, delta: float | None, proposal: float | None) -> object:
         """The data-dependent quantities the law and the sampler need (blocks, a distance)."""
-        raise NotImplementedError
+        ...  # abstract: each method gives its own
 
+    @abc.abstractmethod
     def law(
         self, data: LatticeData, prepared: object, epsilon: float, delta: float | None, proposal: float | None
     ) -> CellLaw:
-        raise NotImplementedError
+        ...  # abstract: each method gives its own
 
+    @abc.abstractmethod
     def sample(
         self,
         data: LatticeData,
@@ -488,10 +493,10 @@ class ReleaseMethod:
         proposal: float | None,
         gen: np.random.Generator | None,
     ) -> int | None:
-        raise NotImplementedError
+        ...  # abstract: each method gives its own
 
 
-class BlockedExponential(ReleaseMethod):
+class BlockedExponential(ReleaseMethod, abc.ABC):
     """An exponential mechanism whose losses are constant on blocks of lattice cells: the law is
     ``P(k) proportional to exp(-theta * loss(k))``, listed by :func:`blocks_law` and drawn exactly by
     :func:`sample_blocked`.  Subclasses give the blocks (:meth:`blocks`, data-dependent) and the
@@ -499,13 +504,15 @@ class BlockedExponential(ReleaseMethod):
     only there.
     """
 
+    @abc.abstractmethod
     def blocks(self, data: LatticeData) -> tuple[IntArray, IntArray]:
         """Block starts and each block's integer loss (the utility's distance from its best)."""
-        raise NotImplementedError
+        ...  # abstract: each method gives its own
 
+    @abc.abstractmethod
     def theta(self, data: LatticeData, epsilon: float) -> float:
         """The rate of the exponential weights, from public quantities only."""
-        raise NotImplementedError
+        ...  # abstract: each method gives its own
 
     def prepare(
         self, data: LatticeData, epsilon: float, delta: float | None, proposal: float | None

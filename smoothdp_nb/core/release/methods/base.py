@@ -469,8 +469,7 @@ class ReleaseMethod(abc.ABC):
     uses_proposal: bool = False
 
     @abc.abstractmethod
-    def guarantee(self, epsilon: float, delta: float | None) -> str:
-        ...  # abstract: each method gives its own
+    def guarantee(self, epsilon: float, delta: float | None) -> str: ...  # abstract: each method gives its own
 
     @abc.abstractmethod
     def prepare(self, data: LatticeData, epsilon: float, delta: float | None, proposal: float | None) -> object:
@@ -480,8 +479,7 @@ class ReleaseMethod(abc.ABC):
     @abc.abstractmethod
     def law(
         self, data: LatticeData, prepared: object, epsilon: float, delta: float | None, proposal: float | None
-    ) -> CellLaw:
-        ...  # abstract: each method gives its own
+    ) -> CellLaw: ...  # abstract: each method gives its own
 
     @abc.abstractmethod
     def sample(
@@ -492,8 +490,7 @@ class ReleaseMethod(abc.ABC):
         delta: float | None,
         proposal: float | None,
         gen: np.random.Generator | None,
-    ) -> int | None:
-        ...  # abstract: each method gives its own
+    ) -> int | None: ...  # abstract: each method gives its own
 
 
 class BlockedExponential(ReleaseMethod, abc.ABC):

@@ -36,7 +36,7 @@ import numpy as np
 
 from smoothdp_nb.core.numerics.array_types import FloatArray, IntArray
 from smoothdp_nb.core.numerics.enclosures import LIBM_REL, LogEnclosure, U, lpmf_abs_error, next_down, next_up
-from smoothdp_nb.core.numerics.privacy_loss.lattice import LATTICE_FROM, composed_cells
+from smoothdp_nb.core.numerics.privacy_loss.lattice import LATTICE_FROM, composed_cells, lattice_step
 from smoothdp_nb.core.numerics.privacy_loss.pld import (
     EXACT_SUPPORT,
     GRID_CELLS,
@@ -62,6 +62,7 @@ __all__ = [
     "check_composition_work",
     "check_pair_evaluation",
     "evaluation_seconds",
+    "grid_seconds",
     "pair_seconds",
 ]
 
@@ -286,28 +287,48 @@ def _check_composed_size(losses: tuple[ComposedLoss, ComposedLoss]) -> None:
 
 
 # --- the up-front cost of a composition (arithmetic: nothing is built or composed to estimate it) ---
+# Measured with time.process_time on the project machine (2 cores, load 0.5-1.7, 2026-11-29):
+# benchmarks/bench_composed_cost.py and benchmarks/COMPOSED.md.
 
 #: seconds to build one run's loss distributions on one neighbour pair, both directions and both
-#: bounds (measured 8.3-8.4 ms for a two-category sampling histogram at load 2-9)
-_BUILD_SECONDS_PER_RUN = 0.01
+#: bounds, from its output laws (a two-category sampling histogram's count law: 2.8 ms at n = 5;
+#: a finite mechanism of two outputs: 0.8 ms)
+_BUILD_SECONDS_PER_RUN = 3e-3
+#: the same for a run whose loss laws are its own closed form (a noisy count: 0.04 ms, its
+#: noise laws cached)
+_BUILD_SECONDS_PER_OWN_RUN = 1e-4
 #: seconds per atom of one run's loss law on one pair (its pmf, errors and outward rounding, four
-#: times: measured 14 s for the two directions of a sampling histogram's pair at n = 10^6, 5 x 10^5
-#: atoms, at load 12)
-_BUILD_SECONDS_PER_ATOM = 3e-5
+#: times: 1.14 s for a sampling histogram's pair at n = 10^6, 5 x 10^5 atoms)
+_BUILD_SECONDS_PER_ATOM = 2.5e-6
 #: bytes per atom of one run's loss distributions (four laws of losses, masses and lattice indices)
 _BYTES_PER_RUN_ATOM = 4 * 32.0
-#: seconds of one grid evaluation apart from its convolutions at 2^18 cells (the cut search, the
-#: saddle point, the final sum; measured 3 s at load 8 on the project machine)
-_GRID_BASE_SECONDS = 3.0
-#: seconds of one convolution of two grids of 2^18 cells (measured 0.15-0.6 s at load 8-9)
-_GRID_CONVOLUTION_SECONDS = 0.5
-#: seconds per run part of a grid or lattice evaluation (its tilted grid, its moments in the saddle search)
-_GRID_PART_SECONDS = 0.005
-#: seconds per step of an exact composition and per cell of its outer sum (measured 0.4 ms per step
-#: of small laws at load 2, and 1.9 ms per step composing 2,000 two-atom runs at load 9, whose
-#: supports grow to 2,000 atoms)
-_EXACT_STEP_SECONDS = 1e-3
-_EXACT_CELL_SECONDS = 5e-7
+#: seconds of one grid or lattice evaluation (one epsilon, one bound) apart from its parts and cells
+_GRID_BASE_SECONDS = 3e-3
+#: seconds per part of a grid evaluation (the cut search, the saddle point, its tilted grid:
+#: 4-7 ms for a part of 9 atoms, 6-12 ms for 4,096)
+_GRID_PART_SECONDS = 3e-3
+#: seconds per atom of a part (its tails, moments and split onto the grid: about 1 us at 10^5 atoms)
+_GRID_ATOM_SECONDS = 1e-6
+#: seconds per cell of the composed grid (its tilted cells, the final sum)
+_GRID_CELL_SECONDS = 3e-8
+#: seconds per cell and level (log2 of the cells) of one convolution of the composed grid (FFT;
+#: 10^-8 per cell at 2^18 cells)
+_GRID_CONVOLUTION_SECONDS = 6e-10
+#: seconds per step of an exact composition, and per cell and level of its outer-sum table
+#: (sort and merge of the table: 0.1 ms for 3 x 3 cells alone, 0.33 ms per step of a joint of 500 small
+#: runs, 8 ms for 300 x 300 cells, 1.2-1.8 s at 4-8 x 10^6)
+_EXACT_STEP_SECONDS = 3e-4
+_EXACT_CELL_SECONDS = 1e-8
+#: seconds per epsilon of an exactly composed law (its hockey-stick sum), and per atom
+_EXACT_EVAL_SECONDS = 5e-5
+_EXACT_EVAL_ATOM_SECONDS = 1e-8
+# the largest outer-sum table of an exact step, and the table probed first (pld's limits)
+_OUTER_CELLS = 2.0**23
+_PROBE_CELLS = 2.0**17
+# the grids' limits and window (privacy_loss.grid: the split's largest step, the window's
+# half-width in standard deviations, a run's grid at most 16 cells-widths)
+_SPLIT_STEP = 2.0**-7
+_WINDOW_SD = 10.0
 
 
 def _built_runs(mech: Mechanism) -> list[Mechanism]:
@@ -328,16 +349,25 @@ def _run_atoms(mech: Mechanism, n: int, m: int) -> float:
     return 1.0
 
 
+def _run_seconds(mech: Mechanism) -> float:
+    """Seconds to build one run's losses apart from its atoms: a run with its own closed-form
+    loss laws (:meth:`Mechanism._pair_losses` overridden, as the noisy count's) costs a
+    lookup, one built from its output laws :data:`_BUILD_SECONDS_PER_RUN`."""
+    own = type(mech)._pair_losses is not Mechanism._pair_losses
+    return _BUILD_SECONDS_PER_OWN_RUN if own else _BUILD_SECONDS_PER_RUN
+
+
 def build_estimate(mech: Mechanism, n: int, m: int, pairs: int) -> Estimate:
     """Time and memory of building the runs' loss distributions of ``pairs`` neighbour pairs
     of databases of n records on m categories, by arithmetic on the composition's tree (its
-    size is the caller's; a repeat counts once, whatever k): :data:`_BUILD_SECONDS_PER_RUN`
-    per run and pair and :data:`_BUILD_SECONDS_PER_ATOM` per atom of its loss law (where
+    size is the caller's; a repeat counts once, whatever k): :func:`_run_seconds` per run and
+    pair and :data:`_BUILD_SECONDS_PER_ATOM` per atom of its loss law (where
     :func:`_run_atoms` knows them); the bytes of the pairs kept at once (at most the pair
     cache).  A mechanism that is no composition is one run."""
     runs = _built_runs(mech)
     atoms = math.fsum(_run_atoms(r, n, m) for r in runs)
-    seconds = float(pairs) * (len(runs) * _BUILD_SECONDS_PER_RUN + atoms * _BUILD_SECONDS_PER_ATOM)
+    per_run = math.fsum(_run_seconds(r) for r in runs)
+    seconds = float(pairs) * (per_run + atoms * _BUILD_SECONDS_PER_ATOM)
     return Estimate(seconds, min(pairs, _PAIR_CACHE) * atoms * _BYTES_PER_RUN_ATOM)
 
 
@@ -360,87 +390,151 @@ def check_composition_work(mech: Mechanism, x: IntArray, pairs: int, budget: flo
     )
 
 
+def _convolutions(k: int) -> int:
+    """Convolutions of k copies by repeated squaring: ``bit_length(k) - 1`` squarings and
+    ``popcount(k)`` products (the first of them with the one-cell identity)."""
+    return k.bit_length() - 1 + bin(k).count("1")
+
+
+def grid_seconds(
+    parts: list[tuple[LossDistribution, int]], cells: int, upper: bool, step: float | None = None
+) -> float:
+    """Seconds of one evaluation of the tilted grid (:func:`~smoothdp_nb.core.numerics.privacy_loss.grid.log_delta_grid`)
+    at one epsilon, estimated from the parts' sizes and ranges (nothing is composed):
+
+    ``_GRID_BASE_SECONDS + parts * _GRID_PART_SECONDS + atoms * _GRID_ATOM_SECONDS
+    + C (_GRID_CELL_SECONDS + V log2(C) _GRID_CONVOLUTION_SECONDS)``,
+
+    V the convolutions of the repeated squarings (:func:`_convolutions`) and C the cells of
+    the composed grid: its step is the lattice's (``step``), else the grid's own rule --
+    ``h = max(W / cells, r / (16 cells))`` with the window W twenty standard deviations of
+    the composed law (its untilted variance, from the parts' coarse summaries) and r the
+    widest part's range, four times coarser for the upper bound's split
+    (``min(4h, max(2^-7, h/4))``) -- and C at most the composed range over h, or the window
+    and one part's range over h."""
+    live = [(d, int(k)) for d, k in parts if k > 0 and d.size]
+    if not live:
+        return 0.0
+    ranges = [float(d.losses[-1]) - float(d.losses[0]) for d, _ in live]
+    reach = math.fsum(k * r for (_, k), r in zip(live, ranges))
+    spread = max(ranges)
+    var = math.fsum(k * d.coarse().tilted_moments(0.0)[1] for d, k in live)
+    width = 2.0 * _WINDOW_SD * math.sqrt(max(var, 0.0))
+    if step is not None:
+        h = step
+    else:
+        h = max((width if width > 0 else spread) / cells, spread / (16.0 * cells))
+        if upper and h > 0:
+            h = min(4.0 * h, max(_SPLIT_STEP, 0.25 * h))
+    composed = 1.0 if h <= 0 or not math.isfinite(h) else min(reach / h, (width + spread) / h) + 1.0
+    convolutions = sum(_convolutions(k) for _, k in live)
+    atoms = math.fsum(float(d.size) for d, _ in live)
+    level = max(1.0, math.log2(composed))
+    return (
+        _GRID_BASE_SECONDS
+        + len(live) * _GRID_PART_SECONDS
+        + atoms * _GRID_ATOM_SECONDS
+        + composed * (_GRID_CELL_SECONDS + convolutions * level * _GRID_CONVOLUTION_SECONDS)
+    )
+
+
+def _evaluation(loss: ComposedLoss, upper: bool) -> tuple[float, float, bool]:
+    """(once, per epsilon, whether the exact attempt is expected to give up): see
+    :func:`evaluation_seconds`."""
+    parts = [(d, int(k)) for d, k in loss.parts_for(upper) if k > 0 and d.size]
+    if not parts:
+        return 0.0, 0.0, False
+    lat = loss.lattice(upper)
+    lattice_cells = composed_cells(loss.parts, lat[0]) if lat is not None else math.inf
+    if lat is not None and lattice_cells >= LATTICE_FROM:
+        return 0.0, grid_seconds(parts, loss.cells, upper, step=lat[0]), False
+    g = lat[0] if lat is not None else lattice_step(loss.parts)
+    # the exact attempt; runs with bit-identical losses are one law here, whichever mechanism built them
+    group = {d.losses.tobytes(): i for i, (d, _) in enumerate(parts)}
+    sizes = [float(d.size) for d, _ in parts]
+    steps = [(float(d.losses[-1]) - float(d.losses[0])) / g + 1.0 if g is not None else math.inf for d, _ in parts]
+
+    def most(copies: dict[int, int]) -> float:
+        """A bound on the support of a sum of copies of the groups (not capped)."""
+        log_count = sum(_log_comb(c + sizes[i] - 1.0, sizes[i] - 1.0) for i, c in copies.items())
+        on_lattice = 1.0 + sum(c * (steps[i] - 1.0) for i, c in copies.items())
+        return min(math.exp(min(log_count, 700.0)), on_lattice)
+
+    seconds = 0.0
+    may_give_up = False
+
+    def step(a_lo: float, a_hi: float, b_lo: float, b_hi: float, out_most: float) -> bool:
+        """Price one outer-sum step of supports a and b into a law of at most ``out_most``
+        atoms; True when it gives up (for sure, or as the probe is expected to)."""
+        nonlocal seconds, may_give_up
+        if a_lo * b_lo > _OUTER_CELLS:  # refused before any table
+            return True
+        if a_hi * b_hi > _PROBE_CELLS and out_most > EXACT_SUPPORT:
+            # the probe (a few rows of the table) is expected to find too many sums already
+            seconds += _EXACT_STEP_SECONDS + _EXACT_CELL_SECONDS * _PROBE_CELLS * math.log2(_PROBE_CELLS)
+            return True
+        table = min(a_hi * b_hi, _OUTER_CELLS)
+        seconds += _EXACT_STEP_SECONDS + _EXACT_CELL_SECONDS * table * max(1.0, math.log2(table))
+        may_give_up = may_give_up or a_hi * b_hi > _OUTER_CELLS or out_most > EXACT_SUPPORT
+        return a_lo + b_lo - 1.0 > EXACT_SUPPORT
+
+    hi = float(parts[0][0].size)
+    gave_up = False
+    if not (len(parts) == 1 and parts[0][1] == 1):  # one run alone is not composed
+        total: dict[int, int] = {}
+        lo, hi = 0.0, 0.0  # no total yet (the identity)
+        for d, k in parts:
+            i = group[d.losses.tobytes()]
+            copies = 1
+            p_lo, p_hi = float(d.size), min(most({i: 1}), float(EXACT_SUPPORT))
+            while k and not gave_up:
+                if k & 1:
+                    total[i] = total.get(i, 0) + copies
+                    if hi == 0.0:
+                        lo, hi = p_lo, p_hi
+                    else:
+                        out = most(total)
+                        gave_up = step(lo, hi, p_lo, p_hi, out)
+                        lo, hi = lo + p_lo - 1.0, min(out, float(EXACT_SUPPORT))
+                k >>= 1
+                if k and not gave_up:
+                    out = most({i: 2 * copies})
+                    gave_up = step(p_lo, p_hi, p_lo, p_hi, out)
+                    copies *= 2
+                    p_lo, p_hi = 2.0 * p_lo - 1.0, min(out, float(EXACT_SUPPORT))
+            if gave_up:
+                break
+    per_epsilon = _EXACT_EVAL_SECONDS + hi * _EXACT_EVAL_ATOM_SECONDS
+    if gave_up or may_give_up:
+        per_epsilon += grid_seconds(parts, loss.cells, upper, step=lat[0] if lat is not None else None)
+    return seconds, per_epsilon, gave_up
+
+
 def evaluation_seconds(loss: ComposedLoss, upper: bool = True) -> tuple[float, float]:
     """Seconds of :meth:`ComposedLoss.log_delta` (estimated): (once per bound, per epsilon).
 
     The exact composition is computed once per bound and kept (each epsilon then reads it);
-    the lattice and the grid paths run at each epsilon.
+    the lattice and the grid paths run at each epsilon (:func:`grid_seconds`).
 
     From the runs' supports, without composing anything (the lattice test it starts with is
-    one pass over the atoms).  It follows :meth:`ComposedLoss.method`:
+    one pass over the atoms).  It follows :meth:`ComposedLoss.method`: the lattice when its
+    composed cells reach :data:`LATTICE_FROM`; else an exact composition is tried, step by
+    step as :func:`~smoothdp_nb.core.numerics.privacy_loss.pld.compose_exact` does it
+    (repeated squaring).  Each step sorts the outer-sum table of its two supports
+    (:data:`_EXACT_STEP_SECONDS`, and :data:`_EXACT_CELL_SECONDS` per cell and level),
+    with bounds (least, most) on the supports: the sum set of A and B has at least
+    ``|A| + |B| - 1`` values; a sum of c runs of one law of s losses at most the
+    ``C(c + s - 1, s - 1)`` multisets of its losses and, when every loss is a multiple of
+    one step g, at most ``1 + sum c (range / g)``.  A table of more than 2^23 cells is
+    given up at once; one of more than 2^17 cells whose sums may exceed
+    :data:`EXACT_SUPPORT` is expected to be given up after its probe (a few rows).  When
+    the path may give up, the lattice or the grid is added at each epsilon.
 
-    * lattice: :data:`_GRID_BASE_SECONDS` scaled by the cells of its grids (the composed
-      cells, at most the tilted law's window), plus per part its convolutions
-      (``bit_length(k) + popcount(k)``: the squarings and the products);
-    * else an exact composition is tried, step by step: each step's outer sum has at most
-      the product of the two supports, the composed support at most :data:`EXACT_SUPPORT`
-      (beyond it the exact path gives up) and, on a lattice, at most the composed cells; it
-      is sure to give up once the sum set's least size ``|A| + |B| - 1`` exceeds
-      :data:`EXACT_SUPPORT`.  When it may give up, the lattice or the grid
-      (``loss.cells`` cells) is added.
-
-    Errs high: the merging of equal losses keeps most exact compositions far smaller.
+    Errs high where equal losses merge beyond what the bounds know; errs low when a probe
+    keeps going against the expectation (losses that merge without a common step).
     """
-    parts = [(d, int(k)) for d, k in loss.parts_for(upper) if k > 0 and d.size]
-    if not parts:
-        return 0.0, 0.0
-    convolutions = sum(k.bit_length() + bin(k).count("1") for _, k in parts)
-    lat = loss.lattice(upper)
-    lattice_cells = composed_cells(loss.parts, lat[0]) if lat is not None else math.inf
-
-    def fallback(cells: float) -> float:
-        scale = cells * max(1.0, math.log2(max(cells, 2.0))) / (2.0**18 * 18.0)
-        return (_GRID_BASE_SECONDS + convolutions * _GRID_CONVOLUTION_SECONDS) * scale + len(parts) * _GRID_PART_SECONDS
-
-    if lat is not None:
-        # the lattice grids keep the cells within 2^-64 of the tilted law's largest: about
-        # ten tilted standard deviations either side, each at most the square root of the
-        # sum of the runs' (range / 2)^2 (a law on an interval of length r has variance at
-        # most r^2 / 4, tilted or not)
-        ranges = [(float(d.losses[-1]) - float(d.losses[0])) / lat[0] for d, _ in parts]
-        spread = math.sqrt(math.fsum(k * r * r / 4.0 for (_, k), r in zip(parts, ranges)))
-        lattice_window = min(lattice_cells, 20.0 * spread + math.fsum(ranges) + 1.0)
-    if lat is not None and lattice_cells >= LATTICE_FROM:
-        return 0.0, fallback(lattice_window)
-    # the exact attempt, step by step, with bounds (least, most) on the supports it composes:
-    # the sum set of A and B has at least |A| + |B| - 1 distinct values, and a sum of c runs
-    # of one law of s losses at most the C(c + s - 1, s - 1) multisets of its losses (runs with
-    # bit-identical losses are one law here, whichever mechanism built them)
-    group = {d.losses.tobytes(): i for i, (d, _) in enumerate(parts)}
-    sizes = [float(d.size) for d, _ in parts]
-
-    def most(copies: dict[int, int]) -> float:
-        log_count = sum(_log_comb(c + sizes[g] - 1.0, sizes[g] - 1.0) for g, c in copies.items())
-        return min(math.exp(min(log_count, 700.0)), EXACT_SUPPORT, lattice_cells)
-
-    seconds = 0.0
-    total: dict[int, int] = {}
-    lo, hi = 1.0, 1.0
-    gave_up = False
-    for d, k in parts:
-        g = group[d.losses.tobytes()]
-        copies = 1
-        p_lo, p_hi = float(d.size), most({g: 1})
-        while k and not gave_up:
-            if k & 1:
-                seconds += _EXACT_STEP_SECONDS + min(hi * p_hi, 2.0**23) * _EXACT_CELL_SECONDS
-                gave_up = hi * p_hi > 2.0**23
-                total[g] = total.get(g, 0) + copies
-                lo, hi = lo + p_lo - 1.0, most(total)
-                gave_up = gave_up or lo > EXACT_SUPPORT
-            k >>= 1
-            if k and not gave_up:
-                seconds += _EXACT_STEP_SECONDS + min(p_hi * p_hi, 2.0**23) * _EXACT_CELL_SECONDS
-                gave_up = p_hi * p_hi > 2.0**23
-                copies *= 2
-                p_lo, p_hi = 2.0 * p_lo - 1.0, most({g: copies})
-                gave_up = gave_up or p_lo > EXACT_SUPPORT
-        if gave_up:
-            break
-    per_epsilon = hi * _EXACT_CELL_SECONDS
-    if gave_up or hi >= EXACT_SUPPORT:
-        per_epsilon += fallback(lattice_window if lat is not None else float(loss.cells))
-    return seconds, per_epsilon
+    once, per, _ = _evaluation(loss, upper)
+    return once, per
 
 
 def _log_comb(a: float, b: float) -> float:
@@ -459,12 +553,13 @@ def check_pair_evaluation(mech: Mechanism, losses: tuple[ComposedLoss, ComposedL
 
 def pair_seconds(losses: tuple[ComposedLoss, ComposedLoss], n_epsilon: int) -> float:
     """Seconds to evaluate one pair's losses, both directions and bounds, at ``n_epsilon``
-    epsilons (:func:`evaluation_seconds`)."""
+    epsilons (:func:`evaluation_seconds`).  The exact attempt runs once per direction when it
+    gives up (the other bound then skips it)."""
     total = 0.0
     for loss in losses:
-        for upper in (True, False):
-            once, per = evaluation_seconds(loss, upper)
-            total += once + n_epsilon * per
+        lower = _evaluation(loss, False)  # the profile asks for the lower bound first
+        upper = _evaluation(loss, True)
+        total += lower[0] + (0.0 if lower[2] else upper[0]) + n_epsilon * (lower[1] + upper[1])
     return total
 
 
@@ -479,6 +574,24 @@ def _check_evaluations(losses: tuple[ComposedLoss, ComposedLoss], pairs: int, n_
         "use fewer runs (a smaller k in repeat, fewer mechanisms in joint) or fewer epsilons",
         parameter="k",
     )
+
+
+def _distinct_pairs(hists: IntArray, relation: str) -> int:
+    """The neighbour pairs the profile of ``hists`` builds and evaluates: each unordered pair
+    of a row and its neighbour once (both directions come from one build), at least one."""
+    h = np.asarray(hists, dtype=np.int64)
+    nb = h[:, None, :] + neighbour_moves(h.shape[1], relation)[None]  # (k, M, m)
+    ok = (nb >= 0).all(axis=2) & (nb.sum(axis=2) >= 1)
+    rows, mv = np.nonzero(ok)
+    if rows.size == 0:
+        return 1
+    a, b = h[rows], nb[rows, mv]
+    # the pair keyed by its two histograms in lexicographic order: the first differing count decides
+    diff = a - b
+    first = np.argmax(diff != 0, axis=1)
+    swap = diff[np.arange(diff.shape[0]), first] > 0
+    keys = np.concatenate([np.where(swap[:, None], b, a), np.where(swap[:, None], a, b)], axis=1)
+    return max(1, int(np.unique(keys, axis=0).shape[0]))
 
 
 class _Composed(Mechanism):
@@ -573,8 +686,7 @@ class _Composed(Mechanism):
         """The profile of :meth:`_log_profile_enclosure` over the neighbours of ``relation``."""
         h = np.asarray(hists, dtype=np.int64)
         k = h.shape[0]
-        m = h.shape[1]
-        pairs = k * m * (m - 1)
+        pairs = _distinct_pairs(h, relation)
         check_composition_work(self, h[0], pairs)
         cache: dict[tuple[bytes, bytes], tuple[FloatArray, FloatArray]] = {}
 
@@ -628,37 +740,56 @@ class _Composed(Mechanism):
         return state
 
     def _profile_cost(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> Estimate:
-        """The ``m (m - 1)`` pairs of each of the ``count`` histograms, each built
-        (:func:`build_estimate`) and evaluated in both directions and bounds at
+        """The neighbour pairs of ``count`` histograms of n records on m categories, each
+        built (:func:`build_estimate`) and evaluated in both directions and bounds at
         ``n_epsilon`` epsilons; bytes: the pairs' two bounds in both directions, and the
         neighbour histograms.
 
+        The pairs: each histogram has ``m (m - 1)`` moves, valid for ``n / (n + m - 1)`` of
+        them on average (a record to move), and a pair shared by two histograms of one chunk
+        is built once: ``M (count + 1) / 2`` pairs for ``M`` valid moves, at most ``count M``.
+
         By arithmetic first: when building the pairs' runs alone exceeds ``budget`` that is
-        returned.  Else one pair at n is built (a probe) and its evaluations are timed on up
-        to four epsilons (the measured time), unless :func:`pair_seconds` prices that
-        timing itself above ``budget``: then the model is returned."""
-        pairs = count * m * (m - 1)
-        x = np.zeros(m, dtype=np.int64)
-        x[0] = n - n // 2
-        x[1] = n // 2
-        x2 = x.copy()
-        x2[0] -= 1
-        x2[1] += 1
+        returned.  Else the pair of the middle histogram ``(n - n/2, n/2)`` is built (a
+        probe) and its evaluations are timed on up to four epsilons, unless
+        :func:`pair_seconds` prices that timing itself above ``budget`` (then the model
+        alone).  Pairs differ -- near the simplex's edges a sampling mechanism's laws are
+        narrow and compose exactly -- so, where building is cheap, up to four more pairs
+        spread over the histograms are built and priced by :func:`pair_seconds`, and the
+        measured time is scaled by their mean price over the middle one's."""
+        moves = m * (m - 1) * n / (n + m - 1.0)
+        pairs = max(1, math.ceil(min(count * moves, moves * (count + 1) / 2.0)))
         nbytes = pairs * (32.0 * max(1, n_epsilon) + 8.0 * m)
         build = build_estimate(self, n, m, pairs)
         if build.seconds > budget:
             return Estimate(build.seconds, max(build.bytes, nbytes))
+
+        def probe(a: int) -> tuple[ComposedLoss, ComposedLoss]:
+            x = np.zeros(m, dtype=np.int64)
+            x[0], x[1] = n - a, a
+            x2 = x.copy()
+            x2[0] -= 1
+            x2[1] += 1
+            return pair_loss(self, x, x2)
+
         t0 = time.perf_counter()
-        f, b = pair_loss(self, x, x2)
+        f, b = probe(n // 2)
         built = time.perf_counter() - t0
         e = np.linspace(0.0, 1.0, max(1, min(n_epsilon, 4)))
+        middle = pair_seconds((f, b), n_epsilon)
+        shape = 1.0
+        if n > 2 and build_estimate(self, n, m, 4).seconds <= 0.05 * min(budget, 60.0):
+            spread = {round(a) for a in np.linspace(0.0, n - 1.0, 5)} - {n // 2}
+            prices = [pair_seconds(probe(a), n_epsilon) for a in sorted(spread)]
+            if middle > 0:
+                shape = (middle + math.fsum(prices)) / ((1 + len(prices)) * middle)
         if pair_seconds((f, b), e.size) > budget:  # timing the evaluations would itself overrun: the model
-            return Estimate(pairs * (built + pair_seconds((f, b), n_epsilon)), max(build.bytes, nbytes))
+            return Estimate(pairs * (built + middle * shape), max(build.bytes, nbytes))
         t0 = time.perf_counter()
-        for upper in (True, False):  # the enclosure computes both bounds
+        for upper in (False, True):  # the enclosure computes both bounds, the lower first
             f.log_delta(e, upper)
             b.log_delta(e, upper)
-        per = built + (time.perf_counter() - t0) * max(1.0, n_epsilon / e.size)
+        per = built + (time.perf_counter() - t0) * max(1.0, n_epsilon / e.size) * shape
         return Estimate(pairs * per, max(build.bytes, nbytes))
 
 

@@ -243,5 +243,7 @@ def test_bad_arguments_name_the_parameter():
         sdp.subsample(sdp.noisy_count(0, 1.0), 0.0)
     with pytest.raises(ValueError, match="method must be one of"):
         sdp.subsample(sdp.SamplingHistogram(T=1), 0.5, method="bernoulli")
-    with pytest.raises(NotImplementedError, match="continuous"):
+    with pytest.raises(TypeError, match="continuous"):
         sdp.noisy_count(0, 1.0).output_pmf([3, 2])
+    with pytest.raises(TypeError, match="continuous"):  # a composition listing its product law asks each run
+        sdp.joint(sdp.SamplingHistogram(eta=0.5), sdp.noisy_count(0, 1.0)).output_pmf([3, 2])

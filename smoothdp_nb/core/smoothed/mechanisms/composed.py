@@ -438,6 +438,17 @@ def grid_seconds(
     )
 
 
+def _lattice_values(d: LossDistribution, g: float | None) -> float:
+    """The values a run's losses can take on the lattice of step g, between its least and its
+    largest: ``range / g' + 1`` with ``g'`` g times the gcd of the gaps between its lattice
+    indices (``+-log 3`` of randomized response: 2 values, not 3); infinite without a lattice."""
+    if g is None:
+        return math.inf
+    index = np.rint(d.losses / g).astype(np.int64)
+    gap = int(np.gcd.reduce(np.diff(index))) if index.size > 1 else 1
+    return float(index[-1] - index[0]) / max(gap, 1) + 1.0
+
+
 def _evaluation(loss: ComposedLoss, upper: bool) -> tuple[float, float, bool]:
     """(once, per epsilon, whether the exact attempt is expected to give up): see
     :func:`evaluation_seconds`."""
@@ -452,7 +463,7 @@ def _evaluation(loss: ComposedLoss, upper: bool) -> tuple[float, float, bool]:
     # the exact attempt; runs with bit-identical losses are one law here, whichever mechanism built them
     group = {d.losses.tobytes(): i for i, (d, _) in enumerate(parts)}
     sizes = [float(d.size) for d, _ in parts]
-    steps = [(float(d.losses[-1]) - float(d.losses[0])) / g + 1.0 if g is not None else math.inf for d, _ in parts]
+    steps = [_lattice_values(d, g) for d, _ in parts]
 
     def most(copies: dict[int, int]) -> float:
         """A bound on the support of a sum of copies of the groups (not capped)."""
@@ -504,10 +515,13 @@ def _evaluation(loss: ComposedLoss, upper: bool) -> tuple[float, float, bool]:
                     p_lo, p_hi = 2.0 * p_lo - 1.0, min(out, float(EXACT_SUPPORT))
             if gave_up:
                 break
+    step = lat[0] if lat is not None else None
+    if gave_up:
+        return seconds, grid_seconds(parts, loss.cells, upper, step=step), True
     per_epsilon = _EXACT_EVAL_SECONDS + hi * _EXACT_EVAL_ATOM_SECONDS
-    if gave_up or may_give_up:
-        per_epsilon += grid_seconds(parts, loss.cells, upper, step=lat[0] if lat is not None else None)
-    return seconds, per_epsilon, gave_up
+    if may_give_up:
+        per_epsilon += grid_seconds(parts, loss.cells, upper, step=step)
+    return seconds, per_epsilon, False
 
 
 def evaluation_seconds(loss: ComposedLoss, upper: bool = True) -> tuple[float, float]:

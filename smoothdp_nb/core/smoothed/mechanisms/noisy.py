@@ -168,7 +168,8 @@ class NoisyCount(Mechanism):
 
     # -- the law ------------------------------------------------------------------------
     def log_output_pmf(self, hist: IntArray) -> tuple[np.ndarray, FloatArray]:
-        raise NotImplementedError(
+        """Refused (TypeError): a continuous or unbounded noise has no finite output law to list."""
+        raise TypeError(
             f"{self!r} has a continuous or infinite output law: its privacy profile and loss laws are in "
             "closed form (privacy_profile, repeat, joint work); output_pmf and postprocess need a finite law"
         )

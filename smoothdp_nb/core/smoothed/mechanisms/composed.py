@@ -515,12 +515,12 @@ def _evaluation(loss: ComposedLoss, upper: bool) -> tuple[float, float, bool]:
                     p_lo, p_hi = 2.0 * p_lo - 1.0, min(out, float(EXACT_SUPPORT))
             if gave_up:
                 break
-    step = lat[0] if lat is not None else None
+    on_grid = lat[0] if lat is not None else None
     if gave_up:
-        return seconds, grid_seconds(parts, loss.cells, upper, step=step), True
+        return seconds, grid_seconds(parts, loss.cells, upper, step=on_grid), True
     per_epsilon = _EXACT_EVAL_SECONDS + hi * _EXACT_EVAL_ATOM_SECONDS
     if may_give_up:
-        per_epsilon += grid_seconds(parts, loss.cells, upper, step=step)
+        per_epsilon += grid_seconds(parts, loss.cells, upper, step=on_grid)
     return seconds, per_epsilon, False
 
 

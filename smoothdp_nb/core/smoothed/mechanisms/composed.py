@@ -751,6 +751,7 @@ class _Composed(Mechanism):
         """Pickled without the remembered pair losses (large, and rebuilt on demand)."""
         state = dict(self.__dict__)
         state.pop("_pair_cache", None)
+        state.pop("_cost_memo", None)  # timed on this machine
         return state
 
     def _profile_cost(self, n: int, m: int, count: int, n_epsilon: int, budget: float = math.inf) -> Estimate:
@@ -770,13 +771,18 @@ class _Composed(Mechanism):
         alone).  Pairs differ -- near the simplex's edges a sampling mechanism's laws are
         narrow and compose exactly -- so, where building is cheap, up to four more pairs
         spread over the histograms are built and priced by :func:`pair_seconds`, and the
-        measured time is scaled by their mean price over the middle one's."""
+        measured time is scaled by their mean price over the middle one's.  The price of one
+        pair is remembered per (n, m, epsilons): a job's estimate asks for it more than once."""
         moves = m * (m - 1) * n / (n + m - 1.0)
         pairs = max(1, math.ceil(min(count * moves, moves * (count + 1) / 2.0)))
         nbytes = pairs * (32.0 * max(1, n_epsilon) + 8.0 * m)
         build = build_estimate(self, n, m, pairs)
         if build.seconds > budget:
             return Estimate(build.seconds, max(build.bytes, nbytes))
+
+        memo: dict[tuple[int, int, int], float] = self.__dict__.setdefault("_cost_memo", {})
+        if (n, m, n_epsilon) in memo:  # the estimate of one job asks more than once
+            return Estimate(pairs * memo[n, m, n_epsilon], max(build.bytes, nbytes))
 
         def probe(a: int) -> tuple[ComposedLoss, ComposedLoss]:
             x = np.zeros(m, dtype=np.int64)
@@ -798,12 +804,14 @@ class _Composed(Mechanism):
             if middle > 0:
                 shape = (middle + math.fsum(prices)) / ((1 + len(prices)) * middle)
         if pair_seconds((f, b), e.size) > budget:  # timing the evaluations would itself overrun: the model
-            return Estimate(pairs * (built + middle * shape), max(build.bytes, nbytes))
-        t0 = time.perf_counter()
-        for upper in (False, True):  # the enclosure computes both bounds, the lower first
-            f.log_delta(e, upper)
-            b.log_delta(e, upper)
-        per = built + (time.perf_counter() - t0) * max(1.0, n_epsilon / e.size) * shape
+            per = built + middle * shape
+        else:
+            t0 = time.perf_counter()
+            for upper in (False, True):  # the enclosure computes both bounds, the lower first
+                f.log_delta(e, upper)
+                b.log_delta(e, upper)
+            per = built + (time.perf_counter() - t0) * max(1.0, n_epsilon / e.size) * shape
+        memo[n, m, n_epsilon] = per
         return Estimate(pairs * per, max(build.bytes, nbytes))
 
 

@@ -325,6 +325,8 @@ _EXACT_EVAL_ATOM_SECONDS = 1e-8
 # the largest outer-sum table of an exact step, and the table probed first (pld's limits)
 _OUTER_CELLS = 2.0**23
 _PROBE_CELLS = 2.0**17
+# losses closer than this (relative, at least absolute) are one loss after an exact step
+_MERGE_REL = 2.0**-44
 # the grids' limits and window (privacy_loss.grid: the split's largest step, the window's
 # half-width in standard deviations, a run's grid at most 16 cells-widths)
 _SPLIT_STEP = 2.0**-7
@@ -438,6 +440,14 @@ def grid_seconds(
     )
 
 
+def _merges_whole(d: LossDistribution) -> bool:
+    """Whether an exact composition step merges all of a run's losses into one (they lie within
+    :data:`_MERGE_REL` of each other, relative to their size or 1: losses equal in the reals that
+    floats tell apart, as ``log(P/Q)`` of two equal laws)."""
+    lo, hi = float(d.losses[0]), float(d.losses[-1])
+    return hi - lo <= _MERGE_REL * max(1.0, abs(lo), abs(hi))
+
+
 def _lattice_values(d: LossDistribution, g: float | None) -> float:
     """The values a run's losses can take on the lattice of step g, between its least and its
     largest: ``range / g' + 1`` with ``g'`` g times the gcd of the gaps between its lattice
@@ -462,8 +472,9 @@ def _evaluation(loss: ComposedLoss, upper: bool) -> tuple[float, float, bool]:
     g = lat[0] if lat is not None else lattice_step(loss.parts)
     # the exact attempt; runs with bit-identical losses are one law here, whichever mechanism built them
     group = {d.losses.tobytes(): i for i, (d, _) in enumerate(parts)}
-    sizes = [float(d.size) for d, _ in parts]
-    steps = [_lattice_values(d, g) for d, _ in parts]
+    # a law narrower than the merging distance of close losses is one atom after its first step
+    sizes = [1.0 if _merges_whole(d) else float(d.size) for d, _ in parts]
+    steps = [1.0 if _merges_whole(d) else _lattice_values(d, g) for d, _ in parts]
 
     def most(copies: dict[int, int]) -> float:
         """A bound on the support of a sum of copies of the groups (not capped)."""
@@ -497,7 +508,7 @@ def _evaluation(loss: ComposedLoss, upper: bool) -> tuple[float, float, bool]:
         for d, k in parts:
             i = group[d.losses.tobytes()]
             copies = 1
-            p_lo, p_hi = float(d.size), min(most({i: 1}), float(EXACT_SUPPORT))
+            p_lo, p_hi = sizes[i], min(most({i: 1}), float(EXACT_SUPPORT))
             while k and not gave_up:
                 if k & 1:
                     total[i] = total.get(i, 0) + copies

@@ -126,3 +126,14 @@ def test_many_mechanisms_are_refused_by_their_build() -> None:
     with pytest.raises(ComputationTooLarge, match="building the privacy losses of 2e\\+03 runs") as info:
         sdp.privacy_profile(mech, [3, 2], 1.0, budget=1.0)
     assert info.value.parameter == "mechanisms"
+
+
+def test_the_up_front_estimate_times_one_pair_once_and_counts_shared_pairs_once() -> None:
+    """n = 16 on two categories: each histogram has 2 moves, valid for 16/17 of them; 17
+    histograms share their pairs (17 priced, not 32), one histogram alone has its 2."""
+    mech = sdp.joint(sdp.SamplingHistogram(eta=0.5), sdp.noisy_count(0, 3.0))
+    whole = mech.profile_cost(16, 2, 17, 4)
+    again = mech.profile_cost(16, 2, 17, 4)
+    one = mech.profile_cost(16, 2, 1, 4)
+    assert again.seconds == whole.seconds  # the timed pair is remembered
+    assert whole.seconds / one.seconds == pytest.approx(17 / 2)

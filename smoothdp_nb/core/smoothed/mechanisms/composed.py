@@ -402,11 +402,10 @@ def grid_seconds(
     parts: list[tuple[LossDistribution, int]], cells: int, upper: bool, step: float | None = None
 ) -> float:
     """Seconds of one evaluation of the tilted grid (:func:`~smoothdp_nb.core.numerics.privacy_loss.grid.log_delta_grid`)
-    at one epsilon, estimated from the parts' sizes and ranges (nothing is composed):
+    at one epsilon, estimated from the parts' sizes and ranges (nothing is composed).
 
-    ``_GRID_BASE_SECONDS + parts * _GRID_PART_SECONDS + atoms * _GRID_ATOM_SECONDS
-    + C (_GRID_CELL_SECONDS + V log2(C) _GRID_CONVOLUTION_SECONDS)``,
-
+    The price is ``_GRID_BASE_SECONDS + parts * _GRID_PART_SECONDS + atoms * _GRID_ATOM_SECONDS
+    + C (_GRID_CELL_SECONDS + V log2(C) _GRID_CONVOLUTION_SECONDS)``, with
     V the convolutions of the repeated squarings (:func:`_convolutions`) and C the cells of
     the composed grid: its step is the lattice's (``step``), else the grid's own rule --
     ``h = max(W / cells, r / (16 cells))`` with the window W twenty standard deviations of

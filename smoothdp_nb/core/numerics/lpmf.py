@@ -31,6 +31,8 @@ import numpy.typing as npt
 from scipy.special import gammaln
 
 from smoothdp_nb.core.numerics.array_types import FloatArray
+from smoothdp_nb.core.numerics.double_double import DD_REL, LOG_DD_REL, dd_add, dd_add_fp, dd_div, dd_log, dd_mul_fp
+from smoothdp_nb.core.numerics.enclosures import lpmf_abs_error, two_prod
 
 __all__ = [
     "bd0",
@@ -39,6 +41,8 @@ __all__ = [
     "log_binom_pmf_with_error",
     "log_comb",
     "log_hypergeom_pmf",
+    "log_hypergeom_pmf_dd",
+    "log_hypergeom_pmf_dd_where",
     "log_hypergeom_pmf_error",
     "log_hypergeom_pmf_with_error",
     "stirlerr",
@@ -424,3 +428,142 @@ def log_hypergeom_pmf_with_error(
             out = e[:s] + e[s : 2 * s] + e[2 * s :]
         err.flat[sel] = np.where(np.isfinite(out), out, np.inf)
     return value, err
+
+
+def _bd0_dd(x: FloatArray, mh: FloatArray, ml: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """``bd0(x, m) = x log(x/m) + m - x`` in double-word arithmetic, with a proven bound on its
+    absolute error: ``(hi, lo, err)``, for float integers ``x >= 1`` and ``m = mh + ml > 0``
+    given exactly (a TwoProduct).
+
+    The argument.  ``r = x / m`` is one DWDivDW (relative error at most ``DD_REL``), so
+    ``log r`` as :func:`~.double_double.dd_log` computes it is within ``LOG_DD_REL (|e| ln 2 + 1)
+    + 1.01 DD_REL`` of ``log(x/m)`` (``|log(1 + d)| <= 1.01 |d|``; e the binary exponent of r, at
+    most ``|log r| / ln 2 + 1``); the product by x (DWTimesFP) and the two additions
+    (AccurateDWPlusDW, DWPlusFP) add ``DD_REL`` of ``x |log r|``, of ``|x log r + m|`` and of the
+    result.  The direct formula cancels (``x log(x/m) ~ x - m`` when x is near m), but in double
+    word the cancellation only costs digits beyond the 90th bit: the bound is absolute, so it
+    stays small next to one ulp of a log-pmf of any size."""
+
+    rh, rl = dd_div(x, np.zeros_like(x), mh, ml)
+    lh, ll, le = dd_log(rh, rl)
+    ph, pl = dd_mul_fp(lh, ll, x)
+    sh, sl = dd_add(ph, pl, mh, ml)
+    vh, vl = dd_add_fp(sh, sl, -x)
+    xl = x * (np.abs(lh) + LOG_DD_REL)
+    err = x * (le + 1.01 * DD_REL) + 3.01 * DD_REL * (xl + mh + x) + LOG_DD_REL * x * np.abs(lh)
+    return vh, vl, err
+
+
+def _log_binom_dd(
+    k: FloatArray, n: FloatArray, p: FloatArray, q: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Loader's binomial log-pmf for ``0 < k < n`` and floats ``0 < p, q`` in double-word
+    arithmetic: ``(hi, lo, err)``, ``err`` a proven bound on ``|hi + lo - v|`` with ``v`` the value
+    of Loader's formula for the given floats (``log C(n, k) + k log p + (n - k) log q - n (p + q - 1)``,
+    whose last term cancels in a hypergeometric combination).
+
+    ``n p`` and ``n q`` are exact (TwoProduct), the two deviances carry the bounds of
+    :func:`_bd0_dd`.  The small terms ``stirlerr(n) - stirlerr(k) - stirlerr(n - k) - (log 2 pi +
+    log k + log(1 - k/n)) / 2`` are float64: the stirlerr values within ``2e-15`` each (as
+    :func:`log_binom_pmf_error`), each log within ``LIBM_REL`` of itself, ``log(1 - k/n)`` as
+    ``log1p(-k/n)`` for ``k <= n/2`` and ``log((n - k)/n)`` above (the quotient's rounding moves
+    either by at most ``2.02 u``), and the five additions ``5.01 u`` of the sum of their
+    magnitudes; the two double-word additions that subtract the deviances add ``DD_REL`` of the
+    sums of the magnitudes."""
+
+    mh, ml = two_prod(n, p)
+    m2h, m2l = two_prod(n, q)
+    x = np.concatenate([k, n - k])
+    bh, bl, be = _bd0_dd(x, np.concatenate([mh, m2h]), np.concatenate([ml, m2l]))
+    N = k.size
+    lk = np.log(k)
+    with np.errstate(divide="ignore"):
+        l1 = np.where(k <= 0.5 * n, np.log1p(-k / n), np.log((n - k) / n))
+    st = stirlerr(n) - stirlerr(k) - stirlerr(n - k)
+    small = st - 0.5 * (_LOG_2PI + lk + l1)
+    mag = np.abs(st) + 0.5 * (_LOG_2PI + np.abs(lk) + np.abs(l1)) + 0.25
+    e_small = 6e-15 + 0.5 * _LIBM_REL * (_LOG_2PI + np.abs(lk) + np.abs(l1)) + 1.01 * _U + 5.01 * _U * mag
+    sh, sl = dd_add(-bh[:N], -bl[:N], -bh[N:], -bl[N:])
+    vh, vl = dd_add_fp(sh, sl, small)
+    babs = np.abs(bh[:N]) + np.abs(bh[N:])
+    err = be[:N] + be[N:] + e_small + 2.01 * DD_REL * (babs + mag + 1.0)
+    return vh, vl, err
+
+
+_LOG_2PI = math.log(2.0 * math.pi)
+
+
+def log_hypergeom_pmf_dd(
+    k: npt.ArrayLike, good: npt.ArrayLike, bad: npt.ArrayLike, draws: npt.ArrayLike
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """:func:`log_hypergeom_pmf` in double-word arithmetic: ``(hi, lo, err)`` with
+    ``|hi + lo - log P(k)| <= err``, for counts strictly inside every factor's support
+    (``0 < k < good``, ``0 < draws - k < bad``; else ``err = inf``).
+
+    The three binomial factors of :func:`log_hypergeom_pmf` (the same rounded ``p, q``, whose
+    ``p^. q^.`` and ``e^(-n (p + q - 1))`` cancel exactly) by :func:`_log_binom_dd`, combined by
+    two AccurateDWPlusDW (``DD_REL`` of ``|b1| + |b2| + |b3|`` each).  The bound is about
+    ``1e-13`` whatever the size of the value: at ``log P = -1.3e6`` that is a thousandth of one
+    ulp, where the float64 bound of :func:`log_hypergeom_pmf_error` is about ``3e-8``."""
+
+    k, good, bad, draws, p, q = _urn(k, good, bad, draws)
+    shape = k.shape
+    kf, gf, bf, df, pf, qf = (a.ravel() for a in (k, good, bad, draws, p, q))
+    tf = gf + bf
+    ok = (kf > 0) & (kf < gf) & (df - kf > 0) & (df - kf < bf) & (pf > 0) & (qf > 0)
+    hi = np.full(kf.shape, -np.inf)
+    lo = np.zeros(kf.shape)
+    err = np.full(kf.shape, np.inf)
+    if np.any(ok):
+        kk, gg, bb, dd_, pp, qq, tt = (a[ok] for a in (kf, gf, bf, df, pf, qf, tf))
+        m = kk.size
+        same = bool(np.all(tt == tt[0]) and np.all(dd_ == dd_[0]))
+        norm = slice(0, 1) if same else slice(None)
+        bh, bl, be = _log_binom_dd(
+            np.concatenate([kk, dd_ - kk, dd_[norm]]),
+            np.concatenate([gg, bb, tt[norm]]),
+            np.concatenate([pp, pp, pp[norm]]),
+            np.concatenate([qq, qq, qq[norm]]),
+        )
+        b3h, b3l, b3e = bh[2 * m :], bl[2 * m :], be[2 * m :]
+        sh, sl = dd_add(bh[:m], bl[:m], bh[m : 2 * m], bl[m : 2 * m])
+        vh, vl = dd_add(sh, sl, np.broadcast_to(-b3h, sh.shape), np.broadcast_to(-b3l, sh.shape))
+        mag = np.abs(bh[:m]) + np.abs(bh[m : 2 * m]) + np.abs(b3h)
+        hi[ok], lo[ok] = vh, vl
+        err[ok] = be[:m] + be[m : 2 * m] + b3e + 2.01 * DD_REL * (mag + 1.0)
+    return hi.reshape(shape), lo.reshape(shape), err.reshape(shape)
+
+
+def log_hypergeom_pmf_dd_where(
+    k: npt.ArrayLike, good: npt.ArrayLike, bad: npt.ArrayLike, draws: npt.ArrayLike, want: Wanted
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """``(value, lo, err)``: :func:`log_hypergeom_pmf` as ``value``; where ``want(value)`` holds, a
+    proven bound ``err`` on ``|value + lo - log P(k)|`` (``+inf`` elsewhere, ``lo = 0``).
+
+    Where wanted and every factor is interior, ``value + lo`` is the double-word value of
+    :func:`log_hypergeom_pmf_dd` and ``err`` its bound; at the other wanted counts ``lo = 0`` and
+    ``err`` is the running bound of :func:`log_hypergeom_pmf_with_error` plus its two additions
+    (``2.01 u (|value| + 2 log(total + 2) + 2)`` each, the binomial at the mean being at most
+    ``log(total) + 1`` in size), or the a-priori bound of
+    :func:`~smoothdp_nb.core.numerics.enclosures.lpmf_abs_error` where that is smaller: every
+    finite ``err`` bounds the whole error of ``value + lo``."""
+    k, good, bad, draws, _, _ = _urn(k, good, bad, draws)
+    inner = (k > 0) & (k < good) & (draws - k > 0) & (draws - k < bad) & (draws < good + bad)
+    chosen = np.zeros(k.shape, dtype=bool)
+
+    def want_float(value: FloatArray) -> npt.NDArray[np.bool_]:
+        w = want(value)
+        chosen[...] = w & inner
+        out: npt.NDArray[np.bool_] = w & ~inner
+        return out
+
+    value, err = log_hypergeom_pmf_with_error(k, good, bad, draws, want_float)
+    lo = np.zeros(value.shape)
+    logt = np.log(good + bad + 2.0)
+    err = err + 2.0 * 2.01 * _U * (np.abs(value) + 2.0 * logt + 2.0)
+    err = np.minimum(err, lpmf_abs_error(value, good + bad, 3))
+    if np.any(chosen):
+        h, lo_, e = log_hypergeom_pmf_dd(k[chosen], good[chosen], bad[chosen], draws[chosen])
+        value = value.copy()
+        value[chosen], lo[chosen], err[chosen] = h, lo_, e
+    return value, lo, np.where(np.isfinite(err), err, np.inf)

@@ -37,6 +37,7 @@ from smoothdp_nb.core.numerics.enclosures import lpmf_abs_error, two_prod
 __all__ = [
     "bd0",
     "log_binom_pmf",
+    "log_binom_pmf_dd",
     "log_binom_pmf_error",
     "log_binom_pmf_with_error",
     "log_comb",
@@ -567,3 +568,20 @@ def log_hypergeom_pmf_dd_where(
         value = value.copy()
         value[chosen], lo[chosen], err[chosen] = h, lo_, e
     return value, lo, np.where(np.isfinite(err), err, np.inf)
+
+
+def log_binom_pmf_dd(
+    k: npt.ArrayLike, n: npt.ArrayLike, p: npt.ArrayLike, q: npt.ArrayLike
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Loader's binomial log-pmf in double-word arithmetic: ``(hi, lo, err)`` with
+    ``|hi + lo - v| <= err`` for ``0 < k < n`` and floats ``0 < p, q`` (else ``err = inf``), ``v``
+    the value of Loader's formula for the given floats, ``log C(n, k) + k log p + (n - k) log q -
+    n (p + q - 1)`` (the last term is 0 when ``p + q = 1`` exactly); see :func:`_log_binom_dd`."""
+    k, n, p, q = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (k, n, p, q)))
+    ok = (k > 0) & (k < n) & (p > 0) & (q > 0)
+    hi = np.full(k.shape, -np.inf)
+    lo = np.zeros(k.shape)
+    err = np.full(k.shape, np.inf)
+    if np.any(ok):
+        hi[ok], lo[ok], err[ok] = _log_binom_dd(k[ok], n[ok], p[ok], q[ok])
+    return hi, lo, err

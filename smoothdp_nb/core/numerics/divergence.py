@@ -365,7 +365,9 @@ def log_monotone_tail_sum_enclosure(
     upper bound only.  Logs of the sums carry :data:`LIBM_REL`.
     """
     fe = np.broadcast_to(np.asarray(factor_error, dtype=float), np.shape(start))
-    log_anchor, total, bound, mass, steps, err_a, anchor_lo = _tail_sums(dist, start, stop, factor, fe, anchor_error=True)
+    log_anchor, total, bound, mass, steps, err_a, anchor_lo = _tail_sums(
+        dist, start, stop, factor, fe, anchor_error=True
+    )
     L = steps.astype(float)
     g = gamma((dist.ratio_roundings + 3) * L + 2)
     err_w = 2.0 * (g + factor_rel_error) * total + 2.0 * fe * mass + (2 * L + 1) ** 2 * 1e-322

@@ -57,7 +57,13 @@ def _fast_two_sum(a: FloatArray, b: FloatArray) -> DD:
 
 def dd_add(xh: FloatArray, xl: FloatArray, yh: FloatArray, yl: FloatArray) -> DD:
     """x + y, both double-word (AccurateDWPlusDW, Algorithm 6 of Joldes et al.: relative error
-    at most ``3u^2 + 13u^3``, whatever the cancellation)."""
+    at most ``3u^2 + 13u^3``, whatever the cancellation).
+
+    References
+    ----------
+    Joldes, Muller, Popescu, "Tight and rigorous error bounds for basic building blocks of
+    double-word arithmetic", ACM TOMS 44(2), 2017.
+    """
     sh, sl = two_sum(xh, yh)
     th, tl = two_sum(xl, yl)
     vh, vl = _fast_two_sum(sh, sl + th)
@@ -65,7 +71,13 @@ def dd_add(xh: FloatArray, xl: FloatArray, yh: FloatArray, yl: FloatArray) -> DD
 
 
 def dd_add_fp(xh: FloatArray, xl: FloatArray, y: npt.ArrayLike) -> DD:
-    """x + y, x double-word, y a float (DWPlusFP, Algorithm 4: relative error at most ``2u^2``)."""
+    """x + y, x double-word, y a float (DWPlusFP, Algorithm 4: relative error at most ``2u^2``).
+
+    References
+    ----------
+    Joldes, Muller, Popescu, "Tight and rigorous error bounds for basic building blocks of
+    double-word arithmetic", ACM TOMS 44(2), 2017.
+    """
     sh, sl = two_sum(xh, y)
     return _fast_two_sum(sh, xl + sl)
 
@@ -73,7 +85,13 @@ def dd_add_fp(xh: FloatArray, xl: FloatArray, y: npt.ArrayLike) -> DD:
 def dd_mul_fp(xh: FloatArray, xl: FloatArray, y: npt.ArrayLike) -> DD:
     """x y, x double-word, y a float (DWTimesFP1, Algorithm 7 of Joldes et al.; with the exact
     product the relative error is at most ``3u^2``: the rounding of ``xl y`` (at most ``u^2 |x y|``)
-    and of the sum of the two low parts (at most ``2u^2 |x y|``))."""
+    and of the sum of the two low parts (at most ``2u^2 |x y|``)).
+
+    References
+    ----------
+    Joldes, Muller, Popescu, "Tight and rigorous error bounds for basic building blocks of
+    double-word arithmetic", ACM TOMS 44(2), 2017.
+    """
     ch, cl1 = two_prod(xh, y)
     th, tl1 = _fast_two_sum(ch, xl * np.asarray(y, dtype=float))
     return _fast_two_sum(th, tl1 + cl1)
@@ -83,7 +101,13 @@ def dd_mul(xh: FloatArray, xl: FloatArray, yh: FloatArray, yl: FloatArray) -> DD
     """x y, both double-word (DWTimesDW1, Algorithm 10 of Joldes et al., its fma replaced by a
     product and a sum: ``xh yh`` exact; the neglected ``xl yl`` and the roundings of ``xh yl``,
     ``xl yh``, their sum and the sum of the low parts are at most ``u^2, u^2, u^2, 2.01u^2,
-    3.01u^2`` of ``|x y|``: relative error below ``9u^2``)."""
+    3.01u^2`` of ``|x y|``: relative error below ``9u^2``).
+
+    References
+    ----------
+    Joldes, Muller, Popescu, "Tight and rigorous error bounds for basic building blocks of
+    double-word arithmetic", ACM TOMS 44(2), 2017.
+    """
     ch, cl1 = two_prod(xh, yh)
     cl2 = xh * yl + xl * yh
     return _fast_two_sum(ch, cl1 + cl2)
@@ -91,7 +115,13 @@ def dd_mul(xh: FloatArray, xl: FloatArray, yh: FloatArray, yl: FloatArray) -> DD
 
 def dd_div(xh: FloatArray, xl: FloatArray, yh: FloatArray, yl: FloatArray) -> DD:
     """x / y, both double-word (DWDivDW1, Algorithm 15 of Joldes et al.: relative error at most
-    ``15u^2 + 56u^3``)."""
+    ``15u^2 + 56u^3``).
+
+    References
+    ----------
+    Joldes, Muller, Popescu, "Tight and rigorous error bounds for basic building blocks of
+    double-word arithmetic", ACM TOMS 44(2), 2017.
+    """
     th = xh / yh
     rh, rl = dd_mul_fp(yh, yl, th)
     ph, pl = two_sum(xh, -rh)
@@ -142,6 +172,11 @@ def dd_log(xh: npt.ArrayLike, xl: npt.ArrayLike) -> tuple[FloatArray, FloatArray
     most ``|e| ln 2 + 0.41 + 2.02 |t|``.  All told the error is below
     ``2^-93.1 + 2^-100 (|e| ln 2 + 1) <= 2^-92 (|e| ln 2 + 1)`` (:data:`LOG_DD_REL`), returned as
     ``err``.
+
+    References
+    ----------
+    Joldes, Muller, Popescu, "Tight and rigorous error bounds for basic building blocks of
+    double-word arithmetic", ACM TOMS 44(2), 2017.
     """
     xh = np.asarray(xh, dtype=float)
     xl = np.asarray(xl, dtype=float)

@@ -41,6 +41,7 @@ from smoothdp_nb.core.numerics.divergence import (
     log_monotone_tail_sum,
     log_monotone_tail_sum_enclosure,
 )
+from smoothdp_nb.core.numerics.double_double import dd_add_fp, dd_div, dd_mul_fp
 from smoothdp_nb.core.numerics.enclosures import LIBM_REL, LogEnclosure, exp_double
 from smoothdp_nb.core.numerics.validation import as_int, as_rng
 from smoothdp_nb.core.runtime.budget import ComputationTooLarge, Estimate
@@ -571,7 +572,6 @@ class SamplingHistogram(SampleSize, Mechanism):
         the exact integer ``k + s >= 1`` one u each: relative error at most ``6.2 u`` (with
         ``1 + 6.03u`` rounding headroom), absolute at most ``1.01 A err_k / (k + s)``, largest at
         the first summed count."""
-        from smoothdp_nb.core.numerics.double_double import dd_add_fp, dd_div, dd_mul_fp  # deferred: only the no-replacement tails need it
 
         uf = u.astype(float)
         vf = v.astype(float)

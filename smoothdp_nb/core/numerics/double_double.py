@@ -34,7 +34,7 @@ __all__ = ["DD_REL", "LOG_DD_REL", "dd_add", "dd_add_fp", "dd_div", "dd_log", "d
 #: relative error bound of every double-word operation of this module (Joldes et al. 2017)
 DD_REL = 32.0 * U * U
 #: :func:`dd_log`'s absolute error is at most ``LOG_DD_REL (|e| ln 2 + 1)``, e the binary exponent
-LOG_DD_REL = 2.0**-92
+LOG_DD_REL = 2.0**-84
 
 DD = tuple[FloatArray, FloatArray]
 
@@ -130,21 +130,24 @@ def dd_div(xh: FloatArray, xl: FloatArray, yh: FloatArray, yl: FloatArray) -> DD
     return _fast_two_sum(th, tl)
 
 
-#: ln 2 as a double-word number (40 correct digits, rounded twice: relative error below 2^-104)
+#: ln 2 as a double-word number (40 correct digits, rounded twice: relative error below 2^-104);
+#: its high word split in two halves of at most 26 bits (Dekker), so ``e ln2_hi`` is two exact
+#: products for every integer ``|e| < 2^11``
 _LN2 = (0.6931471805599453, 2.3190468138462996e-17)
-_TABLE_BITS = 7  # c_j = j / 128 for j in 96 .. 192: |f / c_j - 1| <= 1/192
+_LN2_A, _LN2_B = 0.6931471824645996, -1.904654323148236e-09
+_TABLE = 1024  # c_j = j / 1024 for j in 768 .. 1536: |f / c_j - 1| <= 1/1536
 
 
 @functools.lru_cache(maxsize=1)
 def _log_table() -> tuple[FloatArray, FloatArray]:
-    """``log(j / 128)`` for j = 0 .. 192 as double-word numbers (j < 96 unused, set to 0), by
+    """``log(j / 1024)`` for j = 0 .. 1536 as double-word numbers (j < 768 unused, set to 0), by
     :mod:`decimal` at 40 digits (correctly rounded ``ln``): each within ``2^-104`` of its
     value, relatively (as :func:`~smoothdp_nb.core.numerics.enclosures.exp_double`)."""
-    hi = np.zeros(193)
-    lo = np.zeros(193)
+    hi = np.zeros(_TABLE + _TABLE // 2 + 1)
+    lo = np.zeros(hi.size)
     with decimal.localcontext(prec=40, rounding=decimal.ROUND_HALF_EVEN):
-        for j in range(96, 193):
-            d = (decimal.Decimal(j) / 128).ln()
+        for j in range(3 * _TABLE // 4, hi.size):
+            d = (decimal.Decimal(j) / _TABLE).ln()
             h = float(d)
             hi[j], lo[j] = h, float(d - decimal.Decimal(h))
     return hi, lo
@@ -154,24 +157,20 @@ def dd_log(xh: npt.ArrayLike, xl: npt.ArrayLike) -> tuple[FloatArray, FloatArray
     """``(hi, lo, err)``: ``|hi + lo - log(xh + xl)| <= err`` for a double-word ``x > 0``
     (``|xl| <= u |xh|``, ``2^-900 < xh < 2^900``).
 
-    The argument.  ``xh = f 2^e`` with ``f`` in [3/4, 3/2) (frexp, exact); ``c = j / 128`` the
-    nearest table point, so ``|f - c| <= 1/256`` and ``|t| <= 1/380`` for
+    The argument.  ``xh = f 2^e`` with ``f`` in [3/4, 3/2) (frexp, exact); ``c = j / 1024`` the
+    nearest table point, so ``|f - c| <= 1/2048`` and ``|t| <= 1/3000 < 2^-11.5`` for
     ``t = (f + xl 2^-e - c) / (f + xl 2^-e + c)``, and
     ``log x = e ln 2 + log c + 2 atanh t``, ``2 atanh t = 2t + 2t^3/3 + 2t^5/5 + ...``.
     ``f - c`` is exact (Sterbenz) and TwoSum adds ``xl 2^-e`` exactly; the denominator is one
-    TwoSum and one DWPlusFP, ``t`` one DWDivDW (relative error at most ``DD_REL`` each), ``t^3``
-    two DWTimesDW and ``/ 3`` one DWTimesFP by the double-word 1/3 (``2^-104`` off): so
-    ``t + t^3/3`` carries at most ``(3 DD_REL + 4 DD_REL) |t|``.  The rest
-    ``2 t^5 (1/5 + t^2/7 + t^4/9 + t^6/11)`` is evaluated in float64 from ``t_hi``: its
-    relative error is below ``16 u`` (``t_hi^2`` is within ``3.01 u`` of ``t^2``, its square and
-    the product by ``t_hi`` add ``4.1 u``, the sum ``2.1 u``, the constants and the last product
-    ``2 u``), i.e. below ``16 u (2/5) 1.001 |t|^5 < 2^-93.1`` for ``|t| <= 1/380``; the series cut
-    after ``t^11`` leaves less than ``|t|^13 / 6 < 2^-110``.  ``e ln 2`` is exact in its high part
-    (TwoProduct) and ``u |e ln2_lo|`` off in the low part; ``ln 2`` and the table carry ``2^-104``
-    relatively.  The three double-word additions add ``DD_REL`` of the sums of the magnitudes, at
-    most ``|e| ln 2 + 0.41 + 2.02 |t|``.  All told the error is below
-    ``2^-93.1 + 2^-100 (|e| ln 2 + 1) <= 2^-92 (|e| ln 2 + 1)`` (:data:`LOG_DD_REL`), returned as
-    ``err``.
+    TwoSum and one DWPlusFP, ``t`` one DWDivDW: ``2t`` is within ``2 DD_REL |2t|`` of its value.
+    The rest ``2 t^3 (1/3 + t^2/5 + t^4/7)`` is float64 from ``t_hi``: below ``10 u`` of itself
+    (``t_hi`` is within u of t, the cube and the products a few u, the constants u), i.e. below
+    ``7u |t|^3 < 2^-85``; the series cut after ``t^7`` leaves less than ``2 |t|^9 / 9 < 2^-105``.  ``e ln2_hi`` is two exact products (``|e| < 2^11`` times halves of 26 bits) joined
+    exactly by Fast2Sum, ``e ln2_lo`` one rounding (``u`` of ``2^-54 |e|``); ``ln 2`` and the table
+    carry ``2^-104`` relatively.  The three double-word additions add ``DD_REL`` of the sums of
+    the magnitudes, at most ``|e| ln 2 + 0.41 + 2 |t|``.  All told the error is below
+    ``2^-85 + 2^-100 (|e| ln 2 + 1) <= 2^-84 (|e| ln 2 + 1)`` (:data:`LOG_DD_REL`), returned as
+    ``err``: for ``x log(x/m)`` with ``x < 2^30`` that is below 1e-16 (|e| < 40).
 
     References
     ----------
@@ -185,25 +184,21 @@ def dd_log(xh: npt.ArrayLike, xl: npt.ArrayLike) -> tuple[FloatArray, FloatArray
     f = np.where(small, 2.0 * f, f)
     e = np.where(small, e - 1, e)
     fl = np.ldexp(xl, -e)
-    j = np.rint(f * 128.0)
-    c = j / 128.0
+    j = np.rint(f * _TABLE)
+    c = j / _TABLE
     nh, nl = two_sum(f - c, fl)
     dh, dl = two_sum(f, c)
     dh, dl = dd_add_fp(dh, dl, fl)
     th, tl = dd_div(nh, nl, dh, dl)
-    t2h, t2l = dd_mul(th, tl, th, tl)
-    t3h, t3l = dd_mul(t2h, t2l, th, tl)
-    ch, cl = dd_mul(t3h, t3l, np.full_like(th, 1.0 / 3.0), np.full_like(th, 1.850371707708594e-17))
-    sh, sl = dd_add(th, tl, ch, cl)
     s2 = th * th
-    rest = 2.0 * (s2 * s2 * th) * (0.2 + s2 * (1.0 / 7.0 + s2 * (1.0 / 9.0 + s2 * (1.0 / 11.0))))
+    rest = 2.0 * (s2 * th) * (1.0 / 3.0 + s2 * (0.2 + s2 / 7.0))
     ef = e.astype(float)
-    lh, ll = two_prod(ef, _LN2[0])
+    lh, ll = _fast_two_sum(ef * _LN2_A, ef * _LN2_B)
     ll = ll + ef * _LN2[1]
     tab_h, tab_l = _log_table()
     ji = j.astype(np.int64)
     ah, al = dd_add(lh, ll, tab_h[ji], tab_l[ji])
-    ah, al = dd_add(ah, al, 2.0 * sh, 2.0 * sl)
+    ah, al = dd_add(ah, al, 2.0 * th, 2.0 * tl)
     ah, al = dd_add_fp(ah, al, rest)
     err: FloatArray = LOG_DD_REL * (np.abs(ef) * math.log(2.0) + 1.0)
     return ah, al, err

@@ -31,7 +31,17 @@ import numpy.typing as npt
 from scipy.special import gammaln
 
 from smoothdp_nb.core.numerics.array_types import FloatArray
-from smoothdp_nb.core.numerics.double_double import DD_REL, LOG_DD_REL, dd_add, dd_add_fp, dd_div, dd_log, dd_mul_fp
+from smoothdp_nb.core.numerics.double_double import (
+    DD_REL,
+    LOG_DD_REL,
+    dd_add,
+    dd_add_fp,
+    dd_div,
+    dd_log,
+    dd_mul,
+    dd_mul_fp,
+    two_sum,
+)
 from smoothdp_nb.core.numerics.enclosures import lpmf_abs_error, two_prod
 
 __all__ = [
@@ -434,7 +444,52 @@ def log_hypergeom_pmf_with_error(
 def _bd0_dd(x: FloatArray, mh: FloatArray, ml: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
     """``bd0(x, m) = x log(x/m) + m - x`` in double-word arithmetic, with a proven bound on its
     absolute error: ``(hi, lo, err)``, for float integers ``x >= 1`` and ``m = mh + ml > 0``
-    given exactly (a TwoProduct).
+    given exactly (a TwoProduct): Loader's series where ``|x - m| < 0.01 (x + m)``
+    (:func:`_bd0_dd_series`), the logarithm elsewhere (:func:`_bd0_dd_log`)."""
+    far = np.flatnonzero(np.abs(x - mh) >= 0.01 * (x + mh))
+    if far.size == x.size:
+        return _bd0_dd_log(x, mh, ml)
+    if 2 * far.size > x.size:  # mostly far: the series only where it applies
+        close = np.flatnonzero(np.abs(x - mh) < 0.01 * (x + mh))
+        hi, lo, err = _bd0_dd_log(x, mh, ml)
+        hi[close], lo[close], err[close] = _bd0_dd_series(x[close], mh[close], ml[close])
+        return hi, lo, err
+    with np.errstate(all="ignore"):  # (the series' values at the far counts are replaced)
+        hi, lo, err = _bd0_dd_series(x, mh, ml)
+    if far.size:
+        hi[far], lo[far], err[far] = _bd0_dd_log(x[far], mh[far], ml[far])
+    return hi, lo, err
+
+
+def _bd0_dd_series(x: FloatArray, mh: FloatArray, ml: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """:func:`_bd0_dd` for ``|x - m| < 0.01 (x + m)`` (so ``|v| < 0.0101``), by Loader's series
+    ``bd0 = (x - m) v + 2 x (v^3/3 + v^5/5 + ...)``, ``v = (x - m) / (x + m)``.
+
+    The argument.  ``x - mh`` is exact (Sterbenz: x and mh within a factor 2) and TwoSum adds
+    ``-ml`` exactly, so ``x - m`` is an exact double word; ``x + m`` is a TwoSum and a DWPlusFP,
+    ``v`` a DWDivDW and ``(x - m) v`` a DWTimesDW: at most ``3.1 DD_REL`` of ``|(x - m) v|``.  The
+    rest ``2x v^3 (1/3 + v^2/5 + v^4/7 + v^6/9 + v^8/11)`` is float64 from ``v_hi``: below ``16 u``
+    of itself (the roundings of a few products and a sum of positive terms, the constants and
+    ``v_lo``), and the series cut after ``v^11`` leaves at most ``2 x |v|^13 / 12``.  The last
+    DWPlusFP adds ``DD_REL`` of the result.  No logarithm: a third of the work of
+    :func:`_bd0_dd_log`, for the binomial weights near their mean."""
+    dh, dl = two_sum(x - mh, -ml)
+    sh, sl = two_sum(x, mh)
+    sh, sl = dd_add_fp(sh, sl, ml)
+    vh, vl = dd_div(dh, dl, sh, sl)
+    ph, pl = dd_mul(dh, dl, vh, vl)
+    v2 = vh * vh
+    rest = 2.0 * x * (vh * v2) * (1.0 / 3.0 + v2 * (0.2 + v2 * (1.0 / 7.0 + v2 * (1.0 / 9.0 + v2 / 11.0))))
+    hi, lo = dd_add_fp(ph, pl, rest)
+    a = np.abs(vh)
+    err = 3.1 * DD_REL * np.abs(ph) + 16.0 * _U * np.abs(rest) + x * a**13 / 6.0 + DD_REL * np.abs(hi)
+    return hi, lo, err
+
+
+def _bd0_dd_log(x: FloatArray, mh: FloatArray, ml: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """``bd0(x, m) = x log(x/m) + m - x`` in double-word arithmetic, with a proven bound on its
+    absolute error: ``(hi, lo, err)``, for float integers ``x >= 1`` and ``m = mh + ml > 0``
+    given exactly (a TwoProduct), by the logarithm (any x and m).
 
     The argument.  ``r = x / m`` is one DWDivDW (relative error at most ``DD_REL``), so
     ``log r`` as :func:`~.double_double.dd_log` computes it is within ``LOG_DD_REL (|e| ln 2 + 1)
@@ -472,8 +527,11 @@ def _log_binom_dd(
     magnitudes; the two double-word additions that subtract the deviances add ``DD_REL`` of the
     sums of the magnitudes."""
 
-    mh, ml = two_prod(n, p)
-    m2h, m2l = two_prod(n, q)
+    if n.size > 1 and n.min() == n.max() and p.min() == p.max() and q.min() == q.max():  # one law: one product
+        mh, ml, m2h, m2l = (np.full(n.shape, float(v[0])) for v in (*two_prod(n[:1], p[:1]), *two_prod(n[:1], q[:1])))
+    else:
+        mh, ml = two_prod(n, p)
+        m2h, m2l = two_prod(n, q)
     x = np.concatenate([k, n - k])
     bh, bl, be = _bd0_dd(x, np.concatenate([mh, m2h]), np.concatenate([ml, m2l]))
     N = k.size

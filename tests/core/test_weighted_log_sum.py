@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import mpmath
 import numpy as np
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from smoothdp_nb.core.numerics.weighted_log_sum import log_weighted_sum_enclosure, round_sum_outward
 

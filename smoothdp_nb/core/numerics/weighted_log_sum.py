@@ -90,8 +90,9 @@ def log_weighted_sum_enclosure(
             s = Mf + np.log(S)
         tmax = np.max(np.where(live, np.abs(t), 0.0), axis=0)
         dmax = np.max(np.where(live, np.abs(diff), 0.0), axis=0)
-        slack = lw_err + 2.02 * U * (tmax + dmax) + fixed + 1.01 * U * np.abs(s)
-        s = s + sign * slack * (1.0 + 4.0 * U)
+        with np.errstate(invalid="ignore"):  # (an empty column: s = -inf, replaced below)
+            slack = lw_err + 2.02 * U * (tmax + dmax) + fixed + 1.01 * U * np.abs(s)
+            s = s + sign * slack * (1.0 + 4.0 * U)
         if extra is not None:
             tr = extra - c
             tr = tr + U * np.abs(tr)

@@ -345,7 +345,9 @@ def log_monotone_tail_sum_enclosure(
     :data:`RUNNING_ERROR_FROM` (deep tails, whose log-pmf is large) and
     ``dist.logpmf_error`` is given, the smaller of it and that running bound
     from the terms of Loader's formula: each is proven, so either, and their
-    minimum, bounds the error; the choice only trades width for time.  A term ``k`` steps
+    minimum, bounds the error; the choice only trades width for time.  When the law
+    offers ``dist.logpmf_dd``, ``log P(a)`` there is a double-word number (high and low
+    word) with its own bound, about 1e-13 at any size (:func:`_anchor_log_pmf`).  A term ``k`` steps
     from the anchor is a product of k ratios, each with at most
     ``r = dist.ratio_roundings`` roundings (integers below 2^53 are exact), and
     of one factor, so relative to the exact ratio product it carries at most
@@ -362,7 +364,12 @@ def log_monotone_tail_sum_enclosure(
     outside the window is at most the geometric bound of
     :func:`log_monotone_tail_sum` (proven from log-concavity, evaluated with
     the same products, so inflated by the same relative error), added to the
-    upper bound only.  Logs of the sums carry :data:`LIBM_REL`.
+    upper bound only.  Logs of the sums carry :data:`LIBM_REL`.  The bounds are then
+    ``log P(a) + log W`` plus or minus the errors, each formed as the exact sum of the
+    two large words (TwoSum) and a small rest, and rounded once in the safe direction
+    (:func:`_round_sum`): at most one ulp beyond the proven errors, so a divergence of
+    ``e^-1.3e6`` is enclosed to one or two ulps (2e-10) of its log, where adding the parts
+    in float64 would cost ``2u |log P(a)|`` on each side.
     """
     fe = np.broadcast_to(np.asarray(factor_error, dtype=float), np.shape(start))
     log_anchor, total, bound, mass, steps, err_a, anchor_lo = _tail_sums(

@@ -15,7 +15,12 @@ are each small and computed without cancellation, via
   ``x`` is close to ``np``.
 
 The resulting log-pmf has an absolute error of a few ulps of its magnitude,
-i.e. a *relative* error ~1e-15 of the probability, whatever n.
+i.e. a *relative* error ~1e-15 of the probability, whatever n.  Where a deep tail's
+log-pmf is large (1e6 nats at 10^8 records) those ulps are 1e-10 of the probability
+and more, so the same formula is also evaluated in double-word arithmetic
+(:func:`log_hypergeom_pmf_dd`, :func:`log_binom_pmf_dd`, on
+:mod:`~smoothdp_nb.core.numerics.double_double`), with a proven bound of about 1e-13
+whatever the size of the value.
 
 Everything is vectorised over numpy arrays (float64; counts may be given as
 floats holding integers).

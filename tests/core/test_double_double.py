@@ -152,3 +152,11 @@ def test_double_word_binomial_encloses_the_80_digit_value(urn: tuple[int, int, i
         )
         assert abs(mpmath.mpf(h) + mpmath.mpf(l_) - exact) <= err
     assert err <= 5e-13
+
+
+def test_stirlerr_table_is_correctly_rounded() -> None:
+    """The stirlerr values of counts up to 15 (a table) are the floats nearest the 50-digit values."""
+    with mpmath.workdps(50):
+        for v in range(1, 16):
+            exact = mpmath.loggamma(v + 1) - (v + mpmath.mpf(0.5)) * mpmath.log(v) + v - mpmath.log(2 * mpmath.pi) / 2
+            assert lpmf.stirlerr(np.array([float(v)]))[0] == float(exact)

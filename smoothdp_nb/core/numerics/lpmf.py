@@ -73,8 +73,28 @@ _LIBM_REL = 8.0 * _U  # as smoothdp_nb.core.numerics.enclosures.LIBM_REL (4 ulps
 _LN_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 # stirlerr(0..15): the values are O(1), so lgamma's absolute error (~1e-15) is
 # also the absolute error of the log-pmf built from them.
+# (the values correctly rounded, from mpmath at 50 digits: formed in float64 from lgamma they are
+# off by up to 7e-15, at n = 14, from the cancellation of terms of size 40; tests/core/test_double_double.py
+# checks them)
 _STIRLERR_TABLE = np.array(
-    [0.0] + [math.lgamma(v + 1.0) - (v + 0.5) * math.log(v) + v - _LN_SQRT_2PI for v in range(1, 16)]
+    [
+        0.0,
+        0.08106146679532726,
+        0.0413406959554093,
+        0.02767792568499834,
+        0.020790672103765093,
+        0.016644691189821193,
+        0.013876128823070748,
+        0.01189670994589177,
+        0.010411265261972096,
+        0.009255462182712733,
+        0.00833056343336287,
+        0.007573675487951841,
+        0.00694284010720953,
+        0.006408994188004207,
+        0.0059513701127588475,
+        0.005554733551962801,
+    ]
 )
 
 
@@ -555,6 +575,12 @@ def _log_binom_dd(
 
 
 _LOG_2PI = math.log(2.0 * math.pi)
+#: counts per pass of the double-word log-pmfs
+_DD_CHUNK = 16384
+#: nats of |log-pmf| above which :func:`log_hypergeom_pmf_dd_where` evaluates in double word: the
+#: float64 running bound is about 3e-14 of the value (3e-10 at 1e4 nats), the double-word one
+#: ~1e-13 at any size, for about five times the work
+DD_FROM = 1.0e4
 
 
 def log_hypergeom_pmf_dd(
@@ -578,8 +604,10 @@ def log_hypergeom_pmf_dd(
     hi = np.full(kf.shape, -np.inf)
     lo = np.zeros(kf.shape)
     err = np.full(kf.shape, np.inf)
-    if np.any(ok):
-        kk, gg, bb, dd_, pp, qq, tt = (a[ok] for a in (kf, gf, bf, df, pf, qf, tf))
+    idx = np.flatnonzero(ok)
+    for c in range(0, idx.size, _DD_CHUNK):  # bounded temporaries (a double-word log holds ~30 arrays)
+        sel = idx[c : c + _DD_CHUNK]
+        kk, gg, bb, dd_, pp, qq, tt = (a[sel] for a in (kf, gf, bf, df, pf, qf, tf))
         m = kk.size
         same = bool(np.all(tt == tt[0]) and np.all(dd_ == dd_[0]))
         norm = slice(0, 1) if same else slice(None)
@@ -593,8 +621,8 @@ def log_hypergeom_pmf_dd(
         sh, sl = dd_add(bh[:m], bl[:m], bh[m : 2 * m], bl[m : 2 * m])
         vh, vl = dd_add(sh, sl, np.broadcast_to(-b3h, sh.shape), np.broadcast_to(-b3l, sh.shape))
         mag = np.abs(bh[:m]) + np.abs(bh[m : 2 * m]) + np.abs(b3h)
-        hi[ok], lo[ok] = vh, vl
-        err[ok] = be[:m] + be[m : 2 * m] + b3e + 2.01 * DD_REL * (mag + 1.0)
+        hi[sel], lo[sel] = vh, vl
+        err[sel] = be[:m] + be[m : 2 * m] + b3e + 2.01 * DD_REL * (mag + 1.0)
     return hi.reshape(shape), lo.reshape(shape), err.reshape(shape)
 
 
@@ -604,7 +632,8 @@ def log_hypergeom_pmf_dd_where(
     """``(value, lo, err)``: :func:`log_hypergeom_pmf` as ``value``; where ``want(value)`` holds, a
     proven bound ``err`` on ``|value + lo - log P(k)|`` (``+inf`` elsewhere, ``lo = 0``).
 
-    Where wanted and every factor is interior, ``value + lo`` is the double-word value of
+    Where wanted, every factor is interior and ``|value| >`` :data:`DD_FROM`, ``value + lo`` is
+    the double-word value of
     :func:`log_hypergeom_pmf_dd` and ``err`` its bound; at the other wanted counts ``lo = 0`` and
     ``err`` is the running bound of :func:`log_hypergeom_pmf_with_error` plus its two additions
     (``2.01 u (|value| + 2 log(total + 2) + 2)`` each, the binomial at the mean being at most
@@ -617,8 +646,8 @@ def log_hypergeom_pmf_dd_where(
 
     def want_float(value: FloatArray) -> npt.NDArray[np.bool_]:
         w = want(value)
-        chosen[...] = w & inner
-        out: npt.NDArray[np.bool_] = w & ~inner
+        chosen[...] = w & inner & (np.abs(value) > DD_FROM)
+        out: npt.NDArray[np.bool_] = w & ~chosen
         return out
 
     value, err = log_hypergeom_pmf_with_error(k, good, bad, draws, want_float)

@@ -51,9 +51,19 @@ def log_weighted_sum_enclosure(
 
     Parameters
     ----------
-    lw : (K,) logs of the weights, each within ``lw_err`` of the true one.
-    upper, lower : (K, E) proven bounds on ``log d_i`` per column (``-inf``: a term of 0).
-    log_extra : (E,) optional, a proven upper bound on what the sum leaves out (added to U).
+    lw : array_like of shape (K,)
+        Logs of the weights, each within ``lw_err`` of the true one.
+    lw_err : float
+        The weights' absolute error bound.
+    upper, lower : array_like of shape (K, E)
+        Proven bounds on ``log d_i`` per column (``-inf``: a term of 0).
+    log_extra : array_like of shape (E,), optional
+        A proven upper bound on the log of what the sum leaves out (added to U).
+
+    Returns
+    -------
+    tuple of ndarray
+        ``(U, L)``, each of shape (E,).
 
     The argument (upper bound; the lower one mirrors it).  Per column, ``c`` is the upper bound
     of the largest term and ``t_i = lw_i + (upper_i - c)``: the difference is exact when the two

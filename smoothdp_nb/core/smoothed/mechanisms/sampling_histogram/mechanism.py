@@ -571,8 +571,8 @@ class SamplingHistogram(SampleSize, Mechanism):
         (the double-word ``g + c (v + 1)`` rounded, one division), the product and the division by
         the exact integer ``k + s >= 1`` one u each: relative error at most ``6.2 u`` (with
         ``1 + 6.03u`` rounding headroom), absolute at most ``1.01 A err_k / (k + s)``, largest at
-        the first summed count."""
-
+        the first summed count.  The value is then capped at 1 (f <= 1, so the cap only moves it
+        toward f) and is exactly 1 where ``Q(k) = 0`` (``k = g``)."""
         uf = u.astype(float)
         vf = v.astype(float)
         g = uf + 1.0
@@ -598,8 +598,10 @@ class SamplingHistogram(SampleSize, Mechanism):
         f_err: FloatArray = 1.01 * a * err_k / np.maximum(first.astype(float) + s, 1.0)
 
         def factor(rows: IntArray, k: np.ndarray) -> FloatArray:
-            # unclipped (< 0 below the threshold): the tail sum clips
-            out: FloatArray = a[rows] * ((k - k0[rows]) - delta[rows]) / (k + s[rows])
+            # unclipped below (< 0 below the threshold: the tail sum clips); at most 1, and exactly
+            # 1 where Q(k) = 0 (k = g), so outputs only x can produce weigh the same at every eps
+            lin = a[rows] * ((k - k0[rows]) - delta[rows]) / (k + s[rows])
+            out: FloatArray = np.where(k == g[rows], 1.0, np.minimum(lin, 1.0))
             return out
 
         return factor, f_err

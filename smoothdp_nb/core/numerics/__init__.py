@@ -2,7 +2,9 @@
 
 Here live the proven enclosures (:mod:`.enclosures`: outward rounding, error bounds, and why each
 privacy number is an upper bound), Arb's working precision (:mod:`.ball_arithmetic`), accurate
-log-pmfs for counts of any size (:mod:`.lpmf`), hockey-stick divergences in log space
+log-pmfs for counts of any size (:mod:`.lpmf`), double-word arithmetic with proven bounds
+(:mod:`.double_double`), the log of a weighted sum of enclosed terms rounded once
+(:mod:`.weighted_log_sum`), hockey-stick divergences in log space
 (:mod:`.divergence`), privacy-loss distributions and their outward-rounded composition
 (:mod:`.privacy_loss`), the certified conversions of zCDP, Renyi DP and Gaussian DP to
 (epsilon, delta) (:mod:`.conversions`), the hull reduction of Proposition 7 (:mod:`.hull`), confidence intervals

@@ -42,6 +42,7 @@ import numpy.typing as npt
 from scipy.special import logsumexp
 
 from smoothdp_nb.core.numerics.array_types import FloatArray, IntArray
+from smoothdp_nb.core.numerics.double_double import two_sum
 from smoothdp_nb.core.numerics.enclosures import LIBM_REL, LogEnclosure, U, gamma, lpmf_abs_error, next_down, next_up
 
 #: ``f(row_index, k)``: a value per (row, count) of a batch of count laws; ``row_index``
@@ -51,6 +52,11 @@ RowFunction = Callable[[IntArray, np.ndarray], FloatArray]
 #: holds, a proven bound on its error (``+inf`` elsewhere)
 BoundedRowFunction = Callable[
     [IntArray, np.ndarray, Callable[[FloatArray], npt.NDArray[np.bool_]]], tuple[FloatArray, FloatArray]
+]
+#: ``f(row_index, k, want)``: ``(value, lo, error)``, a log-pmf per (row, count) and, where
+#: ``want(value)`` holds, a proven bound on ``|value + lo - log P(k)|`` (``+inf`` elsewhere, lo = 0)
+DoubleWordRowFunction = Callable[
+    [IntArray, np.ndarray, Callable[[FloatArray], npt.NDArray[np.bool_]]], tuple[FloatArray, FloatArray, FloatArray]
 ]
 
 __all__ = [
@@ -265,6 +271,11 @@ class LogConcaveCounts:
     #: holds, ``logpmf_error`` (``+inf`` elsewhere) from one pass over the arguments;
     #: None: the two functions are called in turn
     logpmf_with_error: BoundedRowFunction | None = None
+    #: ``(rows, k, want) -> (logpmf, lo, error)``: where ``want(logpmf)`` holds, the log-pmf as a
+    #: double-word number ``logpmf + lo`` and a proven bound on its *whole* error (the additions
+    #: that combine its factors included); preferred to ``logpmf_with_error`` when given, so the
+    #: anchor of a deep tail is known far below one ulp of its float64 value
+    logpmf_dd: DoubleWordRowFunction | None = None
 
 
 def log_monotone_tail_sum(
@@ -302,7 +313,7 @@ def log_monotone_tail_sum(
     -------
     ndarray of shape (B,), natural logs (``-inf`` for an empty or zero sum).
     """
-    log_anchor, total, _, _, _, _ = _tail_sums(dist, start, stop, factor)
+    log_anchor, total, _, _, _, _, _ = _tail_sums(dist, start, stop, factor)
     with np.errstate(divide="ignore"):
         out: FloatArray = log_anchor + np.log(total)
     return out
@@ -334,7 +345,9 @@ def log_monotone_tail_sum_enclosure(
     :data:`RUNNING_ERROR_FROM` (deep tails, whose log-pmf is large) and
     ``dist.logpmf_error`` is given, the smaller of it and that running bound
     from the terms of Loader's formula: each is proven, so either, and their
-    minimum, bounds the error; the choice only trades width for time.  A term ``k`` steps
+    minimum, bounds the error; the choice only trades width for time.  When the law
+    offers ``dist.logpmf_dd``, ``log P(a)`` there is a double-word number (high and low
+    word) with its own bound, about 1e-13 at any size (:func:`_anchor_log_pmf`).  A term ``k`` steps
     from the anchor is a product of k ratios, each with at most
     ``r = dist.ratio_roundings`` roundings (integers below 2^53 are exact), and
     of one factor, so relative to the exact ratio product it carries at most
@@ -351,10 +364,17 @@ def log_monotone_tail_sum_enclosure(
     outside the window is at most the geometric bound of
     :func:`log_monotone_tail_sum` (proven from log-concavity, evaluated with
     the same products, so inflated by the same relative error), added to the
-    upper bound only.  Logs of the sums carry :data:`LIBM_REL`.
+    upper bound only.  Logs of the sums carry :data:`LIBM_REL`.  The bounds are then
+    ``log P(a) + log W`` plus or minus the errors, each formed as the exact sum of the
+    two large words (TwoSum) and a small rest, and rounded once in the safe direction
+    (:func:`_round_sum`): at most one ulp beyond the proven errors, so a divergence of
+    ``e^-1.3e6`` is enclosed to one or two ulps (2e-10) of its log, where adding the parts
+    in float64 would cost ``2u |log P(a)|`` on each side.
     """
     fe = np.broadcast_to(np.asarray(factor_error, dtype=float), np.shape(start))
-    log_anchor, total, bound, mass, steps, err_a = _tail_sums(dist, start, stop, factor, fe, anchor_error=True)
+    log_anchor, total, bound, mass, steps, err_a, anchor_lo = _tail_sums(
+        dist, start, stop, factor, fe, anchor_error=True
+    )
     L = steps.astype(float)
     g = gamma((dist.ratio_roundings + 3) * L + 2)
     err_w = 2.0 * (g + factor_rel_error) * total + 2.0 * fe * mass + (2 * L + 1) ** 2 * 1e-322
@@ -363,12 +383,30 @@ def log_monotone_tail_sum_enclosure(
     with np.errstate(divide="ignore", invalid="ignore"):
         lhi = np.log(hi_w)
         llo = np.log(np.maximum(lo_w, 0.0))
-        hi = next_up(log_anchor + err_a + lhi + LIBM_REL * np.abs(lhi) + 2.0 * U * np.abs(log_anchor))
-        lo = next_down(log_anchor - err_a + llo - LIBM_REL * np.abs(llo) - 2.0 * U * np.abs(log_anchor))
+        hi = _round_sum(log_anchor, lhi, anchor_lo, err_a + LIBM_REL * np.abs(lhi), 1.0)
+        lo = _round_sum(log_anchor, llo, anchor_lo, err_a + LIBM_REL * np.abs(llo), -1.0)
     empty = np.isneginf(log_anchor) | (hi_w <= 0)
     hi = np.where(empty, -np.inf, hi)
     lo = np.where(empty | np.isnan(lo), -np.inf, lo)
     return LogEnclosure(lo, hi)
+
+
+def _round_sum(a: FloatArray, b: FloatArray, c: FloatArray, err: FloatArray, sign: float) -> FloatArray:
+    """The float nearest ``a + b + c + sign err`` in the direction of ``sign`` (up for +1, down for
+    -1), at most one ulp beyond that exact sum: ``a + b`` by TwoSum (exact), the small rest
+    ``t = e + c + sign err`` in float64, moved outward by ``3.01 u (|e| + |c| + err)`` (its two
+    roundings), and ``s + t`` by TwoSum again, whose exact remainder tells the direction to round
+    (nan where a term is infinite)."""
+    with np.errstate(invalid="ignore"):
+        s, e = two_sum(a, b)
+        t = e + c + sign * err
+        t = t + sign * 3.01 * U * (np.abs(e) + np.abs(c) + err)
+        r, re = two_sum(s, t)
+        plain = a + b + c + sign * err
+        out: FloatArray = np.where(
+            np.isfinite(plain), np.where(sign * re > 0, np.nextafter(r, sign * np.inf), r), plain
+        )
+    return out
 
 
 def _tail_sums(
@@ -378,11 +416,12 @@ def _tail_sums(
     factor: RowFunction,
     factor_error: FloatArray | None = None,
     anchor_error: bool = False,
-) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, IntArray, FloatArray]:
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, IntArray, FloatArray, FloatArray]:
     """Per row: (log P(anchor), window sum W of P(k) f(k)/P(anchor), proven bound on
     the same sum outside the window, window sum of P(k)/P(anchor), longest side
     of the window in steps, a proven bound on the error of log P(anchor) --
-    :func:`_anchor_log_pmf` -- with ``anchor_error``, else 0); rows with an
+    :func:`_anchor_log_pmf` -- with ``anchor_error``, else 0, and the low word of a
+    double-word log P(anchor), else 0: the error bound is for their sum); rows with an
     empty range have ``log P(anchor) = -inf``.
     The mass counts the terms whose factor exceeds ``-factor_error`` (all
     positive ones without it); factors below 0 count as 0 in the sum."""
@@ -402,9 +441,10 @@ def _tail_sums(
     width = (np.ceil(np.sqrt(d * d + 2 * (_LOG_TOL_INV + 10) * dist.sd**2) - d) + 8).astype(np.int64)
     log_anchor = np.full(B, -np.inf)
     err_anchor = np.zeros(B)
+    lo_anchor = np.zeros(B)
     if todo.size:  # the one accurate log-pmf per row, whatever the window
         if anchor_error:
-            log_anchor[todo], err_anchor[todo] = _anchor_log_pmf(dist, todo, anchor[todo])
+            log_anchor[todo], err_anchor[todo], lo_anchor[todo] = _anchor_log_pmf(dist, todo, anchor[todo])
         else:
             log_anchor[todo] = dist.logpmf(todo[:, None], anchor[todo][:, None])[:, 0]
     while todo.size:
@@ -447,19 +487,21 @@ def _tail_sums(
         # missing (an upper bound, as the ratio only decreases further out);
         # fall back to a fourfold window where that estimate is unavailable.
         width[todo] = np.where(np.isfinite(grow), width[todo] + grow + 2, width[todo] * 4).astype(np.int64)
-    return log_anchor, tot_out, bound_out, mass_out, steps_out, err_anchor
+    return log_anchor, tot_out, bound_out, mass_out, steps_out, err_anchor, lo_anchor
 
 
-def _anchor_log_pmf(dist: LogConcaveCounts, rows: IntArray, k: IntArray) -> tuple[FloatArray, FloatArray]:
-    """``log P(k)`` for the given rows and a proven bound on its absolute error:
-    the a-priori bound of :func:`~smoothdp_nb.core.numerics.enclosures.lpmf_abs_error`
-    and, where that exceeds :data:`RUNNING_ERROR_FROM` and the law has one,
-    the smaller of it and the running bound ``dist.logpmf_error`` plus the
-    additions that combine its ``pmf_factors`` factors (``2u`` of ``|value|
-    + 2 log(n + 2) + 2`` each).  Each bound is proven, so their minimum is;
-    the running one costs a second look at Loader's terms, so it is taken
-    only where the a-priori one would widen an enclosure by more than ~2e-10
-    (deep tails), and from the same pass as the value when the law offers
+def _anchor_log_pmf(dist: LogConcaveCounts, rows: IntArray, k: IntArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """``(log P(k), a proven bound on its absolute error, lo)`` for the given rows, ``lo`` the low
+    word of a double-word log-pmf (0 for a float64 one): the bound is on ``|log P(k) + lo - log P|``.
+
+    The a-priori bound of :func:`~smoothdp_nb.core.numerics.enclosures.lpmf_abs_error` and, where
+    that exceeds :data:`RUNNING_ERROR_FROM` (deep tails, whose log-pmf is large), a sharper one:
+    the law's double-word log-pmf (``dist.logpmf_dd``, its bound complete, ``1e-13`` whatever the
+    size of the value) or the running bound ``dist.logpmf_error`` plus the additions that combine
+    its ``pmf_factors`` factors (``2u`` of ``|value| + 2 log(n + 2) + 2`` each).  Each bound is
+    proven, so where the value is float64 their minimum is; the sharper one costs a second look
+    at Loader's terms, so it is taken only where the a-priori one would widen an enclosure by more
+    than ~2e-10, and from the same pass as the value when the law offers ``logpmf_dd`` or
     ``logpmf_with_error``."""
     r, kf = rows[:, None], k[:, None].astype(float)
     threshold = RUNNING_ERROR_FROM  # read at call time (tests force the a-priori path)
@@ -471,6 +513,11 @@ def _anchor_log_pmf(dist: LogConcaveCounts, rows: IntArray, k: IntArray) -> tupl
         wanted: npt.NDArray[np.bool_] = np.isfinite(value) & (a_priori > threshold)[:, None]
         return wanted
 
+    if dist.logpmf_dd is not None:
+        value, low, run = (a[:, 0] for a in dist.logpmf_dd(r, kf, want))
+        sharp = np.isfinite(run)
+        err = np.where(sharp, run, lpmf_abs_error(value, size, dist.pmf_factors))
+        return value, err, np.where(sharp, low, 0.0)
     if dist.logpmf_with_error is not None:
         value, run = (a[:, 0] for a in dist.logpmf_with_error(r, kf, want))
     else:
@@ -485,7 +532,7 @@ def _anchor_log_pmf(dist: LogConcaveCounts, rows: IntArray, k: IntArray) -> tupl
         logn = np.log(np.broadcast_to(size, value.shape)[live] + 2.0)
         run = run[live] + dist.pmf_factors * 2.01 * U * (np.abs(value[live]) + 2.0 * logn + 2.0)
         err[live] = np.minimum(err[live], run)
-    return value, err
+    return value, err, np.zeros(value.shape)
 
 
 def _window_sum(

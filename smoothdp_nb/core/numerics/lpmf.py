@@ -15,7 +15,12 @@ are each small and computed without cancellation, via
   ``x`` is close to ``np``.
 
 The resulting log-pmf has an absolute error of a few ulps of its magnitude,
-i.e. a *relative* error ~1e-15 of the probability, whatever n.
+i.e. a *relative* error ~1e-15 of the probability, whatever n.  Where a deep tail's
+log-pmf is large (1e6 nats at 10^8 records) those ulps are 1e-10 of the probability
+and more, so the same formula is also evaluated in double-word arithmetic
+(:func:`log_hypergeom_pmf_dd`, :func:`log_binom_pmf_dd`, on
+:mod:`~smoothdp_nb.core.numerics.double_double`), with a proven bound of about 1e-13
+whatever the size of the value.
 
 Everything is vectorised over numpy arrays (float64; counts may be given as
 floats holding integers).
@@ -31,14 +36,29 @@ import numpy.typing as npt
 from scipy.special import gammaln
 
 from smoothdp_nb.core.numerics.array_types import FloatArray
+from smoothdp_nb.core.numerics.double_double import (
+    DD_REL,
+    LOG_DD_REL,
+    dd_add,
+    dd_add_fp,
+    dd_div,
+    dd_log,
+    dd_mul,
+    dd_mul_fp,
+    two_sum,
+)
+from smoothdp_nb.core.numerics.enclosures import lpmf_abs_error, two_prod
 
 __all__ = [
     "bd0",
     "log_binom_pmf",
+    "log_binom_pmf_dd",
     "log_binom_pmf_error",
     "log_binom_pmf_with_error",
     "log_comb",
     "log_hypergeom_pmf",
+    "log_hypergeom_pmf_dd",
+    "log_hypergeom_pmf_dd_where",
     "log_hypergeom_pmf_error",
     "log_hypergeom_pmf_with_error",
     "stirlerr",
@@ -53,8 +73,28 @@ _LIBM_REL = 8.0 * _U  # as smoothdp_nb.core.numerics.enclosures.LIBM_REL (4 ulps
 _LN_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 # stirlerr(0..15): the values are O(1), so lgamma's absolute error (~1e-15) is
 # also the absolute error of the log-pmf built from them.
+# (the values correctly rounded, from mpmath at 50 digits: formed in float64 from lgamma they are
+# off by up to 7e-15, at n = 14, from the cancellation of terms of size 40; tests/core/test_double_double.py
+# checks them)
 _STIRLERR_TABLE = np.array(
-    [0.0] + [math.lgamma(v + 1.0) - (v + 0.5) * math.log(v) + v - _LN_SQRT_2PI for v in range(1, 16)]
+    [
+        0.0,
+        0.08106146679532726,
+        0.0413406959554093,
+        0.02767792568499834,
+        0.020790672103765093,
+        0.016644691189821193,
+        0.013876128823070748,
+        0.01189670994589177,
+        0.010411265261972096,
+        0.009255462182712733,
+        0.00833056343336287,
+        0.007573675487951841,
+        0.00694284010720953,
+        0.006408994188004207,
+        0.0059513701127588475,
+        0.005554733551962801,
+    ]
 )
 
 
@@ -424,3 +464,216 @@ def log_hypergeom_pmf_with_error(
             out = e[:s] + e[s : 2 * s] + e[2 * s :]
         err.flat[sel] = np.where(np.isfinite(out), out, np.inf)
     return value, err
+
+
+def _bd0_dd(x: FloatArray, mh: FloatArray, ml: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """``bd0(x, m) = x log(x/m) + m - x`` in double-word arithmetic, with a proven bound on its
+    absolute error: ``(hi, lo, err)``, for float integers ``x >= 1`` and ``m = mh + ml > 0``
+    given exactly (a TwoProduct): Loader's series where ``|x - m| < 0.01 (x + m)``
+    (:func:`_bd0_dd_series`), the logarithm elsewhere (:func:`_bd0_dd_log`)."""
+    far = np.flatnonzero(np.abs(x - mh) >= 0.01 * (x + mh))
+    if far.size == x.size:
+        return _bd0_dd_log(x, mh, ml)
+    if 2 * far.size > x.size:  # mostly far: the series only where it applies
+        close = np.flatnonzero(np.abs(x - mh) < 0.01 * (x + mh))
+        hi, lo, err = _bd0_dd_log(x, mh, ml)
+        hi[close], lo[close], err[close] = _bd0_dd_series(x[close], mh[close], ml[close])
+        return hi, lo, err
+    with np.errstate(all="ignore"):  # (the series' values at the far counts are replaced)
+        hi, lo, err = _bd0_dd_series(x, mh, ml)
+    if far.size:
+        hi[far], lo[far], err[far] = _bd0_dd_log(x[far], mh[far], ml[far])
+    return hi, lo, err
+
+
+def _bd0_dd_series(x: FloatArray, mh: FloatArray, ml: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """:func:`_bd0_dd` for ``|x - m| < 0.01 (x + m)`` (so ``|v| < 0.0101``), by Loader's series
+    ``bd0 = (x - m) v + 2 x (v^3/3 + v^5/5 + ...)``, ``v = (x - m) / (x + m)``.
+
+    The argument.  ``x - mh`` is exact (Sterbenz: x and mh within a factor 2) and TwoSum adds
+    ``-ml`` exactly, so ``x - m`` is an exact double word; ``x + m`` is a TwoSum and a DWPlusFP,
+    ``v`` a DWDivDW and ``(x - m) v`` a DWTimesDW: at most ``3.1 DD_REL`` of ``|(x - m) v|``.  The
+    rest ``2x v^3 (1/3 + v^2/5 + v^4/7 + v^6/9 + v^8/11)`` is float64 from ``v_hi``: below ``16 u``
+    of itself (the roundings of a few products and a sum of positive terms, the constants and
+    ``v_lo``), and the series cut after ``v^11`` leaves at most ``2 x |v|^13 / 12``.  The last
+    DWPlusFP adds ``DD_REL`` of the result.  No logarithm: a third of the work of
+    :func:`_bd0_dd_log`, for the binomial weights near their mean."""
+    dh, dl = two_sum(x - mh, -ml)
+    sh, sl = two_sum(x, mh)
+    sh, sl = dd_add_fp(sh, sl, ml)
+    vh, vl = dd_div(dh, dl, sh, sl)
+    ph, pl = dd_mul(dh, dl, vh, vl)
+    v2 = vh * vh
+    rest = 2.0 * x * (vh * v2) * (1.0 / 3.0 + v2 * (0.2 + v2 * (1.0 / 7.0 + v2 * (1.0 / 9.0 + v2 / 11.0))))
+    hi, lo = dd_add_fp(ph, pl, rest)
+    a = np.abs(vh)
+    err = 3.1 * DD_REL * np.abs(ph) + 16.0 * _U * np.abs(rest) + x * a**13 / 6.0 + DD_REL * np.abs(hi)
+    return hi, lo, err
+
+
+def _bd0_dd_log(x: FloatArray, mh: FloatArray, ml: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """``bd0(x, m) = x log(x/m) + m - x`` in double-word arithmetic, with a proven bound on its
+    absolute error: ``(hi, lo, err)``, for float integers ``x >= 1`` and ``m = mh + ml > 0``
+    given exactly (a TwoProduct), by the logarithm (any x and m).
+
+    The argument.  ``r = x / m`` is one DWDivDW (relative error at most ``DD_REL``), so
+    ``log r`` as :func:`~.double_double.dd_log` computes it is within ``LOG_DD_REL (|e| ln 2 + 1)
+    + 1.01 DD_REL`` of ``log(x/m)`` (``|log(1 + d)| <= 1.01 |d|``; e the binary exponent of r, at
+    most ``|log r| / ln 2 + 1``); the product by x (DWTimesFP) and the two additions
+    (AccurateDWPlusDW, DWPlusFP) add ``DD_REL`` of ``x |log r|``, of ``|x log r + m|`` and of the
+    result.  The direct formula cancels (``x log(x/m) ~ x - m`` when x is near m), but in double
+    word the cancellation only costs digits beyond the 90th bit: the bound is absolute, so it
+    stays small next to one ulp of a log-pmf of any size."""
+
+    rh, rl = dd_div(x, np.zeros_like(x), mh, ml)
+    lh, ll, le = dd_log(rh, rl)
+    ph, pl = dd_mul_fp(lh, ll, x)
+    sh, sl = dd_add(ph, pl, mh, ml)
+    vh, vl = dd_add_fp(sh, sl, -x)
+    xl = x * (np.abs(lh) + LOG_DD_REL)
+    err = x * (le + 1.01 * DD_REL) + 3.01 * DD_REL * (xl + mh + x) + LOG_DD_REL * x * np.abs(lh)
+    return vh, vl, err
+
+
+def _log_binom_dd(
+    k: FloatArray, n: FloatArray, p: FloatArray, q: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Loader's binomial log-pmf for ``0 < k < n`` and floats ``0 < p, q`` in double-word
+    arithmetic: ``(hi, lo, err)``, ``err`` a proven bound on ``|hi + lo - v|`` with ``v`` the value
+    of Loader's formula for the given floats (``log C(n, k) + k log p + (n - k) log q - n (p + q - 1)``,
+    whose last term cancels in a hypergeometric combination).
+
+    ``n p`` and ``n q`` are exact (TwoProduct), the two deviances carry the bounds of
+    :func:`_bd0_dd`.  The small terms ``stirlerr(n) - stirlerr(k) - stirlerr(n - k) - (log 2 pi +
+    log k + log(1 - k/n)) / 2`` are float64: the stirlerr values within ``2e-15`` each (as
+    :func:`log_binom_pmf_error`), each log within ``LIBM_REL`` of itself, ``log(1 - k/n)`` as
+    ``log1p(-k/n)`` for ``k <= n/2`` and ``log((n - k)/n)`` above (the quotient's rounding moves
+    either by at most ``2.02 u``), and the five additions ``5.01 u`` of the sum of their
+    magnitudes; the two double-word additions that subtract the deviances add ``DD_REL`` of the
+    sums of the magnitudes."""
+
+    if n.size > 1 and n.min() == n.max() and p.min() == p.max() and q.min() == q.max():  # one law: one product
+        mh, ml, m2h, m2l = (np.full(n.shape, float(v[0])) for v in (*two_prod(n[:1], p[:1]), *two_prod(n[:1], q[:1])))
+    else:
+        mh, ml = two_prod(n, p)
+        m2h, m2l = two_prod(n, q)
+    x = np.concatenate([k, n - k])
+    bh, bl, be = _bd0_dd(x, np.concatenate([mh, m2h]), np.concatenate([ml, m2l]))
+    N = k.size
+    lk = np.log(k)
+    with np.errstate(divide="ignore"):
+        l1 = np.where(k <= 0.5 * n, np.log1p(-k / n), np.log((n - k) / n))
+    st = stirlerr(n) - stirlerr(k) - stirlerr(n - k)
+    small = st - 0.5 * (_LOG_2PI + lk + l1)
+    mag = np.abs(st) + 0.5 * (_LOG_2PI + np.abs(lk) + np.abs(l1)) + 0.25
+    e_small = 6e-15 + 0.5 * _LIBM_REL * (_LOG_2PI + np.abs(lk) + np.abs(l1)) + 1.01 * _U + 5.01 * _U * mag
+    sh, sl = dd_add(-bh[:N], -bl[:N], -bh[N:], -bl[N:])
+    vh, vl = dd_add_fp(sh, sl, small)
+    babs = np.abs(bh[:N]) + np.abs(bh[N:])
+    err = be[:N] + be[N:] + e_small + 2.01 * DD_REL * (babs + mag + 1.0)
+    return vh, vl, err
+
+
+_LOG_2PI = math.log(2.0 * math.pi)
+#: counts per pass of the double-word log-pmfs
+_DD_CHUNK = 16384
+#: nats of |log-pmf| above which :func:`log_hypergeom_pmf_dd_where` evaluates in double word: the
+#: float64 running bound is about 3e-14 of the value (3e-10 at 1e4 nats), the double-word one
+#: ~1e-13 at any size, for about five times the work
+DD_FROM = 1.0e4
+
+
+def log_hypergeom_pmf_dd(
+    k: npt.ArrayLike, good: npt.ArrayLike, bad: npt.ArrayLike, draws: npt.ArrayLike
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """:func:`log_hypergeom_pmf` in double-word arithmetic: ``(hi, lo, err)`` with
+    ``|hi + lo - log P(k)| <= err``, for counts strictly inside every factor's support
+    (``0 < k < good``, ``0 < draws - k < bad``; else ``err = inf``).
+
+    The three binomial factors of :func:`log_hypergeom_pmf` (the same rounded ``p, q``, whose
+    ``p^. q^.`` and ``e^(-n (p + q - 1))`` cancel exactly) by :func:`_log_binom_dd`, combined by
+    two AccurateDWPlusDW (``DD_REL`` of ``|b1| + |b2| + |b3|`` each).  The bound is about
+    ``1e-13`` whatever the size of the value: at ``log P = -1.3e6`` that is a thousandth of one
+    ulp, where the float64 bound of :func:`log_hypergeom_pmf_error` is about ``3e-8``."""
+
+    k, good, bad, draws, p, q = _urn(k, good, bad, draws)
+    shape = k.shape
+    kf, gf, bf, df, pf, qf = (a.ravel() for a in (k, good, bad, draws, p, q))
+    tf = gf + bf
+    ok = (kf > 0) & (kf < gf) & (df - kf > 0) & (df - kf < bf) & (pf > 0) & (qf > 0)
+    hi = np.full(kf.shape, -np.inf)
+    lo = np.zeros(kf.shape)
+    err = np.full(kf.shape, np.inf)
+    idx = np.flatnonzero(ok)
+    for c in range(0, idx.size, _DD_CHUNK):  # bounded temporaries (a double-word log holds ~30 arrays)
+        sel = idx[c : c + _DD_CHUNK]
+        kk, gg, bb, dd_, pp, qq, tt = (a[sel] for a in (kf, gf, bf, df, pf, qf, tf))
+        m = kk.size
+        same = bool(np.all(tt == tt[0]) and np.all(dd_ == dd_[0]))
+        norm = slice(0, 1) if same else slice(None)
+        bh, bl, be = _log_binom_dd(
+            np.concatenate([kk, dd_ - kk, dd_[norm]]),
+            np.concatenate([gg, bb, tt[norm]]),
+            np.concatenate([pp, pp, pp[norm]]),
+            np.concatenate([qq, qq, qq[norm]]),
+        )
+        b3h, b3l, b3e = bh[2 * m :], bl[2 * m :], be[2 * m :]
+        sh, sl = dd_add(bh[:m], bl[:m], bh[m : 2 * m], bl[m : 2 * m])
+        vh, vl = dd_add(sh, sl, np.broadcast_to(-b3h, sh.shape), np.broadcast_to(-b3l, sh.shape))
+        mag = np.abs(bh[:m]) + np.abs(bh[m : 2 * m]) + np.abs(b3h)
+        hi[sel], lo[sel] = vh, vl
+        err[sel] = be[:m] + be[m : 2 * m] + b3e + 2.01 * DD_REL * (mag + 1.0)
+    return hi.reshape(shape), lo.reshape(shape), err.reshape(shape)
+
+
+def log_hypergeom_pmf_dd_where(
+    k: npt.ArrayLike, good: npt.ArrayLike, bad: npt.ArrayLike, draws: npt.ArrayLike, want: Wanted
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """``(value, lo, err)``: :func:`log_hypergeom_pmf` as ``value``; where ``want(value)`` holds, a
+    proven bound ``err`` on ``|value + lo - log P(k)|`` (``+inf`` elsewhere, ``lo = 0``).
+
+    Where wanted, every factor is interior and ``|value| >`` :data:`DD_FROM`, ``value + lo`` is
+    the double-word value of
+    :func:`log_hypergeom_pmf_dd` and ``err`` its bound; at the other wanted counts ``lo = 0`` and
+    ``err`` is the running bound of :func:`log_hypergeom_pmf_with_error` plus its two additions
+    (``2.01 u (|value| + 2 log(total + 2) + 2)`` each, the binomial at the mean being at most
+    ``log(total) + 1`` in size), or the a-priori bound of
+    :func:`~smoothdp_nb.core.numerics.enclosures.lpmf_abs_error` where that is smaller: every
+    finite ``err`` bounds the whole error of ``value + lo``."""
+    k, good, bad, draws, _, _ = _urn(k, good, bad, draws)
+    inner = (k > 0) & (k < good) & (draws - k > 0) & (draws - k < bad) & (draws < good + bad)
+    chosen = np.zeros(k.shape, dtype=bool)
+
+    def want_float(value: FloatArray) -> npt.NDArray[np.bool_]:
+        w = want(value)
+        chosen[...] = w & inner & (np.abs(value) > DD_FROM)
+        out: npt.NDArray[np.bool_] = w & ~chosen
+        return out
+
+    value, err = log_hypergeom_pmf_with_error(k, good, bad, draws, want_float)
+    lo = np.zeros(value.shape)
+    logt = np.log(good + bad + 2.0)
+    err = err + 2.0 * 2.01 * _U * (np.abs(value) + 2.0 * logt + 2.0)
+    err = np.minimum(err, lpmf_abs_error(value, good + bad, 3))
+    if np.any(chosen):
+        h, lo_, e = log_hypergeom_pmf_dd(k[chosen], good[chosen], bad[chosen], draws[chosen])
+        value = value.copy()
+        value[chosen], lo[chosen], err[chosen] = h, lo_, e
+    return value, lo, np.where(np.isfinite(err), err, np.inf)
+
+
+def log_binom_pmf_dd(
+    k: npt.ArrayLike, n: npt.ArrayLike, p: npt.ArrayLike, q: npt.ArrayLike
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Loader's binomial log-pmf in double-word arithmetic: ``(hi, lo, err)`` with
+    ``|hi + lo - v| <= err`` for ``0 < k < n`` and floats ``0 < p, q`` (else ``err = inf``), ``v``
+    the value of Loader's formula for the given floats, ``log C(n, k) + k log p + (n - k) log q -
+    n (p + q - 1)`` (the last term is 0 when ``p + q = 1`` exactly); see :func:`_log_binom_dd`."""
+    k, n, p, q = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (k, n, p, q)))
+    ok = (k > 0) & (k < n) & (p > 0) & (q > 0)
+    hi = np.full(k.shape, -np.inf)
+    lo = np.zeros(k.shape)
+    err = np.full(k.shape, np.inf)
+    if np.any(ok):
+        hi[ok], lo[ok], err[ok] = _log_binom_dd(k[ok], n[ok], p[ok], q[ok])
+    return hi, lo, err

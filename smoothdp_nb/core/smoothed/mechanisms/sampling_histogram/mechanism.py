@@ -41,6 +41,7 @@ from smoothdp_nb.core.numerics.divergence import (
     log_monotone_tail_sum,
     log_monotone_tail_sum_enclosure,
 )
+from smoothdp_nb.core.numerics.double_double import dd_add_fp, dd_div, dd_mul_fp
 from smoothdp_nb.core.numerics.enclosures import LIBM_REL, LogEnclosure, exp_double
 from smoothdp_nb.core.numerics.validation import as_int, as_rng
 from smoothdp_nb.core.runtime.budget import ComputationTooLarge, Estimate
@@ -63,6 +64,8 @@ _SH_GRID_CELL = 2.2e-7
 
 #: relative part of the error bound of the without-replacement divergence factor
 FACTOR_REL = 2.0 * 2.0**-53
+#: relative error bound of the factor of :meth:`SamplingHistogram._linear_factor`
+LINEAR_FACTOR_REL = 6.2 * 2.0**-53
 
 
 class SamplingHistogram(SampleSize, Mechanism):
@@ -464,6 +467,7 @@ class SamplingHistogram(SampleSize, Mechanism):
             sd = np.sqrt(Tf * p * q)
             # ratio: one division, p, q and p/q, one product (and 1/ratio on the left)
             factors, roundings = 1, 6
+            logpmf_dd = None
         else:
 
             def logpmf(rows: IntArray, k: np.ndarray) -> FloatArray:
@@ -474,6 +478,12 @@ class SamplingHistogram(SampleSize, Mechanism):
 
             def logpmf_with_error(rows: IntArray, k: np.ndarray, want: lpmf.Wanted) -> tuple[FloatArray, FloatArray]:
                 return lpmf.log_hypergeom_pmf_with_error(k, good[rows], bad[rows], Tf[rows], want)
+
+            def logpmf_dd(
+                rows: IntArray, k: np.ndarray, want: lpmf.Wanted
+            ) -> tuple[FloatArray, FloatArray, FloatArray]:
+                # deep tails: the anchor in double-word arithmetic (its error ~1e-13 at any size)
+                return lpmf.log_hypergeom_pmf_dd_where(k, good[rows], bad[rows], Tf[rows], want)
 
             shift = bad - Tf + 1.0
 
@@ -502,6 +512,7 @@ class SamplingHistogram(SampleSize, Mechanism):
             ratio_roundings=roundings,
             logpmf_error=logpmf_error,
             logpmf_with_error=logpmf_with_error,
+            logpmf_dd=logpmf_dd,
         )
 
     def _log_pair_divergence_binary(
@@ -523,11 +534,77 @@ class SamplingHistogram(SampleSize, Mechanism):
             n, T = np.repeat(n, E), np.repeat(T, E)
         dist = self.binary_dist(uu, vv, n, T)
         start = self.binary_threshold(uu, vv, T, ee)
-        factor = self._divergence_factor(uu, vv, T, ee)
-        res = log_monotone_tail_sum_enclosure(
-            dist, start, dist.hi, factor, self._factor_error(uu, vv, T, ee), 0.0 if self.replace else FACTOR_REL
-        )
+        linear = None if self.replace else self._linear_factor(uu, vv, T, ee, np.maximum(start, dist.lo))
+        if linear is not None:
+            factor, f_err = linear
+            res = log_monotone_tail_sum_enclosure(dist, start, dist.hi, factor, f_err, LINEAR_FACTOR_REL)
+        else:
+            factor = self._divergence_factor(uu, vv, T, ee)
+            res = log_monotone_tail_sum_enclosure(
+                dist, start, dist.hi, factor, self._factor_error(uu, vv, T, ee), 0.0 if self.replace else FACTOR_REL
+            )
         return LogEnclosure(res.lower.reshape(B, E), res.upper.reshape(B, E))
+
+    def _linear_factor(
+        self, u: IntArray, v: IntArray, T: int | IntArray, epsilon: FloatArray, first: IntArray
+    ) -> tuple[RowFunction, FloatArray] | None:
+        """Without replacement: the factor ``f = 1 - e^eps Q(k)/P(k)`` of :meth:`_divergence_factor`
+        to a *relative* error of :data:`LINEAR_FACTOR_REL`, plus a per-row absolute error (returned,
+        about 1e-20), for the tail sums from ``first`` on; None when ``e^eps (n + 2)`` is beyond
+        2^900 (the caller then takes :meth:`_divergence_factor`).
+
+        Near the threshold f is tiny (at 10^8 records, 1e-7 over the whole summed window: the
+        pmf falls by half per step while the likelihood ratio moves by 1e-7), so an absolute error
+        of a few u in f, which the rounding of ``e^eps`` alone causes, is a relative error of 1e-9
+        of the divergence.  But ``f D = D - e^eps B`` (``D = (k + s) g``, ``B = (v + 1)(g - k)``,
+        ``g = u + 1``, ``s = v + 1 - T``) is *linear* in k: ``(g + c (v + 1)) (k - k*)`` with
+        ``c = e^eps`` and ``k* = g (c (v + 1) - s) / (g + c (v + 1))``, so
+        ``f = A (k - k*) / (k + s)``, ``A = (g + c (v + 1)) / g``.  Per row, ``k*`` is formed in
+        double-word arithmetic from ``c`` to 40 digits (:func:`exp_double`; the products, sums
+        and quotient of :mod:`~smoothdp_nb.core.numerics.double_double`): relative error at most
+        ``(amp + 1) 2^-100``, amp ``= (c (v + 1) + |s|) / (c (v + 1) - s)`` the cancellation of
+        its numerator (``c (v + 1) - s >= T > 0`` for eps >= 0); ``err_k`` below is four times
+        that.  ``k* = K0 + delta`` with ``K0 = rint(k*_hi)`` (``k*_hi - K0`` exact by Sterbenz,
+        ``|delta| <= 1/2 + tiny``, rounded once).  Per cell ``(k - K0) - delta`` is within
+        ``2.01 u |k - k*| + err_k`` of ``k - k*`` (``k - K0`` is an exact integer; if it is 0 the
+        result is ``-delta``, else ``|k - k*| >= 1/2 >= |delta|``); ``A`` carries ``2.01 u``
+        (the double-word ``g + c (v + 1)`` rounded, one division), the product and the division by
+        the exact integer ``k + s >= 1`` one u each: relative error at most ``6.2 u`` (with
+        ``1 + 6.03u`` rounding headroom), absolute at most ``1.01 A err_k / (k + s)``, largest at
+        the first summed count.  The value is then capped at 1 (f <= 1, so the cap only moves it
+        toward f) and is exactly 1 where ``Q(k) = 0`` (``k = g``)."""
+        uf = u.astype(float)
+        vf = v.astype(float)
+        g = uf + 1.0
+        vp1 = vf + 1.0
+        s = vf + 1.0 - np.asarray(T, dtype=float)
+        vals, which = np.unique(epsilon, return_inverse=True)
+        if vals.size and (vals.min() < 0.0 or vals.max() > 600.0):
+            return None
+        pairs = np.array([exp_double(float(val)) for val in vals]).reshape(-1, 2)
+        ch, cl = pairs[which.ravel(), 0], pairs[which.ravel(), 1]
+        if not np.all(ch * (g + vp1 + 2.0) < 2.0**900):
+            return None
+        cvh, cvl = dd_mul_fp(ch, cl, vp1)
+        nh, nl = dd_add_fp(cvh, cvl, -s)
+        nh, nl = dd_mul_fp(nh, nl, g)
+        dh, dl = dd_add_fp(cvh, cvl, g)
+        kh, kl = dd_div(nh, nl, dh, dl)
+        k0 = np.rint(kh)
+        delta = (kh - k0) + kl
+        amp = (cvh + np.abs(s)) / (cvh - s)
+        err_k = np.abs(kh) * (amp + 1.0) * 2.0**-98
+        a = dh / g
+        f_err: FloatArray = 1.01 * a * err_k / np.maximum(first.astype(float) + s, 1.0)
+
+        def factor(rows: IntArray, k: np.ndarray) -> FloatArray:
+            # unclipped below (< 0 below the threshold: the tail sum clips); at most 1, and exactly
+            # 1 where Q(k) = 0 (k = g), so outputs only x can produce weigh the same at every eps
+            lin = a[rows] * ((k - k0[rows]) - delta[rows]) / (k + s[rows])
+            out: FloatArray = np.where(k == g[rows], 1.0, np.minimum(lin, 1.0))
+            return out
+
+        return factor, f_err
 
     def _factor_error(self, u: IntArray, v: IntArray, T: int | IntArray, epsilon: FloatArray) -> FloatArray:
         """Proven bound on the absolute error of each value of :meth:`_divergence_factor`

@@ -18,9 +18,15 @@ profiles is needed:
 2. **Far compositions, pruned.**  For a piece and a tilt ``beta`` of the right sign, Chernoff
    gives ``E[delta(X_j) 1{X_j in piece}] <= b_i exp(-beta m + (n - j) t_a(beta) + j t_b(beta))``
    (m the piece's nearer end), log-linear in j for a fixed beta; so over an interval of j,
-   with one beta per piece, the sum over pieces is log-convex in j and its largest value is at
-   one of the interval's ends.  Every interval of compositions whose bound is at most the upper
-   bound ``U`` of ``E_0`` is proven not to exceed it; the failing ones are bisected.
+   with one beta per piece, each term is monotone in j and its largest value is at one of the
+   interval's ends.  A second bound sums by parts about a pivot piece: the rises of b times the
+   tails of X_j beyond them (:func:`_interval_bounds`); where delta is nearly flat it is off by
+   hundredths of a nat where the first is off by nats.  Every interval of compositions whose
+   bound is at most the upper bound ``U`` of ``E_0`` is proven not to exceed it; the failing
+   ones are bisected.  Where a column fails far from both ends, the range bounds are too loose
+   for the expectations they separate (a small epsilon: delta moves by a few nats between the
+   vertices); the profiles between the vertices are then computed and reduced to one maximum
+   per piece as they come (:func:`_refine_middle`), and step 2 runs again.
 3. **Near compositions, by induction.**  For the compositions 1 .. R that step 2 cannot prune:
    with S the ``n - 1`` records compositions j and j + 1 share,
    ``E_{j+1} = sum_s P(S = s) delta(s) (1 - pb + pb u(s))`` and
@@ -35,8 +41,8 @@ profiles is needed:
 
 Then every composition's expectation is at most U and ``E_0 >= L``: the smoothed delta lies in
 [L, U].  The work is the profiles of W and A (their size grows like sqrt(n) times the spread of
-log delta that matters, not like n) and O(pieces x intervals) for the certificate; no O(n)
-table is held.  When any check fails the caller falls back to the full engine (when the
+log delta that matters, not like n) and O(pieces x intervals) for the certificate; a nearly flat
+column adds the profiles between the vertices, O(n |pb - pa|) streamed; no O(n) table is held.  When any check fails the caller falls back to the full engine (when the
 second end is the larger, a middle composition that exceeds the first end's expectation makes
 it enclose the second end before giving up).  :func:`planned_profiles` tells the cost model,
 before any work, how many histograms the certificate is expected to profile.
@@ -51,8 +57,8 @@ from __future__ import annotations
 
 import math
 import time
-from fractions import Fraction
 from collections.abc import Iterator
+from fractions import Fraction
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -373,8 +379,15 @@ def _middle_span(n: int, p: list[float], plo: np.ndarray, phi: np.ndarray) -> tu
 
 
 def _refine_middle(
-    mech: Any, n: int, p: list[float], plo: np.ndarray, phi: np.ndarray, lb: np.ndarray, cols: np.ndarray,
-    e: np.ndarray, deadline: float,
+    mech: Any,
+    n: int,
+    p: list[float],
+    plo: np.ndarray,
+    phi: np.ndarray,
+    lb: np.ndarray,
+    cols: np.ndarray,
+    e: np.ndarray,
+    deadline: float,
 ) -> tuple[np.ndarray, int]:
     """(``lb`` lowered, in the columns ``cols``, to the largest upper profile of every piece
     between the two vertices (:func:`_middle_span`).

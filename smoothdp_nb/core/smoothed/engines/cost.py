@@ -287,10 +287,13 @@ def general_speed(vertices: np.ndarray, n_epsilon: int) -> float:
     return min(50.0, max(0.5, measured / _general_model(probe, m, l, E)))
 
 
-def window_seconds(rows: int, n_columns: int) -> float:
+def window_seconds(rows: int, n_columns: int, middle: bool = False) -> float:
     """Seconds of the windowed certificate besides its profiles, for ``rows`` profiled
-    histograms and ``n_columns`` epsilon columns (the fitted costs above)."""
-    return _WINDOW_FIXED + _WINDOW_PER_COLUMN * n_columns + _WINDOW_PER_ROW * rows
+    histograms and ``n_columns`` epsilon columns (the fitted costs above); ``middle``: it also
+    profiles the middle, which takes two more rounds of interval bounds (the per-column cost,
+    twice)."""
+    rounds = 3.0 if middle else 1.0
+    return _WINDOW_FIXED + rounds * _WINDOW_PER_COLUMN * n_columns + _WINDOW_PER_ROW * rows
 
 
 #: histograms of the contiguous block whose profiles price the windowed certificate's

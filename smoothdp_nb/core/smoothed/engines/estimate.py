@@ -181,14 +181,20 @@ def estimate_exact_cost(
     E = max(1, int(n_epsilon))
     if window and epsilon is not None:
         e = np.asarray(epsilon, dtype=float).ravel()
-        rows = planned_profiles(mechanism, n, V, e) if window_may_apply(mechanism, n, V, e) else None
-        if rows is not None:
+        plan = planned_profiles(mechanism, n, V, e) if window_may_apply(mechanism, n, V, e) else None
+        if plan is not None:
             # the profiles timed on a block at the more lopsided end (computed first), and one
-            # chunk of them in memory while computed (the certificate's rows per call)
+            # chunk of them in memory while computed (the certificate's rows per call); the
+            # streamed middle holds one chunk and adds two rounds of interval bounds
             lop = max(range(l), key=lambda i: abs(float(V[i, 0]) - 0.5))
-            prof = window_profile_seconds(mechanism, n, n * float(V[lop, 0]), rows, e)
-            chunk = _PROFILE_PAIR_BYTES * min(rows, WINDOW_ROWS) * E
-            return prof + window_seconds(rows, E), int(window_bytes(rows, E) + chunk)
+            center = n * float(V[lop, 0])
+            prof = window_profile_seconds(mechanism, n, center, plan.held, e)
+            if plan.streamed:
+                mid = n * float(np.mean(V[:, 0]))
+                prof += window_profile_seconds(mechanism, n, mid, plan.streamed, e[plan.streamed_columns])
+            chunk = _PROFILE_PAIR_BYTES * min(plan.held + plan.streamed, WINDOW_ROWS) * E
+            seconds = prof + window_seconds(plan.held, E, middle=plan.streamed > 0)
+            return seconds, int(window_bytes(plan.held, E) + chunk)
     est = estimate_exact(mechanism, n, m, l, E)
     sample = None
     if epsilon is not None and m == 2 and l <= 2:

@@ -66,6 +66,7 @@ from scipy.special import logsumexp
 
 from smoothdp_nb.core.numerics import lpmf
 from smoothdp_nb.core.numerics.enclosures import LIBM_REL, U as UNIT, gamma, log_rel, lpmf_abs_error
+from smoothdp_nb.core.numerics.weighted_log_sum import log_weighted_sum_enclosure
 from smoothdp_nb.core.runtime.budget import ComputationTooLarge
 from smoothdp_nb.core.smoothed.engines.pruning import tilt_to
 
@@ -112,13 +113,15 @@ class WindowCertificate(NamedTuple):
     """What :func:`windowed_smoothed` proved, per epsilon: ``upper`` and ``lower`` (logs) enclose
     the smoothed delta, attained within them at the composition with all ``n`` records at
     vertex ``end`` (per epsilon); ``profiles`` histograms had their profile computed; ``near`` compositions
-    were covered by the induction, the others by the interval bounds."""
+    were covered by the induction, the others by the interval bounds; ``middle`` of the profiled
+    histograms lay between the vertices (a nearly flat column, :func:`_refine_middle`)."""
 
     upper: np.ndarray
     lower: np.ndarray
     end: np.ndarray
     profiles: int
     near: int
+    middle: int = 0
 
 
 def _log_chernoff(n1: np.ndarray, n2: np.ndarray, pa: float, pb: float, beta: np.ndarray, m: np.ndarray) -> np.ndarray:
@@ -360,15 +363,11 @@ def _end_window(
     lw, lw_err = _log_weights(np.arange(x0, x1 + 1, dtype=float), n, pa)
     outside = np.concatenate([piece[:i0], piece[i1 + 1 :]])
     trunc = logsumexp(outside, axis=0) if outside.size else np.full(up.shape[1], -np.inf)
-    v_up = logsumexp(lw[:, None] + up, axis=0)
-    v_lo = logsumexp(lw[:, None] + lo, axis=0)
-    if not np.all(np.isfinite(v_up)) or np.any(trunc > v_up - 40 * math.log(2.0)):
+    # the weighted sum enclosed with its rounding followed term by term, then rounded outward
+    # once (a fixed 1e-15 of |log delta| would be 4 ulps at the electorate's size)
+    U, L = log_weighted_sum_enclosure(lw, lw_err, up, lo, trunc)
+    if not np.all(np.isfinite(U)) or np.any(trunc > U - 40 * math.log(2.0)):
         return None
-    U = np.logaddexp(v_up + log_rel(_window_rel(lw_err, lw, up)), trunc)
-    U = U + 1e-15 * (np.abs(U) + 1.0)
-    fin = np.isfinite(lo)
-    L = v_lo - log_rel(_window_rel(lw_err, lw, np.where(fin, lo, 0.0)))
-    L = L - 1e-15 * (np.abs(L) + 1.0)
     return U, L
 
 
@@ -822,7 +821,7 @@ def _certify(mech: Any, n: int, p: list[float], e: np.ndarray, deadline: float =
     end_of = np.array([max(lows, key=lambda i: lows[i][k]) for k in range(e.size)])
     L = np.max(list(lows.values()), axis=0)
     count = sum(pr.up.shape[0] for pr in profs) + middle_rows
-    return WindowCertificate(U, L, end_of, count, near)
+    return WindowCertificate(U, L, end_of, count, near, middle_rows)
 
 
 def window_may_apply(mech: Any, n: int, vertices: np.ndarray, e: np.ndarray) -> bool:

@@ -65,6 +65,7 @@ __all__ = [
     "sample_bernoulli",
     "sample_blocked",
     "pass_probability",
+    "pass_split",
 ]
 
 _U_BITS0 = 192  # bits of U in the first round (as the lattice sampler)
@@ -396,6 +397,14 @@ def pass_probability(distance: int | None, epsilon_test: float, delta: float) ->
         return t.union(1 - 1 / (4 * t))  # straddles 1/2: both branches agree there, the union is proven
 
     return ball
+
+
+def pass_split(distance: int | None, epsilon_test: float, delta: float) -> tuple[float, float]:
+    """(pass, refusal) probabilities of :func:`pass_probability`'s test as floats (midpoints of
+    128-bit balls): the law a test-then-release method reports, never its sampler."""
+    with ARB_LOCK, working_precision(128):
+        passing = pass_probability(distance, epsilon_test, delta)()
+        return float(passing.mid()), float((1 - passing).mid())
 
 
 def sample_bernoulli(probability: Callable[[], arb], gen: np.random.Generator | None) -> bool:

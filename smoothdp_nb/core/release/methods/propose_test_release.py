@@ -29,7 +29,6 @@ import math
 
 import numpy as np
 
-from smoothdp_nb.core.numerics.ball_arithmetic import working_precision
 from smoothdp_nb.core.release import lattice as _lattice
 from smoothdp_nb.core.release.methods.base import (
     CellLaw,
@@ -37,6 +36,7 @@ from smoothdp_nb.core.release.methods.base import (
     ReleaseMethod,
     laplace_cell_probabilities,
     pass_probability,
+    pass_split,
     sample_bernoulli,
 )
 
@@ -95,9 +95,7 @@ class ProposeTestRelease(ReleaseMethod):
         self, data: LatticeData, prepared: object, epsilon: float, delta: float | None, proposal: float | None
     ) -> CellLaw:
         assert delta is not None and proposal is not None
-        with working_precision(128):
-            passing = pass_probability(_distance(prepared), epsilon / 2, delta)()
-            p_pass, refusal = float(passing.mid()), float((1 - passing).mid())
+        p_pass, refusal = pass_split(_distance(prepared), epsilon / 2, delta)
         probs = p_pass * laplace_cell_probabilities(
             data.true_cell * data.step, noise_scale(proposal, epsilon), data.step, data.k_lo, data.k_hi
         )

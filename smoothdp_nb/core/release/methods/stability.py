@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from smoothdp_nb.core.numerics.ball_arithmetic import working_precision
 from smoothdp_nb.core.release.methods.base import (
     CellLaw,
     LatticeData,
     ReleaseMethod,
     pass_probability,
+    pass_split,
     sample_bernoulli,
 )
 
@@ -65,9 +65,7 @@ class StabilityRelease(ReleaseMethod):
         self, data: LatticeData, prepared: object, epsilon: float, delta: float | None, proposal: float | None
     ) -> CellLaw:
         assert delta is not None
-        with working_precision(128):
-            passing = pass_probability(prepared if isinstance(prepared, int) else None, epsilon, delta)()
-            p_pass, refusal = float(passing.mid()), float((1 - passing).mid())
+        p_pass, refusal = pass_split(prepared if isinstance(prepared, int) else None, epsilon, delta)
         cells = np.arange(data.k_lo, data.k_hi + 1, dtype=np.int64)
         probs = np.zeros(cells.size)
         probs[data.true_cell - data.k_lo] = p_pass

@@ -166,10 +166,8 @@ def _log_tail(N: int, j: np.ndarray, pa: float, pb: float, t: np.ndarray, upper:
     n2 = j.astype(float)[:, None]
     tt = np.asarray(t, dtype=float)[None, :]
     mean = n1 * pa + n2 * pb
-    beta = tilt_to(n1, n2, pa, pb, np.broadcast_to(tt, np.broadcast_shapes(mean.shape, tt.shape)), steps=2)
     use = (mean < tt) if upper else (mean > tt)
-    beta = np.where(use, np.maximum(beta, 0.0) if upper else np.minimum(beta, 0.0), 0.0)
-    return np.where(use, _log_chernoff(n1, n2, pa, pb, beta, tt), 0.0)
+    return np.where(use, _log_chernoff(n1, n2, pa, pb, _tail_tilts(n1, n2, pa, pb, tt, upper), tt), 0.0)
 
 
 def _partition(n: int, centers: list[float], sd: float) -> tuple[np.ndarray, np.ndarray]:
